@@ -1,0 +1,163 @@
+# alloctap: top-level Makefile. Quiet unless V=1.
+#
+#   make            build build/alloctapd, build/alloctap-munge, build/alloctap-replay
+#   make deps       install the Debian packages the build and tests need (skips what is there)
+#   make check      deps, build, unit tests (plain and ASan+UBSan), command-line and
+#                   integration tests; ends with "check: N passed, M failed"
+#   make demo       the main job on a bundled workload
+#   make bench      benchmarks, printed as comparison tables
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# Layout rule: in munge/, replay/ and daemon/, main.c is the program and every other .c file
+# goes into an archive that unit tests link (the linker then takes only the code under test).
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DESTDIR ?=
+CC      ?= cc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+CFLAGS  ?= -O2 -g
+
+B        := build
+WARN     := -Wall -Wextra -Werror
+CPPFLAGS += -D_GNU_SOURCE -Ilib -Ibpf -I$(B)
+BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
+SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDLIBS      := -lbpf -lelf -lz -llz4 -lm -lpthread
+
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+.PHONY: all deps check unit-tests tests demo bench install uninstall clean
+
+DEB_PACKAGES := gcc make libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev liblz4-dev \
+	libcmocka-dev bpftrace libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libmimalloc2.0 \
+	lz4 python3 procps
+
+MODULES  := lib munge replay daemon
+mod_srcs  = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+PROGRAMS := $(B)/alloctap-munge $(B)/alloctap-replay
+ifneq ($(wildcard daemon/main.c),)
+PROGRAMS += $(B)/alloctapd
+endif
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS)) \
+	      $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(UNIT_SRCS))
+FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
+FIXTURES     := $(patsubst tests/fixtures/%.c,$(B)/fixtures/%,$(FIXTURE_SRCS))
+BENCH_SRCS   := $(wildcard bench/*.c)
+BENCH_PROGS  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
+
+all: $(PROGRAMS)
+
+# --- the BPF program and its skeleton ------------------------------------------------------
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
+
+$(B)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
+	$(call say,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+		-I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -c $< -o $@
+
+$(B)/%.skel.h: $(B)/%.bpf.o
+	$(call say,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+# --- objects, archives, programs, tests: one template per build variant ---------------------
+# $(1): output folder, $(2): extra compiler and linker flags
+define VARIANT
+$(1)/obj/%.o: %.c | $(BPF_SKELS)
+	$$(call say,CC,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)$$(CC) $$(CPPFLAGS) $$(BASE_CFLAGS) $(2) -c $$< -o $$@
+
+$(foreach m,$(MODULES),
+$(1)/libat_$(m).a: $$(patsubst %.c,$(1)/obj/%.o,$$(call mod_srcs,$(m))) $(1)/obj/empty.o
+	$$(call say,AR,$$@)
+	$(Q)rm -f $$@
+	$(Q)ar rcs $$@ $$^
+)
+
+$(1)/archives := $(foreach m,munge replay daemon lib,$(1)/libat_$(m).a)
+
+$(1)/tests/%: $(1)/obj/tests/unit/%.o $$($(1)/archives)
+	$$(call say,LD,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$< $$($(1)/archives) -lcmocka $$(LDLIBS)
+endef
+
+$(eval $(call VARIANT,$(B),))
+$(eval $(call VARIANT,$(B)/asan,$(SAN_FLAGS)))
+
+$(B)/obj/empty.o $(B)/asan/obj/empty.o:
+	$(Q)mkdir -p $(@D)
+	$(Q)echo 'typedef int at_empty_unit;' | $(CC) -x c -c - -o $@
+
+$(B)/alloctap-%: $(B)/obj/%/main.o $(B)/libat_%.a $(B)/libat_lib.a
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/alloctapd: $(B)/obj/daemon/main.o $(B)/libat_daemon.a $(B)/libat_lib.a
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Fixtures: built without optimisation surprises and, for *_static.c, statically linked.
+$(B)/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -Itests/fixtures \
+		$(if $(filter %_static,$*),-static) -o $@ $< $(if $(filter %_static,$*),,-ldl)
+
+$(B)/bench/%: bench/%.c $(B)/libat_lib.a
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -o $@ $^ $(LDLIBS)
+
+unit-tests: $(UNIT_TESTS)
+tests: all unit-tests $(FIXTURES)
+
+# --- the jobs ---------------------------------------------------------------------------------
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' \
+			|| echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS    apt-get install" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+check: deps
+	@$(MAKE) --no-print-directory tests
+	@tests/run.sh $(UNIT_TESTS) $(sort $(wildcard tests/*.sh))
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(FIXTURES)
+	@demo/run.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(FIXTURES) $(BENCH_PROGS)
+	@bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)
+
+uninstall:
+	rm -f $(patsubst $(B)/%,$(DESTDIR)$(BINDIR)/%,$(PROGRAMS))
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
