@@ -1,0 +1,61 @@
+/* engine.h: replays munged events against the allocator the process runs with.
+ *
+ * The engine owns the slot array and the live-bytes accounting; it calls malloc and friends
+ * and nothing else that allocates. Semantics (LOGALLOC.md section 3):
+ *   malloc, calloc, memalign, aligned_alloc, valloc: the result goes into the result slot;
+ *   posix_memalign: its pointer, or NULL when it returned an error;
+ *   realloc(#a,n)=#b: the pointer is taken out of slot a (NULL if empty), then the result is
+ *     stored in slot b (a and b may be the same slot);
+ *   free(#a): frees what slot a holds (NULL if empty) and empties it.
+ * A result slot that still holds a pointer is overwritten as Firefox's replay does: the old
+ * block is leaked on purpose (it stays allocated, the allocator sees no free) and is counted in
+ * `overwritten`; it leaves the live accounting, since the log says its address was reused. */
+#ifndef ALLOCTAP_REPLAY_ENGINE_H
+#define ALLOCTAP_REPLAY_ENGINE_H
+
+#include <stdint.h>
+
+#include "event.h"
+#include "slots.h"
+
+#define RP_FILL_BYTE 0x55
+
+enum rp_flags {
+	RP_FILL = 1, /* -c: fill each new block (realloc: the grown part) with RP_FILL_BYTE */
+	RP_SLOP = 2, /* -s: account malloc_usable_size - requested over live blocks */
+};
+
+struct rp_engine {
+	struct rp_slots slots;
+	unsigned flags;
+	int have_pid;
+	uint32_t pid;                   /* the process replayed: the first event's pid */
+	uint64_t calls[AT_FUNC_COUNT];  /* events replayed, by function */
+	uint64_t ops;                   /* allocation-family calls made (jemalloc_stats excluded) */
+	uint64_t other_pid_events;      /* events of other processes, skipped */
+	uint64_t live_bytes;            /* requested bytes of the blocks the slots hold */
+	uint64_t peak_live_bytes;
+	uint64_t live_objects;          /* slots holding a pointer */
+	uint64_t slop_bytes;            /* with RP_SLOP: usable - requested over those blocks */
+	uint64_t overwritten;           /* results stored over a slot still holding a pointer */
+	uint64_t failed;                /* allocations of a non-zero size that returned NULL */
+	uint64_t bad_slot;              /* after RP_STEP_ERROR: the slot number beyond the limit,
+					   or UINT64_MAX when the error is not about one */
+};
+
+/* What rp_engine_step did. */
+enum rp_step {
+	RP_STEP_ERROR = -1, /* nothing done; *why says why (a slot beyond the limit) */
+	RP_STEP_DONE = 0,   /* the call was made */
+	RP_STEP_SKIPPED,    /* another process's event, ignored */
+	RP_STEP_STATS,      /* jemalloc_stats(): the caller prints statistics now */
+};
+
+/* Sets up an engine whose slot numbers must stay below slot_limit. 0, or -1 with errno. */
+int rp_engine_init(struct rp_engine *e, uint64_t slot_limit, unsigned flags);
+/* Unmaps the slots. Blocks still held are left allocated (the process is about to end). */
+void rp_engine_fini(struct rp_engine *e);
+/* Replays one munged event. The first event fixes the process replayed. */
+enum rp_step rp_engine_step(struct rp_engine *e, const struct at_event *ev, const char **why);
+
+#endif
