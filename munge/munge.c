@@ -1,0 +1,463 @@
+/* munge.c: the reference munge algorithm, with a fast path for well-formed lines.
+ *
+ * Every line goes through the same steps in the reference's order (apply_fields): process id,
+ * thread id, function, argument count, pointer argument, result. Only the way the fields are
+ * found differs: fast_fields() takes the common shape "PID TID func(ARGS)=0xHEX" in one pass;
+ * anything else (whitespace, signs, old lines without a tid, odd numbers, garbage) goes to
+ * slow_fields(), which splits and parses exactly as the Python script does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "munge.h"
+#include "text.h"
+
+struct at_munge_process {
+	struct at_idmap tids;
+	struct at_idmap pointers;
+	uint64_t written;       /* lines written for this process, for --stats-every */
+	uint64_t last_tid_id;   /* one-entry cache of the last tid looked up, 0 if none */
+	uint64_t last_tid_mag;
+	int last_tid_neg;
+};
+
+/* A parsed integer field: st is an AT_PYINT_* status. */
+struct pyint {
+	int st;
+	int neg;
+	uint64_t mag;
+};
+
+/* The fields of one line, as the reference's split_log_line() and int() calls see them. */
+struct fields {
+	struct pyint pid, tid, ptr, res;
+	int func;               /* enum at_func, or -1 when unknown */
+	unsigned nargs;
+	struct at_span args;    /* the text between the parentheses */
+	struct at_span rest;    /* for free and realloc: args after the first one (",SIZE") */
+	int has_result;         /* a non-empty text followed '=' */
+};
+
+void at_munge_init(struct at_munge *m, const struct at_munge_options *opt)
+{
+	memset(m, 0, sizeof(*m));
+	m->opt = *opt;
+	at_idmap_init(&m->pids);
+}
+
+void at_munge_free(struct at_munge *m)
+{
+	for (uint64_t i = 0; i < m->nprocs; i++) {
+		at_idmap_free(&m->procs[i].tids);
+		at_idmap_free(&m->procs[i].pointers);
+	}
+	free(m->procs);
+	at_idmap_free(&m->pids);
+	memset(m, 0, sizeof(*m));
+}
+
+/* --- numbers ----------------------------------------------------------------------------- */
+
+/* Hex digit value + 1, 0 for anything else. */
+static const uint8_t hex_plus1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* C-locale isspace(), which is what Python 2's int() and str.strip() use. */
+static inline int is_cspace(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+int at_munge_parse_int(const char *p, size_t n, int base, int *neg, uint64_t *mag)
+{
+	const char *q = p, *end = p + n;
+	uint64_t v = 0;
+	int too_big = 0;
+
+	*neg = 0;
+	*mag = 0;
+	while (q < end && is_cspace(*q))
+		q++;
+	if (q < end && (*q == '+' || *q == '-')) {
+		*neg = *q++ == '-';
+		while (q < end && is_cspace(*q)) /* Python 2's strtoul skips it again */
+			q++;
+	}
+	if (base == 16 && end - q >= 3 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X') &&
+	    hex_plus1[(unsigned char)q[2]])
+		q += 2;
+	const char *digits = q;
+	for (; q < end; q++) {
+		unsigned d = hex_plus1[(unsigned char)*q];
+		if (!d || d > (unsigned)base)
+			break;
+		d--;
+		if (v > (UINT64_MAX - d) / (unsigned)base)
+			too_big = 1;
+		v = v * (unsigned)base + d;
+	}
+	if (q == digits)
+		return AT_PYINT_INVALID;
+	while (q < end && is_cspace(*q))
+		q++;
+	if (q != end)
+		return AT_PYINT_INVALID;
+	if (too_big)
+		return AT_PYINT_TOO_BIG;
+	*mag = v;
+	if (!v)
+		*neg = 0;
+	return AT_PYINT_OK;
+}
+
+static struct pyint parse_span(struct at_span s, int base)
+{
+	struct pyint r;
+
+	r.st = at_munge_parse_int(s.p, s.n, base, &r.neg, &r.mag);
+	return r;
+}
+
+/* --- finding the fields ---------------------------------------------------------------- */
+
+/* Function by name, for the fast path (the names differ in length or first letters). */
+static inline int func_of(const char *s, size_t n)
+{
+	switch (n) {
+	case 4:
+		return memcmp(s, "free", 4) ? -1 : AT_FREE;
+	case 6:
+		if (!memcmp(s, "malloc", 6))
+			return AT_MALLOC;
+		if (!memcmp(s, "calloc", 6))
+			return AT_CALLOC;
+		return memcmp(s, "valloc", 6) ? -1 : AT_VALLOC;
+	case 7:
+		return memcmp(s, "realloc", 7) ? -1 : AT_REALLOC;
+	case 8:
+		return memcmp(s, "memalign", 8) ? -1 : AT_MEMALIGN;
+	case 13:
+		return memcmp(s, "aligned_alloc", 13) ? -1 : AT_ALIGNED_ALLOC;
+	case 14:
+		if (!memcmp(s, "posix_memalign", 14))
+			return AT_POSIX_MEMALIGN;
+		return memcmp(s, "jemalloc_stats", 14) ? -1 : AT_JEMALLOC_STATS;
+	}
+	return -1;
+}
+
+/* A decimal of 1 to 19 digits at *pp (so it cannot overflow). */
+static inline int fast_dec(const char **pp, const char *end, uint64_t *v)
+{
+	const char *q = *pp, *s = q;
+	uint64_t x = 0;
+
+	while (q < end && (unsigned char)(*q - '0') < 10)
+		x = x * 10 + (uint64_t)(*q++ - '0');
+	if (q == s || q - s > 19)
+		return -1;
+	*pp = q;
+	*v = x;
+	return 0;
+}
+
+/* "0x" and 1 to 16 hex digits at *pp. */
+static inline int fast_hex(const char **pp, const char *end, uint64_t *v)
+{
+	const char *q = *pp;
+	uint64_t x = 0;
+
+	if (end - q < 3 || q[0] != '0' || q[1] != 'x')
+		return -1;
+	q += 2;
+	const char *s = q;
+	unsigned d;
+	while (q < end && (d = hex_plus1[(unsigned char)*q]) != 0) {
+		x = (x << 4) | (d - 1);
+		q++;
+	}
+	if (q == s || q - s > 16)
+		return -1;
+	*pp = q;
+	*v = x;
+	return 0;
+}
+
+/* The common shape in one pass: "PID TID func(ARGS)[=0xHEX]" with decimal pid, tid and sizes,
+ * 0x pointers, the right argument count, nothing else. Returns -1 for anything else (the slow
+ * path then decides), so a line taken here is one the reference splits and parses the same. */
+static inline int fast_fields(const char *p, size_t n, struct fields *f)
+{
+	const char *q = p, *end = p + n;
+	uint64_t v;
+
+	if (fast_dec(&q, end, &f->pid.mag) < 0 || q == end || *q++ != ' ')
+		return -1;
+	if (fast_dec(&q, end, &f->tid.mag) < 0 || q == end || *q++ != ' ')
+		return -1;
+	const char *name = q;
+	while (q < end && ((*q >= 'a' && *q <= 'z') || *q == '_'))
+		q++;
+	if (q == end || *q != '(')
+		return -1;
+	int func = func_of(name, (size_t)(q - name));
+	if (func < 0)
+		return -1;
+	q++;
+	f->args.p = f->rest.p = q;
+	unsigned want = at_func_nargs[func];
+	if (want && at_func_takes_pointer((unsigned)func)) {
+		if (fast_hex(&q, end, &f->ptr.mag) < 0)
+			return -1;
+		f->rest.p = q;
+		if (want == 2) {
+			if (q == end || *q++ != ',' || fast_dec(&q, end, &v) < 0)
+				return -1;
+		}
+	} else {
+		for (unsigned i = 0; i < want; i++)
+			if ((i && (q == end || *q++ != ',')) || fast_dec(&q, end, &v) < 0)
+				return -1;
+	}
+	if (q == end || *q != ')')
+		return -1;
+	f->args.n = (size_t)(q - f->args.p);
+	f->rest.n = (size_t)(q - f->rest.p);
+	q++;
+	f->has_result = q < end;
+	if (f->has_result) {
+		if (!at_func_returns_pointer((unsigned)func) || *q++ != '=' ||
+		    fast_hex(&q, end, &f->res.mag) < 0 || q != end)
+			return -1;
+	}
+	f->pid.st = f->tid.st = f->ptr.st = f->res.st = AT_PYINT_OK;
+	f->pid.neg = f->tid.neg = f->ptr.neg = f->res.neg = 0;
+	f->func = func;
+	f->nargs = want;
+	return 0;
+}
+
+/* Any line, split and parsed as the reference does. -1 with *why for a line it cannot split. */
+static int slow_fields(const char *line, size_t len, struct fields *f, const char **why)
+{
+	struct at_span s = at_strip(line, len);
+	struct at_raw_line r;
+
+	if (at_split_raw(s.p, s.n, &r, why) < 0)
+		return -1;
+	f->pid = parse_span(r.pid, 10);
+	f->tid = parse_span(r.tid, 10);
+	f->func = at_func_lookup(r.func.p, r.func.n);
+	f->nargs = r.nargs;
+	f->args = r.args;
+	f->rest = (struct at_span){ r.arg0.p + r.arg0.n, r.args.n - r.arg0.n };
+	if (f->func >= 0 && at_func_takes_pointer((unsigned)f->func) && r.nargs)
+		f->ptr = parse_span(r.arg0, 16);
+	f->has_result = r.result.n > 0;
+	if (f->has_result)
+		f->res = parse_span(r.result, 16);
+	return 0;
+}
+
+/* --- applying them ------------------------------------------------------------------------ */
+
+/* Reason for a failed integer field: what[0] when not an integer, what[1] when too big. */
+static const char *const pid_why[2] = {
+	"Malformed process id",
+	"Process id beyond 64 bits (the reference accepts it, alloctap-munge does not)" };
+static const char *const tid_why[2] = {
+	"Malformed thread id",
+	"Thread id beyond 64 bits (the reference accepts it, alloctap-munge does not)" };
+static const char *const ptr_why[2] = {
+	"Malformed pointer",
+	"Pointer beyond 64 bits (the reference accepts it, alloctap-munge does not)" };
+static const char *const res_why[2] = {
+	"Malformed result",
+	"Result beyond 64 bits (the reference accepts it, alloctap-munge does not)" };
+
+static inline const char *int_why(const struct pyint *v, const char *const what[2])
+{
+	return what[v->st == AT_PYINT_TOO_BIG];
+}
+
+/* The process of pid (neg, mag): its index in m->procs, created on first sight. Returns the
+ * process id (>= 1), 0 when memory ran out. */
+static inline uint64_t process_of(struct at_munge *m, int neg, uint64_t mag)
+{
+	if (m->last_pid_id && m->last_pid_mag == mag && m->last_pid_neg == neg)
+		return m->last_pid_id;
+	uint64_t id = at_idmap_get(&m->pids, neg, mag);
+	if (!id)
+		return 0;
+	while (id > m->nprocs) { /* pids are never released: their ids come in order */
+		if (m->nprocs == m->procs_cap) {
+			uint64_t cap = m->procs_cap ? m->procs_cap * 2 : 16;
+			struct at_munge_process *p = realloc(m->procs, cap * sizeof(*p));
+			if (!p)
+				return 0; /* the pid keeps its id; a later line adds the process */
+			m->procs = p;
+			m->procs_cap = cap;
+		}
+		struct at_munge_process *p = &m->procs[m->nprocs++];
+		memset(p, 0, sizeof(*p));
+		at_idmap_init(&p->tids);
+		at_idmap_init(&p->pointers);
+	}
+	m->last_pid_id = id;
+	m->last_pid_mag = mag;
+	m->last_pid_neg = neg;
+	return id;
+}
+
+static inline uint64_t thread_of(struct at_munge_process *p, int neg, uint64_t mag)
+{
+	if (p->last_tid_id && p->last_tid_mag == mag && p->last_tid_neg == neg)
+		return p->last_tid_id;
+	uint64_t id = at_idmap_get(&p->tids, neg, mag);
+	if (id) {
+		p->last_tid_id = id;
+		p->last_tid_mag = mag;
+		p->last_tid_neg = neg;
+	}
+	return id;
+}
+
+/* Longest munged text besides the arguments: three numbers of at most 20 digits, '#'s, the
+ * longest name, spaces, parentheses, '=', '\n'. */
+#define LINE_OVERHEAD 96
+
+/* Writes "PID TID func(" at d; returns the length. */
+static inline size_t put_head(char *d, uint64_t pid, uint64_t tid, int func)
+{
+	size_t n = at_put_dec(d, pid);
+	d[n++] = ' ';
+	n += at_put_dec(d + n, tid);
+	d[n++] = ' ';
+	memcpy(d + n, at_func_name[func], at_func_name_len[func]);
+	n += at_func_name_len[func];
+	d[n++] = '(';
+	return n;
+}
+
+/* Writes the munged line "PID TID func(ARGS)[=#RES]\n": for free and realloc ARGS is #ptr_id
+ * and the original text after the first argument, else the original argument text; res_id 0
+ * means no result. An argument text too long for the output buffer is written in pieces. */
+static void put_line(struct at_output *out, uint64_t pid, uint64_t tid, const struct fields *f,
+		     uint64_t ptr_id, uint64_t res_id)
+{
+	int ptr = at_func_takes_pointer((unsigned)f->func);
+	struct at_span text = ptr ? f->rest : f->args;
+	char small[LINE_OVERHEAD];
+	size_t need = LINE_OVERHEAD + text.n;
+	char *d = need <= AT_OUTPUT_BUFSIZE ? at_output_reserve(out, need) : small;
+	size_t n = put_head(d, pid, tid, f->func);
+
+	if (ptr) {
+		d[n++] = '#';
+		n += at_put_dec(d + n, ptr_id);
+	}
+	if (d == small) { /* an argument text longer than the whole buffer */
+		at_output_write(out, small, n);
+		at_output_write(out, text.p, text.n);
+		n = 0;
+	} else {
+		memcpy(d + n, text.p, text.n);
+		n += text.n;
+	}
+	d[n++] = ')';
+	if (res_id) {
+		d[n++] = '=';
+		d[n++] = '#';
+		n += at_put_dec(d + n, res_id);
+	}
+	d[n++] = '\n';
+	if (d == small)
+		at_output_write(out, small, n);
+	else
+		at_output_commit(out, n);
+}
+
+static void put_stats_line(struct at_output *out, uint64_t pid)
+{
+	static const char tail[] = " 1 jemalloc_stats()\n";
+	char *d = at_output_reserve(out, 20 + sizeof(tail));
+	size_t n = at_put_dec(d, pid);
+
+	memcpy(d + n, tail, sizeof(tail) - 1);
+	at_output_commit(out, n + sizeof(tail) - 1);
+}
+
+#define IGNORE(reason)                                                                         \
+	do {                                                                                   \
+		*why = (reason);                                                               \
+		return AT_MUNGE_IGNORED;                                                       \
+	} while (0)
+
+/* The reference's main loop body, step by step, on fields already found. */
+static inline int apply_fields(struct at_munge *m, const struct fields *f, struct at_output *out,
+			       const char **why)
+{
+	if (f->pid.st)
+		IGNORE(int_why(&f->pid, pid_why));
+	if (m->opt.has_pid && (f->pid.mag != m->opt.pid_mag || f->pid.neg != m->opt.pid_neg))
+		return AT_MUNGE_FILTERED;
+	uint64_t pid = process_of(m, f->pid.neg, f->pid.mag);
+	if (!pid)
+		return AT_MUNGE_NOMEM;
+	struct at_munge_process *p = &m->procs[pid - 1];
+	if (m->opt.has_pid)
+		pid = 1;
+	if (f->tid.st)
+		IGNORE(int_why(&f->tid, tid_why));
+	uint64_t tid = thread_of(p, f->tid.neg, f->tid.mag);
+	if (!tid)
+		return AT_MUNGE_NOMEM;
+	if (f->func < 0)
+		IGNORE("Unknown function");
+	if (f->nargs != at_func_nargs[f->func])
+		IGNORE("Malformed input");
+	if (f->has_result && !at_func_returns_pointer((unsigned)f->func))
+		IGNORE("Malformed input");
+	uint64_t ptr_id = 0, res_id = 0;
+	if (at_func_takes_pointer((unsigned)f->func)) {
+		if (f->ptr.st)
+			IGNORE(int_why(&f->ptr, ptr_why));
+		if (f->ptr.mag) {
+			int r = at_idmap_release(&p->pointers, f->ptr.neg, f->ptr.mag, &ptr_id);
+			if (r < 0)
+				return AT_MUNGE_NOMEM;
+			if (r == 0)
+				IGNORE("Did not see an alloc for pointer");
+		} else if (!(ptr_id = at_idmap_get(&p->pointers, 0, 0))) {
+			return AT_MUNGE_NOMEM; /* 0 takes an id once and keeps it: never released */
+		}
+	}
+	if (f->has_result) {
+		if (f->res.st)
+			IGNORE(int_why(&f->res, res_why));
+		if (!f->res.mag)
+			IGNORE("Result is NULL");
+		if (!(res_id = at_idmap_get(&p->pointers, f->res.neg, f->res.mag)))
+			return AT_MUNGE_NOMEM;
+	}
+	put_line(out, pid, tid, f, ptr_id, res_id);
+	if (m->opt.stats_every && ++p->written % m->opt.stats_every == 0)
+		put_stats_line(out, pid);
+	return AT_MUNGE_WRITTEN;
+}
+
+int at_munge_line(struct at_munge *m, const char *line, size_t len, struct at_output *out,
+		  const char **why)
+{
+	struct fields f;
+
+	if (fast_fields(line, len, &f) < 0) {
+		memset(&f, 0, sizeof(f));
+		if (slow_fields(line, len, &f, why) < 0)
+			return AT_MUNGE_IGNORED;
+	}
+	return apply_fields(m, &f, out, why);
+}

@@ -1,0 +1,62 @@
+/* munge.h: the munge algorithm of Firefox's logalloc_munge.py (LOGALLOC.md section 2), as a
+ * library: feed it raw lines, it appends munged lines to an at_output.
+ *
+ * Output is byte for byte the reference's for every line the reference accepts, with one known
+ * difference: a pid, tid or pointer beyond 64 bits (plus sign) is dropped here, where Python's
+ * unbounded ints accept it. State grows only when a table grows; nothing is allocated per line. */
+#ifndef ALLOCTAP_MUNGE_MUNGE_H
+#define ALLOCTAP_MUNGE_MUNGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idmap.h"
+#include "output.h"
+
+struct at_munge_options {
+	int has_pid;          /* --pid: keep only this original process, printed as process 1 */
+	int pid_neg;
+	uint64_t pid_mag;
+	uint64_t stats_every; /* --stats-every: 0, or N to add a jemalloc_stats() line after every
+			       * N written lines of each process */
+};
+
+/* What became of one line. */
+enum at_munge_result {
+	AT_MUNGE_WRITTEN = 0, /* one line written (plus a jemalloc_stats() line if one was due) */
+	AT_MUNGE_IGNORED,     /* dropped, as the reference drops it; *why says why */
+	AT_MUNGE_FILTERED,    /* belongs to another process than --pid's */
+	AT_MUNGE_NOMEM = -1,  /* out of memory; the state is still consistent */
+};
+
+struct at_munge_process; /* per process: tid ids, pointer ids, written-line count */
+
+struct at_munge {
+	struct at_munge_options opt;
+	struct at_idmap pids;
+	struct at_munge_process *procs; /* indexed by process id - 1 */
+	uint64_t nprocs, procs_cap;
+	uint64_t last_pid_mag;          /* one-entry cache of the last pid looked up */
+	int last_pid_neg;
+	struct at_munge_process *last_proc;
+	uint64_t last_pid_id;
+};
+
+void at_munge_init(struct at_munge *m, const struct at_munge_options *opt);
+void at_munge_free(struct at_munge *m);
+
+/* Munges one line (without its '\n'; surrounding whitespace such as a CR is stripped, as the
+ * reference does). Returns an enum at_munge_result; for AT_MUNGE_IGNORED, *why is the reason,
+ * a static string. */
+int at_munge_line(struct at_munge *m, const char *line, size_t len, struct at_output *out,
+		  const char **why);
+
+/* The integer parsing of Python 2's int(text, base) for base 10 or 16: C-locale whitespace
+ * around, a sign that whitespace may follow, for base 16 an optional 0x/0X before at least one
+ * hex digit, then digits; no NUL byte. Returns AT_PYINT_OK with *neg and *mag set (-0 is 0),
+ * AT_PYINT_INVALID, or AT_PYINT_TOO_BIG (Python accepts it, but the magnitude needs more than
+ * 64 bits). */
+enum { AT_PYINT_OK = 0, AT_PYINT_INVALID = -1, AT_PYINT_TOO_BIG = -2 };
+int at_munge_parse_int(const char *p, size_t n, int base, int *neg, uint64_t *mag);
+
+#endif
