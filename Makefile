@@ -21,7 +21,7 @@ CFLAGS  ?= -O2 -g
 
 B        := build
 WARN     := -Wall -Wextra -Werror
-CPPFLAGS += -D_GNU_SOURCE -Ilib -Ibpf -I$(B)
+CPPFLAGS += -D_GNU_SOURCE -I. -Ilib -Ibpf -I$(B)
 BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDLIBS      := -lbpf -lelf -lz -llz4 -lm -lpthread
