@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# demo/run.sh: the main job on a bundled workload (make demo).
+#  1. trace: alloctapd launches python3 on demo/workload.py (PYTHONMALLOC=malloc, so every Python
+#     object is a malloc call) and writes the raw log; without a daemon build it uses the raw log
+#     bundled in demo/python3-json.log (recorded from the same workload) and says so;
+#  2. munge: pointers become slot numbers;
+#  3. replay: the same workload against glibc and against jemalloc, side by side.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${DEMO_OUT:-build/demo}
+mkdir -p "$out"
+
+if [ -x build/alloctapd ]; then
+	echo "== 1. trace: build/alloctapd -o $out/raw.log -- python3 demo/workload.py"
+	PYTHONMALLOC=malloc build/alloctapd -o "$out/raw.log" -- /usr/bin/python3 demo/workload.py
+else
+	echo "== 1. trace: no build/alloctapd: using the bundled log demo/python3-json.log"
+	cp demo/python3-json.log "$out/raw.log"
+fi
+echo "   $(wc -l < "$out/raw.log") calls recorded; first lines:"
+head -n 3 "$out/raw.log" | sed 's/^/     /'
+
+echo "== 2. munge: build/alloctap-munge $out/raw.log -o $out/munged.log"
+build/alloctap-munge -q "$out/raw.log" -o "$out/munged.log"
+head -n 3 "$out/munged.log" | sed 's/^/     /'
+
+echo "== 3. replay against glibc and jemalloc"
+for a in glibc jemalloc; do
+	build/alloctap-replay --summary -q --allocator "$a" "$out/munged.log" 2> "$out/summary.$a"
+done
+keys=("operations" "ns per operation" "peak rss bytes" "peak live requested bytes"
+	"final live requested bytes" "final live objects")
+printf '   %-28s %16s %16s\n' "" glibc jemalloc
+for k in "${keys[@]}"; do
+	g=$(sed -n "s/^$k: //p" "$out/summary.glibc")
+	j=$(sed -n "s/^$k: //p" "$out/summary.jemalloc")
+	printf '   %-28s %16s %16s\n' "$k" "$g" "$j"
+done
+echo "   (full summaries: $out/summary.glibc, $out/summary.jemalloc)"
