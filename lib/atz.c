@@ -1,0 +1,481 @@
+/* atz.c: the atz writer (doc/FORMAT.md), and the page allocator both sides use. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LZ4F_STATIC_LINKING_ONLY
+#include <lz4frame.h>
+
+#include "atz.h"
+#include "atz_model.h"
+
+/* ---- memory --------------------------------------------------------------------------- */
+
+void *atz_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void atz_unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+void *atz_remap(void *p, size_t old_size, size_t new_size)
+{
+	if (!p)
+		return atz_map(new_size);
+	void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE);
+	return q == MAP_FAILED ? NULL : q;
+}
+
+/* lz4frame's allocations: a mapping with its length in the first 16 bytes. Fresh anonymous
+ * pages are zero, so calloc is alloc. */
+void *atz_lz4_alloc(void *opaque, size_t size)
+{
+	(void)opaque;
+	uint8_t *p = atz_map(size + 16);
+	if (!p)
+		return NULL;
+	memcpy(p, &size, sizeof(size));
+	return p + 16;
+}
+
+void *atz_lz4_calloc(void *opaque, size_t size)
+{
+	return atz_lz4_alloc(opaque, size);
+}
+
+void atz_lz4_free(void *opaque, void *p)
+{
+	(void)opaque;
+	if (!p)
+		return;
+	uint8_t *base = (uint8_t *)p - 16;
+	size_t size;
+	memcpy(&size, base, sizeof(size));
+	atz_unmap(base, size + 16);
+}
+
+/* ---- writer --------------------------------------------------------------------------- */
+
+struct at_atz_writer {
+	int fd;
+	int err;               /* first errno of a failure; the writer stops writing after it */
+	const char *name;
+	LZ4F_cctx *cctx;
+	LZ4F_preferences_t prefs;
+	uint8_t *chunk;        /* content of the block being built, ATZ_CHUNK bytes */
+	size_t len;
+	uint8_t *out;          /* compressed bytes, out_cap */
+	size_t out_cap;
+	struct atz_thread *threads;
+	size_t nthreads, threads_cap;
+	uint32_t *slots;       /* (pid, tid) hash: thread index + 1, 0 empty */
+	size_t slots_cap;
+	struct atz_thread *cur;
+	struct at_atz_stats st;
+};
+
+static int write_all(struct at_atz_writer *w, const uint8_t *p, size_t n)
+{
+	while (n && !w->err) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			w->err = errno;
+			break;
+		}
+		p += k;
+		n -= (size_t)k;
+		w->st.file_bytes += (uint64_t)k;
+	}
+	return w->err ? -1 : 0;
+}
+
+static int lz4_failed(struct at_atz_writer *w, size_t rc)
+{
+	if (!LZ4F_isError(rc))
+		return 0;
+	if (!w->err)
+		w->err = EIO;
+	return 1;
+}
+
+/* Compresses the chunk into one lz4 block and writes it. */
+static int emit_block(struct at_atz_writer *w)
+{
+	if (w->err)
+		return -1;
+	if (w->len == 0)
+		return 0;
+	size_t n = LZ4F_compressUpdate(w->cctx, w->out, w->out_cap, w->chunk, w->len, NULL);
+	if (lz4_failed(w, n))
+		return -1;
+	size_t m = LZ4F_flush(w->cctx, w->out + n, w->out_cap - n, NULL);
+	if (lz4_failed(w, m))
+		return -1;
+	w->len = 0;
+	return write_all(w, w->out, n + m);
+}
+
+/* Room for n more content bytes in the chunk (n <= ATZ_CHUNK). */
+static int reserve(struct at_atz_writer *w, size_t n)
+{
+	if (w->err)
+		return -1;
+	if (w->len + n > ATZ_CHUNK)
+		return emit_block(w);
+	return 0;
+}
+
+static void put_bytes(struct at_atz_writer *w, const void *p, size_t n)
+{
+	memcpy(w->chunk + w->len, p, n);
+	w->len += n;
+	w->st.content_bytes += n;
+}
+
+static void put_varint(struct at_atz_writer *w, uint64_t v)
+{
+	size_t n = atz_put_varint(w->chunk + w->len, v);
+	w->len += n;
+	w->st.content_bytes += n;
+}
+
+static void put_byte(struct at_atz_writer *w, uint8_t b)
+{
+	w->chunk[w->len++] = b;
+	w->st.content_bytes++;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The stream header (FORMAT.md 3). */
+static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt)
+{
+	struct utsname u;
+	const char *host = opt->host;
+
+	if (!host) {
+		host = "";
+		if (uname(&u) == 0)
+			host = u.nodename;
+	}
+	size_t hl = strnlen(host, AT_ATZ_HOST_MAX);
+	put_bytes(w, ATZ_STREAM_MAGIC, 4);
+	put_byte(w, AT_ATZ_VERSION_MAJOR);
+	put_byte(w, AT_ATZ_VERSION_MINOR);
+	put_varint(w, opt->flags);
+	put_varint(w, opt->start_ns ? opt->start_ns : now_ns());
+	put_varint(w, hl);
+	put_bytes(w, host, hl);
+	put_varint(w, 0); /* header extension: none in 1.0 */
+}
+
+static void free_writer(struct at_atz_writer *w)
+{
+	if (w->cctx)
+		LZ4F_freeCompressionContext(w->cctx);
+	atz_unmap(w->chunk, ATZ_CHUNK);
+	atz_unmap(w->out, w->out_cap);
+	atz_unmap(w->threads, w->threads_cap * sizeof(*w->threads));
+	atz_unmap(w->slots, w->slots_cap * sizeof(*w->slots));
+	atz_unmap(w, sizeof(*w));
+}
+
+struct at_atz_writer *at_atz_writer_open(int fd, const char *name,
+					 const struct at_atz_options *opt)
+{
+	static const struct at_atz_options defaults;
+	LZ4F_CustomMem mem = { atz_lz4_alloc, atz_lz4_calloc, atz_lz4_free, NULL };
+	struct at_atz_writer *w = atz_map(sizeof(*w));
+
+	if (!w)
+		return NULL;
+	if (!opt)
+		opt = &defaults;
+	w->fd = fd;
+	w->name = name;
+	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
+	w->prefs.frameInfo.blockMode = LZ4F_blockLinked;
+	w->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+	w->prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
+	w->prefs.compressionLevel = opt->level;
+	w->prefs.autoFlush = 1;
+	w->out_cap = LZ4F_compressBound(ATZ_CHUNK, &w->prefs) + LZ4F_HEADER_SIZE_MAX;
+	w->cctx = LZ4F_createCompressionContext_advanced(mem, LZ4F_VERSION);
+	w->chunk = atz_map(ATZ_CHUNK);
+	w->out = atz_map(w->out_cap);
+	if (!w->cctx || !w->chunk || !w->out) {
+		free_writer(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t n = LZ4F_compressBegin(w->cctx, w->out, w->out_cap, &w->prefs);
+	if (lz4_failed(w, n) || write_all(w, w->out, n) < 0) {
+		int e = w->err;
+		free_writer(w);
+		errno = e;
+		return NULL;
+	}
+	put_header(w, opt);
+	if (emit_block(w) < 0) {
+		int e = w->err;
+		free_writer(w);
+		errno = e;
+		return NULL;
+	}
+	return w;
+}
+
+static size_t slot_of(uint32_t pid, uint32_t tid, size_t mask)
+{
+	uint64_t k = ((uint64_t)pid << 32 | tid) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(k >> 32) & mask;
+}
+
+/* Doubles the (pid, tid) hash and re-inserts every thread. */
+static int grow_slots(struct at_atz_writer *w)
+{
+	size_t cap = w->slots_cap ? w->slots_cap * 2 : 1024;
+	uint32_t *s = atz_map(cap * sizeof(*s));
+
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < w->nthreads; i++) {
+		size_t j = slot_of(w->threads[i].pid, w->threads[i].tid, cap - 1);
+		while (s[j])
+			j = (j + 1) & (cap - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	atz_unmap(w->slots, w->slots_cap * sizeof(*s));
+	w->slots = s;
+	w->slots_cap = cap;
+	return 0;
+}
+
+/* Adds a thread with fresh predictor state; returns its index or -1. */
+static long add_thread(struct at_atz_writer *w, uint32_t pid, uint32_t tid)
+{
+	if (w->nthreads == UINT32_MAX - 1)
+		return -1;
+	if ((w->nthreads + 1) * 2 > w->slots_cap && grow_slots(w) < 0)
+		return -1;
+	if (w->nthreads == w->threads_cap) {
+		size_t cap = w->threads_cap ? w->threads_cap * 2 : 64;
+		void *p = atz_remap(w->threads, w->threads_cap * sizeof(*w->threads),
+				    cap * sizeof(*w->threads));
+		if (!p)
+			return -1;
+		w->threads = p;
+		w->threads_cap = cap;
+	}
+	struct atz_thread *t = &w->threads[w->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	size_t j = slot_of(pid, tid, w->slots_cap - 1);
+	while (w->slots[j])
+		j = (j + 1) & (w->slots_cap - 1);
+	w->slots[j] = (uint32_t)w->nthreads + 1;
+	w->st.threads = ++w->nthreads;
+	return (long)(w->nthreads - 1);
+}
+
+/* Makes (pid, tid) the current thread, writing a THREAD or NEW_THREAD record if it is not.
+ * The caller reserved room. */
+static struct atz_thread *switch_thread(struct at_atz_writer *w, uint32_t pid, uint32_t tid)
+{
+	if (w->cur && w->cur->pid == pid && w->cur->tid == tid)
+		return w->cur;
+	if (w->slots_cap) {
+		size_t mask = w->slots_cap - 1;
+		for (size_t j = slot_of(pid, tid, mask); w->slots[j]; j = (j + 1) & mask) {
+			struct atz_thread *t = &w->threads[w->slots[j] - 1];
+			if (t->pid == pid && t->tid == tid) {
+				put_byte(w, ATZ_OP_THREAD);
+				put_varint(w, w->slots[j] - 1);
+				return w->cur = t;
+			}
+		}
+	}
+	long i = add_thread(w, pid, tid);
+	if (i < 0) {
+		w->err = ENOMEM;
+		return NULL;
+	}
+	put_byte(w, ATZ_OP_NEW_THREAD);
+	put_varint(w, pid);
+	put_varint(w, tid);
+	return w->cur = &w->threads[i];
+}
+
+/* Chooses the cheapest mode for one field (FORMAT.md 6.2); *k gets the ring index. */
+static unsigned choose_mode(const struct atz_thread *t, enum atz_role role, uint64_t x, int *k)
+{
+	*k = -1;
+	if (x == 0)
+		return ATZ_MODE_ZERO;
+	if (role == ATZ_ROLE_EXTRA)
+		return ATZ_MODE_LITERAL;
+	*k = role == ATZ_ROLE_SIZE ? RING_FIND(t->sizes, x)
+	   : role == ATZ_ROLE_RELEASE ? RING_FIND(t->allocs, x) : RING_FIND(t->releases, x);
+	if (*k >= 0)
+		return ATZ_MODE_RING;
+	uint64_t z = atz_zigzag(x - atz_delta_ref(t, role));
+	return atz_varint_len(z) < atz_varint_len(x) ? ATZ_MODE_DELTA : ATZ_MODE_LITERAL;
+}
+
+/* The one-byte forms (FORMAT.md 5.1, 5.2). Returns 1 if ev was written that way. */
+static int put_quick(struct at_atz_writer *w, struct atz_thread *t, const struct at_event *ev)
+{
+	if (ev->func == AT_MALLOC && ev->has_result && ev->arg[1] == 0 && ev->result) {
+		int s = RING_FIND(t->sizes, ev->arg[0]);
+		if (s < 0)
+			return 0;
+		int a = RING_FIND(t->releases, ev->result);
+		if (a < 0)
+			return 0;
+		put_byte(w, (uint8_t)(ATZ_OP_QUICK_MALLOC | s << 3 | a));
+		atz_update(t, ATZ_ROLE_SIZE, ev->arg[0], s);
+		atz_update(t, ATZ_ROLE_ALLOC, ev->result, a);
+		return 1;
+	}
+	if (ev->func == AT_FREE && !ev->has_result && ev->arg[1] == 0 && ev->result == 0 &&
+	    ev->arg[0]) {
+		int k = RING_FIND(t->allocs, ev->arg[0]);
+		if (k < 0)
+			return 0;
+		put_byte(w, (uint8_t)(ATZ_OP_QUICK_FREE | k));
+		atz_update(t, ATZ_ROLE_RELEASE, ev->arg[0], k);
+		return 1;
+	}
+	return 0;
+}
+
+int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
+{
+	if (ev->func >= AT_FUNC_COUNT || ev->has_result > 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (reserve(w, 64) < 0)
+		goto fail;
+	struct atz_thread *t = switch_thread(w, ev->pid, ev->tid);
+	if (!t)
+		goto fail;
+	w->st.events++;
+	if (put_quick(w, t, ev))
+		return 0;
+	size_t op = w->len;
+	uint8_t fields = ev->has_result ? ATZ_FIELD_HAS_RESULT : 0;
+	put_byte(w, (uint8_t)(ATZ_OP_EVENT | ev->func));
+	put_byte(w, 0);
+	for (unsigned f = 0; f < 3; f++) {
+		uint64_t x = f < 2 ? ev->arg[f] : ev->result;
+		enum atz_role role = atz_field_role(ev->func, f);
+		int k;
+		unsigned mode = choose_mode(t, role, x, &k);
+		fields |= (uint8_t)(mode << (2 * f));
+		if (mode == ATZ_MODE_RING)
+			put_byte(w, (uint8_t)k);
+		else if (mode == ATZ_MODE_DELTA)
+			put_varint(w, atz_zigzag(x - atz_delta_ref(t, role)));
+		else if (mode == ATZ_MODE_LITERAL)
+			put_varint(w, x);
+		atz_update(t, role, x, k);
+	}
+	w->chunk[op + 1] = fields;
+	return 0;
+fail:
+	errno = w->err;
+	return -1;
+}
+
+int at_atz_append_lost(struct at_atz_writer *w, uint64_t n)
+{
+	if (n == 0)
+		return 0;
+	if (reserve(w, 16) < 0) {
+		errno = w->err;
+		return -1;
+	}
+	put_byte(w, ATZ_OP_LOST);
+	put_varint(w, n);
+	w->st.lost += n;
+	return 0;
+}
+
+/* A length-prefixed record: kind, varint payload length, numbers, then text. */
+static int put_sized(struct at_atz_writer *w, uint8_t kind, const uint64_t *nums, unsigned count,
+		     const char *text)
+{
+	uint8_t payload[4 * 10 + 10];
+	size_t n = 0;
+	size_t tl = text ? strnlen(text, AT_ATZ_NAME_MAX) : 0;
+
+	for (unsigned i = 0; i < count; i++)
+		n += atz_put_varint(payload + n, nums[i]);
+	if (reserve(w, 1 + 10 + n + tl) < 0) {
+		errno = w->err;
+		return -1;
+	}
+	put_byte(w, kind);
+	put_varint(w, n + tl);
+	put_bytes(w, payload, n);
+	put_bytes(w, text, tl);
+	return 0;
+}
+
+int at_atz_append_process(struct at_atz_writer *w, uint32_t pid, const char *name)
+{
+	uint64_t nums[1] = { pid };
+	return put_sized(w, ATZ_OP_PROCESS, nums, 1, name);
+}
+
+int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, uint64_t end,
+			 uint64_t offset, const char *path)
+{
+	uint64_t nums[4] = { pid, start, end, offset };
+	return put_sized(w, ATZ_OP_OBJECT, nums, 4, path);
+}
+
+int at_atz_flush(struct at_atz_writer *w)
+{
+	if (emit_block(w) < 0) {
+		errno = w->err;
+		return -1;
+	}
+	return 0;
+}
+
+int at_atz_writer_close(struct at_atz_writer *w)
+{
+	emit_block(w);
+	if (!w->err) {
+		size_t n = LZ4F_compressEnd(w->cctx, w->out, w->out_cap, NULL);
+		if (!lz4_failed(w, n))
+			write_all(w, w->out, n);
+	}
+	int e = w->err;
+	free_writer(w);
+	errno = e;
+	return e ? -1 : 0;
+}
+
+void at_atz_writer_stats(const struct at_atz_writer *w, struct at_atz_stats *st)
+{
+	*st = w->st;
+}

@@ -1,0 +1,115 @@
+/* atz.h: the compressed binary trace format (".atz"), writer and reader.
+ *
+ * A file is one lz4 frame (`lz4 -t` validates it, `lz4 -d` unwraps it) whose content is a
+ * versioned stream of records: a header, then events coded against per-thread predictors
+ * (recent sizes, recent releases, recent allocations), thread switches, lost-event counts and
+ * length-prefixed table records. doc/FORMAT.md is the byte-level specification.
+ *
+ * Both sides keep their memory in mmapped regions (lz4's contexts included), so a replayer
+ * that reads a trace leaves the allocator under test untouched. */
+#ifndef ALLOCTAP_ATZ_H
+#define ALLOCTAP_ATZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#define AT_ATZ_VERSION_MAJOR 1
+#define AT_ATZ_VERSION_MINOR 0
+
+/* The first four bytes of every lz4 frame, hence of every .atz file: 04 22 4D 18. */
+#define AT_ATZ_LZ4_MAGIC 0x184D2204u
+
+/* Header flags. */
+#define AT_ATZ_FLAG_MUNGED 1u /* pointers are munged slot numbers, not addresses */
+
+#define AT_ATZ_HOST_MAX 255   /* bytes of the recording host's name */
+#define AT_ATZ_NAME_MAX 4096  /* bytes of a process name or object path */
+
+/* The stream header. */
+struct at_atz_header {
+	unsigned major, minor;
+	unsigned flags;                 /* AT_ATZ_FLAG_* */
+	uint64_t start_ns;              /* recording start, ns since the Unix epoch; 0 unknown */
+	char host[AT_ATZ_HOST_MAX + 1]; /* NUL-terminated */
+};
+
+/* Writer options; all-zero is a valid default set. */
+struct at_atz_options {
+	unsigned flags;       /* AT_ATZ_FLAG_* */
+	const char *host;     /* NULL: this machine's node name */
+	uint64_t start_ns;    /* 0: now (CLOCK_REALTIME) */
+	int level;            /* lz4 level: <= 0 fast (default), >= 3 LZ4HC (smaller, slower) */
+};
+
+/* Counters of a writer or reader. */
+struct at_atz_stats {
+	uint64_t events;        /* events written / decoded */
+	uint64_t lost;          /* sum of the lost-event records */
+	uint64_t content_bytes; /* uncompressed stream bytes */
+	uint64_t file_bytes;    /* lz4 frame bytes written / consumed */
+	uint64_t threads;       /* thread table entries */
+};
+
+/* ---- writer ---------------------------------------------------------------------------- */
+
+struct at_atz_writer;
+
+/* Starts a trace on fd (not closed by the writer); name is for messages. Writes the frame and
+ * stream headers at once. Returns NULL with errno set (ENOMEM, a write error). */
+struct at_atz_writer *at_atz_writer_open(int fd, const char *name,
+					 const struct at_atz_options *opt);
+/* Appends one event. Every field is kept, whatever its value; ev->func must be below
+ * AT_FUNC_COUNT (else EINVAL). Returns 0, or -1 with errno (EINVAL, or a write error). */
+int at_atz_append(struct at_atz_writer *w, const struct at_event *ev);
+/* Records that n events were lost at this point of the stream (n > 0). 0 or -1. */
+int at_atz_append_lost(struct at_atz_writer *w, uint64_t n);
+/* Appends a process table entry (pid and its command name, at most AT_ATZ_NAME_MAX bytes). */
+int at_atz_append_process(struct at_atz_writer *w, uint32_t pid, const char *name);
+/* Appends a mapped-object table entry: [start, end) of pid maps path at file offset. */
+int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, uint64_t end,
+			 uint64_t offset, const char *path);
+/* Ends the current lz4 block and writes it out, so everything appended so far survives a
+ * crash of the writer. 0, or -1 with errno. */
+int at_atz_flush(struct at_atz_writer *w);
+/* Flushes, ends the frame (end mark and content checksum) and frees w (always, even on
+ * error). The fd stays open. 0, or -1 with errno of the first failure. */
+int at_atz_writer_close(struct at_atz_writer *w);
+void at_atz_writer_stats(const struct at_atz_writer *w, struct at_atz_stats *st);
+
+/* ---- reader ---------------------------------------------------------------------------- */
+
+/* Why a reader stopped. */
+enum at_atz_status {
+	AT_ATZ_OK = 0,
+	AT_ATZ_ERR_IO,        /* read() failed */
+	AT_ATZ_ERR_NOT_ATZ,   /* not an lz4 frame, or its content is not an atz stream */
+	AT_ATZ_ERR_VERSION,   /* a major version this reader does not know */
+	AT_ATZ_ERR_TRUNCATED, /* the input ends inside the frame */
+	AT_ATZ_ERR_CORRUPT,   /* a block fails its checksum or holds an impossible record */
+	AT_ATZ_ERR_NOMEM,
+};
+
+struct at_atz_reader;
+
+/* Reads the lz4 frame header and the stream header from fd (not closed by the reader).
+ * The first preload_len bytes of the input were already read by a format sniffer and are
+ * fed first. Returns NULL only when out of memory; otherwise check at_atz_reader_status(). */
+struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *preload,
+					 size_t preload_len);
+/* Next event: 1 (ev filled), 0 at the clean end of the trace, -1 on an error (then every
+ * later call returns -1; see at_atz_reader_status/message). Lost-event and table records are
+ * consumed on the way: see at_atz_lost_before and the stats. */
+int at_atz_next(struct at_atz_reader *r, struct at_event *ev);
+/* Events recorded as lost immediately before the event at_atz_next just returned. */
+uint64_t at_atz_lost_before(const struct at_atz_reader *r);
+/* The stream header, or NULL if it could not be read. */
+const struct at_atz_header *at_atz_reader_header(const struct at_atz_reader *r);
+enum at_atz_status at_atz_reader_status(const struct at_atz_reader *r);
+/* A one-line description of the error ("NAME: truncated after N events: ..."), or NULL. */
+const char *at_atz_reader_message(const struct at_atz_reader *r);
+void at_atz_reader_stats(const struct at_atz_reader *r, struct at_atz_stats *st);
+void at_atz_reader_close(struct at_atz_reader *r);
+
+#endif

@@ -1,0 +1,212 @@
+/* atz_model.h: what the atz writer and reader share: record kinds, varints, and the
+ * per-thread predictor state machine (doc/FORMAT.md sections 4 to 6). Internal to lib/atz*.c. */
+#ifndef ALLOCTAP_ATZ_MODEL_H
+#define ALLOCTAP_ATZ_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "event.h"
+
+/* Stream magic, the first four content bytes: "ATZ" and NUL. */
+#define ATZ_STREAM_MAGIC "ATZ\0"
+
+/* Record kinds: the first byte of each record. */
+#define ATZ_OP_QUICK_MALLOC 0x00 /* 0x00-0x3F: malloc, size hit (bits 5-3), address hit (2-0) */
+#define ATZ_OP_QUICK_FREE   0x40 /* 0x40-0x7F: free of allocation-ring entry (bits 5-0) */
+#define ATZ_OP_EVENT        0x80 /* 0x80-0x88: any event, func in bits 3-0, field byte follows */
+#define ATZ_OP_THREAD       0x90 /* switch to thread table entry (varint index) */
+#define ATZ_OP_NEW_THREAD   0x91 /* append (varint pid, varint tid) to the table, switch to it */
+#define ATZ_OP_LOST         0x92 /* varint count of events lost here */
+#define ATZ_OP_SIZED_FIRST  0xC0 /* 0xC0-0xFF: kind, varint length, payload (skippable) */
+#define ATZ_OP_PROCESS      0xC0 /* payload: varint pid, name bytes */
+#define ATZ_OP_OBJECT       0xC1 /* payload: varint pid, start, end, offset, path bytes */
+
+/* Field modes in the field byte of an ATZ_OP_EVENT record. */
+#define ATZ_MODE_ZERO    0 /* the value is 0, no bytes */
+#define ATZ_MODE_RING    1 /* one byte k: entry k of the field's ring */
+#define ATZ_MODE_DELTA   2 /* varint zigzag(value - reference) */
+#define ATZ_MODE_LITERAL 3 /* varint value */
+#define ATZ_FIELD_HAS_RESULT 0x40
+#define ATZ_FIELD_RESERVED   0x80
+
+/* Field roles, fixed by the function and the field's position. */
+enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA };
+
+#define ATZ_SIZES_CAP    8  /* ring of recent sizes (move to front) */
+#define ATZ_RELEASES_CAP 8  /* ring of recently released addresses */
+#define ATZ_ALLOCS_CAP   64 /* ring of recently allocated addresses */
+
+#define ATZ_RECORD_MAX   (8 + 2 * 10 + AT_ATZ_NAME_MAX + 4 * 10) /* largest record we write */
+#define ATZ_SIZED_MAX    (1u << 20) /* largest length-prefixed payload a reader accepts */
+#define ATZ_CHUNK        (64u * 1024) /* content bytes per lz4 block, as written */
+
+/* A ring of recent values of capacity cap (a power of two): entry 0 is the newest. Address
+ * rings never hold 0. */
+#define ATZ_RING(cap)                                                                          \
+	struct {                                                                               \
+		uint32_t head, count;                                                          \
+		uint64_t v[cap];                                                               \
+	}
+
+/* Predictor state of one thread. */
+struct atz_thread {
+	uint32_t pid, tid;
+	uint64_t last_size, last_release, last_alloc;
+	ATZ_RING(ATZ_SIZES_CAP) sizes;
+	ATZ_RING(ATZ_RELEASES_CAP) releases;
+	ATZ_RING(ATZ_ALLOCS_CAP) allocs;
+};
+
+/* Newest index of x in the ring, or -1. */
+static inline int atz_ring_find(const uint64_t *v, uint32_t head, uint32_t count,
+				uint32_t mask, uint64_t x)
+{
+	for (uint32_t k = 0; k < count; k++)
+		if (v[(head - 1 - k) & mask] == x)
+			return (int)k;
+	return -1;
+}
+
+static inline void atz_ring_push(uint64_t *v, uint32_t *head, uint32_t *count, uint32_t cap,
+				 uint64_t x)
+{
+	v[*head & (cap - 1)] = x;
+	(*head)++;
+	if (*count < cap)
+		(*count)++;
+}
+
+/* Removes entry k (< count): the k newer entries each move one place older. */
+static inline void atz_ring_remove(uint64_t *v, uint32_t *head, uint32_t *count, uint32_t cap,
+				   uint32_t k)
+{
+	uint32_t mask = cap - 1;
+
+	for (uint32_t i = k; i > 0; i--)
+		v[(*head - 1 - i) & mask] = v[(*head - i) & mask];
+	(*head)--;
+	(*count)--;
+}
+
+#define RING_FIND(r, x) atz_ring_find((r).v, (r).head, (r).count, \
+				      (uint32_t)(sizeof((r).v) / 8 - 1), (x))
+#define RING_PUSH(r, x) atz_ring_push((r).v, &(r).head, &(r).count, \
+				      (uint32_t)(sizeof((r).v) / 8), (x))
+#define RING_REMOVE(r, k) atz_ring_remove((r).v, &(r).head, &(r).count, \
+					  (uint32_t)(sizeof((r).v) / 8), (k))
+#define RING_GET(r, k) ((r).v[((r).head - 1 - (k)) & (uint32_t)(sizeof((r).v) / 8 - 1)])
+
+static inline enum atz_role atz_field_role(unsigned func, unsigned field)
+{
+	if (field == 2)
+		return ATZ_ROLE_ALLOC;
+	if (field == 0 && at_func_takes_pointer(func))
+		return ATZ_ROLE_RELEASE;
+	return field < at_func_nargs[func] ? ATZ_ROLE_SIZE : ATZ_ROLE_EXTRA;
+}
+
+/* The value a delta of this role is taken against. */
+static inline uint64_t atz_delta_ref(const struct atz_thread *t, enum atz_role role)
+{
+	return role == ATZ_ROLE_SIZE ? t->last_size
+	     : role == ATZ_ROLE_RELEASE ? t->last_release : t->last_alloc;
+}
+
+/* Applies one field of a decoded or encoded event to the thread's state (FORMAT.md 6.3).
+ * ring_k is the ring index when the field was coded as a ring hit, else -1. */
+static inline void atz_update(struct atz_thread *t, enum atz_role role, uint64_t x, int ring_k)
+{
+	switch (role) {
+	case ATZ_ROLE_SIZE:
+		if (ring_k >= 0)
+			RING_REMOVE(t->sizes, (uint32_t)ring_k);
+		RING_PUSH(t->sizes, x);
+		t->last_size = x;
+		break;
+	case ATZ_ROLE_RELEASE:
+		if (ring_k >= 0)
+			RING_REMOVE(t->allocs, (uint32_t)ring_k);
+		if (x) {
+			RING_PUSH(t->releases, x);
+			t->last_release = x;
+		}
+		break;
+	case ATZ_ROLE_ALLOC:
+		if (ring_k >= 0)
+			RING_REMOVE(t->releases, (uint32_t)ring_k);
+		if (x) {
+			RING_PUSH(t->allocs, x);
+			t->last_alloc = x;
+		}
+		break;
+	case ATZ_ROLE_EXTRA:
+		break;
+	}
+}
+
+static inline uint64_t atz_zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static inline uint64_t atz_unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
+
+/* LEB128: 7 bits per byte, low group first, high bit set on every byte but the last. */
+static inline size_t atz_put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline unsigned atz_varint_len(uint64_t v)
+{
+	unsigned bits = v ? 64 - (unsigned)__builtin_clzll(v) : 1;
+	return (bits + 6) / 7;
+}
+
+/* Reads a varint from [*pp, end). Returns 0, 1 when it runs past end, -1 when it is longer
+ * than 10 bytes or overflows 64 bits. */
+static inline int atz_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (p == end)
+			return 1;
+		uint8_t b = *p++;
+		if (shift == 63 && b > 1)
+			return -1;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*pp = p;
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Page-granular allocation (mmap), so neither side touches malloc. */
+void *atz_map(size_t size);
+void atz_unmap(void *p, size_t size);
+/* Grows a mapping from old_size to new_size bytes, keeping its contents. NULL on failure
+ * (the old mapping is then still valid). */
+void *atz_remap(void *p, size_t old_size, size_t new_size);
+/* lz4frame custom allocator over atz_map. */
+void *atz_lz4_alloc(void *opaque, size_t size);
+void *atz_lz4_calloc(void *opaque, size_t size);
+void atz_lz4_free(void *opaque, void *p);
+
+#endif

@@ -1,0 +1,595 @@
+/* atz_read.c: the atz reader (doc/FORMAT.md).
+ *
+ * The lz4 frame is walked block by block here (header, block sizes, end mark), each whole block
+ * handed to lz4frame to check and decompress, so every error has an exact file offset and a
+ * cut-off file still yields every event of its whole blocks. Decoded content collects in one
+ * buffer; a record may span blocks. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LZ4F_STATIC_LINKING_ONLY
+#include <lz4frame.h>
+
+#include "atz.h"
+#include "atz_model.h"
+
+#define EVENT_RECORD_MAX 40 /* op, field byte, three 10-byte varints, with margin */
+#define FRAME_HEADER_MAX 19
+
+struct at_atz_reader {
+	int fd;
+	const char *name;
+	enum at_atz_status status;
+	enum at_atz_status ending;  /* set when the input stopped early: reported once drained */
+	const char *cut_where;      /* where it stopped */
+	char msg[320];
+	LZ4F_dctx *dctx;
+	/* file bytes */
+	uint8_t *in;
+	size_t in_cap, in_pos, in_len;
+	uint64_t in_off;            /* file offset of in[0] */
+	int in_eof;
+	/* the frame */
+	int block_checksum, content_checksum;
+	size_t block_max;
+	uint64_t block_off;         /* file offset of the block being decoded or next */
+	int frame_done;             /* no more content will come */
+	/* decoded content */
+	uint8_t *buf;
+	size_t buf_cap, pos, len;
+	uint64_t buf_off;           /* content offset of buf[0] */
+	/* predictor state */
+	struct atz_thread *threads;
+	size_t nthreads, threads_cap;
+	struct atz_thread *cur;
+	struct at_atz_header hdr;
+	int have_header;
+	uint64_t lost_before;
+	struct at_atz_stats st;
+};
+
+static int fail(struct at_atz_reader *r, enum at_atz_status status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Stops the reader with a message "NAME: ...". Returns -1. */
+static int fail(struct at_atz_reader *r, enum at_atz_status status, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->msg, sizeof(r->msg), "%s: ", r->name);
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg + n, sizeof(r->msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	r->status = status;
+	return -1;
+}
+
+/* Makes n file bytes available at in + in_pos. 0, 1 if the input ends first, -1 on error. */
+static int need_input(struct at_atz_reader *r, size_t n)
+{
+	if (r->in_len - r->in_pos >= n)
+		return 0;
+	if (r->in_pos) {
+		memmove(r->in, r->in + r->in_pos, r->in_len - r->in_pos);
+		r->in_len -= r->in_pos;
+		r->in_off += r->in_pos;
+		r->in_pos = 0;
+	}
+	while (r->in_len < n && !r->in_eof) {
+		ssize_t k = read(r->fd, r->in + r->in_len, r->in_cap - r->in_len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(r, AT_ATZ_ERR_IO, "read error at byte offset %" PRIu64 ": %s",
+				    r->in_off + r->in_len, strerror(errno));
+		}
+		if (k == 0)
+			r->in_eof = 1;
+		r->in_len += (size_t)k;
+	}
+	return r->in_len >= n ? 0 : 1;
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Feeds n whole frame bytes to lz4frame, appending what they decode to the content buffer. */
+static int lz4_feed(struct at_atz_reader *r, size_t n, const char *what)
+{
+	const uint8_t *src = r->in + r->in_pos;
+	size_t left = n;
+
+	while (left) {
+		size_t room = r->buf_cap - r->len, used = left;
+		size_t rc = LZ4F_decompress(r->dctx, r->buf + r->len, &room, src, &used, NULL);
+		if (LZ4F_isError(rc))
+			return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt %s at byte offset %" PRIu64 " (%s)",
+				    what, r->block_off, LZ4F_getErrorName(rc));
+		if (used == 0 && room == 0)
+			return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt %s at byte offset %" PRIu64,
+				    what, r->block_off);
+		r->len += room;
+		src += used;
+		left -= used;
+	}
+	r->in_pos += n;
+	r->st.file_bytes += n;
+	r->block_off += n;
+	return 0;
+}
+
+/* Reads and checks the lz4 frame header (FORMAT.md 2). */
+static int read_frame_header(struct at_atz_reader *r)
+{
+	int rc = need_input(r, 7);
+	if (rc < 0)
+		return -1;
+	const uint8_t *h = r->in + r->in_pos;
+	if (r->in_len - r->in_pos >= 4 && get_le32(h) != AT_ATZ_LZ4_MAGIC)
+		return fail(r, AT_ATZ_ERR_NOT_ATZ, "not an lz4 frame (the first bytes are not "
+			    "04 22 4D 18)");
+	if (rc)
+		return fail(r, AT_ATZ_ERR_TRUNCATED, "truncated after 0 events: the input ends "
+			    "inside the lz4 frame header (%zu bytes)", r->in_len - r->in_pos);
+	uint8_t flg = h[4], bd = h[5];
+	if ((flg >> 6) != 1 || (flg & 2) || (bd & 0x8f) || ((bd >> 4) & 7) < 4)
+		return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt lz4 frame header at byte offset 0");
+	if (flg & 1)
+		return fail(r, AT_ATZ_ERR_NOT_ATZ, "lz4 frame needs a dictionary: not an atz file");
+	r->block_checksum = (flg >> 4) & 1;
+	r->content_checksum = (flg >> 2) & 1;
+	r->block_max = (size_t)1 << (8 + 2 * ((bd >> 4) & 7));
+	size_t hlen = 7 + ((flg & 8) ? 8 : 0);
+	rc = need_input(r, hlen);
+	if (rc)
+		return rc < 0 ? -1 : fail(r, AT_ATZ_ERR_TRUNCATED, "truncated after 0 events: the "
+					  "input ends inside the lz4 frame header");
+	return lz4_feed(r, hlen, "lz4 frame header");
+}
+
+/* Sizes the buffers for the frame's block size. */
+static int size_buffers(struct at_atz_reader *r)
+{
+	size_t in_cap = r->block_max + 16, buf_cap = r->block_max + ATZ_SIZED_MAX + 64;
+	void *in = atz_remap(r->in, r->in_cap, in_cap);
+
+	if (!in)
+		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory");
+	r->in = in;
+	r->in_cap = in_cap;
+	r->buf = atz_map(buf_cap);
+	if (!r->buf)
+		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory");
+	r->buf_cap = buf_cap;
+	return 0;
+}
+
+/* Notes that the input stopped inside the frame; reported once the content is drained. */
+static int truncated(struct at_atz_reader *r, const char *where)
+{
+	r->ending = AT_ATZ_ERR_TRUNCATED;
+	r->cut_where = where;
+	r->frame_done = 1;
+	return 0;
+}
+
+/* Decodes the next lz4 block into the content buffer, or handles the end mark. Sets
+ * frame_done at the end of the frame (clean, or truncated with `ending` set). */
+static int load_block(struct at_atz_reader *r)
+{
+	if (r->pos) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->len -= r->pos;
+		r->buf_off += r->pos;
+		r->pos = 0;
+	}
+	int rc = need_input(r, 4);
+	if (rc)
+		return rc < 0 ? -1 : truncated(r, "a block size field");
+	uint32_t word = get_le32(r->in + r->in_pos);
+	if (word == 0) {
+		size_t n = 4 + (r->content_checksum ? 4 : 0);
+		rc = need_input(r, n);
+		if (rc)
+			return rc < 0 ? -1 : truncated(r, "the content checksum");
+		if (lz4_feed(r, n, "end of frame (content checksum)") < 0)
+			return -1;
+		r->frame_done = 1;
+		if (need_input(r, 1) == 0)
+			return fail(r, AT_ATZ_ERR_CORRUPT, "unexpected data after the lz4 frame at "
+				    "byte offset %" PRIu64, r->block_off);
+		return r->status ? -1 : 0;
+	}
+	size_t size = word & 0x7fffffffu;
+	if (size > r->block_max)
+		return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt lz4 block at byte offset %" PRIu64
+			    ": size %zu exceeds the frame's %zu", r->block_off, size, r->block_max);
+	size_t n = 4 + size + (r->block_checksum ? 4 : 0);
+	rc = need_input(r, n);
+	if (rc)
+		return rc < 0 ? -1 : truncated(r, "the block at that offset");
+	return lz4_feed(r, n, "lz4 block");
+}
+
+/* Ensures n content bytes are available at pos, loading blocks. 0, 1 if the content ends
+ * first, -1 on error. */
+static int need_content(struct at_atz_reader *r, size_t n)
+{
+	while (r->len - r->pos < n) {
+		if (r->frame_done)
+			return 1;
+		if (load_block(r) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int corrupt(struct at_atz_reader *r, const char *why)
+{
+	return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt stream at content byte %" PRIu64 " (lz4 "
+		    "block ending at byte offset %" PRIu64 "): %s", r->buf_off + r->pos,
+		    r->block_off, why);
+}
+
+/* Called when a record runs past the available content: reports the cut. */
+static int ran_out(struct at_atz_reader *r)
+{
+	if (r->status)
+		return -1;
+	if (r->ending)
+		return fail(r, r->ending, "truncated after %" PRIu64 " events: the input ends "
+			    "inside %s; the last whole block ends at byte offset %" PRIu64 " of %"
+			    PRIu64, r->st.events, r->cut_where, r->block_off,
+			    r->in_off + r->in_len);
+	return corrupt(r, "the frame ends inside a record");
+}
+
+/* The stream header (FORMAT.md 3). Returns 0, -1, or 1 when more content is needed. */
+static int parse_header(struct at_atz_reader *r)
+{
+	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->len;
+	uint64_t flags, start, hl, xl;
+	int rc;
+
+	if (end - p < 6)
+		return 1;
+	if (memcmp(p, ATZ_STREAM_MAGIC, 4) != 0)
+		return fail(r, AT_ATZ_ERR_NOT_ATZ, "an lz4 file, but not an alloctap trace");
+	r->hdr.major = p[4];
+	r->hdr.minor = p[5];
+	if (p[4] != AT_ATZ_VERSION_MAJOR)
+		return fail(r, AT_ATZ_ERR_VERSION, "trace format version %u.%u is %s this reader's "
+			    "(%u.%u): %s", p[4], p[5], p[4] > AT_ATZ_VERSION_MAJOR ? "newer than" :
+			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_VERSION_MINOR,
+			    p[4] > AT_ATZ_VERSION_MAJOR ? "use a newer alloctap" : "not supported");
+	p += 6;
+	if ((rc = atz_get_varint(&p, end, &flags)) || (rc = atz_get_varint(&p, end, &start)) ||
+	    (rc = atz_get_varint(&p, end, &hl)))
+		return rc > 0 ? 1 : corrupt(r, "bad varint in the stream header");
+	if (hl > AT_ATZ_HOST_MAX)
+		return corrupt(r, "host name longer than 255 bytes");
+	if ((uint64_t)(end - p) < hl)
+		return 1;
+	memcpy(r->hdr.host, p, hl);
+	r->hdr.host[hl] = 0;
+	p += hl;
+	if ((rc = atz_get_varint(&p, end, &xl)))
+		return rc > 0 ? 1 : corrupt(r, "bad varint in the stream header");
+	if (xl > ATZ_SIZED_MAX)
+		return corrupt(r, "header extension too long");
+	if ((uint64_t)(end - p) < xl)
+		return 1;
+	p += xl;
+	if (flags > UINT32_MAX)
+		return corrupt(r, "header flags out of range");
+	r->hdr.flags = (unsigned)flags;
+	r->hdr.start_ns = start;
+	r->pos = (size_t)(p - r->buf);
+	r->have_header = 1;
+	return 0;
+}
+
+static void free_reader(struct at_atz_reader *r)
+{
+	if (r->dctx)
+		LZ4F_freeDecompressionContext(r->dctx);
+	atz_unmap(r->in, r->in_cap);
+	atz_unmap(r->buf, r->buf_cap);
+	atz_unmap(r->threads, r->threads_cap * sizeof(*r->threads));
+	atz_unmap(r, sizeof(*r));
+}
+
+static int open_stream(struct at_atz_reader *r)
+{
+	if (read_frame_header(r) < 0 || size_buffers(r) < 0)
+		return -1;
+	for (;;) {
+		int rc = parse_header(r);
+		if (rc <= 0)
+			return rc;
+		size_t have = r->len - r->pos;
+		rc = need_content(r, have + 1);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			return ran_out(r);
+	}
+}
+
+struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *preload,
+					 size_t preload_len)
+{
+	LZ4F_CustomMem mem = { atz_lz4_alloc, atz_lz4_calloc, atz_lz4_free, NULL };
+	struct at_atz_reader *r = atz_map(sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->fd = fd;
+	r->name = name ? name : "<input>";
+	r->in_cap = 4096 > preload_len ? 4096 : preload_len;
+	r->in = atz_map(r->in_cap);
+	r->dctx = LZ4F_createDecompressionContext_advanced(mem, LZ4F_VERSION);
+	if (!r->in || !r->dctx) {
+		free_reader(r);
+		return NULL;
+	}
+	if (preload_len)
+		memcpy(r->in, preload, preload_len);
+	r->in_len = preload_len;
+	open_stream(r);
+	return r;
+}
+
+static int new_thread(struct at_atz_reader *r, uint64_t pid, uint64_t tid)
+{
+	if (pid > UINT32_MAX || tid > UINT32_MAX)
+		return corrupt(r, "thread record with a pid or tid above 2^32-1");
+	if (r->nthreads == r->threads_cap) {
+		size_t cap = r->threads_cap ? r->threads_cap * 2 : 64;
+		void *p = atz_remap(r->threads, r->threads_cap * sizeof(*r->threads),
+				    cap * sizeof(*r->threads));
+		if (!p)
+			return fail(r, AT_ATZ_ERR_NOMEM, "out of memory for %zu threads", cap);
+		r->threads = p;
+		r->threads_cap = cap;
+	}
+	struct atz_thread *t = &r->threads[r->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->pid = (uint32_t)pid;
+	t->tid = (uint32_t)tid;
+	r->cur = t;
+	r->st.threads = ++r->nthreads;
+	return 0;
+}
+
+/* One field of an EVENT record. Returns 0, 1 past the end, -1 corrupt. */
+static int get_field(struct atz_thread *t, unsigned mode, enum atz_role role, const uint8_t **pp,
+		     const uint8_t *end, uint64_t *x, int *k)
+{
+	uint64_t v;
+	int rc;
+
+	*k = -1;
+	switch (mode) {
+	case ATZ_MODE_ZERO:
+		*x = 0;
+		return 0;
+	case ATZ_MODE_RING: {
+		if (*pp == end)
+			return 1;
+		unsigned i = *(*pp)++;
+		if (role == ATZ_ROLE_SIZE && i < t->sizes.count)
+			*x = RING_GET(t->sizes, i);
+		else if (role == ATZ_ROLE_RELEASE && i < t->allocs.count)
+			*x = RING_GET(t->allocs, i);
+		else if (role == ATZ_ROLE_ALLOC && i < t->releases.count)
+			*x = RING_GET(t->releases, i);
+		else
+			return -1;
+		*k = (int)i;
+		return 0;
+	}
+	case ATZ_MODE_DELTA:
+		if (role == ATZ_ROLE_EXTRA)
+			return -1;
+		if ((rc = atz_get_varint(pp, end, &v)))
+			return rc;
+		*x = atz_delta_ref(t, role) + atz_unzigzag(v);
+		return 0;
+	default:
+		if ((rc = atz_get_varint(pp, end, &v)))
+			return rc;
+		*x = v;
+		return 0;
+	}
+}
+
+/* The general event form (FORMAT.md 5.3). */
+static int get_event(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
+		     unsigned func, struct at_event *ev)
+{
+	struct atz_thread *t = r->cur;
+
+	if (*pp == end)
+		return 1;
+	uint8_t fields = *(*pp)++;
+	if (fields & ATZ_FIELD_RESERVED)
+		return corrupt(r, "reserved bit set in an event's field byte");
+	ev->func = (uint8_t)func;
+	ev->has_result = (fields & ATZ_FIELD_HAS_RESULT) != 0;
+	for (unsigned f = 0; f < 3; f++) {
+		enum atz_role role = atz_field_role(func, f);
+		uint64_t x;
+		int k;
+		int rc = get_field(t, (fields >> (2 * f)) & 3, role, pp, end, &x, &k);
+		if (rc)
+			return rc > 0 ? 1 : corrupt(r, "bad field in an event (ring index past the "
+						    "ring, delta on an unused argument, or varint)");
+		if (f < 2)
+			ev->arg[f] = x;
+		else
+			ev->result = x;
+		atz_update(t, role, x, k);
+	}
+	return 0;
+}
+
+/* A length-prefixed record: kinds this version knows are checked, others skipped. */
+static int get_sized(struct at_atz_reader *r, uint8_t op)
+{
+	const uint8_t *p = r->buf + r->pos + 1, *end = r->buf + r->len;
+	uint64_t n = 0;
+	int rc = atz_get_varint(&p, end, &n);
+
+	if (rc == 1) {
+		rc = need_content(r, (size_t)(end - (r->buf + r->pos)) + 1);
+		return rc < 0 ? -1 : rc > 0 ? ran_out(r) : 1;
+	}
+	if (rc < 0 || n > ATZ_SIZED_MAX)
+		return corrupt(r, "bad length in a length-prefixed record");
+	size_t head = (size_t)(p - (r->buf + r->pos));
+	rc = need_content(r, head + n);
+	if (rc)
+		return rc < 0 ? -1 : ran_out(r);
+	p = r->buf + r->pos + head;
+	end = p + n;
+	uint64_t v;
+	for (unsigned i = 0; i < (op == ATZ_OP_PROCESS ? 1u : op == ATZ_OP_OBJECT ? 4u : 0u); i++)
+		if (atz_get_varint(&p, end, &v) || (i == 0 && v > UINT32_MAX))
+			return corrupt(r, "bad number in a process or object record");
+	r->pos += head + n;
+	return 0;
+}
+
+/* Decodes one record at pos. 1: an event in ev; 0: another record; -1: error. */
+static int get_record(struct at_atz_reader *r, struct at_event *ev)
+{
+	const uint8_t *start = r->buf + r->pos, *p = start + 1, *end = r->buf + r->len;
+	uint8_t op = *start;
+	struct atz_thread *t = r->cur;
+	uint64_t a, b;
+	int rc;
+
+	if (op < ATZ_OP_EVENT || (op & 0xf0) == ATZ_OP_EVENT) {
+		if (!t)
+			return corrupt(r, "event before any thread record");
+		ev->pid = t->pid;
+		ev->tid = t->tid;
+		ev->arg[1] = 0;
+		if (op < ATZ_OP_QUICK_FREE) {
+			unsigned s = (op >> 3) & 7, k = op & 7;
+			if (s >= t->sizes.count || k >= t->releases.count)
+				return corrupt(r, "quick malloc refers past a ring");
+			ev->func = AT_MALLOC;
+			ev->has_result = 1;
+			ev->arg[0] = RING_GET(t->sizes, s);
+			ev->result = RING_GET(t->releases, k);
+			atz_update(t, ATZ_ROLE_SIZE, ev->arg[0], (int)s);
+			atz_update(t, ATZ_ROLE_ALLOC, ev->result, (int)k);
+		} else if (op < ATZ_OP_EVENT) {
+			unsigned k = op & 63;
+			if (k >= t->allocs.count)
+				return corrupt(r, "quick free refers past the allocation ring");
+			ev->func = AT_FREE;
+			ev->has_result = 0;
+			ev->arg[0] = RING_GET(t->allocs, k);
+			ev->result = 0;
+			atz_update(t, ATZ_ROLE_RELEASE, ev->arg[0], (int)k);
+		} else {
+			if ((op & 15) >= AT_FUNC_COUNT)
+				return corrupt(r, "unknown function code in an event record");
+			rc = get_event(r, &p, end, op & 15, ev);
+			if (rc)
+				return rc > 0 ? ran_out(r) : -1;
+		}
+		r->pos = (size_t)(p - r->buf);
+		r->st.events++;
+		return 1;
+	}
+	switch (op) {
+	case ATZ_OP_THREAD:
+		if ((rc = atz_get_varint(&p, end, &a)))
+			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a thread record");
+		if (a >= r->nthreads)
+			return corrupt(r, "thread record names a thread not in the table");
+		r->cur = &r->threads[a];
+		break;
+	case ATZ_OP_NEW_THREAD:
+		if ((rc = atz_get_varint(&p, end, &a)) || (rc = atz_get_varint(&p, end, &b)))
+			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a thread record");
+		if (new_thread(r, a, b) < 0)
+			return -1;
+		break;
+	case ATZ_OP_LOST:
+		if ((rc = atz_get_varint(&p, end, &a)))
+			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a lost record");
+		r->lost_before += a;
+		r->st.lost += a;
+		break;
+	default:
+		if (op >= ATZ_OP_SIZED_FIRST)
+			return get_sized(r, op) < 0 ? -1 : 0;
+		return corrupt(r, "unknown record kind");
+	}
+	r->pos = (size_t)(p - r->buf);
+	return 0;
+}
+
+int at_atz_next(struct at_atz_reader *r, struct at_event *ev)
+{
+	r->lost_before = 0;
+	while (!r->status) {
+		if (r->len - r->pos < EVENT_RECORD_MAX && !r->frame_done) {
+			if (load_block(r) < 0)
+				return -1;
+			continue;
+		}
+		if (r->pos == r->len) {
+			if (r->ending)
+				return ran_out(r);
+			return 0;
+		}
+		int rc = get_record(r, ev);
+		if (rc)
+			return rc;
+	}
+	return -1;
+}
+
+uint64_t at_atz_lost_before(const struct at_atz_reader *r)
+{
+	return r->lost_before;
+}
+
+const struct at_atz_header *at_atz_reader_header(const struct at_atz_reader *r)
+{
+	return r->have_header ? &r->hdr : NULL;
+}
+
+enum at_atz_status at_atz_reader_status(const struct at_atz_reader *r)
+{
+	return r->status;
+}
+
+const char *at_atz_reader_message(const struct at_atz_reader *r)
+{
+	return r->status ? r->msg : NULL;
+}
+
+void at_atz_reader_stats(const struct at_atz_reader *r, struct at_atz_stats *st)
+{
+	*st = r->st;
+	st->content_bytes = r->buf_off + r->pos;
+}
+
+void at_atz_reader_close(struct at_atz_reader *r)
+{
+	if (r)
+		free_reader(r);
+}
