@@ -80,9 +80,10 @@ static void fill(void *p, uint64_t from, uint64_t to)
 /* Checks the slot numbers an event uses against the limit and marks them used. */
 static int check_slots(struct rp_engine *e, const struct at_event *ev, const char **why)
 {
-	e->bad_slot = UINT64_MAX;
+	e->has_bad_slot = 0;
 	if (at_func_takes_pointer(ev->func) && ev->arg[0] >= e->slots.limit) {
 		*why = "pointer slot beyond the slot limit";
+		e->has_bad_slot = 1;
 		e->bad_slot = ev->arg[0];
 		return -1;
 	}
@@ -93,6 +94,7 @@ static int check_slots(struct rp_engine *e, const struct at_event *ev, const cha
 		}
 		if (ev->result >= e->slots.limit) {
 			*why = "result slot beyond the slot limit";
+			e->has_bad_slot = 1;
 			e->bad_slot = ev->result;
 			return -1;
 		}
@@ -149,7 +151,7 @@ enum rp_step rp_engine_step(struct rp_engine *e, const struct at_event *ev, cons
 		e->other_pid_events++;
 		return RP_STEP_SKIPPED;
 	}
-	e->bad_slot = UINT64_MAX;
+	e->has_bad_slot = 0;
 	if (ev->func >= AT_FUNC_COUNT) {
 		*why = "unknown function";
 		return RP_STEP_ERROR;

@@ -39,8 +39,8 @@ struct rp_engine {
 	uint64_t slop_bytes;            /* with RP_SLOP: usable - requested over those blocks */
 	uint64_t overwritten;           /* results stored over a slot still holding a pointer */
 	uint64_t failed;                /* allocations of a non-zero size that returned NULL */
-	uint64_t bad_slot;              /* after RP_STEP_ERROR: the slot number beyond the limit,
-					   or UINT64_MAX when the error is not about one */
+	int has_bad_slot;               /* after RP_STEP_ERROR: whether the error is a slot number */
+	uint64_t bad_slot;              /* beyond the limit, and which */
 };
 
 /* What rp_engine_step did. */

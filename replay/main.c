@@ -160,7 +160,7 @@ static int replay(struct at_linereader *r, struct rp_engine *e)
 		}
 		switch (rp_engine_step(e, &ev, &why)) {
 		case RP_STEP_ERROR:
-			if (e->bad_slot != UINT64_MAX)
+			if (e->has_bad_slot)
 				rp_error_at(r->name, r->lineno,
 					    "%s: #%" PRIu64 " (slots #0 to #%" PRIu64 ")", why,
 					    e->bad_slot, e->slots.limit - 1);

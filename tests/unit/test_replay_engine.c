@@ -273,6 +273,7 @@ static void test_slot_limit(void **state)
 	ev = ev1(AT_MALLOC, 10, 16);
 	assert_int_equal(rp_engine_step(&e, &ev, &why), RP_STEP_ERROR);
 	assert_string_equal(why, "result slot beyond the slot limit");
+	assert_int_equal(e.has_bad_slot, 1);
 	assert_int_equal(e.bad_slot, 16);
 	ev = ev_free(20);
 	assert_int_equal(rp_engine_step(&e, &ev, &why), RP_STEP_ERROR);
@@ -303,7 +304,7 @@ static void test_missing_result(void **state)
 	init(&e, 16, 0);
 	assert_int_equal(rp_engine_step(&e, &ev, &why), RP_STEP_ERROR);
 	assert_string_equal(why, "missing result slot (=#N)");
-	assert_int_equal(e.bad_slot, UINT64_MAX);
+	assert_int_equal(e.has_bad_slot, 0);
 	assert_int_equal(e.ops, 0);
 	release_all(&e);
 }

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# replay_cli.sh: command-line tests of build/alloctap-replay on the files in tests/data/replay/.
+# Every case checks the exit status and the exact messages or summary lines. Prints one TAP
+# line per case; exits non-zero if any failed.
+set -u
+cd "$(dirname "$0")/.."
+R=build/alloctap-replay
+D=tests/data/replay
+LIBDIR=/usr/lib/x86_64-linux-gnu
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+failed=0
+
+pass() { echo "ok - $1"; }
+fail() {
+	echo "not ok - $1"
+	shift
+	for why in "$@"; do echo "#   $why"; done
+	echo "#   stderr was:"
+	sed 's/^/#     /' "$T/err" | head -n 20
+	failed=$((failed + 1))
+}
+
+if [ ! -x "$R" ]; then
+	echo "not ok - $R is built (run make first)"
+	exit 1
+fi
+
+# run ARGS...: runs the replayer, stdout to $T/out, stderr to $T/err, status in $rc.
+run() {
+	"$R" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+}
+
+# expect_error DESC RC MESSAGE ARGS...: exit status RC and stderr exactly MESSAGE.
+expect_error() {
+	local desc=$1 want_rc=$2 want=$3
+	shift 3
+	run "$@"
+	if [ "$rc" -eq "$want_rc" ] && [ "$(cat "$T/err")" == "$want" ]; then
+		pass "$desc"
+	else
+		fail "$desc" "exit $rc (want $want_rc)" "want stderr: $want"
+	fi
+}
+
+# has_lines DESC LINE...: every LINE appears as a whole line in $T/err; exit status 0.
+has_lines() {
+	local desc=$1 missing=()
+	shift
+	for l in "$@"; do
+		grep -qxF -- "$l" "$T/err" || missing+=("missing line: $l")
+	done
+	[ "$rc" -eq 0 ] || missing+=("exit $rc (want 0)")
+	if [ ${#missing[@]} -eq 0 ]; then pass "$desc"; else fail "$desc" "${missing[@]}"; fi
+}
+
+# The summary of tests/data/replay/good.log (worked out by hand in the comments).
+GOOD_SUMMARY=(
+	"replayed pid: 1"
+	"lines of other pids: 0"
+	"operations: 11"
+	"operations malloc: 2"
+	"operations calloc: 1"
+	"operations realloc: 2"
+	"operations free: 2"
+	"operations memalign: 1"
+	"operations posix_memalign: 1"
+	"operations aligned_alloc: 1"
+	"operations valloc: 1"
+	"operations jemalloc_stats: 1"
+	"failed allocations: 0"
+	"overwritten live slots: 0"
+	# live: calloc 100 + posix_memalign 240 + memalign 10 + aligned_alloc 128 + realloc 300
+	# + malloc(0); the peak is the end
+	"peak live requested bytes: 778"
+	"final live requested bytes: 778"
+	"final live objects: 6"
+)
+# The stats line at the jemalloc_stats() of good.log (line 5): #1 64, #2 100, #3 240.
+GOOD_STATS="stats line=5 ops=4 objects=3 slots=4 requested=404 arena="
+
+# good_log DESC STATS_LINE_NO ARGS...: the good.log summary and stats line.
+good_log() {
+	local desc=$1 line=$2
+	shift 2
+	run --summary "$@"
+	local stats="stats line=$line ops=4 objects=3 slots=4 requested=404 arena="
+	if [ "$(grep -c '^stats ' "$T/err")" -ne 1 ] || ! grep -q "^$stats[0-9]* mmap=" "$T/err"; then
+		fail "$desc" "want one line starting: $stats"
+		return
+	fi
+	has_lines "$desc" "${GOOD_SUMMARY[@]}" "allocator: glibc $LIBDIR/libc.so.6"
+}
+
+# --- good logs and the reader's hard cases ---------------------------------------------------
+good_log "good log: summary counts and live bytes, stats line" 5 "$D/good.log"
+good_log "empty and blank lines are skipped" 8 "$D/empty_lines.log"
+good_log "CRLF line ends" 5 "$D/crlf.log"
+good_log "no final newline: the last line is replayed" 5 "$D/no_final_newline.log"
+good_log "input on stdin (-)" 5 - <"$D/good.log"
+good_log "input on stdin (no FILE)" 5 <"$D/good.log"
+good_log "-c fills blocks" 5 -c "$D/good.log"
+
+run --summary -s "$D/good.log"
+if grep -q '^stats .* slop=[0-9][0-9]*$' "$T/err" && grep -q '^final slop bytes: [0-9][0-9]*$' "$T/err"; then
+	has_lines "-s: slop in the stats line and the summary" "${GOOD_SUMMARY[@]}"
+else
+	fail "-s: slop in the stats line and the summary" "no slop= / final slop bytes:"
+fi
+
+run -q --summary "$D/good.log"
+if grep -q '^stats ' "$T/err"; then
+	fail "-q: no stats line" "a stats line was printed"
+else
+	has_lines "-q: no stats line, summary still printed" "final live requested bytes: 778"
+fi
+
+run "$D/good.log"
+if [ "$rc" -eq 0 ] && [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ]; then
+	pass "without --summary: only the stats line, nothing on stdout"
+else
+	fail "without --summary: only the stats line, nothing on stdout" "exit $rc"
+fi
+
+# A valid line of 100 kB (leading zeros), then a 100 kB garbage line.
+{
+	echo "1 1 malloc(32)=#1"
+	printf '1 1 malloc(%s7)=#2\n' "$(head -c 100000 /dev/zero | tr '\0' 0)"
+	echo "1 1 free(#1)"
+} >"$T/long.log"
+run --summary "$T/long.log"
+has_lines "a 100 kB line" "operations: 3" "final live requested bytes: 7" "final live objects: 1"
+{
+	cat "$D/good.log"
+	head -c 100000 /dev/zero | tr '\0' x
+	echo
+} >"$T/longbad.log"
+expect_error "a 100 kB malformed line: its line number" 1 \
+	"alloctap-replay: $T/longbad.log:13: expected a decimal process number" -q "$T/longbad.log"
+
+expect_error "binary garbage" 1 \
+	"alloctap-replay: $D/garbage.bin:1: expected a decimal process number" "$D/garbage.bin"
+expect_error "slot beyond the limit" 1 \
+	"alloctap-replay: $D/slot_limit.log:3: result slot beyond the slot limit: #268435456 (slots #0 to #268435455)" \
+	"$D/slot_limit.log"
+: >"$T/empty.log"
+run --summary "$T/empty.log"
+has_lines "an empty file replays nothing" "operations: 0" "final live requested bytes: 0"
+
+# --- malformed lines, one kind per case (tests/data/replay/malformed.tsv) ---------------------
+while IFS=$'\t' read -r reason line; do
+	case $reason in '#'* | '') continue ;; esac
+	printf '1 1 malloc(8)=#1\n%s\n' "$line" >"$T/bad.log"
+	expect_error "malformed: $line" 1 "alloctap-replay: $T/bad.log:2: $reason" "$T/bad.log"
+done <"$D/malformed.tsv"
+
+# --- processes, overwritten slots --------------------------------------------------------------
+run --summary "$D/multi_pid.log"
+has_lines "only the first pid is replayed" "replayed pid: 3" "lines of other pids: 4" \
+	"operations: 4" "operations malloc: 2" "operations realloc: 1" "operations free: 1" \
+	"operations calloc: 0" "peak live requested bytes: 2024" \
+	"final live requested bytes: 2000" "final live objects: 1"
+grep -q '^stats line=9 ops=4 objects=1 slots=4 requested=2000 ' "$T/err" ||
+	fail "multi-pid stats line" "want: stats line=9 ops=4 objects=1 slots=4 requested=2000 ..."
+
+run --summary "$D/overwrite.log"
+has_lines "a result over a live slot is counted as overwritten" "overwritten live slots: 1" \
+	"peak live requested bytes: 20" "final live requested bytes: 5" "final live objects: 1"
+
+# --- no allocations of its own: count every malloc-family call with an LD_PRELOAD ------------
+if cc -shared -fPIC -O1 -o "$T/malloc_count.so" "$D/malloc_count.c" 2>"$T/err"; then
+	LD_PRELOAD=$T/malloc_count.so "$R" -s -c "$D/good.log" >"$T/out" 2>"$T/err"
+	rc=$?
+	has_lines "the replayer makes exactly the log's calls, none of its own" \
+		"malloc_count malloc=2 calloc=1 realloc=2 free=2 memalign=1 posix_memalign=1 aligned_alloc=1 valloc=1"
+	LD_PRELOAD=$T/malloc_count.so "$R" --summary "$D/multi_pid.log" >"$T/out" 2>"$T/err"
+	rc=$?
+	has_lines "no allocations of its own with --summary and other pids" \
+		"malloc_count malloc=2 calloc=0 realloc=1 free=1 memalign=0 posix_memalign=0 aligned_alloc=0 valloc=0"
+else
+	fail "the malloc-counting library builds"
+fi
+
+# --- allocators: the summary names what /proc/self/maps says provides malloc -----------------
+for a in glibc:libc.so.6 jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
+	mimalloc:libmimalloc.so.2; do
+	name=${a%%:*}
+	lib=$(readlink -f "$LIBDIR/${a#*:}")
+	run --allocator "$name" --summary "$D/good.log"
+	has_lines "--allocator $name: malloc really comes from $lib" "allocator: $name $lib" \
+		"final live requested bytes: 778" "operations: 11"
+done
+run --allocator="$LIBDIR/libjemalloc.so.2" --summary "$D/good.log"
+has_lines "--allocator=PATH" "allocator: jemalloc $LIBDIR/libjemalloc.so.2" "operations: 11"
+run --allocator mimalloc --summary - <"$D/good.log"
+has_lines "--allocator with stdin input" "allocator: mimalloc $(readlink -f $LIBDIR/libmimalloc.so.2)" \
+	"operations: 11"
+LD_PRELOAD=$LIBDIR/libjemalloc.so.2 "$R" --allocator glibc --summary "$D/good.log" >"$T/out" 2>"$T/err"
+rc=$?
+has_lines "--allocator glibc drops an inherited LD_PRELOAD" "allocator: glibc $LIBDIR/libc.so.6"
+expect_error "--allocator with a missing library" 1 \
+	"alloctap-replay: /nonexistent/libx.so: No such file or directory" \
+	--allocator /nonexistent/libx.so "$D/good.log"
+run --allocator /etc/hostname "$D/good.log"
+if [ "$rc" -eq 1 ] && grep -qxF "alloctap-replay: /etc/hostname was preloaded but malloc comes from $LIBDIR/libc.so.6 (not a malloc library?)" "$T/err"; then
+	pass "--allocator with a file that is no allocator: the check in the child fails"
+else
+	fail "--allocator with a file that is no allocator: the check in the child fails" "exit $rc"
+fi
+# The marker stops re-execution: here it claims jemalloc is preloaded when it is not.
+ALLOCTAP_REPLAY_ALLOCATOR=$LIBDIR/libjemalloc.so.2 "$R" --allocator jemalloc "$D/good.log" \
+	>"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ "$(cat "$T/err")" == "alloctap-replay: $LIBDIR/libjemalloc.so.2 was preloaded but malloc comes from $LIBDIR/libc.so.6 (not a malloc library?)" ]; then
+	pass "re-exec guard: a marked process does not re-execute, it checks"
+else
+	fail "re-exec guard: a marked process does not re-execute, it checks" "exit $rc"
+fi
+
+# --- usage ------------------------------------------------------------------------------------
+expect_error "unknown option" 2 "alloctap-replay: unknown option '-x' (see --help)" -x "$D/good.log"
+expect_error "unknown long option" 2 "alloctap-replay: unknown option '--stats' (see --help)" --stats
+expect_error "unknown allocator name" 2 \
+	"alloctap-replay: unknown allocator (jemalloc, tcmalloc, mimalloc, glibc or a path): 'hoard' (see --help)" \
+	--allocator hoard "$D/good.log"
+expect_error "--allocator without a value" 2 "alloctap-replay: missing value after '--allocator' (see --help)" \
+	"$D/good.log" --allocator
+expect_error "two input files" 2 "alloctap-replay: more than one input file: '$D/crlf.log' (see --help)" \
+	"$D/good.log" "$D/crlf.log"
+expect_error "missing file" 1 "alloctap-replay: /nonexistent/x.log: No such file or directory" \
+	/nonexistent/x.log
+expect_error "a directory" 1 "alloctap-replay: $D:1: read error: Is a directory" "$D"
+run --help
+if [ "$rc" -eq 0 ] && grep -q '^Usage: alloctap-replay' "$T/out" && grep -q '2^28 slots' "$T/out" &&
+	grep -q '^Exit status: 0 replayed, 1 input or data error' "$T/out"; then
+	pass "--help: usage, slot limit and exit codes on stdout"
+else
+	fail "--help: usage, slot limit and exit codes on stdout" "exit $rc"
+fi
+
+# --- round trip: a raw log munged then replayed reports the live bytes the log implies ---------
+M=build/alloctap-munge
+RAW=demo/python3-json.log
+if [ -x "$M" ] && [ -f "$RAW" ]; then
+	# Live bytes the raw log implies for its first process, by address, following munge's
+	# rules: unknown frees and zero results are ignored.
+	want=$(awk '
+		function release(p) { if (p in live) { total -= live[p]; delete live[p] } }
+		{
+			if (pid == "") pid = $1
+			if ($1 != pid) next
+			line = $0; sub(/^[0-9]+ [0-9]+ /, "", line)
+			fn = line; sub(/\(.*/, "", fn)
+			args = line; sub(/^[a-z_]+\(/, "", args); sub(/\).*/, "", args)
+			res = ""; if (index(line, ")=")) { res = line; sub(/.*\)=/, "", res) }
+			n = split(args, a, ",")
+			if (fn == "free") { if (a[1] != "0x0") release(a[1]); next }
+			if (fn == "jemalloc_stats" || res == "" || res == "0x0") next
+			if (fn == "realloc") { if (a[1] != "0x0") release(a[1]); size = a[2] }
+			else if (fn == "calloc") size = a[1] * a[2]
+			else if (fn == "malloc" || fn == "valloc") size = a[1]
+			else size = a[2]
+			release(res)
+			live[res] = size; total += size
+		}
+		END { printf "%d\n", total }' "$RAW")
+	"$M" "$RAW" 2>/dev/null | "$R" --summary >"$T/out" 2>"$T/err"
+	rc=$?
+	has_lines "round trip: $RAW munged and replayed, final live bytes $want" \
+		"final live requested bytes: $want"
+else
+	fail "round trip: $M and $RAW exist"
+fi
+
+[ "$failed" -eq 0 ]
