@@ -1,0 +1,29 @@
+/* attach.h: planting the probes of one object, for one pid or all. */
+#ifndef ALLOCTAP_ATTACH_H
+#define ALLOCTAP_ATTACH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct alloctap;
+struct bpf_link;
+
+#define AT_MAX_LINKS 1024
+
+struct at_probes {
+	struct bpf_link *links[AT_MAX_LINKS];
+	unsigned nlinks;
+	unsigned functions; /* functions probed (aliases once) */
+};
+
+/* Attaches the malloc family of the object at path, for pid (-1: every process). Functions the
+ * object does not define are skipped; an alias (same address) is probed once, under the first
+ * name. Return probes go in first, so a call already running when we attach is ignored rather
+ * than half-seen. 0, or -1 with a reason in why (nothing of this object stays attached). */
+int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
+		     char *why, size_t whylen);
+
+/* Destroys every link. */
+void at_detach_all(struct at_probes *p);
+
+#endif

@@ -1,0 +1,124 @@
+/* elfsym.c: function symbols of an ELF file, with libelf. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+
+int at_elf_open(struct at_elf *e, const char *path, const char **why)
+{
+	memset(e, 0, sizeof(*e));
+	e->fd = -1;
+	e->path = path;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		*why = elf_errmsg(-1);
+		return -1;
+	}
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	Elf *elf = elf_begin(e->fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		*why = elf ? "not an ELF file" : elf_errmsg(-1);
+		if (elf)
+			elf_end(elf);
+		close(e->fd);
+		e->fd = -1;
+		return -1;
+	}
+	e->elf = elf;
+	return 0;
+}
+
+void at_elf_close(struct at_elf *e)
+{
+	if (e->elf)
+		elf_end(e->elf);
+	if (e->fd >= 0)
+		close(e->fd);
+	e->elf = NULL;
+	e->fd = -1;
+}
+
+/* Looks for a defined STT_FUNC named name in the section of type sh_type. 1 found, 0 not, -1
+ * malformed. */
+static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint64_t *vaddr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -1;
+		if (sh.sh_type != sh_type || sh.sh_entsize == 0)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data)
+			return -1;
+		size_t count = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < count; i++) {
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				return -1;
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_value == 0)
+				continue;
+			const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (s && strcmp(s, name) == 0) {
+				*vaddr = sym.st_value;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+int at_elf_find_function(struct at_elf *e, const char *name, uint64_t *vaddr)
+{
+	int rc = find_in_section(e->elf, SHT_SYMTAB, name, vaddr);
+
+	if (rc != 0)
+		return rc;
+	return find_in_section(e->elf, SHT_DYNSYM, name, vaddr);
+}
+
+int at_elf_vaddr_to_offset(struct at_elf *e, uint64_t vaddr, uint64_t *offset)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e->elf, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e->elf, (int)i, &ph))
+			return -1;
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*offset = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int at_elf_defines_malloc(const char *path)
+{
+	struct at_elf e;
+	const char *why;
+	uint64_t vaddr;
+
+	if (at_elf_open(&e, path, &why) < 0)
+		return 0;
+	int rc = at_elf_find_function(&e, "malloc", &vaddr);
+	at_elf_close(&e);
+	return rc == 1;
+}
