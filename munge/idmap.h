@@ -35,22 +35,88 @@ struct at_idmap {
 void at_idmap_init(struct at_idmap *m);
 void at_idmap_free(struct at_idmap *m);
 
-/* The id of key (neg, mag), giving it one if it has none (IdMapping.__getitem__).
- * Returns the id (>= 1), or 0 when memory ran out. */
-uint64_t at_idmap_get(struct at_idmap *m, int neg, uint64_t mag);
 
 /* Whether key (neg, mag) has an id now (no special case for 0: the caller decides). */
 int at_idmap_contains(const struct at_idmap *m, int neg, uint64_t mag);
-
-/* Releases key (neg, mag) if it has an id: the id goes to the back of the FIFO queue and is
- * stored in *id. Returns 1 if the key was present, 0 if not, -1 when memory ran out (the key is
- * then left in place). One probe sequence: lookup and removal share it. */
-int at_idmap_release(struct at_idmap *m, int neg, uint64_t mag, uint64_t *id);
 
 /* Number of ids waiting in the FIFO queue. */
 static inline uint64_t at_idmap_waiting(const struct at_idmap *m)
 {
 	return m->ring_len;
+}
+
+/* Slow paths of the inline functions below (idmap.c). */
+int at_idmap_grow_table(struct at_idmap *m);
+int at_idmap_grow_ring(struct at_idmap *m);
+void at_idmap_remove_slot(struct at_idmap *m, uint64_t i);
+
+/* Fibonacci hashing: addresses differ mostly in their middle bits, the multiply spreads them
+ * to the top bits the shift keeps. The sign is folded into the top bit of the key. */
+static inline uint64_t at_idmap_home(const struct at_idmap *m, uint64_t mag, uint64_t negbit)
+{
+	return ((mag ^ negbit) * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift;
+}
+
+/* Index of key's slot, or of the empty slot where it would go. The table must have slots. */
+static inline uint64_t at_idmap_probe(const struct at_idmap *m, uint64_t mag, uint64_t negbit)
+{
+	uint64_t i = at_idmap_home(m, mag, negbit);
+
+	for (;;) {
+		const struct at_idmap_slot *s = &m->slots[i];
+		if (!s->id_neg || (s->mag == mag && (s->id_neg & AT_IDMAP_NEG) == negbit))
+			return i;
+		i = (i + 1) & m->mask;
+	}
+}
+
+/* Takes the oldest released id, else the next counter value. */
+static inline uint64_t at_idmap_new_id(struct at_idmap *m)
+{
+	if (m->ring_len) {
+		uint64_t id = m->ring[m->ring_head];
+		m->ring_head = (m->ring_head + 1) & m->ring_mask;
+		m->ring_len--;
+		return id;
+	}
+	return m->next_id++;
+}
+
+/* The id of key (neg, mag), giving it one if it has none (IdMapping.__getitem__).
+ * Returns the id (>= 1), or 0 when memory ran out. */
+static inline uint64_t at_idmap_get(struct at_idmap *m, int neg, uint64_t mag)
+{
+	uint64_t negbit = neg ? AT_IDMAP_NEG : 0;
+
+	if ((m->count + 1) * 2 > m->mask + 1 && at_idmap_grow_table(m) < 0)
+		return 0;
+	struct at_idmap_slot *s = &m->slots[at_idmap_probe(m, mag, negbit)];
+	if (s->id_neg)
+		return s->id_neg & ~AT_IDMAP_NEG;
+	uint64_t id = at_idmap_new_id(m);
+	s->mag = mag;
+	s->id_neg = id | negbit;
+	m->count++;
+	return id;
+}
+
+/* Releases key (neg, mag) if it has an id: the id goes to the back of the FIFO queue and is
+ * stored in *id. Returns 1 if the key was present, 0 if not, -1 when memory ran out (the key is
+ * then left in place). One probe sequence: lookup and removal share it. */
+static inline int at_idmap_release(struct at_idmap *m, int neg, uint64_t mag, uint64_t *id)
+{
+	if (!m->count)
+		return 0;
+	uint64_t i = at_idmap_probe(m, mag, neg ? AT_IDMAP_NEG : 0);
+	if (!m->slots[i].id_neg)
+		return 0;
+	if ((!m->ring || m->ring_len == m->ring_mask + 1) && at_idmap_grow_ring(m) < 0)
+		return -1;
+	*id = m->slots[i].id_neg & ~AT_IDMAP_NEG;
+	m->ring[(m->ring_head + m->ring_len) & m->ring_mask] = *id;
+	m->ring_len++;
+	at_idmap_remove_slot(m, i);
+	return 1;
 }
 
 #endif

@@ -123,32 +123,6 @@ static struct pyint parse_span(struct at_span s, int base)
 
 /* --- finding the fields ---------------------------------------------------------------- */
 
-/* Function by name, for the fast path (the names differ in length or first letters). */
-static inline int func_of(const char *s, size_t n)
-{
-	switch (n) {
-	case 4:
-		return memcmp(s, "free", 4) ? -1 : AT_FREE;
-	case 6:
-		if (!memcmp(s, "malloc", 6))
-			return AT_MALLOC;
-		if (!memcmp(s, "calloc", 6))
-			return AT_CALLOC;
-		return memcmp(s, "valloc", 6) ? -1 : AT_VALLOC;
-	case 7:
-		return memcmp(s, "realloc", 7) ? -1 : AT_REALLOC;
-	case 8:
-		return memcmp(s, "memalign", 8) ? -1 : AT_MEMALIGN;
-	case 13:
-		return memcmp(s, "aligned_alloc", 13) ? -1 : AT_ALIGNED_ALLOC;
-	case 14:
-		if (!memcmp(s, "posix_memalign", 14))
-			return AT_POSIX_MEMALIGN;
-		return memcmp(s, "jemalloc_stats", 14) ? -1 : AT_JEMALLOC_STATS;
-	}
-	return -1;
-}
-
 /* A decimal of 1 to 19 digits at *pp (so it cannot overflow). */
 static inline int fast_dec(const char **pp, const char *end, uint64_t *v)
 {
@@ -186,6 +160,49 @@ static inline int fast_hex(const char **pp, const char *end, uint64_t *v)
 	return 0;
 }
 
+/* Whether the text at q (before end) starts with the literal lit. */
+#define STARTS(q, end, lit) ((size_t)((end) - (q)) >= sizeof(lit) - 1 && !memcmp((q), lit, sizeof(lit) - 1))
+
+/* The function whose name and '(' start at *pp, which then points past the '('; -1 if none. */
+static inline int func_at(const char **pp, const char *end)
+{
+	const char *q = *pp;
+	int f = -1;
+
+	if (q == end)
+		return -1;
+	switch (*q) {
+	case 'm':
+		f = STARTS(q, end, "malloc(") ? AT_MALLOC
+		    : STARTS(q, end, "memalign(") ? AT_MEMALIGN : -1;
+		break;
+	case 'f':
+		f = STARTS(q, end, "free(") ? AT_FREE : -1;
+		break;
+	case 'r':
+		f = STARTS(q, end, "realloc(") ? AT_REALLOC : -1;
+		break;
+	case 'c':
+		f = STARTS(q, end, "calloc(") ? AT_CALLOC : -1;
+		break;
+	case 'p':
+		f = STARTS(q, end, "posix_memalign(") ? AT_POSIX_MEMALIGN : -1;
+		break;
+	case 'a':
+		f = STARTS(q, end, "aligned_alloc(") ? AT_ALIGNED_ALLOC : -1;
+		break;
+	case 'v':
+		f = STARTS(q, end, "valloc(") ? AT_VALLOC : -1;
+		break;
+	case 'j':
+		f = STARTS(q, end, "jemalloc_stats(") ? AT_JEMALLOC_STATS : -1;
+		break;
+	}
+	if (f >= 0)
+		*pp = q + at_func_name_len[f] + 1;
+	return f;
+}
+
 /* The common shape in one pass: "PID TID func(ARGS)[=0xHEX]" with decimal pid, tid and sizes,
  * 0x pointers, the right argument count, nothing else. Returns -1 for anything else (the slow
  * path then decides), so a line taken here is one the reference splits and parses the same. */
@@ -198,15 +215,9 @@ static inline int fast_fields(const char *p, size_t n, struct fields *f)
 		return -1;
 	if (fast_dec(&q, end, &f->tid.mag) < 0 || q == end || *q++ != ' ')
 		return -1;
-	const char *name = q;
-	while (q < end && ((*q >= 'a' && *q <= 'z') || *q == '_'))
-		q++;
-	if (q == end || *q != '(')
-		return -1;
-	int func = func_of(name, (size_t)(q - name));
+	int func = func_at(&q, end);
 	if (func < 0)
 		return -1;
-	q++;
 	f->args.p = f->rest.p = q;
 	unsigned want = at_func_nargs[func];
 	if (want && at_func_takes_pointer((unsigned)func)) {
@@ -325,39 +336,70 @@ static inline uint64_t thread_of(struct at_munge_process *p, int neg, uint64_t m
 	return id;
 }
 
-/* Longest munged text besides the arguments: three numbers of at most 20 digits, '#'s, the
- * longest name, spaces, parentheses, '=', '\n'. */
-#define LINE_OVERHEAD 96
+/* Room for a munged line besides its argument text: the padded prefix and name copies, two
+ * '#' numbers of at most 20 digits, ')', '=', '\n'. */
+#define LINE_OVERHEAD 128
 
-/* Writes "PID TID func(" at d; returns the length. */
-static inline size_t put_head(char *d, uint64_t pid, uint64_t tid, int func)
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Decimal digits of v at d, written in place (ids are mostly short); returns the count. */
+static inline size_t put_dec(char *d, uint64_t v)
 {
-	size_t n = at_put_dec(d, pid);
-	d[n++] = ' ';
-	n += at_put_dec(d + n, tid);
-	d[n++] = ' ';
-	memcpy(d + n, at_func_name[func], at_func_name_len[func]);
-	n += at_func_name_len[func];
-	d[n++] = '(';
+	size_t n = 1;
+
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	char *p = d + n;
+	while (v >= 100) {
+		unsigned k = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--p = digit_pairs[k + 1];
+		*--p = digit_pairs[k];
+	}
+	if (v >= 10) {
+		*--p = digit_pairs[v * 2 + 1];
+		*--p = digit_pairs[v * 2];
+	} else {
+		*--p = (char)('0' + v);
+	}
 	return n;
+}
+
+/* Function names with their '(', padded so one fixed-size copy writes any of them. */
+static const char name_paren[AT_FUNC_COUNT][16] = {
+	[AT_MALLOC] = "malloc(", [AT_CALLOC] = "calloc(", [AT_REALLOC] = "realloc(",
+	[AT_FREE] = "free(", [AT_MEMALIGN] = "memalign(", [AT_POSIX_MEMALIGN] = "posix_memalign(",
+	[AT_ALIGNED_ALLOC] = "aligned_alloc(", [AT_VALLOC] = "valloc(",
+	[AT_JEMALLOC_STATS] = "jemalloc_stats(",
+};
+
+/* Writes "PID TID func(" at d (which has room for LINE_OVERHEAD bytes); returns the length. */
+static inline size_t put_head(char *d, const struct at_munge_thread *t, int func)
+{
+	memcpy(d, t->prefix, sizeof(t->prefix));
+	memcpy(d + t->len, name_paren[func], sizeof(name_paren[func]));
+	return t->len + at_func_name_len[func] + 1u;
 }
 
 /* Writes the munged line "PID TID func(ARGS)[=#RES]\n": for free and realloc ARGS is #ptr_id
  * and the original text after the first argument, else the original argument text; res_id 0
  * means no result. An argument text too long for the output buffer is written in pieces. */
-static void put_line(struct at_output *out, uint64_t pid, uint64_t tid, const struct fields *f,
-		     uint64_t ptr_id, uint64_t res_id)
+static void put_line(struct at_output *out, const struct at_munge_thread *t,
+		     const struct fields *f, uint64_t ptr_id, uint64_t res_id)
 {
 	int ptr = at_func_takes_pointer((unsigned)f->func);
 	struct at_span text = ptr ? f->rest : f->args;
 	char small[LINE_OVERHEAD];
 	size_t need = LINE_OVERHEAD + text.n;
 	char *d = need <= AT_OUTPUT_BUFSIZE ? at_output_reserve(out, need) : small;
-	size_t n = put_head(d, pid, tid, f->func);
+	size_t n = put_head(d, t, f->func);
 
 	if (ptr) {
 		d[n++] = '#';
-		n += at_put_dec(d + n, ptr_id);
+		n += put_dec(d + n, ptr_id);
 	}
 	if (d == small) { /* an argument text longer than the whole buffer */
 		at_output_write(out, small, n);
@@ -371,7 +413,7 @@ static void put_line(struct at_output *out, uint64_t pid, uint64_t tid, const st
 	if (res_id) {
 		d[n++] = '=';
 		d[n++] = '#';
-		n += at_put_dec(d + n, res_id);
+		n += put_dec(d + n, res_id);
 	}
 	d[n++] = '\n';
 	if (d == small)
@@ -384,10 +426,32 @@ static void put_stats_line(struct at_output *out, uint64_t pid)
 {
 	static const char tail[] = " 1 jemalloc_stats()\n";
 	char *d = at_output_reserve(out, 20 + sizeof(tail));
-	size_t n = at_put_dec(d, pid);
+	size_t n = put_dec(d, pid);
 
 	memcpy(d + n, tail, sizeof(tail) - 1);
 	at_output_commit(out, n + sizeof(tail) - 1);
+}
+
+static inline unsigned thread_slot(uint64_t pid, uint64_t tid)
+{
+	return (unsigned)(((pid * UINT64_C(0x9E3779B97F4A7C15)) ^ (tid * UINT64_C(0xC2B2AE3D27D4EB4F))) >>
+			  56) % AT_MUNGE_THREAD_CACHE;
+}
+
+/* Fills a thread cache entry for the pair of f, now mapped to process pid and thread tid. */
+static void fill_thread(const struct at_munge *m, struct at_munge_thread *t,
+			const struct fields *f, uint64_t pid, uint64_t tid)
+{
+	t->pid_mag = f->pid.mag;
+	t->tid_mag = f->tid.mag;
+	t->proc = (uint32_t)(pid - 1);
+	t->pid_id = m->opt.has_pid ? 1 : pid;
+	memset(t->prefix, 0, sizeof(t->prefix));
+	size_t n = put_dec(t->prefix, t->pid_id);
+	t->prefix[n++] = ' ';
+	n += put_dec(t->prefix + n, tid);
+	t->prefix[n++] = ' ';
+	t->len = (uint32_t)n;
 }
 
 #define IGNORE(reason)                                                                         \
@@ -404,17 +468,27 @@ static inline int apply_fields(struct at_munge *m, const struct fields *f, struc
 		IGNORE(int_why(&f->pid, pid_why));
 	if (m->opt.has_pid && (f->pid.mag != m->opt.pid_mag || f->pid.neg != m->opt.pid_neg))
 		return AT_MUNGE_FILTERED;
-	uint64_t pid = process_of(m, f->pid.neg, f->pid.mag);
-	if (!pid)
-		return AT_MUNGE_NOMEM;
-	struct at_munge_process *p = &m->procs[pid - 1];
-	if (m->opt.has_pid)
-		pid = 1;
-	if (f->tid.st)
-		IGNORE(int_why(&f->tid, tid_why));
-	uint64_t tid = thread_of(p, f->tid.neg, f->tid.mag);
-	if (!tid)
-		return AT_MUNGE_NOMEM;
+	struct at_munge_thread local, *t = NULL;
+	if (!f->tid.st && !f->pid.neg && !f->tid.neg) {
+		t = &m->threads[thread_slot(f->pid.mag, f->tid.mag)];
+		if (!t->pid_id || t->pid_mag != f->pid.mag || t->tid_mag != f->tid.mag)
+			t = NULL;
+	}
+	if (!t) {
+		uint64_t pid = process_of(m, f->pid.neg, f->pid.mag);
+		if (!pid)
+			return AT_MUNGE_NOMEM;
+		struct at_munge_process *p = &m->procs[pid - 1];
+		if (f->tid.st)
+			IGNORE(int_why(&f->tid, tid_why));
+		uint64_t tid = thread_of(p, f->tid.neg, f->tid.mag);
+		if (!tid)
+			return AT_MUNGE_NOMEM;
+		t = f->pid.neg || f->tid.neg ? &local
+					     : &m->threads[thread_slot(f->pid.mag, f->tid.mag)];
+		fill_thread(m, t, f, pid, tid);
+	}
+	struct at_munge_process *p = &m->procs[t->proc];
 	if (f->func < 0)
 		IGNORE("Unknown function");
 	if (f->nargs != at_func_nargs[f->func])
@@ -443,9 +517,9 @@ static inline int apply_fields(struct at_munge *m, const struct fields *f, struc
 		if (!(res_id = at_idmap_get(&p->pointers, f->res.neg, f->res.mag)))
 			return AT_MUNGE_NOMEM;
 	}
-	put_line(out, pid, tid, f, ptr_id, res_id);
+	put_line(out, t, f, ptr_id, res_id);
 	if (m->opt.stats_every && ++p->written % m->opt.stats_every == 0)
-		put_stats_line(out, pid);
+		put_stats_line(out, t->pid_id);
 	return AT_MUNGE_WRITTEN;
 }
 

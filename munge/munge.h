@@ -31,6 +31,17 @@ enum at_munge_result {
 
 struct at_munge_process; /* per process: tid ids, pointer ids, written-line count */
 
+/* A direct-mapped cache from a raw (pid, tid) pair to its process and its printed
+ * "PID TID " prefix; ids never change once given, so entries never go stale. */
+#define AT_MUNGE_THREAD_CACHE 256
+struct at_munge_thread {
+	uint64_t pid_mag, tid_mag;
+	uint64_t pid_id;     /* 0: empty entry */
+	uint32_t proc;       /* index in procs */
+	uint32_t len;        /* of prefix */
+	char prefix[48];
+};
+
 struct at_munge {
 	struct at_munge_options opt;
 	struct at_idmap pids;
@@ -40,6 +51,7 @@ struct at_munge {
 	int last_pid_neg;
 	struct at_munge_process *last_proc;
 	uint64_t last_pid_id;
+	struct at_munge_thread threads[AT_MUNGE_THREAD_CACHE];
 };
 
 void at_munge_init(struct at_munge *m, const struct at_munge_options *opt);
