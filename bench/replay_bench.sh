@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# replay_bench.sh: alloctap-replay's speed against glibc, jemalloc, tcmalloc and mimalloc side
+# by side, and what its reading and parsing add to the allocator's own cost (build/bench/
+# replay_direct makes the same calls from a pre-decoded array).
+#
+# Two workloads:
+#   genlog  build/bench/genlog LINES 1 | alloctap-munge --pid FIRST: the synthetic mix, with
+#           large blocks (some above glibc's mmap threshold), so allocators differ widely;
+#   small   an awk-generated munged log of small blocks (8 to 1 KiB) churning over 10000
+#           slots, where the allocator is cheap and the replay's own cost shows.
+# Each figure is the best of RUNS runs. Usage: bench/replay_bench.sh [LINES] [RUNS]
+set -u
+cd "$(dirname "$0")/.."
+LINES=${1:-2000000}
+RUNS=${2:-3}
+R=build/alloctap-replay
+DIRECT=build/bench/replay_direct
+LIBDIR=/usr/lib/x86_64-linux-gnu
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+for f in "$R" "$DIRECT"; do
+	[ -x "$f" ] || { echo "replay bench: $f is not built (make bench builds it)"; exit 1; }
+done
+
+# The genlog workload, or an awk stand-in when genlog or munge are missing.
+make_genlog() {
+	if [ -x build/bench/genlog ] && [ -x build/alloctap-munge ]; then
+		build/bench/genlog "$LINES" 1 >"$T/raw"
+		local pid
+		pid=$(head -n 1 "$T/raw" | cut -d' ' -f1)
+		build/alloctap-munge -qq --pid "$pid" "$T/raw" >"$T/genlog.log" || return 1
+		rm -f "$T/raw"
+		GENLOG_WHAT="genlog $LINES 1 | alloctap-munge --pid $pid"
+	else
+		make_small "$T/genlog.log" "$LINES" 7 65536
+		GENLOG_WHAT="awk stand-in (build/bench/genlog or build/alloctap-munge missing)"
+	fi
+}
+
+# make_small OUT OPS SEED MAXSIZE: a munged log of OPS calls over 10000 slots: an empty slot
+# gets malloc (1 in 8 calloc, 1 in 32 posix_memalign), a full one free (1 in 5 realloc).
+make_small() {
+	awk -v n="$2" -v seed="$3" -v max="$4" 'BEGIN {
+		srand(seed); W = 10000
+		for (i = 0; i < n; i++) {
+			s = 1 + int(rand() * W); r = rand()
+			size = 8 + int(rand() * rand() * rand() * max)
+			if (s in live) {
+				if (r < 0.2) print "1 1 realloc(#" s "," size ")=#" s
+				else { print "1 1 free(#" s ")"; delete live[s] }
+			} else {
+				if (r < 0.125) print "1 1 calloc(1," size ")=#" s
+				else if (r < 0.156) print "1 1 posix_memalign(64," size ")=#" s
+				else print "1 1 malloc(" size ")=#" s
+				live[s] = 1
+			}
+		}
+	}' >"$1"
+}
+
+# summary_value FILE KEY: the value of "KEY: value" in a --summary output.
+summary_value() {
+	sed -n "s/^$2: //p" "$1"
+}
+
+# bench_table LOG TITLE: one row per allocator.
+bench_table() {
+	local log=$1
+	echo "$2"
+	echo "  $(grep -c . "$log") lines, $(du -h "$log" | cut -f1)B; best of $RUNS runs"
+	printf '  %-9s %13s %10s %13s %13s %14s %13s\n' allocator "replay ns/op" "Mops/s" \
+		"direct ns/op" "replay cost" "peak RSS MiB" "final live MiB"
+	for a in glibc jemalloc tcmalloc mimalloc; do
+		local pre="" best_r="" best_d="" rss="" live="" ops=""
+		case $a in
+		jemalloc) pre=$LIBDIR/libjemalloc.so.2 ;;
+		tcmalloc) pre=$LIBDIR/libtcmalloc_minimal.so.4 ;;
+		mimalloc) pre=$LIBDIR/libmimalloc.so.2 ;;
+		esac
+		if [ -n "$pre" ] && [ ! -r "$pre" ]; then
+			printf '  %-9s %s\n' "$a" "(missing $pre)"
+			continue
+		fi
+		for _ in $(seq "$RUNS"); do
+			"$R" -q --summary --allocator "$a" "$log" 2>"$T/sum" >/dev/null ||
+				{ echo "  $a: replay failed: $(tail -n 1 "$T/sum")"; return 1; }
+			local ns
+			ns=$(summary_value "$T/sum" "ns per operation")
+			if [ -z "$best_r" ] || awk -v a="$ns" -v b="$best_r" 'BEGIN { exit !(a < b) }'; then
+				best_r=$ns
+				rss=$(summary_value "$T/sum" "peak rss bytes")
+				live=$(summary_value "$T/sum" "final live requested bytes")
+				ops=$(summary_value "$T/sum" "operations")
+			fi
+			LD_PRELOAD=$pre "$DIRECT" "$log" >"$T/direct" 2>&1 ||
+				{ echo "  $a: replay_direct failed: $(cat "$T/direct")"; return 1; }
+			ns=$(sed -n 's/.*ns_per_op=//p' "$T/direct")
+			if [ -z "$best_d" ] || awk -v a="$ns" -v b="$best_d" 'BEGIN { exit !(a < b) }'; then
+				best_d=$ns
+			fi
+		done
+		awk -v a="$a" -v r="$best_r" -v d="$best_d" -v rss="$rss" -v live="$live" 'BEGIN {
+			printf "  %-9s %13.1f %10.2f %13.1f %+13.1f %14.1f %13.1f\n", a, r, 1000 / r,
+				d, r - d, rss / 1048576, live / 1048576 }'
+	done
+	echo "  ($ops operations replayed; replay cost = replay ns/op - direct ns/op: reading,"
+	echo "   parsing, checks and accounting per call)"
+}
+
+echo "== replay: operations per second by allocator"
+make_genlog || { echo "replay bench: cannot build the genlog workload"; exit 1; }
+bench_table "$T/genlog.log" "workload genlog: $GENLOG_WHAT"
+echo
+make_small "$T/small.log" "$LINES" 1 1024
+bench_table "$T/small.log" "workload small: $LINES calls, 8 B to 1 KiB blocks over 10000 slots"
