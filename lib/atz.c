@@ -322,8 +322,21 @@ static struct atz_thread *switch_thread(struct at_atz_writer *w, uint32_t pid, u
 	return w->cur = &w->threads[i];
 }
 
-/* Chooses the cheapest mode for one field (FORMAT.md 6.2); *k gets the ring index. */
-static unsigned choose_mode(const struct atz_thread *t, enum atz_role role, uint64_t x, int *k)
+/* The delta code of x against the role's reference. 0 if it cannot be coded. */
+static int delta_code(const struct atz_thread *t, enum atz_role role, uint64_t x, uint64_t *code)
+{
+	uint64_t d = x - atz_delta_ref(t, role);
+
+	if (atz_role_is_address(role))
+		return atz_adelta(d, code);
+	*code = atz_zigzag(d);
+	return 1;
+}
+
+/* Chooses the cheapest mode for one field (FORMAT.md 6.2); *k gets the ring index, *code the
+ * delta code. */
+static unsigned choose_mode(const struct atz_thread *t, enum atz_role role, uint64_t x, int *k,
+			    uint64_t *code)
 {
 	*k = -1;
 	if (x == 0)
@@ -334,34 +347,68 @@ static unsigned choose_mode(const struct atz_thread *t, enum atz_role role, uint
 	   : role == ATZ_ROLE_RELEASE ? RING_FIND(t->allocs, x) : RING_FIND(t->releases, x);
 	if (*k >= 0)
 		return ATZ_MODE_RING;
-	uint64_t z = atz_zigzag(x - atz_delta_ref(t, role));
-	return atz_varint_len(z) < atz_varint_len(x) ? ATZ_MODE_DELTA : ATZ_MODE_LITERAL;
+	if (delta_code(t, role, x, code) && atz_varint_len(*code) < atz_varint_len(x))
+		return ATZ_MODE_DELTA;
+	return ATZ_MODE_LITERAL;
 }
 
-/* The one-byte forms (FORMAT.md 5.1, 5.2). Returns 1 if ev was written that way. */
-static int put_quick(struct at_atz_writer *w, struct atz_thread *t, const struct at_event *ev)
+/* malloc(size) = result in one of the compact forms (FORMAT.md 5.1). 1 if written. */
+static int put_compact_malloc(struct at_atz_writer *w, struct atz_thread *t,
+			      const struct at_event *ev)
 {
-	if (ev->func == AT_MALLOC && ev->has_result && ev->arg[1] == 0 && ev->result) {
-		int s = RING_FIND(t->sizes, ev->arg[0]);
-		if (s < 0)
-			return 0;
-		int a = RING_FIND(t->releases, ev->result);
-		if (a < 0)
-			return 0;
+	int s = RING_FIND(t->sizes, ev->arg[0]);
+	int a = RING_FIND(t->releases, ev->result);
+	uint64_t code = 0;
+
+	if (a < 0 && !delta_code(t, ATZ_ROLE_ALLOC, ev->result, &code))
+		return 0;
+	if (s >= 0 && a >= 0) {
 		put_byte(w, (uint8_t)(ATZ_OP_QUICK_MALLOC | s << 3 | a));
-		atz_update(t, ATZ_ROLE_SIZE, ev->arg[0], s);
-		atz_update(t, ATZ_ROLE_ALLOC, ev->result, a);
+	} else if (s >= 0) {
+		put_byte(w, (uint8_t)(ATZ_OP_MALLOC_SIZE | s));
+		put_varint(w, code);
+	} else if (a >= 0) {
+		put_byte(w, (uint8_t)(ATZ_OP_MALLOC_ADDR | a));
+		put_varint(w, ev->arg[0]);
+	} else {
+		put_byte(w, ATZ_OP_MALLOC_NEW);
+		put_varint(w, ev->arg[0]);
+		put_varint(w, code);
+	}
+	atz_update(t, ATZ_ROLE_SIZE, ev->arg[0], s);
+	atz_update(t, ATZ_ROLE_ALLOC, ev->result, a);
+	return 1;
+}
+
+/* free(pointer) in one of the compact forms (FORMAT.md 5.1). 1 if written. */
+static int put_compact_free(struct at_atz_writer *w, struct atz_thread *t, uint64_t ptr)
+{
+	uint64_t code;
+
+	if (ptr == 0) {
+		put_byte(w, ATZ_OP_FREE_NULL);
 		return 1;
 	}
-	if (ev->func == AT_FREE && !ev->has_result && ev->arg[1] == 0 && ev->result == 0 &&
-	    ev->arg[0]) {
-		int k = RING_FIND(t->allocs, ev->arg[0]);
-		if (k < 0)
-			return 0;
+	int k = RING_FIND(t->allocs, ptr);
+	if (k >= 0 && k < 32) {
 		put_byte(w, (uint8_t)(ATZ_OP_QUICK_FREE | k));
-		atz_update(t, ATZ_ROLE_RELEASE, ev->arg[0], k);
-		return 1;
+	} else if (k < 0 && delta_code(t, ATZ_ROLE_RELEASE, ptr, &code)) {
+		put_byte(w, ATZ_OP_FREE_DELTA);
+		put_varint(w, code);
+	} else {
+		return 0;
 	}
+	atz_update(t, ATZ_ROLE_RELEASE, ptr, k);
+	return 1;
+}
+
+/* The compact forms cover malloc with a result and free, as a normal log has them. */
+static int put_compact(struct at_atz_writer *w, struct atz_thread *t, const struct at_event *ev)
+{
+	if (ev->func == AT_MALLOC && ev->has_result && ev->arg[1] == 0 && ev->result)
+		return put_compact_malloc(w, t, ev);
+	if (ev->func == AT_FREE && !ev->has_result && ev->arg[1] == 0 && ev->result == 0)
+		return put_compact_free(w, t, ev->arg[0]);
 	return 0;
 }
 
@@ -377,7 +424,7 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 	if (!t)
 		goto fail;
 	w->st.events++;
-	if (put_quick(w, t, ev))
+	if (put_compact(w, t, ev))
 		return 0;
 	size_t op = w->len;
 	uint8_t fields = ev->has_result ? ATZ_FIELD_HAS_RESULT : 0;
@@ -387,12 +434,13 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 		uint64_t x = f < 2 ? ev->arg[f] : ev->result;
 		enum atz_role role = atz_field_role(ev->func, f);
 		int k;
-		unsigned mode = choose_mode(t, role, x, &k);
+		uint64_t code;
+		unsigned mode = choose_mode(t, role, x, &k, &code);
 		fields |= (uint8_t)(mode << (2 * f));
 		if (mode == ATZ_MODE_RING)
 			put_byte(w, (uint8_t)k);
 		else if (mode == ATZ_MODE_DELTA)
-			put_varint(w, atz_zigzag(x - atz_delta_ref(t, role)));
+			put_varint(w, code);
 		else if (mode == ATZ_MODE_LITERAL)
 			put_varint(w, x);
 		atz_update(t, role, x, k);

@@ -14,7 +14,12 @@
 
 /* Record kinds: the first byte of each record. */
 #define ATZ_OP_QUICK_MALLOC 0x00 /* 0x00-0x3F: malloc, size hit (bits 5-3), address hit (2-0) */
-#define ATZ_OP_QUICK_FREE   0x40 /* 0x40-0x7F: free of allocation-ring entry (bits 5-0) */
+#define ATZ_OP_QUICK_FREE   0x40 /* 0x40-0x5F: free of allocation-ring entry (bits 4-0) */
+#define ATZ_OP_MALLOC_SIZE  0x60 /* 0x60-0x67: malloc, size hit (bits 2-0), adelta address */
+#define ATZ_OP_MALLOC_ADDR  0x68 /* 0x68-0x6F: malloc, varint size, address hit (bits 2-0) */
+#define ATZ_OP_MALLOC_NEW   0x70 /* malloc, varint size, adelta address */
+#define ATZ_OP_FREE_NULL    0x71 /* free(0) */
+#define ATZ_OP_FREE_DELTA   0x72 /* free, adelta address against the last release */
 #define ATZ_OP_EVENT        0x80 /* 0x80-0x88: any event, func in bits 3-0, field byte follows */
 #define ATZ_OP_THREAD       0x90 /* switch to thread table entry (varint index) */
 #define ATZ_OP_NEW_THREAD   0x91 /* append (varint pid, varint tid) to the table, switch to it */
@@ -26,7 +31,7 @@
 /* Field modes in the field byte of an ATZ_OP_EVENT record. */
 #define ATZ_MODE_ZERO    0 /* the value is 0, no bytes */
 #define ATZ_MODE_RING    1 /* one byte k: entry k of the field's ring */
-#define ATZ_MODE_DELTA   2 /* varint zigzag(value - reference) */
+#define ATZ_MODE_DELTA   2 /* varint delta code of value - reference (adelta for addresses) */
 #define ATZ_MODE_LITERAL 3 /* varint value */
 #define ATZ_FIELD_HAS_RESULT 0x40
 #define ATZ_FIELD_RESERVED   0x80
@@ -154,6 +159,34 @@ static inline uint64_t atz_zigzag(uint64_t d)
 static inline uint64_t atz_unzigzag(uint64_t z)
 {
 	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
+
+/* The address delta code ("adelta"): a delta d that is a multiple of 16 (as allocators align)
+ * is coded zigzag(d >> 4) << 1, any other zigzag(d) << 1 | 1. Returns 0 when d cannot be
+ * coded (unaligned with |d| >= 2^62): the caller then writes the value literally. */
+static inline int atz_adelta(uint64_t d, uint64_t *code)
+{
+	if ((d & 15) == 0) {
+		*code = atz_zigzag((uint64_t)((int64_t)d >> 4)) << 1;
+		return 1;
+	}
+	uint64_t z = atz_zigzag(d);
+	if (z >> 63)
+		return 0;
+	*code = z << 1 | 1;
+	return 1;
+}
+
+static inline uint64_t atz_unadelta(uint64_t code)
+{
+	uint64_t d = atz_unzigzag(code >> 1);
+	return code & 1 ? d : d << 4;
+}
+
+/* Whether a role's deltas use the adelta code (addresses) or plain zigzag (sizes). */
+static inline int atz_role_is_address(enum atz_role role)
+{
+	return role == ATZ_ROLE_RELEASE || role == ATZ_ROLE_ALLOC;
 }
 
 /* LEB128: 7 bits per byte, low group first, high bit set on every byte but the last. */

@@ -400,7 +400,8 @@ static int get_field(struct atz_thread *t, unsigned mode, enum atz_role role, co
 			return -1;
 		if ((rc = atz_get_varint(pp, end, &v)))
 			return rc;
-		*x = atz_delta_ref(t, role) + atz_unzigzag(v);
+		*x = atz_delta_ref(t, role) +
+		     (atz_role_is_address(role) ? atz_unadelta(v) : atz_unzigzag(v));
 		return 0;
 	default:
 		if ((rc = atz_get_varint(pp, end, &v)))
@@ -467,6 +468,69 @@ static int get_sized(struct at_atz_reader *r, uint8_t op)
 	return 0;
 }
 
+/* The compact malloc and free forms (FORMAT.md 5.1). 0, 1 past the end, -1 corrupt. */
+static int get_compact(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
+		       const uint8_t **pp, const uint8_t *end, struct at_event *ev)
+{
+	int s = -1, a = -1, rc;
+	uint64_t v;
+
+	if (op >= ATZ_OP_QUICK_FREE && op < ATZ_OP_MALLOC_SIZE) {
+		a = op & 31;
+		if ((unsigned)a >= t->allocs.count)
+			return corrupt(r, "quick free refers past the allocation ring");
+		v = RING_GET(t->allocs, a);
+	} else if (op == ATZ_OP_FREE_NULL) {
+		v = 0;
+	} else if (op == ATZ_OP_FREE_DELTA) {
+		if ((rc = atz_get_varint(pp, end, &v)))
+			return rc > 0 ? 1 : corrupt(r, "bad varint in a free record");
+		v = t->last_release + atz_unadelta(v);
+		if (v == 0)
+			return corrupt(r, "free delta record of a null pointer");
+	} else {
+		goto malloc;
+	}
+	ev->func = AT_FREE;
+	ev->has_result = 0;
+	ev->arg[0] = v;
+	ev->result = 0;
+	atz_update(t, ATZ_ROLE_RELEASE, v, a);
+	return 0;
+malloc:
+	if (op < ATZ_OP_QUICK_FREE) {
+		s = (op >> 3) & 7;
+		a = op & 7;
+	} else if (op < ATZ_OP_MALLOC_ADDR) {
+		s = op & 7;
+	} else if (op < ATZ_OP_MALLOC_NEW) {
+		a = op & 7;
+	} else if (op != ATZ_OP_MALLOC_NEW) {
+		return corrupt(r, "unknown record kind");
+	}
+	if ((s >= 0 && (unsigned)s >= t->sizes.count) ||
+	    (a >= 0 && (unsigned)a >= t->releases.count))
+		return corrupt(r, "compact malloc refers past a ring");
+	if (s >= 0)
+		ev->arg[0] = RING_GET(t->sizes, s);
+	else if ((rc = atz_get_varint(pp, end, &ev->arg[0])))
+		return rc > 0 ? 1 : corrupt(r, "bad size varint in a malloc record");
+	if (a >= 0) {
+		ev->result = RING_GET(t->releases, a);
+	} else {
+		if ((rc = atz_get_varint(pp, end, &v)))
+			return rc > 0 ? 1 : corrupt(r, "bad address varint in a malloc record");
+		ev->result = t->last_alloc + atz_unadelta(v);
+		if (ev->result == 0)
+			return corrupt(r, "malloc record with a null result");
+	}
+	ev->func = AT_MALLOC;
+	ev->has_result = 1;
+	atz_update(t, ATZ_ROLE_SIZE, ev->arg[0], s);
+	atz_update(t, ATZ_ROLE_ALLOC, ev->result, a);
+	return 0;
+}
+
 /* Decodes one record at pos. 1: an event in ev; 0: another record; -1: error. */
 static int get_record(struct at_atz_reader *r, struct at_event *ev)
 {
@@ -476,38 +540,18 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 	uint64_t a, b;
 	int rc;
 
-	if (op < ATZ_OP_EVENT || (op & 0xf0) == ATZ_OP_EVENT) {
+	if (op <= ATZ_OP_FREE_DELTA || (op & 0xf0) == ATZ_OP_EVENT) {
 		if (!t)
 			return corrupt(r, "event before any thread record");
+		if (op >= ATZ_OP_EVENT && (op & 15) >= AT_FUNC_COUNT)
+			return corrupt(r, "unknown function code in an event record");
 		ev->pid = t->pid;
 		ev->tid = t->tid;
 		ev->arg[1] = 0;
-		if (op < ATZ_OP_QUICK_FREE) {
-			unsigned s = (op >> 3) & 7, k = op & 7;
-			if (s >= t->sizes.count || k >= t->releases.count)
-				return corrupt(r, "quick malloc refers past a ring");
-			ev->func = AT_MALLOC;
-			ev->has_result = 1;
-			ev->arg[0] = RING_GET(t->sizes, s);
-			ev->result = RING_GET(t->releases, k);
-			atz_update(t, ATZ_ROLE_SIZE, ev->arg[0], (int)s);
-			atz_update(t, ATZ_ROLE_ALLOC, ev->result, (int)k);
-		} else if (op < ATZ_OP_EVENT) {
-			unsigned k = op & 63;
-			if (k >= t->allocs.count)
-				return corrupt(r, "quick free refers past the allocation ring");
-			ev->func = AT_FREE;
-			ev->has_result = 0;
-			ev->arg[0] = RING_GET(t->allocs, k);
-			ev->result = 0;
-			atz_update(t, ATZ_ROLE_RELEASE, ev->arg[0], (int)k);
-		} else {
-			if ((op & 15) >= AT_FUNC_COUNT)
-				return corrupt(r, "unknown function code in an event record");
-			rc = get_event(r, &p, end, op & 15, ev);
-			if (rc)
-				return rc > 0 ? ran_out(r) : -1;
-		}
+		rc = op < ATZ_OP_EVENT ? get_compact(r, t, op, &p, end, ev)
+				       : get_event(r, &p, end, op & 15, ev);
+		if (rc)
+			return rc > 0 ? ran_out(r) : -1;
 		r->pos = (size_t)(p - r->buf);
 		r->st.events++;
 		return 1;
