@@ -1,0 +1,420 @@
+/* test_munge.c: unit tests of munge/ (the reference munge algorithm and its id table).
+ *
+ * Each case feeds raw lines to at_munge_line() and compares the munged output and the list of
+ * dropped lines ("LINE:REASON") byte for byte. The expected outputs were derived by hand from
+ * Firefox's logalloc_munge.py and checked against it under Python 2.7. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../munge/idmap.h"
+#include "../../munge/munge.h"
+#include "output.h"
+
+/* What a run produced: the munged text and the dropped lines as "N:REASON|" pieces. */
+struct run {
+	char *out;
+	size_t out_len;
+	char drops[4096];
+	unsigned written, ignored, filtered;
+};
+
+/* Munges the lines of input (split on '\n'; a last line without '\n' counts) into r. */
+static void run_munge(const struct at_munge_options *opt, const char *input, size_t len,
+		      struct run *r)
+{
+	struct at_output o;
+	struct at_munge m;
+	int fd = memfd_create("munge-test", 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(at_output_open_fd(&o, fd, "memfd"), 0);
+	at_munge_init(&m, opt);
+	memset(r, 0, sizeof(*r));
+	const char *p = input, *end = input + len;
+	unsigned lineno = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *why = NULL;
+		lineno++;
+		int rc = at_munge_line(&m, p, n, &o, &why);
+		if (rc == AT_MUNGE_WRITTEN) {
+			r->written++;
+		} else if (rc == AT_MUNGE_FILTERED) {
+			r->filtered++;
+		} else {
+			assert_int_equal(rc, AT_MUNGE_IGNORED);
+			r->ignored++;
+			size_t k = strlen(r->drops);
+			snprintf(r->drops + k, sizeof(r->drops) - k, "%u:%s|", lineno, why);
+		}
+		p += n + (nl != NULL);
+	}
+	assert_int_equal(at_output_flush(&o), 0);
+	off_t size = lseek(fd, 0, SEEK_CUR);
+	r->out = malloc((size_t)size + 1);
+	assert_non_null(r->out);
+	assert_int_equal(pread(fd, r->out, (size_t)size, 0), size);
+	r->out[size] = 0;
+	r->out_len = (size_t)size;
+	at_output_close(&o);
+	close(fd);
+	at_munge_free(&m);
+}
+
+struct munge_case {
+	const char *name;
+	struct at_munge_options opt;
+	const char *in;
+	const char *out;
+	const char *drops;
+};
+
+#define NOOPT { 0, 0, 0, 0 }
+#define NUL_SAFE(s) s, sizeof(s) - 1
+
+static const struct munge_case cases[] = {
+	{ "FIFO reuse: the first released id is reused first", NOOPT,
+	  "1 1 malloc(1)=0x10\n1 1 malloc(2)=0x20\n1 1 malloc(3)=0x30\n"
+	  "1 1 free(0x20)\n1 1 free(0x10)\n"
+	  "1 1 malloc(4)=0x40\n1 1 malloc(5)=0x50\n1 1 malloc(6)=0x60\n",
+	  "1 1 malloc(1)=#1\n1 1 malloc(2)=#2\n1 1 malloc(3)=#3\n"
+	  "1 1 free(#2)\n1 1 free(#1)\n"
+	  "1 1 malloc(4)=#2\n1 1 malloc(5)=#1\n1 1 malloc(6)=#4\n", "" },
+	{ "address 0 takes an id once and keeps it", NOOPT,
+	  "1 1 free(0x0)\n1 1 malloc(8)=0x10\n1 1 free(0x0)\n1 1 free(0x10)\n1 1 free(0x0)\n"
+	  "1 1 malloc(8)=0x20\n1 1 realloc(0x0,8)=0x30\n",
+	  "1 1 free(#1)\n1 1 malloc(8)=#2\n1 1 free(#1)\n1 1 free(#2)\n1 1 free(#1)\n"
+	  "1 1 malloc(8)=#2\n1 1 realloc(#1,8)=#3\n", "" },
+	{ "free(0x0) takes the oldest released id", NOOPT,
+	  "1 1 malloc(8)=0x10\n1 1 free(0x10)\n1 1 free(0x0)\n1 1 malloc(8)=0x20\n"
+	  "1 1 free(0x0)\n",
+	  "1 1 malloc(8)=#1\n1 1 free(#1)\n1 1 free(#1)\n1 1 malloc(8)=#2\n1 1 free(#1)\n", "" },
+	{ "realloc to the same address releases, then takes the oldest id", NOOPT,
+	  "1 1 malloc(8)=0x10\n1 1 malloc(8)=0x20\n1 1 free(0x20)\n"
+	  "1 1 realloc(0x10,16)=0x10\n1 1 realloc(0x10,32)=0x10\n",
+	  "1 1 malloc(8)=#1\n1 1 malloc(8)=#2\n1 1 free(#2)\n"
+	  "1 1 realloc(#1,16)=#2\n1 1 realloc(#2,32)=#1\n", "" },
+	{ "realloc returning 0x0 is dropped after releasing the old pointer", NOOPT,
+	  "1 1 malloc(8)=0x10\n1 1 realloc(0x10,99)=0x0\n1 1 free(0x10)\n1 1 malloc(8)=0x30\n",
+	  "1 1 malloc(8)=#1\n1 1 malloc(8)=#1\n",
+	  "2:Result is NULL|3:Did not see an alloc for pointer|" },
+	{ "a bad result of realloc drops it after the release too", NOOPT,
+	  "1 1 malloc(8)=0x10\n1 1 realloc(0x10,9)=zz\n1 1 malloc(8)=0x20\n",
+	  "1 1 malloc(8)=#1\n1 1 malloc(8)=#1\n", "2:Malformed result|" },
+	{ "unknown pointers are dropped and change nothing", NOOPT,
+	  "1 1 free(0x99)\n1 1 realloc(0x99,5)=0x10\n1 1 malloc(8)=0x20\n1 1 free(0x20)\n",
+	  "1 1 malloc(8)=#1\n1 1 free(#1)\n",
+	  "1:Did not see an alloc for pointer|2:Did not see an alloc for pointer|" },
+	{ "failed allocations are dropped", NOOPT,
+	  "1 1 malloc(8)=0x0\n1 1 posix_memalign(64,8)=0x0\n1 1 calloc(1,8)=0x10\n",
+	  "1 1 calloc(1,8)=#1\n", "1:Result is NULL|2:Result is NULL|" },
+	{ "old lines without a tid use the pid as tid", NOOPT,
+	  "7 malloc(8)=0x10\n7 7 free(0x10)\n7 8 malloc(1)=0x20\n7 free(0x20)\n",
+	  "1 1 malloc(8)=#1\n1 1 free(#1)\n1 2 malloc(1)=#1\n1 1 free(#1)\n", "" },
+	{ "unknown functions are dropped after their pid and tid are numbered", NOOPT,
+	  "1 5 mallocx(8)=0x10\n2 1 foo()\n1 6 malloc(8)=0x10\n3 1 malloc(1)=0x10\n"
+	  "1 2 Malloc(8)=0x10\n1 1 free (0x10)\n",
+	  "1 2 malloc(8)=#1\n3 1 malloc(1)=#1\n",
+	  "1:Unknown function|2:Unknown function|5:Unknown function|6:Unknown function|" },
+	{ "wrong argument counts", NOOPT,
+	  "1 1 malloc()=0x10\n1 1 malloc(1,2)=0x10\n1 1 calloc(1)=0x10\n1 1 free()\n"
+	  "1 1 jemalloc_stats(1)\n1 1 realloc(0x0)=0x10\n1 1 valloc(,)=0x10\n"
+	  "1 1 jemalloc_stats( )\n1 1 memalign(1,2,3)=0x10\n",
+	  "",
+	  "1:Malformed input|2:Malformed input|3:Malformed input|4:Malformed input|"
+	  "5:Malformed input|6:Malformed input|7:Malformed input|8:Malformed input|"
+	  "9:Malformed input|" },
+	{ "free and jemalloc_stats with a result; empty results", NOOPT,
+	  "1 1 malloc(8)=0x10\n1 1 free(0x10)=0x20\n1 1 jemalloc_stats()=0x1\n"
+	  "1 1 free(0x10)=\n1 1 malloc(32)=\n1 1 malloc(32)\n1 1 jemalloc_stats()=\n",
+	  "1 1 malloc(8)=#1\n1 1 free(#1)\n1 1 malloc(32)\n1 1 malloc(32)\n"
+	  "1 1 jemalloc_stats()\n",
+	  "2:Malformed input|3:Malformed input|" },
+	{ "malformed shapes", NOOPT,
+	  "\n   \nfoo\n1\n1 1 malloc(8=0x10\n1 1 malloc 8)=0x10\n1 1 malloc((8)=0x10\n"
+	  "1 1 malloc(8))=0x10\n1 1 malloc(8)0x10\n1 1 malloc(8)x=0x10\n1 1 malloc)8(=0x1\n",
+	  "",
+	  "1:Malformed input|2:Malformed input|3:Malformed input|4:Malformed input|"
+	  "5:Malformed input|6:Malformed input|7:Malformed input|8:Malformed input|"
+	  "9:Malformed input|10:Malformed input|11:Malformed input|" },
+	{ "negative pids, tids and pointers are distinct keys; -0 is 0", NOOPT,
+	  "-5 1 malloc(1)=0x10\n5 1 malloc(1)=0x10\n-5 -1 malloc(1)=-0x10\n-5 1 free(-0x10)\n"
+	  "-0 1 malloc(1)=0x10\n0 1 free(0x10)\n-5 1 free(0x10)\n",
+	  "1 1 malloc(1)=#1\n2 1 malloc(1)=#1\n1 2 malloc(1)=#2\n1 1 free(#2)\n"
+	  "3 1 malloc(1)=#1\n3 1 free(#1)\n1 1 free(#1)\n", "" },
+	{ "hex in any case, with or without 0x; leading zeros", NOOPT,
+	  "1 1 malloc(1)=0X1A\n1 1 free(0x1a)\n1 1 malloc(1)=ABC\n1 1 free(0x0abc)\n"
+	  "01 001 malloc(1)=0x00ff\n1 1 free(FF)\n",
+	  "1 1 malloc(1)=#1\n1 1 free(#1)\n1 1 malloc(1)=#1\n1 1 free(#1)\n"
+	  "1 1 malloc(1)=#1\n1 1 free(#1)\n", "" },
+	{ "whitespace: around the line, in arguments, after a sign (Python 2); CRLF", NOOPT,
+	  " \t1 1 calloc( 1 , 2 )=0x10 \r\n1 1 free( 0x10\t)\r\n1\t 1 malloc(x)=- 0x20\v\n"
+	  "1 1\tmalloc(1)=0x30\n1 1 free(-\t0x20)\n1 1 malloc(1)= 0x40\n1  1 malloc(1)=0x50\n",
+	  "1 1 calloc( 1 , 2 )=#1\n1 1 free(#1)\n1 1 malloc(x)=#1\n1 1 free(#1)\n"
+	  "1 1 malloc(1)=#1\n",
+	  "4:Unknown function|7:Malformed thread id|" },
+	{ "bad numbers", NOOPT,
+	  "x 1 malloc(1)=0x10\n9 y malloc(1)=0x10\n8 1 malloc(1)=0x10\n9 1 malloc(1)=0x10\n"
+	  "9 1 free(0x)\n9 1 free(0xg)\n9 1 free(00x10)\n9 1 malloc(1)=0x-1\n9 1 malloc(1)=1e\n"
+	  "9 1 free(--0x10)\n9 1 free(0x 10)\n",
+	  "2 1 malloc(1)=#1\n1 1 malloc(1)=#1\n1 1 malloc(1)=#2\n",
+	  "1:Malformed process id|2:Malformed thread id|5:Malformed pointer|6:Malformed pointer|"
+	  "7:Malformed pointer|8:Malformed result|10:Malformed pointer|11:Malformed pointer|" },
+	{ "numbers beyond 64 bits are the one known difference", NOOPT,
+	  "1 1 malloc(1)=0xffffffffffffffff\n1 1 malloc(1)=0x10000000000000000\n"
+	  "18446744073709551616 1 malloc(1)=0x10\n1 18446744073709551616 malloc(1)=0x10\n"
+	  "1 1 free(0x10000000000000000)\n1 1 free(-0xffffffffffffffff)\n",
+	  "1 1 malloc(1)=#1\n",
+	  "2:Result beyond 64 bits (the reference accepts it, alloctap-munge does not)|"
+	  "3:Process id beyond 64 bits (the reference accepts it, alloctap-munge does not)|"
+	  "4:Thread id beyond 64 bits (the reference accepts it, alloctap-munge does not)|"
+	  "5:Pointer beyond 64 bits (the reference accepts it, alloctap-munge does not)|"
+	  "6:Did not see an alloc for pointer|" },
+	{ "processes interleaved: ids per process", NOOPT,
+	  "100 100 malloc(1)=0x10\n200 200 malloc(1)=0x10\n100 101 malloc(2)=0x20\n"
+	  "200 200 free(0x10)\n100 100 free(0x20)\n200 201 malloc(3)=0x30\n"
+	  "100 101 malloc(4)=0x30\n300 300 free(0x10)\n",
+	  "1 1 malloc(1)=#1\n2 1 malloc(1)=#1\n1 2 malloc(2)=#2\n"
+	  "2 1 free(#1)\n1 1 free(#2)\n2 2 malloc(3)=#1\n1 2 malloc(4)=#2\n",
+	  "8:Did not see an alloc for pointer|" },
+	{ "--pid keeps one process, printed as 1, tids numbered within it",
+	  { 1, 0, 200, 0 },
+	  "100 100 malloc(1)=0x10\n200 207 malloc(1)=0x10\n100 101 malloc(2)=0x20\n"
+	  "200 205 malloc(1)=0x20\n200 207 free(0x20)\n100 100 free(0x10)\n200 205 free(0x10)\n"
+	  "200 205 free(0x99)\n",
+	  "1 1 malloc(1)=#1\n1 2 malloc(1)=#2\n1 1 free(#2)\n1 2 free(#1)\n",
+	  "8:Did not see an alloc for pointer|" },
+	{ "--pid with a negative pid", { 1, 1, 5, 0 },
+	  "5 1 malloc(1)=0x10\n-5 1 malloc(1)=0x20\n", "1 1 malloc(1)=#1\n", "" },
+	{ "--stats-every 2 counts written lines per process", { 0, 0, 0, 2 },
+	  "10 10 malloc(1)=0x10\n20 20 malloc(1)=0x10\n10 11 malloc(1)=0x20\n"
+	  "10 10 free(0x99)\n20 20 free(0x10)\n10 10 jemalloc_stats()\n10 10 malloc(1)=0x30\n",
+	  "1 1 malloc(1)=#1\n2 1 malloc(1)=#1\n1 2 malloc(1)=#2\n1 1 jemalloc_stats()\n"
+	  "2 1 free(#1)\n2 1 jemalloc_stats()\n1 1 jemalloc_stats()\n"
+	  "1 1 malloc(1)=#3\n1 1 jemalloc_stats()\n",
+	  "4:Did not see an alloc for pointer|" },
+	{ "--stats-every with --pid prints process 1", { 1, 0, 20, 1 },
+	  "10 10 malloc(1)=0x10\n20 20 malloc(1)=0x10\n",
+	  "1 1 malloc(1)=#1\n1 1 jemalloc_stats()\n", "" },
+	{ "every function passes sizes through as written", NOOPT,
+	  "4 4 malloc(32)=0x7f0c33502040\n4 4 calloc(1,148)=0x7f0c33503040\n"
+	  "4 4 realloc(0x7f0c33502040,64)=0x7f0c33502040\n4 4 posix_memalign(256,240)=0x10\n"
+	  "4 4 memalign(16,9)=0x20\n4 4 aligned_alloc(64,128)=0x30\n4 4 valloc(4096)=0x40\n"
+	  "4 4 jemalloc_stats()\n4 4 free(0x7f0c33502040)\n4 4 malloc(007)=0x50\n",
+	  "1 1 malloc(32)=#1\n1 1 calloc(1,148)=#2\n1 1 realloc(#1,64)=#1\n"
+	  "1 1 posix_memalign(256,240)=#3\n1 1 memalign(16,9)=#4\n1 1 aligned_alloc(64,128)=#5\n"
+	  "1 1 valloc(4096)=#6\n1 1 jemalloc_stats()\n1 1 free(#1)\n1 1 malloc(007)=#1\n", "" },
+	{ "a last line without newline", NOOPT, "1 1 malloc(1)=0x10\n1 1 free(0x10)",
+	  "1 1 malloc(1)=#1\n1 1 free(#1)\n", "" },
+};
+
+static void test_cases(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct munge_case *c = &cases[i];
+		struct run r;
+		run_munge(&c->opt, c->in, strlen(c->in), &r);
+		if (strcmp(r.out, c->out) != 0 || strcmp(r.drops, c->drops) != 0) {
+			print_error("case \"%s\"\n-- got:\n%s-- drops: %s\n-- want:\n%s-- drops: %s\n",
+				    c->name, r.out, r.drops, c->out, c->drops);
+			free(r.out);
+			fail();
+		}
+		free(r.out);
+	}
+}
+
+static void test_nul_bytes(void **state)
+{
+	(void)state;
+	static const char in[] = "1 1 malloc(1)=0x10\0\n1\0 1 malloc(1)=0x20\n1 1 free(0x10)\n"
+				 "1 1 malloc(\0)=0x30\n";
+	struct at_munge_options opt = NOOPT;
+	struct run r;
+
+	run_munge(&opt, NUL_SAFE(in), &r);
+	assert_int_equal(r.out_len, sizeof("1 1 malloc(\0)=#1\n") - 1);
+	assert_memory_equal(r.out, "1 1 malloc(\0)=#1\n", r.out_len);
+	assert_string_equal(r.drops, "1:Malformed result|2:Malformed process id|"
+				     "3:Did not see an alloc for pointer|");
+	free(r.out);
+}
+
+/* An argument text longer than the 1 MiB output buffer still comes out whole. */
+static void test_huge_line(void **state)
+{
+	(void)state;
+	size_t zeros = 3u << 20;
+	char *in = malloc(zeros + 64);
+	assert_non_null(in);
+	size_t n = (size_t)sprintf(in, "1 1 malloc(");
+	memset(in + n, '0', zeros);
+	n += zeros;
+	n += (size_t)sprintf(in + n, "7)=0x10\n1 1 free(0x10)\n");
+	struct at_munge_options opt = NOOPT;
+	struct run r;
+
+	run_munge(&opt, in, n, &r);
+	assert_int_equal(r.written, 2);
+	assert_int_equal(r.out_len, 11 + zeros + 6 + 13);
+	assert_memory_equal(r.out, "1 1 malloc(000", 14);
+	assert_memory_equal(r.out + 11 + zeros, "7)=#1\n1 1 free(#1)\n", 18);
+	free(r.out);
+	free(in);
+}
+
+static void test_parse_int(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		int base, st, neg;
+		uint64_t mag;
+	} t[] = {
+		{ "0", 10, AT_PYINT_OK, 0, 0 },
+		{ "-0", 10, AT_PYINT_OK, 0, 0 },
+		{ "  +17 \t", 10, AT_PYINT_OK, 0, 17 },
+		{ "- 17", 10, AT_PYINT_OK, 1, 17 },
+		{ "-\v17", 10, AT_PYINT_OK, 1, 17 },
+		{ "18446744073709551615", 10, AT_PYINT_OK, 0, UINT64_MAX },
+		{ "-18446744073709551615", 10, AT_PYINT_OK, 1, UINT64_MAX },
+		{ "18446744073709551616", 10, AT_PYINT_TOO_BIG, 0, 0 },
+		{ "0x10", 10, AT_PYINT_INVALID, 0, 0 },
+		{ "1_0", 10, AT_PYINT_INVALID, 0, 0 },
+		{ "1 0", 10, AT_PYINT_INVALID, 0, 0 },
+		{ "", 10, AT_PYINT_INVALID, 0, 0 },
+		{ "-", 10, AT_PYINT_INVALID, 0, 0 },
+		{ "--1", 10, AT_PYINT_INVALID, 0, 0 },
+		{ "1L", 10, AT_PYINT_INVALID, 0, 0 },
+		{ "0x7f0c33502040", 16, AT_PYINT_OK, 0, 0x7f0c33502040 },
+		{ "0XABCdef", 16, AT_PYINT_OK, 0, 0xabcdef },
+		{ "abc", 16, AT_PYINT_OK, 0, 0xabc },
+		{ " -0x10 ", 16, AT_PYINT_OK, 1, 16 },
+		{ "- 0x10", 16, AT_PYINT_OK, 1, 16 },
+		{ "0xffffffffffffffff", 16, AT_PYINT_OK, 0, UINT64_MAX },
+		{ "0x00000000000000000000001", 16, AT_PYINT_OK, 0, 1 },
+		{ "0x10000000000000000", 16, AT_PYINT_TOO_BIG, 0, 0 },
+		{ "0x", 16, AT_PYINT_INVALID, 0, 0 },
+		{ "0x ", 16, AT_PYINT_INVALID, 0, 0 },
+		{ "0xg", 16, AT_PYINT_INVALID, 0, 0 },
+		{ "00x1", 16, AT_PYINT_INVALID, 0, 0 },
+		{ "0x0x1", 16, AT_PYINT_INVALID, 0, 0 },
+		{ "0x-1", 16, AT_PYINT_INVALID, 0, 0 },
+		{ "0 x1", 16, AT_PYINT_INVALID, 0, 0 },
+		{ "#1", 16, AT_PYINT_INVALID, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int neg = -1;
+		uint64_t mag = 1;
+		int st = at_munge_parse_int(t[i].s, strlen(t[i].s), t[i].base, &neg, &mag);
+		if (st != t[i].st || (st == AT_PYINT_OK && (neg != t[i].neg || mag != t[i].mag))) {
+			print_error("\"%s\" base %d: got %d %d %llu\n", t[i].s, t[i].base, st, neg,
+				    (unsigned long long)mag);
+			fail();
+		}
+	}
+	int neg;
+	uint64_t mag;
+	assert_int_equal(at_munge_parse_int("1\0", 2, 10, &neg, &mag), AT_PYINT_INVALID);
+}
+
+/* A naive model of IdMapping: keys and ids in arrays, released ids in a FIFO array. */
+#define MODEL_MAX 70000
+static struct {
+	int64_t key[MODEL_MAX];
+	uint64_t id[MODEL_MAX];
+	unsigned n;
+	uint64_t fifo[MODEL_MAX * 4];
+	unsigned head, tail;
+	uint64_t next;
+} model;
+
+static uint64_t model_get(int64_t key)
+{
+	for (unsigned i = 0; i < model.n; i++)
+		if (model.key[i] == key)
+			return model.id[i];
+	uint64_t id = model.head < model.tail ? model.fifo[model.head++] : model.next++;
+	model.key[model.n] = key;
+	model.id[model.n++] = id;
+	return id;
+}
+
+static int model_release(int64_t key, uint64_t *id)
+{
+	for (unsigned i = 0; i < model.n; i++) {
+		if (model.key[i] == key) {
+			*id = model.id[i];
+			model.fifo[model.tail++] = *id;
+			model.key[i] = model.key[--model.n];
+			model.id[i] = model.id[model.n];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Random gets and releases over a key range that forces collisions, table growth and ring
+ * growth; every answer must match the model. */
+static void test_idmap_against_model(void **state)
+{
+	(void)state;
+	struct at_idmap m;
+	uint64_t x = 12345;
+
+	at_idmap_init(&m);
+	memset(&model, 0, sizeof(model));
+	model.next = 1;
+	for (unsigned step = 0; step < 60000; step++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* keys: multiples of 16 (addresses) and a few negatives, from a range that grows */
+		int64_t key = (int64_t)((x >> 8) % (1000 + step / 10)) * 16;
+		if ((x & 31) == 0)
+			key = -key;
+		int neg = key < 0;
+		uint64_t mag = neg ? (uint64_t)-key : (uint64_t)key;
+		if ((x >> 40) % 100 < 55) {
+			uint64_t want = model_get(key);
+			assert_int_equal(at_idmap_get(&m, neg, mag), want);
+		} else {
+			uint64_t got = 0, want = 0;
+			int had = model_release(key, &want);
+			assert_int_equal(at_idmap_release(&m, neg, mag, &got), had);
+			if (had)
+				assert_int_equal(got, want);
+		}
+		assert_int_equal(m.count, model.n);
+		assert_int_equal(at_idmap_waiting(&m), model.tail - model.head);
+	}
+	for (unsigned i = 0; i < model.n; i++) {
+		int64_t k = model.key[i];
+		assert_true(at_idmap_contains(&m, k < 0, k < 0 ? (uint64_t)-k : (uint64_t)k));
+	}
+	assert_false(at_idmap_contains(&m, 0, 8)); /* keys are multiples of 16 */
+	at_idmap_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_nul_bytes),
+		cmocka_unit_test(test_huge_line),
+		cmocka_unit_test(test_parse_int),
+		cmocka_unit_test(test_idmap_against_model),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
