@@ -114,14 +114,15 @@ cleanup:
 
 struct text_sink {
 	struct at_output out;
-	int munged;
+	const struct at_source *src; /* text decides raw or munged at its first pointer */
 };
 
 static int print_one(void *ctx, const struct at_event *ev)
 {
 	struct text_sink *t = ctx;
 	char *d = at_output_reserve(&t->out, AT_LINE_MAX);
-	at_output_commit(&t->out, t->munged ? at_format_munged(d, ev) : at_format_raw(d, ev));
+	at_output_commit(&t->out, t->src->munged == 1 ? at_format_munged(d, ev)
+							  : at_format_raw(d, ev));
 	return 0;
 }
 
@@ -140,7 +141,7 @@ static int cmd_decode(const char *in, const char *out)
 		at_source_close(&src);
 		return 1;
 	}
-	t.munged = src.munged == 1;
+	t.src = &src;
 	status = drain(&src, print_one, &t);
 	if (at_output_close(&t.out) < 0) {
 		at_error("%s: %s", t.out.name, strerror(t.out.err));

@@ -257,10 +257,11 @@ static int parse_header(struct at_atz_reader *r)
 	uint64_t flags, start, hl, xl;
 	int rc;
 
-	if (end - p < 6)
-		return 1;
-	if (memcmp(p, ATZ_STREAM_MAGIC, 4) != 0)
+	size_t have = (size_t)(end - p);
+	if (memcmp(p, ATZ_STREAM_MAGIC, have < 4 ? have : 4) != 0 || (have < 6 && r->frame_done && !r->ending))
 		return fail(r, AT_ATZ_ERR_NOT_ATZ, "an lz4 file, but not an alloctap trace");
+	if (have < 6)
+		return 1;
 	r->hdr.major = p[4];
 	r->hdr.minor = p[5];
 	if (p[4] != AT_ATZ_VERSION_MAJOR)
