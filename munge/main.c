@@ -46,7 +46,7 @@ static void usage(FILE *f)
 "\n"
 "Known difference from the reference: a pid, tid or pointer whose magnitude needs more than\n"
 "64 bits is accepted by Python but dropped here, with a message saying so. Messages echo at\n"
-"most %d bytes of a line, control bytes as \\xNN.\n",
+"most %d bytes of a line, bytes outside printable ASCII as \\xNN.\n",
 		ECHO_MAX);
 }
 
@@ -135,8 +135,8 @@ static int parse_args(int argc, char **argv, struct munge_args *a)
 	return -1;
 }
 
-/* Prints the "Ignored" message for a dropped line at level `level` (or as an error): the
- * stripped line, cut at ECHO_MAX bytes, control bytes and DEL as \xNN. */
+/* Prints the "Ignored" message for a dropped line (at level 2, or as an error): the stripped
+ * line, cut at ECHO_MAX bytes, bytes outside printable ASCII as \xNN. */
 static void report_dropped(const char *file, uint64_t lineno, const char *line, size_t len,
 			   const char *why, int as_error)
 {
@@ -147,7 +147,7 @@ static void report_dropped(const char *file, uint64_t lineno, const char *line, 
 
 	for (size_t i = 0; i < s.n && i < ECHO_MAX; i++) {
 		unsigned char c = (unsigned char)s.p[i];
-		if (c < 0x20 || c == 0x7f) {
+		if (c < 0x20 || c >= 0x7f) {
 			echo[n++] = '\\';
 			echo[n++] = 'x';
 			echo[n++] = hex[c >> 4];
