@@ -215,8 +215,8 @@ static int cmd_time(const char *in, int level)
 		size = lseek(fd, 0, SEEK_END);
 
 		struct at_output out;
-		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		at_output_open_fd(&out, null, "/dev/null");
+		int null = memfd_create("text", MFD_CLOEXEC);
+		at_output_open_fd(&out, null, "<memfd>");
 		t0 = now_s();
 		for (size_t i = 0; i < a.n; i++) {
 			char *d = at_output_reserve(&out, AT_LINE_MAX);
