@@ -32,6 +32,12 @@ int at_elf_open(struct at_elf *e, const char *path, const char **why)
 		return -1;
 	}
 	e->elf = elf;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			e->has_symtab = 1;
+	}
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 struct at_elf {
 	int fd;
 	void *elf;         /* Elf * */
-	int has_symtab;
+	int has_symtab;    /* 0 for a stripped file: only .dynsym is left */
 	const char *path;
 };
 
