@@ -362,7 +362,14 @@ static int put_compact_malloc(struct at_atz_writer *w, struct atz_thread *t,
 
 	if (a < 0 && !delta_code(t, ATZ_ROLE_ALLOC, ev->result, &code))
 		return 0;
-	if (s >= 0 && a >= 0) {
+	if (s >= 0 && a >= 8) {
+		put_byte(w, ATZ_OP_MALLOC_DEEP1);
+		put_byte(w, (uint8_t)(s | a << 3));
+	} else if (a >= 8) {
+		put_byte(w, ATZ_OP_MALLOC_DEEP2);
+		put_varint(w, ev->arg[0]);
+		put_byte(w, (uint8_t)a);
+	} else if (s >= 0 && a >= 0) {
 		put_byte(w, (uint8_t)(ATZ_OP_QUICK_MALLOC | s << 3 | a));
 	} else if (s >= 0) {
 		put_byte(w, (uint8_t)(ATZ_OP_MALLOC_SIZE | s));

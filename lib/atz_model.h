@@ -20,6 +20,8 @@
 #define ATZ_OP_MALLOC_NEW   0x70 /* malloc, varint size, adelta address */
 #define ATZ_OP_FREE_NULL    0x71 /* free(0) */
 #define ATZ_OP_FREE_DELTA   0x72 /* free, adelta address against the last release */
+#define ATZ_OP_MALLOC_DEEP1 0x73 /* malloc, byte (size hit | address hit << 3) */
+#define ATZ_OP_MALLOC_DEEP2 0x74 /* malloc, varint size, byte address hit */
 #define ATZ_OP_EVENT        0x80 /* 0x80-0x88: any event, func in bits 3-0, field byte follows */
 #define ATZ_OP_THREAD       0x90 /* switch to thread table entry (varint index) */
 #define ATZ_OP_NEW_THREAD   0x91 /* append (varint pid, varint tid) to the table, switch to it */
@@ -40,7 +42,7 @@
 enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA };
 
 #define ATZ_SIZES_CAP    8  /* ring of recent sizes (move to front) */
-#define ATZ_RELEASES_CAP 8  /* ring of recently released addresses */
+#define ATZ_RELEASES_CAP 32 /* ring of recently released addresses */
 #define ATZ_ALLOCS_CAP   64 /* ring of recently allocated addresses */
 
 #define ATZ_RECORD_MAX   (8 + 2 * 10 + AT_ATZ_NAME_MAX + 4 * 10) /* largest record we write */

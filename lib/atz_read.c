@@ -506,16 +506,26 @@ malloc:
 		s = op & 7;
 	} else if (op < ATZ_OP_MALLOC_NEW) {
 		a = op & 7;
-	} else if (op != ATZ_OP_MALLOC_NEW) {
+	} else if (op == ATZ_OP_MALLOC_DEEP1) {
+		if (*pp == end)
+			return 1;
+		s = **pp & 7;
+		a = *(*pp)++ >> 3;
+	} else if (op != ATZ_OP_MALLOC_NEW && op != ATZ_OP_MALLOC_DEEP2) {
 		return corrupt(r, "unknown record kind");
+	}
+	if (s < 0 && (rc = atz_get_varint(pp, end, &ev->arg[0])))
+		return rc > 0 ? 1 : corrupt(r, "bad size varint in a malloc record");
+	if (op == ATZ_OP_MALLOC_DEEP2) {
+		if (*pp == end)
+			return 1;
+		a = *(*pp)++;
 	}
 	if ((s >= 0 && (unsigned)s >= t->sizes.count) ||
 	    (a >= 0 && (unsigned)a >= t->releases.count))
 		return corrupt(r, "compact malloc refers past a ring");
 	if (s >= 0)
 		ev->arg[0] = RING_GET(t->sizes, s);
-	else if ((rc = atz_get_varint(pp, end, &ev->arg[0])))
-		return rc > 0 ? 1 : corrupt(r, "bad size varint in a malloc record");
 	if (a >= 0) {
 		ev->result = RING_GET(t->releases, a);
 	} else {
@@ -541,7 +551,7 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 	uint64_t a, b;
 	int rc;
 
-	if (op <= ATZ_OP_FREE_DELTA || (op & 0xf0) == ATZ_OP_EVENT) {
+	if (op <= ATZ_OP_MALLOC_DEEP2 || (op & 0xf0) == ATZ_OP_EVENT) {
 		if (!t)
 			return corrupt(r, "event before any thread record");
 		if (op >= ATZ_OP_EVENT && (op & 15) >= AT_FUNC_COUNT)
