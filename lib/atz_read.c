@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define LZ4F_STATIC_LINKING_ONLY
@@ -19,6 +20,18 @@
 
 #define EVENT_RECORD_MAX 40 /* op, field byte, three 10-byte varints, with margin */
 #define FRAME_HEADER_MAX 19
+
+/* Everything but the thread table lives in one mapping (munmap is costly in some VMs, and one
+ * mapping is one munmap): the reader, the input slot, the content slot, and an arena for
+ * lz4frame's buffers. Only touched pages cost memory. */
+#define BLOCK_MAX_ANY (4u << 20)
+#define IN_AT       (64u << 10)
+#define IN_SLOT     (BLOCK_MAX_ANY + (64u << 10))
+#define BUF_AT      (IN_AT + IN_SLOT)
+#define BUF_SLOT    (BLOCK_MAX_ANY + ATZ_SIZED_MAX + (64u << 10))
+#define ARENA_AT    (BUF_AT + BUF_SLOT)
+#define ARENA_SIZE  (12u << 20)
+#define REGION_SIZE ((size_t)ARENA_AT + ARENA_SIZE)
 
 struct at_atz_reader {
 	int fd;
@@ -41,6 +54,7 @@ struct at_atz_reader {
 	/* decoded content */
 	uint8_t *buf;
 	size_t buf_cap, pos, len;
+	size_t arena_used;          /* bytes of the lz4frame arena handed out */
 	uint64_t buf_off;           /* content offset of buf[0] */
 	/* predictor state */
 	struct atz_thread *threads;
@@ -79,8 +93,12 @@ static int need_input(struct at_atz_reader *r, size_t n)
 		r->in_off += r->in_pos;
 		r->in_pos = 0;
 	}
+	/* read about a block at a time: fewer pages touched than filling the whole slot */
+	size_t limit = r->block_max ? r->block_max + 16 : 4096;
+	if (limit < n)
+		limit = n;
 	while (r->in_len < n && !r->in_eof) {
-		ssize_t k = read(r->fd, r->in + r->in_len, r->in_cap - r->in_len);
+		ssize_t k = read(r->fd, r->in + r->in_len, limit - r->in_len);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
@@ -153,20 +171,17 @@ static int read_frame_header(struct at_atz_reader *r)
 	return lz4_feed(r, hlen, "lz4 frame header");
 }
 
-/* Sizes the buffers for the frame's block size. */
+/* Sizes the buffers for the frame's block size (within their slots of the region). */
 static int size_buffers(struct at_atz_reader *r)
 {
-	size_t in_cap = r->block_max + 16, buf_cap = r->block_max + ATZ_SIZED_MAX + 64;
-	void *in = atz_remap(r->in, r->in_cap, in_cap);
-
-	if (!in)
-		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory");
-	r->in = in;
-	r->in_cap = in_cap;
-	r->buf = atz_map(buf_cap);
-	if (!r->buf)
-		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory");
-	r->buf_cap = buf_cap;
+	r->buf_cap = r->block_max + ATZ_SIZED_MAX + 64;
+#ifdef MADV_POPULATE_WRITE
+	/* Fault in what a typical read touches in one call: page faults are costly in VMs. The
+	 * result does not matter (an old kernel says EINVAL and pages fault in as usual). */
+	madvise(r->in, r->block_max + 16, MADV_POPULATE_WRITE);
+	madvise(r->buf, r->block_max + 4096, MADV_POPULATE_WRITE);
+	madvise((uint8_t *)r + ARENA_AT, 2 * r->block_max + (128u << 10), MADV_POPULATE_WRITE);
+#endif
 	return 0;
 }
 
@@ -300,10 +315,8 @@ static void free_reader(struct at_atz_reader *r)
 {
 	if (r->dctx)
 		LZ4F_freeDecompressionContext(r->dctx);
-	atz_unmap(r->in, r->in_cap);
-	atz_unmap(r->buf, r->buf_cap);
 	atz_unmap(r->threads, r->threads_cap * sizeof(*r->threads));
-	atz_unmap(r, sizeof(*r));
+	atz_unmap(r, REGION_SIZE);
 }
 
 static int open_stream(struct at_atz_reader *r)
@@ -323,20 +336,42 @@ static int open_stream(struct at_atz_reader *r)
 	}
 }
 
+_Static_assert(sizeof(struct at_atz_reader) <= IN_AT, "reader struct overlaps its input slot");
+
+/* lz4frame's allocations: bump allocation in the region's arena, freed with the region. */
+static void *arena_alloc(void *opaque, size_t size)
+{
+	struct at_atz_reader *r = opaque;
+	size_t at = (r->arena_used + 63) & ~(size_t)63;
+
+	if (size > ARENA_SIZE - at)
+		return NULL;
+	r->arena_used = at + size;
+	return (uint8_t *)r + ARENA_AT + at;
+}
+
+static void arena_free(void *opaque, void *p)
+{
+	(void)opaque;
+	(void)p;
+}
+
 struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *preload,
 					 size_t preload_len)
 {
-	LZ4F_CustomMem mem = { atz_lz4_alloc, atz_lz4_calloc, atz_lz4_free, NULL };
-	struct at_atz_reader *r = atz_map(sizeof(*r));
+	struct at_atz_reader *r;
 
-	if (!r)
+	if (preload_len > IN_SLOT || !(r = atz_map(REGION_SIZE)))
 		return NULL;
+	LZ4F_CustomMem mem = { arena_alloc, arena_alloc, arena_free, r };
 	r->fd = fd;
 	r->name = name ? name : "<input>";
-	r->in_cap = 4096 > preload_len ? 4096 : preload_len;
-	r->in = atz_map(r->in_cap);
+	r->in = (uint8_t *)r + IN_AT;
+	r->in_cap = IN_SLOT;
+	r->buf = (uint8_t *)r + BUF_AT;
+	r->buf_cap = 0;
 	r->dctx = LZ4F_createDecompressionContext_advanced(mem, LZ4F_VERSION);
-	if (!r->in || !r->dctx) {
+	if (!r->dctx) {
 		free_reader(r);
 		return NULL;
 	}
