@@ -77,6 +77,15 @@ fi
 kill $sl 2>/dev/null
 wait $sl 2>/dev/null
 
+# -v: a progress line every 2 s while running.
+sleep 30 &
+sl=$!
+"$D" -v --pid $sl --duration 2.5 -o "$TMP/prog.log" 2>"$TMP/prog.err"
+check "-v: a progress line (events/s, lost so far, ring buffer fill) after 2 s" \
+	grep -qE '^alloctapd: [0-9]+ events/s, [0-9]+ written, 0 lost so far, ring buffer [0-9]+% full, [0-9]+ in the reorder window$' "$TMP/prog.err"
+kill $sl
+wait $sl 2>/dev/null
+
 # --duration ends the trace.
 sleep 30 &
 sl=$!

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# alloctapd benchmarks (needs root: real uprobes). Three tables:
+#  1. ns per malloc+free pair, one thread, untraced and traced by alloctapd (launch mode,
+#     output to /dev/null), with glibc and with jemalloc preloaded;
+#  2. events per second alloctapd records from the 8-thread stress fixture, and how many it
+#     lost (default ring buffer);
+#  3. the reorder window's cost per event (bench/daemon_reorder.c).
+set -u
+cd "$(dirname "$0")/.."
+D=build/alloctapd
+FX=build/fixtures
+PAIRS=${PAIRS:-200000}
+TMP=$(mktemp -d /tmp/alloctapd-bench.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+if [ "$(id -u)" -ne 0 ]; then
+	echo "daemon bench: needs root for uprobes"
+	exit 1
+fi
+
+ns_of() { sed -n 's/.* \([0-9.]*\) ns\/pair$/\1/p'; }
+
+echo "alloctapd: malloc(32)+free pairs, 1 thread, $PAIRS pairs (median of 3 runs)"
+printf '%-10s %14s %14s %14s %8s\n' allocator "untraced ns" "traced ns" "added ns" ratio
+for alloc in glibc jemalloc; do
+	pre=""
+	[ $alloc = jemalloc ] && pre=libjemalloc.so.2
+	u=() t=()
+	for run in 1 2 3; do
+		u+=("$(LD_PRELOAD=$pre "$FX/alloc_loop" "$PAIRS" | ns_of)")
+		t+=("$(LD_PRELOAD=$pre "$D" -q -o /dev/null -- "$FX/alloc_loop" "$PAIRS" | ns_of)")
+	done
+	um=$(printf '%s\n' "${u[@]}" | sort -g | sed -n 2p)
+	tm=$(printf '%s\n' "${t[@]}" | sort -g | sed -n 2p)
+	awk -v a="$alloc" -v u="$um" -v t="$tm" \
+		'BEGIN { printf "%-10s %14.1f %14.1f %14.1f %7.0fx\n", a, u, t, t - u, t / u }'
+done
+
+echo
+echo "alloctapd: events recorded per second, 8-thread stress fixture, default ring buffer"
+printf '%-10s %12s %10s %10s %12s\n' threads events lost seconds "events/s"
+for threads in 1 2 8; do
+	rm -f "$TMP"/s.*
+	"$FX/alloc_stress" "$TMP/s.counts" "$TMP/s.ready" --threads $threads \
+		--iterations $((160000 / threads)) &
+	fx=$!
+	while [ ! -s "$TMP/s.ready" ]; do sleep 0.05; done
+	"$D" -v --pid $fx -o /dev/null 2>"$TMP/s.err" &
+	dm=$!
+	while ! grep -q probing "$TMP/s.err"; do sleep 0.05; done
+	start=$(date +%s%N)
+	kill -USR1 $fx
+	while ! grep -q total "$TMP/s.counts" 2>/dev/null; do sleep 0.02; done
+	end=$(date +%s%N)
+	kill -INT $dm
+	wait $dm
+	kill -USR1 $fx
+	wait $fx
+	read -r written lost < <(sed -n 's/^alloctapd: \([0-9]*\) events written, \([0-9]*\) events lost.*/\1 \2/p' "$TMP/s.err")
+	awk -v th=$threads -v w="$written" -v l="$lost" -v ns=$((end - start)) \
+		'BEGIN { printf "%-10s %12d %10d %10.2f %12.0f\n", th, w, l, ns / 1e9, w / (ns / 1e9) }'
+done
+
+echo
+build/bench/daemon_reorder
