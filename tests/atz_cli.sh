@@ -52,6 +52,17 @@ check "lz4 -d unwraps it to the ATZ stream" \
 	bash -c "lz4 -q -d -c '$D/python3-head.atz' | head -c 6 | od -An -tx1 |
 		grep -q '41 54 5a 00 01 00'"
 
+# An independent reader written from doc/FORMAT.md alone decodes the same events.
+for f in "$D/python3-head.atz" "$D/munged.atz"; do
+	check "the document's reader (tests/atz_spec_reader.py) agrees on $f" \
+		bash -c "lz4 -q -d -c '$f' | python3 tests/atz_spec_reader.py | cmp -s - '${f%.atz}.log'"
+done
+if [ -f demo/python3-json.log ]; then
+	check "the document's reader agrees on the python3 trace" \
+		bash -c "lz4 -q -d -c '$tmp/p.atz' | python3 tests/atz_spec_reader.py |
+			cmp -s - demo/python3-json.log"
+fi
+
 # 3. Golden files: the encoder is deterministic and the format has not drifted.
 check "raw golden file re-encodes byte-identical" \
 	bash -c "'$T' encode '$D/python3-head.log' '$tmp/g.atz' && cmp -s '$tmp/g.atz' '$D/python3-head.atz'"

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""atz_spec_reader.py: an independent .atz reader written from doc/FORMAT.md alone.
+
+Reads the stream content (the lz4 frame already unwrapped, e.g. by `lz4 -d -c FILE`) on stdin
+and prints the events as logalloc text (raw, or munged when the header says so), exactly as
+lib/text.c formats them. With --stats it prints, instead, bytes and records per record kind.
+tests/atz_cli.sh checks that its output equals the C reader's, which keeps the document honest.
+Exit status: 0 ok, 1 malformed stream.
+"""
+import sys
+
+FUNCS = ["malloc", "calloc", "realloc", "free", "memalign", "posix_memalign",
+         "aligned_alloc", "valloc", "jemalloc_stats"]
+NARGS = [1, 2, 2, 1, 2, 2, 2, 1, 0]
+M64 = (1 << 64) - 1
+
+
+class Corrupt(Exception):
+    pass
+
+
+class Ring:
+    """Section 6.1: entry 0 is the newest."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.v = []
+
+    def push(self, x):
+        self.v.insert(0, x)
+        del self.v[self.cap:]
+
+    def remove(self, k):
+        del self.v[k]
+
+    def get(self, k):
+        if k >= len(self.v):
+            raise Corrupt("ring index past the ring")
+        return self.v[k]
+
+
+class Thread:
+    def __init__(self, pid, tid):
+        self.pid, self.tid = pid, tid
+        self.last = {"SIZE": 0, "RELEASE": 0, "ALLOC": 0}
+        self.sizes, self.releases, self.allocs = Ring(8), Ring(32), Ring(64)
+
+    def ring(self, role):
+        return {"SIZE": self.sizes, "RELEASE": self.allocs, "ALLOC": self.releases}[role]
+
+    def update(self, role, x, k):
+        """Section 6.3."""
+        if role == "SIZE":
+            if k is not None:
+                self.sizes.remove(k)
+            self.sizes.push(x)
+            self.last["SIZE"] = x
+        elif role == "RELEASE":
+            if k is not None:
+                self.allocs.remove(k)
+            if x:
+                self.releases.push(x)
+                self.last["RELEASE"] = x
+        elif role == "ALLOC":
+            if k is not None:
+                self.releases.remove(k)
+            if x:
+                self.allocs.push(x)
+                self.last["ALLOC"] = x
+
+
+def unzigzag(z):
+    return (z >> 1) ^ (-(z & 1) & M64)
+
+
+def unadelta(c):
+    d = unzigzag(c >> 1)
+    return d if c & 1 else (d << 4) & M64
+
+
+def role_of(func, field):
+    if field == 2:
+        return "ALLOC"
+    if field == 0 and func in (2, 3):
+        return "RELEASE"
+    return "SIZE" if field < NARGS[func] else "EXTRA"
+
+
+class Stream:
+    def __init__(self, data):
+        self.d, self.p = data, 0
+
+    def byte(self):
+        if self.p >= len(self.d):
+            raise Corrupt("stream ends inside a record")
+        self.p += 1
+        return self.d[self.p - 1]
+
+    def varint(self):
+        """Section 4."""
+        v = 0
+        for i in range(10):
+            b = self.byte()
+            if i == 9 and b > 1:
+                raise Corrupt("varint overflow")
+            v |= (b & 0x7F) << (7 * i)
+            if not b & 0x80:
+                return v
+        raise Corrupt("varint longer than 10 bytes")
+
+    def take(self, n):
+        if self.p + n > len(self.d):
+            raise Corrupt("stream ends inside a record")
+        self.p += n
+        return self.d[self.p - n:self.p]
+
+
+def hexp(v, munged):
+    return "#%d" % v if munged else "0x%x" % v
+
+
+def fmt(pid, tid, func, has_result, args, result, munged):
+    parts = []
+    for i in range(NARGS[func]):
+        parts.append(hexp(args[i], munged) if i == 0 and func in (2, 3) else str(args[i]))
+    line = "%d %d %s(%s)" % (pid, tid, FUNCS[func], ",".join(parts))
+    if has_result:
+        line += "=" + hexp(result, munged)
+    return line
+
+
+def main():
+    stats = "--stats" in sys.argv[1:]
+    s = Stream(sys.stdin.buffer.read())
+    # Section 3: the header.
+    if s.take(4) != b"ATZ\0":
+        raise Corrupt("not an atz stream")
+    major, _minor = s.byte(), s.byte()
+    if major != 1:
+        raise Corrupt("version %d is not 1" % major)
+    flags = s.varint()
+    s.varint()                      # start time
+    s.take(s.varint())              # host
+    s.take(s.varint())              # header extension
+    munged = flags & 1
+    threads, cur = [], None
+    out = []
+    kinds = {}
+    while s.p < len(s.d):
+        start = s.p
+        op = s.byte()
+        ev = None
+        if op <= 0x74 or 0x80 <= op <= 0x88:
+            if cur is None:
+                raise Corrupt("event before any thread")
+            t = cur
+            if op < 0x80:
+                name, ev = compact(s, t, op)
+            else:
+                name = "EVENT " + FUNCS[op & 15]
+                ev = general(s, t, op & 15)
+        elif op == 0x90:
+            name = "THREAD"
+            i = s.varint()
+            if i >= len(threads):
+                raise Corrupt("unknown thread")
+            cur = threads[i]
+        elif op == 0x91:
+            name = "NEW_THREAD"
+            pid, tid = s.varint(), s.varint()
+            if pid > 0xFFFFFFFF or tid > 0xFFFFFFFF:
+                raise Corrupt("pid or tid too large")
+            cur = Thread(pid, tid)
+            threads.append(cur)
+        elif op == 0x92:
+            name = "LOST"
+            s.varint()
+        elif op >= 0xC0:
+            name = "SIZED 0x%02x" % op
+            s.take(s.varint())
+        else:
+            raise Corrupt("reserved record kind 0x%02x" % op)
+        k = kinds.setdefault(name, [0, 0])
+        k[0] += 1
+        k[1] += s.p - start
+        if ev is not None and not stats:
+            out.append(fmt(cur.pid, cur.tid, *ev, munged))
+    if stats:
+        total = sum(b for _, b in kinds.values())
+        for name, (n, b) in sorted(kinds.items(), key=lambda kv: -kv[1][1]):
+            print("%-22s %9d records %9d bytes %5.1f%% %5.2f B/record" %
+                  (name, n, b, 100.0 * b / total, b / n))
+    else:
+        sys.stdout.write("".join(line + "\n" for line in out))
+
+
+def compact(s, t, op):
+    """Section 5.1."""
+    if 0x40 <= op <= 0x5F or op in (0x71, 0x72):
+        k = None
+        if op <= 0x5F:
+            k = op & 31
+            v, name = t.allocs.get(k), "QUICK_FREE"
+        elif op == 0x71:
+            v, name = 0, "FREE_NULL"
+        else:
+            v, name = (t.last["RELEASE"] + unadelta(s.varint())) & M64, "FREE_DELTA"
+            if v == 0:
+                raise Corrupt("FREE_DELTA of 0")
+        t.update("RELEASE", v, k)
+        return name, (3, 0, [v, 0], 0)
+    sk = ak = None
+    if op < 0x40:
+        sk, ak, name = (op >> 3) & 7, op & 7, "QUICK_MALLOC"
+    elif op < 0x68:
+        sk, name = op & 7, "MALLOC_SIZE"
+    elif op < 0x70:
+        ak, name = op & 7, "MALLOC_ADDR"
+    elif op == 0x70:
+        name = "MALLOC_NEW"
+    elif op == 0x73:
+        b = s.byte()
+        sk, ak, name = b & 7, b >> 3, "MALLOC_DEEP1"
+    elif op == 0x74:
+        name = "MALLOC_DEEP2"
+    else:
+        raise Corrupt("reserved record kind 0x%02x" % op)
+    size = t.sizes.get(sk) if sk is not None else s.varint()
+    if op == 0x74:
+        ak = s.byte()
+    if ak is not None:
+        result = t.releases.get(ak)
+    else:
+        result = (t.last["ALLOC"] + unadelta(s.varint())) & M64
+        if result == 0:
+            raise Corrupt("compact malloc of 0")
+    t.update("SIZE", size, sk)
+    t.update("ALLOC", result, ak)
+    return name, (0, 1, [size, 0], result)
+
+
+def general(s, t, func):
+    """Section 5.2: fields in order, each update applied before the next field."""
+    fb = s.byte()
+    if fb & 0x80:
+        raise Corrupt("reserved field bit")
+    vals = []
+    for f in range(3):
+        mode, role, k = (fb >> (2 * f)) & 3, role_of(func, f), None
+        if mode == 0:
+            x = 0
+        elif role == "EXTRA" and mode != 3:
+            raise Corrupt("ring or delta on an extra field")
+        elif mode == 1:
+            k = s.byte()
+            x = t.ring(role).get(k)
+        elif mode == 2:
+            c = s.varint()
+            d = unzigzag(c) if role == "SIZE" else unadelta(c)
+            x = (t.last[role] + d) & M64
+        else:
+            x = s.varint()
+        t.update(role, x, k)
+        vals.append(x)
+    return func, (fb >> 6) & 1, vals[:2], vals[2]
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Corrupt as e:
+        sys.stderr.write("atz_spec_reader: %s\n" % e)
+        sys.exit(1)
