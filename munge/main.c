@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "display.h"
 #include "linereader.h"
 #include "munge.h"
 #include "output.h"
+#include "pipeline.h"
 #include "text.h"
 
 #define PROGRAM "alloctap-munge"
@@ -19,7 +21,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: " PROGRAM " [FILE|-] [-o OUT] [--pid PID] [--stats-every N] [--strict] [-q|-v]\n"
+"Usage: " PROGRAM " [FILE|-] [-o OUT] [--pid PID] [--stats-every N] [--strict]\n"
+"                      [--threads 1|2] [-q|-v]\n"
 "\n"
 "Reads a raw logalloc log (FILE, or standard input when FILE is - or absent) and writes the\n"
 "munged log alloctap-replay and Firefox's logalloc-replay read: process and thread ids\n"
@@ -35,6 +38,8 @@ static void usage(FILE *f)
 "      --stats-every N  add \"P 1 jemalloc_stats()\" after every N written lines of each\n"
 "                       process P, so a replay prints allocator statistics as it goes\n"
 "      --strict         a line that would be dropped is an error: report it, exit 1\n"
+"      --threads 1|2    1: read, parse and munge in one thread; 2 (the default with two or\n"
+"                       more CPUs): a second thread reads and parses ahead\n"
 "  -q, --quiet          no message per dropped line (the summary and errors remain);\n"
 "                       -qq: errors only\n"
 "  -v, --verbose        also print the time taken\n"
@@ -62,6 +67,7 @@ struct munge_args {
 	const char *output;
 	struct at_munge_options opt;
 	int strict;
+	int threads;
 };
 
 /* Parses a positive decimal count for an option. */
@@ -78,12 +84,13 @@ static int parse_count(const char *s, uint64_t *v)
 /* Fills a from argv. Returns -1 to go on, else the exit code (0 after --help). */
 static int parse_args(int argc, char **argv, struct munge_args *a)
 {
-	enum { OPT_PID = 256, OPT_STATS, OPT_STRICT };
+	enum { OPT_PID = 256, OPT_STATS, OPT_STRICT, OPT_THREADS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "stats-every", required_argument, NULL, OPT_STATS },
 		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -92,6 +99,7 @@ static int parse_args(int argc, char **argv, struct munge_args *a)
 	int c;
 
 	memset(a, 0, sizeof(*a));
+	a->threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:qvh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -111,6 +119,11 @@ static int parse_args(int argc, char **argv, struct munge_args *a)
 			break;
 		case OPT_STRICT:
 			a->strict = 1;
+			break;
+		case OPT_THREADS:
+			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
+				return usage_error("--threads needs 1 or 2, not: ", optarg);
+			a->threads = optarg[0] - '0';
 			break;
 		case 'q':
 			if (at_display_level > 0)
@@ -170,41 +183,32 @@ struct counts {
 	uint64_t read, written, ignored, filtered;
 };
 
-/* Munges every line of r into out. Returns 0, or 1 after an error it has reported. */
-static int munge_all(struct at_munge *m, struct at_linereader *r, struct at_output *out,
-		     int strict, struct counts *c)
-{
-	const char *line, *why = NULL;
-	size_t len;
-	int more;
+/* What main does with each munged line: count it, report a dropped one, stop on it with
+ * --strict. */
+struct outcome_ctx {
+	const char *name;
+	int strict;
+	struct counts c;
+};
 
-	while ((more = at_linereader_next(r, &line, &len)) > 0) {
-		c->read++;
-		switch (at_munge_line(m, line, len, out, &why)) {
-		case AT_MUNGE_WRITTEN:
-			c->written++;
-			break;
-		case AT_MUNGE_FILTERED:
-			c->filtered++;
-			break;
-		case AT_MUNGE_IGNORED:
-			c->ignored++;
-			report_dropped(r->name, r->lineno, line, len, why, strict);
-			if (strict)
-				return 1;
-			break;
-		default:
-			at_error_at(r->name, r->lineno, "out of memory");
-			return 1;
-		}
-		if (out->err) /* a closed pipe or a full disk: no point reading on */
-			return 0;
+static int on_outcome(void *arg, uint64_t lineno, const char *line, size_t len, int result,
+		      const char *why)
+{
+	struct outcome_ctx *o = arg;
+
+	o->c.read++;
+	switch (result) {
+	case AT_MUNGE_WRITTEN:
+		o->c.written++;
+		return 0;
+	case AT_MUNGE_FILTERED:
+		o->c.filtered++;
+		return 0;
+	default:
+		o->c.ignored++;
+		report_dropped(o->name, lineno, line, len, why, o->strict);
+		return o->strict;
 	}
-	if (more < 0) {
-		at_error("%s: read error: %s", r->name, strerror(errno));
-		return 1;
-	}
-	return 0;
 }
 
 static double now_seconds(void)
@@ -221,7 +225,6 @@ int main(int argc, char **argv)
 	struct at_linereader r = { .buf = NULL };
 	struct at_output out = { .buf = NULL };
 	struct at_munge m;
-	struct counts c = { 0, 0, 0, 0 };
 	int rc;
 
 	at_program_name = PROGRAM;
@@ -240,21 +243,37 @@ int main(int argc, char **argv)
 			 strerror(errno));
 		goto cleanup;
 	}
+	struct outcome_ctx oc = { .name = r.name, .strict = a.strict };
+	int read_errno = 0;
 	double t0 = now_seconds();
-	rc = munge_all(&m, &r, &out, a.strict, &c);
+	switch (at_munge_run(&m, &r, &out, a.threads, on_outcome, &oc, &read_errno)) {
+	case AT_PIPELINE_DONE:
+		rc = 0;
+		break;
+	case AT_PIPELINE_READ_ERROR:
+		at_error("%s: read error: %s", r.name, strerror(read_errno));
+		break;
+	case AT_PIPELINE_NOMEM:
+		at_error("%s: out of memory after line %llu", r.name,
+			 (unsigned long long)oc.c.read);
+		break;
+	default: /* --strict stopped at a dropped line, already reported */
+		break;
+	}
 	if (at_output_close(&out) < 0) {
 		at_error("%s: write error: %s", out.name, strerror(out.err));
 		rc = 1;
 	}
 	double dt = now_seconds() - t0;
 	DISPLAYLEVEL(1, "%s: %s: %llu lines read, %llu written, %llu ignored", PROGRAM, r.name,
-		     (unsigned long long)c.read, (unsigned long long)c.written,
-		     (unsigned long long)c.ignored);
+		     (unsigned long long)oc.c.read, (unsigned long long)oc.c.written,
+		     (unsigned long long)oc.c.ignored);
 	if (a.opt.has_pid)
-		DISPLAYLEVEL(1, ", %llu of other processes", (unsigned long long)c.filtered);
+		DISPLAYLEVEL(1, ", %llu of other processes", (unsigned long long)oc.c.filtered);
 	DISPLAYLEVEL(1, "\n");
-	DISPLAYLEVEL(3, "%s: %.3f s, %.1f Mlines/s\n", PROGRAM, dt,
-		     dt > 0 ? (double)c.read / dt / 1e6 : 0.0);
+	DISPLAYLEVEL(3, "%s: %.3f s, %.1f Mlines/s, %d thread%s\n", PROGRAM, dt,
+		     dt > 0 ? (double)oc.c.read / dt / 1e6 : 0.0, a.threads,
+		     a.threads > 1 ? "s" : "");
 cleanup:
 	at_output_close(&out);
 	at_linereader_close(&r);

@@ -206,24 +206,27 @@ static inline int func_at(const char **pp, const char *end)
 /* The common shape in one pass: "PID TID func(ARGS)[=0xHEX]" with decimal pid, tid and sizes,
  * 0x pointers, the right argument count, nothing else. Returns -1 for anything else (the slow
  * path then decides), so a line taken here is one the reference splits and parses the same. */
-static inline int fast_fields(const char *p, size_t n, struct fields *f)
+int at_munge_parse(const char *p, size_t n, struct at_munge_parsed *pl)
 {
 	const char *q = p, *end = p + n;
 	uint64_t v;
 
-	if (fast_dec(&q, end, &f->pid.mag) < 0 || q == end || *q++ != ' ')
+	pl->func = -1;
+	if (n > UINT32_MAX)
 		return -1;
-	if (fast_dec(&q, end, &f->tid.mag) < 0 || q == end || *q++ != ' ')
+	if (fast_dec(&q, end, &pl->pid) < 0 || q == end || *q++ != ' ')
+		return -1;
+	if (fast_dec(&q, end, &pl->tid) < 0 || q == end || *q++ != ' ')
 		return -1;
 	int func = func_at(&q, end);
 	if (func < 0)
 		return -1;
-	f->args.p = f->rest.p = q;
+	const char *args = q, *rest = q;
 	unsigned want = at_func_nargs[func];
 	if (want && at_func_takes_pointer((unsigned)func)) {
-		if (fast_hex(&q, end, &f->ptr.mag) < 0)
+		if (fast_hex(&q, end, &pl->ptr) < 0)
 			return -1;
-		f->rest.p = q;
+		rest = q;
 		if (want == 2) {
 			if (q == end || *q++ != ',' || fast_dec(&q, end, &v) < 0)
 				return -1;
@@ -235,20 +238,34 @@ static inline int fast_fields(const char *p, size_t n, struct fields *f)
 	}
 	if (q == end || *q != ')')
 		return -1;
-	f->args.n = (size_t)(q - f->args.p);
-	f->rest.n = (size_t)(q - f->rest.p);
+	pl->args_off = (uint32_t)(args - p);
+	pl->args_len = (uint32_t)(q - args);
+	pl->rest_off = (uint32_t)(rest - p);
 	q++;
-	f->has_result = q < end;
-	if (f->has_result) {
+	pl->has_result = q < end;
+	if (pl->has_result) {
 		if (!at_func_returns_pointer((unsigned)func) || *q++ != '=' ||
-		    fast_hex(&q, end, &f->res.mag) < 0 || q != end)
+		    fast_hex(&q, end, &pl->res) < 0 || q != end)
 			return -1;
 	}
-	f->pid.st = f->tid.st = f->ptr.st = f->res.st = AT_PYINT_OK;
-	f->pid.neg = f->tid.neg = f->ptr.neg = f->res.neg = 0;
-	f->func = func;
-	f->nargs = want;
+	pl->func = (int8_t)func;
 	return 0;
+}
+
+/* The fields of a line at_munge_parse() took. */
+static inline void parsed_fields(const char *line, const struct at_munge_parsed *pl,
+				 struct fields *f)
+{
+	f->pid = (struct pyint){ AT_PYINT_OK, 0, pl->pid };
+	f->tid = (struct pyint){ AT_PYINT_OK, 0, pl->tid };
+	f->ptr = (struct pyint){ AT_PYINT_OK, 0, pl->ptr };
+	f->res = (struct pyint){ AT_PYINT_OK, 0, pl->res };
+	f->func = pl->func;
+	f->nargs = at_func_nargs[pl->func];
+	f->args = (struct at_span){ line + pl->args_off, pl->args_len };
+	f->rest = (struct at_span){ line + pl->rest_off,
+				    pl->args_off + pl->args_len - pl->rest_off };
+	f->has_result = pl->has_result;
 }
 
 /* Any line, split and parsed as the reference does. -1 with *why for a line it cannot split. */
@@ -523,15 +540,39 @@ static inline int apply_fields(struct at_munge *m, const struct fields *f, struc
 	return AT_MUNGE_WRITTEN;
 }
 
-int at_munge_line(struct at_munge *m, const char *line, size_t len, struct at_output *out,
-		  const char **why)
+int at_munge_apply(struct at_munge *m, const char *line, size_t len,
+		   const struct at_munge_parsed *pl, struct at_output *out, const char **why)
 {
 	struct fields f;
 
-	if (fast_fields(line, len, &f) < 0) {
+	if (pl->func >= 0) {
+		parsed_fields(line, pl, &f);
+	} else {
 		memset(&f, 0, sizeof(f));
 		if (slow_fields(line, len, &f, why) < 0)
 			return AT_MUNGE_IGNORED;
 	}
 	return apply_fields(m, &f, out, why);
+}
+
+int at_munge_line(struct at_munge *m, const char *line, size_t len, struct at_output *out,
+		  const char **why)
+{
+	struct at_munge_parsed pl;
+
+	at_munge_parse(line, len, &pl);
+	return at_munge_apply(m, line, len, &pl, out, why);
+}
+
+void at_munge_prefetch(const struct at_munge *m, const struct at_munge_parsed *pl)
+{
+	if (pl->func < 0)
+		return;
+	const struct at_munge_thread *t = &m->threads[thread_slot(pl->pid, pl->tid)];
+	if (!t->pid_id || t->pid_mag != pl->pid || t->tid_mag != pl->tid)
+		return;
+	const struct at_idmap *ids = &m->procs[t->proc].pointers;
+	uint64_t ptr = at_func_takes_pointer((unsigned)pl->func) ? pl->ptr : pl->res;
+	if (ids->mask && ptr)
+		__builtin_prefetch(&ids->slots[at_idmap_home(ids, ptr, 0)]);
 }

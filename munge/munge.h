@@ -63,6 +63,30 @@ void at_munge_free(struct at_munge *m);
 int at_munge_line(struct at_munge *m, const char *line, size_t len, struct at_output *out,
 		  const char **why);
 
+/* A line parsed ahead of its turn by at_munge_parse(): for the common shape
+ * "PID TID func(ARGS)[=0xHEX]" its numbers and the place of its argument text, as offsets from
+ * the line's start so the line may be copied or moved in between. Parsing needs no state, so it
+ * can run in another thread than the munging. */
+struct at_munge_parsed {
+	uint64_t pid, tid, ptr, res;
+	uint32_t args_off, args_len; /* the text between the parentheses */
+	uint32_t rest_off;           /* free, realloc: where the text after the pointer starts */
+	int8_t func;                 /* enum at_func, or -1: not the common shape */
+	uint8_t has_result;
+};
+
+/* Parses the common shape. Returns 0, or -1 (pl->func = -1) for any other line, which
+ * at_munge_apply() then splits and parses as the reference does. */
+int at_munge_parse(const char *line, size_t len, struct at_munge_parsed *pl);
+
+/* Munges a line parsed by at_munge_parse(); the same result as at_munge_line(). */
+int at_munge_apply(struct at_munge *m, const char *line, size_t len,
+		   const struct at_munge_parsed *pl, struct at_output *out, const char **why);
+
+/* A hint for a parsed line whose turn comes soon: starts loading the table slot of its pointer
+ * into the cache if its thread was seen before. Reads the state, changes nothing. */
+void at_munge_prefetch(const struct at_munge *m, const struct at_munge_parsed *pl);
+
 /* The integer parsing of Python 2's int(text, base) for base 10 or 16: C-locale whitespace
  * around, a sign that whitespace may follow, for base 16 an optional 0x/0X before at least one
  * hex digit, then digits; no NUL byte. Returns AT_PYINT_OK with *neg and *mag set (-0 is 0),
