@@ -26,15 +26,19 @@ best_of() {
 	awk -v ns="$best" 'BEGIN { printf "%.4f", ns / 1e9 }'
 }
 
-munge_s=$(best_of build/alloctap-munge -qq "$T/raw.log") || exit 1
-munge_file_s=$(best_of build/alloctap-munge -qq -o "$T/munged.log" "$T/raw.log") || exit 1
+t2=$(best_of build/alloctap-munge -qq --threads 2 "$T/raw.log") || exit 1
+t1=$(best_of build/alloctap-munge -qq --threads 1 "$T/raw.log") || exit 1
+t2f=$(best_of build/alloctap-munge -qq --threads 2 -o "$T/munged.log" "$T/raw.log") || exit 1
 wc_s=$(best_of wc -l "$T/raw.log") || exit 1
 bytes=$(stat -c %s "$T/raw.log")
 
 echo "munge: $LINES-line raw log from genlog ($((bytes / 1000000)) MB), best of $RUNS, page cache warm"
-awk -v n="$LINES" -v m="$munge_s" -v mf="$munge_file_s" -v w="$wc_s" 'BEGIN {
-	printf "%-38s %10s %9s %10s %12s\n", "command", "lines", "seconds", "Mlines/s", "time vs wc"
-	printf "%-38s %10d %9.4f %10.1f %11.1fx\n", "alloctap-munge > /dev/null", n, m, n / m / 1e6, m / w
-	printf "%-38s %10d %9.4f %10.1f %11.1fx\n", "alloctap-munge -o FILE", n, mf, n / mf / 1e6, mf / w
-	printf "%-38s %10d %9.4f %10.1f %11.1fx\n", "wc -l", n, w, n / w / 1e6, 1
+awk -v n="$LINES" -v t2="$t2" -v t1="$t1" -v t2f="$t2f" -v w="$wc_s" '
+function row(name, s) { printf "%-42s %10d %9.4f %10.1f %12.1fx\n", name, n, s, n / s / 1e6, s / w }
+BEGIN {
+	printf "%-42s %10s %9s %10s %13s\n", "command", "lines", "seconds", "Mlines/s", "time / wc -l"
+	row("alloctap-munge --threads 2 > /dev/null", t2)
+	row("alloctap-munge --threads 1 > /dev/null", t1)
+	row("alloctap-munge --threads 2 -o FILE", t2f)
+	row("wc -l", w)
 }'

@@ -2,9 +2,9 @@
  *
  * Every line goes through the same steps in the reference's order (apply_fields): process id,
  * thread id, function, argument count, pointer argument, result. Only the way the fields are
- * found differs: fast_fields() takes the common shape "PID TID func(ARGS)=0xHEX" in one pass;
- * anything else (whitespace, signs, old lines without a tid, odd numbers, garbage) goes to
- * slow_fields(), which splits and parses exactly as the Python script does. */
+ * found differs: at_munge_parse() takes the common shape "PID TID func(ARGS)=0xHEX" in one
+ * pass; anything else (whitespace, signs, old lines without a tid, odd numbers, garbage) goes
+ * to slow_fields(), which splits and parses exactly as the Python script does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,7 +161,8 @@ static inline int fast_hex(const char **pp, const char *end, uint64_t *v)
 }
 
 /* Whether the text at q (before end) starts with the literal lit. */
-#define STARTS(q, end, lit) ((size_t)((end) - (q)) >= sizeof(lit) - 1 && !memcmp((q), lit, sizeof(lit) - 1))
+#define STARTS(q, end, lit)                                                                    \
+	((size_t)((end) - (q)) >= sizeof(lit) - 1 && !memcmp((q), lit, sizeof(lit) - 1))
 
 /* The function whose name and '(' start at *pp, which then points past the '('; -1 if none. */
 static inline int func_at(const char **pp, const char *end)
