@@ -7,6 +7,8 @@
  *   realloc(#a,n)=#b: the pointer is taken out of slot a (NULL if empty), then the result is
  *     stored in slot b (a and b may be the same slot);
  *   free(#a): frees what slot a holds (NULL if empty) and empties it.
+ * A realloc that fails leaves slot b empty; the old block, still allocated, is not put back
+ * (Firefox does the same). Every allocation fails the same way it would in a program: NULL.
  * A result slot that still holds a pointer is overwritten as Firefox's replay does: the old
  * block is leaked on purpose (it stays allocated, the allocator sees no free) and is counted in
  * `overwritten`; it leaves the live accounting, since the log says its address was reused. */

@@ -241,6 +241,29 @@ static void test_failed_allocations(void **state)
 	release_all(&e);
 }
 
+/* A failing realloc empties the old slot and stores NULL; the old block stays allocated. */
+static void test_realloc_failure(void **state)
+{
+	(void)state;
+	struct rp_engine e;
+
+	init(&e, 8, RP_FILL | RP_SLOP);
+	step_ok(&e, ev1(AT_MALLOC, 64, 1));
+	void *old = e.slots.slot[1].ptr;
+	step_ok(&e, ev2(AT_REALLOC, 1, UINT64_C(1) << 62, 2));
+	assert_null(e.slots.slot[1].ptr);
+	assert_null(e.slots.slot[2].ptr);
+	assert_int_equal(e.failed, 1);
+	assert_int_equal(e.overwritten, 0);
+	assert_int_equal(e.live_bytes, 0);
+	assert_int_equal(e.live_objects, 0);
+	assert_int_equal(e.slop_bytes, 0);
+	assert_int_equal(e.peak_live_bytes, 64);
+	assert_int_equal(e.calls[AT_REALLOC], 1);
+	free(old);
+	release_all(&e);
+}
+
 /* A result slot still holding a pointer: overwritten, counted, the old block leaked. */
 static void test_overwritten_slot(void **state)
 {
@@ -456,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_free_slots),
 		cmocka_unit_test(test_posix_memalign_failure),
 		cmocka_unit_test(test_failed_allocations),
+		cmocka_unit_test(test_realloc_failure),
 		cmocka_unit_test(test_overwritten_slot),
 		cmocka_unit_test(test_slot_limit),
 		cmocka_unit_test(test_missing_result),
