@@ -410,13 +410,42 @@ static int put_compact_free(struct at_atz_writer *w, struct atz_thread *t, uint6
 	return 1;
 }
 
-/* The compact forms cover malloc with a result and free, as a normal log has them. */
+/* realloc(p, size) = result in one of the compact forms (FORMAT.md 5.1). 1 if written. */
+static int put_compact_realloc(struct at_atz_writer *w, struct atz_thread *t,
+			       const struct at_event *ev)
+{
+	uint64_t p = ev->arg[0], r = ev->result, code = 0;
+	int k = -1;
+
+	if (p) {
+		k = RING_FIND(t->allocs, p);
+		if (k < 0)
+			return 0;
+	}
+	if (r != p && (!r || RING_FIND(t->releases, r) >= 0 ||
+		       !delta_code(t, ATZ_ROLE_ALLOC, r, &code)))
+		return 0;
+	put_byte(w, !p ? ATZ_OP_REALLOC_NULL : r == p ? ATZ_OP_REALLOC_SAME : ATZ_OP_REALLOC_MOVE);
+	if (p)
+		put_byte(w, (uint8_t)k);
+	put_varint(w, ev->arg[1]);
+	if (r != p)
+		put_varint(w, code);
+	atz_update(t, ATZ_ROLE_RELEASE, p, k);
+	atz_update(t, ATZ_ROLE_SIZE, ev->arg[1], -1);
+	atz_update(t, ATZ_ROLE_ALLOC, r, r == p ? 0 : -1);
+	return 1;
+}
+
+/* The compact forms cover malloc, free and realloc as a normal log has them. */
 static int put_compact(struct at_atz_writer *w, struct atz_thread *t, const struct at_event *ev)
 {
 	if (ev->func == AT_MALLOC && ev->has_result && ev->arg[1] == 0 && ev->result)
 		return put_compact_malloc(w, t, ev);
 	if (ev->func == AT_FREE && !ev->has_result && ev->arg[1] == 0 && ev->result == 0)
 		return put_compact_free(w, t, ev->arg[0]);
+	if (ev->func == AT_REALLOC && ev->has_result && ev->result)
+		return put_compact_realloc(w, t, ev);
 	return 0;
 }
 

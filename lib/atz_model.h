@@ -22,6 +22,9 @@
 #define ATZ_OP_FREE_DELTA   0x72 /* free, adelta address against the last release */
 #define ATZ_OP_MALLOC_DEEP1 0x73 /* malloc, byte (size hit | address hit << 3) */
 #define ATZ_OP_MALLOC_DEEP2 0x74 /* malloc, varint size, byte address hit */
+#define ATZ_OP_REALLOC_SAME 0x75 /* realloc(allocs[byte k], varint size) = the same pointer */
+#define ATZ_OP_REALLOC_NULL 0x76 /* realloc(0, varint size) = last_alloc + adelta */
+#define ATZ_OP_REALLOC_MOVE 0x77 /* realloc(allocs[byte k], varint size) = last_alloc + adelta */
 #define ATZ_OP_EVENT        0x80 /* 0x80-0x88: any event, func in bits 3-0, field byte follows */
 #define ATZ_OP_THREAD       0x90 /* switch to thread table entry (varint index) */
 #define ATZ_OP_NEW_THREAD   0x91 /* append (varint pid, varint tid) to the table, switch to it */

@@ -504,6 +504,43 @@ static int get_sized(struct at_atz_reader *r, uint8_t op)
 	return 0;
 }
 
+/* The compact realloc forms (FORMAT.md 5.1). 0, 1 past the end, -1 corrupt. */
+static int get_compact_realloc(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
+			       const uint8_t **pp, const uint8_t *end, struct at_event *ev)
+{
+	uint64_t p = 0, size, code = 0;
+	int k = -1, rc;
+
+	if (op != ATZ_OP_REALLOC_NULL) {
+		if (*pp == end)
+			return 1;
+		k = *(*pp)++;
+		if ((unsigned)k >= t->allocs.count)
+			return corrupt(r, "compact realloc refers past the allocation ring");
+		p = RING_GET(t->allocs, k);
+	}
+	if ((rc = atz_get_varint(pp, end, &size)))
+		return rc > 0 ? 1 : corrupt(r, "bad size varint in a realloc record");
+	if (op != ATZ_OP_REALLOC_SAME && (rc = atz_get_varint(pp, end, &code)))
+		return rc > 0 ? 1 : corrupt(r, "bad address varint in a realloc record");
+	ev->func = AT_REALLOC;
+	ev->has_result = 1;
+	ev->arg[0] = p;
+	ev->arg[1] = size;
+	atz_update(t, ATZ_ROLE_RELEASE, p, k);
+	atz_update(t, ATZ_ROLE_SIZE, size, -1);
+	if (op == ATZ_OP_REALLOC_SAME) {
+		ev->result = p;
+		atz_update(t, ATZ_ROLE_ALLOC, p, 0);
+		return 0;
+	}
+	ev->result = t->last_alloc + atz_unadelta(code);
+	if (ev->result == 0 || ev->result == p)
+		return corrupt(r, "compact realloc with a null or unmoved result");
+	atz_update(t, ATZ_ROLE_ALLOC, ev->result, -1);
+	return 0;
+}
+
 /* The compact malloc and free forms (FORMAT.md 5.1). 0, 1 past the end, -1 corrupt. */
 static int get_compact(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
 		       const uint8_t **pp, const uint8_t *end, struct at_event *ev)
@@ -524,6 +561,8 @@ static int get_compact(struct at_atz_reader *r, struct atz_thread *t, uint8_t op
 		v = t->last_release + atz_unadelta(v);
 		if (v == 0)
 			return corrupt(r, "free delta record of a null pointer");
+	} else if (op >= ATZ_OP_REALLOC_SAME) {
+		return get_compact_realloc(r, t, op, pp, end, ev);
 	} else {
 		goto malloc;
 	}
@@ -586,7 +625,7 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 	uint64_t a, b;
 	int rc;
 
-	if (op <= ATZ_OP_MALLOC_DEEP2 || (op & 0xf0) == ATZ_OP_EVENT) {
+	if (op <= ATZ_OP_REALLOC_MOVE || (op & 0xf0) == ATZ_OP_EVENT) {
 		if (!t)
 			return corrupt(r, "event before any thread record");
 		if (op >= ATZ_OP_EVENT && (op & 15) >= AT_FUNC_COUNT)

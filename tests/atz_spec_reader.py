@@ -150,7 +150,7 @@ def main():
         start = s.p
         op = s.byte()
         ev = None
-        if op <= 0x74 or 0x80 <= op <= 0x88:
+        if op <= 0x77 or 0x80 <= op <= 0x88:
             if cur is None:
                 raise Corrupt("event before any thread")
             t = cur
@@ -209,6 +209,24 @@ def compact(s, t, op):
                 raise Corrupt("FREE_DELTA of 0")
         t.update("RELEASE", v, k)
         return name, (3, 0, [v, 0], 0)
+    if op in (0x75, 0x76, 0x77):
+        k, p = None, 0
+        if op != 0x76:
+            k = s.byte()
+            p = t.allocs.get(k)
+        size = s.varint()
+        t.update("RELEASE", p, k)
+        t.update("SIZE", size, None)
+        if op == 0x75:
+            result, name = p, "REALLOC_SAME"
+            t.update("ALLOC", p, 0)
+        else:
+            result = (t.last["ALLOC"] + unadelta(s.varint())) & M64
+            name = "REALLOC_NULL" if op == 0x76 else "REALLOC_MOVE"
+            if result in (0, p):
+                raise Corrupt("compact realloc of 0 or unmoved")
+            t.update("ALLOC", result, None)
+        return name, (2, 1, [p, size], result)
     sk = ak = None
     if op < 0x40:
         sk, ak, name = (op >> 3) & 7, op & 7, "QUICK_MALLOC"

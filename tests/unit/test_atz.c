@@ -187,20 +187,29 @@ static void test_general_records(void **state)
 		{ 1, 1, AT_POSIX_MEMALIGN, 1, { 256, 240 }, 0 },
 		{ 1, 1, AT_MALLOC, 0, { 5, 0 }, 0 },            /* malloc without a result */
 		{ 1, 1, AT_MALLOC, 1, { 5, 7 }, 0x30 },          /* an argument malloc lacks */
+		{ 1, 1, AT_REALLOC, 1, { 0x30, 64 }, 0x4000 },   /* REALLOC_MOVE */
+		{ 1, 1, AT_REALLOC, 1, { 0, 16 }, 0x4100 },      /* REALLOC_NULL */
+		{ 1, 1, AT_REALLOC, 1, { 0x4100, 0 }, 0 },       /* fails: general form */
 	};
 	static const uint8_t want[] = {
 		0x91, 1, 1,
 		/* calloc: 1 and 148 literal (their deltas are no shorter), 0x2000 literal (adelta
 		 * 0x800 is as long) */
 		0x81, 0x40 | 3 | 3 << 2 | 3 << 4, 1, 0x94, 0x01, 0x80, 0x40,
-		/* realloc: arg0 allocation-ring hit 0, 300 literal, result release-ring hit 0 */
-		0x82, 0x40 | 1 | 3 << 2 | 1 << 4, 0, 0xac, 0x02, 0,
+		/* realloc in place: REALLOC_SAME, allocation-ring index 0, size 300 */
+		0x75, 0, 0xac, 0x02,
 		/* posix_memalign(256,240)=0: deltas zigzag(256-300)=87 and zigzag(240-256)=31 */
 		0x85, 0x40 | 2 | 2 << 2, 87, 31,
 		/* malloc(5), no result: 5 literal */
 		0x80, 3, 5,
 		/* malloc(5,7)=0x30: size-ring hit 0, the extra argument literal, 0x30 literal */
 		0x80, 0x40 | 1 | 3 << 2 | 3 << 4, 0, 7, 0x30,
+		/* REALLOC_MOVE allocs[0] = 0x30, size 64, adelta(0x4000 - 0x30) = zz(0x3fd) << 1 = 0xff4 */
+		0x77, 0, 64, 0xf4, 0x1f,
+		/* REALLOC_NULL size 16, adelta(0x100) = zz(0x10) << 1 = 0x40 */
+		0x76, 16, 0x40,
+		/* realloc(0x4100,0)=0: RING 0 of allocs, size ZERO, result ZERO */
+		0x82, 0x40 | 1, 0,
 	};
 	struct file f = write_events(ev, sizeof(ev) / sizeof(ev[0]), 0, 0);
 	uint8_t c[4096];
