@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # alloctapd benchmarks (needs root: real uprobes). Three tables:
 #  1. ns per malloc+free pair, one thread, untraced and traced by alloctapd (launch mode,
-#     output to /dev/null), with glibc and with jemalloc preloaded;
+#     output to /dev/null), with glibc and with jemalloc preloaded; next to it, bpftrace with
+#     empty programs on the same three probes (malloc entry and return, free entry): the
+#     probes' own cost, which alloctapd cannot go below;
 #  2. events per second alloctapd records from the 8-thread stress fixture, and how many it
 #     lost (default ring buffer);
 #  3. the reorder window's cost per event (bench/daemon_reorder.c).
@@ -20,19 +22,26 @@ fi
 ns_of() { sed -n 's/.* \([0-9.]*\) ns\/pair$/\1/p'; }
 
 echo "alloctapd: malloc(32)+free pairs, 1 thread, $PAIRS pairs (median of 3 runs)"
-printf '%-10s %14s %14s %14s %8s\n' allocator "untraced ns" "traced ns" "added ns" ratio
+printf '%-10s %12s %12s %12s %8s %18s\n' allocator "untraced ns" "traced ns" "added ns" ratio \
+	"empty probes ns"
 for alloc in glibc jemalloc; do
 	pre=""
-	[ $alloc = jemalloc ] && pre=libjemalloc.so.2
-	u=() t=()
+	lib=/usr/lib/x86_64-linux-gnu/libc.so.6
+	[ $alloc = jemalloc ] && pre=libjemalloc.so.2 && lib=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+	u=() t=() b=()
 	for run in 1 2 3; do
 		u+=("$(LD_PRELOAD=$pre "$FX/alloc_loop" "$PAIRS" | ns_of)")
 		t+=("$(LD_PRELOAD=$pre "$D" -q -o /dev/null -- "$FX/alloc_loop" "$PAIRS" | ns_of)")
+		if command -v bpftrace >/dev/null; then
+			b+=("$(LD_PRELOAD=$pre bpftrace -e "uprobe:$lib:malloc {} uretprobe:$lib:malloc {}
+				uprobe:$lib:free {}" -c "$FX/alloc_loop $PAIRS" 2>/dev/null | ns_of)")
+		fi
 	done
 	um=$(printf '%s\n' "${u[@]}" | sort -g | sed -n 2p)
 	tm=$(printf '%s\n' "${t[@]}" | sort -g | sed -n 2p)
-	awk -v a="$alloc" -v u="$um" -v t="$tm" \
-		'BEGIN { printf "%-10s %14.1f %14.1f %14.1f %7.0fx\n", a, u, t, t - u, t / u }'
+	bm=$(printf '%s\n' "${b[@]:-}" | sort -g | sed -n 2p)
+	awk -v a="$alloc" -v u="$um" -v t="$tm" -v b="${bm:-0}" \
+		'BEGIN { printf "%-10s %12.1f %12.1f %12.1f %7.0fx %18.1f\n", a, u, t, t - u, t / u, b }'
 done
 
 echo
