@@ -149,11 +149,10 @@ int BPF_KPROBE(realloc_entry, __u64 ptr, __u64 size)
 SEC("uprobe")
 int BPF_KPROBE(reallocarray_entry, __u64 ptr, __u64 nmemb, __u64 size)
 {
+	/* n*m, saturated when it overflows */
+	__u64 limit = nmemb ? ~0ULL / nmemb : ~0ULL;
 	__u64 total = ~0ULL;
 	__u32 flags = AT_REC_OVERFLOW;
-
-	/* n*m, saturated when it overflows  */
-	__u64 limit = nmemb ? ~0ULL / nmemb : ~0ULL;
 
 	asm volatile("" : "+r"(limit)); /* keeps clang from fusing this into a 128-bit multiply */
 	if (size <= limit) {

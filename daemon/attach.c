@@ -114,9 +114,12 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 			goto fail;
 	p->functions += (unsigned)n;
 	return 0;
-fail:
+fail:;
+	int err = errno;
+	int gone = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+
 	snprintf(why, whylen, "cannot attach a uprobe to %s%s: %s", path,
-		 pid > 0 ? (kill(pid, 0) < 0 ? " (the process is gone)" : "") : "", strerror(errno));
+		 gone ? " (the process exited during attach)" : "", strerror(err));
 	while (p->nlinks > first)
 		bpf_link__destroy(p->links[--p->nlinks]);
 	return -1;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,7 +69,8 @@ static const char usage_text[] =
 	"SIGUSR1 writes a 'PID PID jemalloc_stats()' line for every traced process.\n"
 	"\n"
 	"Exit status: 0 ok, 1 runtime error (BPF, attach, output), 2 usage error; with a COMMAND,\n"
-	"the command's own status (128+N if killed by signal N).\n"
+	"the command's own status (128+N if killed by signal N), or 0 when SIGINT, SIGTERM or\n"
+	"--duration ended the trace first (the command then goes on untraced).\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON.\n";
 
 struct options {
@@ -217,10 +217,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* libbpf's own messages: only with -vv (our errors say what failed). */
 static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (at_display_level < 4 && level != LIBBPF_WARN)
-		return 0;
+	(void)level;
 	if (at_display_level < 4)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
@@ -692,12 +692,9 @@ int main(int argc, char **argv)
 	print_summary(&d);
 	status = rc < 0 ? 1 : 0;
 	if (d.child.pid > 0 && rc == 0) {
-		if (!d.child_done) {
-			int st;
-			if (waitpid(d.child.pid, &st, 0) == d.child.pid)
-				d.child_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		}
-		status = d.child_status;
+		/* stopped by a signal or --duration: the command keeps running untraced */
+		reap_child(&d);
+		status = d.child_done ? d.child_status : 0;
 	}
 cleanup:
 	at_detach_all(&d.probes);
