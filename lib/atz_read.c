@@ -127,8 +127,8 @@ static int lz4_feed(struct at_atz_reader *r, size_t n, const char *what)
 		size_t room = r->buf_cap - r->len, used = left;
 		size_t rc = LZ4F_decompress(r->dctx, r->buf + r->len, &room, src, &used, NULL);
 		if (LZ4F_isError(rc))
-			return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt %s at byte offset %" PRIu64 " (%s)",
-				    what, r->block_off, LZ4F_getErrorName(rc));
+			return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt %s at byte offset %" PRIu64
+				    " (%s)", what, r->block_off, LZ4F_getErrorName(rc));
 		if (used == 0 && room == 0)
 			return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt %s at byte offset %" PRIu64,
 				    what, r->block_off);
@@ -273,7 +273,8 @@ static int parse_header(struct at_atz_reader *r)
 	int rc;
 
 	size_t have = (size_t)(end - p);
-	if (memcmp(p, ATZ_STREAM_MAGIC, have < 4 ? have : 4) != 0 || (have < 6 && r->frame_done && !r->ending))
+	int complete = r->frame_done && !r->ending;
+	if (memcmp(p, ATZ_STREAM_MAGIC, have < 4 ? have : 4) != 0 || (have < 6 && complete))
 		return fail(r, AT_ATZ_ERR_NOT_ATZ, "an lz4 file, but not an alloctap trace");
 	if (have < 6)
 		return 1;
@@ -465,9 +466,11 @@ static int get_event(struct at_atz_reader *r, const uint8_t **pp, const uint8_t 
 		uint64_t x;
 		int k;
 		int rc = get_field(t, (fields >> (2 * f)) & 3, role, pp, end, &x, &k);
-		if (rc)
-			return rc > 0 ? 1 : corrupt(r, "bad field in an event (ring index past the "
-						    "ring, delta on an unused argument, or varint)");
+		if (rc > 0)
+			return 1;
+		if (rc < 0)
+			return corrupt(r, "bad field in an event (ring index past the ring, "
+				       "delta on an unused argument, or varint)");
 		if (f < 2)
 			ev->arg[f] = x;
 		else

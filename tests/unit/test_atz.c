@@ -162,7 +162,7 @@ static void test_header_and_compact_records(void **state)
 		0x41,
 		0x68, 48,
 		0x71,
-		0x72, 0x8d, 0x80, 0x04,  /* adelta(0x5003 - 0x1000) = zz(0x4003) << 1 | 1 = 0x1000d */
+		0x72, 0x8d, 0x80, 0x04, /* adelta(0x5003-0x1000) = zz(0x4003) << 1 | 1 = 0x1000d */
 		0x91, 8, 10, 0x88, 0x00,
 		0x90, 0,
 		0x41,
@@ -204,7 +204,8 @@ static void test_general_records(void **state)
 		0x80, 3, 5,
 		/* malloc(5,7)=0x30: size-ring hit 0, the extra argument literal, 0x30 literal */
 		0x80, 0x40 | 1 | 3 << 2 | 3 << 4, 0, 7, 0x30,
-		/* REALLOC_MOVE allocs[0] = 0x30, size 64, adelta(0x4000 - 0x30) = zz(0x3fd) << 1 = 0xff4 */
+		/* REALLOC_MOVE allocs[0] = 0x30, size 64,
+		 * adelta(0x4000 - 0x30) = zz(0x3fd) << 1 = 0xff4 */
 		0x77, 0, 64, 0xf4, 0x1f,
 		/* REALLOC_NULL size 16, adelta(0x100) = zz(0x10) << 1 = 0x40 */
 		0x76, 16, 0x40,
@@ -283,7 +284,8 @@ static void test_predictor_depths(void **state)
 	size_t n = 0;
 
 	for (unsigned i = 0; i < N; i++)
-		ev[n++] = (struct at_event){ 5, 5, AT_MALLOC, 1, { 16 + i % 3, 0 }, 0x10000 + 32 * i };
+		ev[n++] = (struct at_event){ 5, 5, AT_MALLOC, 1, { 16 + i % 3, 0 },
+					     0x10000 + 32 * i };
 	/* free the allocations at depth 0, 31, 32, 63 and 64 of the ring, then reuse them */
 	const unsigned freed[] = { 99, 67, 65, 36, 35 }; /* A_i = 0x10000 + 32 i */
 	for (unsigned j = 0; j < 5; j++)
