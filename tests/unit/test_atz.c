@@ -222,6 +222,72 @@ static void test_general_records(void **state)
 	free(f.p);
 }
 
+/* Release-ring hits at depth 8 and more: MALLOC_DEEP1 and MALLOC_DEEP2. */
+static void test_deep_release_hits(void **state)
+{
+	(void)state;
+	struct at_event ev[22];
+	size_t n = 0;
+
+	for (unsigned i = 0; i < 10; i++) /* A_i = 0x1000 + 0x20 i */
+		ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * i };
+	for (unsigned i = 10; i-- > 0;)
+		ev[n++] = (struct at_event){ 1, 1, AT_FREE, 0, { 0x1000 + 0x20 * i, 0 }, 0 };
+	/* releases is now A0 (entry 0) ... A9 (entry 9) */
+	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * 9 };
+	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 777, 0 }, 0x1000 + 0x20 * 8 };
+	uint8_t want[64];
+	size_t w = 0;
+	memcpy(want, "\x91\x01\x01\x70\x10\x80\x08", 7); /* first malloc: MALLOC_NEW */
+	w = 7;
+	for (unsigned i = 1; i < 10; i++) { /* size hit, adelta(0x20) = zigzag(2) << 1 = 8 */
+		want[w++] = 0x60;
+		want[w++] = 0x08;
+	}
+	for (unsigned i = 0; i < 10; i++) /* each free takes allocs[0] */
+		want[w++] = 0x40;
+	memcpy(want + w, "\x73\x48" "\x74\x89\x06\x08", 6); /* s0 | 9 << 3; 777, k 8 */
+	w += 6;
+	struct file f = write_events(ev, n, 0, 0);
+	uint8_t c[4096];
+	size_t cn = content_of(&f, c, sizeof(c));
+
+	assert_int_equal(cn, sizeof(header_v1) + w);
+	assert_memory_equal(c + sizeof(header_v1), want, w);
+	roundtrip(ev, n, 0);
+	free(f.p);
+}
+
+/* Exact bytes of the lost-event and table records. */
+static void test_table_record_bytes(void **state)
+{
+	(void)state;
+	int fd = memfd_create("atz", 0);
+	struct at_atz_options opt = { .host = "testhost", .start_ns = 42 };
+	struct at_atz_writer *w = at_atz_writer_open(fd, "mem", &opt);
+
+	assert_int_equal(at_atz_append_process(w, 3, "py"), 0);
+	assert_int_equal(at_atz_append_object(w, 3, 0x7f00, 0x8f00, 0x1000, "/l"), 0);
+	assert_int_equal(at_atz_append_lost(w, 17), 0);
+	assert_int_equal(at_atz_append_lost(w, 0), 0); /* nothing written */
+	assert_int_equal(at_atz_writer_close(w), 0);
+	struct file f;
+	f.n = (size_t)lseek(fd, 0, SEEK_END);
+	f.p = malloc(f.n);
+	assert_int_equal(pread(fd, f.p, f.n, 0), (ssize_t)f.n);
+	close(fd);
+	static const uint8_t want[] = {
+		0xc0, 3, 3, 'p', 'y',
+		0xc1, 11, 3, 0x80, 0xfe, 0x01, 0x80, 0x9e, 0x02, 0x80, 0x20, '/', 'l',
+		0x92, 17,
+	};
+	uint8_t c[256];
+	size_t cn = content_of(&f, c, sizeof(c));
+	assert_int_equal(cn, sizeof(header_v1) + sizeof(want));
+	assert_memory_equal(c + sizeof(header_v1), want, sizeof(want));
+	free(f.p);
+}
+
 static void test_extremes_roundtrip(void **state)
 {
 	(void)state;
@@ -593,6 +659,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_and_compact_records),
 		cmocka_unit_test(test_general_records),
+		cmocka_unit_test(test_deep_release_hits),
+		cmocka_unit_test(test_table_record_bytes),
 		cmocka_unit_test(test_extremes_roundtrip),
 		cmocka_unit_test(test_bad_events_refused),
 		cmocka_unit_test(test_write_error_reported),
