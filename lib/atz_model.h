@@ -69,12 +69,19 @@ struct atz_thread {
 	ATZ_RING(ATZ_ALLOCS_CAP) allocs;
 };
 
-/* Newest index of x in the ring, or -1. */
+/* Newest index of x in the ring, or -1. Scans the array in two straight runs (newest
+ * first): slots top..0, then the older slots cap-1 down past top. */
 static inline int atz_ring_find(const uint64_t *v, uint32_t head, uint32_t count,
 				uint32_t mask, uint64_t x)
 {
-	for (uint32_t k = 0; k < count; k++)
-		if (v[(head - 1 - k) & mask] == x)
+	uint32_t top = (head - 1) & mask;
+	uint32_t first = count < top + 1 ? count : top + 1;
+
+	for (uint32_t k = 0; k < first; k++)
+		if (v[top - k] == x)
+			return (int)k;
+	for (uint32_t k = first; k < count; k++)
+		if (v[mask + first - k] == x)
 			return (int)k;
 	return -1;
 }
