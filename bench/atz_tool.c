@@ -3,7 +3,9 @@
  *
  *   atz_tool encode [-l LEVEL] IN OUT   any log (text or .atz) -> .atz (munged if IN is)
  *   atz_tool decode IN OUT              any log -> text (raw or munged as IN is)
- *   atz_tool time [-l LEVEL] IN         encode and decode IN in memory, print per-event costs
+ *   atz_tool time [-l LEVEL] IN         encode, format as text, decode and parse IN in memory,
+ *                                       best of 9; prints "EVENTS ATZ_BYTES CONTENT_BYTES
+ *                                       BYTES/EVENT ENCODE_NS TEXT_NS DECODE_M/S PARSE_M/S"
  *
  * IN and OUT may be "-". Exit: 0 ok, 1 data or I/O error, 2 usage. */
 #include <errno.h>
@@ -28,6 +30,7 @@ static int usage(void)
 		"usage: atz_tool encode [-l LEVEL] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
 		"       atz_tool time [-l LEVEL] IN\n"
+		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC.\n"
 		"IN/OUT may be '-'. Exit status: 0 ok, 1 data or I/O error, 2 usage error.\n");
 	return 2;
 }
