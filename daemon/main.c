@@ -53,6 +53,9 @@ static const char usage_text[] =
 	"Options:\n"
 	"  -o, --output DEST     a decimal number below 10000 is a file descriptor, '-' stdout,\n"
 	"                        anything else a path opened for append (default: stdout)\n"
+	"  -f, --format FMT      text (logalloc raw lines, the default) or binary (an .atz\n"
+	"                        trace: one lz4 frame, with lost-event records; a path is then\n"
+	"                        truncated, not appended to)\n"
 	"  -p, --pid LIST        comma-separated pids to trace; ends when they have all exited\n"
 	"  -a, --all             trace every process using a C library (every process then pays\n"
 	"                        the probe cost)\n"
@@ -81,6 +84,7 @@ struct options {
 	int all;
 	double duration;
 	unsigned long ringbuf_size;
+	enum at_format format;
 	char **command;
 };
 
@@ -144,6 +148,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "lib", required_argument, NULL, 'l' },
@@ -159,12 +164,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->ringbuf_size = DEFAULT_RINGBUF;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:p:al:d:vqh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:f:p:al:d:vqh", longs, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
 		case 'o':
 			o->dest = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") == 0)
+				o->format = AT_FORMAT_TEXT;
+			else if (strcmp(optarg, "binary") == 0)
+				o->format = AT_FORMAT_BINARY;
+			else
+				return usage_error("--format must be text or binary, not '%s'", optarg);
 			break;
 		case 'p':
 			if (parse_pids(optarg, o) < 0)
@@ -233,7 +246,9 @@ static int open_output(struct daemon *d)
 
 	at_dest_parse(d->opt.dest ? d->opt.dest : "-", &d->dest);
 	if (d->dest.path) {
-		if (at_output_open_append(out, d->dest.path) < 0) {
+		int rc = d->opt.format == AT_FORMAT_BINARY ? at_output_open(out, d->dest.path)
+							   : at_output_open_append(out, d->dest.path);
+		if (rc < 0) {
 			at_error("cannot open output %s: %s", d->dest.path, strerror(errno));
 			return -1;
 		}
@@ -251,7 +266,10 @@ static int open_output(struct daemon *d)
 			return -1;
 		}
 	}
-	at_writer_init_text(&d->writer);
+	if (at_writer_init(&d->writer, d->opt.format) < 0) {
+		at_error("cannot start the binary trace on %s: %s", out->name, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -261,8 +279,8 @@ static int reopen_output(struct daemon *d)
 	uint64_t events = d->writer.events;
 
 	if (!d->dest.path)
-		return at_output_flush(&d->writer.out);
-	if (at_output_close(&d->writer.out) < 0)
+		return at_writer_flush(&d->writer);
+	if (at_writer_close(&d->writer) < 0)
 		return -1;
 	if (open_output(d) < 0)
 		return -1;
@@ -336,6 +354,17 @@ static void map_ring_positions(struct daemon *d)
 		void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, i * page);
 		d->ring_pos[i] = p == MAP_FAILED ? NULL : p;
 	}
+}
+
+/* Tells the writer about events lost since the last call (a binary trace records where). */
+static void note_lost(struct daemon *d)
+{
+	static uint64_t reported;
+	uint64_t lost = events_lost(d);
+
+	if (lost > reported)
+		at_writer_lost(&d->writer, lost - reported);
+	reported = lost;
 }
 
 static void print_progress(struct daemon *d, uint64_t events, uint64_t ms)
@@ -593,7 +622,8 @@ static int run(struct daemon *d)
 		}
 		if (now - last_tick >= TICK_MS) {
 			at_reorder_tick(&d->reorder);
-			at_output_flush(&d->writer.out);
+			note_lost(d);
+			at_writer_flush(&d->writer);
 			last_tick = now;
 			if (d->opt.npids && !targets_alive(d)) {
 				DISPLAYLEVEL(3, "%s: every target has exited\n", at_program_name);
@@ -634,6 +664,7 @@ static void drain_all(struct daemon *d)
 	at_detach_all(&d->probes);
 	ring_buffer__consume(d->ring);
 	at_reorder_finish(&d->reorder, d->skel->bss->next_seq);
+	note_lost(d);
 }
 
 static void print_summary(struct daemon *d)
@@ -684,7 +715,7 @@ int main(int argc, char **argv)
 
 	rc = run(&d);
 	drain_all(&d);
-	if (at_output_flush(&d.writer.out) < 0 || d.writer.out.err) {
+	if (at_writer_flush(&d.writer) < 0 || d.writer.out.err) {
 		at_error("cannot write to %s: %s%s", d.writer.out.name, strerror(d.writer.out.err),
 			 d.writer.out.err == EPIPE ? " (the reader closed the output)" : "");
 		rc = -1;
@@ -702,7 +733,9 @@ cleanup:
 	alloctap__destroy(d.skel);
 	at_reorder_free(&d.reorder);
 	at_pidset_free(&d.seen);
-	if (d.writer.out.buf && at_output_close(&d.writer.out) < 0 && status == 0)
+	if (d.writer.out.buf && at_writer_close(&d.writer) < 0 && status == 0) {
+		at_error("cannot write to %s: %s", d.writer.out.name, strerror(d.writer.out.err));
 		status = 1;
+	}
 	return status;
 }

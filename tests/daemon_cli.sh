@@ -16,6 +16,7 @@ expect_fail() { # NAME STATUS PATTERN ARGS...: exits STATUS with one stderr line
 }
 
 check "--help exits 0 and documents exit codes" bash -c "'$D' --help | grep -q 'Exit status: 0 ok, 1 runtime error'"
+expect_fail "bad --format: usage error" 2 "--format must be text or binary, not 'xml'" -f xml -- /bin/true
 expect_fail "no mode: usage error" 2 "give --pid PID, --all or -- COMMAND"
 expect_fail "two modes: usage error" 2 "only one of" --all --pid 1
 expect_fail "unknown option: usage error" 2 "unknown option '--bogus'" --bogus
@@ -27,6 +28,17 @@ expect_fail "library without malloc" 1 "defines no malloc" --lib /bin/true -- /b
 expect_fail "unwritable output" 1 "cannot open output /nonexistent/dir/log" -o /nonexistent/dir/log -- /bin/true
 expect_fail "output fd not open" 1 "cannot write to fd 77: it is not open" -o 77 -- /bin/true
 expect_fail "command not found" 1 "cannot find command" -- /nonexistent/command
+
+# --format binary: an .atz trace (one lz4 frame) that decodes to exactly the text lines.
+make -s -C "$ROOT" build/bench/atz_tool >/dev/null 2>&1
+"$D" -q -f binary -o "$TMP/bin.atz" -- "$FX/alloc_sequence" "$TMP/bin.exp" --threads 0
+check "--format binary: lz4 -t accepts the trace" lz4 -qt "$TMP/bin.atz"
+check "--format binary: decodes to exactly the fixture's lines" \
+	bash -c "'$ROOT/build/bench/atz_tool' decode '$TMP/bin.atz' - | cmp - '$TMP/bin.exp'"
+"$D" -f binary --ringbuf-size 4096 -o "$TMP/lossy.atz" -- "$FX/alloc_loop" 20000 >/dev/null 2>"$TMP/lossy.err"
+written=$(sed -n 's/^alloctapd: \([0-9]*\) events written, \([0-9]*\) events lost.*/\1/p' "$TMP/lossy.err")
+check "--format binary with losses: the trace decodes to the $written events written" \
+	bash -c "test \"\$('$ROOT/build/bench/atz_tool' decode '$TMP/lossy.atz' - | wc -l)\" = '$written'"
 
 # Without privileges: one line saying what is missing.
 if command -v setpriv >/dev/null; then
