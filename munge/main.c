@@ -45,6 +45,8 @@ static void usage(FILE *f)
 "  -v, --verbose        also print the time taken\n"
 "  -h, --help           this help\n"
 "\n"
+"Example: " PROGRAM " raw.log -o munged.log && alloctap-replay munged.log\n"
+"\n"
 "Exit status: 0 success (dropped lines included, unless --strict); 1 input or output error\n"
 "(unreadable FILE, failed write such as a full disk or a closed pipe) or, with --strict, a\n"
 "dropped line; 2 usage error.\n"

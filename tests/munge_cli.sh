@@ -82,6 +82,9 @@ check "standard input when no FILE" 0 $D/normal.out - -- $M <$D/normal.log
 last_err_line_is "standard input: summary names <stdin>" \
 	"alloctap-munge: <stdin>: 413 lines read, 407 written, 6 ignored"
 check "standard input as -" 0 $D/normal.out - -- $M - <$D/normal.log
+cat $D/normal.log >"$T/fifo.log"
+check "a pipe as input, one thread" 0 $D/normal.out - -- sh -c "cat '$T/fifo.log' | $M --threads 1"
+check "a pipe as input, two threads" 0 $D/normal.out - -- sh -c "cat '$T/fifo.log' | $M --threads 2"
 check "-o writes the file" 0 "" $D/normal.err -- $M -o "$T/munged" $D/normal.log
 if cmp -s "$T/munged" $D/normal.out; then ok "-o file content"; else not_ok "-o file content"; fi
 tail -n 1 $D/normal.err >"$T/want_err"
@@ -156,6 +159,8 @@ check "missing option argument" 2 "" "$T/want_err" -- $M $D/normal.log -o
 check "--stats-every 0" 2 "" - -- $M --stats-every 0 $D/normal.log
 check "--stats-every x" 2 "" - -- $M --stats-every x $D/normal.log
 check "--pid not a number" 2 "" - -- $M --pid 12ab $D/normal.log
+check "--threads 3" 2 "" - -- $M --threads 3 $D/normal.log
+check "--threads 1 gives the same output" 0 $D/normal.out $D/normal.err -- $M --threads 1 $D/normal.log
 check "two input files" 2 "" - -- $M $D/normal.log $D/crlf.log
 check "--help" 0 - "" -- $M --help
 cp "$T/out" "$T/help"
