@@ -208,6 +208,88 @@ static void test_binary_errors(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+static uint64_t rng_state = 99;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* 10,000 random texts built from the characters of log lines: every line ends as an event or
+ * as an error with its line number, the count of both adds up, nothing crashes (ASan). */
+static void test_random_text(void **state)
+{
+	(void)state;
+	static const char alphabet[] = "0123456789abcdefx#(),= \r\n\t-+mallocfreJ_";
+	static const char *const pieces[] = { "1 2 ", "malloc(", "free(", "realloc(", "calloc(",
+					      "0x", "#", ",", ")", "=", "=0x1f", "\n", "\r\n",
+					      "jemalloc_stats()", "18446744073709551616" };
+	char text[400];
+	uint64_t all_events = 0, all_errors = 0;
+
+	for (unsigned i = 0; i < 10000; i++) {
+		size_t n = 0, len = 1 + rnd() % 300;
+		while (i % 2 && n + 60 < sizeof(text)) { /* valid lines, sometimes one byte changed */
+			static const char *const forms[] = { "%u %u malloc(%u)=0x%x\n",
+							     "%u %u free(0x%x)\n",
+							     "%u %u realloc(0x%x,%u)=0x%x\n",
+							     "%u %u calloc(%u,%u)=#%u\n" };
+			unsigned f = (unsigned)(rnd() % 4);
+			unsigned a = (unsigned)rnd(), b = (unsigned)rnd() % 5000, c = (unsigned)rnd();
+			int m = f == 1 ? sprintf(text + n, forms[f], a % 9, b, c)
+					: sprintf(text + n, forms[f], a % 9, b, c, a, b);
+			if (rnd() % 4 == 0)
+				text[n + rnd() % (unsigned)m] = alphabet[rnd() % (sizeof(alphabet) - 1)];
+			n += (size_t)m;
+			if (n > len)
+				break;
+		}
+		while (n < len) {
+			if (rnd() & 1) {
+				text[n++] = alphabet[rnd() % (sizeof(alphabet) - 1)];
+			} else {
+				const char *p = pieces[rnd() % (sizeof(pieces) / sizeof(pieces[0]))];
+				size_t m = strlen(p);
+				if (n + m > len)
+					break;
+				memcpy(text + n, p, m);
+				n += m;
+			}
+		}
+		int fd = memfd_with(text, n);
+		struct at_source s;
+		struct at_event ev;
+		uint64_t lines = 0, events = 0, errors = 0;
+		int rc;
+		assert_int_equal(at_source_open_fd(&s, fd, "r.log"), 0);
+		while ((rc = at_source_next(&s, &ev)) != 0) {
+			assert_false(s.fatal);
+			assert_int_equal(s.lineno, ++lines);
+			if (rc > 0) {
+				char out[AT_LINE_MAX];
+				assert_true(ev.func < AT_FUNC_COUNT);
+				(void)(s.munged == 1 ? at_format_munged(out, &ev) : at_format_raw(out, &ev));
+				events++;
+			} else {
+				assert_non_null(s.why);
+				errors++;
+			}
+		}
+		assert_int_equal(events + errors, lines);
+		all_events += events;
+		all_errors += errors;
+		at_source_close(&s);
+		close(fd);
+	}
+	/* both outcomes were reached */
+	assert_true(all_events > 0);
+	assert_true(all_errors > 1000);
+	printf("random text: %llu events, %llu line errors\n", (unsigned long long)all_events,
+	       (unsigned long long)all_errors);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_binary),
 		cmocka_unit_test(test_binary_errors),
+		cmocka_unit_test(test_random_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
