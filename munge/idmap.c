@@ -1,6 +1,7 @@
 /* idmap.c: id mapping over an open-addressing table and a FIFO ring of released ids. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "idmap.h"
 
@@ -13,9 +14,35 @@ void at_idmap_init(struct at_idmap *m)
 	m->next_id = 1;
 }
 
+/* Tables from this many bytes on are mmapped with MAP_POPULATE: the kernel maps all their
+ * pages in one call instead of one page fault each on first touch, which costs several
+ * microseconds a page in a virtual machine (it was most of the time spent growing). */
+#define POPULATE_BYTES (64u << 10)
+
+static struct at_idmap_slot *alloc_slots(uint64_t n)
+{
+	size_t bytes = n * sizeof(struct at_idmap_slot);
+
+	if (bytes < POPULATE_BYTES)
+		return calloc(n, sizeof(struct at_idmap_slot));
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void free_slots(struct at_idmap_slot *slots, uint64_t n)
+{
+	if (!slots)
+		return;
+	if (n * sizeof(*slots) < POPULATE_BYTES)
+		free(slots);
+	else
+		munmap(slots, n * sizeof(*slots));
+}
+
 void at_idmap_free(struct at_idmap *m)
 {
-	free(m->slots);
+	free_slots(m->slots, m->mask ? m->mask + 1 : 0);
 	free(m->ring);
 	at_idmap_init(m);
 }
@@ -24,7 +51,7 @@ int at_idmap_grow_table(struct at_idmap *m)
 {
 	unsigned bits = m->mask ? 64 - m->shift + 1 : IDMAP_INITIAL_BITS;
 	uint64_t n = UINT64_C(1) << bits;
-	struct at_idmap_slot *slots = calloc(n, sizeof(*slots));
+	struct at_idmap_slot *slots = alloc_slots(n);
 
 	if (!slots)
 		return -1;
@@ -41,7 +68,7 @@ int at_idmap_grow_table(struct at_idmap *m)
 			j = (j + 1) & m->mask;
 		slots[j] = old[i];
 	}
-	free(old);
+	free_slots(old, old_n);
 	return 0;
 }
 
