@@ -62,4 +62,31 @@ check "killed inside realloc: the unfinished realloc is the 1 lost event" \
 	grep -q "events written, 1 events lost, 1 processes seen" "$TMP/killed.err"
 kpid=$(head -n1 "$TMP/killed.log" | cut -d' ' -f1)
 check "killed inside realloc: the log is causally valid" "$FX/log_checker" "$TMP/killed.log" "$kpid"
+
+# Threads that die inside an allocator call leave no per-thread state behind: with --all
+# running, alloc_killed is SIGKILLed while its threads are inside malloc, free and realloc;
+# afterwards every key of the daemon's thread-state map must still be a live thread (keys
+# seen in two dumps, so a thread exiting between dump and check is not blamed).
+"$D" -v --all -o /dev/null 2>"$TMP/leak.err" &
+dm=$!
+if wait_for "$TMP/leak.err" "in every process" 20; then
+	"$FX/alloc_killed" 300
+	krc=$?
+	sleep 0.3
+	if thread_state_tids $dm >"$TMP/tids.1" && sleep 0.2 && thread_state_tids $dm >"$TMP/tids.2"; then
+		dead=""
+		for tid in $(sort "$TMP/tids.1" "$TMP/tids.2" | uniq -d); do
+			[ -d /proc/$tid ] || dead="$dead $tid"
+		done
+		check "dead threads leave no per-thread state (killed fixture status $krc, $(wc -l <"$TMP/tids.2") live entries)" \
+			test -z "$dead" -a "$krc" -eq 137
+	else
+		not_ok "per-thread state map readable" "cannot find or dump the daemon's thread map"
+	fi
+	kill -INT $dm
+	wait $dm
+else
+	kill $dm 2>/dev/null
+	not_ok "--all for the thread-state check" "$(cat "$TMP/leak.err")"
+fi
 finish

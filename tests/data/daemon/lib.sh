@@ -65,3 +65,23 @@ wait_for() {
 	done
 	return 1
 }
+
+# thread_state_tids DAEMON_PID: the keys (tids) of the daemon's per-thread state map (the LRU
+# hash, map_type 9, with 65536 entries), found through the daemon's fdinfo.
+thread_state_tids() {
+	local f id=""
+	for f in /proc/"$1"/fdinfo/*; do
+		if grep -q '^map_type:[[:space:]]*9$' "$f" 2>/dev/null &&
+			grep -q '^max_entries:[[:space:]]*65536$' "$f"; then
+			id=$(sed -n 's/^map_id:[[:space:]]*//p' "$f")
+		fi
+	done
+	[ -n "$id" ] || return 1
+	bpftool -j map dump id "$id" | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    k = e.get("key")
+    if isinstance(k, list):
+        k = int.from_bytes(bytes(int(b, 16) for b in k), "little")
+    print(k)'
+}
