@@ -55,7 +55,7 @@ static const char usage_text[] =
 	"                        anything else a path opened for append (default: stdout)\n"
 	"  -f, --format FMT      text (logalloc raw lines, the default) or binary (an .atz\n"
 	"                        trace: one lz4 frame, with lost-event records; a path is then\n"
-	"                        truncated, not appended to)\n"
+	"                        truncated at start, not appended to)\n"
 	"  -p, --pid LIST        comma-separated pids to trace; ends when they have all exited\n"
 	"  -a, --all             trace every process using a C library (every process then pays\n"
 	"                        the probe cost)\n"
@@ -239,15 +239,18 @@ static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_lis
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* Opens the output named by DEST. 0, or -1 after a message. */
-static int open_output(struct daemon *d)
+/* Opens the output named by DEST (a binary trace truncates its path at start; SIGHUP's
+ * reopen always appends, so nothing is lost when the file was not rotated). 0, or -1 after a
+ * message. */
+static int open_output(struct daemon *d, int reopen)
 {
 	struct at_output *out = &d->writer.out;
 
 	at_dest_parse(d->opt.dest ? d->opt.dest : "-", &d->dest);
 	if (d->dest.path) {
-		int rc = d->opt.format == AT_FORMAT_BINARY ? at_output_open(out, d->dest.path)
-							   : at_output_open_append(out, d->dest.path);
+		int rc = d->opt.format == AT_FORMAT_BINARY && !reopen
+				 ? at_output_open(out, d->dest.path)
+				 : at_output_open_append(out, d->dest.path);
 		if (rc < 0) {
 			at_error("cannot open output %s: %s", d->dest.path, strerror(errno));
 			return -1;
@@ -282,7 +285,7 @@ static int reopen_output(struct daemon *d)
 		return at_writer_flush(&d->writer);
 	if (at_writer_close(&d->writer) < 0)
 		return -1;
-	if (open_output(d) < 0)
+	if (open_output(d, 1) < 0)
 		return -1;
 	d->writer.events = events;
 	DISPLAYLEVEL(3, "%s: reopened %s\n", at_program_name, d->dest.path);
@@ -693,7 +696,7 @@ int main(int argc, char **argv)
 		return rc;
 	d.pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	d.child.go_fd = -1;
-	if (open_output(&d) < 0)
+	if (open_output(&d, 0) < 0)
 		return 1;
 	if (at_pidset_init(&d.seen) < 0 ||
 	    at_reorder_init(&d.reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, &d) < 0) {
