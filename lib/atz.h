@@ -56,7 +56,7 @@ struct at_atz_stats {
 
 struct at_atz_writer;
 
-/* Starts a trace on fd (not closed by the writer); name is for messages. Writes the frame and
+/* Starts a trace on fd (not closed by the writer); name (kept, not copied) is for messages. Writes the frame and
  * stream headers at once. Returns NULL with errno set (ENOMEM, a write error). */
 struct at_atz_writer *at_atz_writer_open(int fd, const char *name,
 					 const struct at_atz_options *opt);
@@ -93,7 +93,8 @@ enum at_atz_status {
 
 struct at_atz_reader;
 
-/* Reads the lz4 frame header and the stream header from fd (not closed by the reader).
+/* Reads the lz4 frame header and the stream header from fd (not closed by the reader); name
+ * (kept, not copied) names the input in messages.
  * The first preload_len bytes of the input were already read by a format sniffer and are
  * fed first. Returns NULL only when out of memory; otherwise check at_atz_reader_status(). */
 struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *preload,

@@ -19,7 +19,6 @@
 #include "atz_model.h"
 
 #define EVENT_RECORD_MAX 40 /* op, field byte, three 10-byte varints, with margin */
-#define FRAME_HEADER_MAX 19
 
 /* Everything but the thread table lives in one mapping (munmap is costly in some VMs, and one
  * mapping is one munmap): the reader, the input slot, the content slot, and an arena for
@@ -75,6 +74,8 @@ static int fail(struct at_atz_reader *r, enum at_atz_status status, const char *
 	va_list ap;
 	int n = snprintf(r->msg, sizeof(r->msg), "%s: ", r->name);
 
+	if (n < 0 || (size_t)n >= sizeof(r->msg))
+		n = (int)sizeof(r->msg) - 1; /* a name that long: the reason is cut off */
 	va_start(ap, fmt);
 	vsnprintf(r->msg + n, sizeof(r->msg) - (size_t)n, fmt, ap);
 	va_end(ap);

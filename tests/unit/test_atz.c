@@ -288,6 +288,27 @@ static void test_table_record_bytes(void **state)
 	free(f.p);
 }
 
+/* A file name longer than the message buffer cuts the message, nothing more. */
+static void test_long_name_message(void **state)
+{
+	(void)state;
+	char name[2000];
+	int fd = memfd_create("atz", 0);
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	assert_int_equal(write(fd, "\x04\x22\x4d\x18\x40", 5), 5);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, name, NULL, 0);
+	struct at_event e;
+	assert_int_equal(at_atz_next(r, &e), -1);
+	assert_int_equal(at_atz_reader_status(r), AT_ATZ_ERR_TRUNCATED);
+	const char *m = at_atz_reader_message(r);
+	assert_true(strlen(m) > 100 && strlen(m) < 400 && strncmp(m, "nnnn", 4) == 0);
+	at_atz_reader_close(r);
+	close(fd);
+}
+
 static void test_extremes_roundtrip(void **state)
 {
 	(void)state;
@@ -661,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_general_records),
 		cmocka_unit_test(test_deep_release_hits),
 		cmocka_unit_test(test_table_record_bytes),
+		cmocka_unit_test(test_long_name_message),
 		cmocka_unit_test(test_extremes_roundtrip),
 		cmocka_unit_test(test_bad_events_refused),
 		cmocka_unit_test(test_write_error_reported),
