@@ -172,11 +172,12 @@ static void usage(FILE *f)
 "Writes LINES lines of a synthetic raw logalloc log (the format alloctapd and Firefox's\n"
 "logalloc write) to standard output. The same LINES, SEED (default 1), PROCESSES (default 3,\n"
 "at most %d) and THREADS per process (default 4, at most 16) always give the same bytes.\n"
-"Processes are interleaved; each mixes malloc (~47%%), free (~35%%), realloc (~8%%, some in\n"
-"place, some realloc(0x0,n)), calloc (~4%%), aligned allocations (~2%%), free(0x0), rare\n"
-"failed allocations (=0x0) and jemalloc_stats(); freed addresses are reused last-freed first.\n"
+"Processes are interleaved; each mixes malloc (~45%%), free (~43%%: at most %d blocks are\n"
+"live per process), realloc (~7%%, some in place, some realloc(0x0,n)), calloc (~4%%),\n"
+"aligned allocations (~2%%), free(0x0), rare failed allocations (=0x0) and jemalloc_stats();\n"
+"freed addresses are reused last-freed first, as allocators do.\n"
 "Exit status: 0 ok, 1 write error, 2 usage error.\n",
-		MAX_PROCS);
+		MAX_PROCS, LIVE_CAP);
 }
 
 static int parse_num(const char *s, uint64_t *v)
