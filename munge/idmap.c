@@ -14,10 +14,31 @@ void at_idmap_init(struct at_idmap *m)
 	m->next_id = 1;
 }
 
-/* Tables from this many bytes on are mmapped with MAP_POPULATE: the kernel maps all their
- * pages in one call instead of one page fault each on first touch, which costs several
- * microseconds a page in a virtual machine (it was most of the time spent growing). */
+/* Tables from this many bytes on are mmapped and populated in one call, where first touches
+ * would take a page fault each (several microseconds a page in a virtual machine: it was most
+ * of the time spent growing). */
 #define POPULATE_BYTES (64u << 10)
+/* Tables from this size on are also backed by transparent huge pages where the kernel allows
+ * it (madvise mode): random probes into a table of many 4 KiB pages miss the TLB. */
+#define HUGE_BYTES (2u << 20)
+
+/* A HUGE_BYTES-aligned mapping of bytes (a multiple of HUGE_BYTES), huge pages requested. */
+static void *map_huge(size_t bytes)
+{
+	char *p = mmap(NULL, bytes + HUGE_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	size_t head = (HUGE_BYTES - (uintptr_t)p % HUGE_BYTES) % HUGE_BYTES;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + bytes, HUGE_BYTES - head);
+	p += head;
+	madvise(p, bytes, MADV_HUGEPAGE);         /* a hint: fine if refused */
+	madvise(p, bytes, MADV_POPULATE_WRITE);   /* likewise: pages then fault in as touched */
+	return p;
+}
 
 static struct at_idmap_slot *alloc_slots(uint64_t n)
 {
@@ -25,6 +46,8 @@ static struct at_idmap_slot *alloc_slots(uint64_t n)
 
 	if (bytes < POPULATE_BYTES)
 		return calloc(n, sizeof(struct at_idmap_slot));
+	if (bytes >= HUGE_BYTES)
+		return map_huge(bytes);
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
