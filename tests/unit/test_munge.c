@@ -409,6 +409,33 @@ static void test_idmap_against_model(void **state)
 	at_idmap_free(&m);
 }
 
+/* A table grown past 4 MiB (the huge-page mapping) keeps every id; released ids come back
+ * in release order. */
+static void test_idmap_large(void **state)
+{
+	(void)state;
+	struct at_idmap m;
+	const uint64_t n = 150000;
+	uint64_t id;
+
+	at_idmap_init(&m);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(at_idmap_get(&m, 0, 0x7f0000000000 + 48 * i), i + 1);
+	assert_true((m.mask + 1) * sizeof(struct at_idmap_slot) >= (4u << 20));
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(at_idmap_get(&m, 0, 0x7f0000000000 + 48 * i), i + 1);
+	for (uint64_t i = 1; i < n; i += 2) {
+		assert_int_equal(at_idmap_release(&m, 0, 0x7f0000000000 + 48 * i, &id), 1);
+		assert_int_equal(id, i + 1);
+	}
+	assert_int_equal(at_idmap_release(&m, 0, 0x7f0000000000 + 48, &id), 0);
+	for (uint64_t i = 1; i < n; i += 2)
+		assert_int_equal(at_idmap_get(&m, 1, 48 * i), i + 1); /* negative keys now */
+	assert_int_equal(at_idmap_get(&m, 0, 1), n + 1);
+	assert_int_equal(m.count, n + 1);
+	at_idmap_free(&m);
+}
+
 /* --- the pipeline: whole inputs, one or two threads ------------------------------------- */
 
 #define PIPE_N 10000 /* lines per phase: several batches */
@@ -547,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_huge_line),
 		cmocka_unit_test(test_parse_int),
 		cmocka_unit_test(test_idmap_against_model),
+		cmocka_unit_test(test_idmap_large),
 		cmocka_unit_test(test_pipeline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
