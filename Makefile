@@ -140,7 +140,7 @@ deps:
 
 check: deps
 	@$(MAKE) --no-print-directory tests
-	@tests/run.sh $(UNIT_TESTS) $(sort $(wildcard tests/*.sh))
+	@tests/run.sh $(UNIT_TESTS) $(sort $(filter-out tests/run.sh,$(wildcard tests/*.sh)))
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(FIXTURES)
