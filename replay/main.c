@@ -1,8 +1,11 @@
-/* alloctap-replay: replays a munged logalloc log against the allocator this process runs
- * with (LOGALLOC.md section 3), without allocating anything of its own while replaying. */
+/* alloctap-replay: replays a munged logalloc log, text or binary (.atz), against the allocator
+ * this process runs with (LOGALLOC.md section 3), without allocating anything of its own while
+ * replaying. The input goes through lib/source, which tells the formats apart. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,9 +13,9 @@
 #include "allocator.h"
 #include "display.h"
 #include "engine.h"
-#include "linereader.h"
 #include "report.h"
-#include "text.h"
+#include "slots.h"
+#include "source.h"
 
 #define EXIT_DATA 1
 #define EXIT_USAGE 2
@@ -36,6 +39,12 @@ static void usage(void)
 		"FILE:LINE: reason. The replayer allocates nothing itself while replaying, so\n"
 		"the allocator sees only the logged calls.\n"
 		"\n"
+		"The input may also be a munged binary trace (.atz, doc/FORMAT.md), told apart by\n"
+		"its first bytes; it replays the same and faster. Its errors name the event\n"
+		"(FILE: event N: reason) or the byte offset of a corrupt block; a truncated trace\n"
+		"is replayed up to its last whole block, then reported (exit 1). A raw trace, text\n"
+		"or binary, holds addresses, not slots: pipe it through alloctap-munge first.\n"
+		"\n"
 		"  -s                 account slop: malloc_usable_size - requested, over live blocks\n"
 		"  -c                 fill every new block with 0x55 (realloc: the grown part), so\n"
 		"                     its pages are really touched\n"
@@ -58,6 +67,7 @@ static void usage(void)
 		"At each jemalloc_stats() line, one line on stderr:\n"
 		"  stats line=L ops=N objects=N slots=N requested=B arena=B mmap=B in_use=B free=B\n"
 		"        rss=B own=B [slop=B]\n"
+		"  (event=N instead of line=L for a binary trace: the call's event number from 1)\n"
 		"  ops: calls replayed so far (jemalloc_stats excluded); objects: live blocks;\n"
 		"  slots: highest slot number used + 1; requested: live requested bytes; arena,\n"
 		"  mmap, in_use, free: mallinfo2() arena, hblkhd, uordblks, fordblks (glibc's\n"
@@ -70,8 +80,9 @@ static void usage(void)
 		"ns per operation, peak rss bytes (VmHWM), peak live requested bytes, final live\n"
 		"requested bytes, final live objects, final slop bytes (with -s).\n"
 		"\n"
-		"Exit status: 0 replayed, 1 input or data error (unreadable or malformed line, slot\n"
-		"beyond the limit, missing allocator library), 2 usage error.\n";
+		"Exit status: 0 replayed, 1 input or data error (unreadable or malformed line,\n"
+		"truncated or corrupt binary trace, raw trace, slot beyond the limit, missing\n"
+		"allocator library), 2 usage error.\n";
 
 	if (write(STDOUT_FILENO, text, sizeof(text) - 1) < 0)
 		return;
@@ -139,48 +150,152 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int is_blank(const char *p, size_t n)
+/* Where an event sits in the input, for messages: its line in a text log, its number
+ * (from 1) in a binary one. */
+struct position {
+	const char *unit; /* "line" or "event" */
+	uint64_t n;
+};
+
+static struct position position_of(const struct at_source *s, uint64_t events)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\v' && p[i] != '\f')
-			return 0;
-	return 1;
+	if (s->kind == AT_SOURCE_BINARY)
+		return (struct position){ "event", events };
+	return (struct position){ "line", s->lineno };
 }
 
-/* Replays every line of r through e. Returns 0, or -1 after reporting FILE:LINE: reason. */
-static int replay(struct at_linereader *r, struct rp_engine *e)
+/* "FILE:LINE: " for text, "FILE: event N: " for binary input, then the reason. */
+static void report_at(const struct at_source *s, uint64_t events, const char *why)
 {
-	const char *line, *why;
-	size_t len;
+	struct position at = position_of(s, events);
+
+	if (s->kind == AT_SOURCE_BINARY)
+		rp_error("%s: event %" PRIu64 ": %s", s->name, at.n, why);
+	else
+		rp_error_at(s->name, at.n, "%s", why);
+}
+
+/* A raw trace holds addresses, not slots: it must go through alloctap-munge first. */
+static void report_raw_trace(const struct at_source *s)
+{
+	if (s->fd == 0)
+		rp_error("%s: this is a raw trace; munge it first: ... | alloctap-munge | "
+			 "alloctap-replay", s->name);
+	else
+		rp_error("%s: this is a raw trace; munge it first: alloctap-munge %s | "
+			 "alloctap-replay", s->name, s->name);
+}
+
+/* lib/source reports an empty (or all-blank) text line as an error on that line; the
+ * replayer skips such lines. */
+static int is_empty_line(const struct at_source *s)
+{
+	return s->kind == AT_SOURCE_TEXT && !s->fatal && s->why && strcmp(s->why, "empty line") == 0;
+}
+
+/* Reports why at_source_next failed: a read error as FILE:LINE with the line being read, a
+ * bad text line as FILE:LINE: reason, a binary input with the reader's message (truncation,
+ * corrupt block with its offset, newer version). */
+static void report_input_error(const struct at_source *s)
+{
+	if (s->kind == AT_SOURCE_TEXT && s->munged == 0)
+		report_raw_trace(s);
+	else if (s->kind == AT_SOURCE_TEXT && s->fatal)
+		rp_error_at(s->name, s->lineno + 1, "read error: %s", s->why);
+	else
+		at_source_report(s);
+}
+
+/* A text line before the first one with '#N' or '0x' is read as raw (lib/source); an event
+ * from such a line that has a pointer field is neither munged nor raw. Returns the munged
+ * parser's reason for it, or NULL when the event reads the same either way. */
+static const char *undecided_pointer(const struct at_source *s, const struct at_event *ev)
+{
+	if (s->munged != -1)
+		return NULL;
+	if (at_func_takes_pointer(ev->func))
+		return "expected a slot (#N) as the pointer argument";
+	if (ev->has_result)
+		return "expected '=#N' after ')'";
+	return NULL;
+}
+
+/* Resident bytes of the replayer's input buffer (the text line buffer; the binary reader's
+ * buffers are internal to lib/atz_read.c and not counted). */
+static uint64_t input_resident(const struct at_source *s)
+{
+	if (s->kind == AT_SOURCE_TEXT)
+		return rp_resident_bytes(s->lines.buf, s->lines.cap);
+	return 0;
+}
+
+/* Replays every event of s through e. Returns 0, or -1 after reporting the error with its
+ * place (FILE:LINE for text, FILE: event N or the reader's message for binary input). */
+static int replay(struct at_source *s, struct rp_engine *e)
+{
 	struct at_event ev;
+	const char *why;
+	uint64_t events = 0;
 	int got;
 
-	while ((got = at_linereader_next(r, &line, &len)) > 0) {
-		if (is_blank(line, len))
-			continue;
-		if (at_parse_munged(line, len, &ev, &why) < 0) {
-			rp_error_at(r->name, r->lineno, "%s", why);
+	while ((got = at_source_next(s, &ev)) != 0) {
+		if (got < 0) {
+			if (is_empty_line(s))
+				continue;
+			report_input_error(s);
+			return -1;
+		}
+		events++;
+		if (s->munged == 0) {
+			report_raw_trace(s);
+			return -1;
+		}
+		if ((why = undecided_pointer(s, &ev))) {
+			report_at(s, events, why);
 			return -1;
 		}
 		switch (rp_engine_step(e, &ev, &why)) {
 		case RP_STEP_ERROR:
-			if (e->has_bad_slot)
-				rp_error_at(r->name, r->lineno,
-					    "%s: #%" PRIu64 " (slots #0 to #%" PRIu64 ")", why,
-					    e->bad_slot, e->slots.limit - 1);
-			else
-				rp_error_at(r->name, r->lineno, "%s", why);
+			if (e->has_bad_slot) {
+				char msg[160];
+				snprintf(msg, sizeof(msg), "%s: #%" PRIu64 " (slots #0 to #%" PRIu64 ")",
+					 why, e->bad_slot, e->slots.limit - 1);
+				report_at(s, events, msg);
+			} else {
+				report_at(s, events, why);
+			}
 			return -1;
-		case RP_STEP_STATS:
-			rp_report_stats(e, r->lineno, rp_resident_bytes(r->buf, r->cap));
+		case RP_STEP_STATS: {
+			struct position at = position_of(s, events);
+			rp_report_stats_at(e, at.unit, at.n, input_resident(s));
 			break;
+		}
 		case RP_STEP_DONE:
 		case RP_STEP_SKIPPED:
 			break;
 		}
 	}
-	if (got < 0) {
-		rp_error_at(r->name, r->lineno + 1, "read error: %s", strerror(errno));
+	return 0;
+}
+
+/* Opens the input and sniffs its format (text or .atz). The fd is the caller's to close.
+ * Returns 0, or -1 after reporting: "FILE: reason" when it cannot be opened, "FILE:1: read
+ * error: reason" when its first bytes cannot be read (a directory). */
+static int open_input(struct at_source *s, const char *path, int *fd)
+{
+	const char *name = "<stdin>";
+
+	*fd = 0;
+	if (path && strcmp(path, "-") != 0) {
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0) {
+			rp_error("%s: %s", path, strerror(errno));
+			return -1;
+		}
+		name = path;
+	}
+	if (at_source_open_fd(s, *fd, name) < 0) {
+		rp_error_at(name, 1, "read error: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -189,11 +304,11 @@ static int replay(struct at_linereader *r, struct rp_engine *e)
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
-	struct at_linereader r = { 0 };
+	struct at_source src;
 	struct rp_engine e;
 	struct rp_run run = { 0 };
 	char allocator_path[PATH_MAX];
-	int status = EXIT_DATA, engine_ready = 0;
+	int status = EXIT_DATA, engine_ready = 0, source_ready = 0, fd = -1;
 
 	at_program_name = "alloctap-replay";
 	switch (parse_args(argc, argv, &o)) {
@@ -208,8 +323,12 @@ int main(int argc, char **argv)
 	run.allocator_path = allocator_path;
 	rp_verbose("malloc comes from %s (%s)", run.allocator, allocator_path);
 
-	if (at_linereader_open(&r, o.input) < 0) {
-		rp_error("%s: %s", o.input ? o.input : "<stdin>", strerror(errno));
+	if (open_input(&src, o.input, &fd) < 0)
+		goto cleanup;
+	source_ready = 1;
+	rp_verbose("%s: %s input", src.name, src.kind == AT_SOURCE_BINARY ? "binary" : "text");
+	if (src.kind == AT_SOURCE_BINARY && src.munged == 0) {
+		report_raw_trace(&src);
 		goto cleanup;
 	}
 	if (rp_engine_init(&e, RP_SLOT_LIMIT, o.flags) < 0) {
@@ -219,7 +338,7 @@ int main(int argc, char **argv)
 	engine_ready = 1;
 
 	uint64_t start = now_ns();
-	if (replay(&r, &e) < 0)
+	if (replay(&src, &e) < 0)
 		goto cleanup;
 	run.wall_ns = now_ns() - start;
 	if (o.summary)
@@ -228,6 +347,9 @@ int main(int argc, char **argv)
 cleanup:
 	if (engine_ready)
 		rp_engine_fini(&e);
-	at_linereader_close(&r);
+	if (source_ready)
+		at_source_close(&src);
+	if (fd > 0)
+		close(fd);
 	return status;
 }

@@ -97,6 +97,12 @@ void rp_verbose(const char *fmt, ...)
 
 void rp_report_stats(const struct rp_engine *e, uint64_t line, uint64_t own_extra)
 {
+	rp_report_stats_at(e, "line", line, own_extra);
+}
+
+void rp_report_stats_at(const struct rp_engine *e, const char *unit, uint64_t where,
+			uint64_t own_extra)
+{
 	char buf[RP_MSG_MAX];
 	size_t len = 0;
 	struct mallinfo2 mi = mallinfo2();
@@ -107,10 +113,10 @@ void rp_report_stats(const struct rp_engine *e, uint64_t line, uint64_t own_extr
 	if (at_display_level < 2)
 		return;
 	append(buf, &len,
-	       "stats line=%" PRIu64 " ops=%" PRIu64 " objects=%" PRIu64 " slots=%" PRIu64
+	       "stats %s=%" PRIu64 " ops=%" PRIu64 " objects=%" PRIu64 " slots=%" PRIu64
 	       " requested=%" PRIu64 " arena=%zu mmap=%zu in_use=%zu free=%zu rss=%" PRIu64
 	       " own=%" PRIu64,
-	       line, e->ops, e->live_objects, e->slots.used, e->live_bytes, mi.arena, mi.hblkhd,
+	       unit, where, e->ops, e->live_objects, e->slots.used, e->live_bytes, mi.arena, mi.hblkhd,
 	       mi.uordblks, mi.fordblks, rss_net, own);
 	if (e->flags & RP_SLOP)
 		append(buf, &len, " slop=%" PRIu64, e->slop_bytes);

@@ -6,7 +6,8 @@
  *
  * Statistics at jemalloc_stats() (level 2, i.e. not with -q): one line on stderr,
  *   stats line=L ops=N objects=N slots=N requested=B arena=B mmap=B in_use=B free=B rss=B own=B [slop=B]
- * line: the input line of the jemalloc_stats() call; ops: allocation-family calls replayed so
+ * line: the input line of the jemalloc_stats() call (a binary trace: event=N, the call's
+ * event number from 1); ops: allocation-family calls replayed so
  * far; objects: live blocks; slots: highest slot number used + 1; requested: live requested
  * bytes; arena, mmap, in_use, free: mallinfo2()'s arena, hblkhd, uordblks, fordblks (glibc's
  * own malloc: near zero when another allocator is preloaded); rss: Rss of
@@ -43,9 +44,13 @@ void rp_error_at(const char *file, uint64_t line, const char *fmt, ...)
 /* "alloctap-replay: MESSAGE" at level 3 (-v). */
 void rp_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The jemalloc_stats() line. own_extra: resident bytes of the replayer's buffers other than
- * the slot array (the input buffer). */
+/* The jemalloc_stats() line of a text input. own_extra: resident bytes of the replayer's
+ * buffers other than the slot array (the input buffer). */
 void rp_report_stats(const struct rp_engine *e, uint64_t line, uint64_t own_extra);
+/* The same with the place named by unit: "stats line=N ..." for text, "stats event=N ..."
+ * (the call's event number from 1) for a binary trace. */
+void rp_report_stats_at(const struct rp_engine *e, const char *unit, uint64_t where,
+			uint64_t own_extra);
 
 struct rp_run {
 	const char *allocator;      /* short name */

@@ -139,8 +139,10 @@ has_lines "a 100 kB line" "operations: 3" "final live requested bytes: 7" "final
 expect_error "a 100 kB malformed line: its line number" 1 \
 	"alloctap-replay: $T/longbad.log:13: expected a decimal process number" -q "$T/longbad.log"
 
+# Before the first line with a pointer field (#N or 0x...) lib/source cannot tell munged from
+# raw text and reads the line with the reference munge's grammar, whose reason is its own.
 expect_error "binary garbage" 1 \
-	"alloctap-replay: $D/garbage.bin:1: expected a decimal process number" "$D/garbage.bin"
+	"alloctap-replay: $D/garbage.bin:1: Malformed input" "$D/garbage.bin"
 expect_error "slot beyond the limit" 1 \
 	"alloctap-replay: $D/slot_limit.log:3: result slot beyond the slot limit: #268435456 (slots #0 to #268435455)" \
 	"$D/slot_limit.log"
@@ -154,6 +156,21 @@ while IFS=$'\t' read -r reason line; do
 	printf '1 1 malloc(8)=#1\n%s\n' "$line" >"$T/bad.log"
 	expect_error "malformed: $line" 1 "alloctap-replay: $T/bad.log:2: $reason" "$T/bad.log"
 done <"$D/malformed.tsv"
+
+# --- raw traces are refused with the command that munges them --------------------------------
+expect_error "a raw text trace: munge it first" 1 \
+	"alloctap-replay: $D/raw.log: this is a raw trace; munge it first: alloctap-munge $D/raw.log | alloctap-replay" \
+	"$D/raw.log"
+expect_error "a raw text trace on stdin: munge it first" 1 \
+	"alloctap-replay: <stdin>: this is a raw trace; munge it first: ... | alloctap-munge | alloctap-replay" \
+	- <"$D/raw.log"
+# A first line with a pointer field that is neither #N nor 0x...: the munged reasons.
+printf '1 1 free(5)\n' >"$T/undecided.log"
+expect_error "first line free(5): neither munged nor raw" 1 \
+	"alloctap-replay: $T/undecided.log:1: expected a slot (#N) as the pointer argument" "$T/undecided.log"
+printf '\n1 1 malloc(1)=5\n' >"$T/undecided.log"
+expect_error "malloc(1)=5 after an empty line: neither munged nor raw" 1 \
+	"alloctap-replay: $T/undecided.log:2: expected '=#N' after ')'" "$T/undecided.log"
 
 # --- processes, overwritten slots --------------------------------------------------------------
 run --summary "$D/multi_pid.log"
