@@ -182,8 +182,11 @@ int at_parse_pyint(const char *p, size_t n, int base, int *neg, uint64_t *mag)
 	int digits = 0;
 
 	*neg = 0;
-	if (q < end && (*q == '+' || *q == '-'))
+	if (q < end && (*q == '+' || *q == '-')) {
 		*neg = *q++ == '-';
+		while (q < end && is_pyspace(*q)) /* Python 2 accepts "- 5" */
+			q++;
+	}
 	if (base == 16 && end - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 		q += 2;
 	for (; q < end; q++) {
