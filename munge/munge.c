@@ -464,6 +464,7 @@ static void fill_thread(const struct at_munge *m, struct at_munge_thread *t,
 	t->tid_mag = f->tid.mag;
 	t->proc = (uint32_t)(pid - 1);
 	t->pid_id = m->opt.has_pid ? 1 : pid;
+	t->tid_id = tid;
 	memset(t->prefix, 0, sizeof(t->prefix));
 	size_t n = put_dec(t->prefix, t->pid_id);
 	t->prefix[n++] = ' ';
@@ -478,15 +479,18 @@ static void fill_thread(const struct at_munge *m, struct at_munge_thread *t,
 		return AT_MUNGE_IGNORED;                                                       \
 	} while (0)
 
-/* The reference's main loop body, step by step, on fields already found. */
-static inline int apply_fields(struct at_munge *m, const struct fields *f, struct at_output *out,
-			       const char **why)
+/* The reference's main loop body, step by step, on fields already found, up to the output:
+ * *tp becomes the line's thread entry (possibly local), *ptr_id and *res_id its slots (0 for
+ * none). Returns AT_MUNGE_WRITTEN when the line is to be written. */
+static inline int munge_fields(struct at_munge *m, const struct fields *f,
+			       struct at_munge_thread *local, struct at_munge_thread **tp,
+			       uint64_t *ptr_id_out, uint64_t *res_id_out, const char **why)
 {
 	if (f->pid.st)
 		IGNORE(int_why(&f->pid, pid_why));
 	if (m->opt.has_pid && (f->pid.mag != m->opt.pid_mag || f->pid.neg != m->opt.pid_neg))
 		return AT_MUNGE_FILTERED;
-	struct at_munge_thread local, *t = NULL;
+	struct at_munge_thread *t = NULL;
 	if (!f->tid.st && !f->pid.neg && !f->tid.neg) {
 		t = &m->threads[thread_slot(f->pid.mag, f->tid.mag)];
 		if (!t->pid_id || t->pid_mag != f->pid.mag || t->tid_mag != f->tid.mag)
@@ -502,7 +506,7 @@ static inline int apply_fields(struct at_munge *m, const struct fields *f, struc
 		uint64_t tid = thread_of(p, f->tid.neg, f->tid.mag);
 		if (!tid)
 			return AT_MUNGE_NOMEM;
-		t = f->pid.neg || f->tid.neg ? &local
+		t = f->pid.neg || f->tid.neg ? local
 					     : &m->threads[thread_slot(f->pid.mag, f->tid.mag)];
 		fill_thread(m, t, f, pid, tid);
 	}
@@ -535,9 +539,63 @@ static inline int apply_fields(struct at_munge *m, const struct fields *f, struc
 		if (!(res_id = at_idmap_get(&p->pointers, f->res.neg, f->res.mag)))
 			return AT_MUNGE_NOMEM;
 	}
+	*tp = t;
+	*ptr_id_out = ptr_id;
+	*res_id_out = res_id;
+	return AT_MUNGE_WRITTEN;
+}
+
+/* munge_fields, then the munged line (and a due jemalloc_stats() line) into out. */
+static inline int apply_fields(struct at_munge *m, const struct fields *f, struct at_output *out,
+			       const char **why)
+{
+	struct at_munge_thread local, *t;
+	uint64_t ptr_id, res_id;
+	int rc = munge_fields(m, f, &local, &t, &ptr_id, &res_id, why);
+
+	if (rc != AT_MUNGE_WRITTEN)
+		return rc;
 	put_line(out, t, f, ptr_id, res_id);
-	if (m->opt.stats_every && ++p->written % m->opt.stats_every == 0)
+	if (m->opt.stats_every && ++m->procs[t->proc].written % m->opt.stats_every == 0)
 		put_stats_line(out, t->pid_id);
+	return AT_MUNGE_WRITTEN;
+}
+
+int at_munge_event(struct at_munge *m, const struct at_event *in, struct at_event out[2],
+		   unsigned *n_out, const char **why)
+{
+	struct fields f;
+	struct at_munge_thread local, *t;
+	uint64_t ptr_id, res_id;
+	unsigned func = in->func;
+
+	*n_out = 0;
+	memset(&f, 0, sizeof(f));
+	f.pid.mag = in->pid;
+	f.tid.mag = in->tid;
+	f.func = (int)func;
+	f.nargs = at_func_nargs[func];
+	if (at_func_takes_pointer(func))
+		f.ptr.mag = in->arg[0];
+	f.has_result = in->has_result;
+	f.res.mag = in->result;
+	int rc = munge_fields(m, &f, &local, &t, &ptr_id, &res_id, why);
+	if (rc != AT_MUNGE_WRITTEN)
+		return rc;
+	struct at_event *e = &out[0];
+	e->pid = (uint32_t)t->pid_id;
+	e->tid = (uint32_t)t->tid_id;
+	e->func = (uint8_t)func;
+	e->has_result = res_id != 0;
+	e->arg[0] = f.nargs > 0 ? (at_func_takes_pointer(func) ? ptr_id : in->arg[0]) : 0;
+	e->arg[1] = f.nargs > 1 ? in->arg[1] : 0;
+	e->result = res_id;
+	*n_out = 1;
+	if (m->opt.stats_every && ++m->procs[t->proc].written % m->opt.stats_every == 0) {
+		out[1] = (struct at_event){ .pid = (uint32_t)t->pid_id, .tid = 1,
+					    .func = AT_JEMALLOC_STATS };
+		*n_out = 2;
+	}
 	return AT_MUNGE_WRITTEN;
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event.h"
 #include "idmap.h"
 #include "output.h"
 
@@ -37,6 +38,7 @@ struct at_munge_process; /* per process: tid ids, pointer ids, written-line coun
 struct at_munge_thread {
 	uint64_t pid_mag, tid_mag;
 	uint64_t pid_id;     /* 0: empty entry */
+	uint64_t tid_id;
 	uint32_t proc;       /* index in procs */
 	uint32_t len;        /* of prefix */
 	char prefix[48];
@@ -62,6 +64,15 @@ void at_munge_free(struct at_munge *m);
  * a static string. */
 int at_munge_line(struct at_munge *m, const char *line, size_t len, struct at_output *out,
 		  const char **why);
+
+/* Munges one raw event (at_source's or at_atz's): the same steps, the same state and the same
+ * result as at_munge_line() on the event's canonical text line (at_format_raw). out[0] is the
+ * munged event (ids for pid and tid, slot numbers for the pointer and the result, unused
+ * arguments 0); when --stats-every makes one due, out[1] is the "P 1 jemalloc_stats()" event.
+ * *n_out is the number of events filled (0 unless AT_MUNGE_WRITTEN). in->func must be below
+ * AT_FUNC_COUNT. */
+int at_munge_event(struct at_munge *m, const struct at_event *in, struct at_event out[2],
+		   unsigned *n_out, const char **why);
 
 /* A line parsed ahead of its turn by at_munge_parse(): for the common shape
  * "PID TID func(ARGS)[=0xHEX]" its numbers and the place of its argument text, as offsets from
