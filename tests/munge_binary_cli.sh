@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# munge_binary_cli.sh: build/alloctap-munge on binary traces (.atz, doc/FORMAT.md).
+#
+# Round trips (raw text -> raw binary with --keep-pointers --format binary -> raw text with
+# --keep-pointers) on every log of tests/data, demo/python3-json.log and a fresh genlog log:
+# byte-identical for canonical inputs, the same events otherwise. Munging the raw binary gives
+# the munged text of the raw text; --format binary gives a munged .atz with the same events,
+# which alloctap-replay replays with the same --summary figures. Damaged binary input
+# (truncated, corrupt block, newer version, not a trace, already munged) ends with the reader's
+# message and exit 1, after munging what was decoded. Prints one TAP line per case; exits
+# non-zero if any failed.
+set -u
+cd "$(dirname "$0")/.."
+M=build/alloctap-munge
+R=build/alloctap-replay
+G=build/bench/genlog
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+failed=0
+
+ok() { echo "ok - $1"; }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	for why in "$@"; do echo "#   $why"; done
+	failed=$((failed + 1))
+}
+# check DESC COMMAND...: ok when COMMAND succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+for prog in "$M" "$R"; do
+	[ -x "$prog" ] || { not_ok "$prog is built (run make first)"; exit 1; }
+done
+make -s "$G" >/dev/null || { not_ok "build $G"; exit 1; }
+
+# to_bin IN OUT / to_text IN OUT: conversions without munging (stderr to $T/err).
+to_bin() { "$M" -q --keep-pointers --format binary "$1" -o "$2" 2>"$T/err"; }
+to_text() { "$M" -q --keep-pointers "$1" -o "$2" 2>"$T/err"; }
+is_atz() { [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' ')" = "04224d18" ]; }
+
+# replay figures without the timings and stats labels (as tests/replay_binary_cli.sh)
+figures() {
+	grep -v -e '^wall time ns:' -e '^ns per operation:' -e '^peak rss bytes:' -e '^stats ' "$1"
+	sed -n 's/^stats [a-z]*=[0-9]* \(ops=[0-9]* objects=[0-9]* slots=[0-9]* requested=[0-9]*\) .*/stats \1/p' "$1"
+}
+
+# --- round trips -------------------------------------------------------------------------------
+"$G" 100000 3 -p 2 -t 3 >"$T/genlog.log" || not_ok "genlog runs"
+canonical=(tests/data/atz/python3-head.log tests/data/atz/munged.log tests/data/munge/strict.log
+	tests/data/replay/good.log tests/data/replay/multi_pid.log tests/data/replay/overwrite.log
+	tests/data/replay/raw.log tests/data/replay/slot_limit.log demo/python3-json.log
+	"$T/genlog.log")
+for log in "${canonical[@]}"; do
+	n=$(basename "$log" .log)
+	if to_bin "$log" "$T/$n.atz" && is_atz "$T/$n.atz" && to_text "$T/$n.atz" "$T/$n.back" &&
+		cmp -s "$T/$n.back" "$log"; then
+		ok "round trip text -> binary -> text byte-identical: $log ($(wc -l <"$log") lines, $(stat -c %s "$T/$n.atz") bytes binary)"
+	else
+		not_ok "round trip text -> binary -> text byte-identical: $log" "$(head -c 300 "$T/err")"
+	fi
+done
+
+# Non-canonical inputs: the events survive (CR dropped, final newline added, lines that do
+# not fit the event model reported and skipped); a second round trip changes nothing.
+noncanonical=(tests/data/atz/bad-function.log tests/data/atz/crlf-no-final-newline.log
+	tests/data/munge/crlf.log tests/data/munge/empty_lines.log
+	tests/data/munge/no_final_newline.log tests/data/munge/normal.log
+	tests/data/replay/crlf.log tests/data/replay/empty_lines.log
+	tests/data/replay/no_final_newline.log)
+for log in "${noncanonical[@]}"; do
+	n=nc_$(basename "$log" .log)
+	"$M" --keep-pointers --format binary "$log" -o "$T/$n.atz" 2>"$T/$n.err1"
+	rc1=$?
+	to_text "$T/$n.atz" "$T/$n.back"
+	to_bin "$T/$n.back" "$T/$n.atz2"
+	to_text "$T/$n.atz2" "$T/$n.back2"
+	# the input without CRs, empty lines and the reported lines, with a final newline
+	skip=$(sed -n 's/^alloctap-munge: [^:]*:\([0-9]*\): Ignored: .*/\1/p' "$T/$n.err1" | tr '\n' ' ')
+	awk -v skip=" $skip" '{ sub(/\r$/, "") } index(skip, " " NR " ") == 0 && NF' "$log" >"$T/$n.want"
+	if [ "$rc1" -eq 0 ] && cmp -s "$T/$n.back" "$T/$n.back2" && [ -s "$T/$n.back" ]; then
+		ok "round trip of a non-canonical log keeps its events: $log (skipped lines: ${skip:-none})"
+	else
+		not_ok "round trip of a non-canonical log keeps its events: $log" "exit $rc1"
+	fi
+done
+# the non-canonical logs whose kept lines are canonical apart from CR and a final newline
+for n in crlf-no-final-newline crlf empty_lines no_final_newline bad-function; do
+	if cmp -s "$T/nc_$n.back" "$T/nc_$n.want"; then
+		ok "$n: the output is the input without CRs, blank and reported lines"
+	else
+		not_ok "$n: the output is the input without CRs, blank and reported lines" \
+			"$(diff "$T/nc_$n.want" "$T/nc_$n.back" | head -5 | tr '\n' ' ')"
+	fi
+done
+D=tests/data/munge
+{
+	echo "alloctap-munge: $D/normal.log:406: Ignored: unknown function"
+	echo "alloctap-munge: $D/normal.log:409: Ignored: Malformed input"
+	echo "alloctap-munge: $D/normal.log:410: Ignored: free and jemalloc_stats take no result"
+	echo "alloctap-munge: $D/normal.log: 413 lines read, 410 written, 3 ignored"
+} >"$T/want_err"
+check "normal.log: lines that do not fit the event model are reported as FILE:LINE" \
+	cmp -s "$T/nc_normal.err1" "$T/want_err"
+"$M" --strict --keep-pointers --format binary $D/normal.log -o "$T/strict_normal.atz" 2>"$T/err"
+rc=$?
+want="alloctap-munge: $D/normal.log:406: Ignored: unknown function (--strict)"
+if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = "$want" ]; then
+	ok "--strict: the first line that does not fit is an error, exit 1"
+else
+	not_ok "--strict: the first line that does not fit is an error, exit 1" "exit $rc" "$(head -2 "$T/err")"
+fi
+printf '1 1 malloc(0x10)=0x10\n' >"$T/hex.log"
+"$M" --keep-pointers --format binary "$T/hex.log" -o "$T/hex.atz" 2>"$T/err"
+check "a hex size is reported and skipped" grep -qxF \
+	"alloctap-munge: $T/hex.log:1: Ignored: bad size or alignment argument (expected a decimal number)" "$T/err"
+
+# --- munging a binary trace --------------------------------------------------------------------
+for log in "${canonical[@]}" tests/data/munge/normal.log; do
+	n=$(basename "$log" .log)
+	[ -f "$T/$n.atz" ] || to_bin "$log" "$T/$n.atz"
+	grep -q '#' "$log" && continue # munged logs: below
+	"$M" -q "$log" >"$T/$n.mt" 2>/dev/null
+	"$M" -q "$T/$n.atz" >"$T/$n.mb" 2>/dev/null
+	if [ "$n" = normal ]; then # its odd lines did not fit: compare with its canonical events
+		"$M" -q "$T/nc_normal.back" >"$T/$n.mt" 2>/dev/null
+	fi
+	check "munged text of the raw binary = munged text of the raw text: $log" \
+		cmp -s "$T/$n.mt" "$T/$n.mb"
+	"$M" -q --format binary "$log" -o "$T/$n.mta" 2>/dev/null
+	"$M" -q --format binary "$T/$n.atz" -o "$T/$n.mba" 2>/dev/null
+	to_text "$T/$n.mta" "$T/$n.mta.txt"
+	to_text "$T/$n.mba" "$T/$n.mba.txt"
+	if is_atz "$T/$n.mba" && cmp -s "$T/$n.mba.txt" "$T/$n.mb" &&
+		{ [ "$n" = normal ] || cmp -s "$T/$n.mta.txt" "$T/$n.mb"; }; then
+		ok "--format binary from raw text and from raw binary: the same munged events: $log"
+	else
+		not_ok "--format binary from raw text and from raw binary: the same munged events: $log"
+	fi
+done
+
+# replay --summary of the munged binary and of the munged text
+for n in python3-json genlog normal raw; do
+	"$R" --summary "$T/$n.mb" >/dev/null 2>"$T/rt.err"
+	rc_t=$?
+	"$R" --summary "$T/$n.mba" >/dev/null 2>"$T/rb.err"
+	rc_b=$?
+	figures "$T/rt.err" >"$T/rt.fig"
+	figures "$T/rb.err" >"$T/rb.fig"
+	if [ "$rc_t" -eq 0 ] && [ "$rc_b" -eq 0 ] && grep -q '^operations: ' "$T/rb.fig" &&
+		cmp -s "$T/rt.fig" "$T/rb.fig"; then
+		ok "replay --summary: munged binary and munged text give the same figures: $n"
+	else
+		not_ok "replay --summary: munged binary and munged text give the same figures: $n" \
+			"exit $rc_t/$rc_b" "$(diff "$T/rt.fig" "$T/rb.fig" | head -5 | tr '\n' ' ')"
+	fi
+done
+
+"$M" -q --pid 15487 $D/normal.log >"$T/pid.t" 2>/dev/null
+"$M" -q --pid 15487 "$T/normal.atz" >"$T/pid.b" 2>/dev/null
+check "--pid on a binary trace: the same output as on the text" cmp -s "$T/pid.t" "$T/pid.b"
+check "--pid output is not empty" test -s "$T/pid.b"
+"$M" -q --stats-every 50 "$T/genlog.atz" >"$T/st.b" 2>/dev/null
+"$M" -q --stats-every 50 "$T/genlog.log" >"$T/st.t" 2>/dev/null
+check "--stats-every on a binary trace: the same output as on the text" cmp -s "$T/st.t" "$T/st.b"
+"$M" -q --stats-every 50 --format binary "$T/genlog.atz" -o "$T/st.atz" 2>/dev/null
+to_text "$T/st.atz" "$T/st.atz.txt"
+check "--stats-every with --format binary: the same events" cmp -s "$T/st.t" "$T/st.atz.txt"
+"$M" -q <"$T/genlog.atz" >"$T/stdin.out" 2>/dev/null
+check "a binary trace on standard input" cmp -s "$T/stdin.out" "$T/genlog.mb"
+"$M" -q --format binary <"$T/genlog.log" 2>/dev/null | "$M" -q --keep-pointers >"$T/pipe.out" 2>/dev/null
+check "--format binary to a pipe, read back from it" cmp -s "$T/pipe.out" "$T/genlog.mb"
+
+# the summary of a binary input counts events; drops name the event number
+printf '1 1 malloc(8)=0x10\n1 1 free(0x10)\n1 1 free(0x10)\n1 1 malloc(8)=0x0\n' >"$T/drops.log"
+to_bin "$T/drops.log" "$T/drops.atz"
+"$M" "$T/drops.atz" >"$T/out" 2>"$T/err"
+rc=$?
+{
+	echo "alloctap-munge: $T/drops.atz: event 3: Ignored \"1 1 free(0x10)\": Did not see an alloc for pointer"
+	echo "alloctap-munge: $T/drops.atz: event 4: Ignored \"1 1 malloc(8)=0x0\": Result is NULL"
+	echo "alloctap-munge: $T/drops.atz: 4 events read, 2 written, 2 ignored"
+} >"$T/want_err"
+printf '1 1 malloc(8)=#1\n1 1 free(#1)\n' >"$T/want_out"
+if [ "$rc" -eq 0 ] && cmp -s "$T/err" "$T/want_err" && cmp -s "$T/out" "$T/want_out"; then
+	ok "events the munge drops are reported with their number; the summary counts events"
+else
+	not_ok "events the munge drops are reported with their number" "exit $rc" "$(diff "$T/want_err" "$T/err" | tr '\n' ' ')"
+fi
+"$M" --strict "$T/drops.atz" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = \
+	"alloctap-munge: $T/drops.atz: event 3: Ignored \"1 1 free(0x10)\": Did not see an alloc for pointer (--strict)" ]; then
+	ok "--strict on a binary trace: the first dropped event is an error, exit 1"
+else
+	not_ok "--strict on a binary trace: the first dropped event is an error, exit 1" "exit $rc"
+fi
+
+# --- already munged input ---------------------------------------------------------------------
+"$M" "$T/good.atz" >"$T/out" 2>"$T/err"
+rc=$?
+want="alloctap-munge: $T/good.atz: already munged (the trace's header says so): nothing to munge; --keep-pointers converts it as it is"
+if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = "$want" ] && [ ! -s "$T/out" ]; then
+	ok "a munged binary trace is refused, exit 1"
+else
+	not_ok "a munged binary trace is refused, exit 1" "exit $rc" "$(head -2 "$T/err")"
+fi
+"$M" --format binary tests/data/replay/good.log -o "$T/x.atz" 2>"$T/err"
+rc=$?
+want="alloctap-munge: tests/data/replay/good.log:1: already munged (#slots, not addresses): nothing to munge; --keep-pointers converts it as it is"
+if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = "$want" ]; then
+	ok "munged text with --format binary is refused at its first munged line, exit 1"
+else
+	not_ok "munged text with --format binary is refused, exit 1" "exit $rc" "$(head -2 "$T/err")"
+fi
+"$R" --summary "$T/good.atz" >/dev/null 2>"$T/rb.err"
+"$R" --summary tests/data/replay/good.log >/dev/null 2>"$T/rt.err"
+figures "$T/rb.err" >"$T/rb.fig"
+figures "$T/rt.err" >"$T/rt.fig"
+check "--keep-pointers on munged text makes a munged trace replay reads the same" \
+	cmp -s "$T/rt.fig" "$T/rb.fig"
+
+# --- damaged binary input ---------------------------------------------------------------------
+"$G" 300000 9 >"$T/big.log"
+to_bin "$T/big.log" "$T/big.atz"
+"$M" -q "$T/big.log" >"$T/big.mt" 2>/dev/null
+u32le() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }
+blocks=()
+off=7
+while :; do
+	size=$(($(u32le "$T/big.atz" "$off") & 0x7fffffff))
+	[ "$size" -eq 0 ] && break
+	blocks+=("$off")
+	off=$((off + 4 + size + 4))
+done
+check "the big trace has 4 or more lz4 blocks (${#blocks[@]})" test "${#blocks[@]}" -ge 4
+b3=${blocks[2]}
+cut=$((b3 + 4 + ($(u32le "$T/big.atz" "$b3") & 0x7fffffff) / 2))
+head -c "$cut" "$T/big.atz" >"$T/cut.atz"
+"$M" "$T/cut.atz" >"$T/out" 2>"$T/err"
+rc=$?
+n=$(sed -n "s/^alloctap-munge: .*: truncated after \([0-9]*\) events: .*/\1/p" "$T/err")
+want="alloctap-munge: $T/cut.atz: truncated after $n events: the input ends inside the block at that offset; the last whole block ends at byte offset $b3 of $cut"
+head -n "${n:-0}" "$T/big.log" | "$M" -q >"$T/cut.want" 2>/dev/null
+if [ "$rc" -eq 1 ] && [ "${n:-0}" -gt 0 ] && grep -qxF "$want" "$T/err" &&
+	cmp -s "$T/out" "$T/cut.want" &&
+	tail -n 1 "$T/err" | grep -q "^alloctap-munge: $T/cut.atz: $n events read, $(wc -l <"$T/out") written, [0-9]* ignored\$"; then
+	ok "truncated trace: the $n events of the whole blocks munged, then the reader's message, exit 1"
+else
+	not_ok "truncated trace: the events of the whole blocks munged, then the message, exit 1" \
+		"exit $rc" "want: $want" "$(tail -3 "$T/err")"
+fi
+"$M" --format binary "$T/cut.atz" -o "$T/cut.m.atz" 2>/dev/null
+rc=$?
+to_text "$T/cut.m.atz" "$T/cut.m.txt"
+if [ "$rc" -eq 1 ] && cmp -s "$T/cut.m.txt" "$T/cut.want"; then
+	ok "truncated trace, --format binary: a complete munged trace of the decoded events, exit 1"
+else
+	not_ok "truncated trace, --format binary: a complete munged trace of the decoded events" "exit $rc"
+fi
+"$M" --keep-pointers "$T/cut.atz" >"$T/out" 2>/dev/null
+rc=$?
+if [ "$rc" -eq 1 ] && head -n "${n:-0}" "$T/big.log" | cmp -s - "$T/out"; then
+	ok "truncated trace, --keep-pointers: the decoded events as raw text, exit 1"
+else
+	not_ok "truncated trace, --keep-pointers: the decoded events as raw text, exit 1" "exit $rc"
+fi
+
+cp "$T/big.atz" "$T/flip.atz"
+at=$((b3 + 100))
+printf "\\x$(printf %02x $((($(od -An -tu1 -j $at -N1 "$T/big.atz") ^ 0x20))))" |
+	dd of="$T/flip.atz" bs=1 seek=$at conv=notrunc status=none
+"$M" "$T/flip.atz" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "^alloctap-munge: $T/flip.atz: corrupt lz4 block at byte offset $b3 " "$T/err" &&
+	[ -s "$T/out" ] && head -c "$(stat -c %s "$T/out")" "$T/big.mt" | cmp -s - "$T/out"; then
+	ok "corrupt block: munged up to it ($(wc -l <"$T/out") lines), its offset $b3 reported, exit 1"
+else
+	not_ok "corrupt block: munged up to it, its offset $b3 reported, exit 1" "exit $rc" "$(head -3 "$T/err")"
+fi
+
+printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c >"$T/v2.atz"
+"$M" "$T/v2.atz" >"$T/out" 2>"$T/err"
+rc=$?
+{
+	echo "alloctap-munge: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.0): use a newer alloctap"
+	echo "alloctap-munge: $T/v2.atz: 0 events read, 0 written, 0 ignored"
+} >"$T/want_err"
+if [ "$rc" -eq 1 ] && cmp -s "$T/err" "$T/want_err" && [ ! -s "$T/out" ]; then
+	ok "a newer major version is refused, exit 1"
+else
+	not_ok "a newer major version is refused, exit 1" "exit $rc" "$(cat "$T/err")"
+fi
+printf 'hello' | lz4 -q -c >"$T/other.lz4"
+"$M" "$T/other.lz4" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qxF "alloctap-munge: $T/other.lz4: an lz4 file, but not an alloctap trace" "$T/err"; then
+	ok "an lz4 file of something else: refused, exit 1"
+else
+	not_ok "an lz4 file of something else: refused, exit 1" "exit $rc" "$(cat "$T/err")"
+fi
+printf '\x04\x22\x4d\x18' >"$T/magic.atz"
+head -c 5000 /dev/urandom >>"$T/magic.atz"
+timeout 20 "$M" "$T/magic.atz" >/dev/null 2>"$T/err"
+rc=$?
+check "the lz4 magic followed by random bytes: an error, exit 1 (got $rc)" test "$rc" -eq 1
+printf '\x04\x22\x4d' >"$T/short"
+"$M" "$T/short" >"$T/out" 2>"$T/err"
+rc=$?
+check "three bytes of the magic are text (one malformed line), exit 0 (got $rc)" test "$rc" -eq 0
+
+# --- output errors and usage --------------------------------------------------------------------
+"$M" -q --format binary -o /dev/full "$T/genlog.atz" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qxF "alloctap-munge: /dev/full: write error: No space left on device" "$T/err"; then
+	ok "--format binary to a full disk: write error, exit 1"
+else
+	not_ok "--format binary to a full disk: write error, exit 1" "exit $rc" "$(cat "$T/err")"
+fi
+timeout 60 "$M" --keep-pointers "$T/big.atz" 2>"$T/err" | head -n 1 >/dev/null
+status=("${PIPESTATUS[@]}")
+if [ "${status[0]}" -eq 1 ] && grep -qxF 'alloctap-munge: <stdout>: write error: Broken pipe' "$T/err"; then
+	ok "binary -> text | head -1: EPIPE reported, exit 1"
+else
+	not_ok "binary -> text | head -1: EPIPE reported, exit 1" "status ${status[*]}" "$(head -3 "$T/err")"
+fi
+for args in "--format xml" "--keep-pointers --pid 1" "--keep-pointers --stats-every 5"; do
+	# shellcheck disable=SC2086
+	"$M" $args "$T/genlog.atz" >/dev/null 2>&1
+	rc=$?
+	check "usage error: $args (exit $rc)" test "$rc" -eq 2
+done
+"$M" --help >"$T/help"
+check "--help documents --format and --keep-pointers" grep -q -- '--keep-pointers  convert' "$T/help"
+
+[ "$failed" -eq 0 ]
