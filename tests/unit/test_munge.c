@@ -20,6 +20,7 @@
 #include "../../munge/pipeline.h"
 #include "linereader.h"
 #include "output.h"
+#include "text.h"
 
 /* What a run produced: the munged text and the dropped lines as "N:REASON|" pieces. */
 struct run {
@@ -566,6 +567,110 @@ static void test_pipeline(void **state)
 	free(want);
 }
 
+/* --- events: at_munge_event() against at_munge_line() on the same events as text ---------- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* A random raw event: 3 pids, 4 tids each, pointers from a pool of 24 (so double frees,
+ * frees of unknown pointers, NULL results and free(0) all happen), now and then a result on
+ * free or jemalloc_stats, or a missing result. */
+static void random_event(struct at_event *e)
+{
+	static const uint64_t pool[24] = { 0x10, 0x20, 0x30, 0x40, 0x7f0000001000, 0x7f0000002000,
+		0x55aa00, 0x55bb00, 0x1, 0xffffffffffffffff, 0x8000000000000000, 0x123456789abc,
+		0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0, 0x100, 0x110 };
+	uint64_t r = rng();
+
+	memset(e, 0, sizeof(*e));
+	e->pid = (uint32_t)(100 + r % 3);
+	e->tid = e->pid + (uint32_t)((r >> 8) % 4);
+	e->func = (uint8_t)((r >> 16) % AT_FUNC_COUNT);
+	for (unsigned i = 0; i < at_func_nargs[e->func]; i++)
+		e->arg[i] = (r >> 24) % 5 == 0 ? rng() : rng() % 4096;
+	if (at_func_takes_pointer(e->func))
+		e->arg[0] = (r >> 32) % 10 == 0 ? 0 : pool[rng() % 24];
+	e->has_result = at_func_returns_pointer(e->func) ? (r >> 40) % 20 != 0 : (r >> 40) % 30 == 0;
+	if (e->has_result)
+		e->result = (r >> 48) % 25 == 0 ? 0 : pool[rng() % 24];
+}
+
+static void test_event_matches_line(void **state)
+{
+	static const struct at_munge_options opts[] = {
+		NOOPT,
+		{ .has_pid = 1, .pid_mag = 101 },
+		{ .stats_every = 7 },
+	};
+	enum { EVENTS = 20000 };
+	(void)state;
+	struct at_event *events = malloc(EVENTS * sizeof(*events));
+	char *text = malloc((size_t)EVENTS * AT_LINE_MAX), *got = malloc((size_t)EVENTS * 2 * AT_LINE_MAX);
+	assert_non_null(events);
+	assert_non_null(text);
+	assert_non_null(got);
+	size_t text_len = 0;
+	for (unsigned i = 0; i < EVENTS; i++) {
+		random_event(&events[i]);
+		text_len += at_format_raw(text + text_len, &events[i]);
+	}
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		struct run want;
+		run_munge(&opts[k], text, text_len, &want);
+		struct at_munge m;
+		char drops[4096] = "";
+		unsigned written = 0, ignored = 0, filtered = 0;
+		size_t got_len = 0;
+		at_munge_init(&m, &opts[k]);
+		for (unsigned i = 0; i < EVENTS; i++) {
+			struct at_event out[2];
+			unsigned n = 99;
+			const char *why = NULL;
+			int rc = at_munge_event(&m, &events[i], out, &n, &why);
+			if (rc == AT_MUNGE_WRITTEN) {
+				written++;
+				assert_true(n == 1 || n == 2);
+				for (unsigned j = 0; j < n; j++) {
+					if (at_func_nargs[out[j].func] < 2)
+						assert_true(out[j].arg[1] == 0);
+					if (!out[j].has_result)
+						assert_true(out[j].result == 0);
+					got_len += at_format_munged(got + got_len, &out[j]);
+				}
+			} else {
+				assert_int_equal(n, 0);
+				if (rc == AT_MUNGE_FILTERED) {
+					filtered++;
+				} else {
+					assert_int_equal(rc, AT_MUNGE_IGNORED);
+					ignored++;
+					size_t d = strlen(drops);
+					snprintf(drops + d, sizeof(drops) - d, "%u:%s|", i + 1, why);
+				}
+			}
+		}
+		at_munge_free(&m);
+		assert_int_equal(written, want.written);
+		assert_int_equal(ignored, want.ignored);
+		assert_int_equal(filtered, want.filtered);
+		assert_true(want.ignored > 100 && want.written > 1000); /* the mix drops lines */
+		assert_string_equal(drops, want.drops);
+		assert_int_equal(got_len, want.out_len);
+		assert_memory_equal(got, want.out, got_len);
+		free(want.out);
+	}
+	free(events);
+	free(text);
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_idmap_against_model),
 		cmocka_unit_test(test_idmap_large),
 		cmocka_unit_test(test_pipeline),
+		cmocka_unit_test(test_event_matches_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
