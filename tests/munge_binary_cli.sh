@@ -223,6 +223,29 @@ figures "$T/rt.err" >"$T/rt.fig"
 check "--keep-pointers on munged text makes a munged trace replay reads the same" \
 	cmp -s "$T/rt.fig" "$T/rb.fig"
 
+# lines without a pointer come before the one that shows whether the text is raw or munged:
+# the trace's header must still say which it is
+printf '1 1 jemalloc_stats()\n1 1 malloc(8)\n1 1 malloc(8)=#1\n1 1 free(#1)\n' >"$T/late.log"
+to_bin "$T/late.log" "$T/late.atz"
+to_text "$T/late.atz" "$T/late.back"
+"$M" "$T/late.atz" >/dev/null 2>"$T/err"
+rc=$?
+if cmp -s "$T/late.back" "$T/late.log" && [ "$rc" -eq 1 ] && grep -q "already munged" "$T/err"; then
+	ok "munged text whose first lines hold no pointer: a munged trace (its header says so)"
+else
+	not_ok "munged text whose first lines hold no pointer: a munged trace" "exit $rc"
+fi
+printf '1 1 jemalloc_stats()\n1 1 malloc(8)\n' >"$T/nop.log"
+to_bin "$T/nop.log" "$T/nop.atz"
+to_text "$T/nop.atz" "$T/nop.back"
+"$M" -q "$T/nop.atz" >"$T/out" 2>"$T/err"
+rc=$?
+if cmp -s "$T/nop.back" "$T/nop.log" && [ "$rc" -eq 0 ] && cmp -s "$T/out" "$T/nop.log"; then
+	ok "a text with no pointer at all: a raw trace, munged as the reference munges it"
+else
+	not_ok "a text with no pointer at all: a raw trace" "exit $rc"
+fi
+
 # --- damaged binary input ---------------------------------------------------------------------
 "$G" 300000 9 >"$T/big.log"
 to_bin "$T/big.log" "$T/big.atz"
