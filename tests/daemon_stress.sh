@@ -50,27 +50,31 @@ else
 	not_ok "stress, 4096-byte ring buffer: ran" "$(cat "$TMP/tiny.err" 2>/dev/null)"
 fi
 
-# SIGKILL inside a long realloc, two threads in malloc/free loops: no stall, one lost event
-# (the realloc numbered at entry that never returned).
+# SIGKILL while the main thread is in a long realloc and two threads are in malloc/free loops:
+# no stall; the realloc numbered at entry that never returned is the one lost event (the
+# fixture's shared counters say whether the kill landed inside a realloc: almost always).
 start=$(date +%s%N)
-"$D" -o "$TMP/killed.log" -- "$FX/alloc_killed" 300 2>"$TMP/killed.err"
+"$D" -o "$TMP/killed.log" -- "$FX/alloc_killed" 300 "$TMP/killed.state" 2>"$TMP/killed.err"
 rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
+read -r started finished < <(od -An -tu8 -w16 "$TMP/killed.state")
+inside=$((started - finished))
 check "killed inside realloc: status 137 (SIGKILL) passed through" test $rc -eq 137
 check "killed inside realloc: the daemon ended in ${ms} ms (< 10 s)" test $ms -lt 10000
-check "killed inside realloc: the unfinished realloc is the 1 lost event" \
-	grep -q "events written, 1 events lost, 1 processes seen" "$TMP/killed.err"
+check "killed inside realloc: lost events = reallocs left unfinished ($inside of $started)" \
+	grep -q "events written, $inside events lost, 1 processes seen" "$TMP/killed.err"
 kpid=$(head -n1 "$TMP/killed.log" | cut -d' ' -f1)
 check "killed inside realloc: the log is causally valid" "$FX/log_checker" "$TMP/killed.log" "$kpid"
 
 # Threads that die inside an allocator call leave no per-thread state behind: with --all
 # running, alloc_killed is SIGKILLed while its threads are inside malloc, free and realloc;
 # afterwards every key of the daemon's thread-state map must still be a live thread (keys
-# seen in two dumps, so a thread exiting between dump and check is not blamed).
+# seen in two dumps, so a thread exiting between dump and check is not blamed; a process
+# exiting elsewhere on the machine at that moment can still be, rarely).
 "$D" -v --all -o /dev/null 2>"$TMP/leak.err" &
 dm=$!
 if wait_for "$TMP/leak.err" "in every process" 20; then
-	"$FX/alloc_killed" 300
+	"$FX/alloc_killed" 300 2>/dev/null
 	krc=$?
 	sleep 0.3
 	if thread_state_tids $dm >"$TMP/tids.1" && sleep 0.2 && thread_state_tids $dm >"$TMP/tids.2"; then
@@ -78,7 +82,7 @@ if wait_for "$TMP/leak.err" "in every process" 20; then
 		for tid in $(sort "$TMP/tids.1" "$TMP/tids.2" | uniq -d); do
 			[ -d /proc/$tid ] || dead="$dead $tid"
 		done
-		check "dead threads leave no per-thread state (killed fixture status $krc, $(wc -l <"$TMP/tids.2") live entries)" \
+		check "dead threads leave no per-thread state (killed fixture status $krc, $(wc -l <"$TMP/tids.2") live entries${dead:+, dead:$dead})" \
 			test -z "$dead" -a "$krc" -eq 137
 	else
 		not_ok "per-thread state map readable" "cannot find or dump the daemon's thread map"
