@@ -246,6 +246,28 @@ else
 	not_ok "a text with no pointer at all: a raw trace" "exit $rc"
 fi
 
+# lost-event records (thread 7/9: LOST 5, malloc(32)=0x1000, free, LOST 3 at the end)
+printf 'ATZ\0\001\000\000\000\000\000\x91\x07\x09\x92\x05\x70\x20\x80\x08\x40\x92\x03' |
+	lz4 -q -c >"$T/lost.atz"
+"$M" --keep-pointers "$T/lost.atz" >"$T/out" 2>"$T/err"
+rc=$?
+printf '7 9 malloc(32)=0x1000\n7 9 free(0x1000)\n' >"$T/want_out"
+if [ "$rc" -eq 0 ] && cmp -s "$T/out" "$T/want_out" && [ "$(cat "$T/err")" = \
+	"alloctap-munge: $T/lost.atz: 2 events read, 2 written, 0 ignored, 8 lost in recording (a text log cannot show where)" ]; then
+	ok "lost events: binary -> text keeps the events and counts the lost ones in the summary"
+else
+	not_ok "lost events: binary -> text keeps the events and counts the lost ones" "exit $rc" "$(cat "$T/err")"
+fi
+"$M" -q --keep-pointers --format binary "$T/lost.atz" -o "$T/lost2.atz" 2>/dev/null
+"$M" -q --format binary "$T/lost.atz" -o "$T/lost3.atz" 2>/dev/null
+tail2=$(lz4 -q -d -c "$T/lost2.atz" | od -An -tx1 | tr -d ' \n' | tail -c 24)
+tail3=$(lz4 -q -d -c "$T/lost3.atz" | od -An -tx1 | tr -d ' \n' | tail -c 22)
+if [ "$tail2" = "920591070970208008409203" ] && [ "$tail3" = "9205910101702005409203" ]; then
+	ok "lost events: carried to a binary output at their places (raw and munged)"
+else
+	not_ok "lost events: carried to a binary output at their places" "raw: $tail2" "munged: $tail3"
+fi
+
 # --- damaged binary input ---------------------------------------------------------------------
 "$G" 300000 9 >"$T/big.log"
 to_bin "$T/big.log" "$T/big.atz"
