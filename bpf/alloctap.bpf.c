@@ -15,6 +15,12 @@
 /* Set by the daemon before load. */
 const volatile __u32 trace_all = 0;   /* 1: every tgid but self_tgid; 0: those in targets */
 const volatile __u32 self_tgid = 0;
+/* 1: every program returns at once (alloctapd --floor, for the benchmark's floor: the cost of
+ * the traps alone at exactly the sites alloctapd uses; the verifier prunes the rest). */
+const volatile __u32 floor_only = 0;
+/* The daemon is woken only when this many bytes wait (it also polls every 100 ms): a wakeup per
+ * record would cost the traced program a context switch per call on a small machine. */
+const volatile __u64 wakeup_bytes = 0;
 
 /* The one global event counter. */
 __u64 next_seq = 0;
@@ -93,12 +99,16 @@ static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u
 	r->result = result;
 	r->func = func;
 	r->flags = flags;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
 }
 
 /* Entry of a call recorded at return: remembers its arguments, unless it is nested. */
 static __always_inline int enter(__u32 func, __u64 a0, __u64 a1, __u64 memptr, __u32 flags)
 {
+	if (floor_only)
+		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct at_thread *t;
@@ -196,6 +206,8 @@ int BPF_KPROBE(pvalloc_entry, __u64 size)
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_return, __u64 ret)
 {
+	if (floor_only)
+		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct at_thread *t = bpf_map_lookup_elem(&threads, &tid);
@@ -222,6 +234,8 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 SEC("uprobe")
 int BPF_KPROBE(free_entry, __u64 ptr)
 {
+	if (floor_only)
+		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct at_thread *t;

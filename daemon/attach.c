@@ -8,29 +8,37 @@
 
 #include "alloctap.skel.h"
 #include "attach.h"
+#include "display.h"
 #include "probe_site.h"
+#include "x86_insn.h"
 
 struct probed_function {
 	const char *name;
 	struct bpf_program *entry;
 	int has_return;
+	uint16_t reads; /* argument registers the entry program reads */
 	uint64_t entry_offset, return_offset;
+	const char *site_insn, *site_why;
 };
+
+#define ARGS1 AT_REG_BIT(AT_RDI)
+#define ARGS2 (ARGS1 | AT_REG_BIT(AT_RSI))
+#define ARGS3 (ARGS2 | AT_REG_BIT(AT_RDX))
 
 /* The family, in the order aliases are named (glibc's memalign == aligned_alloc). */
 static unsigned list_functions(struct alloctap *skel, struct probed_function *f)
 {
 	struct probed_function all[] = {
-		{ "malloc", skel->progs.malloc_entry, 1, 0, 0 },
-		{ "calloc", skel->progs.calloc_entry, 1, 0, 0 },
-		{ "realloc", skel->progs.realloc_entry, 1, 0, 0 },
-		{ "free", skel->progs.free_entry, 0, 0, 0 },
-		{ "memalign", skel->progs.memalign_entry, 1, 0, 0 },
-		{ "posix_memalign", skel->progs.posix_memalign_entry, 1, 0, 0 },
-		{ "aligned_alloc", skel->progs.aligned_alloc_entry, 1, 0, 0 },
-		{ "valloc", skel->progs.valloc_entry, 1, 0, 0 },
-		{ "pvalloc", skel->progs.pvalloc_entry, 1, 0, 0 },
-		{ "reallocarray", skel->progs.reallocarray_entry, 1, 0, 0 },
+		{ "malloc", skel->progs.malloc_entry, 1, ARGS1, 0, 0, NULL, NULL },
+		{ "calloc", skel->progs.calloc_entry, 1, ARGS2, 0, 0, NULL, NULL },
+		{ "realloc", skel->progs.realloc_entry, 1, ARGS2, 0, 0, NULL, NULL },
+		{ "free", skel->progs.free_entry, 0, ARGS1, 0, 0, NULL, NULL },
+		{ "memalign", skel->progs.memalign_entry, 1, ARGS2, 0, 0, NULL, NULL },
+		{ "posix_memalign", skel->progs.posix_memalign_entry, 1, ARGS3, 0, 0, NULL, NULL },
+		{ "aligned_alloc", skel->progs.aligned_alloc_entry, 1, ARGS2, 0, 0, NULL, NULL },
+		{ "valloc", skel->progs.valloc_entry, 1, ARGS1, 0, 0, NULL, NULL },
+		{ "pvalloc", skel->progs.pvalloc_entry, 1, ARGS1, 0, 0, NULL, NULL },
+		{ "reallocarray", skel->progs.reallocarray_entry, 1, ARGS3, 0, 0, NULL, NULL },
 	};
 	memcpy(f, all, sizeof(all));
 	return sizeof(all) / sizeof(all[0]);
@@ -51,10 +59,13 @@ static int locate(const char *path, struct probed_function *f, unsigned n, char 
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		int rc = at_probe_entry_offset(&e, f[i].name, &f[i].entry_offset);
+		struct at_probe_choice c;
+		int rc = at_probe_entry_site(&e, f[i].name, f[i].has_return, f[i].reads, &c);
 
-		if (rc > 0)
-			rc = at_probe_return_offset(&e, f[i].name, &f[i].return_offset);
+		f[i].entry_offset = c.entry_offset;
+		f[i].return_offset = c.function_offset;
+		f[i].site_insn = c.insn;
+		f[i].site_why = c.why;
 		if (rc < 0) {
 			snprintf(why, whylen, "%s: %s is outside every executable segment", path,
 				 f[i].name);
@@ -69,6 +80,10 @@ static int locate(const char *path, struct probed_function *f, unsigned n, char 
 		if (alias)
 			continue;
 		have_malloc |= strcmp(f[i].name, "malloc") == 0;
+		DISPLAYLEVEL(3, "alloctapd: probe %s: %s+0x%llx, entry probe at +%llu (%s: %s)%s\n",
+			     f[i].name, path, (unsigned long long)f[i].return_offset,
+			     (unsigned long long)(f[i].entry_offset - f[i].return_offset),
+			     f[i].site_insn, f[i].site_why, f[i].has_return ? ", return probe" : "");
 		f[kept++] = f[i];
 	}
 	at_elf_close(&e);

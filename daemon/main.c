@@ -19,6 +19,7 @@
 #include "alloctap.h"
 #include "alloctap.skel.h"
 #include "attach.h"
+#include "probe_site.h"
 #include "convert.h"
 #include "dest.h"
 #include "elfsym.h"
@@ -64,6 +65,12 @@ static const char usage_text[] =
 	"                        else the C library)\n"
 	"  -d, --duration SECS   stop after this many seconds\n"
 	"      --ringbuf-size N  ring buffer bytes, a power of two >= 4096 (default 67108864)\n"
+	"      --probe-at-entry  put every probe at its function's first instruction (by default\n"
+	"                        an entry probe without a return probe, free's, moves to the first\n"
+	"                        instruction the kernel emulates, so its trap needs no single\n"
+	"                        step; -v prints the chosen sites)\n"
+	"      --floor           attach the same probes at the same sites but record nothing:\n"
+	"                        the cost of the traps alone (for benchmarks)\n"
 	"  -v, --verbose         more messages (a progress line every 2 s); -vv adds libbpf's\n"
 	"  -q, --quiet           fewer messages (errors only)\n"
 	"  -h, --help            this text\n"
@@ -85,6 +92,7 @@ struct options {
 	double duration;
 	unsigned long ringbuf_size;
 	enum at_format format;
+	int floor;      /* --floor: probes that record nothing (benchmark floor) */
 	char **command;
 };
 
@@ -154,6 +162,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "lib", required_argument, NULL, 'l' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "ringbuf-size", required_argument, NULL, 'r' },
+		{ "probe-at-entry", no_argument, NULL, 'E' },
+		{ "floor", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -202,6 +212,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			    (o->ringbuf_size & (o->ringbuf_size - 1)) || o->ringbuf_size > (1ul << 30))
 				return usage_error("--ringbuf-size must be a power of two from 4096 "
 						   "to 1073741824, not '%s'", optarg);
+			break;
+		case 'E':
+			at_probe_placement = 0;
+			break;
+		case 'F':
+			o->floor = 1;
 			break;
 		case 'v':
 			at_display_level++;
@@ -550,6 +566,8 @@ static int load_bpf(struct daemon *d)
 	}
 	d->skel->rodata->trace_all = d->opt.all ? 1 : 0;
 	d->skel->rodata->self_tgid = (uint32_t)getpid();
+	d->skel->rodata->floor_only = d->opt.floor ? 1 : 0;
+	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
 	err = alloctap__load(d->skel);
 	if (err) {
