@@ -287,6 +287,10 @@ if [ -x "$M" ] && [ -f demo/python3-json.log ]; then
 	"$M" -qq demo/python3-json.log >"$T/demo.log" && "$A" encode "$T/demo.log" "$T/demo.atz"
 	same_figures "demo/python3-json.log munged: text and binary give the same figures" \
 		"$T/demo.log" "$T/demo.atz"
+	# alloctap-munge --format binary writes the munged binary itself (to a pipe here).
+	"$M" -qq --format binary demo/python3-json.log | cat >"$T/demo_m.atz"
+	same_figures "alloctap-munge --format binary | replay: the same figures as munged text" \
+		"$T/demo.log" "$T/demo_m.atz"
 else
 	fail "$M and demo/python3-json.log exist"
 fi
