@@ -139,11 +139,15 @@ static void check_offsets(const char *name, int want_symtab)
 	assert_int_equal(e.has_symtab, want_symtab);
 	assert_int_equal(at_probe_return_offset(&e, "target_fn", &off), 1);
 	assert_int_equal(off, want_target);
-	assert_int_equal(at_probe_entry_offset(&e, "malloc", &off), 1);
-	assert_int_equal(off, want_malloc);
-	assert_int_equal(at_probe_entry_offset(&e, "no_such_function", &off), 0);
+	/* malloc also gets a return probe: its entry probe stays on its first instruction */
+	struct at_probe_choice choice;
+	assert_int_equal(at_probe_entry_site(&e, "malloc", 1, 0, &choice), 1);
+	assert_int_equal(choice.function_offset, want_malloc);
+	assert_int_equal(choice.entry_offset, want_malloc);
+	assert_int_equal(at_probe_entry_site(&e, "no_such_function", 1, 0, &choice), 0);
 	/* an undefined reference is not a definition */
-	assert_int_equal(at_probe_entry_offset(&e, "fopen", &off), 0);
+	assert_int_equal(at_probe_entry_site(&e, "fopen", 1, 0, &choice), 0);
+	assert_int_equal(at_probe_return_offset(&e, "fopen", &off), 0);
 	at_elf_close(&e);
 }
 
