@@ -33,8 +33,10 @@ int at_reorder_init(struct at_reorder *r, unsigned window_log2, unsigned max_pen
 	r->max_pending = max_pending;
 	r->emit = emit;
 	r->arg = arg;
+	/* populated now: faulting the window's pages in one by one would land on the first lap of
+	 * events, where a page fault costs the drain more than the records themselves */
 	r->slots = mmap(NULL, slots_bytes(r), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (r->slots == MAP_FAILED)
 		goto fail;
 	r->pending = mmap(NULL, max_pending * sizeof(*r->pending) + 1, PROT_READ | PROT_WRITE,

@@ -6,6 +6,7 @@
 #ifndef ALLOCTAP_EVENT_H
 #define ALLOCTAP_EVENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The functions of the logalloc format, in a fixed order (also the binary format's codes). */
