@@ -143,7 +143,7 @@ check: deps
 	@tests/run.sh $(UNIT_TESTS) $(sort $(filter-out tests/run.sh,$(wildcard tests/*.sh)))
 
 demo: deps
-	@$(MAKE) --no-print-directory all $(FIXTURES)
+	@$(MAKE) --no-print-directory all
 	@demo/run.sh
 
 bench: deps

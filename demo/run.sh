@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${DEMO_OUT:-build/demo}
 mkdir -p "$out"
+rm -f "$out/raw.log" # alloctapd appends to a path (MALLOC_LOG's rule): start afresh
 
 if [ -x build/alloctapd ]; then
 	echo "== 1. trace: build/alloctapd -o $out/raw.log -- python3 demo/workload.py"
