@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages the build and tests need (skips what is there)
 #   make check      deps, build, unit tests (plain and ASan+UBSan), command-line and
 #                   integration tests; ends with "check: N passed, M failed"
+#   make stress     the concurrency stress test STRESS_RUNS (20) times in a row
 #   make demo       the main job on a bundled workload
 #   make bench      benchmarks, printed as comparison tables
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -38,7 +39,7 @@ endif
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
-.PHONY: all deps check unit-tests tests demo bench install uninstall clean
+.PHONY: all deps check stress unit-tests tests demo bench install uninstall clean
 
 DEB_PACKAGES := gcc make libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev liblz4-dev \
 	libcmocka-dev bpftrace libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libmimalloc2.0 \
@@ -141,6 +142,12 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory tests
 	@tests/run.sh $(UNIT_TESTS) $(sort $(filter-out tests/run.sh,$(wildcard tests/*.sh)))
+
+# Issue 4's bar: the concurrency stress test green STRESS_RUNS times in a row (real BPF).
+STRESS_RUNS ?= 20
+stress: deps
+	@$(MAKE) --no-print-directory tests
+	@tests/run.sh $(foreach i,$(shell seq $(STRESS_RUNS)),tests/daemon_stress.sh)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

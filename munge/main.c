@@ -292,7 +292,10 @@ static void event_position(const struct event_run *r, char *buf, size_t size)
 /* Opens the .atz writer on out's fd: munged or raw as decided, header from a binary input. */
 static int open_atz(struct event_run *r)
 {
-	struct at_atz_options opt = { .flags = r->munged_out ? AT_ATZ_FLAG_MUNGED : 0 };
+	/* munge runs offline: LZ4HC level 9 (python3 trace: 1.50 bytes/event against 1.77 for the
+	 * fast level alloctapd uses while tracing), at about 100 ns more per event */
+	struct at_atz_options opt = { .flags = r->munged_out ? AT_ATZ_FLAG_MUNGED : 0,
+				      .level = 9 };
 	const struct at_atz_header *h =
 		r->src->kind == AT_SOURCE_BINARY ? at_atz_reader_header(r->src->atz) : NULL;
 
