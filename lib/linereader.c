@@ -29,17 +29,23 @@ int at_linereader_open_fd(struct at_linereader *r, int fd, const char *name,
 	return 0;
 }
 
+int at_input_fd(const char *path, const char **name)
+{
+	if (!path || strcmp(path, "-") == 0) {
+		*name = "<stdin>";
+		return 0;
+	}
+	*name = path;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 int at_linereader_open(struct at_linereader *r, const char *path)
 {
-	int fd = 0;
-	const char *name = "<stdin>";
+	const char *name;
+	int fd = at_input_fd(path, &name);
 
-	if (path && strcmp(path, "-") != 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		name = path;
-	}
+	if (fd < 0)
+		return -1;
 	if (at_linereader_open_fd(r, fd, name, NULL, 0) < 0) {
 		int e = errno;
 		if (fd != 0)

@@ -22,6 +22,11 @@ struct at_linereader {
 	uint64_t bytes;       /* bytes consumed so far (the offset of the next line) */
 };
 
+/* Opens an input for reading: path, or standard input for NULL or "-". Returns the fd (0 for
+ * standard input, which the caller must not close) with *name set to path or "<stdin>", or -1
+ * with errno set. */
+int at_input_fd(const char *path, const char **name);
+
 /* Opens path ("-" or NULL for stdin). Returns 0, or -1 with errno set. */
 int at_linereader_open(struct at_linereader *r, const char *path);
 /* Starts reading an fd the caller already has open; the first `preload` bytes of data

@@ -58,15 +58,11 @@ int at_source_open_fd(struct at_source *s, int fd, const char *name)
 
 int at_source_open(struct at_source *s, const char *path)
 {
-	int fd = 0;
-	const char *name = "<stdin>";
+	const char *name;
+	int fd = at_input_fd(path, &name);
 
-	if (path && strcmp(path, "-") != 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		name = path;
-	}
+	if (fd < 0)
+		return -1;
 	if (at_source_open_fd(s, fd, name) < 0) {
 		int e = errno;
 		if (fd != 0)

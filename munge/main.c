@@ -505,16 +505,12 @@ static int run_events(struct event_run *r)
  * Returns 0, or the exit code after reporting the error. */
 static int open_input(struct at_source *src, const char *path, int *fd)
 {
-	const char *name = "<stdin>";
+	const char *name;
 
-	*fd = 0;
-	if (path && strcmp(path, "-") != 0) {
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (*fd < 0) {
-			at_error("%s: cannot open: %s", path, strerror(errno));
-			return 1;
-		}
-		name = path;
+	*fd = at_input_fd(path, &name);
+	if (*fd < 0) {
+		at_error("%s: cannot open: %s", path, strerror(errno));
+		return 1;
 	}
 	if (at_source_open_fd(src, *fd, name) < 0) {
 		if (errno == ENOMEM) {

@@ -283,16 +283,12 @@ static int replay(struct at_source *s, struct rp_engine *e)
  * error: reason" when its first bytes cannot be read (a directory). */
 static int open_input(struct at_source *s, const char *path, int *fd)
 {
-	const char *name = "<stdin>";
+	const char *name;
 
-	*fd = 0;
-	if (path && strcmp(path, "-") != 0) {
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (*fd < 0) {
-			rp_error("%s: %s", path, strerror(errno));
-			return -1;
-		}
-		name = path;
+	*fd = at_input_fd(path, &name);
+	if (*fd < 0) {
+		rp_error("%s: %s", path, strerror(errno));
+		return -1;
 	}
 	if (at_source_open_fd(s, *fd, name) < 0) {
 		rp_error_at(name, 1, "read error: %s", strerror(errno));

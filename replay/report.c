@@ -50,49 +50,47 @@ static void finish_line(char *buf, size_t len)
 	write_stderr(buf, len);
 }
 
-void rp_error(const char *fmt, ...)
+/* Writes "PROGRAM: [FILE:LINE: ]MESSAGE\n" with one write(2) when the display level is at
+ * least level; file NULL for no location. No allocation. */
+static void vmessage(int level, const char *file, uint64_t line, const char *fmt, va_list ap)
 {
 	char buf[RP_MSG_MAX];
 	size_t len = 0;
-	va_list ap;
 
-	if (at_display_level < 1)
+	if (at_display_level < level)
 		return;
 	append(buf, &len, "%s: ", at_program_name);
-	va_start(ap, fmt);
+	if (file)
+		append(buf, &len, "%s:%" PRIu64 ": ", file, line);
 	vappend(buf, &len, fmt, ap);
-	va_end(ap);
 	finish_line(buf, len);
+}
+
+void rp_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(1, NULL, 0, fmt, ap);
+	va_end(ap);
 }
 
 void rp_error_at(const char *file, uint64_t line, const char *fmt, ...)
 {
-	char buf[RP_MSG_MAX];
-	size_t len = 0;
 	va_list ap;
 
-	if (at_display_level < 1)
-		return;
-	append(buf, &len, "%s: %s:%" PRIu64 ": ", at_program_name, file, line);
 	va_start(ap, fmt);
-	vappend(buf, &len, fmt, ap);
+	vmessage(1, file, line, fmt, ap);
 	va_end(ap);
-	finish_line(buf, len);
 }
 
 void rp_verbose(const char *fmt, ...)
 {
-	char buf[RP_MSG_MAX];
-	size_t len = 0;
 	va_list ap;
 
-	if (at_display_level < 3)
-		return;
-	append(buf, &len, "%s: ", at_program_name);
 	va_start(ap, fmt);
-	vappend(buf, &len, fmt, ap);
+	vmessage(3, NULL, 0, fmt, ap);
 	va_end(ap);
-	finish_line(buf, len);
 }
 
 void rp_report_stats(const struct rp_engine *e, uint64_t line, uint64_t own_extra)
