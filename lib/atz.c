@@ -1,7 +1,6 @@
 /* atz.c: the atz writer (doc/FORMAT.md), and the page allocator both sides use. */
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,29 +10,10 @@
 
 #include "atz.h"
 #include "atz_model.h"
+#include "output.h"
+#include "prim.h"
 
 /* ---- memory --------------------------------------------------------------------------- */
-
-void *atz_map(size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-void atz_unmap(void *p, size_t size)
-{
-	if (p)
-		munmap(p, size);
-}
-
-void *atz_remap(void *p, size_t old_size, size_t new_size)
-{
-	if (!p)
-		return atz_map(new_size);
-	void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE);
-	return q == MAP_FAILED ? NULL : q;
-}
 
 /* lz4frame's allocations: a mapping with its length in the first 16 bytes. Fresh anonymous
  * pages are zero, so calloc is alloc. */
@@ -65,71 +45,77 @@ void atz_lz4_free(void *opaque, void *p)
 
 /* ---- writer --------------------------------------------------------------------------- */
 
+/* The writer builds one lz4 block of content at a time in chunk, compresses it straight into
+ * the output's buffer and writes it out in one write(): a file cut short then ends at a block
+ * boundary, and events_written counts the events of the blocks that reached the file. Every
+ * failure (a write, lz4, memory) is kept in the output's err; the writer stops after it. */
 struct at_atz_writer {
-	int fd;
-	int err;               /* first errno of a failure; the writer stops writing after it */
-	const char *name;
+	struct at_output *out;
 	LZ4F_cctx *cctx;
 	LZ4F_preferences_t prefs;
 	uint8_t *chunk;        /* content of the block being built, ATZ_CHUNK bytes */
 	size_t len;
-	uint8_t *out;          /* compressed bytes, out_cap */
-	size_t out_cap;
+	size_t block_cap;      /* bound of one compressed block, frame header or end mark */
 	struct atz_thread *threads;
 	size_t nthreads, threads_cap;
 	uint32_t *slots;       /* (pid, tid) hash: thread index + 1, 0 empty */
 	size_t slots_cap;
 	struct atz_thread *cur;
 	struct at_atz_stats st;
+	unsigned minor;        /* the header's */
 };
 
-static int write_all(struct at_atz_writer *w, const uint8_t *p, size_t n)
+/* Keeps err as the output's error unless it has one already. Returns -1. */
+static int fail(struct at_atz_writer *w, int err)
 {
-	while (n && !w->err) {
-		ssize_t k = write(w->fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			w->err = errno;
-			break;
-		}
-		p += k;
-		n -= (size_t)k;
-		w->st.file_bytes += (uint64_t)k;
-	}
-	return w->err ? -1 : 0;
+	if (!w->out->err)
+		w->out->err = err;
+	return -1;
 }
 
 static int lz4_failed(struct at_atz_writer *w, size_t rc)
 {
 	if (!LZ4F_isError(rc))
 		return 0;
-	if (!w->err)
-		w->err = EIO;
+	fail(w, EIO);
 	return 1;
+}
+
+/* Commits n bytes compressed at the output's reserved room and writes the buffer out. */
+static int write_out(struct at_atz_writer *w, size_t n)
+{
+	uint64_t before = w->out->written;
+
+	at_output_commit(w->out, n);
+	int rc = at_output_flush(w->out);
+	w->st.file_bytes += w->out->written - before;
+	if (rc == 0)
+		w->st.events_written = w->st.events;
+	return rc;
 }
 
 /* Compresses the chunk into one lz4 block and writes it. */
 static int emit_block(struct at_atz_writer *w)
 {
-	if (w->err)
+	if (w->out->err)
 		return -1;
 	if (w->len == 0)
 		return 0;
-	size_t n = LZ4F_compressUpdate(w->cctx, w->out, w->out_cap, w->chunk, w->len, NULL);
+	uint8_t *dst = (uint8_t *)at_output_reserve(w->out, w->block_cap);
+	size_t n = LZ4F_compressUpdate(w->cctx, dst, w->block_cap, w->chunk, w->len, NULL);
 	if (lz4_failed(w, n))
 		return -1;
-	size_t m = LZ4F_flush(w->cctx, w->out + n, w->out_cap - n, NULL);
+	size_t m = LZ4F_flush(w->cctx, dst + n, w->block_cap - n, NULL);
 	if (lz4_failed(w, m))
 		return -1;
 	w->len = 0;
-	return write_all(w, w->out, n + m);
+	return write_out(w, n + m);
 }
 
 /* Room for n more content bytes in the chunk (n <= ATZ_CHUNK). */
 static int reserve(struct at_atz_writer *w, size_t n)
 {
-	if (w->err)
+	if (w->out->err)
 		return -1;
 	if (w->len + n > ATZ_CHUNK)
 		return emit_block(w);
@@ -163,7 +149,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The stream header (FORMAT.md 3). */
+/* The stream header (doc/FORMAT.md 3). */
 static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt)
 {
 	struct utsname u;
@@ -177,7 +163,7 @@ static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt
 	size_t hl = strnlen(host, AT_ATZ_HOST_MAX);
 	put_bytes(w, ATZ_STREAM_MAGIC, 4);
 	put_byte(w, AT_ATZ_VERSION_MAJOR);
-	put_byte(w, AT_ATZ_VERSION_MINOR);
+	put_byte(w, (uint8_t)opt->minor);
 	put_varint(w, opt->flags);
 	put_varint(w, opt->start_ns ? opt->start_ns : now_ns());
 	put_varint(w, hl);
@@ -190,54 +176,61 @@ static void free_writer(struct at_atz_writer *w)
 	if (w->cctx)
 		LZ4F_freeCompressionContext(w->cctx);
 	atz_unmap(w->chunk, ATZ_CHUNK);
-	atz_unmap(w->out, w->out_cap);
 	atz_unmap(w->threads, w->threads_cap * sizeof(*w->threads));
 	atz_unmap(w->slots, w->slots_cap * sizeof(*w->slots));
 	atz_unmap(w, sizeof(*w));
 }
 
-struct at_atz_writer *at_atz_writer_open(int fd, const char *name,
-					 const struct at_atz_options *opt)
+/* Frees w and returns NULL with errno set to err. */
+static struct at_atz_writer *open_failed(struct at_atz_writer *w, int err)
+{
+	free_writer(w);
+	errno = err;
+	return NULL;
+}
+
+struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_atz_options *opt)
 {
 	static const struct at_atz_options defaults;
 	LZ4F_CustomMem mem = { atz_lz4_alloc, atz_lz4_calloc, atz_lz4_free, NULL };
-	struct at_atz_writer *w = atz_map(sizeof(*w));
+	struct at_atz_writer *w;
 
+	if (out->err) {
+		errno = out->err;
+		return NULL;
+	}
+	if (opt && opt->minor > AT_ATZ_VERSION_MINOR) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = atz_map(sizeof(*w));
 	if (!w)
 		return NULL;
 	if (!opt)
 		opt = &defaults;
-	w->fd = fd;
-	w->name = name;
+	w->minor = opt->minor;
+	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
 	w->prefs.frameInfo.blockMode = LZ4F_blockLinked;
 	w->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
 	w->prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
 	w->prefs.compressionLevel = opt->level;
 	w->prefs.autoFlush = 1;
-	w->out_cap = LZ4F_compressBound(ATZ_CHUNK, &w->prefs) + LZ4F_HEADER_SIZE_MAX;
+	/* about 64 KiB, well below AT_OUTPUT_BUFSIZE */
+	w->block_cap = LZ4F_compressBound(ATZ_CHUNK, &w->prefs) + LZ4F_HEADER_SIZE_MAX;
 	w->cctx = LZ4F_createCompressionContext_advanced(mem, LZ4F_VERSION);
 	w->chunk = atz_map(ATZ_CHUNK);
-	w->out = atz_map(w->out_cap);
-	if (!w->cctx || !w->chunk || !w->out) {
-		free_writer(w);
-		errno = ENOMEM;
-		return NULL;
-	}
-	size_t n = LZ4F_compressBegin(w->cctx, w->out, w->out_cap, &w->prefs);
-	if (lz4_failed(w, n) || write_all(w, w->out, n) < 0) {
-		int e = w->err;
-		free_writer(w);
-		errno = e;
-		return NULL;
-	}
+	if (!w->cctx || !w->chunk)
+		return open_failed(w, ENOMEM);
+	/* the frame header is buffered and goes out with the block of the stream header */
+	uint8_t *dst = (uint8_t *)at_output_reserve(out, w->block_cap);
+	size_t n = LZ4F_compressBegin(w->cctx, dst, w->block_cap, &w->prefs);
+	if (lz4_failed(w, n))
+		return open_failed(w, out->err);
+	at_output_commit(out, n);
 	put_header(w, opt);
-	if (emit_block(w) < 0) {
-		int e = w->err;
-		free_writer(w);
-		errno = e;
-		return NULL;
-	}
+	if (emit_block(w) < 0)
+		return open_failed(w, out->err);
 	return w;
 }
 
@@ -314,7 +307,7 @@ static struct atz_thread *switch_thread(struct at_atz_writer *w, uint32_t pid, u
 	}
 	long i = add_thread(w, pid, tid);
 	if (i < 0) {
-		w->err = ENOMEM;
+		fail(w, ENOMEM);
 		return NULL;
 	}
 	put_byte(w, ATZ_OP_NEW_THREAD);
@@ -334,8 +327,8 @@ static int delta_code(const struct atz_thread *t, enum atz_role role, uint64_t x
 	return 1;
 }
 
-/* Chooses the cheapest mode for one field (FORMAT.md 6.2); *k gets the ring index, *code the
- * delta code. */
+/* Chooses the cheapest mode for one field (doc/FORMAT.md 6.2); *k gets the ring index, *code
+ * the delta code. */
 static unsigned choose_mode(const struct atz_thread *t, enum atz_role role, uint64_t x, int *k,
 			    uint64_t *code)
 {
@@ -353,7 +346,7 @@ static unsigned choose_mode(const struct atz_thread *t, enum atz_role role, uint
 	return ATZ_MODE_LITERAL;
 }
 
-/* malloc(size) = result in one of the compact forms (FORMAT.md 5.1). 1 if written. */
+/* malloc(size) = result in one of the compact forms (doc/FORMAT.md 5.1). 1 if written. */
 static int put_compact_malloc(struct at_atz_writer *w, struct atz_thread *t,
 			      const struct at_event *ev)
 {
@@ -388,7 +381,7 @@ static int put_compact_malloc(struct at_atz_writer *w, struct atz_thread *t,
 	return 1;
 }
 
-/* free(pointer) in one of the compact forms (FORMAT.md 5.1). 1 if written. */
+/* free(pointer) in one of the compact forms (doc/FORMAT.md 5.1). 1 if written. */
 static int put_compact_free(struct at_atz_writer *w, struct atz_thread *t, uint64_t ptr)
 {
 	uint64_t code;
@@ -410,7 +403,7 @@ static int put_compact_free(struct at_atz_writer *w, struct atz_thread *t, uint6
 	return 1;
 }
 
-/* realloc(p, size) = result in one of the compact forms (FORMAT.md 5.1). 1 if written. */
+/* realloc(p, size) = result in one of the compact forms (doc/FORMAT.md 5.1). 1 if written. */
 static int put_compact_realloc(struct at_atz_writer *w, struct atz_thread *t,
 			       const struct at_event *ev)
 {
@@ -485,7 +478,7 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 	w->chunk[op + 1] = fields;
 	return 0;
 fail:
-	errno = w->err;
+	errno = w->out->err;
 	return -1;
 }
 
@@ -494,7 +487,7 @@ int at_atz_append_lost(struct at_atz_writer *w, uint64_t n)
 	if (n == 0)
 		return 0;
 	if (reserve(w, 16) < 0) {
-		errno = w->err;
+		errno = w->out->err;
 		return -1;
 	}
 	put_byte(w, ATZ_OP_LOST);
@@ -514,7 +507,7 @@ static int put_sized(struct at_atz_writer *w, uint8_t kind, const uint64_t *nums
 	for (unsigned i = 0; i < count; i++)
 		n += atz_put_varint(payload + n, nums[i]);
 	if (reserve(w, 1 + 10 + n + tl) < 0) {
-		errno = w->err;
+		errno = w->out->err;
 		return -1;
 	}
 	put_byte(w, kind);
@@ -537,10 +530,44 @@ int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, 
 	return put_sized(w, ATZ_OP_OBJECT, nums, 4, path);
 }
 
+int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_process *p)
+{
+	if (w->minor < 1 || p->change < AT_ATZ_PROCESS_START || p->change > AT_ATZ_PROCESS_EXIT) {
+		errno = EINVAL;
+		return -1;
+	}
+	size_t el = p->exe_len < AT_ATZ_NAME_MAX ? p->exe_len : AT_ATZ_NAME_MAX;
+	size_t al = p->args_len < AT_ATZ_ARGS_MAX ? p->args_len : AT_ATZ_ARGS_MAX;
+	const char *nul = p->exe ? memchr(p->exe, '\0', el) : NULL;
+	if (nul)
+		el = (size_t)(nul - p->exe);
+	uint64_t nums[6] = { p->change, p->flags | (al < p->args_len ? AT_ATZ_PROCESS_ARGS_CUT : 0),
+			     p->pid, p->parent, p->time_ns, p->status };
+	uint8_t head[6 * 10];
+	size_t n = 0;
+
+	for (unsigned i = 0; i < 6; i++)
+		n += atz_put_varint(head + n, nums[i]);
+	if (reserve(w, 1 + 10 + n + el + 1 + al) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	put_byte(w, ATZ_OP_PROCESS_CHANGE);
+	put_varint(w, n + el + 1 + al);
+	put_bytes(w, head, n);
+	if (el)
+		put_bytes(w, p->exe, el);
+	put_byte(w, 0);
+	if (al)
+		put_bytes(w, p->args, al);
+	w->st.processes++;
+	return 0;
+}
+
 int at_atz_flush(struct at_atz_writer *w)
 {
 	if (emit_block(w) < 0) {
-		errno = w->err;
+		errno = w->out->err;
 		return -1;
 	}
 	return 0;
@@ -548,16 +575,17 @@ int at_atz_flush(struct at_atz_writer *w)
 
 int at_atz_writer_close(struct at_atz_writer *w)
 {
-	emit_block(w);
-	if (!w->err) {
-		size_t n = LZ4F_compressEnd(w->cctx, w->out, w->out_cap, NULL);
+	struct at_output *out = w->out;
+
+	if (emit_block(w) == 0) {
+		uint8_t *dst = (uint8_t *)at_output_reserve(out, w->block_cap);
+		size_t n = LZ4F_compressEnd(w->cctx, dst, w->block_cap, NULL);
 		if (!lz4_failed(w, n))
-			write_all(w, w->out, n);
+			write_out(w, n);
 	}
-	int e = w->err;
 	free_writer(w);
-	errno = e;
-	return e ? -1 : 0;
+	errno = out->err;
+	return out->err ? -1 : 0;
 }
 
 void at_atz_writer_stats(const struct at_atz_writer *w, struct at_atz_stats *st)

@@ -1,6 +1,7 @@
 /* atz.h: the compressed binary trace format (".atz"), writer and reader.
  *
- * A file is one lz4 frame (`lz4 -t` validates it, `lz4 -d` unwraps it) whose content is a
+ * A file is one lz4 frame (`lz4 -t` validates it, `lz4 -d` unwraps it), or several back to
+ * back, which the reader reads as one trace (doc/FORMAT.md 2.1). A frame's content is a
  * versioned stream of records: a header, then events coded against per-thread predictors
  * (recent sizes, recent releases, recent allocations), thread switches, lost-event counts and
  * length-prefixed table records. doc/FORMAT.md is the byte-level specification.
@@ -16,7 +17,7 @@
 #include "event.h"
 
 #define AT_ATZ_VERSION_MAJOR 1
-#define AT_ATZ_VERSION_MINOR 0
+#define AT_ATZ_VERSION_MINOR 1
 
 /* The first four bytes of every lz4 frame, hence of every .atz file: 04 22 4D 18. */
 #define AT_ATZ_LZ4_MAGIC 0x184D2204u
@@ -26,6 +27,35 @@
 
 #define AT_ATZ_HOST_MAX 255   /* bytes of the recording host's name */
 #define AT_ATZ_NAME_MAX 4096  /* bytes of a process name or object path */
+#define AT_ATZ_ARGS_MAX 32768 /* bytes of a command line in a process change record */
+
+/* Process change records (format 1.1, doc/FORMAT.md 5.3): a traced process starts, executes
+ * a new image, or ends. */
+enum at_atz_process_change {
+	AT_ATZ_PROCESS_START = 1, /* created during the trace, or found running (flag BEFORE) */
+	AT_ATZ_PROCESS_EXEC = 2,  /* runs a new executable from now on */
+	AT_ATZ_PROCESS_EXIT = 3,  /* has ended (every thread) */
+};
+
+/* Flags of a process change record. */
+#define AT_ATZ_PROCESS_BEFORE   1u /* START: it ran before the trace; the time is its own start */
+#define AT_ATZ_PROCESS_LATE     2u /* followed late: calls it made before this record are missing */
+#define AT_ATZ_PROCESS_ARGS_CUT 4u /* the command line was longer than AT_ATZ_ARGS_MAX bytes */
+
+/* One process change. Strings are counted, not NUL-terminated (a reader points into its
+ * buffer): args holds the arguments each followed by a NUL, as /proc/PID/cmdline. */
+struct at_atz_process {
+	unsigned change;  /* enum at_atz_process_change */
+	unsigned flags;   /* AT_ATZ_PROCESS_* */
+	uint32_t pid;
+	uint32_t parent;  /* 0 when unknown */
+	uint64_t time_ns; /* nanoseconds since the Unix epoch */
+	uint64_t status;  /* EXIT: the wait status as waitpid(2) gives it; else 0 */
+	const char *exe;  /* START and EXEC: the executable's path */
+	size_t exe_len;
+	const char *args;
+	size_t args_len;
+};
 
 /* The stream header. */
 struct at_atz_header {
@@ -41,40 +71,55 @@ struct at_atz_options {
 	const char *host;     /* NULL: this machine's node name */
 	uint64_t start_ns;    /* 0: now (CLOCK_REALTIME) */
 	int level;            /* lz4 level: <= 0 fast (default), >= 3 LZ4HC (smaller, slower) */
+	unsigned minor;       /* minor version in the header: 0 (default) writes 1.0, which every
+			       * 1.x reader reads; 1 is needed for process change records */
 };
 
 /* Counters of a writer or reader. */
 struct at_atz_stats {
-	uint64_t events;        /* events written / decoded */
+	uint64_t events;        /* events appended / decoded */
+	uint64_t events_written; /* writer: events whose lz4 block reached the file */
 	uint64_t lost;          /* sum of the lost-event records */
 	uint64_t content_bytes; /* uncompressed stream bytes */
 	uint64_t file_bytes;    /* lz4 frame bytes written / consumed */
-	uint64_t threads;       /* thread table entries */
+	uint64_t threads;       /* thread table entries (over every frame read) */
+	uint64_t processes;     /* process change records appended / decoded */
 };
 
 /* ---- writer ---------------------------------------------------------------------------- */
 
-struct at_atz_writer;
+/* The writer goes through a buffered output (lib/output.h), which keeps the first error of a
+ * write, of lz4 or of memory: every later call then fails with that errno. Each lz4 block is
+ * written out whole, in one write(). Programs write traces through lib/sink.h. */
 
-/* Starts a trace on fd (not closed by the writer); name (kept, not copied) is for messages. Writes the frame and
- * stream headers at once. Returns NULL with errno set (ENOMEM, a write error). */
-struct at_atz_writer *at_atz_writer_open(int fd, const char *name,
-					 const struct at_atz_options *opt);
+struct at_atz_writer;
+struct at_output;
+
+/* Starts a trace on out (not closed by the writer): writes the frame and stream headers at
+ * once. Returns NULL with errno set (EINVAL for a minor version above AT_ATZ_VERSION_MINOR,
+ * ENOMEM, or the output's error). */
+struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_atz_options *opt);
 /* Appends one event. Every field is kept, whatever its value; ev->func must be below
- * AT_FUNC_COUNT (else EINVAL). Returns 0, or -1 with errno (EINVAL, or a write error). */
+ * AT_FUNC_COUNT and ev->has_result 0 or 1 (else EINVAL, the output unharmed). Returns 0, or -1
+ * with errno (EINVAL, or the output's error). */
 int at_atz_append(struct at_atz_writer *w, const struct at_event *ev);
-/* Records that n events were lost at this point of the stream (n > 0). 0 or -1. */
+/* Records that n events were lost at this point of the stream (nothing for n == 0). 0 or -1. */
 int at_atz_append_lost(struct at_atz_writer *w, uint64_t n);
 /* Appends a process table entry (pid and its command name, at most AT_ATZ_NAME_MAX bytes). */
 int at_atz_append_process(struct at_atz_writer *w, uint32_t pid, const char *name);
 /* Appends a mapped-object table entry: [start, end) of pid maps path at file offset. */
 int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, uint64_t end,
 			 uint64_t offset, const char *path);
+/* Appends a process change record (a trace opened with minor >= 1). An executable longer than
+ * AT_ATZ_NAME_MAX or a command line longer than AT_ATZ_ARGS_MAX is cut (the command line with
+ * the ARGS_CUT flag). 0 or -1 with errno (EINVAL for a change code outside the enum or a 1.0
+ * trace, the output unharmed). */
+int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_process *p);
 /* Ends the current lz4 block and writes it out, so everything appended so far survives a
- * crash of the writer. 0, or -1 with errno. */
+ * crash of the writer. Cheap when little was appended. 0, or -1 with errno. */
 int at_atz_flush(struct at_atz_writer *w);
 /* Flushes, ends the frame (end mark and content checksum) and frees w (always, even on
- * error). The fd stays open. 0, or -1 with errno of the first failure. */
+ * error). The output stays open. 0, or -1 with the output's error in errno. */
 int at_atz_writer_close(struct at_atz_writer *w);
 void at_atz_writer_stats(const struct at_atz_writer *w, struct at_atz_stats *st);
 
@@ -101,11 +146,17 @@ struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *p
 					 size_t preload_len);
 /* Next event: 1 (ev filled), 0 at the clean end of the trace, -1 on an error (then every
  * later call returns -1; see at_atz_reader_status/message). Lost-event and table records are
- * consumed on the way: see at_atz_lost_before and the stats. */
+ * consumed on the way: see at_atz_lost_before and the stats. A frame that follows the one that
+ * ended continues the trace (its own stream header, fresh predictor state). */
 int at_atz_next(struct at_atz_reader *r, struct at_event *ev);
+/* Process change records met from now on are passed to fn (NULL: none), with pointers into
+ * the reader's buffer that are valid during the call. Changes this version does not know are
+ * skipped. */
+typedef void (*at_atz_process_fn)(void *arg, const struct at_atz_process *p);
+void at_atz_reader_on_process(struct at_atz_reader *r, at_atz_process_fn fn, void *arg);
 /* Events recorded as lost immediately before the event at_atz_next just returned. */
 uint64_t at_atz_lost_before(const struct at_atz_reader *r);
-/* The stream header, or NULL if it could not be read. */
+/* The stream header (the first frame's), or NULL if it could not be read. */
 const struct at_atz_header *at_atz_reader_header(const struct at_atz_reader *r);
 enum at_atz_status at_atz_reader_status(const struct at_atz_reader *r);
 /* A one-line description of the error ("NAME: truncated after N events: ..."), or NULL. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "event.h"
+#include "prim.h"
 
 /* Stream magic, the first four content bytes: "ATZ" and NUL. */
 #define ATZ_STREAM_MAGIC "ATZ\0"
@@ -32,6 +33,8 @@
 #define ATZ_OP_SIZED_FIRST  0xC0 /* 0xC0-0xFF: kind, varint length, payload (skippable) */
 #define ATZ_OP_PROCESS      0xC0 /* payload: varint pid, name bytes */
 #define ATZ_OP_OBJECT       0xC1 /* payload: varint pid, start, end, offset, path bytes */
+#define ATZ_OP_PROCESS_CHANGE 0xC2 /* payload: varint change, flags, pid, parent, time, status,
+				    * executable bytes, NUL, command line bytes (1.1) */
 
 /* Field modes in the field byte of an ATZ_OP_EVENT record. */
 #define ATZ_MODE_ZERO    0 /* the value is 0, no bytes */
@@ -48,7 +51,8 @@ enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA 
 #define ATZ_RELEASES_CAP 32 /* ring of recently released addresses */
 #define ATZ_ALLOCS_CAP   64 /* ring of recently allocated addresses */
 
-#define ATZ_RECORD_MAX   (8 + 2 * 10 + AT_ATZ_NAME_MAX + 4 * 10) /* largest record we write */
+/* The largest record we write: a process change record */
+#define ATZ_RECORD_MAX   (8 + 8 * 10 + AT_ATZ_NAME_MAX + 1 + AT_ATZ_ARGS_MAX)
 #define ATZ_SIZED_MAX    (1u << 20) /* largest length-prefixed payload a reader accepts */
 #define ATZ_CHUNK        (64u * 1024) /* content bytes per lz4 block, as written */
 
@@ -243,12 +247,25 @@ static inline int atz_get_varint(const uint8_t **pp, const uint8_t *end, uint64_
 	return -1;
 }
 
-/* Page-granular allocation (mmap), so neither side touches malloc. */
-void *atz_map(size_t size);
-void atz_unmap(void *p, size_t size);
-/* Grows a mapping from old_size to new_size bytes, keeping its contents. NULL on failure
- * (the old mapping is then still valid). */
-void *atz_remap(void *p, size_t old_size, size_t new_size);
+/* Page-granular allocation (lib/prim.h), so neither side touches malloc: mappings that
+ * reserve no swap, since only touched pages count. */
+static inline void *atz_map(size_t size)
+{
+	return at_map(size, AT_MAP_NORESERVE);
+}
+
+static inline void atz_unmap(void *p, size_t size)
+{
+	at_unmap(p, size);
+}
+
+/* Grows a mapping from old_size to new_size bytes (a new one for p NULL), keeping its
+ * contents. NULL on failure (the old mapping is then still valid). */
+static inline void *atz_remap(void *p, size_t old_size, size_t new_size)
+{
+	return p ? at_remap(p, old_size, new_size) : atz_map(new_size);
+}
+
 /* lz4frame custom allocator over atz_map. */
 void *atz_lz4_alloc(void *opaque, size_t size);
 void *atz_lz4_calloc(void *opaque, size_t size);

@@ -3,13 +3,14 @@
  * The lz4 frame is walked block by block here (header, block sizes, end mark), each whole block
  * handed to lz4frame to check and decompress, so every error has an exact file offset and a
  * cut-off file still yields every event of its whole blocks. Decoded content collects in one
- * buffer; a record may span blocks. */
+ * buffer; a record may span blocks, not frames. Frames may follow one another, as the lz4 tool
+ * reads them (a trace appended to after a SIGHUP): each starts with its own stream header and
+ * fresh predictor state, and continues the trace of the first. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define LZ4F_STATIC_LINKING_ONLY
@@ -17,6 +18,7 @@
 
 #include "atz.h"
 #include "atz_model.h"
+#include "prim.h"
 
 #define EVENT_RECORD_MAX 40 /* op, field byte, three 10-byte varints, with margin */
 
@@ -49,7 +51,9 @@ struct at_atz_reader {
 	int block_checksum, content_checksum;
 	size_t block_max;
 	uint64_t block_off;         /* file offset of the block being decoded or next */
-	int frame_done;             /* no more content will come */
+	uint64_t frame_off;         /* file offset of the current frame */
+	int frame_done;             /* no more content will come from this frame */
+	int another_frame;          /* input follows the frame that ended */
 	/* decoded content */
 	uint8_t *buf;
 	size_t buf_cap, pos, len;
@@ -63,6 +67,8 @@ struct at_atz_reader {
 	int have_header;
 	uint64_t lost_before;
 	struct at_atz_stats st;
+	at_atz_process_fn on_process;
+	void *on_process_arg;
 };
 
 static int fail(struct at_atz_reader *r, enum at_atz_status status, const char *fmt, ...)
@@ -99,13 +105,10 @@ static int need_input(struct at_atz_reader *r, size_t n)
 	if (limit < n)
 		limit = n;
 	while (r->in_len < n && !r->in_eof) {
-		ssize_t k = read(r->fd, r->in + r->in_len, limit - r->in_len);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t k = at_read_some(r->fd, r->in + r->in_len, limit - r->in_len);
+		if (k < 0)
 			return fail(r, AT_ATZ_ERR_IO, "read error at byte offset %" PRIu64 ": %s",
 				    r->in_off + r->in_len, strerror(errno));
-		}
 		if (k == 0)
 			r->in_eof = 1;
 		r->in_len += (size_t)k;
@@ -143,22 +146,76 @@ static int lz4_feed(struct at_atz_reader *r, size_t n, const char *what)
 	return 0;
 }
 
-/* Reads and checks the lz4 frame header (FORMAT.md 2). */
+/* Skips n input bytes (a skippable frame). 0, 1 if the input ends first, -1 on error. */
+static int skip_input(struct at_atz_reader *r, uint64_t n)
+{
+	while (n) {
+		size_t step = n < r->in_cap / 2 ? (size_t)n : r->in_cap / 2;
+		int rc = need_input(r, step);
+		if (rc)
+			return rc;
+		r->in_pos += step;
+		r->block_off += step;
+		r->st.file_bytes += step;
+		n -= step;
+	}
+	return 0;
+}
+
+/* "truncated after N events: the input ends inside WHAT at byte offset X". Returns -1. */
+static int cut_in_header(struct at_atz_reader *r, const char *what)
+{
+	return fail(r, AT_ATZ_ERR_TRUNCATED, "truncated after %" PRIu64 " events: the input ends "
+		    "inside %s at byte offset %" PRIu64, r->st.events, what, r->block_off);
+}
+
+/* Skips lz4 skippable frames (magic 0x184D2A50 to 0x184D2A5F, a size word, that many bytes), as
+ * the lz4 tool does between frames. 0, or -1 after an error. */
+static int skip_skippable_frames(struct at_atz_reader *r)
+{
+	for (;;) {
+		int rc = need_input(r, 8);
+		if (rc < 0)
+			return -1;
+		const uint8_t *h = r->in + r->in_pos;
+		if (r->in_len - r->in_pos < 4 || (get_le32(h) & 0xfffffff0u) != 0x184D2A50u)
+			return 0;
+		if (rc)
+			return cut_in_header(r, "a skippable lz4 frame");
+		if (skip_input(r, 8 + (uint64_t)get_le32(h + 4)) != 0)
+			return r->status ? -1 : cut_in_header(r, "a skippable lz4 frame");
+	}
+}
+
+/* Reads and checks an lz4 frame header (FORMAT.md 2), at the file's start or after a frame. */
 static int read_frame_header(struct at_atz_reader *r)
 {
+	int first = r->block_off == 0;
+	if (!first && skip_skippable_frames(r) < 0)
+		return -1;
+	r->frame_off = r->block_off;
 	int rc = need_input(r, 7);
 	if (rc < 0)
 		return -1;
 	const uint8_t *h = r->in + r->in_pos;
-	if (r->in_len - r->in_pos >= 4 && get_le32(h) != AT_ATZ_LZ4_MAGIC)
-		return fail(r, AT_ATZ_ERR_NOT_ATZ, "not an lz4 frame (the first bytes are not "
-			    "04 22 4D 18)");
-	if (rc)
-		return fail(r, AT_ATZ_ERR_TRUNCATED, "truncated after 0 events: the input ends "
-			    "inside the lz4 frame header (%zu bytes)", r->in_len - r->in_pos);
+	if (r->in_len - r->in_pos >= 4 && get_le32(h) != AT_ATZ_LZ4_MAGIC) {
+		if (first)
+			return fail(r, AT_ATZ_ERR_NOT_ATZ, "not an lz4 frame (the first bytes are "
+				    "not 04 22 4D 18)");
+		return fail(r, AT_ATZ_ERR_CORRUPT, "unexpected data after the lz4 frame at byte "
+			    "offset %" PRIu64 ": not another lz4 frame", r->frame_off);
+	}
+	if (rc) {
+		if (first)
+			return fail(r, AT_ATZ_ERR_TRUNCATED, "truncated after 0 events: the input "
+				    "ends inside the lz4 frame header (%zu bytes)",
+				    r->in_len - r->in_pos);
+		return cut_in_header(r, "an lz4 frame header");
+	}
 	uint8_t flg = h[4], bd = h[5];
 	if ((flg >> 6) != 1 || (flg & 2) || (bd & 0x8f) || ((bd >> 4) & 7) < 4)
-		return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt lz4 frame header at byte offset 0");
+		return fail(r, AT_ATZ_ERR_CORRUPT, "corrupt lz4 frame header at byte offset %" PRIu64,
+			    r->frame_off);
 	if (flg & 1)
 		return fail(r, AT_ATZ_ERR_NOT_ATZ, "lz4 frame needs a dictionary: not an atz file");
 	r->block_checksum = (flg >> 4) & 1;
@@ -166,9 +223,14 @@ static int read_frame_header(struct at_atz_reader *r)
 	r->block_max = (size_t)1 << (8 + 2 * ((bd >> 4) & 7));
 	size_t hlen = 7 + ((flg & 8) ? 8 : 0);
 	rc = need_input(r, hlen);
-	if (rc)
-		return rc < 0 ? -1 : fail(r, AT_ATZ_ERR_TRUNCATED, "truncated after 0 events: the "
-					  "input ends inside the lz4 frame header");
+	if (rc) {
+		if (rc < 0)
+			return -1;
+		if (first)
+			return fail(r, AT_ATZ_ERR_TRUNCATED, "truncated after 0 events: the input "
+				    "ends inside the lz4 frame header");
+		return cut_in_header(r, "an lz4 frame header");
+	}
 	return lz4_feed(r, hlen, "lz4 frame header");
 }
 
@@ -176,13 +238,11 @@ static int read_frame_header(struct at_atz_reader *r)
 static int size_buffers(struct at_atz_reader *r)
 {
 	r->buf_cap = r->block_max + ATZ_SIZED_MAX + 64;
-#ifdef MADV_POPULATE_WRITE
 	/* Fault in what a typical read touches in one call: page faults are costly in VMs. The
-	 * result does not matter (an old kernel says EINVAL and pages fault in as usual). */
-	madvise(r->in, r->block_max + 16, MADV_POPULATE_WRITE);
-	madvise(r->buf, r->block_max + 4096, MADV_POPULATE_WRITE);
-	madvise((uint8_t *)r + ARENA_AT, 2 * r->block_max + (128u << 10), MADV_POPULATE_WRITE);
-#endif
+	 * result does not matter (without it pages fault in as usual). */
+	at_populate(r->in, r->block_max + 16);
+	at_populate(r->buf, r->block_max + 4096);
+	at_populate((uint8_t *)r + ARENA_AT, 2 * r->block_max + (128u << 10));
 	return 0;
 }
 
@@ -217,10 +277,11 @@ static int load_block(struct at_atz_reader *r)
 		if (lz4_feed(r, n, "end of frame (content checksum)") < 0)
 			return -1;
 		r->frame_done = 1;
-		if (need_input(r, 1) == 0)
-			return fail(r, AT_ATZ_ERR_CORRUPT, "unexpected data after the lz4 frame at "
-				    "byte offset %" PRIu64, r->block_off);
-		return r->status ? -1 : 0;
+		rc = need_input(r, 1);
+		if (rc < 0)
+			return -1;
+		r->another_frame = rc == 0;
+		return 0;
 	}
 	size_t size = word & 0x7fffffffu;
 	if (size > r->block_max)
@@ -266,8 +327,8 @@ static int ran_out(struct at_atz_reader *r)
 	return corrupt(r, "the frame ends inside a record");
 }
 
-/* The stream header (FORMAT.md 3). Returns 0, -1, or 1 when more content is needed. */
-static int parse_header(struct at_atz_reader *r)
+/* The stream header (FORMAT.md 3) into h. Returns 0, -1, or 1 when more content is needed. */
+static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 {
 	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->len;
 	uint64_t flags, start, hl, xl;
@@ -275,12 +336,16 @@ static int parse_header(struct at_atz_reader *r)
 
 	size_t have = (size_t)(end - p);
 	int complete = r->frame_done && !r->ending;
-	if (memcmp(p, ATZ_STREAM_MAGIC, have < 4 ? have : 4) != 0 || (have < 6 && complete))
+	if (memcmp(p, ATZ_STREAM_MAGIC, have < 4 ? have : 4) != 0 || (have < 6 && complete)) {
+		if (r->frame_off)
+			return fail(r, AT_ATZ_ERR_NOT_ATZ, "the lz4 frame at byte offset %" PRIu64
+				    " is not an alloctap trace", r->frame_off);
 		return fail(r, AT_ATZ_ERR_NOT_ATZ, "an lz4 file, but not an alloctap trace");
+	}
 	if (have < 6)
 		return 1;
-	r->hdr.major = p[4];
-	r->hdr.minor = p[5];
+	h->major = p[4];
+	h->minor = p[5];
 	if (p[4] != AT_ATZ_VERSION_MAJOR)
 		return fail(r, AT_ATZ_ERR_VERSION, "trace format version %u.%u is %s this reader's "
 			    "(%u.%u): %s", p[4], p[5], p[4] > AT_ATZ_VERSION_MAJOR ? "newer than" :
@@ -294,8 +359,8 @@ static int parse_header(struct at_atz_reader *r)
 		return corrupt(r, "host name longer than 255 bytes");
 	if ((uint64_t)(end - p) < hl)
 		return 1;
-	memcpy(r->hdr.host, p, hl);
-	r->hdr.host[hl] = 0;
+	memcpy(h->host, p, hl);
+	h->host[hl] = 0;
 	p += hl;
 	if ((rc = atz_get_varint(&p, end, &xl)))
 		return rc > 0 ? 1 : corrupt(r, "bad varint in the stream header");
@@ -306,10 +371,9 @@ static int parse_header(struct at_atz_reader *r)
 	p += xl;
 	if (flags > UINT32_MAX)
 		return corrupt(r, "header flags out of range");
-	r->hdr.flags = (unsigned)flags;
-	r->hdr.start_ns = start;
+	h->flags = (unsigned)flags;
+	h->start_ns = start;
 	r->pos = (size_t)(p - r->buf);
-	r->have_header = 1;
 	return 0;
 }
 
@@ -321,21 +385,51 @@ static void free_reader(struct at_atz_reader *r)
 	atz_unmap(r, REGION_SIZE);
 }
 
-static int open_stream(struct at_atz_reader *r)
+/* The frame header, then the stream header of the frame into h. 0 or -1. */
+static int open_frame(struct at_atz_reader *r, struct at_atz_header *h)
 {
 	if (read_frame_header(r) < 0 || size_buffers(r) < 0)
 		return -1;
 	for (;;) {
-		int rc = parse_header(r);
+		int rc = parse_header(r, h);
 		if (rc <= 0)
 			return rc;
-		size_t have = r->len - r->pos;
-		rc = need_content(r, have + 1);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
+		if (r->frame_done) /* parse_header has seen all the content there is */
 			return ran_out(r);
+		if (need_content(r, r->len - r->pos + 1) < 0)
+			return -1;
 	}
+}
+
+static int open_stream(struct at_atz_reader *r)
+{
+	if (open_frame(r, &r->hdr) < 0)
+		return -1;
+	r->have_header = 1;
+	return 0;
+}
+
+/* The frame after the one that ended (its content all read): a new writer's, continuing the
+ * trace. Its stream header must agree on raw or munged; the first frame's host and start time
+ * stay the trace's. Every thread starts over. 0 or -1. */
+static int next_frame(struct at_atz_reader *r)
+{
+	struct at_atz_header h;
+
+	r->another_frame = 0;
+	r->frame_done = 0;
+	r->buf_off += r->pos; /* the content read so far is all used: start the buffer over */
+	r->len = r->pos = 0;
+	if (open_frame(r, &h) < 0)
+		return -1;
+	if ((h.flags ^ r->hdr.flags) & AT_ATZ_FLAG_MUNGED)
+		return fail(r, AT_ATZ_ERR_CORRUPT, "the lz4 frame at byte offset %" PRIu64 " holds "
+			    "a %s trace, the first frame a %s one: not one trace", r->frame_off,
+			    h.flags & AT_ATZ_FLAG_MUNGED ? "munged" : "raw",
+			    h.flags & AT_ATZ_FLAG_MUNGED ? "raw" : "munged");
+	r->nthreads = 0;
+	r->cur = NULL;
+	return 0;
 }
 
 _Static_assert(sizeof(struct at_atz_reader) <= IN_AT, "reader struct overlaps its input slot");
@@ -402,7 +496,8 @@ static int new_thread(struct at_atz_reader *r, uint64_t pid, uint64_t tid)
 	t->pid = (uint32_t)pid;
 	t->tid = (uint32_t)tid;
 	r->cur = t;
-	r->st.threads = ++r->nthreads;
+	r->nthreads++;
+	r->st.threads++;
 	return 0;
 }
 
@@ -481,6 +576,32 @@ static int get_event(struct at_atz_reader *r, const uint8_t **pp, const uint8_t 
 	return 0;
 }
 
+/* The payload of a process change record, [p, end): counted, and handed to the callback when
+ * its change is one this version knows. 0, or -1 when it is malformed. */
+static int get_process_change(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t v[6];
+
+	for (unsigned i = 0; i < 6; i++)
+		if (atz_get_varint(&p, end, &v[i]))
+			return corrupt(r, "bad number in a process change record");
+	if (v[2] > UINT32_MAX || v[3] > UINT32_MAX)
+		return corrupt(r, "process change record with a pid above 2^32-1");
+	r->st.processes++;
+	if (!r->on_process || v[0] < AT_ATZ_PROCESS_START || v[0] > AT_ATZ_PROCESS_EXIT)
+		return 0;
+	const uint8_t *nul = memchr(p, 0, (size_t)(end - p));
+	struct at_atz_process pc = {
+		.change = (unsigned)v[0], .flags = (unsigned)v[1], .pid = (uint32_t)v[2],
+		.parent = (uint32_t)v[3], .time_ns = v[4], .status = v[5],
+		.exe = (const char *)p, .exe_len = (size_t)((nul ? nul : end) - p),
+		.args = (const char *)(nul ? nul + 1 : end),
+		.args_len = nul ? (size_t)(end - nul - 1) : 0,
+	};
+	r->on_process(r->on_process_arg, &pc);
+	return 0;
+}
+
 /* A length-prefixed record: kinds this version knows are checked, others skipped. */
 static int get_sized(struct at_atz_reader *r, uint8_t op)
 {
@@ -500,6 +621,12 @@ static int get_sized(struct at_atz_reader *r, uint8_t op)
 		return rc < 0 ? -1 : ran_out(r);
 	p = r->buf + r->pos + head;
 	end = p + n;
+	if (op == ATZ_OP_PROCESS_CHANGE) {
+		if (get_process_change(r, p, end) < 0)
+			return -1;
+		r->pos += head + n;
+		return 0;
+	}
 	uint64_t v;
 	for (unsigned i = 0; i < (op == ATZ_OP_PROCESS ? 1u : op == ATZ_OP_OBJECT ? 4u : 0u); i++)
 		if (atz_get_varint(&p, end, &v) || (i == 0 && v > UINT32_MAX))
@@ -686,6 +813,11 @@ int at_atz_next(struct at_atz_reader *r, struct at_event *ev)
 		if (r->pos == r->len) {
 			if (r->ending)
 				return ran_out(r);
+			if (r->another_frame) {
+				if (next_frame(r) < 0)
+					return -1;
+				continue;
+			}
 			return 0;
 		}
 		int rc = get_record(r, ev);
@@ -693,6 +825,12 @@ int at_atz_next(struct at_atz_reader *r, struct at_event *ev)
 			return rc;
 	}
 	return -1;
+}
+
+void at_atz_reader_on_process(struct at_atz_reader *r, at_atz_process_fn fn, void *arg)
+{
+	r->on_process = fn;
+	r->on_process_arg = arg;
 }
 
 uint64_t at_atz_lost_before(const struct at_atz_reader *r)

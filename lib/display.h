@@ -1,26 +1,80 @@
-/* display.h: leveled messages on stderr, shared by every alloctap program.
+/* display.h: every message an alloctap program prints on stderr.
  *
- * Level 0 is silent, 1 errors only, 2 (the default) adds warnings and summaries, 3 adds
- * progress (-v), 4 adds debugging detail (-vv). */
+ * Each message is formatted in a buffer on the stack and goes out in one write(2): no stdio
+ * and no allocation, so alloctap-replay can report while the allocator under test is loaded,
+ * and lines from several threads never interleave. A message longer than AT_DISPLAY_MAX bytes
+ * is cut and ends with "...".
+ *
+ * Levels, the same in every program: 0 silent, 1 errors, 2 (the default) adds warnings and
+ * summaries, 3 adds progress and detail, 4 adds debugging. Each -q lowers the level by one,
+ * each -v raises it by one.
+ *
+ * Conventions every module follows (doc/DESIGN.md, "Conventions"):
+ *  - a function that can fail returns 0, or -1 with errno set (or, where errno cannot say
+ *    it, a reason in a `why` out-parameter or in the object);
+ *  - a function that hands out items one at a time returns 1 (an item), 0 (the end) or -1
+ *    (an error, as above);
+ *  - modules report nothing themselves: the program that called them prints the message,
+ *    naming the file and, for text input, the line;
+ *  - exit statuses: 0 success, 1 runtime, input or output error, 2 usage error. */
 #ifndef ALLOCTAP_DISPLAY_H
 #define ALLOCTAP_DISPLAY_H
 
-#include <stdio.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AT_DISPLAY_MAX 4096
+
+enum at_exit_status {
+	AT_EXIT_OK = 0,
+	AT_EXIT_FAILURE = 1,
+	AT_EXIT_USAGE = 2,
+};
 
 extern int at_display_level;
+/* Set while a progress line (lib/progress.h) stands unfinished on the terminal: the next
+ * message erases it first. */
+extern int at_display_line_open;
 extern const char *at_program_name;
 
-#define DISPLAY(...) fprintf(stderr, __VA_ARGS__)
+/* The text as it is, at level l: no program name, no newline added. */
+void at_display(int l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void at_vdisplay(int l, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+#define DISPLAY(...) at_display(0, __VA_ARGS__)
 #define DISPLAYLEVEL(l, ...)                                                                   \
 	do {                                                                                   \
 		if (at_display_level >= (l))                                                   \
-			fprintf(stderr, __VA_ARGS__);                                          \
+			at_display((l), __VA_ARGS__);                                          \
 	} while (0)
 
-/* Prints "PROGRAM: MESSAGE\n" at level 1. */
-void at_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints "PROGRAM: FILE:LINE: MESSAGE\n" at level 1. */
-void at_error_at(const char *file, unsigned long long line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* "PROGRAM: [FILE:LINE: ]MESSAGE\n" at level l (file NULL: no place). */
+void at_say(int l, const char *file, uint64_t line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* "PROGRAM: MESSAGE" at level 1; at_error_at adds "FILE:LINE: " before the message. */
+#define at_error(...) at_say(1, NULL, 0, __VA_ARGS__)
+#define at_error_at(file, line, ...) at_say(1, (file), (line), __VA_ARGS__)
+/* "PROGRAM: MESSAGE" at level 2 (warnings) and 3 (-v). */
+#define at_warn(...) at_say(2, NULL, 0, __VA_ARGS__)
+#define at_verbose(...) at_say(3, NULL, 0, __VA_ARGS__)
+/* "PROGRAM: MESSAGE\nTry 'PROGRAM --help'.\n" at level 1; returns AT_EXIT_USAGE. */
+int at_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A message built in parts, then written at once (at_message_emit): for lines assembled in
+ * loops. Text past AT_DISPLAY_MAX bytes is cut with "...". */
+struct at_message {
+	char buf[AT_DISPLAY_MAX];
+	size_t len;
+};
+
+void at_message_append(struct at_message *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Writes m at level l (nothing added: end it with '\n'). */
+void at_message_emit(int l, const struct at_message *m);
+
+/* Applies -q (step -1) or -v (step +1) to the level, which stays within 0 to 4. */
+void at_display_step(int step);
 
 #endif

@@ -1,30 +1,19 @@
-/* event.c: tables of the event model. */
-#include <stddef.h>
-#include <string.h>
-
+/* event.c: the tables of the event model, generated from AT_FUNCTIONS. */
 #include "event.h"
 
-const uint8_t at_func_nargs[AT_FUNC_COUNT] = {
-	[AT_MALLOC] = 1, [AT_CALLOC] = 2, [AT_REALLOC] = 2, [AT_FREE] = 1,
-	[AT_MEMALIGN] = 2, [AT_POSIX_MEMALIGN] = 2, [AT_ALIGNED_ALLOC] = 2,
-	[AT_VALLOC] = 1, [AT_JEMALLOC_STATS] = 0,
+#define NARGS(code, name, nargs, regs) [AT_##code] = nargs,
+const uint8_t at_func_nargs[AT_FUNC_COUNT] = { AT_FUNCTIONS(NARGS, NARGS, AT_FUNC_SKIP) };
+
+#define NAME(code, name, nargs, regs) [AT_##code] = #name,
+const char at_func_name[AT_FUNC_COUNT][AT_FUNC_NAME_SIZE] = {
+	AT_FUNCTIONS(NAME, NAME, AT_FUNC_SKIP)
 };
 
-const char *const at_func_name[AT_FUNC_COUNT] = {
-	[AT_MALLOC] = "malloc", [AT_CALLOC] = "calloc", [AT_REALLOC] = "realloc",
-	[AT_FREE] = "free", [AT_MEMALIGN] = "memalign",
-	[AT_POSIX_MEMALIGN] = "posix_memalign", [AT_ALIGNED_ALLOC] = "aligned_alloc",
-	[AT_VALLOC] = "valloc", [AT_JEMALLOC_STATS] = "jemalloc_stats",
-};
+#define NAME_FITS(code, name, ...)                                                             \
+	_Static_assert(sizeof(#name) <= AT_FUNC_NAME_SIZE, "at_func_name holds " #name);
+AT_FUNCTIONS(NAME_FITS, NAME_FITS, AT_FUNC_SKIP)
 
+#define NAME_LEN(code, name, nargs, regs) [AT_##code] = sizeof(#name) - 1,
 const uint8_t at_func_name_len[AT_FUNC_COUNT] = {
-	6, 6, 7, 4, 8, 14, 13, 6, 14,
+	AT_FUNCTIONS(NAME_LEN, NAME_LEN, AT_FUNC_SKIP)
 };
-
-int at_func_lookup(const char *name, size_t len)
-{
-	for (int f = 0; f < AT_FUNC_COUNT; f++)
-		if (len == at_func_name_len[f] && memcmp(name, at_func_name[f], len) == 0)
-			return f;
-	return -1;
-}

@@ -5,27 +5,9 @@
 #include <unistd.h>
 
 #include "display.h"
+#include "prim.h"
 #include "source.h"
 #include "text.h"
-
-/* Reads up to n bytes (fewer only at end of input). Returns the count, or -1 with errno. */
-static ssize_t read_head(int fd, uint8_t *p, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t k = read(fd, p + got, n - got);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (k == 0)
-			break;
-		got += (size_t)k;
-	}
-	return (ssize_t)got;
-}
 
 int at_source_open_fd(struct at_source *s, int fd, const char *name)
 {
@@ -35,7 +17,7 @@ int at_source_open_fd(struct at_source *s, int fd, const char *name)
 	s->fd = fd;
 	s->name = name;
 	s->munged = -1;
-	ssize_t n = read_head(fd, head, sizeof(head));
+	ssize_t n = at_read_all(fd, head, sizeof(head));
 	if (n < 0)
 		return -1;
 	uint32_t magic = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 |

@@ -3,41 +3,20 @@
 
 #include "text.h"
 
-static const char digit_pairs[201] =
+const char at_digit_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
-size_t at_put_dec(char *dst, uint64_t v)
-{
-	char tmp[20];
-	char *p = tmp + sizeof(tmp);
-
-	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--p = digit_pairs[d + 1];
-		*--p = digit_pairs[d];
-	}
-	if (v >= 10) {
-		*--p = digit_pairs[v * 2 + 1];
-		*--p = digit_pairs[v * 2];
-	} else {
-		*--p = (char)('0' + v);
-	}
-	size_t n = (size_t)(tmp + sizeof(tmp) - p);
-	memcpy(dst, p, n);
-	return n;
-}
+const char at_hex_digits[17] = "0123456789abcdef";
 
 size_t at_put_hex(char *dst, uint64_t v)
 {
-	static const char hex[] = "0123456789abcdef";
 	int bits = v ? 64 - __builtin_clzll(v) : 1;
 	size_t n = (size_t)(bits + 3) / 4;
 
 	for (size_t i = n; i-- > 0; v >>= 4)
-		dst[i] = hex[v & 15];
+		dst[i] = at_hex_digits[v & 15];
 	return n;
 }
 
@@ -97,9 +76,10 @@ size_t at_format_munged(char *dst, const struct at_event *e)
 	return format(dst, e, 1);
 }
 
-static int is_pyspace(char c)
+/* C-locale isspace(), which is what Python 2's int() and str.strip() use. */
+static inline int is_pyspace(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+	return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 struct at_span at_strip(const char *p, size_t n)
@@ -159,53 +139,55 @@ int at_split_raw(const char *p, size_t n, struct at_raw_line *out, const char **
 	return 0;
 }
 
-static int digit_value(char c, int base)
-{
-	int v;
-
-	if (c >= '0' && c <= '9')
-		v = c - '0';
-	else if (c >= 'a' && c <= 'f')
-		v = c - 'a' + 10;
-	else if (c >= 'A' && c <= 'F')
-		v = c - 'A' + 10;
-	else
-		return -1;
-	return v < base ? v : -1;
-}
+const uint8_t at_hex_plus1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
 int at_parse_pyint(const char *p, size_t n, int base, int *neg, uint64_t *mag)
 {
-	struct at_span s = at_strip(p, n);
-	const char *q = s.p, *end = s.p + s.n;
+	const char *q = p, *end = p + n;
 	uint64_t v = 0;
-	int digits = 0;
+	int too_big = 0;
 
 	*neg = 0;
+	*mag = 0;
+	while (q < end && is_pyspace(*q))
+		q++;
 	if (q < end && (*q == '+' || *q == '-')) {
 		*neg = *q++ == '-';
-		while (q < end && is_pyspace(*q)) /* Python 2 accepts "- 5" */
+		while (q < end && is_pyspace(*q)) /* Python 2's strtoul skips it again: "- 5" */
 			q++;
 	}
-	if (base == 16 && end - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+	if (base == 16 && end - q >= 3 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X') &&
+	    at_hex_plus1[(unsigned char)q[2]])
 		q += 2;
+	const char *digits = q;
 	for (; q < end; q++) {
-		int d = digit_value(*q, base);
-		if (d < 0)
-			return -1;
-		if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-			return -1;
-		v = v * (uint64_t)base + (uint64_t)d;
-		digits++;
+		unsigned d = at_hex_plus1[(unsigned char)*q];
+		if (!d || d > (unsigned)base)
+			break;
+		d--;
+		if (v > (UINT64_MAX - d) / (unsigned)base)
+			too_big = 1;
+		v = v * (unsigned)base + d;
 	}
-	if (!digits)
-		return -1;
+	if (q == digits)
+		return AT_PYINT_INVALID;
+	while (q < end && is_pyspace(*q))
+		q++;
+	if (q != end)
+		return AT_PYINT_INVALID;
+	if (too_big)
+		return AT_PYINT_TOO_BIG;
 	*mag = v;
-	return 0;
+	if (!v)
+		*neg = 0;
+	return AT_PYINT_OK;
 }
 
-/* Reads a decimal number at *pp (at least one digit, at most 20, no overflow). */
-static int take_dec(const char **pp, const char *end, uint64_t *v)
+int at_take_dec(const char **pp, const char *end, uint64_t *v)
 {
 	const char *p = *pp;
 	uint64_t x = 0;
@@ -223,7 +205,25 @@ static int take_dec(const char **pp, const char *end, uint64_t *v)
 	return 0;
 }
 
-static int take_char(const char **pp, const char *end, char c)
+int at_take_hex(const char **pp, const char *end, uint64_t *v)
+{
+	const char *p = *pp;
+	uint64_t x = 0;
+	unsigned d;
+
+	if (p == end || !at_hex_plus1[(unsigned char)*p])
+		return -1;
+	for (; p < end && (d = at_hex_plus1[(unsigned char)*p]) != 0; p++) {
+		if (x >> 60)
+			return -1;
+		x = x << 4 | (d - 1);
+	}
+	*pp = p;
+	*v = x;
+	return 0;
+}
+
+int at_take_char(const char **pp, const char *end, char c)
 {
 	if (*pp == end || **pp != c)
 		return -1;
@@ -233,9 +233,9 @@ static int take_char(const char **pp, const char *end, char c)
 
 static int take_slot(const char **pp, const char *end, uint64_t *v)
 {
-	if (take_char(pp, end, '#') < 0)
+	if (at_take_char(pp, end, '#') < 0)
 		return -1;
-	return take_dec(pp, end, v);
+	return at_take_dec(pp, end, v);
 }
 
 int at_parse_munged(const char *p, size_t n, struct at_event *ev, const char **why)
@@ -246,13 +246,13 @@ int at_parse_munged(const char *p, size_t n, struct at_event *ev, const char **w
 	while (end > p && is_pyspace(end[-1]))
 		end--;
 	*why = "expected a decimal process number";
-	if (take_dec(&p, end, &pid) < 0 || pid > UINT32_MAX)
+	if (at_take_dec(&p, end, &pid) < 0 || pid > UINT32_MAX)
 		return -1;
 	*why = "expected a space and a decimal thread number";
-	if (take_char(&p, end, ' ') < 0 || take_dec(&p, end, &tid) < 0 || tid > UINT32_MAX)
+	if (at_take_char(&p, end, ' ') < 0 || at_take_dec(&p, end, &tid) < 0 || tid > UINT32_MAX)
 		return -1;
 	*why = "expected a space and a function name";
-	if (take_char(&p, end, ' ') < 0)
+	if (at_take_char(&p, end, ' ') < 0)
 		return -1;
 	const char *name = p;
 	while (p < end && *p != '(')
@@ -262,7 +262,7 @@ int at_parse_munged(const char *p, size_t n, struct at_event *ev, const char **w
 	if (f < 0)
 		return -1;
 	*why = "expected '(' after the function name";
-	if (take_char(&p, end, '(') < 0)
+	if (at_take_char(&p, end, '(') < 0)
 		return -1;
 	ev->pid = (uint32_t)pid;
 	ev->tid = (uint32_t)tid;
@@ -270,7 +270,7 @@ int at_parse_munged(const char *p, size_t n, struct at_event *ev, const char **w
 	ev->arg[0] = ev->arg[1] = 0;
 	for (unsigned i = 0; i < at_func_nargs[f]; i++) {
 		*why = "expected ','";
-		if (i && take_char(&p, end, ',') < 0)
+		if (i && at_take_char(&p, end, ',') < 0)
 			return -1;
 		if (i == 0 && at_func_takes_pointer((unsigned)f)) {
 			*why = "expected a slot (#N) as the pointer argument";
@@ -278,12 +278,12 @@ int at_parse_munged(const char *p, size_t n, struct at_event *ev, const char **w
 				return -1;
 		} else {
 			*why = "expected a decimal size or alignment argument";
-			if (take_dec(&p, end, &ev->arg[i]) < 0)
+			if (at_take_dec(&p, end, &ev->arg[i]) < 0)
 				return -1;
 		}
 	}
 	*why = "wrong number of arguments, or ')' missing";
-	if (take_char(&p, end, ')') < 0)
+	if (at_take_char(&p, end, ')') < 0)
 		return -1;
 	ev->has_result = 0;
 	ev->result = 0;
@@ -292,7 +292,7 @@ int at_parse_munged(const char *p, size_t n, struct at_event *ev, const char **w
 		if (!at_func_returns_pointer((unsigned)f))
 			return -1;
 		*why = "expected '=#N' after ')'";
-		if (take_char(&p, end, '=') < 0 || take_slot(&p, end, &ev->result) < 0)
+		if (at_take_char(&p, end, '=') < 0 || take_slot(&p, end, &ev->result) < 0)
 			return -1;
 		ev->has_result = 1;
 		*why = "unexpected text after the result";

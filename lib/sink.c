@@ -1,0 +1,253 @@
+/* sink.c: events to logalloc text or an .atz trace, with one error and two counters. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sink.h"
+#include "text.h"
+
+/* Keeps err as the sink's error unless it has one. Returns -1 with errno set to the error. */
+static int fail(struct at_sink *s, int err)
+{
+	if (!s->out.err)
+		s->out.err = err ? err : EIO;
+	errno = s->out.err;
+	return -1;
+}
+
+static void reset(struct at_sink *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->out.fd = -1;
+}
+
+/* The output flags of a sink's open mode, appending or not. */
+static unsigned output_flags(unsigned mode, int append)
+{
+	return (append ? AT_OUTPUT_APPEND : 0) | (mode & AT_SINK_GUARDED ? AT_OUTPUT_GUARDED : 0);
+}
+
+int at_sink_open(struct at_sink *s, const char *path, unsigned mode)
+{
+	reset(s);
+	s->mode = mode;
+	if (at_output_open_path(&s->out, path, output_flags(mode, mode & AT_SINK_APPEND)) < 0) {
+		s->open_why = s->out.why;
+		s->out.name = path;
+		return fail(s, errno);
+	}
+	s->out.whole_lines = 1; /* text until at_sink_start says otherwise */
+	return 0;
+}
+
+int at_sink_open_fd(struct at_sink *s, int fd, const char *name)
+{
+	reset(s);
+	if (at_output_open_fd(&s->out, fd, name) < 0) {
+		s->out.name = name;
+		return fail(s, errno);
+	}
+	s->out.whole_lines = 1;
+	return 0;
+}
+
+const char *at_sink_open_why(const struct at_sink *s)
+{
+	return s->open_why ? s->open_why : strerror(s->out.err);
+}
+
+int at_sink_start(struct at_sink *s, const struct at_sink_options *opt)
+{
+	if (opt != &s->opt)
+		s->opt = *opt;
+	if (s->out.err)
+		return fail(s, s->out.err);
+	s->out.whole_lines = opt->format == AT_SINK_TEXT;
+	if (opt->format == AT_SINK_ATZ) {
+		struct at_atz_options a = opt->atz;
+		if (opt->munged)
+			a.flags |= AT_ATZ_FLAG_MUNGED;
+		s->atz = at_atz_writer_open(&s->out, &a);
+		if (!s->atz)
+			return fail(s, errno);
+	}
+	s->started = 1;
+	return 0;
+}
+
+void at_sink_set_munged(struct at_sink *s, int munged)
+{
+	s->opt.munged = munged;
+}
+
+/* Text: writes the buffer out and counts the events whose lines reached the file. Lines sit
+ * whole in the buffer, so after a short write the newlines written tell how many. */
+static int write_lines(struct at_sink *s)
+{
+	struct at_output *o = &s->out;
+	uint64_t before = o->written;
+	int rc = at_output_flush(o);
+
+	if (rc == 0) {
+		s->written += s->buffered;
+	} else {
+		const char *p = o->buf, *end = o->buf + (o->written - before);
+		while (p < end && (p = memchr(p, '\n', (size_t)(end - p)))) {
+			s->written++;
+			p++;
+		}
+	}
+	s->buffered = 0;
+	return rc;
+}
+
+static int put_line(struct at_sink *s, const struct at_event *ev)
+{
+	struct at_output *o = &s->out;
+
+	if (o->len + AT_LINE_MAX > AT_OUTPUT_BUFSIZE && write_lines(s) < 0)
+		return fail(s, o->err);
+	char *d = o->buf + o->len;
+	size_t n = s->opt.munged ? at_format_munged(d, ev) : at_format_raw(d, ev);
+	at_output_commit(o, n);
+	s->buffered++;
+	s->content_bytes += n;
+	return 0;
+}
+
+int at_sink_put(struct at_sink *s, const struct at_event *ev)
+{
+	if (ev->func >= AT_FUNC_COUNT || ev->has_result > 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	s->accepted++;
+	if (s->out.err)
+		return fail(s, s->out.err);
+	if (!s->started)
+		return fail(s, EINVAL);
+	if (s->atz)
+		return at_atz_append(s->atz, ev);
+	return put_line(s, ev);
+}
+
+/* The binary form of a record. */
+static int put_record(struct at_atz_writer *w, const struct at_sink_record *r)
+{
+	switch (r->kind) {
+	case AT_SINK_LOST:
+		return at_atz_append_lost(w, r->lost.events);
+	case AT_SINK_PROCESS:
+		return at_atz_append_process(w, r->process.pid, r->process.name);
+	case AT_SINK_OBJECT:
+		return at_atz_append_object(w, r->object.pid, r->object.start, r->object.end,
+					    r->object.offset, r->object.path);
+	case AT_SINK_PROCESS_CHANGE:
+		return at_atz_append_process_change(w, &r->change);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
+{
+	if (s->out.err)
+		return fail(s, s->out.err);
+	if (!s->started)
+		return fail(s, EINVAL);
+	if (r->kind == AT_SINK_LOST)
+		s->lost += r->lost.events;
+	return s->atz ? put_record(s->atz, r) : 0;
+}
+
+int at_sink_lost(struct at_sink *s, uint64_t n)
+{
+	struct at_sink_record r = { .kind = AT_SINK_LOST, .lost = { n } };
+
+	return n ? at_sink_put_record(s, &r) : 0;
+}
+
+int at_sink_flush(struct at_sink *s)
+{
+	if (s->out.err)
+		return fail(s, s->out.err);
+	if (s->atz)
+		return at_atz_flush(s->atz);
+	return write_lines(s) < 0 ? fail(s, s->out.err) : 0;
+}
+
+/* Ends the trace: the text's last lines, or the binary's last block and end mark. */
+static void end_trace(struct at_sink *s)
+{
+	struct at_atz_writer *w = s->atz;
+
+	if (!w) {
+		write_lines(s);
+		return;
+	}
+	struct at_atz_stats st;
+	at_atz_flush(w);
+	at_atz_writer_stats(w, &st);
+	s->written += st.events_written;
+	s->content_bytes += st.content_bytes;
+	s->atz = NULL;
+	at_atz_writer_close(w);
+}
+
+int at_sink_close(struct at_sink *s)
+{
+	if (s->out.buf) {
+		end_trace(s);
+		at_output_close(&s->out);
+	}
+	s->bytes += s->out.written;
+	s->out.written = 0;
+	s->started = 0;
+	return s->out.err ? -1 : 0;
+}
+
+/* Whether path names the file fd writes to (a link at path is not that file). */
+static int same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int at_sink_reopen(struct at_sink *s, const char *path)
+{
+	struct at_output next;
+
+	if (s->out.err)
+		return fail(s, s->out.err);
+	if (s->out.buf && same_file(s->out.fd, path))
+		return at_sink_flush(s) < 0 ? -1 : 1;
+	if (at_output_open_path(&next, path, output_flags(s->mode, 1)) < 0) {
+		s->open_why = next.why;
+		return -1;
+	}
+	if (at_sink_close(s) < 0) {
+		at_output_close(&next);
+		errno = s->out.err;
+		return -1;
+	}
+	s->out = next;
+	s->open_why = NULL;
+	return at_sink_start(s, &s->opt);
+}
+
+void at_sink_stats(const struct at_sink *s, struct at_sink_stats *st)
+{
+	st->accepted = s->accepted;
+	st->written = s->written;
+	st->lost = s->lost;
+	st->bytes = s->bytes + s->out.written;
+	st->content_bytes = s->content_bytes;
+	if (s->atz) {
+		struct at_atz_stats a;
+		at_atz_writer_stats(s->atz, &a);
+		st->written += a.events_written;
+		st->content_bytes += a.content_bytes;
+	}
+}

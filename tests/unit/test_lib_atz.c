@@ -1,0 +1,1068 @@
+/* test_lib_atz.c: unit tests of lib/atz.c and lib/atz_read.c (the binary trace format).
+ *
+ * Exact content bytes for each record kind, lossless round trips of odd events, predictor hits
+ * and misses, many threads, versioning, frames one after another (a trace appended to), and
+ * fuzz loops (truncation at every offset, every bit flipped, random frames and random content
+ * inside valid frames). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <lz4frame.h>
+
+#include "atz.h"
+#include "output.h"
+
+#define MAX_FILE (1u << 20)
+
+/* An in-memory file: bytes written by a writer, read back through a memfd. */
+struct file {
+	uint8_t *p;
+	size_t n;
+};
+
+static struct file write_events(const struct at_event *ev, size_t n, size_t flush_every,
+				unsigned flags)
+{
+	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42 };
+	int fd = memfd_create("atz", 0);
+	struct file f;
+
+	assert_true(fd >= 0);
+	struct at_output o;
+	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
+	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
+	assert_non_null(w);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(at_atz_append(w, &ev[i]), 0);
+		if (flush_every && (i + 1) % flush_every == 0)
+			assert_int_equal(at_atz_flush(w), 0);
+	}
+	assert_int_equal(at_atz_writer_close(w), 0);
+	assert_int_equal(at_output_close(&o), 0);
+	f.n = (size_t)lseek(fd, 0, SEEK_END);
+	f.p = malloc(f.n);
+	assert_int_equal(pread(fd, f.p, f.n, 0), (ssize_t)f.n);
+	close(fd);
+	return f;
+}
+
+/* Decodes everything; returns events decoded, *rc the final at_atz_next result. */
+static size_t decode_all(const uint8_t *p, size_t n, struct at_event *out, size_t max, int *rc,
+			 enum at_atz_status *status)
+{
+	int fd = memfd_create("atz", 0);
+	assert_true(fd >= 0);
+	if (n)
+		assert_int_equal(write(fd, p, n), (ssize_t)n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	assert_non_null(r);
+	struct at_event ev;
+	size_t k = 0;
+	while ((*rc = at_atz_next(r, &ev)) > 0) {
+		if (out && k < max)
+			out[k] = ev;
+		k++;
+	}
+	*status = at_atz_reader_status(r);
+	if (*rc < 0)
+		assert_non_null(at_atz_reader_message(r));
+	else
+		assert_int_equal(*status, AT_ATZ_OK);
+	/* once stopped, it stays stopped */
+	assert_int_equal(at_atz_next(r, &ev), *rc);
+	at_atz_reader_close(r);
+	close(fd);
+	return k;
+}
+
+static void assert_event_equal(const struct at_event *a, const struct at_event *b)
+{
+	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->tid, b->tid);
+	assert_int_equal(a->func, b->func);
+	assert_int_equal(a->has_result, b->has_result);
+	assert_int_equal(a->arg[0], b->arg[0]);
+	assert_int_equal(a->arg[1], b->arg[1]);
+	assert_int_equal(a->result, b->result);
+}
+
+static void roundtrip(const struct at_event *ev, size_t n, size_t flush_every)
+{
+	struct file f = write_events(ev, n, flush_every, 0);
+	struct at_event *out = calloc(n + 1, sizeof(*out));
+	int rc;
+	enum at_atz_status st;
+
+	assert_int_equal(decode_all(f.p, f.n, out, n + 1, &rc, &st), n);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < n; i++)
+		assert_event_equal(&out[i], &ev[i]);
+	free(out);
+	free(f.p);
+}
+
+/* The decompressed content of a file (the whole lz4 frame must be valid). */
+static size_t content_of(const struct file *f, uint8_t *out, size_t cap)
+{
+	LZ4F_dctx *d;
+	size_t in = f->n, outn = cap;
+
+	assert_false(LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)));
+	size_t rc = LZ4F_decompress(d, out, &outn, f->p, &in, NULL);
+	assert_false(LZ4F_isError(rc));
+	assert_int_equal(rc, 0); /* frame complete */
+	assert_int_equal(in, f->n);
+	LZ4F_freeDecompressionContext(d);
+	return outn;
+}
+
+/* A valid frame around arbitrary content. */
+static struct file frame_of(const uint8_t *content, size_t n)
+{
+	LZ4F_preferences_t prefs = { 0 };
+	struct file f;
+
+	prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
+	f.p = malloc(LZ4F_compressFrameBound(n, &prefs));
+	f.n = LZ4F_compressFrame(f.p, LZ4F_compressFrameBound(n, &prefs), content, n, &prefs);
+	assert_false(LZ4F_isError(f.n));
+	return f;
+}
+
+/* The header a writer emits with host "testhost", start 42, flags 0 (FORMAT.md 3). */
+static const uint8_t header_v1[] = { 'A', 'T', 'Z', 0, 1, 0, 0, 42, 8,
+				     't', 'e', 's', 't', 'h', 'o', 's', 't', 0 };
+
+static void test_header_and_compact_records(void **state)
+{
+	(void)state;
+	const struct at_event ev[] = {
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000 },  /* new thread, MALLOC_NEW */
+		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0 },     /* QUICK_FREE 0 */
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000 },  /* QUICK_MALLOC s0 a0 */
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1040 },  /* MALLOC_SIZE s0, adelta +0x40 */
+		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0 },     /* QUICK_FREE 1 */
+		{ 7, 9, AT_MALLOC, 1, { 48, 0 }, 0x1000 },  /* MALLOC_ADDR a0, size 48 */
+		{ 7, 9, AT_FREE, 0, { 0, 0 }, 0 },          /* FREE_NULL */
+		{ 7, 9, AT_FREE, 0, { 0x5003, 0 }, 0 },     /* FREE_DELTA, unaligned */
+		{ 8, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 }, /* new thread, EVENT */
+		{ 7, 9, AT_FREE, 0, { 0x1040, 0 }, 0 },     /* THREAD 0, QUICK_FREE 1 */
+	};
+	static const uint8_t want[] = {
+		0x91, 7, 9, 0x70, 32, 0x80, 0x08,
+		0x40,
+		0x00,
+		0x60, 0x10,                /* adelta(+0x40) = zigzag(4) << 1 */
+		0x41,
+		0x68, 48,
+		0x71,
+		0x72, 0x8d, 0x80, 0x04, /* adelta(0x5003-0x1000) = zz(0x4003) << 1 | 1 = 0x1000d */
+		0x91, 8, 10, 0x88, 0x00,
+		0x90, 0,
+		0x41,
+	};
+	struct file f = write_events(ev, sizeof(ev) / sizeof(ev[0]), 0, 0);
+	uint8_t c[4096];
+	size_t n = content_of(&f, c, sizeof(c));
+
+	assert_int_equal(n, sizeof(header_v1) + sizeof(want));
+	assert_memory_equal(c, header_v1, sizeof(header_v1));
+	assert_memory_equal(c + sizeof(header_v1), want, sizeof(want));
+	roundtrip(ev, sizeof(ev) / sizeof(ev[0]), 0);
+	free(f.p);
+}
+
+static void test_general_records(void **state)
+{
+	(void)state;
+	const struct at_event ev[] = {
+		{ 1, 1, AT_CALLOC, 1, { 1, 148 }, 0x2000 },
+		{ 1, 1, AT_REALLOC, 1, { 0x2000, 300 }, 0x2000 },
+		{ 1, 1, AT_POSIX_MEMALIGN, 1, { 256, 240 }, 0 },
+		{ 1, 1, AT_MALLOC, 0, { 5, 0 }, 0 },            /* malloc without a result */
+		{ 1, 1, AT_MALLOC, 1, { 5, 7 }, 0x30 },          /* an argument malloc lacks */
+		{ 1, 1, AT_REALLOC, 1, { 0x30, 64 }, 0x4000 },   /* REALLOC_MOVE */
+		{ 1, 1, AT_REALLOC, 1, { 0, 16 }, 0x4100 },      /* REALLOC_NULL */
+		{ 1, 1, AT_REALLOC, 1, { 0x4100, 0 }, 0 },       /* fails: general form */
+	};
+	static const uint8_t want[] = {
+		0x91, 1, 1,
+		/* calloc: 1 and 148 literal (their deltas are no shorter), 0x2000 literal (adelta
+		 * 0x800 is as long) */
+		0x81, 0x40 | 3 | 3 << 2 | 3 << 4, 1, 0x94, 0x01, 0x80, 0x40,
+		/* realloc in place: REALLOC_SAME, allocation-ring index 0, size 300 */
+		0x75, 0, 0xac, 0x02,
+		/* posix_memalign(256,240)=0: deltas zigzag(256-300)=87 and zigzag(240-256)=31 */
+		0x85, 0x40 | 2 | 2 << 2, 87, 31,
+		/* malloc(5), no result: 5 literal */
+		0x80, 3, 5,
+		/* malloc(5,7)=0x30: size-ring hit 0, the extra argument literal, 0x30 literal */
+		0x80, 0x40 | 1 | 3 << 2 | 3 << 4, 0, 7, 0x30,
+		/* REALLOC_MOVE allocs[0] = 0x30, size 64,
+		 * adelta(0x4000 - 0x30) = zz(0x3fd) << 1 = 0xff4 */
+		0x77, 0, 64, 0xf4, 0x1f,
+		/* REALLOC_NULL size 16, adelta(0x100) = zz(0x10) << 1 = 0x40 */
+		0x76, 16, 0x40,
+		/* realloc(0x4100,0)=0: RING 0 of allocs, size ZERO, result ZERO */
+		0x82, 0x40 | 1, 0,
+	};
+	struct file f = write_events(ev, sizeof(ev) / sizeof(ev[0]), 0, 0);
+	uint8_t c[4096];
+	size_t n = content_of(&f, c, sizeof(c));
+
+	assert_int_equal(n, sizeof(header_v1) + sizeof(want));
+	assert_memory_equal(c + sizeof(header_v1), want, sizeof(want));
+	roundtrip(ev, sizeof(ev) / sizeof(ev[0]), 0);
+	free(f.p);
+}
+
+/* Release-ring hits at depth 8 and more: MALLOC_DEEP1 and MALLOC_DEEP2. */
+static void test_deep_release_hits(void **state)
+{
+	(void)state;
+	struct at_event ev[22];
+	size_t n = 0;
+
+	for (unsigned i = 0; i < 10; i++) /* A_i = 0x1000 + 0x20 i */
+		ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * i };
+	for (unsigned i = 10; i-- > 0;)
+		ev[n++] = (struct at_event){ 1, 1, AT_FREE, 0, { 0x1000 + 0x20 * i, 0 }, 0 };
+	/* releases is now A0 (entry 0) ... A9 (entry 9) */
+	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * 9 };
+	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 777, 0 }, 0x1000 + 0x20 * 8 };
+	uint8_t want[64];
+	size_t w = 0;
+	memcpy(want, "\x91\x01\x01\x70\x10\x80\x08", 7); /* first malloc: MALLOC_NEW */
+	w = 7;
+	for (unsigned i = 1; i < 10; i++) { /* size hit, adelta(0x20) = zigzag(2) << 1 = 8 */
+		want[w++] = 0x60;
+		want[w++] = 0x08;
+	}
+	for (unsigned i = 0; i < 10; i++) /* each free takes allocs[0] */
+		want[w++] = 0x40;
+	memcpy(want + w, "\x73\x48" "\x74\x89\x06\x08", 6); /* s0 | 9 << 3; 777, k 8 */
+	w += 6;
+	struct file f = write_events(ev, n, 0, 0);
+	uint8_t c[4096];
+	size_t cn = content_of(&f, c, sizeof(c));
+
+	assert_int_equal(cn, sizeof(header_v1) + w);
+	assert_memory_equal(c + sizeof(header_v1), want, w);
+	roundtrip(ev, n, 0);
+	free(f.p);
+}
+
+/* Exact bytes of the lost-event and table records. */
+static void test_table_record_bytes(void **state)
+{
+	(void)state;
+	int fd = memfd_create("atz", 0);
+	struct at_atz_options opt = { .host = "testhost", .start_ns = 42 };
+	struct at_output o;
+	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
+	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
+
+	assert_int_equal(at_atz_append_process(w, 3, "py"), 0);
+	assert_int_equal(at_atz_append_object(w, 3, 0x7f00, 0x8f00, 0x1000, "/l"), 0);
+	assert_int_equal(at_atz_append_lost(w, 17), 0);
+	assert_int_equal(at_atz_append_lost(w, 0), 0); /* nothing written */
+	assert_int_equal(at_atz_writer_close(w), 0);
+	at_output_close(&o);
+	struct file f;
+	f.n = (size_t)lseek(fd, 0, SEEK_END);
+	f.p = malloc(f.n);
+	assert_int_equal(pread(fd, f.p, f.n, 0), (ssize_t)f.n);
+	close(fd);
+	static const uint8_t want[] = {
+		0xc0, 3, 3, 'p', 'y',
+		0xc1, 11, 3, 0x80, 0xfe, 0x01, 0x80, 0x9e, 0x02, 0x80, 0x20, '/', 'l',
+		0x92, 17,
+	};
+	uint8_t c[256];
+	size_t cn = content_of(&f, c, sizeof(c));
+	assert_int_equal(cn, sizeof(header_v1) + sizeof(want));
+	assert_memory_equal(c + sizeof(header_v1), want, sizeof(want));
+	free(f.p);
+}
+
+/* A file name longer than the message buffer cuts the message, nothing more. */
+static void test_long_name_message(void **state)
+{
+	(void)state;
+	char name[2000];
+	int fd = memfd_create("atz", 0);
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	assert_int_equal(write(fd, "\x04\x22\x4d\x18\x40", 5), 5);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, name, NULL, 0);
+	struct at_event e;
+	assert_int_equal(at_atz_next(r, &e), -1);
+	assert_int_equal(at_atz_reader_status(r), AT_ATZ_ERR_TRUNCATED);
+	const char *m = at_atz_reader_message(r);
+	assert_true(strlen(m) > 100 && strlen(m) < 400 && strncmp(m, "nnnn", 4) == 0);
+	at_atz_reader_close(r);
+	close(fd);
+}
+
+static void test_extremes_roundtrip(void **state)
+{
+	(void)state;
+	const uint64_t M = UINT64_MAX;
+	const struct at_event ev[] = {
+		{ UINT32_MAX, UINT32_MAX, AT_MALLOC, 1, { M, 0 }, M },
+		{ UINT32_MAX, UINT32_MAX, AT_FREE, 0, { M, 0 }, 0 },
+		{ 0, 0, AT_MALLOC, 1, { 0, 0 }, 1 },
+		{ 0, 0, AT_MALLOC, 1, { 0, 0 }, M - 14 },      /* unaligned huge delta */
+		{ 0, 0, AT_FREE, 0, { 1, 0 }, 0 },
+		{ 0, 0, AT_FREE, 1, { 3, M }, M },             /* fields free never has */
+		{ 0, 0, AT_JEMALLOC_STATS, 1, { M, M }, M },
+		{ 0, UINT32_MAX, AT_VALLOC, 0, { 4096, 0 }, 0 },
+		{ 0, UINT32_MAX, AT_MEMALIGN, 1, { 1ull << 63, 9 }, 1ull << 63 },
+		{ 0, UINT32_MAX, AT_ALIGNED_ALLOC, 1, { 64, M }, 0x8000000000000001ull },
+		{ 0, UINT32_MAX, AT_REALLOC, 1, { 0, 0 }, 0 },
+		{ 0, UINT32_MAX, AT_REALLOC, 1, { 0x8000000000000001ull, 1 }, 0x10 },
+	};
+	roundtrip(ev, sizeof(ev) / sizeof(ev[0]), 0);
+	roundtrip(ev, sizeof(ev) / sizeof(ev[0]), 1);
+}
+
+static void test_bad_events_refused(void **state)
+{
+	(void)state;
+	int fd = memfd_create("atz", 0);
+	struct at_output o;
+	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
+	struct at_atz_writer *w = at_atz_writer_open(&o, NULL);
+	struct at_event bad = { 1, 1, AT_FUNC_COUNT, 1, { 0, 0 }, 0 };
+
+	assert_non_null(w);
+	assert_int_equal(at_atz_append(w, &bad), -1);
+	assert_int_equal(errno, EINVAL);
+	bad.func = AT_MALLOC;
+	bad.has_result = 2;
+	assert_int_equal(at_atz_append(w, &bad), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_atz_writer_close(w), 0);
+	at_output_close(&o);
+	close(fd);
+}
+
+static void test_write_error_reported(void **state)
+{
+	(void)state;
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	close(p[0]);
+	signal(SIGPIPE, SIG_IGN);
+	struct at_output o;
+	assert_int_equal(at_output_open_fd(&o, p[1], "pipe"), 0);
+	assert_null(at_atz_writer_open(&o, NULL));
+	assert_int_equal(errno, EPIPE);
+	at_output_close(&o);
+	close(p[1]);
+}
+
+/* Ring predictors: frees hit the allocation ring at depth k (quick form below 32, general
+ * ring form up to 63, delta when absent); mallocs hit the release ring. */
+static void test_predictor_depths(void **state)
+{
+	(void)state;
+	enum { N = 100 };
+	struct at_event ev[2 * N + 20];
+	size_t n = 0;
+
+	for (unsigned i = 0; i < N; i++)
+		ev[n++] = (struct at_event){ 5, 5, AT_MALLOC, 1, { 16 + i % 3, 0 },
+					     0x10000 + 32 * i };
+	/* free the allocations at depth 0, 31, 32, 63 and 64 of the ring, then reuse them */
+	const unsigned freed[] = { 99, 67, 65, 36, 35 }; /* A_i = 0x10000 + 32 i */
+	for (unsigned j = 0; j < 5; j++)
+		ev[n++] = (struct at_event){ 5, 5, AT_FREE, 0, { 0x10000 + 32 * freed[j], 0 }, 0 };
+	for (unsigned j = 0; j < 5; j++)
+		ev[n++] = (struct at_event){ 5, 5, AT_MALLOC, 1, { 16, 0 },
+					     0x10000 + 32 * freed[j] };
+	struct file f = write_events(ev, n, 0, 0);
+	uint8_t c[8192];
+	size_t cn = content_of(&f, c, sizeof(c));
+	/* The last 15 content bytes are the 5 frees and 5 mallocs. Allocation ring: A99..A36.
+	 * free A99: quick k0; A67: quick k31; A65: k32, general form with a ring byte; A36:
+	 * the oldest entry, k60 of 61; A35: not in the ring, FREE_DELTA adelta(-32) = 6.
+	 * Release ring then A35,A36,A65,A67,A99; size 16 is size-ring entry 0; each malloc takes
+	 * the oldest release: quick mallocs with release index 4,3,2,1,0. */
+	static const uint8_t tail[15] = { 0x40, 0x5f, 0x83, 0x01, 32, 0x83, 0x01, 60, 0x72, 6,
+					  0x04, 0x03, 0x02, 0x01, 0x00 };
+	assert_memory_equal(c + cn - 15, tail, 15);
+	roundtrip(ev, n, 0);
+	roundtrip(ev, n, 7);
+	free(f.p);
+}
+
+static void test_many_threads(void **state)
+{
+	(void)state;
+	enum { THREADS = 3000, ROUNDS = 6 };
+	struct at_event *ev = calloc(THREADS * ROUNDS * 2, sizeof(*ev));
+	size_t n = 0;
+
+	for (unsigned r = 0; r < ROUNDS; r++)
+		for (unsigned t = 0; t < THREADS; t++) {
+			uint64_t base = (uint64_t)t << 24;
+			ev[n++] = (struct at_event){ 100 + t / 7, 100000 + t, AT_MALLOC, 1,
+						     { 24 + r, 0 }, base + 48 * r };
+			if (r & 1)
+				ev[n++] = (struct at_event){ 100 + t / 7, 100000 + t, AT_FREE, 0,
+							     { base + 48 * (r - 1), 0 }, 0 };
+		}
+	roundtrip(ev, n, 0);
+	struct file f = write_events(ev, n, 1000, 0);
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	struct at_event e;
+	while (at_atz_next(r, &e) > 0)
+		;
+	struct at_atz_stats st;
+	at_atz_reader_stats(r, &st);
+	assert_int_equal(st.threads, THREADS);
+	assert_int_equal(st.events, n);
+	at_atz_reader_close(r);
+	close(fd);
+	free(f.p);
+	free(ev);
+}
+
+static void test_lost_and_tables(void **state)
+{
+	(void)state;
+	int fd = memfd_create("atz", 0);
+	struct at_atz_options opt = { .flags = AT_ATZ_FLAG_MUNGED, .host = "h", .start_ns = 5 };
+	struct at_output o;
+	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
+	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
+	struct at_event e1 = { 3, 4, AT_MALLOC, 1, { 8, 0 }, 1 };
+	struct at_event e2 = { 3, 4, AT_FREE, 0, { 1, 0 }, 0 };
+
+	assert_int_equal(at_atz_append_process(w, 3, "python3"), 0);
+	assert_int_equal(at_atz_append_object(w, 3, 0x7f00, 0x8f00, 0x1000, "/lib/libc.so.6"),
+			 0);
+	assert_int_equal(at_atz_append(w, &e1), 0);
+	assert_int_equal(at_atz_append_lost(w, 17), 0);
+	assert_int_equal(at_atz_append_lost(w, 3), 0);
+	assert_int_equal(at_atz_append(w, &e2), 0);
+	assert_int_equal(at_atz_writer_close(w), 0);
+	at_output_close(&o);
+
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	const struct at_atz_header *h = at_atz_reader_header(r);
+	assert_non_null(h);
+	assert_int_equal(h->major, 1);
+	assert_int_equal(h->minor, 0);
+	assert_int_equal(h->flags, AT_ATZ_FLAG_MUNGED);
+	assert_int_equal(h->start_ns, 5);
+	assert_string_equal(h->host, "h");
+	struct at_event e;
+	assert_int_equal(at_atz_next(r, &e), 1);
+	assert_event_equal(&e, &e1);
+	assert_int_equal(at_atz_lost_before(r), 0);
+	assert_int_equal(at_atz_next(r, &e), 1);
+	assert_event_equal(&e, &e2);
+	assert_int_equal(at_atz_lost_before(r), 20);
+	assert_int_equal(at_atz_next(r, &e), 0);
+	struct at_atz_stats st;
+	at_atz_reader_stats(r, &st);
+	assert_int_equal(st.lost, 20);
+	assert_int_equal(st.events, 2);
+	at_atz_reader_close(r);
+	close(fd);
+}
+
+/* Content built by hand: header + records, wrapped in a valid frame, then decoded. */
+static size_t decode_content(const uint8_t *rec, size_t n, int *rc, enum at_atz_status *st,
+			     struct at_event *out, size_t max, const uint8_t *hdr, size_t hn)
+{
+	uint8_t c[1024];
+	memcpy(c, hdr, hn);
+	memcpy(c + hn, rec, n);
+	struct file f = frame_of(c, hn + n);
+	size_t k = decode_all(f.p, f.n, out, max, rc, st);
+	free(f.p);
+	return k;
+}
+
+static void test_versions_and_unknown_kinds(void **state)
+{
+	(void)state;
+	uint8_t hdr[sizeof(header_v1)];
+	struct at_event out[4];
+	int rc;
+	enum at_atz_status st;
+	/* a skippable table kind from a newer minor version, then one event */
+	static const uint8_t skippable[] = { 0xE7, 3, 0xAA, 0xBB, 0xCC, 0x91, 1, 2, 0x70, 8, 0x20 };
+	static const uint8_t unknown[] = { 0x91, 1, 2, 0x95, 0 };
+
+	memcpy(hdr, header_v1, sizeof(hdr));
+	hdr[5] = 9; /* minor 9: fine */
+	assert_int_equal(decode_content(skippable, sizeof(skippable), &rc, &st, out, 4, hdr,
+					sizeof(hdr)), 1);
+	assert_int_equal(rc, 0);
+	assert_int_equal(out[0].pid, 1);
+	assert_int_equal(out[0].tid, 2);
+	assert_int_equal(out[0].arg[0], 8);
+	assert_int_equal(out[0].result, 0x80); /* adelta 0x20: zigzag(16) << 1, 8 << 4 */
+	assert_int_equal(decode_content(unknown, sizeof(unknown), &rc, &st, out, 4, hdr,
+					sizeof(hdr)), 0);
+	assert_int_equal(st, AT_ATZ_ERR_CORRUPT);
+	hdr[4] = 2; /* major 2: refused before any record */
+	assert_int_equal(decode_content(skippable, sizeof(skippable), &rc, &st, out, 4, hdr,
+					sizeof(hdr)), 0);
+	assert_int_equal(st, AT_ATZ_ERR_VERSION);
+
+	struct file f = frame_of(hdr, sizeof(hdr));
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
+	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 2.9 is "
+			    "newer than this reader's (1.1): use a newer alloctap");
+	at_atz_reader_close(r);
+	close(fd);
+	free(f.p);
+
+	static const uint8_t text[] = "1 1 malloc(3)=0x10\n";
+	assert_int_equal(decode_content(text, sizeof(text) - 1, &rc, &st, out, 4, hdr, 0), 0);
+	assert_int_equal(st, AT_ATZ_ERR_NOT_ATZ);
+}
+
+/* What the reader's process callback collected. */
+struct changes {
+	unsigned n;
+	struct at_atz_process p[8];
+	char text[8][256];
+};
+
+static void collect_change(void *arg, const struct at_atz_process *p)
+{
+	struct changes *c = arg;
+
+	assert_true(c->n < 8);
+	c->p[c->n] = *p;
+	size_t al = p->args_len < 128 ? p->args_len : 128; /* the start of a long one */
+	assert_true(p->exe_len < 100);
+	memcpy(c->text[c->n], p->exe, p->exe_len);
+	c->text[c->n][p->exe_len] = '|';
+	memcpy(c->text[c->n] + p->exe_len + 1, p->args, al);
+	c->text[c->n][p->exe_len + 1 + al] = 0;
+	c->n++;
+}
+
+/* Process change records (1.1): every field back through the callback, among events that
+ * decode as before; a command line past AT_ATZ_ARGS_MAX cut and flagged; a reader without a
+ * callback only counts them. */
+static void test_process_changes(void **state)
+{
+	(void)state;
+	int fd = memfd_create("atz", 0);
+	struct at_output o;
+	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
+	struct at_atz_options v11 = { .minor = 1 }, v12 = { .minor = 2 };
+	assert_null(at_atz_writer_open(&o, &v12));
+	assert_int_equal(errno, EINVAL);
+	struct at_atz_writer *w = at_atz_writer_open(&o, &v11);
+	struct at_event e1 = { 30, 30, AT_MALLOC, 1, { 8, 0 }, 0x1000 };
+	static char long_args[AT_ATZ_ARGS_MAX + 100];
+	memset(long_args, 'a', sizeof(long_args));
+	struct at_atz_process start = { AT_ATZ_PROCESS_START, AT_ATZ_PROCESS_BEFORE, 30, 1,
+					1700000000123456789ull, 0, "/bin/sh", 7, "sh\0-c\0x\0", 8 };
+	struct at_atz_process exec = { AT_ATZ_PROCESS_EXEC, 0, 30, 1, 1700000000223456789ull, 0,
+				       "/usr/bin/python3", 16, long_args, sizeof(long_args) };
+	struct at_atz_process exit_ = { AT_ATZ_PROCESS_EXIT, AT_ATZ_PROCESS_LATE, 0xffffffffu, 30,
+					1700000000323456789ull, 9 << 8, NULL, 0, NULL, 0 };
+	struct at_atz_process bad = exit_;
+	bad.change = 4;
+
+	int fd10 = memfd_create("atz10", 0);
+	struct at_output o10;
+	assert_int_equal(at_output_open_fd(&o10, fd10, "mem10"), 0);
+	struct at_atz_writer *w10 = at_atz_writer_open(&o10, NULL);
+	assert_int_equal(at_atz_append_process_change(w10, &start), -1); /* a 1.0 trace */
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_atz_writer_close(w10), 0);
+	at_output_close(&o10);
+	close(fd10);
+
+	assert_int_equal(at_atz_append_process_change(w, &start), 0);
+	assert_int_equal(at_atz_append(w, &e1), 0);
+	assert_int_equal(at_atz_append_process_change(w, &exec), 0);
+	assert_int_equal(at_atz_append_process_change(w, &exit_), 0);
+	assert_int_equal(at_atz_append_process_change(w, &bad), -1);
+	assert_int_equal(errno, EINVAL);
+	struct at_atz_stats wst;
+	at_atz_writer_stats(w, &wst);
+	assert_int_equal(wst.processes, 3);
+	assert_int_equal(at_atz_writer_close(w), 0);
+	at_output_close(&o);
+
+	for (int with_callback = 0; with_callback < 2; with_callback++) {
+		static struct changes c;
+		struct at_event e;
+		struct at_atz_stats st;
+
+		memset(&c, 0, sizeof(c));
+		lseek(fd, 0, SEEK_SET);
+		struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+		assert_int_equal(at_atz_reader_header(r)->minor, 1);
+		if (with_callback)
+			at_atz_reader_on_process(r, collect_change, &c);
+		assert_int_equal(at_atz_next(r, &e), 1);
+		assert_event_equal(&e, &e1);
+		assert_int_equal(c.n, with_callback ? 1u : 0u);
+		assert_int_equal(at_atz_next(r, &e), 0);
+		at_atz_reader_stats(r, &st);
+		assert_int_equal(st.processes, 3);
+		assert_int_equal(st.events, 1);
+		at_atz_reader_close(r);
+		if (!with_callback)
+			continue;
+		assert_int_equal(c.n, 3);
+		assert_int_equal(c.p[0].change, AT_ATZ_PROCESS_START);
+		assert_int_equal(c.p[0].flags, AT_ATZ_PROCESS_BEFORE);
+		assert_int_equal(c.p[0].pid, 30);
+		assert_int_equal(c.p[0].parent, 1);
+		assert_int_equal(c.p[0].time_ns, 1700000000123456789ull);
+		assert_memory_equal(c.text[0], "/bin/sh|sh\0-c\0x\0", 17);
+		assert_int_equal(c.p[1].change, AT_ATZ_PROCESS_EXEC);
+		assert_int_equal(c.p[1].flags, AT_ATZ_PROCESS_ARGS_CUT);
+		assert_int_equal(c.p[1].exe_len, 16);
+		assert_int_equal(c.p[1].args_len, AT_ATZ_ARGS_MAX);
+		assert_int_equal(c.p[2].change, AT_ATZ_PROCESS_EXIT);
+		assert_int_equal(c.p[2].flags, AT_ATZ_PROCESS_LATE);
+		assert_int_equal(c.p[2].pid, 0xffffffffu);
+		assert_int_equal(c.p[2].status, 9 << 8);
+		assert_int_equal(c.p[2].exe_len, 0);
+		assert_int_equal(c.p[2].args_len, 0);
+	}
+	close(fd);
+}
+
+/* The bytes of a process change record as doc/FORMAT.md gives them; a pid past 32 bits is
+ * corruption; a change code from a later version is counted and skipped. */
+static void test_process_change_bytes(void **state)
+{
+	(void)state;
+	static const uint8_t rec[] = { 0xC2, 13, 2, 0, 7, 1, 5, 0, '/', 'b', 0, 'b', 0, 'x', 0,
+				       0x91, 7, 7, 0x70, 8, 0x20 };
+	static const uint8_t bigpid[] = { 0xC2, 11, 1, 0, 0x80, 0x80, 0x80, 0x80, 0x10, 1, 5, 0, 0 };
+	static const uint8_t later[] = { 0xC2, 7, 9, 0, 7, 1, 5, 0, 0, 0x91, 7, 7, 0x70, 8, 0x20 };
+	struct at_event out[2];
+	int rc;
+	enum at_atz_status st;
+
+	assert_int_equal(decode_content(rec, sizeof(rec), &rc, &st, out, 2, header_v1,
+					sizeof(header_v1)), 1);
+	assert_int_equal(rc, 0);
+	assert_int_equal(out[0].pid, 7);
+	/* the example of doc/FORMAT.md 5.4, field by field */
+	uint8_t c[64];
+	static struct changes ch;
+	memcpy(c, header_v1, sizeof(header_v1));
+	memcpy(c + sizeof(header_v1), rec, 15);
+	struct file f = frame_of(c, sizeof(header_v1) + 15);
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	at_atz_reader_on_process(r, collect_change, &ch);
+	assert_int_equal(at_atz_next(r, &out[0]), 0);
+	at_atz_reader_close(r);
+	close(fd);
+	free(f.p);
+	assert_int_equal(ch.n, 1);
+	assert_int_equal(ch.p[0].change, AT_ATZ_PROCESS_EXEC);
+	assert_int_equal(ch.p[0].pid, 7);
+	assert_int_equal(ch.p[0].parent, 1);
+	assert_int_equal(ch.p[0].time_ns, 5);
+	assert_memory_equal(ch.text[0], "/b|b\0x\0", 7);
+	assert_int_equal(decode_content(bigpid, sizeof(bigpid), &rc, &st, out, 2, header_v1,
+					sizeof(header_v1)), 0);
+	assert_int_equal(st, AT_ATZ_ERR_CORRUPT);
+	assert_int_equal(decode_content(later, sizeof(later), &rc, &st, out, 2, header_v1,
+					sizeof(header_v1)), 1);
+	assert_int_equal(rc, 0);
+}
+
+/* A trace of 40 events flushed every 8: truncating it anywhere yields exactly the events of
+ * its whole blocks, then a truncation error naming the event count. */
+static void test_truncate_every_offset(void **state)
+{
+	(void)state;
+	enum { N = 40, EVERY = 8 };
+	struct at_event ev[N];
+	for (unsigned i = 0; i < N; i++)
+		ev[i] = (struct at_event){ 9, 9 + i % 2, i % 4 == 3 ? AT_FREE : AT_MALLOC,
+					   i % 4 != 3, { 8 * i, 0 }, i % 4 == 3 ? 0 : 0x100 * i };
+	struct file f = write_events(ev, N, EVERY, 0);
+	struct at_event out[N];
+	size_t prev = 0;
+
+	for (size_t cut = 0; cut < f.n; cut++) {
+		int rc;
+		enum at_atz_status st;
+		size_t k = decode_all(f.p, cut, out, N, &rc, &st);
+		assert_int_equal(rc, -1);
+		assert_true(st == AT_ATZ_ERR_TRUNCATED || (cut < 4 && st == AT_ATZ_ERR_NOT_ATZ));
+		assert_true(k % EVERY == 0 && k >= prev && k <= N);
+		for (size_t i = 0; i < k; i++)
+			assert_event_equal(&out[i], &ev[i]);
+		prev = k;
+	}
+	assert_int_equal(prev, N); /* cut just before the end mark: all blocks whole */
+
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f.p, f.n - 8), (ssize_t)(f.n - 8));
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "cut.atz", NULL, 0);
+	struct at_event e;
+	while (at_atz_next(r, &e) > 0)
+		;
+	char want[200];
+	snprintf(want, sizeof(want), "cut.atz: truncated after 40 events: the input ends inside "
+		 "a block size field; the last whole block ends at byte offset %zu of %zu",
+		 f.n - 8, f.n - 8);
+	assert_string_equal(at_atz_reader_message(r), want);
+	at_atz_reader_close(r);
+	close(fd);
+	free(f.p);
+}
+
+static void test_flip_every_bit(void **state)
+{
+	(void)state;
+	enum { N = 24 };
+	struct at_event ev[N];
+	for (unsigned i = 0; i < N; i++)
+		ev[i] = (struct at_event){ 2, 2, i & 1 ? AT_FREE : AT_MALLOC, !(i & 1),
+					   { i & 1 ? 0x40 * (i - 1) : 24, 0 },
+					   i & 1 ? 0 : 0x40 * i };
+	struct file f = write_events(ev, N, 6, 0);
+
+	for (size_t bit = 0; bit < f.n * 8; bit++) {
+		int rc;
+		enum at_atz_status st;
+		f.p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		decode_all(f.p, f.n, NULL, 0, &rc, &st);
+		f.p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		/* checksums cover every byte: each flip is caught */
+		assert_int_equal(rc, -1);
+		assert_true(st == AT_ATZ_ERR_CORRUPT || st == AT_ATZ_ERR_NOT_ATZ ||
+			    st == AT_ATZ_ERR_TRUNCATED);
+	}
+	free(f.p);
+}
+
+/* Two files, one after the other. */
+static struct file concat(const struct file *a, const uint8_t *b, size_t bn)
+{
+	struct file f = { malloc(a->n + bn + 1), a->n + bn };
+
+	memcpy(f.p, a->p, a->n);
+	memcpy(f.p + a->n, b, bn);
+	return f;
+}
+
+/* Decodes p: the events decoded in *k, the reader's final status, its message in msg ("" if
+ * none), its stream header's host in host. */
+static enum at_atz_status decode_message(const uint8_t *p, size_t n, size_t *k, char *msg,
+					 size_t cap, char *host)
+{
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, p, n), (ssize_t)n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "two.atz", NULL, 0);
+	struct at_event ev;
+	*k = 0;
+	while (at_atz_next(r, &ev) > 0)
+		++*k;
+	enum at_atz_status st = at_atz_reader_status(r);
+	snprintf(msg, cap, "%s", st ? at_atz_reader_message(r) : "");
+	if (host)
+		strcpy(host, at_atz_reader_header(r) ? at_atz_reader_header(r)->host : "?");
+	at_atz_reader_close(r);
+	close(fd);
+	return st;
+}
+
+/* Two traces back to back (what a SIGHUP without rotation used to append) read as one, as
+ * the lz4 tool reads concatenated frames: every event in order, each frame with its own
+ * threads and predictor state, the first frame's header kept; a skippable frame between is
+ * skipped. */
+static void test_concatenated_frames(void **state)
+{
+	(void)state;
+	enum { N = 60, HALF = 25 };
+	struct at_event ev[N], out[N + 1];
+	for (unsigned i = 0; i < N; i++)
+		ev[i] = (struct at_event){ 5, 5 + i % 3, i % 3 == 2 ? AT_FREE : AT_MALLOC,
+					   i % 3 != 2, { i % 3 == 2 ? 0x40 * (i - 2) : 16 + i % 5, 0 },
+					   i % 3 == 2 ? 0 : 0x40 * i };
+	struct file a = write_events(ev, HALF, 7, 0);
+	struct file b = write_events(ev + HALF, N - HALF, 9, 0);
+	struct file two = concat(&a, b.p, b.n);
+	int rc;
+	enum at_atz_status st;
+
+	assert_int_equal(decode_all(two.p, two.n, out, N + 1, &rc, &st), N);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < N; i++)
+		assert_event_equal(&out[i], &ev[i]);
+
+	/* three frames, a skippable one between the first two */
+	static const uint8_t skip[] = { 0x53, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 'x', 'y', 'z' };
+	struct file ab = concat(&a, skip, sizeof(skip));
+	struct file abb = concat(&ab, b.p, b.n);
+	struct file three = concat(&abb, a.p, a.n);
+	assert_int_equal(decode_all(three.p, three.n, out, N + 1, &rc, &st), N + HALF);
+	assert_int_equal(rc, 0);
+
+	/* the second frame's header may name another host and start: the first one's stay */
+	uint8_t c[sizeof(header_v1) + 16];
+	static const uint8_t other_host[] = { 'A', 'T', 'Z', 0, 1, 0, 0, 99, 5, 'o', 't', 'h', 'e',
+					      'r', 0, 0x91, 1, 2, 0x70, 8, 0x20 };
+	memcpy(c, other_host, sizeof(other_host));
+	struct file other = frame_of(c, sizeof(other_host));
+	struct file ao = concat(&a, other.p, other.n);
+	char msg[300], host[300];
+	size_t k;
+	assert_int_equal(decode_message(ao.p, ao.n, &k, msg, sizeof(msg), host), AT_ATZ_OK);
+	assert_int_equal(k, HALF + 1);
+	assert_string_equal(host, "testhost");
+
+	/* every thread starts over: a THREAD record naming the first frame's entry 0 is corrupt */
+	static const uint8_t old_thread[] = { 'A', 'T', 'Z', 0, 1, 0, 0, 42, 0, 0, 0x90, 0 };
+	struct file stale = frame_of(old_thread, sizeof(old_thread));
+	struct file as = concat(&a, stale.p, stale.n);
+	assert_int_equal(decode_message(as.p, as.n, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	assert_int_equal(k, HALF);
+	assert_non_null(strstr(msg, "thread record names a thread not in the table"));
+
+	/* the first trace ends cleanly where the second starts: cut anywhere in the second, the
+	 * first trace's events and the second's whole blocks come out, then a truncation */
+	size_t prev = HALF;
+	for (size_t cut = a.n + 1; cut < two.n; cut++) {
+		size_t got = decode_all(two.p, cut, out, N + 1, &rc, &st);
+		assert_int_equal(rc, -1);
+		assert_int_equal(st, AT_ATZ_ERR_TRUNCATED);
+		assert_true(got >= prev && got <= N);
+		for (size_t i = 0; i < got; i++)
+			assert_event_equal(&out[i], &ev[i]);
+		prev = got;
+	}
+	assert_int_equal(prev, N);
+	assert_int_equal(decode_message(two.p, a.n + 5, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_TRUNCATED);
+	char want[300];
+	snprintf(want, sizeof(want), "two.atz: truncated after %d events: the input ends inside "
+		 "an lz4 frame header at byte offset %zu", HALF, a.n);
+	assert_string_equal(msg, want);
+	free(ab.p);
+	free(abb.p);
+	free(three.p);
+	free(other.p);
+	free(ao.p);
+	free(stale.p);
+	free(as.p);
+	free(two.p);
+	free(a.p);
+	free(b.p);
+}
+
+/* What follows a frame must be another frame of the same trace: damage in the second frame
+ * is reported at its byte offset; a second frame munged where the first is raw, bytes that
+ * are not a frame, or a frame that is not a trace are errors, after the first frame's
+ * events. */
+static void test_concatenated_frames_damaged(void **state)
+{
+	(void)state;
+	enum { N = 30 };
+	struct at_event ev[N];
+	for (unsigned i = 0; i < N; i++)
+		ev[i] = (struct at_event){ 3, 3, AT_MALLOC, 1, { 24 + i, 0 }, 0x100 * (i + 1) };
+	struct file a = write_events(ev, N, 10, 0);
+	struct file m = write_events(ev, N, 10, AT_ATZ_FLAG_MUNGED);
+	char msg[300], want[300];
+	size_t k;
+
+	/* a byte changed in the second frame's second block (after the header block and its
+	 * 4-byte size word): its offset is the block's, counted from the file's start */
+	struct file two = concat(&a, a.p, a.n);
+	size_t first_block = 7 + 4 + ((size_t)a.p[7] | (size_t)a.p[8] << 8) + 4;
+	two.p[a.n + first_block + 6] ^= 0x10;
+	assert_int_equal(decode_message(two.p, two.n, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	assert_int_equal(k, N);
+	snprintf(want, sizeof(want), "two.atz: corrupt lz4 block at byte offset %zu",
+		 a.n + first_block);
+	assert_memory_equal(msg, want, strlen(want));
+	two.p[a.n + first_block + 6] ^= 0x10;
+	two.p[a.n + 5] ^= 0x01; /* the second frame header's checksum byte no longer matches */
+	assert_int_equal(decode_message(two.p, two.n, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	snprintf(want, sizeof(want), "at byte offset %zu", a.n);
+	assert_non_null(strstr(msg, want));
+
+	/* raw, then munged: not one trace */
+	struct file am = concat(&a, m.p, m.n);
+	assert_int_equal(decode_message(am.p, am.n, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	assert_int_equal(k, N);
+	snprintf(want, sizeof(want), "two.atz: the lz4 frame at byte offset %zu holds a munged "
+		 "trace, the first frame a raw one: not one trace", a.n);
+	assert_string_equal(msg, want);
+	struct file ma = concat(&m, a.p, a.n);
+	assert_int_equal(decode_message(ma.p, ma.n, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	assert_non_null(strstr(msg, "holds a raw trace, the first frame a munged one"));
+
+	/* text after the frame */
+	static const uint8_t junk[] = "1 1 malloc(8)=0x10\n";
+	struct file aj = concat(&a, junk, sizeof(junk) - 1);
+	assert_int_equal(decode_message(aj.p, aj.n, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	assert_int_equal(k, N);
+	snprintf(want, sizeof(want), "two.atz: unexpected data after the lz4 frame at byte offset "
+		 "%zu: not another lz4 frame", a.n);
+	assert_string_equal(msg, want);
+
+	/* an lz4 frame that is not a trace (an empty one, as `lz4 < /dev/null` makes) */
+	struct file empty = frame_of((const uint8_t *)"", 0);
+	struct file ae = concat(&a, empty.p, empty.n);
+	assert_int_equal(decode_message(ae.p, ae.n, &k, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_NOT_ATZ);
+	snprintf(want, sizeof(want), "two.atz: the lz4 frame at byte offset %zu is not an "
+		 "alloctap trace", a.n);
+	assert_string_equal(msg, want);
+	free(two.p);
+	free(am.p);
+	free(ma.p);
+	free(aj.p);
+	free(empty.p);
+	free(ae.p);
+	free(a.p);
+	free(m.p);
+}
+
+static uint64_t rng_state = 12345;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* 10,000 random inputs: raw random bytes, random bytes after the lz4 magic, and (most
+ * telling, since checksums stop the others early) random and mutated content inside valid
+ * frames. Each must end with 0 or a clear error, never a crash (run under ASan too). */
+static void test_random_inputs(void **state)
+{
+	(void)state;
+	enum { N = 64 };
+	struct at_event ev[N];
+	for (unsigned i = 0; i < N; i++)
+		ev[i] = (struct at_event){ 1 + i % 3, 7, (uint8_t)(rnd() % AT_FUNC_COUNT),
+					   (uint8_t)(rnd() & 1), { rnd() % 300, rnd() % 3 },
+					   (rnd() % 64) * 16 };
+	struct file good = write_events(ev, N, 0, 0);
+	static uint8_t content[8192], buf[8192];
+	size_t cn = content_of(&good, content, sizeof(content));
+	unsigned ends[8] = { 0 };
+
+	for (unsigned i = 0; i < 10000; i++) {
+		size_t n = 1 + rnd() % 600;
+		int rc;
+		enum at_atz_status st;
+		struct file f = { buf, n };
+		switch (i % 4) {
+		case 0: /* random bytes */
+			for (size_t j = 0; j < n; j++)
+				buf[j] = (uint8_t)rnd();
+			decode_all(buf, n, NULL, 0, &rc, &st);
+			break;
+		case 1: /* lz4 magic, then random */
+			for (size_t j = 0; j < n; j++)
+				buf[j] = (uint8_t)rnd();
+			memcpy(buf, "\x04\x22\x4d\x18", n < 4 ? n : 4);
+			decode_all(buf, n, NULL, 0, &rc, &st);
+			break;
+		case 2: { /* the header, then random records */
+			memcpy(buf, header_v1, sizeof(header_v1));
+			for (size_t j = sizeof(header_v1); j < n + sizeof(header_v1); j++)
+				buf[j] = (uint8_t)rnd();
+			f = frame_of(buf, n + sizeof(header_v1));
+			decode_all(f.p, f.n, NULL, 0, &rc, &st);
+			free(f.p);
+			break;
+		}
+		default: { /* real content with a few bytes changed, or cut */
+			memcpy(buf, content, cn);
+			size_t m = cn;
+			for (unsigned k = 1 + rnd() % 4; k > 0; k--)
+				buf[rnd() % cn] = (uint8_t)rnd();
+			if (rnd() % 4 == 0)
+				m = rnd() % cn;
+			f = frame_of(buf, m);
+			decode_all(f.p, f.n, NULL, 0, &rc, &st);
+			free(f.p);
+			break;
+		}
+		}
+		assert_true(rc == 0 || rc == -1);
+		ends[st]++;
+	}
+	/* every kind of ending was reached */
+	assert_true(ends[AT_ATZ_OK] > 0);
+	assert_true(ends[AT_ATZ_ERR_NOT_ATZ] > 0);
+	assert_true(ends[AT_ATZ_ERR_CORRUPT] > 0);
+	free(good.p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_and_compact_records),
+		cmocka_unit_test(test_general_records),
+		cmocka_unit_test(test_deep_release_hits),
+		cmocka_unit_test(test_table_record_bytes),
+		cmocka_unit_test(test_long_name_message),
+		cmocka_unit_test(test_extremes_roundtrip),
+		cmocka_unit_test(test_bad_events_refused),
+		cmocka_unit_test(test_write_error_reported),
+		cmocka_unit_test(test_predictor_depths),
+		cmocka_unit_test(test_many_threads),
+		cmocka_unit_test(test_lost_and_tables),
+		cmocka_unit_test(test_versions_and_unknown_kinds),
+		cmocka_unit_test(test_process_changes),
+		cmocka_unit_test(test_process_change_bytes),
+		cmocka_unit_test(test_truncate_every_offset),
+		cmocka_unit_test(test_concatenated_frames),
+		cmocka_unit_test(test_concatenated_frames_damaged),
+		cmocka_unit_test(test_flip_every_bit),
+		cmocka_unit_test(test_random_inputs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,171 @@
+/* test_lib_display: the exact bytes every message function writes, at every level. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "display.h"
+
+/* stderr goes to a temporary file for the whole test; captured() returns what was written
+ * since the last call. */
+static FILE *capture;
+static int saved_stderr = -1;
+
+static int setup(void **state)
+{
+	(void)state;
+	capture = tmpfile();
+	if (!capture)
+		return -1;
+	saved_stderr = dup(STDERR_FILENO);
+	dup2(fileno(capture), STDERR_FILENO);
+	at_program_name = "prog";
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	fclose(capture);
+	return 0;
+}
+
+static const char *captured(void)
+{
+	static char buf[3 * AT_DISPLAY_MAX];
+	long end = lseek(fileno(capture), 0, SEEK_CUR);
+	size_t n;
+
+	lseek(fileno(capture), 0, SEEK_SET);
+	n = (size_t)read(fileno(capture), buf, sizeof(buf) - 1);
+	buf[n] = 0;
+	assert_int_equal((long)n, end);
+	if (ftruncate(fileno(capture), 0) != 0)
+		fail();
+	lseek(fileno(capture), 0, SEEK_SET);
+	return buf;
+}
+
+static void test_formats(void **state)
+{
+	(void)state;
+	at_display_level = 2;
+	at_error("cannot open %s: %s", "f", "No such file");
+	assert_string_equal(captured(), "prog: cannot open f: No such file\n");
+	at_error_at("in.log", 12, "bad %s", "line");
+	assert_string_equal(captured(), "prog: in.log:12: bad line\n");
+	at_warn("w%d", 1);
+	assert_string_equal(captured(), "prog: w1\n");
+	DISPLAYLEVEL(2, "%s: raw %d", "p", 3);
+	DISPLAYLEVEL(2, " more\n");
+	assert_string_equal(captured(), "p: raw 3 more\n");
+	assert_int_equal(at_usage_error("bad option '%s'", "-x"), AT_EXIT_USAGE);
+	assert_string_equal(captured(), "prog: bad option '-x'\nTry 'prog --help'.\n");
+}
+
+/* Which functions print at which level: a table of level -> expected output. */
+static void test_levels(void **state)
+{
+	static const struct {
+		int level;
+		const char *want;
+	} cases[] = {
+		{ 0, "" },
+		{ 1, "prog: e\n" },
+		{ 2, "prog: e\nprog: w\n" },
+		{ 3, "prog: e\nprog: w\nprog: v\n" },
+		{ 4, "prog: e\nprog: w\nprog: v\nd4\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		at_display_level = cases[i].level;
+		at_error("e");
+		at_warn("w");
+		at_verbose("v");
+		DISPLAYLEVEL(4, "d4\n");
+		assert_string_equal(captured(), cases[i].want);
+	}
+	at_display_level = 2;
+}
+
+static void test_steps(void **state)
+{
+	(void)state;
+	at_display_level = 2;
+	at_display_step(-1);
+	assert_int_equal(at_display_level, 1);
+	at_display_step(-1);
+	at_display_step(-1);
+	assert_int_equal(at_display_level, 0);
+	for (int i = 0; i < 9; i++)
+		at_display_step(+1);
+	assert_int_equal(at_display_level, 4);
+	at_display_level = 2;
+}
+
+/* A message longer than the buffer is cut with "..." and still ends its line. */
+static void test_long_message(void **state)
+{
+	static char big[2 * AT_DISPLAY_MAX];
+	const char *out;
+	size_t n;
+
+	(void)state;
+	memset(big, 'a', sizeof(big) - 1);
+	at_error("%s", big);
+	out = captured();
+	n = strlen(out);
+	assert_int_equal(n, AT_DISPLAY_MAX);
+	assert_memory_equal(out, "prog: aaa", 9);
+	assert_memory_equal(out + n - 4, "...\n", 4);
+	DISPLAYLEVEL(1, "%s\n", big);
+	out = captured();
+	n = strlen(out);
+	assert_int_equal(n, AT_DISPLAY_MAX);
+	assert_memory_equal(out + n - 4, "...\n", 4);
+}
+
+static void test_message_parts(void **state)
+{
+	struct at_message m = { .len = 0 };
+
+	(void)state;
+	at_display_level = 2;
+	at_message_append(&m, "a=%d", 1);
+	at_message_append(&m, " b=%s\n", "x");
+	at_message_emit(3, &m);
+	assert_string_equal(captured(), "");
+	at_message_emit(2, &m);
+	assert_string_equal(captured(), "a=1 b=x\n");
+}
+
+/* Callers print strerror(errno) after a message: the message must not change errno. */
+static void test_errno_kept(void **state)
+{
+	(void)state;
+	at_display_level = 2;
+	errno = ENOSPC;
+	at_error("x");
+	assert_int_equal(errno, ENOSPC);
+	captured();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_formats),     cmocka_unit_test(test_levels),
+		cmocka_unit_test(test_steps),       cmocka_unit_test(test_long_message),
+		cmocka_unit_test(test_message_parts), cmocka_unit_test(test_errno_kept),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,593 @@
+/* test_lib_sink.c: unit tests of lib/sink.c: the exact bytes of text sinks (raw and munged),
+ * .atz round trips through lib/source.c with lost and table records, the one-error rule
+ * (/dev/full, a closed pipe, a file size limit), the two counters, flush and close, and the
+ * guarantee that text goes out in whole lines. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "atz.h"
+#include "sink.h"
+#include "source.h"
+#include "text.h"
+
+static const struct at_event events[] = {
+	{ 10, 11, AT_MALLOC, 1, { 32, 0 }, 0x1000 },
+	{ 10, 12, AT_CALLOC, 1, { 4, 8 }, 0x2000 },
+	{ 10, 11, AT_REALLOC, 1, { 0x1000, 64 }, 0x3000 },
+	{ 10, 11, AT_FREE, 0, { 0x3000, 0 }, 0 },
+	{ 10, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 },
+};
+#define NEVENTS (sizeof(events) / sizeof(events[0]))
+
+static const char raw_text[] = "10 11 malloc(32)=0x1000\n"
+			       "10 12 calloc(4,8)=0x2000\n"
+			       "10 11 realloc(0x1000,64)=0x3000\n"
+			       "10 11 free(0x3000)\n"
+			       "10 10 jemalloc_stats()\n";
+
+static const char munged_text[] = "10 11 malloc(32)=#4096\n"
+				  "10 12 calloc(4,8)=#8192\n"
+				  "10 11 realloc(#4096,64)=#12288\n"
+				  "10 11 free(#12288)\n"
+				  "10 10 jemalloc_stats()\n";
+
+static const struct at_sink_options text_raw = { .format = AT_SINK_TEXT };
+static const struct at_sink_options text_munged = { .format = AT_SINK_TEXT, .munged = 1 };
+
+/* The whole content of fd. */
+static char *slurp(int fd, size_t *n)
+{
+	struct stat st;
+
+	assert_int_equal(fstat(fd, &st), 0);
+	char *p = malloc((size_t)st.st_size + 1);
+	assert_int_equal(pread(fd, p, (size_t)st.st_size, 0), st.st_size);
+	p[st.st_size] = 0;
+	*n = (size_t)st.st_size;
+	return p;
+}
+
+static void put_all(struct at_sink *s)
+{
+	for (size_t i = 0; i < NEVENTS; i++)
+		assert_int_equal(at_sink_put(s, &events[i]), 0);
+}
+
+static void assert_text(const struct at_sink_options *opt, const char *want)
+{
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_stats st;
+	size_t n;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, opt), 0);
+	put_all(&s);
+	assert_int_equal(at_sink_close(&s), 0);
+	char *got = slurp(fd, &n);
+	assert_string_equal(got, want);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.accepted, NEVENTS);
+	assert_int_equal(st.written, NEVENTS);
+	assert_int_equal(st.bytes, strlen(want));
+	assert_int_equal(st.content_bytes, strlen(want));
+	free(got);
+	close(fd);
+}
+
+static void test_text_bytes(void **state)
+{
+	(void)state;
+	assert_text(&text_raw, raw_text);
+	assert_text(&text_munged, munged_text);
+}
+
+/* A text sink follows at_sink_set_munged from the next line on; records write nothing. */
+static void test_text_switch_and_records(void **state)
+{
+	(void)state;
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_stats st;
+	struct at_sink_record proc = { .kind = AT_SINK_PROCESS, .process = { 10, "python3" } };
+	struct at_sink_record change = { .kind = AT_SINK_PROCESS_CHANGE,
+					 .change = { .change = AT_ATZ_PROCESS_EXIT, .pid = 10 } };
+	size_t n;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &text_raw), 0);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_lost(&s, 7), 0);
+	assert_int_equal(at_sink_put_record(&s, &proc), 0);
+	assert_int_equal(at_sink_put_record(&s, &change), 0);
+	at_sink_set_munged(&s, 1);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_close(&s), 0);
+	char *got = slurp(fd, &n);
+	assert_string_equal(got, "10 11 malloc(32)=0x1000\n10 11 malloc(32)=#4096\n");
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.lost, 7);
+	assert_int_equal(st.written, 2);
+	free(got);
+	close(fd);
+}
+
+/* An event outside the model is refused without harming the sink. */
+static void test_bad_event(void **state)
+{
+	(void)state;
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_event bad = events[0];
+	size_t n;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &text_raw), 0);
+	bad.func = AT_FUNC_COUNT;
+	assert_int_equal(at_sink_put(&s, &bad), -1);
+	assert_int_equal(errno, EINVAL);
+	bad = events[0];
+	bad.has_result = 2;
+	assert_int_equal(at_sink_put(&s, &bad), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_sink_error(&s), 0);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_close(&s), 0);
+	char *got = slurp(fd, &n);
+	assert_string_equal(got, "10 11 malloc(32)=0x1000\n");
+	free(got);
+	close(fd);
+}
+
+/* A binary sink: a trace lib/source.c reads back event for event, with the losses where they
+ * were recorded and the header's flags and fields. */
+static void roundtrip_atz(int munged)
+{
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ, .munged = munged,
+				       .atz = { .host = "box", .start_ns = 99, .minor = 1 } };
+	struct at_sink_record obj = { .kind = AT_SINK_OBJECT,
+				      .object = { 10, 0x7f00, 0x8f00, 0x1000, "/lib/libc.so.6" } };
+	struct at_sink_record proc = { .kind = AT_SINK_PROCESS, .process = { 10, "python3" } };
+	struct at_sink_record change = {
+		.kind = AT_SINK_PROCESS_CHANGE,
+		.change = { .change = AT_ATZ_PROCESS_EXEC, .pid = 10, .parent = 1, .time_ns = 77,
+			    .exe = "/usr/bin/python3", .exe_len = 16, .args = "python3\0", .args_len = 8 },
+	};
+	struct at_sink_stats st;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_put_record(&s, &proc), 0);
+	assert_int_equal(at_sink_put_record(&s, &change), 0);
+	assert_int_equal(at_sink_put_record(&s, &obj), 0);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_lost(&s, 5), 0);
+	assert_int_equal(at_sink_lost(&s, 0), 0);
+	for (size_t i = 1; i < NEVENTS; i++)
+		assert_int_equal(at_sink_put(&s, &events[i]), 0);
+	assert_int_equal(at_sink_lost(&s, 2), 0); /* after the last event */
+	assert_int_equal(at_sink_close(&s), 0);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.accepted, NEVENTS);
+	assert_int_equal(st.written, NEVENTS);
+	assert_int_equal(st.lost, 7);
+	assert_int_equal(st.bytes, (uint64_t)lseek(fd, 0, SEEK_END));
+
+	struct at_source src;
+	struct at_event ev;
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	assert_int_equal(src.kind, AT_SOURCE_BINARY);
+	assert_int_equal(src.munged, munged);
+	const struct at_atz_header *h = at_atz_reader_header(src.atz);
+	assert_string_equal(h->host, "box");
+	assert_int_equal(h->start_ns, 99);
+	for (size_t i = 0; i < NEVENTS; i++) {
+		assert_int_equal(at_source_next(&src, &ev), 1);
+		assert_memory_equal(&ev.arg, &events[i].arg, sizeof(ev.arg));
+		assert_int_equal(ev.pid, events[i].pid);
+		assert_int_equal(ev.tid, events[i].tid);
+		assert_int_equal(ev.func, events[i].func);
+		assert_int_equal(ev.has_result, events[i].has_result);
+		assert_int_equal(ev.result, events[i].result);
+		assert_int_equal(at_atz_lost_before(src.atz), i == 1 ? 5 : 0);
+	}
+	assert_int_equal(at_source_next(&src, &ev), 0);
+	struct at_atz_stats ast;
+	at_atz_reader_stats(src.atz, &ast);
+	assert_int_equal(ast.lost, 7);
+	assert_int_equal(ast.processes, 1);
+	at_source_close(&src);
+	close(fd);
+}
+
+static void test_atz_roundtrip(void **state)
+{
+	(void)state;
+	roundtrip_atz(0);
+	roundtrip_atz(1);
+}
+
+/* A binary flush ends the block: what was put so far can be read before the sink closes, and
+ * counts as written. */
+static void test_atz_flush_ends_block(void **state)
+{
+	(void)state;
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ };
+	struct at_sink_stats st;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	put_all(&s);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.accepted, NEVENTS);
+	assert_int_equal(st.written, 0);
+	assert_int_equal(at_sink_flush(&s), 0);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.written, NEVENTS);
+	off_t flushed = lseek(fd, 0, SEEK_END);
+	assert_int_equal(at_sink_flush(&s), 0); /* nothing new: nothing written */
+	assert_int_equal(lseek(fd, 0, SEEK_END), flushed);
+
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int rd = open(path, O_RDONLY); /* a second descriptor, at offset 0 */
+	assert_true(rd >= 0);
+	struct at_atz_reader *r = at_atz_reader_open(rd, "mem", NULL, 0);
+	struct at_event ev;
+	for (size_t i = 0; i < NEVENTS; i++)
+		assert_int_equal(at_atz_next(r, &ev), 1);
+	assert_int_equal(at_atz_next(r, &ev), -1); /* the frame has no end mark yet */
+	assert_int_equal(at_atz_reader_status(r), AT_ATZ_ERR_TRUNCATED);
+	at_atz_reader_close(r);
+	close(rd);
+	assert_int_equal(at_sink_close(&s), 0);
+	close(fd);
+}
+
+/* /dev/full: the first write fails with ENOSPC; the sink keeps that error, drops every later
+ * write, and flush and close say so. */
+static void test_dev_full_text(void **state)
+{
+	(void)state;
+	struct at_sink s;
+	struct at_sink_stats st;
+
+	assert_int_equal(at_sink_open(&s, "/dev/full", AT_SINK_TRUNCATE), 0);
+	assert_int_equal(at_sink_start(&s, &text_raw), 0);
+	assert_int_equal(at_sink_flush(&s), 0); /* nothing buffered: no write, no error */
+	put_all(&s);                            /* buffered: no error yet */
+	assert_int_equal(at_sink_error(&s), 0);
+	assert_int_equal(at_sink_flush(&s), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(at_sink_error(&s), ENOSPC);
+	assert_int_equal(at_sink_put(&s, &events[0]), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(at_sink_lost(&s, 3), -1);
+	assert_int_equal(at_sink_flush(&s), -1);
+	/* a later failure of another kind does not replace the first error */
+	assert_int_equal(at_sink_reopen(&s, "/nonexistent/dir/log"), -1);
+	assert_int_equal(at_sink_error(&s), ENOSPC);
+	assert_int_equal(at_sink_close(&s), -1);
+	assert_int_equal(at_sink_error(&s), ENOSPC);
+	assert_string_equal(at_sink_name(&s), "/dev/full");
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.accepted, NEVENTS + 1);
+	assert_int_equal(st.written, 0);
+	assert_int_equal(st.bytes, 0);
+}
+
+/* A binary trace writes its headers at start: on /dev/full, start fails. */
+static void test_dev_full_atz(void **state)
+{
+	(void)state;
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ };
+
+	assert_int_equal(at_sink_open(&s, "/dev/full", AT_SINK_TRUNCATE), 0);
+	assert_int_equal(at_sink_start(&s, &opt), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(at_sink_put(&s, &events[0]), -1);
+	assert_int_equal(at_sink_error(&s), ENOSPC);
+	assert_int_equal(at_sink_close(&s), -1);
+	assert_int_equal(at_sink_error(&s), ENOSPC);
+}
+
+/* A closed pipe: EPIPE, and the binary trace stops after it. */
+static void test_closed_pipe(void **state)
+{
+	(void)state;
+	int p[2];
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ };
+
+	signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(at_sink_open_fd(&s, p[1], "pipe"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0); /* the headers are in the pipe */
+	close(p[0]);
+	put_all(&s);
+	assert_int_equal(at_sink_flush(&s), -1);
+	assert_int_equal(at_sink_error(&s), EPIPE);
+	assert_int_equal(at_sink_close(&s), -1);
+	struct at_sink_stats st;
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.written, 0);
+	/* the caller's descriptor stays open */
+	assert_true(fcntl(p[1], F_GETFD) >= 0);
+	close(p[1]);
+}
+
+/* The file ends inside the buffer (a file size limit, set in a child so that the test's own
+ * output is not limited): the counter says how many whole lines reached it, and the start of
+ * the line cut short is taken back, so the file ends with a whole line. */
+static void test_short_write_counts_whole_lines(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_lib_sink.XXXXXX";
+	int fd = mkstemp(path), p[2];
+	struct { struct at_sink_stats st; int close_rc, err; } got;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(pipe(p), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct rlimit lim = { 100, 100 }; /* four 24-byte lines and 4 bytes of the fifth */
+		struct at_sink s;
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &lim) < 0 || at_sink_open(&s, path, AT_SINK_TRUNCATE) < 0 ||
+		    at_sink_start(&s, &text_raw) < 0)
+			_exit(1);
+		for (int i = 0; i < 10; i++)
+			at_sink_put(&s, &events[0]);
+		got.close_rc = at_sink_close(&s);
+		got.err = at_sink_error(&s);
+		at_sink_stats(&s, &got.st);
+		_exit(write(p[1], &got, sizeof(got)) == sizeof(got) ? 0 : 1);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &got, sizeof(got)), sizeof(got));
+	close(p[0]);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(status, 0);
+	assert_int_equal(got.close_rc, -1);
+	assert_int_equal(got.err, EFBIG);
+	assert_int_equal(got.st.accepted, 10);
+	assert_int_equal(got.st.written, 4);
+	assert_int_equal(got.st.bytes, 96);
+	fd = open(path, O_RDONLY);
+	size_t n;
+	char *text = slurp(fd, &n);
+	assert_int_equal(n, 96);
+	assert_memory_equal(text, raw_text, 24); /* events[0]'s line, four times */
+	assert_int_equal(text[95], '\n');
+	free(text);
+	close(fd);
+	unlink(path);
+}
+
+/* Writes `count` varied events (a flush every `flush_every`) to path in a child whose file size
+ * is limited to `limit` bytes; returns the child's stats. */
+static struct at_sink_stats write_limited(const char *path, const struct at_sink_options *opt,
+					  unsigned count, unsigned flush_every, rlim_t limit)
+{
+	int p[2];
+	struct at_sink_stats st;
+
+	assert_int_equal(pipe(p), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct rlimit lim = { limit, limit };
+		struct at_sink s;
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &lim) < 0 || at_sink_open(&s, path, AT_SINK_TRUNCATE) < 0 ||
+		    at_sink_start(&s, opt) < 0)
+			_exit(1);
+		uint64_t x = 88172645463325252ull;
+		for (unsigned i = 0; i < count; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			struct at_event ev = { 100 + (uint32_t)(x % 3), 7, AT_MALLOC, 1,
+					       { x % 100000, 0 }, x & ~15ull };
+			at_sink_put(&s, &ev);
+			if (flush_every && (i + 1) % flush_every == 0)
+				at_sink_flush(&s);
+		}
+		int rc = at_sink_close(&s);
+		at_sink_stats(&s, &st);
+		_exit(rc == -1 && at_sink_error(&s) == EFBIG &&
+			      write(p[1], &st, sizeof(st)) == sizeof(st) ? 0 : 2);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &st, sizeof(st)), sizeof(st));
+	close(p[0]);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(status, 0);
+	return st;
+}
+
+/* A full disk (a file size limit in a child), text and binary, with flushes now and then:
+ * `written` is exactly what a reader gets back from the file, and the text file ends with a
+ * whole line. */
+static void test_full_disk_counts(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_lib_sink.full.XXXXXX";
+	int fd = mkstemp(path);
+	const struct at_sink_options binary = { .format = AT_SINK_ATZ };
+	struct at_sink_stats st;
+	struct at_source src;
+	struct at_event ev;
+	size_t n;
+
+	assert_true(fd >= 0);
+	close(fd);
+	/* text: 2.5 MB of lines against a 1.5 MB limit, flushed every 10,000 events or not */
+	for (unsigned every = 0; every <= 10000; every += 10000) {
+		st = write_limited(path, &text_raw, 100000, every, 1500000);
+		fd = open(path, O_RDONLY);
+		char *text = slurp(fd, &n);
+		close(fd);
+		uint64_t lines = 0;
+		for (size_t i = 0; i < n; i++)
+			lines += text[i] == '\n';
+		assert_true(n > 1400000 && n <= 1500000);
+		assert_int_equal(text[n - 1], '\n');
+		assert_int_equal(st.written, lines);
+		assert_int_equal(st.bytes, n);
+		assert_int_equal(st.accepted, 100000);
+		free(text);
+	}
+	/* binary: blocks of every size against a limit that falls inside one */
+	for (unsigned every = 0; every <= 3000; every += 1000) {
+		st = write_limited(path, &binary, 200000, every, 300000);
+		assert_int_equal(at_source_open(&src, path), 0);
+		uint64_t got = 0;
+		int rc;
+		while ((rc = at_source_next(&src, &ev)) > 0)
+			got++;
+		assert_int_equal(rc, -1);
+		assert_int_equal(at_atz_reader_status(src.atz), AT_ATZ_ERR_TRUNCATED);
+		at_source_close(&src);
+		assert_true(got > 0 && got < 200000);
+		assert_int_equal(st.written, got);
+		assert_int_equal(st.bytes, 300000);
+	}
+	unlink(path);
+}
+
+/* More than a buffer of lines: each write ends with a whole line. */
+static void test_whole_lines(void **state)
+{
+	(void)state;
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_stats st;
+	struct at_event ev = events[2];
+	uint64_t n = 0;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &text_raw), 0);
+	do { /* lines of varying length until the buffer went out once */
+		ev.arg[1] = n * 7919;
+		ev.result = 0x10000000 + n * 48;
+		assert_int_equal(at_sink_put(&s, &ev), 0);
+		n++;
+		at_sink_stats(&s, &st);
+	} while (st.bytes == 0);
+	size_t len;
+	char *got = slurp(fd, &len);
+	assert_int_equal(len, st.bytes);
+	assert_true(len > AT_OUTPUT_BUFSIZE - AT_LINE_MAX && len <= AT_OUTPUT_BUFSIZE);
+	assert_int_equal(got[len - 1], '\n');
+	uint64_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += got[i] == '\n';
+	assert_int_equal(st.written, lines);
+	assert_int_equal(st.accepted, n);
+	assert_int_equal(at_sink_close(&s), 0);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.written, n);
+	free(got);
+	close(fd);
+}
+
+/* Log rotation: the path opened again, the counters going on, the caller's fd untouched. */
+static void test_reopen(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_lib_sink.XXXXXX", path[64], moved[64];
+	struct at_sink s;
+	struct at_sink_stats st;
+	size_t n;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(moved, sizeof(moved), "%s/log.1", dir);
+	assert_int_equal(at_sink_open(&s, path, AT_SINK_APPEND), 0);
+	assert_int_equal(at_sink_start(&s, &text_raw), 0);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_flush(&s), 0);
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(at_sink_put(&s, &events[3]), 0);
+	assert_int_equal(at_sink_reopen(&s, path), 0);
+	assert_int_equal(at_sink_put(&s, &events[4]), 0);
+	assert_int_equal(at_sink_close(&s), 0);
+	assert_int_equal(at_sink_close(&s), 0); /* closing twice is harmless */
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.accepted, 3);
+	assert_int_equal(st.written, 3);
+
+	int fd = open(moved, O_RDONLY);
+	char *got = slurp(fd, &n);
+	assert_string_equal(got, "10 11 malloc(32)=0x1000\n10 11 free(0x3000)\n");
+	free(got);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	got = slurp(fd, &n);
+	assert_string_equal(got, "10 10 jemalloc_stats()\n");
+	free(got);
+	close(fd);
+	unlink(path);
+	unlink(moved);
+	rmdir(dir);
+}
+
+/* An output that cannot be opened: the error is the sink's, close says so. */
+static void test_open_failure(void **state)
+{
+	(void)state;
+	struct at_sink s;
+
+	assert_int_equal(at_sink_open(&s, "/nonexistent/dir/log", AT_SINK_APPEND), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(at_sink_error(&s), ENOENT);
+	assert_string_equal(at_sink_name(&s), "/nonexistent/dir/log");
+	assert_int_equal(at_sink_start(&s, &text_raw), -1);
+	assert_int_equal(at_sink_put(&s, &events[0]), -1);
+	assert_int_equal(at_sink_close(&s), -1);
+	assert_int_equal(at_sink_error(&s), ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_bytes),
+		cmocka_unit_test(test_text_switch_and_records),
+		cmocka_unit_test(test_bad_event),
+		cmocka_unit_test(test_atz_roundtrip),
+		cmocka_unit_test(test_atz_flush_ends_block),
+		cmocka_unit_test(test_dev_full_text),
+		cmocka_unit_test(test_dev_full_atz),
+		cmocka_unit_test(test_closed_pipe),
+		cmocka_unit_test(test_short_write_counts_whole_lines),
+		cmocka_unit_test(test_full_disk_counts),
+		cmocka_unit_test(test_whole_lines),
+		cmocka_unit_test(test_reopen),
+		cmocka_unit_test(test_open_failure),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
