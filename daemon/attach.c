@@ -3,12 +3,18 @@
 #include <stdio.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/types.h>
 
+#include "alloctap.h"
 #include "alloctap.skel.h"
 #include "attach.h"
+#include "callsites.h"
 #include "display.h"
+#include "event.h"
 #include "probe_site.h"
 #include "x86_insn.h"
 
@@ -18,58 +24,66 @@ struct probed_function {
 	int has_return;
 	uint16_t reads; /* argument registers the entry program reads */
 	uint64_t entry_offset, return_offset;
+	uint64_t entry_vaddr, function_vaddr, function_size;
 	const char *site_insn, *site_why;
 };
 
-#define ARGS1 AT_REG_BIT(AT_RDI)
-#define ARGS2 (ARGS1 | AT_REG_BIT(AT_RSI))
-#define ARGS3 (ARGS2 | AT_REG_BIT(AT_RDX))
+/* The registers of the first n integer arguments (System V x86-64: rdi, rsi, rdx). */
+#define ARG_REGS(n)                                                                            \
+	(((n) >= 1 ? AT_REG_BIT(AT_RDI) : 0) | ((n) >= 2 ? AT_REG_BIT(AT_RSI) : 0) |          \
+	 ((n) >= 3 ? AT_REG_BIT(AT_RDX) : 0))
+
+/* The probed functions are the F and P entries of AT_FUNCTIONS (lib/event.h), in its order,
+ * which must be enum at_probe_func's (the codes the BPF programs write); a function of the
+ * format keeps its enum at_func code there. */
+#define PROBE_POSITION(code, name, ...) PROBE_AT_##code,
+enum { AT_FUNCTIONS(PROBE_POSITION, AT_FUNC_SKIP, PROBE_POSITION) PROBED_COUNT };
+#define SAME_PROBE_CODE(code, name, ...)                                                       \
+	_Static_assert((int)PROBE_AT_##code == (int)AT_PROBE_##code, #name " is in place");
+#define SAME_CODES(code, name, ...)                                                            \
+	SAME_PROBE_CODE(code, name)                                                            \
+	_Static_assert((int)AT_##code == (int)AT_PROBE_##code, #name " has one code");
+AT_FUNCTIONS(SAME_CODES, AT_FUNC_SKIP, SAME_PROBE_CODE)
+_Static_assert((int)PROBED_COUNT == (int)AT_PROBE_FUNC_COUNT, "every probed function is listed");
+
+#define PROBED(code, fn, regs)                                                                 \
+	{ .name = #fn,                                                                          \
+	  .entry = skel->progs.fn##_entry,                                                      \
+	  .has_return = AT_PROBE_##code != AT_PROBE_FREE,                                       \
+	  .reads = ARG_REGS(regs) },
+#define PROBED_F(code, name, nargs, regs) PROBED(code, name, regs)
 
 /* The family, in the order aliases are named (glibc's memalign == aligned_alloc). */
 static unsigned list_functions(struct alloctap *skel, struct probed_function *f)
 {
-	struct probed_function all[] = {
-		{ "malloc", skel->progs.malloc_entry, 1, ARGS1, 0, 0, NULL, NULL },
-		{ "calloc", skel->progs.calloc_entry, 1, ARGS2, 0, 0, NULL, NULL },
-		{ "realloc", skel->progs.realloc_entry, 1, ARGS2, 0, 0, NULL, NULL },
-		{ "free", skel->progs.free_entry, 0, ARGS1, 0, 0, NULL, NULL },
-		{ "memalign", skel->progs.memalign_entry, 1, ARGS2, 0, 0, NULL, NULL },
-		{ "posix_memalign", skel->progs.posix_memalign_entry, 1, ARGS3, 0, 0, NULL, NULL },
-		{ "aligned_alloc", skel->progs.aligned_alloc_entry, 1, ARGS2, 0, 0, NULL, NULL },
-		{ "valloc", skel->progs.valloc_entry, 1, ARGS1, 0, 0, NULL, NULL },
-		{ "pvalloc", skel->progs.pvalloc_entry, 1, ARGS1, 0, 0, NULL, NULL },
-		{ "reallocarray", skel->progs.reallocarray_entry, 1, ARGS3, 0, 0, NULL, NULL },
-	};
+	const struct probed_function all[] = { AT_FUNCTIONS(PROBED_F, AT_FUNC_SKIP, PROBED) };
+
 	memcpy(f, all, sizeof(all));
 	return sizeof(all) / sizeof(all[0]);
 }
 
-/* Finds the offsets of every function the object defines; drops aliases. Returns how many
+/* Finds the sites of every function the object defines; drops aliases. Returns how many
  * remain, or -1 (why set). */
-static int locate(const char *path, struct probed_function *f, unsigned n, char *why,
-		  size_t whylen)
+static int locate(struct at_elf *e, const char *path, struct probed_function *f, unsigned n,
+		  char *why, size_t whylen)
 {
-	struct at_elf e;
-	const char *reason;
 	unsigned kept = 0;
 	int have_malloc = 0;
 
-	if (at_elf_open(&e, path, &reason) < 0) {
-		snprintf(why, whylen, "cannot read %s: %s", path, reason);
-		return -1;
-	}
 	for (unsigned i = 0; i < n; i++) {
-		struct at_probe_choice c;
-		int rc = at_probe_entry_site(&e, f[i].name, f[i].has_return, f[i].reads, &c);
+		struct at_probe_choice c = { 0 };
+		int rc = at_probe_entry_site(e, f[i].name, f[i].has_return, f[i].reads, &c);
 
 		f[i].entry_offset = c.entry_offset;
 		f[i].return_offset = c.function_offset;
+		f[i].function_vaddr = c.function_vaddr;
+		f[i].function_size = c.function_size;
+		f[i].entry_vaddr = c.function_vaddr + (c.entry_offset - c.function_offset);
 		f[i].site_insn = c.insn;
 		f[i].site_why = c.why;
 		if (rc < 0) {
 			snprintf(why, whylen, "%s: %s is outside every executable segment", path,
 				 f[i].name);
-			at_elf_close(&e);
 			return -1;
 		}
 		if (rc == 0)
@@ -86,7 +100,6 @@ static int locate(const char *path, struct probed_function *f, unsigned n, char 
 			     f[i].site_insn, f[i].site_why, f[i].has_return ? ", return probe" : "");
 		f[kept++] = f[i];
 	}
-	at_elf_close(&e);
 	if (!have_malloc) {
 		snprintf(why, whylen, "%s defines no malloc", path);
 		return -1;
@@ -94,10 +107,167 @@ static int locate(const char *path, struct probed_function *f, unsigned n, char 
 	return (int)kept;
 }
 
-static int attach_one(struct at_probes *p, struct bpf_program *prog, int retprobe, pid_t pid,
-		      const char *path, uint64_t offset)
+/* The scan of one object for its internal calls. */
+struct internal_scan {
+	int map_fd;
+	uint64_t object;
+	const char *path;
+	const struct probed_function *f;
+	unsigned n;
+	uint32_t reached;  /* bit i: f[i] is called straight from outside every entry point */
+	unsigned calls, nested, jumps, unstored;
+	uint64_t lo, hi;   /* span of the return addresses stored */
+};
+
+/* Index in f of the function at vaddr (its entry), or of the one whose body holds vaddr when
+ * inside is set; -1 if none. */
+static int function_at(const struct internal_scan *s, uint64_t vaddr, int inside)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct probed_function *f = &s->f[i];
+
+		if (vaddr == f->function_vaddr ||
+		    (inside && vaddr > f->function_vaddr &&
+		     vaddr < f->function_vaddr + f->function_size))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* One direct call or tail jump into an entry point. A call from inside an entry point's own
+ * body (glibc's realloc calling malloc and free) is nested under that entry's call already;
+ * any other call's return address goes into the internal_calls map, and the entry it reaches
+ * is marked for the check. A tail jump needs nothing: the entry then sees the return address
+ * of the call that reached the jumping function (glibc's are inside malloc and realloc). */
+static int note_internal_call(void *arg, const struct at_direct_call *c)
+{
+	struct internal_scan *s = arg;
+	uint64_t ret = c->site + 5;
+	uint64_t key = s->object << AT_COOKIE_OBJECT_SHIFT | (ret & AT_COOKIE_ADDR_MASK);
+	int target = function_at(s, c->target, 0), within = function_at(s, c->site, 1);
+	uint8_t one = 1;
+
+	DISPLAYLEVEL(3, "alloctapd: %s: %s at 0x%llx straight to %s%s%s: %s\n", s->path,
+		     c->is_call ? "call" : "tail jump", (unsigned long long)c->site,
+		     target >= 0 ? s->f[target].name : "?", within >= 0 ? ", inside " : "",
+		     within >= 0 ? s->f[within].name : "",
+		     !c->is_call ? "a jump, nothing to do"
+				 : within >= 0 ? "nested, nothing to do" : "not recorded");
+	if (!c->is_call) {
+		s->jumps++;
+		return 0;
+	}
+	if (within >= 0) {
+		s->nested++;
+		return 0;
+	}
+	s->calls++;
+	if (target < 0 || bpf_map_update_elem(s->map_fd, &key, &one, BPF_ANY) < 0) {
+		s->unstored++;
+		return 0;
+	}
+	s->reached |= 1u << target;
+	if (s->lo == s->hi || ret < s->lo)
+		s->lo = ret;
+	if (ret + 1 > s->hi)
+		s->hi = ret + 1;
+	return 0;
+}
+
+/* The numbers given to the file of st (same device and inode), or NULL. */
+static const struct at_scanned_object *known_object(const struct at_probes *p,
+						     const struct stat *st)
+{
+	for (unsigned i = 0; i < p->nscanned; i++)
+		if (p->scanned[i].dev == st->st_dev && p->scanned[i].ino == st->st_ino)
+			return &p->scanned[i];
+	return NULL;
+}
+
+/* Scans the object for its direct calls to its own entry points, puts their return addresses
+ * into the internal_calls map under a new object number and their span into internal_ranges.
+ * Sets o->object (0 when there are none) and o->entries (bit i: f[i] needs the check). */
+static void scan_internal_calls(struct alloctap *skel, struct at_probes *p, struct at_elf *e,
+				const char *path, const struct probed_function *f, unsigned n,
+				struct at_scanned_object *o)
+{
+	uint64_t targets[16];
+	struct internal_scan s = { .map_fd = bpf_map__fd(skel->maps.internal_calls),
+				   .object = p->objects + 1, .path = path, .f = f, .n = n };
+
+	o->object = 0;
+	o->entries = 0;
+	if (s.object > AT_MAX_OBJECTS) {
+		DISPLAYLEVEL(2, "alloctapd: %s: more than %u allocator files: the calls it makes "
+			     "to its own entry points will be recorded\n", path, AT_MAX_OBJECTS);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		targets[i] = f[i].function_vaddr;
+	if (at_elf_find_direct_calls(e, targets, n, note_internal_call, &s) < 0)
+		DISPLAYLEVEL(2, "alloctapd: %s: cannot read its code: the calls it makes to its "
+			     "own entry points will be recorded\n", path);
+	DISPLAYLEVEL(3, "alloctapd: %s: %u direct calls to its own entry points from outside "
+		     "them (not recorded), %u from inside (nested), %u tail jumps\n", path,
+		     s.calls, s.nested, s.jumps);
+	if (s.unstored)
+		DISPLAYLEVEL(2, "alloctapd: %s: %u of its internal call sites did not fit in the "
+			     "BPF map: calls from there will be recorded\n", path, s.unstored);
+	if (!s.reached)
+		return;
+	skel->bss->internal_ranges[s.object].lo = s.lo;
+	skel->bss->internal_ranges[s.object].hi = s.hi;
+	p->objects++;
+	o->object = s.object;
+	o->entries = s.reached;
+}
+
+/* Which entry probes check for the allocator's own calls (o->entries), and the object number
+ * their cookies carry (o->object, 0: none). A file is scanned once, however many processes
+ * map it. A program is left alone: its own calls to a malloc it links statically are direct
+ * calls too, and nothing tells them from the allocator's. */
+static void note_internal_calls(struct alloctap *skel, struct at_probes *p, struct at_elf *e,
+				const char *path, const struct probed_function *f, unsigned n,
+				struct at_scanned_object *o)
+{
+	struct stat st;
+	const struct at_scanned_object *known;
+
+	o->object = 0;
+	o->entries = 0;
+	if (at_elf_is_program(e)) {
+		DISPLAYLEVEL(3, "alloctapd: %s is a program: its calls to its own malloc are all "
+			     "recorded\n", path);
+		return;
+	}
+	if (fstat(e->fd, &st) < 0) {
+		scan_internal_calls(skel, p, e, path, f, n, o);
+		return;
+	}
+	if ((known = known_object(p, &st))) {
+		*o = *known;
+		return;
+	}
+	scan_internal_calls(skel, p, e, path, f, n, o);
+	o->dev = st.st_dev;
+	o->ino = st.st_ino;
+	if (p->nscanned < AT_MAX_SCANNED)
+		p->scanned[p->nscanned++] = *o;
+}
+
+/* The cookie of f[i]'s entry probe: the object number only if that entry is called straight
+ * from elsewhere in the object (the check then costs a read of the stack, some 50 ns). */
+static uint64_t entry_cookie(const struct at_scanned_object *o, int i, uint64_t site)
+{
+	uint64_t object = o->entries & (1u << i) ? o->object : 0;
+
+	return object << AT_COOKIE_OBJECT_SHIFT | site;
+}
+
+static int attach_one(struct at_probes *p, struct bpf_program *prog, int retprobe, pid_t pid,
+		      const char *path, uint64_t offset, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *link;
 
 	if (p->nlinks == AT_MAX_LINKS) {
@@ -115,17 +285,28 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 		     char *why, size_t whylen)
 {
 	struct probed_function f[16];
+	struct at_elf e;
+	const char *reason;
 	unsigned first = p->nlinks;
-	int n = locate(path, f, list_functions(skel, f), why, whylen);
 
+	if (at_elf_open(&e, path, &reason) < 0) {
+		snprintf(why, whylen, "cannot read %s: %s", path, reason);
+		return -1;
+	}
+	struct at_scanned_object internal = { 0 };
+	int n = locate(&e, path, f, list_functions(skel, f), why, whylen);
+	if (n > 0)
+		note_internal_calls(skel, p, &e, path, f, (unsigned)n, &internal);
+	at_elf_close(&e);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n; i++)
-		if (f[i].has_return &&
-		    attach_one(p, skel->progs.alloc_return, 1, pid, path, f[i].return_offset) < 0)
+		if (f[i].has_return && attach_one(p, skel->progs.alloc_return, 1, pid, path,
+						  f[i].return_offset, 0) < 0)
 			goto fail;
 	for (int i = 0; i < n; i++)
-		if (attach_one(p, f[i].entry, 0, pid, path, f[i].entry_offset) < 0)
+		if (attach_one(p, f[i].entry, 0, pid, path, f[i].entry_offset,
+			       entry_cookie(&internal, i, f[i].entry_vaddr)) < 0)
 			goto fail;
 	p->functions += (unsigned)n;
 	return 0;

@@ -1,6 +1,16 @@
 /* convert.c: ring-buffer records to logalloc events. */
 #include "convert.h"
 
+/* Records of the first eight functions carry their enum at_func value unchanged. */
+#define SAME_CODE(probe, func) ((int)(probe) == (int)(func))
+_Static_assert(SAME_CODE(AT_PROBE_MALLOC, AT_MALLOC) && SAME_CODE(AT_PROBE_CALLOC, AT_CALLOC) &&
+		       SAME_CODE(AT_PROBE_REALLOC, AT_REALLOC) && SAME_CODE(AT_PROBE_FREE, AT_FREE) &&
+		       SAME_CODE(AT_PROBE_MEMALIGN, AT_MEMALIGN) &&
+		       SAME_CODE(AT_PROBE_POSIX_MEMALIGN, AT_POSIX_MEMALIGN) &&
+		       SAME_CODE(AT_PROBE_ALIGNED_ALLOC, AT_ALIGNED_ALLOC) &&
+		       SAME_CODE(AT_PROBE_VALLOC, AT_VALLOC),
+	       "the first eight enum at_probe_func values are those of enum at_func");
+
 void at_record_to_event(const struct at_record *rec, uint64_t pagesize, struct at_event *ev)
 {
 	ev->pid = rec->pid;

@@ -1,14 +1,19 @@
 /* discover.c: which object provides a target's malloc. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "discover.h"
 #include "elfsym.h"
-#include "maps.h"
+#include "procfs.h"
+#include "procmaps.h"
 
 static int copy_path(char *out, size_t outlen, const char *path)
 {
@@ -18,10 +23,41 @@ static int copy_path(char *out, size_t outlen, const char *path)
 	return 0;
 }
 
+/* Whether the file at path defines malloc, remembered per file (device, inode, size, change
+ * time): a traced tree executes the same few programs over and over. */
+static int defines_malloc(const char *path)
+{
+	static struct {
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec ctime;
+		int defines;
+	} verdicts[64];
+	static unsigned next;
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	for (unsigned i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++)
+		if (verdicts[i].ino == st.st_ino && verdicts[i].dev == st.st_dev &&
+		    verdicts[i].size == st.st_size && verdicts[i].ctime.tv_sec == st.st_ctim.tv_sec &&
+		    verdicts[i].ctime.tv_nsec == st.st_ctim.tv_nsec)
+			return verdicts[i].defines;
+	int defines = at_elf_defines_malloc(path);
+	unsigned i = next++ % (sizeof(verdicts) / sizeof(verdicts[0]));
+	verdicts[i].dev = st.st_dev;
+	verdicts[i].ino = st.st_ino;
+	verdicts[i].size = st.st_size;
+	verdicts[i].ctime = st.st_ctim;
+	verdicts[i].defines = defines;
+	return defines;
+}
+
 int at_choose_allocator(const char *exe, const char *preload, const char *libc, char *out,
 			size_t outlen)
 {
-	if (exe && at_elf_defines_malloc(exe))
+	if (exe && defines_malloc(exe))
 		return copy_path(out, outlen, exe);
 	for (const char *p = preload; p && *p;) {
 		size_t n = strcspn(p, " :");
@@ -30,13 +66,13 @@ int at_choose_allocator(const char *exe, const char *preload, const char *libc, 
 		if (n > 0 && n < sizeof(one)) {
 			memcpy(one, p, n);
 			one[n] = '\0';
-			if (at_elf_defines_malloc(one))
+			if (defines_malloc(one))
 				return copy_path(out, outlen, one);
 		}
 		p += n;
 		p += strspn(p, " :");
 	}
-	if (libc && at_elf_defines_malloc(libc))
+	if (libc && defines_malloc(libc))
 		return copy_path(out, outlen, libc);
 	return -1;
 }
@@ -46,21 +82,34 @@ static const char *const library_dirs[] = {
 	"/lib", "/usr/lib", "/usr/local/lib",
 };
 
-int at_find_library(const char *name, char *out, size_t outlen)
+/* Searches name in the library directories under root ("" for the daemon's own root, where the
+ * path is made canonical; a process's root is left as it is, since its absolute links would
+ * resolve against the daemon's root). 0 with the path in out, or -1. */
+static int find_library_under(const char *root, const char *name, char *out, size_t outlen)
 {
 	for (size_t i = 0; i < sizeof(library_dirs) / sizeof(library_dirs[0]); i++) {
-		char path[4096];
+		char path[4096], real[PATH_MAX];
 
-		snprintf(path, sizeof(path), "%s/%s", library_dirs[i], name);
-		if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < outlen)
+		if ((size_t)snprintf(path, sizeof(path), "%s%s/%s", root, library_dirs[i], name) >=
+			    sizeof(path) ||
+		    access(path, R_OK) < 0)
+			continue;
+		if (*root)
+			return copy_path(out, outlen, path);
+		if (realpath(path, real) && copy_path(out, outlen, real) == 0)
 			return 0;
 	}
 	return -1;
 }
 
-/* Resolves each LD_PRELOAD entry to a path (searching bare names); writes them to out
- * separated by spaces. */
-static void resolve_preload(const char *value, char *out, size_t outlen)
+int at_find_library(const char *name, char *out, size_t outlen)
+{
+	return find_library_under("", name, out, outlen);
+}
+
+/* Resolves each LD_PRELOAD entry to a path under root (searching bare names); writes them to
+ * out separated by spaces. */
+static void resolve_preload(const char *root, const char *value, char *out, size_t outlen)
 {
 	size_t used = 0;
 
@@ -73,8 +122,8 @@ static void resolve_preload(const char *value, char *out, size_t outlen)
 			memcpy(name, p, n);
 			name[n] = '\0';
 			if (strchr(name, '/'))
-				snprintf(path, sizeof(path), "%s", name);
-			else if (at_find_library(name, path, sizeof(path)) < 0)
+				snprintf(path, sizeof(path), "%s%s", root, name);
+			else if (find_library_under(root, name, path, sizeof(path)) < 0)
 				path[0] = '\0';
 			size_t k = strlen(path);
 			if (k && used + k + 2 < outlen) {
@@ -89,27 +138,69 @@ static void resolve_preload(const char *value, char *out, size_t outlen)
 	}
 }
 
-int at_discover_launch(const char *exe, char *const envp[], char *out, size_t outlen,
-		       char *why, size_t whylen)
+/* The rule for an image whose libraries are not mapped (yet): its executable, its LD_PRELOAD
+ * value, and the C library found under root. */
+static int choose_for_image(const char *root, const char *exe, const char *preload_value,
+			    char *out, size_t outlen)
 {
 	char preload[8192] = "", libc[4096];
 	const char *libc_path = NULL;
 
+	if (preload_value)
+		resolve_preload(root, preload_value, preload, sizeof(preload));
+	if (find_library_under(root, "libc.so.6", libc, sizeof(libc)) == 0)
+		libc_path = libc;
+	return at_choose_allocator(exe, preload, libc_path, out, outlen);
+}
+
+int at_discover_launch(const char *exe, char *const envp[], char *out, size_t outlen,
+		       char *why, size_t whylen)
+{
+	const char *preload = NULL;
+
 	for (char *const *e = envp; e && *e; e++)
 		if (strncmp(*e, "LD_PRELOAD=", 11) == 0)
-			resolve_preload(*e + 11, preload, sizeof(preload));
-	if (at_find_library("libc.so.6", libc, sizeof(libc)) == 0)
-		libc_path = libc;
-	if (at_choose_allocator(exe, preload, libc_path, out, outlen) == 0)
+			preload = *e + 11;
+	if (choose_for_image("", exe, preload, out, outlen) == 0)
 		return 0;
 	snprintf(why, whylen, "no malloc in %s, in LD_PRELOAD or in the C library", exe);
 	return -1;
 }
 
+/* "" when pid's root is the daemon's, else PROC/PID/root (a chroot or a container). */
+static void process_root(const char *proc, pid_t pid, char *root, size_t len)
+{
+	struct stat ours, theirs;
+
+	snprintf(root, len, "%s/%d/root", proc, (int)pid);
+	if (stat("/", &ours) == 0 && stat(root, &theirs) == 0 && ours.st_dev == theirs.st_dev &&
+	    ours.st_ino == theirs.st_ino)
+		root[0] = '\0';
+}
+
+int at_mapped_path(const char *proc, pid_t pid, const struct at_procmaps_entry *e, char *out,
+		   size_t outlen)
+{
+	uint64_t dev = makedev(e->dev_major, e->dev_minor);
+	char rooted[4096];
+
+	if (e->path_truncated)
+		return -1;
+	int n = snprintf(rooted, sizeof(rooted), "%s/%d/root%s", proc, (int)pid, e->path);
+	int fits = n > 0 && (size_t)n < sizeof(rooted);
+	if (fits && at_same_file(rooted, dev, e->inode))
+		return copy_path(out, outlen, rooted);
+	if (at_same_file(e->path, dev, e->inode))
+		return copy_path(out, outlen, e->path);
+	if (fits && access(rooted, F_OK) == 0)
+		return copy_path(out, outlen, rooted);
+	return copy_path(out, outlen, e->path);
+}
+
 struct pid_objects {
 	pid_t pid;
 	const char *preload_names; /* LD_PRELOAD as in the environment */
-	char preload[8192];        /* the mapped objects that match it, as /proc/PID/root paths */
+	char preload[8192];        /* the mapped objects that match it, as the daemon opens them */
 	char libc[4096];
 };
 
@@ -133,12 +224,15 @@ static int matches_preload(const char *path, const char *names)
 	return 0;
 }
 
-static int note_object(const struct at_map_entry *e, void *arg)
+/* Notes a mapped object that is the C library or an LD_PRELOAD entry. A path that cannot be
+ * opened whole (longer than the buffers) is passed over. */
+static int note_object(const struct at_procmaps_entry *e, void *arg)
 {
 	struct pid_objects *o = arg;
 	char path[4096];
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)o->pid, e->path);
+	if (at_mapped_path("/proc", o->pid, e, path, sizeof(path)) < 0)
+		return 0;
 	if (!o->libc[0] && at_is_libc_path(e->path))
 		snprintf(o->libc, sizeof(o->libc), "%s", path);
 	if (matches_preload(e->path, o->preload_names) && !strstr(o->preload, path)) {
@@ -149,26 +243,19 @@ static int note_object(const struct at_map_entry *e, void *arg)
 	return 0;
 }
 
-/* Reads LD_PRELOAD from /proc/PID/environ into buf ("" when unset). */
+/* LD_PRELOAD of pid, from all of its environment, copied to buf ("" when unset). */
 static void read_preload_env(pid_t pid, char *buf, size_t len)
 {
-	char path[64], env[65536];
-	int fd;
-	ssize_t n;
+	char *env;
+	size_t n;
 
 	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (at_proc_read("/proc", pid, "environ", &env, &n) < 0)
 		return;
-	n = read(fd, env, sizeof(env) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	env[n] = '\0';
-	for (char *p = env; p < env + n; p += strlen(p) + 1)
-		if (strncmp(p, "LD_PRELOAD=", 11) == 0)
-			snprintf(buf, len, "%s", p + 11);
+	const char *v = at_environ_get(env, n, "LD_PRELOAD");
+	if (v)
+		snprintf(buf, len, "%s", v);
+	free(env);
 }
 
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
@@ -177,15 +264,23 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 	char maps[64], exe[4096], preload_names[4096];
 	unsigned long bad = 0;
 
+	char target[16];
+
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	if (access(exe, F_OK) < 0 && errno == ENOENT) {
-		snprintf(why, whylen, "no process %d", (int)pid);
+	if (readlink(exe, target, sizeof(target)) < 0 && errno != ENAMETOOLONG) {
+		/* no such process, or another user's: its maps would read as empty */
+		if (errno == ENOENT)
+			snprintf(why, whylen, "no process %d", (int)pid);
+		else
+			snprintf(why, whylen, "cannot read %s: %s%s", exe, strerror(errno),
+				 errno == EACCES || errno == EPERM ? at_caps_hint(AT_CAPS_OTHER_PROCESS)
+								   : "");
 		return -1;
 	}
 	read_preload_env(pid, preload_names, sizeof(preload_names));
 	o.preload_names = preload_names;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	int rc = at_maps_for_each(maps, note_object, &o, &bad);
+	int rc = at_procmaps_for_each_file(maps, note_object, &o, &bad);
 	if (rc == -1) {
 		snprintf(why, whylen, "cannot read %s: %s", maps, strerror(errno));
 		return -1;
@@ -198,5 +293,47 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 		return 0;
 	snprintf(why, whylen, "process %d has no malloc in its executable, LD_PRELOAD or C library",
 		 (int)pid);
+	return -1;
+}
+
+/* The executable's path as the daemon names it: the link's target when it names the same file
+ * as PROC/PID/exe, else PROC/PID/exe (a deleted file, a path of another namespace). */
+static void exe_path(pid_t pid, char *out, size_t outlen)
+{
+	char link[64], target[4096];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0 && stat(link, &st) == 0) {
+		target[n] = '\0';
+		if (at_same_file(target, (uint64_t)st.st_dev, (uint64_t)st.st_ino) &&
+		    copy_path(out, outlen, target) == 0)
+			return;
+	}
+	snprintf(out, outlen, "%s", link);
+}
+
+int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
+{
+	char exe[4096], root[64];
+	char *env = NULL;
+	size_t n = 0;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (access(exe, F_OK) < 0) {
+		snprintf(why, whylen, "no process %d", (int)pid);
+		return -1;
+	}
+	exe_path(pid, exe, sizeof(exe));
+	process_root("/proc", pid, root, sizeof(root));
+	at_proc_read("/proc", pid, "environ", &env, &n);
+	const char *preload = env ? at_environ_get(env, n, "LD_PRELOAD") : NULL;
+	int rc = choose_for_image(root, exe, preload, out, outlen);
+	free(env);
+	if (rc == 0)
+		return 0;
+	snprintf(why, whylen, "process %d (%s) has no malloc in its executable, LD_PRELOAD or C "
+		 "library", (int)pid, exe);
 	return -1;
 }

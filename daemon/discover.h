@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The rule (issue 3): the executable if it defines malloc (a statically linked allocator),
+struct at_procmaps_entry;
+
+/* The rule: the executable if it defines malloc (a statically linked allocator),
  * else the first LD_PRELOAD entry that defines it, else the C library.
  * exe: path of the executable; preload: the LD_PRELOAD value resolved to paths, separated by
  * spaces or colons (may be NULL); libc: path of the C library (may be NULL).
@@ -13,10 +15,29 @@
 int at_choose_allocator(const char *exe, const char *preload, const char *libc, char *out,
 			size_t outlen);
 
-/* Discovery for a running process: reads /proc/PID/exe, /proc/PID/environ and /proc/PID/maps,
- * opens objects through /proc/PID/root. Writes the chosen object's path (as the daemon opens it)
- * to out. 0, or -1 with a reason in why (a buffer of whylen bytes). */
+/* Discovery for a running process: reads /proc/PID/exe, all of /proc/PID/environ and
+ * /proc/PID/maps, and opens each mapped object by the path at_mapped_path gives. Writes the
+ * chosen object's path (as the daemon opens it) to out. 0, or -1 with a reason in why (a
+ * buffer of whylen bytes). */
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen);
+
+/* Discovery for a process that has just executed a new image: its executable is mapped but its
+ * libraries are not yet (the dynamic loader maps them later). Reads /proc/PID/exe and all of
+ * /proc/PID/environ, and looks for LD_PRELOAD entries and the C library under the process's
+ * own root. out gets the chosen object's path: the executable's path when it names the same
+ * file as /proc/PID/exe, else /proc/PID/exe itself. 0, or -1 with why. */
+int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen);
+
+/* The path by which the daemon opens a file that process pid maps (e, from PROC/PID/maps).
+ * A maps path is relative to the reader's root, except for a file of another mount namespace
+ * (a container), whose path is relative to that namespace's root: so the file is PROC/PID/root
+ * followed by the path for a container, and the path itself for a chrooted process of our
+ * namespace. The candidate that names the mapped file (device and inode) wins; when neither does
+ * (an overlay file system shows the underlying file's numbers), PROC/PID/root and the path if
+ * that exists, else the path. 0, or -1 when the path is cut in the maps line or does not fit
+ * in out. */
+int at_mapped_path(const char *proc, pid_t pid, const struct at_procmaps_entry *e, char *out,
+		   size_t outlen);
 
 /* Discovery before launch: exe is the resolved command path, envp its environment. Library
  * names without '/' are searched in the usual library directories. 0, or -1 with why. */

@@ -1,12 +1,11 @@
 /* elfsym.c: function symbols of an ELF file, with libelf. */
-#include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "elfsym.h"
+#include "prim.h"
 
 int at_elf_open(struct at_elf *e, const char *path, const char **why)
 {
@@ -17,11 +16,9 @@ int at_elf_open(struct at_elf *e, const char *path, const char **why)
 		*why = elf_errmsg(-1);
 		return -1;
 	}
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (e->fd < 0) {
-		*why = strerror(errno);
+	e->fd = at_open_regular(path, 0, why);
+	if (e->fd < 0)
 		return -1;
-	}
 	Elf *elf = elf_begin(e->fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		*why = elf ? "not an ELF file" : elf_errmsg(-1);
@@ -53,7 +50,8 @@ void at_elf_close(struct at_elf *e)
 
 /* Looks for a defined STT_FUNC named name in the section of type sh_type. 1 found, 0 not, -1
  * malformed. */
-static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint64_t *vaddr)
+static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint64_t *vaddr,
+			   uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
 
@@ -79,6 +77,7 @@ static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint6
 			const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (s && strcmp(s, name) == 0) {
 				*vaddr = sym.st_value;
+				*size = sym.st_size;
 				return 1;
 			}
 		}
@@ -86,13 +85,21 @@ static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint6
 	return 0;
 }
 
-int at_elf_find_function(struct at_elf *e, const char *name, uint64_t *vaddr)
+int at_elf_find_function_extent(struct at_elf *e, const char *name, uint64_t *vaddr,
+				uint64_t *size)
 {
-	int rc = find_in_section(e->elf, SHT_SYMTAB, name, vaddr);
+	int rc = find_in_section(e->elf, SHT_SYMTAB, name, vaddr, size);
 
 	if (rc != 0)
 		return rc;
-	return find_in_section(e->elf, SHT_DYNSYM, name, vaddr);
+	return find_in_section(e->elf, SHT_DYNSYM, name, vaddr, size);
+}
+
+int at_elf_find_function(struct at_elf *e, const char *name, uint64_t *vaddr)
+{
+	uint64_t size;
+
+	return at_elf_find_function_extent(e, name, vaddr, &size);
 }
 
 int at_elf_vaddr_to_offset(struct at_elf *e, uint64_t vaddr, uint64_t *offset)
@@ -114,6 +121,69 @@ int at_elf_vaddr_to_offset(struct at_elf *e, uint64_t vaddr, uint64_t *offset)
 		}
 	}
 	return -1;
+}
+
+/* The DT_FLAGS_1 entry of the dynamic section, or 0. */
+static uint64_t dynamic_flags_1(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || sh.sh_entsize == 0)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data)
+			return 0;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (gelf_getdyn(data, (int)i, &dyn) && dyn.d_tag == DT_FLAGS_1)
+				return dyn.d_un.d_val;
+		}
+	}
+	return 0;
+}
+
+int at_elf_is_program(struct at_elf *e)
+{
+	GElf_Ehdr eh;
+	uint64_t vaddr;
+
+	if (!gelf_getehdr(e->elf, &eh))
+		return 1;
+	if (eh.e_type == ET_EXEC || (dynamic_flags_1(e->elf) & DF_1_PIE))
+		return 1;
+	return at_elf_find_function(e, "main", &vaddr) == 1;
+}
+
+int at_elf_for_each_code(struct at_elf *e, at_elf_code_fn fn, void *arg)
+{
+	Elf_Scn *scn = NULL;
+	size_t names;
+
+	if (elf_getshdrstrndx(e->elf, &names) != 0)
+		return -1;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -1;
+		if (sh.sh_type != SHT_PROGBITS || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
+							  (SHF_ALLOC | SHF_EXECINSTR))
+			continue;
+		const char *name = elf_strptr(e->elf, names, sh.sh_name);
+		if (name && strncmp(name, ".plt", 4) == 0)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			return -1;
+		int rc = fn(arg, sh.sh_addr, data->d_buf, data->d_size);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int at_elf_defines_malloc(const char *path)

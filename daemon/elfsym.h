@@ -11,7 +11,9 @@ struct at_elf {
 	const char *path;
 };
 
-/* Opens an ELF file. 0, or -1 with a reason in *why (errno-style message or libelf's). */
+/* Opens an ELF file: a regular file only (at_open_regular: a FIFO, a device or a directory is
+ * refused without blocking). 0, or -1 with a reason in *why (at_open_regular's, or
+ * libelf's). */
 int at_elf_open(struct at_elf *e, const char *path, const char **why);
 void at_elf_close(struct at_elf *e);
 
@@ -20,9 +22,23 @@ void at_elf_close(struct at_elf *e);
  * malformed file. */
 int at_elf_find_function(struct at_elf *e, const char *name, uint64_t *vaddr);
 
+/* The same, with the function's size in bytes (st_size, 0 when unknown). */
+int at_elf_find_function_extent(struct at_elf *e, const char *name, uint64_t *vaddr,
+				uint64_t *size);
+
 /* Converts a virtual address to a file offset through the PT_LOAD headers (PIE or not).
  * 0, or -1 if no executable PT_LOAD covers it. */
 int at_elf_vaddr_to_offset(struct at_elf *e, uint64_t vaddr, uint64_t *offset);
+
+/* Whether the file is a program rather than a shared library: ET_EXEC, a PIE (DF_1_PIE), or a
+ * file that defines main. */
+int at_elf_is_program(struct at_elf *e);
+
+/* Calls fn for each section of machine code (allocated, executable, PROGBITS, not a PLT): its
+ * virtual address and bytes. Stops at the first non-zero return of fn and returns it; 0 when
+ * every section was seen, -1 if the file cannot be read. */
+typedef int (*at_elf_code_fn)(void *arg, uint64_t vaddr, const uint8_t *code, size_t len);
+int at_elf_for_each_code(struct at_elf *e, at_elf_code_fn fn, void *arg);
 
 /* Whether the file defines malloc. */
 int at_elf_defines_malloc(const char *path);

@@ -4,18 +4,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "launch.h"
+#include "prim.h"
 
 extern char **environ;
 
 int at_launch_resolve(const char *cmd, char *out, size_t outlen)
 {
 	if (strchr(cmd, '/')) {
-		if (access(cmd, X_OK) < 0 || strlen(cmd) >= outlen)
+		struct stat st;
+
+		if (stat(cmd, &st) < 0)
 			return -1;
+		if (!S_ISREG(st.st_mode)) {
+			errno = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+			return -1;
+		}
+		if (access(cmd, X_OK) < 0)
+			return -1;
+		if (strlen(cmd) >= outlen) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
 		strcpy(out, cmd);
 		return 0;
 	}
@@ -32,6 +46,7 @@ int at_launch_resolve(const char *cmd, char *out, size_t outlen)
 		if (*p == ':')
 			p++;
 	}
+	errno = ENOENT;
 	return -1;
 }
 
@@ -41,9 +56,7 @@ static void run_child(int wait_fd, const char *path, char *const argv[])
 	char go;
 	ssize_t n;
 
-	do
-		n = read(wait_fd, &go, 1);
-	while (n < 0 && errno == EINTR);
+	n = at_read_some(wait_fd, &go, 1);
 	if (n != 1)
 		_exit(127);
 	close(wait_fd);

@@ -1,25 +1,19 @@
 /* pidset.c: the set of processes seen. */
 #include <stddef.h>
-#include <sys/mman.h>
 
 #include "pidset.h"
+#include "prim.h"
 
 int at_pidset_init(struct at_pidset *s)
 {
 	s->count = 0;
-	s->slots = mmap(NULL, AT_PIDSET_CAPACITY * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->slots == MAP_FAILED) {
-		s->slots = NULL;
-		return -1;
-	}
-	return 0;
+	s->slots = at_map(AT_PIDSET_CAPACITY * sizeof(uint32_t), 0);
+	return s->slots ? 0 : -1;
 }
 
 void at_pidset_free(struct at_pidset *s)
 {
-	if (s->slots)
-		munmap(s->slots, AT_PIDSET_CAPACITY * sizeof(uint32_t));
+	at_unmap(s->slots, AT_PIDSET_CAPACITY * sizeof(uint32_t));
 	s->slots = NULL;
 }
 

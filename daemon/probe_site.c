@@ -17,22 +17,32 @@
 
 int at_probe_placement = 1;
 
-int at_probe_return_offset(struct at_elf *e, const char *name, uint64_t *offset)
+/* The function's virtual address, size and file offset. Same returns as
+ * at_probe_return_offset. */
+static int locate_function(struct at_elf *e, const char *name, uint64_t *vaddr, uint64_t *size,
+			   uint64_t *offset)
 {
-	uint64_t vaddr;
-	int rc = at_elf_find_function(e, name, &vaddr);
+	int rc = at_elf_find_function_extent(e, name, vaddr, size);
 
 	if (rc <= 0)
 		return rc;
-	if (at_elf_vaddr_to_offset(e, vaddr, offset) < 0)
+	if (at_elf_vaddr_to_offset(e, *vaddr, offset) < 0)
 		return -1;
 	return 1;
+}
+
+int at_probe_return_offset(struct at_elf *e, const char *name, uint64_t *offset)
+{
+	uint64_t vaddr, size;
+
+	return locate_function(e, name, &vaddr, &size, offset);
 }
 
 int at_probe_entry_site(struct at_elf *e, const char *name, int has_return, uint16_t reads,
 			struct at_probe_choice *c)
 {
-	int rc = at_probe_return_offset(e, name, &c->function_offset);
+	int rc = locate_function(e, name, &c->function_vaddr, &c->function_size,
+				 &c->function_offset);
 
 	if (rc <= 0)
 		return rc;

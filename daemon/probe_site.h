@@ -13,6 +13,9 @@ extern int at_probe_placement;
 struct at_probe_choice {
 	uint64_t entry_offset;   /* file offset of the entry probe */
 	uint64_t function_offset; /* file offset of the function's first instruction */
+	uint64_t function_vaddr; /* its virtual address (the entry probe's is function_vaddr +
+				  * entry_offset - function_offset) */
+	uint64_t function_size;  /* its size in bytes, 0 when unknown */
 	const char *insn;        /* mnemonic at the site, "entry" when not moved */
 	const char *why;         /* the reason, for -v */
 };

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "event.h"
+#include "prim.h"
 #include "reorder.h"
 
 enum slot_state {
@@ -25,6 +25,11 @@ static size_t slots_bytes(const struct at_reorder *r)
 	return r->size * sizeof(struct at_reorder_slot);
 }
 
+static size_t pending_bytes(const struct at_reorder *r)
+{
+	return r->max_pending * sizeof(*r->pending) + 1;
+}
+
 int at_reorder_init(struct at_reorder *r, unsigned window_log2, unsigned max_pending,
 		    at_emit_fn emit, void *arg)
 {
@@ -35,29 +40,22 @@ int at_reorder_init(struct at_reorder *r, unsigned window_log2, unsigned max_pen
 	r->arg = arg;
 	/* populated now: faulting the window's pages in one by one would land on the first lap of
 	 * events, where a page fault costs the drain more than the records themselves */
-	r->slots = mmap(NULL, slots_bytes(r), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (r->slots == MAP_FAILED)
-		goto fail;
-	r->pending = mmap(NULL, max_pending * sizeof(*r->pending) + 1, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r->pending == MAP_FAILED) {
-		munmap(r->slots, slots_bytes(r));
-		goto fail;
+	r->slots = at_map(slots_bytes(r), AT_MAP_POPULATE);
+	if (!r->slots)
+		return -1;
+	r->pending = at_map(pending_bytes(r), 0);
+	if (!r->pending) {
+		at_unmap(r->slots, slots_bytes(r));
+		r->slots = NULL;
+		return -1;
 	}
 	return 0;
-fail:
-	r->slots = NULL;
-	r->pending = NULL;
-	return -1;
 }
 
 void at_reorder_free(struct at_reorder *r)
 {
-	if (r->slots)
-		munmap(r->slots, slots_bytes(r));
-	if (r->pending)
-		munmap(r->pending, r->max_pending * sizeof(*r->pending) + 1);
+	at_unmap(r->slots, slots_bytes(r));
+	at_unmap(r->pending, pending_bytes(r));
 	r->slots = NULL;
 	r->pending = NULL;
 }
@@ -124,10 +122,46 @@ static void release_realloc(struct at_reorder *r, uint64_t seq)
 	}
 }
 
+/* Calls the marks that stand before number next. */
+static void emit_marks(struct at_reorder *r)
+{
+	unsigned done = 0;
+
+	while (done < r->nmarks && r->marks[done] <= r->next) {
+		if (r->mark)
+			r->mark(r->arg);
+		done++;
+	}
+	if (done) {
+		memmove(r->marks, r->marks + done, (r->nmarks - done) * sizeof(r->marks[0]));
+		r->nmarks -= done;
+	}
+}
+
+void at_reorder_mark(struct at_reorder *r, uint64_t before)
+{
+	unsigned i = r->nmarks;
+
+	if (r->nmarks == AT_REORDER_MARKS) {
+		r->marks_dropped++;
+		return;
+	}
+	while (i > 0 && r->marks[i - 1] > before) {
+		r->marks[i] = r->marks[i - 1];
+		i--;
+	}
+	r->marks[i] = before;
+	r->nmarks++;
+	emit_marks(r);
+}
+
 /* Processes the slot of number next and moves past it. */
 static void step(struct at_reorder *r)
 {
 	struct at_reorder_slot *s = slot_of(r, r->next);
+
+	if (r->nmarks)
+		emit_marks(r);
 
 	switch (s->state) {
 	case SLOT_EMPTY:
@@ -153,6 +187,8 @@ static void drain(struct at_reorder *r)
 {
 	while (r->next < r->end && slot_of(r, r->next)->state != SLOT_EMPTY)
 		step(r);
+	if (r->nmarks)
+		emit_marks(r);
 }
 
 /* Moves next up to target, giving up on missing numbers on the way. */
@@ -219,6 +255,9 @@ void at_reorder_finish(struct at_reorder *r, uint64_t final)
 {
 	advance_to(r, final > r->end ? final : r->end);
 	r->horizon = r->next;
+	r->next = UINT64_MAX; /* every mark still waiting goes out */
+	emit_marks(r);
+	r->next = r->horizon;
 	/* every held realloc had its return number in the window, so none is left */
 	while (r->npending) {
 		struct at_record held;

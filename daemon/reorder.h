@@ -1,4 +1,4 @@
-/* reorder.h: puts ring-buffer records back into causal order (issue 4, DESIGN.md decision 4).
+/* reorder.h: puts ring-buffer records back into causal order (doc/DESIGN.md, decision 4).
  *
  * Records carry numbers from one global counter: frees numbered at entry, allocations at
  * return, realloc numbered at entry (seq_entry) and at return (seq). The window emits records
@@ -16,6 +16,10 @@
 #include "alloctap.h"
 
 typedef void (*at_emit_fn)(void *arg, const struct at_record *r);
+/* Called where a mark stands in the output (at_reorder_mark). */
+typedef void (*at_mark_fn)(void *arg);
+
+#define AT_REORDER_MARKS 64
 
 struct at_reorder_slot;
 
@@ -28,12 +32,16 @@ struct at_reorder {
 	struct at_record *pending; /* reallocs between their two numbers */
 	unsigned npending, max_pending;
 	at_emit_fn emit;
+	at_mark_fn mark;        /* NULL: marks are dropped */
 	void *arg;
+	uint64_t marks[AT_REORDER_MARKS]; /* numbers before which a mark goes, ascending */
+	unsigned nmarks;
 	/* accounting */
 	uint64_t emitted;       /* records handed to emit */
 	uint64_t missing;       /* numbers given up on */
 	uint64_t double_missed; /* reallocs whose two numbers were both given up on */
 	uint64_t late;          /* records that arrived after their number was given up on */
+	uint64_t marks_dropped; /* marks asked for while AT_REORDER_MARKS were waiting */
 };
 
 /* window_log2: log2 of the window in events; max_pending: reallocs held at once.
@@ -44,6 +52,11 @@ void at_reorder_free(struct at_reorder *r);
 
 /* Takes one record; emits everything that is now in order. */
 void at_reorder_push(struct at_reorder *r, const struct at_record *rec);
+
+/* Asks for a mark (r->mark is called) after every number below `before` and before any number
+ * from it on: what happened before a moment, then the mark, then what came after. `before` is
+ * the counter's value at that moment. A mark for a number already passed goes out at once. */
+void at_reorder_mark(struct at_reorder *r, uint64_t before);
 
 /* Called periodically: gives up on the numbers that have been missing since the last tick. */
 void at_reorder_tick(struct at_reorder *r);

@@ -7,6 +7,8 @@ volatile sig_atomic_t at_sig_stop;
 volatile sig_atomic_t at_sig_reopen;
 volatile sig_atomic_t at_sig_stats;
 volatile sig_atomic_t at_sig_child;
+volatile const uint64_t *at_sig_counter;
+volatile uint64_t at_sig_stats_seq;
 
 static void on_signal(int sig)
 {
@@ -19,6 +21,8 @@ static void on_signal(int sig)
 		at_sig_reopen = 1;
 		break;
 	case SIGUSR1:
+		if (!at_sig_stats && at_sig_counter)
+			at_sig_stats_seq = __atomic_load_n(at_sig_counter, __ATOMIC_ACQUIRE);
 		at_sig_stats = 1;
 		break;
 	case SIGCHLD:

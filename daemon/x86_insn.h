@@ -2,10 +2,11 @@
  *
  * A uprobe on an instruction the kernel emulates (push reg, jmp, call rel32, jcc, nop) costs a
  * trap; on any other it costs a trap plus a single step out of line, about four times more
- * (DESIGN.md decision 5). at_x86_probe_site() walks a function's first instructions and returns
- * the first emulated one, provided every instruction before it is straight-line code that writes
- * none of the registers the probe reads and not the stack pointer. Since jumps and calls are
- * themselves emulated, the walk stops at the first branch, so no path can bypass the site.
+ * (doc/DESIGN.md, decision 5). at_x86_probe_site() walks a function's first instructions and
+ * returns the first emulated one, provided every instruction before it is straight-line code
+ * that writes none of the registers the probe reads and not the stack pointer. Since jumps and
+ * calls are themselves emulated, the walk stops at the first branch, so no path can bypass the
+ * site.
  * The decoder knows the instructions compilers put in prologues; anything else ends the walk and
  * the probe stays at the function's entry, which is always correct. */
 #ifndef ALLOCTAP_X86_INSN_H

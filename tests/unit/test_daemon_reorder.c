@@ -352,9 +352,89 @@ static void test_held_reallocs_full(void **state)
 	at_reorder_free(&r);
 }
 
+/* A mark collected as seq UINT64_MAX, so it shows in the order. */
+static void collect_mark(void *arg)
+{
+	struct collected *c = arg;
+
+	assert_true(c->n < MAX_OUT);
+	c->seq[c->n++] = UINT64_MAX;
+}
+
+/* Marks stand between the numbers below their counter value and those from it on, whatever
+ * the arrival order: before anything, between events, in a gap that is given up on, after
+ * everything (at finish), two at the same place, and one asked for after its place passed. */
+static void test_marks(void **state)
+{
+	static const struct {
+		uint64_t marks[3];
+		unsigned nmarks;
+		uint64_t want[8];
+		unsigned nwant;
+	} cases[] = {
+		{ { 0 }, 1, { UINT64_MAX, 0, 1, 2, 4 }, 5 },
+		{ { 2 }, 1, { 0, 1, UINT64_MAX, 2, 4 }, 5 },
+		{ { 3 }, 1, { 0, 1, 2, UINT64_MAX, 4 }, 5 },  /* 3 never arrives */
+		{ { 4 }, 1, { 0, 1, 2, UINT64_MAX, 4 }, 5 },
+		{ { 9 }, 1, { 0, 1, 2, 4, UINT64_MAX }, 5 },  /* after the last: at finish */
+		{ { 2, 2, 5 }, 3, { 0, 1, UINT64_MAX, UINT64_MAX, 2, 4, UINT64_MAX }, 7 },
+	};
+	static const unsigned orders[][4] = { { 0, 1, 2, 3 }, { 3, 2, 1, 0 }, { 1, 3, 0, 2 } };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+			struct at_record recs[4] = { alloc_ev(0, 1, 0x10), alloc_ev(1, 1, 0x20),
+						     free_ev(2, 1, 0x10), alloc_ev(4, 1, 0x30) };
+			struct at_reorder r;
+			struct collected c = { .n = 0 };
+
+			assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
+			r.mark = collect_mark;
+			for (unsigned m = 0; m < cases[k].nmarks; m++)
+				at_reorder_mark(&r, cases[k].marks[m]);
+			for (unsigned i = 0; i < 4; i++)
+				at_reorder_push(&r, &recs[orders[o][i]]);
+			at_reorder_finish(&r, 5);
+			if (c.n != cases[k].nwant)
+				fail_msg("case %zu order %zu: %u outputs", k, o, c.n);
+			for (unsigned i = 0; i < c.n; i++)
+				if (c.seq[i] != cases[k].want[i])
+					fail_msg("case %zu order %zu: output %u is %llu", k, o, i,
+						 (unsigned long long)c.seq[i]);
+			at_reorder_free(&r);
+		}
+	}
+}
+
+/* A mark asked for after the events before it went out is written at once; more marks than
+ * the window holds are counted as dropped, never lost silently. */
+static void test_marks_late_and_full(void **state)
+{
+	struct at_record a = alloc_ev(0, 1, 0x10), b = alloc_ev(1, 1, 0x20);
+	struct at_reorder r;
+	struct collected c = { .n = 0 };
+
+	(void)state;
+	assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
+	r.mark = collect_mark;
+	at_reorder_push(&r, &a);
+	at_reorder_push(&r, &b);
+	at_reorder_mark(&r, 1);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.seq[2], UINT64_MAX);
+	for (unsigned i = 0; i < AT_REORDER_MARKS + 3; i++)
+		at_reorder_mark(&r, 100);
+	assert_int_equal(r.nmarks, AT_REORDER_MARKS);
+	assert_int_equal(r.marks_dropped, 3);
+	at_reorder_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_marks_late_and_full),
 		cmocka_unit_test(test_in_order_and_shuffled),
 		cmocka_unit_test(test_realloc_old_address_reused_in_flight),
 		cmocka_unit_test(test_realloc_new_address_freed_in_flight),

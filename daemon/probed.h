@@ -1,0 +1,28 @@
+/* probed.h: which objects are probed, and for which process. A file (device, inode) is probed
+ * once for each pid, or once for every process, whatever paths name it: a second set of
+ * probes on the same code would record every call twice. */
+#ifndef ALLOCTAP_PROBED_H
+#define ALLOCTAP_PROBED_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define AT_PROBED_MAX 256
+
+struct at_probed {
+	struct {
+		uint64_t dev, inode;
+		pid_t pid; /* -1: every process */
+	} objs[AT_PROBED_MAX];
+	unsigned n;
+};
+
+/* Whether the file is probed for pid, or for every process. */
+int at_probed_has(const struct at_probed *p, uint64_t dev, uint64_t inode, pid_t pid);
+/* Notes that the file is probed for pid (-1: every process). 0, or -1 when the table is
+ * full. */
+int at_probed_add(struct at_probed *p, uint64_t dev, uint64_t inode, pid_t pid);
+/* Forgets what was probed for pid (its probes went with the thread they were attached to). */
+void at_probed_forget(struct at_probed *p, pid_t pid);
+
+#endif

@@ -1,0 +1,423 @@
+/* session.c: one run of the daemon, from loading the BPF program to the summary. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alloctap.h"
+#include "alloctap.skel.h"
+#include "caps.h"
+#include "convert.h"
+#include "display.h"
+#include "prim.h"
+#include "session.h"
+#include "signals.h"
+#include "targets.h"
+#include "window.h"
+
+#define WINDOW_LOG2 18      /* 256 Ki events in the reorder window */
+#define MAX_HELD_REALLOCS 4096
+#define TICK_MS 500         /* a missing number is given up after one to two ticks */
+#define PROGRESS_MS 2000
+
+/* libbpf's own messages: only with -vv (our errors say what failed). */
+static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (at_display_level < 4)
+		return 0;
+	at_vdisplay(4, fmt, ap);
+	return 0;
+}
+
+/* Reorder output: one record in causal order, to the sink, after the process changes that
+ * happened before it. */
+static void write_record(void *arg, const struct at_record *rec)
+{
+	struct at_session *d = arg;
+	struct at_event ev;
+
+	at_record_to_event(rec, d->pagesize, &ev);
+	if (at_pidset_add(&d->seen, ev.pid))
+		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
+	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	at_sink_put(&d->sink, &ev);
+}
+
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct at_session *d = ctx;
+
+	if (size < sizeof(struct at_record))
+		return 0;
+	at_reorder_push(&d->reorder, data);
+	return 0;
+}
+
+/* SIGUSR1: a "PID PID jemalloc_stats()" event for every process seen. */
+static void write_stats_markers(void *arg)
+{
+	struct at_session *d = arg;
+	struct at_event ev = { .func = AT_JEMALLOC_STATS };
+
+	for (uint32_t i = 0; i < AT_PIDSET_CAPACITY; i++) {
+		if (!d->seen.slots[i])
+			continue;
+		ev.pid = ev.tid = d->seen.slots[i];
+		at_sink_put(&d->sink, &ev);
+	}
+}
+
+/* Events lost so far, from a fresh read of the BPF counters. */
+static uint64_t events_lost(struct at_session *d)
+{
+	at_lost_read(&d->lost, bpf_map__fd(d->skel->maps.lost));
+	return at_lost_events(&d->lost, &d->reorder) + d->unfinished;
+}
+
+/* Maps the ring's position pages read-only, for the fill level in -v lines. */
+static void map_ring_positions(struct at_session *d)
+{
+	int fd = bpf_map__fd(d->skel->maps.events);
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < 2; i++) {
+		d->ring_pos[i] = at_map_readonly(fd, (size_t)page, i * page);
+	}
+}
+
+static void print_progress(struct at_session *d, uint64_t events, uint64_t ms)
+{
+	struct at_sink_stats st;
+	unsigned fill = 0;
+
+	at_sink_stats(&d->sink, &st);
+	if (d->ring_pos[0] && d->ring_pos[1])
+		fill = (unsigned)((*d->ring_pos[1] - *d->ring_pos[0]) * 100 / d->opt.ringbuf_size);
+	DISPLAYLEVEL(3, "%s: %llu events/s, %llu written, %llu lost so far, ring buffer %u%% full, "
+		     "%llu in the reorder window\n", at_program_name,
+		     (unsigned long long)(ms ? events * 1000 / ms : 0),
+		     (unsigned long long)st.written, (unsigned long long)events_lost(d), fill,
+		     (unsigned long long)at_reorder_backlog(&d->reorder));
+}
+
+uint64_t at_session_seq(const struct at_session *d)
+{
+	return __atomic_load_n(&d->skel->bss->next_seq, __ATOMIC_ACQUIRE);
+}
+
+void at_session_remove_target(struct at_session *d, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (!d->opt.all)
+		bpf_map_delete_elem(bpf_map__fd(d->skel->maps.targets), &key);
+}
+
+int at_session_add_target(struct at_session *d, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	at_pidset_add(&d->seen, key);
+	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &one, BPF_ANY) < 0) {
+		at_error("cannot add pid %d to the BPF target map: %s", (int)pid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int load_bpf(struct at_session *d)
+{
+	int err;
+
+	libbpf_set_print(libbpf_message);
+	d->skel = alloctap__open();
+	if (!d->skel) {
+		at_error("cannot open the BPF program: %s", strerror(errno));
+		return -1;
+	}
+	d->skel->rodata->trace_all = d->opt.all ? 1 : 0;
+	d->skel->rodata->self_tgid = (uint32_t)getpid();
+	d->skel->rodata->floor_only = d->opt.floor ? 1 : 0;
+	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
+	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
+	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);
+	err = alloctap__load(d->skel);
+	if (err) {
+		at_error("cannot load the BPF program: %s%s", strerror(-err),
+			 (err == -EPERM || err == -EACCES) ? at_caps_hint(AT_CAPS_LOAD) : "");
+		return -1;
+	}
+	d->skel->links.thread_exit = bpf_program__attach(d->skel->progs.thread_exit);
+	if (!d->skel->links.thread_exit) {
+		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));
+		return -1;
+	}
+	d->ring = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_ring_record, d, NULL);
+	if (!d->ring) {
+		at_error("cannot set up the ring buffer: %s", strerror(errno));
+		return -1;
+	}
+	map_ring_positions(d);
+	d->reorder.mark = write_stats_markers;
+	at_sig_counter = (volatile const uint64_t *)&d->skel->bss->next_seq;
+	return 0;
+}
+
+int at_session_open(struct at_session *d)
+{
+	/* a binary trace is 1.1: it holds process change records */
+	struct at_sink_options out = { .format = d->opt.format,
+				       .atz = { .minor = AT_ATZ_VERSION_MINOR } };
+
+	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+	d->child.go_fd = -1;
+	d->events.fd = -1;
+	if (at_pidset_init(&d->seen) < 0 ||
+	    at_processes_init(&d->procs, d->opt.format == AT_SINK_ATZ) < 0 ||
+	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
+		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
+		return -1;
+	}
+	/* the BPF program first: a run without the privileges leaves no empty output behind */
+	if (load_bpf(d) < 0)
+		return -1;
+	return at_dest_open(&d->opt.dest, &d->sink, &out);
+}
+
+static void reap_child(struct at_session *d)
+{
+	int status;
+
+	if (d->child.pid <= 0 || d->child_done)
+		return;
+	if (waitpid(d->child.pid, &status, WNOHANG) == d->child.pid &&
+	    (WIFEXITED(status) || WIFSIGNALED(status))) {
+		d->child_done = 1;
+		d->child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+}
+
+int at_session_attach(struct at_session *d)
+{
+	sigset_t chld;
+
+	/* the command is started first: it must not inherit our handlers, nor a blocked SIGCHLD */
+	if (at_targets_attach(d) < 0)
+		return -1;
+	if (!d->opt.command) { /* a launched command was held until recording began */
+		at_window_open(d->skel, AT_WINDOW_SETTLE_MS);
+		DISPLAYLEVEL(3, "%s: recording\n", at_program_name);
+	}
+	/* SIGCHLD (a followed process stopped or ended) is let in only while the loop waits */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (at_signals_install() < 0 || sigprocmask(SIG_BLOCK, &chld, NULL) < 0) {
+		at_error("cannot install the signal handlers: %s", strerror(errno));
+		return -1;
+	}
+	at_sig_child = 1; /* the command may have exited already, a process may wait in a stop */
+	return 0;
+}
+
+/* Whether the processes the trace is about are gone: the command and every process followed
+ * from it, or every --pid target and the processes followed from them. */
+static int targets_gone(struct at_session *d)
+{
+	if (d->opt.all || d->procs.count)
+		return 0;
+	return d->opt.npids || d->child_done || d->child.pid <= 0;
+}
+
+/* Every tick: take what the ring holds (the BPF program wakes the daemon only past 1/8 of
+ * the ring, so a slow target's events would wait there), give up on missing numbers, record
+ * losses and process changes, write out: the file is never more than a tick or two behind.
+ * 0 to go on, 1 when the traced processes are gone. */
+static int tick(struct at_session *d)
+{
+	ring_buffer__consume(d->ring);
+	at_reorder_tick(&d->reorder);
+	at_processes_flush(&d->procs, &d->sink, d->reorder.next);
+	at_lost_note(&d->lost, events_lost(d), &d->sink);
+	at_sink_flush(&d->sink);
+	if (!d->opt.all && (!d->following || d->late))
+		at_targets_sweep(d); /* ends that ptrace does not report */
+	if (targets_gone(d)) {
+		DISPLAYLEVEL(3, "%s: every target has exited\n", at_program_name);
+		return 1;
+	}
+	return 0;
+}
+
+/* The signals the loop polls. 0 to go on, -1 after a failed reopen. */
+static int take_signals(struct at_session *d)
+{
+	if (at_sig_reopen) {
+		at_sig_reopen = 0;
+		if (at_dest_reopen(&d->opt.dest, &d->sink) < 0) {
+			d->output_reported = 1;
+			return -1;
+		}
+	}
+	if (at_sig_stats) {
+		/* the mark goes after every event numbered before the signal */
+		at_reorder_mark(&d->reorder, at_sig_stats_seq);
+		at_sig_stats = 0;
+	}
+	if (at_sig_child) {
+		at_sig_child = 0;
+		if (d->following)
+			at_targets_reap(d); /* every child's status, the command's too */
+		else
+			reap_child(d);
+	}
+	return 0;
+}
+
+/* Waits up to 100 ms for the ring buffer's wakeup, a process event or a signal (SIGCHLD is
+ * let in only here, so a stop that comes just before the wait still ends it), then takes what
+ * the ring buffer holds. 0, or -1 after a message. */
+static int wait_and_drain(struct at_session *d)
+{
+	struct pollfd fds[2] = { { ring_buffer__epoll_fd(d->ring), POLLIN, 0 },
+				 { d->events.fd, POLLIN, 0 } };
+	/* no wait when stops are left from the last round */
+	struct timespec timeout = { 0, at_sig_child ? 0 : 100 * 1000000 };
+	sigset_t open;
+
+	sigprocmask(SIG_SETMASK, NULL, &open);
+	sigdelset(&open, SIGCHLD);
+	if (ppoll(fds, d->events.fd >= 0 ? 2 : 1, &timeout, &open) < 0 && errno != EINTR) {
+		at_error("waiting for events failed: %s", strerror(errno));
+		return -1;
+	}
+	int err = ring_buffer__consume(d->ring);
+	if (err < 0 && err != -EINTR) {
+		at_error("reading the ring buffer failed: %s", strerror(-err));
+		return -1;
+	}
+	if (fds[1].revents)
+		at_targets_procevents(d);
+	return 0;
+}
+
+int at_session_run(struct at_session *d)
+{
+	uint64_t start = at_now_ms(), last_tick = start, last_progress = start;
+	uint64_t progress_events = 0;
+
+	while (!at_sig_stop) {
+		if (wait_and_drain(d) < 0)
+			return -1;
+		uint64_t now = at_now_ms();
+
+		if (now - last_tick >= TICK_MS) {
+			last_tick = now;
+			if (tick(d))
+				break;
+		}
+		if (at_display_level >= 3 && now - last_progress >= PROGRESS_MS) {
+			print_progress(d, d->sink.accepted - progress_events, now - last_progress);
+			progress_events = d->sink.accepted;
+			last_progress = now;
+		}
+		if (take_signals(d) < 0)
+			return -1;
+		if (d->child_done && targets_gone(d))
+			break;
+		if (at_sink_error(&d->sink))
+			return -1;
+		if (d->opt.duration > 0 && now - start >= (uint64_t)(d->opt.duration * 1000))
+			break;
+	}
+	return 0;
+}
+
+static void print_summary(struct at_session *d)
+{
+	struct at_sink_stats st;
+	uint64_t lost = events_lost(d);
+
+	at_sink_stats(&d->sink, &st);
+	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %u processes seen\n",
+		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
+		     d->seen.count);
+	DISPLAYLEVEL(3, "%s: %llu numbers missing, %llu late records, %llu ring reservations "
+		     "failed, %llu calls without per-thread state\n", at_program_name,
+		     (unsigned long long)d->reorder.missing, (unsigned long long)d->reorder.late,
+		     (unsigned long long)d->lost.bpf[AT_LOST_RECORDS],
+		     (unsigned long long)d->lost.bpf[AT_LOST_NO_STATE]);
+	if (d->late_processes || d->events.overflows)
+		DISPLAYLEVEL(2, "%s: %llu processes and programs picked up late: their first calls "
+			     "are missing%s\n", at_program_name,
+			     (unsigned long long)d->late_processes,
+			     d->events.overflows ? "; process events were lost too" : "");
+	if (d->unprobed)
+		DISPLAYLEVEL(2, "%s: %llu programs whose allocator could not be probed\n",
+			     at_program_name, (unsigned long long)d->unprobed);
+	if (d->following)
+		DISPLAYLEVEL(3, "%s: %llu ptrace stops handled, %llu signals passed on\n",
+			     at_program_name, (unsigned long long)d->follow.stops,
+			     (unsigned long long)d->follow.signals);
+}
+
+int at_session_finish(struct at_session *d, int rc)
+{
+	/* recording off at one instant and every call of the window finished; then let the
+	 * processes go (they run on untraced), detach, and write out everything the ring buffer
+	 * and the reorder window still hold */
+	at_window_close(d->skel, d->ring, AT_WINDOW_WAIT_MS);
+	if (d->following) {
+		at_follow_detach_all(&d->follow, 2000);
+		reap_child(d);
+	}
+	at_detach_all(&d->probes);
+	ring_buffer__consume(d->ring);
+	d->unfinished = at_window_unfinished(d->skel);
+	at_reorder_finish(&d->reorder, d->skel->bss->next_seq);
+	at_processes_flush(&d->procs, &d->sink, UINT64_MAX);
+	at_lost_note(&d->lost, events_lost(d), &d->sink);
+	if (at_sink_flush(&d->sink) < 0) {
+		if (!d->output_reported)
+			at_dest_report(&d->sink);
+		d->output_reported = 1;
+		rc = -1;
+	}
+	print_summary(d);
+	if (d->child.pid > 0 && rc == 0) {
+		/* stopped by a signal or --duration: the command keeps running untraced */
+		reap_child(d);
+		return d->child_done ? d->child_status : 0;
+	}
+	return rc < 0 ? 1 : 0;
+}
+
+int at_session_close(struct at_session *d, int status)
+{
+	if (d->following) {
+		at_follow_detach_all(&d->follow, 2000);
+		at_follow_free(&d->follow);
+		d->following = 0;
+	}
+	at_procevents_close(&d->events);
+	at_processes_free(&d->procs);
+	at_detach_all(&d->probes);
+	ring_buffer__free(d->ring);
+	alloctap__destroy(d->skel);
+	at_reorder_free(&d->reorder);
+	at_pidset_free(&d->seen);
+	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
+		at_error("cannot write to %s: %s", at_sink_name(&d->sink),
+			 strerror(at_sink_error(&d->sink)));
+		status = 1;
+	}
+	return status;
+}

@@ -1,0 +1,93 @@
+/* session.h: one run of the daemon: the BPF program and its ring buffer, the probes, the
+ * reorder window, the output, and the loop that moves events from one to the other. */
+#ifndef ALLOCTAP_SESSION_H
+#define ALLOCTAP_SESSION_H
+
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "attach.h"
+#include "dest.h"
+#include "follow.h"
+#include "launch.h"
+#include "lost.h"
+#include "pidset.h"
+#include "probed.h"
+#include "procevents.h"
+#include "processes.h"
+#include "reorder.h"
+#include "sink.h"
+
+#define AT_MAX_TARGETS 256
+#define AT_MAX_TRACED 16384 /* processes traced at once (the BPF target map's size) */
+
+/* What the command line asks for. */
+struct at_session_options {
+	struct at_dest dest;
+	const char *lib;            /* --lib: the object to probe, else found per target */
+	pid_t pids[AT_MAX_TARGETS]; /* --pid */
+	unsigned npids;
+	int all;                    /* --all */
+	char **command;             /* -- COMMAND [ARG...] */
+	double duration;            /* seconds, 0 for no limit */
+	unsigned long ringbuf_size;
+	enum at_sink_format format;
+	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
+	int follow;                 /* follow new processes: a command's unless --no-follow,
+				     * --pid's with --follow */
+};
+
+/* Everything a running daemon holds. */
+struct at_session {
+	struct at_session_options opt;
+	struct alloctap *skel;
+	struct ring_buffer *ring;
+	struct at_probes probes;
+	struct at_reorder reorder;
+	struct at_sink sink;
+	struct at_lost lost;
+	struct at_pidset seen;      /* processes seen, for the summary and SIGUSR1 */
+	struct at_probed probed;    /* the files probed, and for which process */
+	struct at_processes procs;  /* the processes traced now, and their change records */
+	struct at_follow follow;    /* ptrace, once a process is followed */
+	int following;              /* follow is set up */
+	struct at_procevents events; /* the process events connector: --all, or following
+				      * processes ptrace cannot have (fd -1 when unused) */
+	int late;                   /* following through the connector: new processes and
+				     * programs are picked up after their first calls */
+	uint64_t late_processes;    /* processes and programs picked up late */
+	uint64_t unprobed;          /* programs whose allocator could not be probed */
+	struct at_launch child;
+	int child_status;
+	int child_done;
+	int output_reported;        /* the output's error was reported already */
+	uint64_t unfinished;        /* calls of the window that never finished (lost) */
+	uint64_t pagesize;
+	volatile uint64_t *ring_pos[2]; /* consumer, producer positions (for -v) */
+};
+
+/* Opens the output, allocates the buffers, loads the BPF program. 0, or -1 after a message;
+ * at_session_close must follow either way. */
+int at_session_open(struct at_session *d);
+/* Plants the probes (targets.h) and installs the signal handlers. 0, or -1 after a
+ * message. */
+int at_session_attach(struct at_session *d);
+/* The loop: drain the ring buffer, tick, progress, signals, until a signal, --duration, the
+ * end of the targets or an error. 0 for a normal stop, -1 after an output or ring error. */
+int at_session_run(struct at_session *d);
+/* Detaches, writes out what the ring buffer and the window still hold, flushes and prints the
+ * summary. rc is at_session_run's result; returns the exit status. */
+int at_session_finish(struct at_session *d, int rc);
+/* Frees everything and closes the output; reports a failed close when status is 0. Returns
+ * the exit status. */
+int at_session_close(struct at_session *d, int status);
+
+/* Marks pid as a target in the BPF program. 0, or -1 after a message. */
+int at_session_add_target(struct at_session *d, pid_t pid);
+/* Unmarks pid (it has ended: its number may come back as another process). */
+void at_session_remove_target(struct at_session *d, pid_t pid);
+/* The BPF event counter now: every event numbered below it has happened. */
+uint64_t at_session_seq(const struct at_session *d);
+
+#endif

@@ -1,0 +1,944 @@
+/* unwind_table.c: compact x86-64 unwind tables from .eh_frame, with libdw's CFI interface.
+ *
+ * The build walks every executable segment of the object in address order. Where an FDE covers
+ * an address, dwarf_cfi_addrframe gives the rule and the range it holds for; the range's rule is
+ * reduced to an at_unwind_rule (or marked unsupported). Where no FDE does, a PLT section gets
+ * its known synthetic rule and anything else the frame-pointer rule. Equal neighbours merge;
+ * unique rules, 64 KiB pages and their entries then make the table (layout: unwind_table.h). */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unwind_table.h"
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+/* One address range's rule, before compaction. */
+struct row {
+	uint64_t addr;
+	struct at_unwind_rule rule;
+};
+
+struct rows {
+	struct row *v;
+	size_t n, cap;
+};
+
+struct range {
+	uint64_t lo, hi;
+};
+
+enum plt_shape { PLT_LAZY, PLT_JUMPS };
+
+struct plt_section {
+	uint64_t lo, hi;
+	enum plt_shape shape;
+};
+
+#define MAX_PLT_SECTIONS 3
+
+/* What the build reads from the ELF file. */
+struct object {
+	Elf *elf;
+	const uint8_t *file;
+	size_t file_size;
+	Dwarf_CFI *cfi;
+	struct range *fdes;
+	size_t fde_count;
+	struct plt_section plts[MAX_PLT_SECTIONS];
+	size_t plt_count;
+};
+
+static const struct at_unwind_rule rule_none = { .kind = AT_UNWIND_NONE };
+static const struct at_unwind_rule rule_unsupported = { .kind = AT_UNWIND_UNSUPPORTED };
+static const struct at_unwind_rule rule_frame_pointer = {
+	.kind = AT_UNWIND_FRAME_POINTER, .rbp = AT_UNWIND_RBP_AT_CFA, .rbp_offset = -16,
+	.cfa_offset = 16,
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int same_rule(const struct at_unwind_rule *a, const struct at_unwind_rule *b)
+{
+	return a->kind == b->kind && a->rbp == b->rbp && a->rbp_offset == b->rbp_offset &&
+	       a->cfa_offset == b->cfa_offset;
+}
+
+/* Makes room for one more element of size bytes in *v (n used, *cap allocated). 0, or -1. */
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t bigger = *cap ? 2 * *cap : 64;
+	void *w = realloc(*v, bigger * size);
+	if (!w)
+		return -1;
+	*v = w;
+	*cap = bigger;
+	return 0;
+}
+
+/* Appends a row unless the previous one already has the same rule (a row at the address of
+ * the previous one replaces it). 0, or -1 out of memory. */
+static int push_row(struct rows *r, uint64_t addr, const struct at_unwind_rule *rule)
+{
+	if (r->n && same_rule(&r->v[r->n - 1].rule, rule))
+		return 0;
+	if (r->n && r->v[r->n - 1].addr == addr) {
+		r->v[r->n - 1].rule = *rule;
+		return 0;
+	}
+	if (grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)) < 0)
+		return -1;
+	r->v[r->n].addr = addr;
+	r->v[r->n].rule = *rule;
+	r->n++;
+	return 0;
+}
+
+/* --- build-id ------------------------------------------------------------------------------ */
+
+/* Looks for an NT_GNU_BUILD_ID note in one note block. Its length, or 0. */
+static int build_id_in_notes(Elf_Data *data, uint8_t id[AT_UNWIND_BUILD_ID_MAX])
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)data->d_buf + name_off;
+
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
+		    nh.n_descsz > 0) {
+			size_t len = nh.n_descsz < AT_UNWIND_BUILD_ID_MAX ? nh.n_descsz
+									  : AT_UNWIND_BUILD_ID_MAX;
+			memcpy(id, (const char *)data->d_buf + desc_off, len);
+			return (int)len;
+		}
+	}
+	return 0;
+}
+
+/* The build-id from the note sections, else from the PT_NOTE segments. */
+static int elf_build_id(Elf *elf, uint8_t id[AT_UNWIND_BUILD_ID_MAX])
+{
+	Elf_Scn *scn = NULL;
+	size_t n;
+	int len;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    (len = build_id_in_notes(elf_getdata(scn, NULL), id)) > 0)
+			return len;
+	}
+	if (elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE &&
+		    (len = build_id_in_notes(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+								  ph.p_filesz, ELF_T_NHDR),
+					     id)) > 0)
+			return len;
+	}
+	return 0;
+}
+
+/* Opens path as ELF. The Elf handle, or NULL with *why and the descriptor closed. */
+static Elf *open_elf(const char *path, int *fd, const char **why)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		*why = elf_errmsg(-1);
+		return NULL;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		*why = elf ? "not an ELF file" : elf_errmsg(-1);
+		if (elf)
+			elf_end(elf);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return elf;
+}
+
+int at_unwind_read_build_id(const char *path, uint8_t id[AT_UNWIND_BUILD_ID_MAX])
+{
+	const char *why;
+	int fd;
+	Elf *elf = open_elf(path, &fd, &why);
+
+	if (!elf)
+		return -1;
+	int len = elf_build_id(elf, id);
+	elf_end(elf);
+	close(fd);
+	return len;
+}
+
+/* --- FDE address ranges ------------------------------------------------------------------- */
+
+/* Reads a DW_EH_PE-encoded value at *p, a field at address field_addr. applied: the encoding's
+ * pc-relative or absolute application counts (an address); otherwise the value is taken as it
+ * is (an FDE's address range). 0, or -1 for an encoding the table does not need (LEB128,
+ * indirect, text-, data- or function-relative) or a value past end. */
+static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field_addr,
+			int applied, uint64_t *value)
+{
+	const uint8_t *s = *p;
+	uint64_t v = 0;
+	size_t size;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: size = 8; break;
+	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: size = 2; break;
+	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: size = 4; break;
+	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: size = 8; break;
+	default: return -1;
+	}
+	if ((size_t)(end - s) < size)
+		return -1;
+	for (size_t i = 0; i < size; i++)
+		v |= (uint64_t)s[i] << (8 * i);
+	if ((enc & 0x0f) == DW_EH_PE_sdata2)
+		v = (uint64_t)(int64_t)(int16_t)v;
+	else if ((enc & 0x0f) == DW_EH_PE_sdata4)
+		v = (uint64_t)(int64_t)(int32_t)v;
+	if (applied) {
+		if ((enc & 0x70) == DW_EH_PE_pcrel)
+			v += field_addr;
+		else if ((enc & 0x70) != DW_EH_PE_absptr || (enc & DW_EH_PE_indirect))
+			return -1;
+	}
+	*p = s + size;
+	*value = v;
+	return 0;
+}
+
+/* The FDE pointer encoding a CIE announces with 'R' (absptr without one); -1 if its augmentation
+ * cannot be read. */
+static int cie_fde_encoding(const Dwarf_CIE *cie)
+{
+	const char *a = cie->augmentation;
+	const uint8_t *d = cie->augmentation_data;
+	const uint8_t *end = d + cie->augmentation_data_size;
+
+	if (a[0] != 'z')
+		return a[0] == '\0' ? DW_EH_PE_absptr : -1;
+	for (a++; *a; a++) {
+		uint64_t ignored;
+
+		switch (*a) {
+		case 'R':
+			return d < end ? *d : -1;
+		case 'L':
+			d++;
+			break;
+		case 'P':
+			if (d >= end)
+				return -1;
+			uint8_t enc = *d++;
+			if (read_encoded(&d, end, enc, 0, 0, &ignored) < 0)
+				return -1;
+			break;
+		case 'S': case 'B': case 'G':
+			break;
+		default:
+			return -1;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+struct cie_encoding {
+	Dwarf_Off offset;
+	int encoding;
+};
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The contents of the section called name (its address in *addr), or NULL. */
+static Elf_Data *find_section(Elf *elf, const char *name, uint64_t *addr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0) {
+			*addr = sh.sh_addr;
+			return elf_getdata(scn, NULL);
+		}
+	}
+	return NULL;
+}
+
+/* The address range an FDE describes, decoded with its CIE's pointer encoding; .eh_frame's
+ * data is at section address sh_addr. 0, or -1 if it cannot be decoded or is empty. */
+static int fde_range(const Dwarf_FDE *fde, int enc, const Elf_Data *data, uint64_t sh_addr,
+		     struct range *r)
+{
+	const uint8_t *p = fde->start;
+	uint64_t field = sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf);
+	uint64_t lo = 0, len = 0;
+
+	if (enc < 0 || read_encoded(&p, fde->end, (uint8_t)enc, field, 1, &lo) < 0 ||
+	    read_encoded(&p, fde->end, (uint8_t)enc, 0, 0, &len) < 0 || lo == 0 || len == 0)
+		return -1;
+	*r = (struct range){ lo, lo + len };
+	return 0;
+}
+
+/* Collects the address range of every FDE of .eh_frame, sorted. 0, or -1 out of memory. */
+static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
+{
+	uint64_t sh_addr = 0;
+	Elf_Data *data = find_section(o->elf, ".eh_frame", &sh_addr);
+
+	if (!data || !data->d_buf)
+		return 0;
+	const unsigned char *ident = (const unsigned char *)elf_getident(o->elf, NULL);
+	struct cie_encoding *cies = NULL;
+	size_t cie_count = 0, cie_cap = 0, fde_cap = 0;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	int rc = 0, got;
+
+	for (; (got = dwarf_next_cfi(ident, data, true, off, &next, &e)) != 1; off = next) {
+		if (got < 0) {
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			continue;
+		}
+		if (dwarf_cfi_cie_p(&e)) {
+			if ((rc = grow((void **)&cies, &cie_cap, cie_count, sizeof(*cies))) < 0)
+				break;
+			cies[cie_count++] = (struct cie_encoding){ off, cie_fde_encoding(&e.cie) };
+			continue;
+		}
+		int enc = -1;
+		for (size_t i = cie_count; i-- > 0;)
+			if (cies[i].offset == e.fde.CIE_pointer) {
+				enc = cies[i].encoding;
+				break;
+			}
+		struct range r;
+		if (fde_range(&e.fde, enc, data, sh_addr, &r) < 0) {
+			st->unreadable_fdes++;
+			continue;
+		}
+		if ((rc = grow((void **)&o->fdes, &fde_cap, o->fde_count, sizeof(*o->fdes))) < 0)
+			break;
+		o->fdes[o->fde_count++] = r;
+	}
+	free(cies);
+	st->fdes = (uint32_t)o->fde_count;
+	qsort(o->fdes, o->fde_count, sizeof(*o->fdes), by_lo);
+	return rc;
+}
+
+/* --- rules from CFI ----------------------------------------------------------------------- */
+
+/* Whether ops is the CFA expression ld writes for lazy PLT entries:
+ * rsp + 8 + ((rip & 15) >= K ? 8 : 0). Sets *k. */
+static int is_plt_expression(const Dwarf_Op *ops, size_t n, int32_t *k)
+{
+	if (n != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number != 8 ||
+	    ops[1].atom != DW_OP_breg16 || ops[1].number != 0 || ops[2].atom != DW_OP_lit15 ||
+	    ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 ||
+	    ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl ||
+	    ops[8].atom != DW_OP_plus)
+		return 0;
+	*k = ops[4].atom - DW_OP_lit0;
+	return 1;
+}
+
+/* Whether a register rule is "saved at CFA + offset" (sets *offset). */
+static int is_saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *offset)
+{
+	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*offset = 0;
+		return 1;
+	}
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*offset = (int64_t)ops[1].number;
+		return 1;
+	}
+	return 0;
+}
+
+/* Reduces libdw's frame state at one address to a rule: the CFA from rsp or rbp plus an offset
+ * (or ld's PLT expression), rbp unchanged or saved at CFA plus an offset, the return address at
+ * CFA - 8 or undefined (the outermost frame). Anything else is unsupported. */
+static struct at_unwind_rule rule_of_frame(Dwarf_Frame *frame)
+{
+	struct at_unwind_rule r = { 0 };
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	bool signal;
+	int64_t off;
+	int32_t k;
+
+	/* the return address: undefined (libdw gives no ops in mem) or at CFA - 8 */
+	if (dwarf_frame_info(frame, NULL, NULL, &signal) != REG_RA || signal ||
+	    dwarf_frame_register(frame, REG_RA, mem, &ops, &n) != 0)
+		return rule_unsupported;
+	if (n == 0 && ops == mem)
+		return (struct at_unwind_rule){ .kind = AT_UNWIND_END };
+	if (!is_saved_at_cfa(ops, n, &off) || off != -8)
+		return rule_unsupported;
+
+	/* the CFA: a register plus an offset comes as one DW_OP_bregx */
+	if (dwarf_frame_cfa(frame, &ops, &n) != 0)
+		return rule_unsupported;
+	if (n == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == REG_RSP || ops[0].number == REG_RBP)) {
+		off = (int64_t)ops[0].number2;
+		if (off < INT32_MIN || off > INT32_MAX)
+			return rule_unsupported;
+		r.kind = ops[0].number == REG_RSP ? AT_UNWIND_CFA_RSP : AT_UNWIND_CFA_RBP;
+		r.cfa_offset = (int32_t)off;
+	} else if (is_plt_expression(ops, n, &k)) {
+		r.kind = AT_UNWIND_PLT;
+		r.cfa_offset = k;
+	} else {
+		return rule_unsupported;
+	}
+
+	/* rbp: the same value (no ops, NULL) or saved at CFA + offset */
+	if (dwarf_frame_register(frame, REG_RBP, mem, &ops, &n) != 0)
+		return rule_unsupported;
+	if (n == 0 && ops == NULL)
+		return r;
+	if (!is_saved_at_cfa(ops, n, &off) || off < INT16_MIN || off > INT16_MAX)
+		return rule_unsupported;
+	r.rbp = AT_UNWIND_RBP_AT_CFA;
+	r.rbp_offset = (int16_t)off;
+	return r;
+}
+
+/* Rows for [lo, hi) inside one FDE, one per range dwarf_cfi_addrframe reports. */
+static int fde_rows(struct object *o, uint64_t lo, uint64_t hi, struct rows *rows,
+		    struct at_unwind_stats *st)
+{
+	uint64_t a = lo;
+
+	while (a < hi) {
+		Dwarf_Frame *frame = NULL;
+		Dwarf_Addr start, end;
+		struct at_unwind_rule rule = rule_unsupported;
+		uint64_t next = hi;
+
+		if (dwarf_cfi_addrframe(o->cfi, a, &frame) == 0) {
+			rule = rule_of_frame(frame);
+			if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 && end > a && end < hi)
+				next = end;
+			free(frame);
+		}
+		st->rows++;
+		if (rule.kind == AT_UNWIND_UNSUPPORTED)
+			st->unsupported_rows++;
+		if (push_row(rows, a, &rule) < 0)
+			return -1;
+		a = next;
+	}
+	return 0;
+}
+
+/* Synthetic rows for [lo, hi) of a PLT section without CFI. A lazy .plt starts with PLT0
+ * (push GOT[1]; jmp *GOT[2]) then 16-byte entries (jmp *GOT[n]; push n; jmp PLT0, the push
+ * done 11 bytes in), as ld describes them when it writes their CFI; other PLT sections only
+ * jump (CFA = rsp + 8 throughout). */
+static int plt_rows(const struct plt_section *p, uint64_t lo, uint64_t hi, struct rows *rows,
+		    struct at_unwind_stats *st)
+{
+	static const struct at_unwind_rule jump = { .kind = AT_UNWIND_CFA_RSP, .cfa_offset = 8 };
+	static const struct at_unwind_rule plt0 = { .kind = AT_UNWIND_CFA_RSP, .cfa_offset = 16 };
+	static const struct at_unwind_rule plt0_pushed = { .kind = AT_UNWIND_CFA_RSP,
+							   .cfa_offset = 24 };
+	static const struct at_unwind_rule entry = { .kind = AT_UNWIND_PLT, .cfa_offset = 11 };
+	struct part {
+		uint64_t from;
+		const struct at_unwind_rule *rule;
+	} jumps[] = { { p->lo, &jump } }, lazy[] = {
+		{ p->lo, &plt0 }, { p->lo + 6, &plt0_pushed }, { p->lo + 16, &entry } };
+	const struct part *parts = p->shape == PLT_LAZY ? lazy : jumps;
+	size_t count = p->shape == PLT_LAZY ? 3 : 1;
+
+	st->plt_bytes += hi - lo;
+	for (size_t i = 0; i < count; i++) {
+		uint64_t from = parts[i].from > lo ? parts[i].from : lo;
+		uint64_t to = i + 1 < count ? parts[i + 1].from : p->hi;
+
+		if (to > hi)
+			to = hi;
+		if (from < to && push_row(rows, from, parts[i].rule) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Whether [lo, hi) is alignment padding between two functions: short, and only the bytes of
+ * nop, multi-byte nop and int3 instructions. */
+static int is_padding(const struct object *o, const struct at_unwind_table *t, uint64_t lo,
+		      uint64_t hi)
+{
+	static const uint8_t pad[256] = {
+		[0x90] = 1, [0xcc] = 1, [0x66] = 1, [0x2e] = 1, [0x0f] = 1, [0x1f] = 1,
+		[0x84] = 1, [0x80] = 1, [0x44] = 1, [0x40] = 1, [0x00] = 1,
+	};
+	const struct at_unwind_segment *s = NULL;
+
+	if (hi - lo >= 64)
+		return 0;
+	for (uint32_t i = 0; i < t->segment_count; i++)
+		if (lo >= t->segments[i].vaddr && hi <= t->segments[i].vaddr + t->segments[i].size)
+			s = &t->segments[i];
+	if (!s || s->offset + s->size > o->file_size)
+		return 0;
+	const uint8_t *b = o->file + s->offset + (lo - s->vaddr);
+	for (uint64_t i = 0; i < hi - lo; i++)
+		if (!pad[b[i]])
+			return 0;
+	return 1;
+}
+
+/* Rows for [lo, hi), an executable range no FDE covers: alignment padding after a function takes
+ * its last rule (it is never executed), PLT sections get their synthetic rule, the rest the
+ * frame-pointer rule. */
+static int gap_rows(struct object *o, const struct at_unwind_table *t, uint64_t lo, uint64_t hi,
+		    struct rows *rows, struct at_unwind_stats *st)
+{
+	if (rows->n && rows->v[rows->n - 1].rule.kind != AT_UNWIND_NONE && is_padding(o, t, lo, hi))
+		return 0;
+	while (lo < hi) {
+		uint64_t next = hi;
+		const struct plt_section *in = NULL;
+
+		for (size_t i = 0; i < o->plt_count; i++) {
+			const struct plt_section *p = &o->plts[i];
+
+			if (p->lo <= lo && lo < p->hi)
+				in = p;
+			else if (p->lo > lo && p->lo < next)
+				next = p->lo;
+		}
+		if (in) {
+			next = in->hi < hi ? in->hi : hi;
+			if (plt_rows(in, lo, next, rows, st) < 0)
+				return -1;
+		} else {
+			st->fallback_bytes += next - lo;
+			if (push_row(rows, lo, &rule_frame_pointer) < 0)
+				return -1;
+		}
+		lo = next;
+	}
+	return 0;
+}
+
+/* Rows for one executable segment [lo, hi), ended by an AT_UNWIND_NONE row. */
+static int segment_rows(struct object *o, struct at_unwind_table *t, uint64_t lo, uint64_t hi,
+			struct rows *rows)
+{
+	struct at_unwind_stats *st = &t->stats;
+	size_t i = 0;
+	uint64_t a = lo;
+
+	while (a < hi) {
+		while (i < o->fde_count && o->fdes[i].hi <= a)
+			i++;
+		uint64_t fde_lo = i < o->fde_count ? o->fdes[i].lo : hi;
+		if (fde_lo > a) {
+			uint64_t end = fde_lo < hi ? fde_lo : hi;
+			if (gap_rows(o, t, a, end, rows, st) < 0)
+				return -1;
+			a = end;
+			continue;
+		}
+		uint64_t end = o->fdes[i].hi < hi ? o->fdes[i].hi : hi;
+		if (fde_rows(o, a, end, rows, st) < 0)
+			return -1;
+		a = end;
+	}
+	return push_row(rows, hi, &rule_none);
+}
+
+/* --- sections and segments ---------------------------------------------------------------- */
+
+/* The PLT sections, with their shape: a lazy .plt starts with PLT0, whose first instruction
+ * pushes GOT[1] (ff 35). */
+static void find_plt_sections(struct object *o)
+{
+	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t addr = 0;
+		Elf_Data *d = find_section(o->elf, names[i], &addr);
+
+		if (!d || !d->d_buf || d->d_size == 0)
+			continue;
+		const uint8_t *b = d->d_buf;
+		struct plt_section *p = &o->plts[o->plt_count++];
+		p->lo = addr;
+		p->hi = addr + d->d_size;
+		p->shape = i == 0 && d->d_size >= 2 && b[0] == 0xff && b[1] == 0x35 ? PLT_LAZY
+										   : PLT_JUMPS;
+	}
+}
+
+/* The executable PT_LOAD segments, sorted by address. 0, or -1 if there are none or too many. */
+static int find_segments(Elf *elf, struct at_unwind_table *t)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    ph.p_filesz == 0)
+			continue;
+		if (t->segment_count == AT_UNWIND_MAX_SEGMENTS)
+			return -1;
+		size_t j = t->segment_count++;
+		while (j > 0 && t->segments[j - 1].vaddr > ph.p_vaddr) {
+			t->segments[j] = t->segments[j - 1];
+			j--;
+		}
+		t->segments[j] = (struct at_unwind_segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+	}
+	return t->segment_count ? 0 : -1;
+}
+
+/* --- compaction --------------------------------------------------------------------------- */
+
+static uint64_t rule_key(const struct at_unwind_rule *r)
+{
+	return (uint64_t)r->kind | (uint64_t)r->rbp << 8 | (uint64_t)(uint16_t)r->rbp_offset << 16 |
+	       (uint64_t)(uint32_t)r->cfa_offset << 32;
+}
+
+/* Sets idx[i] to the index in t->rules of row i's rule, adding unique rules as they come;
+ * rules[0] is AT_UNWIND_NONE. 0, or -1 out of memory or past 65536 rules. */
+static int index_rules(struct at_unwind_table *t, const struct rows *rows, uint16_t *idx)
+{
+	size_t slots = 1024;
+
+	while (slots < 4 * rows->n)
+		slots *= 2;
+	uint32_t *hash = calloc(slots, sizeof(*hash)); /* rule index + 1, 0 empty */
+	t->rules = malloc(65536 * sizeof(*t->rules));
+	if (!hash || !t->rules) {
+		free(hash);
+		return -1;
+	}
+	t->rules[0] = rule_none;
+	t->rule_count = 1;
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct at_unwind_rule *r = &rows->v[i].rule;
+		uint64_t key = rule_key(r);
+		size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
+
+		if (r->kind == AT_UNWIND_NONE) {
+			idx[i] = 0;
+			continue;
+		}
+		while (hash[h] && rule_key(&t->rules[hash[h] - 1]) != key)
+			h = (h + 1) & (slots - 1);
+		if (!hash[h]) {
+			if (t->rule_count == 65536) {
+				free(hash);
+				return -1;
+			}
+			t->rules[t->rule_count] = *r;
+			hash[h] = ++t->rule_count;
+		}
+		idx[i] = (uint16_t)(hash[h] - 1);
+	}
+	free(hash);
+	struct at_unwind_rule *shrunk = realloc(t->rules, t->rule_count * sizeof(*t->rules));
+	if (shrunk)
+		t->rules = shrunk;
+	return 0;
+}
+
+/* Cuts the rows into 64 KiB pages: each page with code gets an entry at offset 0 for the rule in
+ * effect there, then one per row inside it. 0, or -1 out of memory or for executable segments
+ * spread over more than AT_UNWIND_MAX_PAGES pages. */
+static int make_pages(struct at_unwind_table *t, const struct rows *rows, const uint16_t *idx)
+{
+	const struct at_unwind_segment *last = &t->segments[t->segment_count - 1];
+	uint64_t first = t->segments[0].vaddr >> AT_UNWIND_PAGE_SHIFT;
+	uint64_t end = ((last->vaddr + last->size - 1) >> AT_UNWIND_PAGE_SHIFT) + 1;
+
+	if (end - first > AT_UNWIND_MAX_PAGES)
+		return -1;
+	t->first_page = first;
+	t->page_count = (uint32_t)(end - first);
+	t->pages = calloc(t->page_count, sizeof(*t->pages));
+	t->entries = malloc((rows->n + t->page_count) * sizeof(*t->entries));
+	if (!t->pages || !t->entries)
+		return -1;
+	size_t r = 0;
+	uint16_t in_effect = 0;
+	for (uint32_t p = 0; p < t->page_count; p++) {
+		uint64_t base = (first + p) << AT_UNWIND_PAGE_SHIFT;
+		struct at_unwind_page *pg = &t->pages[p];
+
+		pg->first = t->entry_count;
+		if (!(r < rows->n && rows->v[r].addr == base))
+			t->entries[t->entry_count++] = (struct at_unwind_entry){ 0, in_effect };
+		for (; r < rows->n && rows->v[r].addr < base + AT_UNWIND_PAGE_SIZE; r++) {
+			if (rows->v[r].addr < base)
+				continue;
+			t->entries[t->entry_count++] = (struct at_unwind_entry){
+				(uint16_t)(rows->v[r].addr - base), idx[r] };
+			in_effect = idx[r];
+		}
+		pg->count = t->entry_count - pg->first;
+		if (pg->count == 1 && t->entries[pg->first].rule == 0) {
+			pg->count = 0;
+			t->entry_count--;
+		}
+	}
+	return 0;
+}
+
+/* --- the table ---------------------------------------------------------------------------- */
+
+/* Unique rules, then pages and entries, from the rows. 0, or -1 with *why. */
+static int compact(struct at_unwind_table *t, const struct rows *rows, const char **why)
+{
+	uint16_t *idx = malloc((rows->n ? rows->n : 1) * sizeof(*idx));
+	int rc = -1;
+
+	if (!idx)
+		*why = strerror(ENOMEM);
+	else if (index_rules(t, rows, idx) < 0)
+		*why = "out of memory, or more than 65536 unique rules";
+	else if (make_pages(t, rows, idx) < 0)
+		*why = "out of memory, or executable segments more than 4 GiB apart";
+	else
+		rc = 0;
+	free(idx);
+	return rc;
+}
+
+/* Reads the object and builds its table. 0, or -1 with *why. */
+static int build(struct object *o, struct at_unwind_table *t, const char **why)
+{
+	struct rows rows = { 0 };
+	int rc = 0;
+
+	if (find_segments(o->elf, t) < 0) {
+		*why = "no executable segment (or too many)";
+		return -1;
+	}
+	if (read_fde_ranges(o, &t->stats) < 0) {
+		*why = strerror(ENOMEM);
+		return -1;
+	}
+	find_plt_sections(o);
+	o->file = (const uint8_t *)elf_rawfile(o->elf, &o->file_size);
+	o->cfi = dwarf_getcfi_elf(o->elf);
+	if (!o->cfi)
+		o->fde_count = 0; /* no usable CFI: the frame-pointer rule everywhere */
+	for (uint32_t i = 0; i < t->segment_count && rc == 0; i++) {
+		const struct at_unwind_segment *s = &t->segments[i];
+
+		rc = segment_rows(o, t, s->vaddr, s->vaddr + s->size, &rows);
+	}
+	if (rc < 0)
+		*why = strerror(ENOMEM);
+	else
+		rc = compact(t, &rows, why);
+	free(rows.v);
+	return rc;
+}
+
+int at_unwind_table_build(const char *path, struct at_unwind_table *t, const char **why)
+{
+	uint64_t t0 = now_ns();
+	struct object o = { 0 };
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	o.elf = open_elf(path, &fd, why);
+	if (!o.elf)
+		return -1;
+	int len = elf_build_id(o.elf, t->build_id);
+	struct stat st;
+	if (len > 0) {
+		t->build_id_len = (uint8_t)len;
+	} else if (fstat(fd, &st) == 0) {
+		memcpy(t->build_id, &st.st_dev, 8);
+		memcpy(t->build_id + 8, &st.st_ino, 8);
+	}
+	int rc = build(&o, t, why);
+	if (o.cfi)
+		dwarf_cfi_end(o.cfi);
+	free(o.fdes);
+	elf_end(o.elf);
+	close(fd);
+	if (rc < 0)
+		at_unwind_table_free(t);
+	t->stats.build_ns = now_ns() - t0;
+	return rc;
+}
+
+void at_unwind_table_free(struct at_unwind_table *t)
+{
+	free(t->pages);
+	free(t->entries);
+	free(t->rules);
+	t->pages = NULL;
+	t->entries = NULL;
+	t->rules = NULL;
+	t->page_count = t->entry_count = t->rule_count = 0;
+}
+
+size_t at_unwind_table_bytes(const struct at_unwind_table *t)
+{
+	return t->rule_count * sizeof(*t->rules) + t->page_count * sizeof(*t->pages) +
+	       t->entry_count * sizeof(*t->entries);
+}
+
+const struct at_unwind_rule *at_unwind_table_lookup(const struct at_unwind_table *t,
+						    uint64_t addr)
+{
+	uint64_t page = addr >> AT_UNWIND_PAGE_SHIFT;
+
+	if (page < t->first_page || page - t->first_page >= t->page_count)
+		return &rule_none;
+	const struct at_unwind_page *pg = &t->pages[page - t->first_page];
+	if (pg->count == 0)
+		return &rule_none;
+	const struct at_unwind_entry *e = &t->entries[pg->first];
+	uint16_t low = (uint16_t)(addr & (AT_UNWIND_PAGE_SIZE - 1));
+	uint32_t lo = 0, hi = pg->count; /* e[lo].offset <= low < e[hi].offset; e[0] is at 0 */
+
+	for (int step = 0; step < AT_UNWIND_SEARCH_STEPS && hi - lo > 1; step++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].offset <= low)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rules[e[lo].rule];
+}
+
+int at_unwind_table_bias(const struct at_unwind_table *t, uint64_t map_start,
+			 uint64_t map_offset, int64_t *bias)
+{
+	for (uint32_t i = 0; i < t->segment_count; i++) {
+		const struct at_unwind_segment *s = &t->segments[i];
+		/* the mapping starts at the page that holds the segment's first byte */
+		uint64_t page_offset = s->offset & ~(uint64_t)4095;
+
+		if (map_offset >= page_offset && map_offset < s->offset + s->size) {
+			*bias = (int64_t)(map_start - map_offset + s->offset - s->vaddr);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* --- the cache ---------------------------------------------------------------------------- */
+
+static int same_object(const struct at_unwind_table *t, const uint8_t id[AT_UNWIND_BUILD_ID_MAX],
+		       uint8_t len)
+{
+	return t->build_id_len == len && memcmp(t->build_id, id, AT_UNWIND_BUILD_ID_MAX) == 0;
+}
+
+const struct at_unwind_table *at_unwind_cache_get(struct at_unwind_cache *c, const char *path,
+						  const char **why)
+{
+	uint8_t id[AT_UNWIND_BUILD_ID_MAX] = { 0 };
+	int len = at_unwind_read_build_id(path, id);
+	struct stat st;
+
+	if (len < 0) {
+		*why = "not a readable ELF file";
+		return NULL;
+	}
+	if (len == 0) {
+		if (stat(path, &st) < 0) {
+			*why = strerror(errno);
+			return NULL;
+		}
+		memcpy(id, &st.st_dev, 8);
+		memcpy(id + 8, &st.st_ino, 8);
+	}
+	for (size_t i = 0; i < c->count; i++)
+		if (same_object(c->tables[i], id, (uint8_t)len))
+			return c->tables[i];
+	if (c->count == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct at_unwind_table **v = realloc(c->tables, cap * sizeof(*v));
+		if (!v) {
+			*why = strerror(ENOMEM);
+			return NULL;
+		}
+		c->tables = v;
+		c->cap = cap;
+	}
+	struct at_unwind_table *t = malloc(sizeof(*t));
+	if (!t) {
+		*why = strerror(ENOMEM);
+		return NULL;
+	}
+	if (at_unwind_table_build(path, t, why) < 0) {
+		free(t);
+		return NULL;
+	}
+	c->tables[c->count++] = t;
+	return t;
+}
+
+void at_unwind_cache_free(struct at_unwind_cache *c)
+{
+	for (size_t i = 0; i < c->count; i++) {
+		at_unwind_table_free(c->tables[i]);
+		free(c->tables[i]);
+	}
+	free(c->tables);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,131 @@
+/* unwind_table.h: compact x86-64 unwind tables built from an ELF object's .eh_frame with libdw,
+ * keyed by build-id so that every process mapping the same object shares one table.
+ *
+ * A table answers "how do I find the caller's frame from this instruction?" for every address of
+ * the object's executable segments. Its layout is the one the BPF unwinder reads from maps:
+ *
+ *   rules    unique 8-byte rules (struct at_unwind_rule); rules[0] is AT_UNWIND_NONE.
+ *   pages    one 8-byte descriptor per 64 KiB page of the object's addresses, from first_page
+ *            on: the run of entries that covers the page (count 0: no code there).
+ *   entries  4 bytes each, sorted by address within their page: the page offset where a rule
+ *            starts and the rule's index. Every page with code has an entry at offset 0 (the
+ *            rule in effect where the page starts), so the rule for an address is the one of
+ *            the last entry at or below it: one binary search of at most 17 steps.
+ *
+ * Addresses are the object's own virtual addresses (as in its ELF headers and CFI); a process
+ * address minus the mapping's load bias (at_unwind_table_bias) is one. */
+#ifndef ALLOCTAP_UNWIND_TABLE_H
+#define ALLOCTAP_UNWIND_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AT_UNWIND_PAGE_SHIFT 16
+#define AT_UNWIND_PAGE_SIZE (1u << AT_UNWIND_PAGE_SHIFT)
+#define AT_UNWIND_SEARCH_STEPS 17 /* enough for 65536 entries in one page */
+#define AT_UNWIND_BUILD_ID_MAX 20
+#define AT_UNWIND_MAX_SEGMENTS 4 /* executable PT_LOAD segments kept per object */
+#define AT_UNWIND_MAX_PAGES 65536 /* 4 GiB of addresses from the first executable byte */
+
+/* How the caller's frame is found. The return address is always at CFA - 8. */
+enum at_unwind_kind {
+	AT_UNWIND_NONE = 0,        /* no code here: the address has no table */
+	AT_UNWIND_CFA_RSP,         /* CFA = rsp + cfa_offset */
+	AT_UNWIND_CFA_RBP,         /* CFA = rbp + cfa_offset */
+	AT_UNWIND_PLT,             /* lazy PLT entry: CFA = rsp + 8, plus 8 when
+				    * (rip & 15) >= cfa_offset (after its push) */
+	AT_UNWIND_FRAME_POINTER,   /* no CFI: CFA = rbp + 16, rbp saved at CFA - 16 */
+	AT_UNWIND_END,             /* outermost frame (_start, a thread start): RA undefined */
+	AT_UNWIND_UNSUPPORTED,     /* a rule this unwinder does not implement */
+};
+
+/* Where the caller's rbp is. */
+enum at_unwind_rbp {
+	AT_UNWIND_RBP_SAME = 0,    /* unchanged */
+	AT_UNWIND_RBP_AT_CFA,      /* saved at CFA + rbp_offset */
+};
+
+struct at_unwind_rule {
+	uint8_t kind;       /* enum at_unwind_kind */
+	uint8_t rbp;        /* enum at_unwind_rbp */
+	int16_t rbp_offset;
+	int32_t cfa_offset;
+};
+
+struct at_unwind_page {
+	uint32_t first;     /* index of the page's first entry */
+	uint32_t count;     /* its entries; 0 when the page has no code */
+};
+
+struct at_unwind_entry {
+	uint16_t offset;    /* address & 0xffff where the rule starts */
+	uint16_t rule;      /* index into rules */
+};
+
+/* An executable PT_LOAD segment: what a mapping's load bias is computed from. */
+struct at_unwind_segment {
+	uint64_t vaddr, offset, size;
+};
+
+/* How the table was made, for -v and the tests. */
+struct at_unwind_stats {
+	uint64_t build_ns;
+	uint32_t fdes;             /* FDEs read from .eh_frame */
+	uint32_t unreadable_fdes;  /* FDEs whose address range could not be decoded */
+	uint32_t rows;             /* address ranges with one rule, before merging equal
+				    * neighbours */
+	uint32_t unsupported_rows; /* rows whose rule is AT_UNWIND_UNSUPPORTED */
+	uint64_t fallback_bytes;   /* executable bytes without CFI (frame-pointer rule) */
+	uint64_t plt_bytes;        /* bytes of PLT sections given a synthetic rule */
+};
+
+struct at_unwind_table {
+	uint8_t build_id[AT_UNWIND_BUILD_ID_MAX];
+	uint8_t build_id_len;      /* 0: the object has none; build_id holds its device and
+				    * inode instead */
+	uint64_t first_page;       /* lowest executable address >> AT_UNWIND_PAGE_SHIFT */
+	uint32_t page_count, entry_count, rule_count;
+	struct at_unwind_page *pages;
+	struct at_unwind_entry *entries;
+	struct at_unwind_rule *rules;
+	uint32_t segment_count;
+	struct at_unwind_segment segments[AT_UNWIND_MAX_SEGMENTS];
+	struct at_unwind_stats stats;
+};
+
+/* Reads an ELF object's GNU build-id note. Returns its length (1..AT_UNWIND_BUILD_ID_MAX),
+ * 0 if the object has none, -1 if the file cannot be read as ELF. */
+int at_unwind_read_build_id(const char *path, uint8_t id[AT_UNWIND_BUILD_ID_MAX]);
+
+/* Builds the table of the ELF object at path. 0, or -1 with a reason in *why. The table is
+ * freed with at_unwind_table_free. */
+int at_unwind_table_build(const char *path, struct at_unwind_table *t, const char **why);
+void at_unwind_table_free(struct at_unwind_table *t);
+
+/* Bytes the table takes as it is loaded into maps (rules, pages, entries). */
+size_t at_unwind_table_bytes(const struct at_unwind_table *t);
+
+/* The rule for an object address (NULL-free: AT_UNWIND_NONE when nothing covers it). Written as
+ * the BPF program does it: a page index, then a bounded binary search. */
+const struct at_unwind_rule *at_unwind_table_lookup(const struct at_unwind_table *t,
+						    uint64_t addr);
+
+/* The load bias of a mapping of the object (start and file offset from /proc/PID/maps):
+ * process address - bias = object address. 0, or -1 if no executable segment holds the
+ * mapping's file offset. */
+int at_unwind_table_bias(const struct at_unwind_table *t, uint64_t map_start,
+			 uint64_t map_offset, int64_t *bias);
+
+/* Tables shared by build-id: one per object, whichever process maps it. */
+struct at_unwind_cache {
+	struct at_unwind_table **tables;
+	size_t count, cap;
+};
+
+/* The table of the object at path, built on first use. NULL with a reason in *why if it cannot
+ * be built (a failure is not remembered). Tables live until at_unwind_cache_free. */
+const struct at_unwind_table *at_unwind_cache_get(struct at_unwind_cache *c, const char *path,
+						  const char **why);
+void at_unwind_cache_free(struct at_unwind_cache *c);
+
+#endif

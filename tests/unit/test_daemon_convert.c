@@ -1,0 +1,64 @@
+/* test_daemon_convert.c: unit tests of daemon/convert.c, ring-buffer records to logalloc
+ * lines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <linux/types.h>
+
+#include "../../daemon/convert.h"
+#include "text.h"
+
+/* Records become the logalloc line that reproduces them. */
+static void test_convert(void **state)
+{
+	(void)state;
+	static const struct {
+		struct at_record rec;
+		const char *line;
+	} cases[] = {
+		{ { 5, 5, 10, 11, { 32, 0 }, 0x7f00, AT_PROBE_MALLOC, 0 }, "10 11 malloc(32)=0x7f00\n" },
+		{ { 5, 5, 10, 11, { 0x7f00, 0 }, 0, AT_PROBE_FREE, 0 }, "10 11 free(0x7f00)\n" },
+		{ { 5, 5, 10, 11, { 0, 0 }, 0, AT_PROBE_FREE, 0 }, "10 11 free(0x0)\n" },
+		{ { 5, 3, 10, 11, { 0x10, 64 }, 0x20, AT_PROBE_REALLOC, 0 },
+		  "10 11 realloc(0x10,64)=0x20\n" },
+		{ { 5, 5, 10, 11, { 5000, 0 }, 0x3000, AT_PROBE_PVALLOC, 0 },
+		  "10 11 valloc(8192)=0x3000\n" },
+		{ { 5, 5, 10, 11, { 0, 0 }, 0x3000, AT_PROBE_PVALLOC, 0 },
+		  "10 11 valloc(0)=0x3000\n" },
+		{ { 5, 5, 10, 11, { UINT64_MAX - 5, 0 }, 0, AT_PROBE_PVALLOC, 0 },
+		  "10 11 valloc(18446744073709551610)=0x0\n" },
+		{ { 5, 4, 10, 11, { 0x10, 80 }, 0x40, AT_PROBE_REALLOCARRAY, 0 },
+		  "10 11 realloc(0x10,80)=0x40\n" },
+		{ { 5, 4, 10, 11, { 0x10, UINT64_MAX }, 0, AT_PROBE_REALLOCARRAY, AT_REC_OVERFLOW },
+		  "10 11 realloc(0x10,18446744073709551615)=0x0\n" },
+		{ { 5, 5, 10, 11, { 64, 100 }, 0, AT_PROBE_POSIX_MEMALIGN, 0 },
+		  "10 11 posix_memalign(64,100)=0x0\n" },
+		{ { 5, 5, 10, 11, { 256, 512 }, 0x100, AT_PROBE_ALIGNED_ALLOC, 0 },
+		  "10 11 aligned_alloc(256,512)=0x100\n" },
+		{ { 5, 5, 10, 11, { 3, 4 }, 0x100, AT_PROBE_CALLOC, 0 },
+		  "10 11 calloc(3,4)=0x100\n" },
+		{ { 5, 5, 10, 11, { 16, 4 }, 0x100, AT_PROBE_MEMALIGN, 0 },
+		  "10 11 memalign(16,4)=0x100\n" },
+		{ { 5, 5, 10, 11, { 16, 0 }, 0x1000, AT_PROBE_VALLOC, 0 },
+		  "10 11 valloc(16)=0x1000\n" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct at_event ev;
+		char buf[AT_LINE_MAX + 1];
+
+		at_record_to_event(&cases[i].rec, 4096, &ev);
+		buf[at_format_raw(buf, &ev)] = '\0';
+		assert_string_equal(buf, cases[i].line);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_convert),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

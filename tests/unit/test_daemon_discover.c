@@ -1,0 +1,251 @@
+/* test_daemon_discover.c: unit tests of daemon/discover.c, which object provides a target's
+ * malloc, on the ELF files of elf_fixtures.h and on this process. */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../daemon/discover.h"
+#include "elf_fixtures.h"
+#include "procmaps.h"
+
+static void test_choose_allocator(void **state)
+{
+	(void)state;
+	char pie[512], plain[512], nomalloc[512], withmalloc[512], libc[4096], out[4096];
+	char preload[8192];
+
+	path_of(pie, sizeof(pie), "pie");
+	path_of(plain, sizeof(plain), "plain");
+	path_of(nomalloc, sizeof(nomalloc), "libnomalloc.so");
+	path_of(withmalloc, sizeof(withmalloc), "libmalloc.so");
+	assert_int_equal(at_find_library("libc.so.6", libc, sizeof(libc)), 0);
+
+	/* the executable's own malloc wins over everything */
+	snprintf(preload, sizeof(preload), "%s", withmalloc);
+	assert_int_equal(at_choose_allocator(pie, preload, libc, out, sizeof(out)), 0);
+	assert_string_equal(out, pie);
+	/* else the first LD_PRELOAD entry with malloc (spaces or colons between) */
+	snprintf(preload, sizeof(preload), "%s:%s %s", nomalloc, withmalloc, libc);
+	assert_int_equal(at_choose_allocator(plain, preload, libc, out, sizeof(out)), 0);
+	assert_string_equal(out, withmalloc);
+	/* else the C library */
+	snprintf(preload, sizeof(preload), "%s", nomalloc);
+	assert_int_equal(at_choose_allocator(plain, preload, libc, out, sizeof(out)), 0);
+	assert_string_equal(out, libc);
+	assert_int_equal(at_choose_allocator(plain, NULL, libc, out, sizeof(out)), 0);
+	assert_string_equal(out, libc);
+	/* nobody defines malloc */
+	assert_int_equal(at_choose_allocator(plain, preload, nomalloc, out, sizeof(out)), -1);
+	assert_int_equal(at_choose_allocator(plain, NULL, NULL, out, sizeof(out)), -1);
+}
+
+static void test_discover_launch(void **state)
+{
+	(void)state;
+	char plain[512], withmalloc[512], env[600], out[4096], why[256], libc[4096];
+
+	path_of(plain, sizeof(plain), "plain");
+	path_of(withmalloc, sizeof(withmalloc), "libmalloc.so");
+	assert_int_equal(at_find_library("libc.so.6", libc, sizeof(libc)), 0);
+	snprintf(env, sizeof(env), "LD_PRELOAD=%s", withmalloc);
+	char *envp[] = { "PATH=/bin", env, NULL };
+	assert_int_equal(at_discover_launch(plain, envp, out, sizeof(out), why, sizeof(why)), 0);
+	assert_string_equal(out, withmalloc);
+	char *no_preload[] = { "PATH=/bin", NULL };
+	assert_int_equal(at_discover_launch(plain, no_preload, out, sizeof(out), why, sizeof(why)),
+			 0);
+	assert_string_equal(out, libc);
+	/* a bare library name is searched like the dynamic linker would */
+	char *bare[] = { "LD_PRELOAD=libc.so.6", NULL };
+	assert_int_equal(at_discover_launch(plain, bare, out, sizeof(out), why, sizeof(why)), 0);
+	assert_string_equal(out, libc);
+}
+
+/* Discovery on a live process: this test program uses the C library. */
+static void test_discover_self(void **state)
+{
+	(void)state;
+	char out[4096], why[256], prefix[64];
+
+	assert_int_equal(at_discover_pid(getpid(), out, sizeof(out), why, sizeof(why)), 0);
+	snprintf(prefix, sizeof(prefix), "/proc/%d/root/", (int)getpid());
+	assert_memory_equal(out, prefix, strlen(prefix));
+	assert_non_null(strstr(out, "libc.so.6"));
+	assert_int_equal(at_discover_pid(999999999, out, sizeof(out), why, sizeof(why)), -1);
+	assert_string_equal(why, "no process 999999999");
+}
+
+/* A buffer shorter than the resolved path is refused, and nothing is written past it (the
+ * ASan build would see it). */
+static void test_find_library_short_buffer(void **state)
+{
+	(void)state;
+	char full[PATH_MAX], exact[PATH_MAX], small[16];
+
+	assert_int_equal(at_find_library("libc.so.6", full, sizeof(full)), 0);
+	size_t n = strlen(full);
+	assert_true(n >= sizeof(small));
+	assert_int_equal(at_find_library("libc.so.6", exact, n + 1), 0);
+	assert_string_equal(exact, full);
+	assert_int_equal(at_find_library("libc.so.6", exact, n), -1);
+	assert_int_equal(at_find_library("libc.so.6", small, sizeof(small)), -1);
+	assert_int_equal(at_find_library("no-such-library.so.0", full, sizeof(full)), -1);
+}
+
+
+/* Starts DIR/pauser (built on first use) with LD_PRELOAD=DIR/libmalloc.so placed after more
+ * than 64 KiB of environment, and waits until the library is mapped. Returns its pid. */
+static pid_t start_preloaded_pauser(void)
+{
+	static int built;
+	char pauser[512], lib[512], maps[64], line[1024];
+	static char big[70 * 1024 + 8], preload[600];
+
+	if (!built) {
+		assert_int_equal(build("pauser", "#include <unistd.h>\nint main(void) { pause(); "
+				       "return 0; }\n", "", NULL), 0);
+		built = 1;
+	}
+	path_of(pauser, sizeof(pauser), "pauser");
+	path_of(lib, sizeof(lib), "libmalloc.so");
+	memcpy(big, "BIG=", 4);
+	memset(big + 4, 'x', sizeof(big) - 5);
+	big[sizeof(big) - 1] = '\0';
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", lib);
+	char *envp[] = { big, preload, NULL };
+	char *argv[] = { pauser, NULL };
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execve(pauser, argv, envp);
+		_exit(127);
+	}
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	for (int tries = 0; tries < 200; tries++) {
+		FILE *f = fopen(maps, "r");
+		int mapped = 0;
+		while (f && fgets(line, sizeof(line), f))
+			mapped |= strstr(line, "libmalloc.so") != NULL;
+		if (f)
+			fclose(f);
+		if (mapped)
+			return pid;
+		usleep(10000);
+	}
+	fail_msg("the pauser never mapped its LD_PRELOAD library");
+	return -1;
+}
+
+/* LD_PRELOAD after 64 KiB of environment is found, by the maps rule and the exec rule. */
+static void test_preload_past_64k(void **state)
+{
+	(void)state;
+	char lib[512], out[4096], why[256];
+	pid_t pid = start_preloaded_pauser();
+
+	path_of(lib, sizeof(lib), "libmalloc.so");
+	int rc = at_discover_pid(pid, out, sizeof(out), why, sizeof(why));
+	int rc2 = -1;
+	char out2[4096];
+	if (rc == 0)
+		rc2 = at_discover_exec(pid, out2, sizeof(out2), why, sizeof(why));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(rc, 0);
+	assert_true(strlen(out) >= strlen(lib));
+	assert_string_equal(out + strlen(out) - strlen(lib), lib);
+	assert_int_equal(rc2, 0);
+	assert_string_equal(out2, lib);
+}
+
+/* The exec rule on this process: no LD_PRELOAD with malloc, so the C library. */
+static void test_discover_exec_self(void **state)
+{
+	(void)state;
+	char out[4096], why[256], libc[4096];
+
+	assert_int_equal(at_find_library("libc.so.6", libc, sizeof(libc)), 0);
+	unsetenv("LD_PRELOAD");
+	assert_int_equal(at_discover_exec(getpid(), out, sizeof(out), why, sizeof(why)), 0);
+	assert_string_equal(out, libc);
+	assert_int_equal(at_discover_exec(999999999, out, sizeof(out), why, sizeof(why)), -1);
+	assert_string_equal(why, "no process 999999999");
+}
+
+/* Maps paths of a chrooted process name files from the reader's root; those of a container's
+ * process from the container's root: the file whose device and inode match is chosen. */
+static void test_mapped_path(void **state)
+{
+	(void)state;
+	char proc[600], chroot_dir[600], file[700], link[700], line[2048], out[4096];
+	struct at_procmaps_entry e;
+	struct stat st;
+
+	path_of(proc, sizeof(proc), "proc");
+	path_of(chroot_dir, sizeof(chroot_dir), "chroot");
+	snprintf(file, sizeof(file), "%s/lib", chroot_dir);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	assert_int_equal(mkdir(chroot_dir, 0755), 0);
+	assert_int_equal(mkdir(file, 0755), 0);
+	snprintf(file, sizeof(file), "%s/lib/libx.so", chroot_dir);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fputs("x", f);
+	fclose(f);
+	assert_int_equal(stat(file, &st), 0);
+	snprintf(link, sizeof(link), "%s/42", proc);
+	assert_int_equal(mkdir(link, 0755), 0);
+	snprintf(link, sizeof(link), "%s/42/root", proc);
+	assert_int_equal(symlink(chroot_dir, link), 0);
+
+	/* chrooted, in our namespace: the path is the reader's, not to be put under root */
+	snprintf(line, sizeof(line), "7f0000-7f1000 r-xp 00000000 %x:%x %llu    %s", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino, file);
+	assert_int_equal(at_procmaps_parse_line(line, &e), 0);
+	assert_int_equal(at_mapped_path(proc, 42, &e, out, sizeof(out)), 0);
+	assert_string_equal(out, file);
+	/* a container: the path is the container's, found under its root */
+	snprintf(line, sizeof(line), "7f0000-7f1000 r-xp 00000000 %x:%x %llu    /lib/libx.so",
+		 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+	assert_int_equal(at_procmaps_parse_line(line, &e), 0);
+	assert_int_equal(at_mapped_path(proc, 42, &e, out, sizeof(out)), 0);
+	char want[1400];
+	snprintf(want, sizeof(want), "%s/42/root/lib/libx.so", proc);
+	assert_string_equal(out, want);
+	/* numbers that match nothing (an overlay): under root when it exists there */
+	snprintf(line, sizeof(line), "7f0000-7f1000 r-xp 00000000 00:01 1    /lib/libx.so");
+	assert_int_equal(at_procmaps_parse_line(line, &e), 0);
+	assert_int_equal(at_mapped_path(proc, 42, &e, out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+	snprintf(line, sizeof(line), "7f0000-7f1000 r-xp 00000000 00:01 1    /lib/nothere.so");
+	assert_int_equal(at_procmaps_parse_line(line, &e), 0);
+	assert_int_equal(at_mapped_path(proc, 42, &e, out, sizeof(out)), 0);
+	assert_string_equal(out, "/lib/nothere.so");
+	assert_int_equal(at_mapped_path(proc, 42, &e, out, 8), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_choose_allocator),
+		cmocka_unit_test(test_discover_launch),
+		cmocka_unit_test(test_discover_self),
+		cmocka_unit_test(test_find_library_short_buffer),
+		cmocka_unit_test(test_preload_past_64k),
+		cmocka_unit_test(test_discover_exec_self),
+		cmocka_unit_test(test_mapped_path),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,110 @@
+/* test_daemon_procfs.c: unit tests of daemon/procfs.c: whole files of any length, environment
+ * lookups, status fields, start times, same-file checks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../daemon/procfs.h"
+
+static char root[] = "/tmp/test_daemon_procfs.XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	return system(cmd);
+}
+
+/* A file far longer than any fixed buffer comes back whole, NUL after its end. */
+static void test_read_whole(void **state)
+{
+	(void)state;
+	char path[256], *buf;
+	size_t len, n = 300000;
+
+	snprintf(path, sizeof(path), "%s/7", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/7/environ", root);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		fputc(i % 1000 == 999 ? '\0' : 'a' + (int)(i % 26), f);
+	fclose(f);
+	assert_int_equal(at_proc_read(root, 7, "environ", &buf, &len), 0);
+	assert_int_equal(len, n);
+	assert_int_equal(buf[len], '\0');
+	assert_int_equal(buf[n - 1], '\0');
+	assert_int_equal(buf[1000], 'a' + 1000 % 26);
+	free(buf);
+	assert_int_equal(at_proc_read(root, 8, "environ", &buf, &len), -1);
+	/* this process's own command line, as the kernel gives it */
+	assert_int_equal(at_proc_read("/proc", getpid(), "cmdline", &buf, &len), 0);
+	assert_true(len > 0);
+	assert_non_null(strstr(buf, "test_daemon_procfs"));
+	free(buf);
+}
+
+static void test_environ_get(void **state)
+{
+	(void)state;
+	static const char env[] = "A=1\0LD_PRELOADX=no\0LD_PRELOAD=first\0B=\0LD_PRELOAD=last\0"
+				  "C=unterminated";
+	size_t len = sizeof(env) - 1;
+
+	assert_string_equal(at_environ_get(env, len, "LD_PRELOAD"), "last");
+	assert_string_equal(at_environ_get(env, len, "A"), "1");
+	assert_string_equal(at_environ_get(env, len, "B"), "");
+	assert_null(at_environ_get(env, len, "C")); /* cut short: no terminating NUL */
+	assert_null(at_environ_get(env, len, "LD"));
+	assert_null(at_environ_get(env, 0, "A"));
+}
+
+static void test_status_and_start(void **state)
+{
+	(void)state;
+	assert_int_equal(at_proc_status_field(getpid(), "Tgid"), getpid());
+	assert_int_equal(at_proc_status_field(getpid(), "PPid"), getppid());
+	assert_int_equal(at_proc_status_field(getpid(), "NoSuchField"), -1);
+	assert_int_equal(at_proc_status_field(999999999, "Tgid"), -1);
+	uint64_t now = at_realtime_ns(), start = at_proc_start_ns(getpid());
+	assert_true(start <= now + 20000000ull);
+	assert_true(start + 3600ull * 1000000000ull > now);
+	assert_int_equal(at_proc_start_ns(999999999), 0);
+}
+
+static void test_same_file(void **state)
+{
+	(void)state;
+	struct stat st;
+
+	assert_int_equal(stat("/proc/self/exe", &st), 0);
+	assert_true(at_same_file("/proc/self/exe", st.st_dev, st.st_ino));
+	assert_false(at_same_file("/proc/self/exe", st.st_dev, st.st_ino + 1));
+	assert_false(at_same_file("/nonexistent", st.st_dev, st.st_ino));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_whole),
+		cmocka_unit_test(test_environ_get),
+		cmocka_unit_test(test_status_and_start),
+		cmocka_unit_test(test_same_file),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
