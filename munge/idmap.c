@@ -1,9 +1,9 @@
 /* idmap.c: id mapping over an open-addressing table and a FIFO ring of released ids. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "idmap.h"
+#include "prim.h"
 
 #define IDMAP_INITIAL_BITS 10
 #define RING_INITIAL 1024
@@ -18,39 +18,17 @@ void at_idmap_init(struct at_idmap *m)
  * would take a page fault each (several microseconds a page in a virtual machine: it was most
  * of the time spent growing). */
 #define POPULATE_BYTES (64u << 10)
-/* Tables from this size on are also backed by transparent huge pages where the kernel allows
- * it (madvise mode): random probes into a table of many 4 KiB pages miss the TLB. */
-#define HUGE_BYTES (2u << 20)
 
-/* A HUGE_BYTES-aligned mapping of bytes (a multiple of HUGE_BYTES), huge pages requested. */
-static void *map_huge(size_t bytes)
-{
-	char *p = mmap(NULL, bytes + HUGE_BYTES, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	size_t head = (HUGE_BYTES - (uintptr_t)p % HUGE_BYTES) % HUGE_BYTES;
-	if (head)
-		munmap(p, head);
-	munmap(p + head + bytes, HUGE_BYTES - head);
-	p += head;
-	madvise(p, bytes, MADV_HUGEPAGE);         /* a hint: fine if refused */
-	madvise(p, bytes, MADV_POPULATE_WRITE);   /* likewise: pages then fault in as touched */
-	return p;
-}
-
+/* Tables of AT_HUGE_PAGE bytes and more are also backed by transparent huge pages where the
+ * kernel allows it (madvise mode): random probes into a table of many 4 KiB pages miss the
+ * TLB. */
 static struct at_idmap_slot *alloc_slots(uint64_t n)
 {
 	size_t bytes = n * sizeof(struct at_idmap_slot);
 
 	if (bytes < POPULATE_BYTES)
 		return calloc(n, sizeof(struct at_idmap_slot));
-	if (bytes >= HUGE_BYTES)
-		return map_huge(bytes);
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	return at_map(bytes, AT_MAP_POPULATE | (bytes >= AT_HUGE_PAGE ? AT_MAP_HUGE : 0));
 }
 
 static void free_slots(struct at_idmap_slot *slots, uint64_t n)
@@ -60,7 +38,7 @@ static void free_slots(struct at_idmap_slot *slots, uint64_t n)
 	if (n * sizeof(*slots) < POPULATE_BYTES)
 		free(slots);
 	else
-		munmap(slots, n * sizeof(*slots));
+		at_unmap(slots, n * sizeof(*slots));
 }
 
 void at_idmap_free(struct at_idmap *m)

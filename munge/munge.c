@@ -36,6 +36,7 @@ struct fields {
 	struct at_span args;    /* the text between the parentheses */
 	struct at_span rest;    /* for free and realloc: args after the first one (",SIZE") */
 	int has_result;         /* a non-empty text followed '=' */
+	int plain_args;         /* the argument text is known to be decimal numbers */
 };
 
 void at_munge_init(struct at_munge *m, const struct at_munge_options *opt)
@@ -58,66 +59,11 @@ void at_munge_free(struct at_munge *m)
 
 /* --- numbers ----------------------------------------------------------------------------- */
 
-/* Hex digit value + 1, 0 for anything else. */
-static const uint8_t hex_plus1[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
-	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
-	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
-/* C-locale isspace(), which is what Python 2's int() and str.strip() use. */
-static inline int is_cspace(char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
-int at_munge_parse_int(const char *p, size_t n, int base, int *neg, uint64_t *mag)
-{
-	const char *q = p, *end = p + n;
-	uint64_t v = 0;
-	int too_big = 0;
-
-	*neg = 0;
-	*mag = 0;
-	while (q < end && is_cspace(*q))
-		q++;
-	if (q < end && (*q == '+' || *q == '-')) {
-		*neg = *q++ == '-';
-		while (q < end && is_cspace(*q)) /* Python 2's strtoul skips it again */
-			q++;
-	}
-	if (base == 16 && end - q >= 3 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X') &&
-	    hex_plus1[(unsigned char)q[2]])
-		q += 2;
-	const char *digits = q;
-	for (; q < end; q++) {
-		unsigned d = hex_plus1[(unsigned char)*q];
-		if (!d || d > (unsigned)base)
-			break;
-		d--;
-		if (v > (UINT64_MAX - d) / (unsigned)base)
-			too_big = 1;
-		v = v * (unsigned)base + d;
-	}
-	if (q == digits)
-		return AT_PYINT_INVALID;
-	while (q < end && is_cspace(*q))
-		q++;
-	if (q != end)
-		return AT_PYINT_INVALID;
-	if (too_big)
-		return AT_PYINT_TOO_BIG;
-	*mag = v;
-	if (!v)
-		*neg = 0;
-	return AT_PYINT_OK;
-}
-
 static struct pyint parse_span(struct at_span s, int base)
 {
 	struct pyint r;
 
-	r.st = at_munge_parse_int(s.p, s.n, base, &r.neg, &r.mag);
+	r.st = at_parse_pyint(s.p, s.n, base, &r.neg, &r.mag);
 	return r;
 }
 
@@ -149,7 +95,7 @@ static inline int fast_hex(const char **pp, const char *end, uint64_t *v)
 	q += 2;
 	const char *s = q;
 	unsigned d;
-	while (q < end && (d = hex_plus1[(unsigned char)*q]) != 0) {
+	while (q < end && (d = at_hex_plus1[(unsigned char)*q]) != 0) {
 		x = (x << 4) | (d - 1);
 		q++;
 	}
@@ -160,47 +106,18 @@ static inline int fast_hex(const char **pp, const char *end, uint64_t *v)
 	return 0;
 }
 
-/* Whether the text at q (before end) starts with the literal lit. */
-#define STARTS(q, end, lit)                                                                    \
-	((size_t)((end) - (q)) >= sizeof(lit) - 1 && !memcmp((q), lit, sizeof(lit) - 1))
-
 /* The function whose name and '(' start at *pp, which then points past the '('; -1 if none. */
 static inline int func_at(const char **pp, const char *end)
 {
 	const char *q = *pp;
-	int f = -1;
+	size_t room = (size_t)(end - q) < AT_FUNC_NAME_SIZE ? (size_t)(end - q) : AT_FUNC_NAME_SIZE;
+	const char *open = memchr(q, '(', room);
 
-	if (q == end)
+	if (!open)
 		return -1;
-	switch (*q) {
-	case 'm':
-		f = STARTS(q, end, "malloc(") ? AT_MALLOC
-		    : STARTS(q, end, "memalign(") ? AT_MEMALIGN : -1;
-		break;
-	case 'f':
-		f = STARTS(q, end, "free(") ? AT_FREE : -1;
-		break;
-	case 'r':
-		f = STARTS(q, end, "realloc(") ? AT_REALLOC : -1;
-		break;
-	case 'c':
-		f = STARTS(q, end, "calloc(") ? AT_CALLOC : -1;
-		break;
-	case 'p':
-		f = STARTS(q, end, "posix_memalign(") ? AT_POSIX_MEMALIGN : -1;
-		break;
-	case 'a':
-		f = STARTS(q, end, "aligned_alloc(") ? AT_ALIGNED_ALLOC : -1;
-		break;
-	case 'v':
-		f = STARTS(q, end, "valloc(") ? AT_VALLOC : -1;
-		break;
-	case 'j':
-		f = STARTS(q, end, "jemalloc_stats(") ? AT_JEMALLOC_STATS : -1;
-		break;
-	}
+	int f = at_func_lookup(q, (size_t)(open - q));
 	if (f >= 0)
-		*pp = q + at_func_name_len[f] + 1;
+		*pp = open + 1;
 	return f;
 }
 
@@ -267,6 +184,7 @@ static inline void parsed_fields(const char *line, const struct at_munge_parsed 
 	f->rest = (struct at_span){ line + pl->rest_off,
 				    pl->args_off + pl->args_len - pl->rest_off };
 	f->has_result = pl->has_result;
+	f->plain_args = 1; /* at_munge_parse takes only 1 to 19 decimal digits */
 }
 
 /* Any line, split and parsed as the reference does. -1 with *why for a line it cannot split. */
@@ -292,6 +210,37 @@ static int slow_fields(const char *line, size_t len, struct fields *f, const cha
 }
 
 /* --- applying them ------------------------------------------------------------------------ */
+
+const char *at_munge_unreplayable_event(const struct at_event *ev)
+{
+	if (at_func_returns_pointer(ev->func) && !ev->has_result)
+		return AT_MUNGE_NO_RESULT;
+	if ((at_func_takes_pointer(ev->func) && ev->arg[0] >= AT_SLOT_LIMIT) ||
+	    (ev->has_result && ev->result >= AT_SLOT_LIMIT))
+		return AT_MUNGE_BIG_SLOT;
+	return NULL;
+}
+
+/* Why a replay cannot read the munged line of f, a line the reference writes as it comes, or
+ * NULL. A replay reads the munged shape strictly (lib/text.h, at_parse_munged): each size or
+ * alignment a decimal number that fits 64 bits, and a result on every allocation; the
+ * reference copies the argument text as written (spaces, signs, hex, anything) and writes an
+ * allocation without a result as it is. */
+static const char *unreplayable(const struct fields *f)
+{
+	if (at_func_returns_pointer((unsigned)f->func) && !f->has_result)
+		return AT_MUNGE_NO_RESULT;
+	if (f->plain_args)
+		return NULL;
+	int ptr = at_func_takes_pointer((unsigned)f->func);
+	struct at_span text = ptr ? f->rest : f->args;
+	const char *p = text.p, *end = text.p + text.n;
+	uint64_t v;
+	for (unsigned i = ptr; i < f->nargs; i++)
+		if ((i && at_take_char(&p, end, ',') < 0) || at_take_dec(&p, end, &v) < 0)
+			return AT_MUNGE_ODD_ARGUMENT;
+	return p == end ? NULL : AT_MUNGE_ODD_ARGUMENT;
+}
 
 /* Reason for a failed integer field: what[0] when not an integer, what[1] when too big. */
 static const char *const pid_why[2] = {
@@ -358,48 +307,15 @@ static inline uint64_t thread_of(struct at_munge_process *p, int neg, uint64_t m
  * '#' numbers of at most 20 digits, ')', '=', '\n'. */
 #define LINE_OVERHEAD 128
 
-static const char digit_pairs[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-/* Decimal digits of v at d, written in place (ids are mostly short); returns the count. */
-static inline size_t put_dec(char *d, uint64_t v)
-{
-	size_t n = 1;
-
-	for (uint64_t t = v; t >= 10; t /= 10)
-		n++;
-	char *p = d + n;
-	while (v >= 100) {
-		unsigned k = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--p = digit_pairs[k + 1];
-		*--p = digit_pairs[k];
-	}
-	if (v >= 10) {
-		*--p = digit_pairs[v * 2 + 1];
-		*--p = digit_pairs[v * 2];
-	} else {
-		*--p = (char)('0' + v);
-	}
-	return n;
-}
-
-/* Function names with their '(', padded so one fixed-size copy writes any of them. */
-static const char name_paren[AT_FUNC_COUNT][16] = {
-	[AT_MALLOC] = "malloc(", [AT_CALLOC] = "calloc(", [AT_REALLOC] = "realloc(",
-	[AT_FREE] = "free(", [AT_MEMALIGN] = "memalign(", [AT_POSIX_MEMALIGN] = "posix_memalign(",
-	[AT_ALIGNED_ALLOC] = "aligned_alloc(", [AT_VALLOC] = "valloc(",
-	[AT_JEMALLOC_STATS] = "jemalloc_stats(",
-};
-
 /* Writes "PID TID func(" at d (which has room for LINE_OVERHEAD bytes); returns the length. */
 static inline size_t put_head(char *d, const struct at_munge_thread *t, int func)
 {
+	size_t n = t->len + at_func_name_len[func];
+
 	memcpy(d, t->prefix, sizeof(t->prefix));
-	memcpy(d + t->len, name_paren[func], sizeof(name_paren[func]));
-	return t->len + at_func_name_len[func] + 1u;
+	memcpy(d + t->len, at_func_name[func], AT_FUNC_NAME_SIZE);
+	d[n] = '(';
+	return n + 1;
 }
 
 /* Writes the munged line "PID TID func(ARGS)[=#RES]\n": for free and realloc ARGS is #ptr_id
@@ -417,7 +333,7 @@ static void put_line(struct at_output *out, const struct at_munge_thread *t,
 
 	if (ptr) {
 		d[n++] = '#';
-		n += put_dec(d + n, ptr_id);
+		n += at_put_dec(d + n, ptr_id);
 	}
 	if (d == small) { /* an argument text longer than the whole buffer */
 		at_output_write(out, small, n);
@@ -431,7 +347,7 @@ static void put_line(struct at_output *out, const struct at_munge_thread *t,
 	if (res_id) {
 		d[n++] = '=';
 		d[n++] = '#';
-		n += put_dec(d + n, res_id);
+		n += at_put_dec(d + n, res_id);
 	}
 	d[n++] = '\n';
 	if (d == small)
@@ -444,7 +360,7 @@ static void put_stats_line(struct at_output *out, uint64_t pid)
 {
 	static const char tail[] = " 1 jemalloc_stats()\n";
 	char *d = at_output_reserve(out, 20 + sizeof(tail));
-	size_t n = put_dec(d, pid);
+	size_t n = at_put_dec(d, pid);
 
 	memcpy(d + n, tail, sizeof(tail) - 1);
 	at_output_commit(out, n + sizeof(tail) - 1);
@@ -466,9 +382,9 @@ static void fill_thread(const struct at_munge *m, struct at_munge_thread *t,
 	t->pid_id = m->opt.has_pid ? 1 : pid;
 	t->tid_id = tid;
 	memset(t->prefix, 0, sizeof(t->prefix));
-	size_t n = put_dec(t->prefix, t->pid_id);
+	size_t n = at_put_dec(t->prefix, t->pid_id);
 	t->prefix[n++] = ' ';
-	n += put_dec(t->prefix + n, tid);
+	n += at_put_dec(t->prefix + n, tid);
 	t->prefix[n++] = ' ';
 	t->len = (uint32_t)n;
 }
@@ -545,7 +461,8 @@ static inline int munge_fields(struct at_munge *m, const struct fields *f,
 	return AT_MUNGE_WRITTEN;
 }
 
-/* munge_fields, then the munged line (and a due jemalloc_stats() line) into out. */
+/* munge_fields, then the munged line (and a due jemalloc_stats() line) into out; a line a
+ * replay cannot read is dropped with replayable_only, else written with its reason. */
 static inline int apply_fields(struct at_munge *m, const struct fields *f, struct at_output *out,
 			       const char **why)
 {
@@ -555,6 +472,11 @@ static inline int apply_fields(struct at_munge *m, const struct fields *f, struc
 
 	if (rc != AT_MUNGE_WRITTEN)
 		return rc;
+	*why = unreplayable(f);
+	if (!*why && (ptr_id >= AT_SLOT_LIMIT || res_id >= AT_SLOT_LIMIT))
+		*why = AT_MUNGE_BIG_SLOT; /* 2^28 blocks live at once */
+	if (*why && m->opt.replayable_only)
+		return AT_MUNGE_IGNORED;
 	put_line(out, t, f, ptr_id, res_id);
 	if (m->opt.stats_every && ++m->procs[t->proc].written % m->opt.stats_every == 0)
 		put_stats_line(out, t->pid_id);
@@ -590,6 +512,9 @@ int at_munge_event(struct at_munge *m, const struct at_event *in, struct at_even
 	e->arg[0] = f.nargs > 0 ? (at_func_takes_pointer(func) ? ptr_id : in->arg[0]) : 0;
 	e->arg[1] = f.nargs > 1 ? in->arg[1] : 0;
 	e->result = res_id;
+	*why = at_munge_unreplayable_event(e); /* the numbers are numbers: no odd argument */
+	if (*why && m->opt.replayable_only)
+		return AT_MUNGE_IGNORED;
 	*n_out = 1;
 	if (m->opt.stats_every && ++m->procs[t->proc].written % m->opt.stats_every == 0) {
 		out[1] = (struct at_event){ .pid = (uint32_t)t->pid_id, .tid = 1,

@@ -1,4 +1,4 @@
-/* munge.h: the munge algorithm of Firefox's logalloc_munge.py (LOGALLOC.md section 2), as a
+/* munge.h: the munge algorithm of Firefox's logalloc_munge.py (doc/LOGALLOC.md), as a
  * library: feed it raw lines, it appends munged lines to an at_output.
  *
  * Output is byte for byte the reference's for every line the reference accepts, with one known
@@ -13,6 +13,7 @@
 #include "event.h"
 #include "idmap.h"
 #include "output.h"
+#include "text.h"
 
 struct at_munge_options {
 	int has_pid;          /* --pid: keep only this original process, printed as process 1 */
@@ -20,11 +21,23 @@ struct at_munge_options {
 	uint64_t pid_mag;
 	uint64_t stats_every; /* --stats-every: 0, or N to add a jemalloc_stats() line after every
 			       * N written lines of each process */
+	int replayable_only;  /* --strict: a line the reference writes but a replay cannot read
+			       * is dropped (AT_MUNGE_IGNORED) instead of written */
 };
+
+/* Lines the reference writes but a replay (alloctap-replay, Firefox's logalloc-replay) cannot
+ * read, and why: */
+#define AT_MUNGE_NO_RESULT "an allocation without a result (a replay needs its slot)"
+#define AT_MUNGE_ODD_ARGUMENT \
+	"an argument that is not a decimal number (a replay reads only those)"
+#define AT_MUNGE_BIG_SLOT "a slot number beyond #268435455 (the last a replay has)"
 
 /* What became of one line. */
 enum at_munge_result {
-	AT_MUNGE_WRITTEN = 0, /* one line written (plus a jemalloc_stats() line if one was due) */
+	AT_MUNGE_WRITTEN = 0, /* one line written (plus a jemalloc_stats() line if one was due);
+			       * *why is NULL, or the reason (AT_MUNGE_NO_RESULT,
+			       * AT_MUNGE_ODD_ARGUMENT, AT_MUNGE_BIG_SLOT) a replay cannot read the
+			       * line written */
 	AT_MUNGE_IGNORED,     /* dropped, as the reference drops it; *why says why */
 	AT_MUNGE_FILTERED,    /* belongs to another process than --pid's */
 	AT_MUNGE_NOMEM = -1,  /* out of memory; the state is still consistent */
@@ -61,7 +74,7 @@ void at_munge_free(struct at_munge *m);
 
 /* Munges one line (without its '\n'; surrounding whitespace such as a CR is stripped, as the
  * reference does). Returns an enum at_munge_result; for AT_MUNGE_IGNORED, *why is the reason,
- * a static string. */
+ * a static string; for AT_MUNGE_WRITTEN, NULL or why a replay cannot read the line. */
 int at_munge_line(struct at_munge *m, const char *line, size_t len, struct at_output *out,
 		  const char **why);
 
@@ -94,16 +107,11 @@ int at_munge_parse(const char *line, size_t len, struct at_munge_parsed *pl);
 int at_munge_apply(struct at_munge *m, const char *line, size_t len,
 		   const struct at_munge_parsed *pl, struct at_output *out, const char **why);
 
+/* Why a replay cannot read a munged event (AT_MUNGE_NO_RESULT, AT_MUNGE_BIG_SLOT), or NULL. */
+const char *at_munge_unreplayable_event(const struct at_event *ev);
+
 /* A hint for a parsed line whose turn comes soon: starts loading the table slot of its pointer
  * into the cache if its thread was seen before. Reads the state, changes nothing. */
 void at_munge_prefetch(const struct at_munge *m, const struct at_munge_parsed *pl);
-
-/* The integer parsing of Python 2's int(text, base) for base 10 or 16: C-locale whitespace
- * around, a sign that whitespace may follow, for base 16 an optional 0x/0X before at least one
- * hex digit, then digits; no NUL byte. Returns AT_PYINT_OK with *neg and *mag set (-0 is 0),
- * AT_PYINT_INVALID, or AT_PYINT_TOO_BIG (Python accepts it, but the magnitude needs more than
- * 64 bits). */
-enum { AT_PYINT_OK = 0, AT_PYINT_INVALID = -1, AT_PYINT_TOO_BIG = -2 };
-int at_munge_parse_int(const char *p, size_t n, int base, int *neg, uint64_t *mag);
 
 #endif

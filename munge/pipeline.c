@@ -4,9 +4,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "pipeline.h"
+#include "prim.h"
 
 #define BATCH_LINES 4096           /* lines per batch */
 #define BATCH_BYTES (256u << 10)   /* a batch closes once its text reaches this size */
@@ -64,15 +64,6 @@ static int run_single(struct at_munge *m, struct at_linereader *r, struct at_out
 
 /* --- the reader thread -------------------------------------------------------------------- */
 
-/* Memory for batches is mmapped with MAP_POPULATE: one call maps all its pages, where first
- * touches would take a page fault each (several microseconds in a virtual machine). */
-static void *map_populated(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* Copies one line into b's text, growing it when the line does not fit (long lines only). */
 static int batch_add(struct batch *b, const char *line, size_t len)
 {
@@ -80,8 +71,8 @@ static int batch_add(struct batch *b, const char *line, size_t len)
 		size_t cap = b->cap;
 		while (cap < b->used + len)
 			cap *= 2;
-		void *text = mremap(b->text, b->cap, cap, MREMAP_MAYMOVE);
-		if (text == MAP_FAILED)
+		void *text = at_remap(b->text, b->cap, cap);
+		if (!text)
 			return -1;
 		b->text = text;
 		b->cap = cap;
@@ -173,18 +164,19 @@ static void free_batches(struct batch *batches)
 	if (!batches)
 		return;
 	for (unsigned i = 0; i < NBATCHES; i++)
-		if (batches[i].text)
-			munmap(batches[i].text, batches[i].cap);
-	munmap(batches, NBATCHES * sizeof(*batches));
+		at_unmap(batches[i].text, batches[i].cap);
+	at_unmap(batches, NBATCHES * sizeof(*batches));
 }
 
+/* Batches are populated mappings: one call maps all their pages, where first touches would
+ * take a page fault each. */
 static struct batch *alloc_batches(void)
 {
-	struct batch *batches = map_populated(NBATCHES * sizeof(*batches));
+	struct batch *batches = at_map(NBATCHES * sizeof(*batches), AT_MAP_POPULATE);
 
 	for (unsigned i = 0; batches && i < NBATCHES; i++) {
 		batches[i].cap = BATCH_BYTES * 2;
-		batches[i].text = map_populated(batches[i].cap);
+		batches[i].text = at_map(batches[i].cap, AT_MAP_POPULATE);
 		if (!batches[i].text) {
 			free_batches(batches);
 			return NULL;

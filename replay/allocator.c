@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "allocator.h"
+#include "display.h"
 #include "procinfo.h"
+#include "procmaps.h"
 #include "report.h"
 
 #define RP_LIBDIR "/usr/lib/x86_64-linux-gnu/"
@@ -53,7 +55,7 @@ static const char *name_of_library(const char *path)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0)
+	if (at_libc_of_path(path) == AT_LIBC_GLIBC)
 		return "glibc";
 	for (size_t i = 1; i < sizeof(known_allocators) / sizeof(known_allocators[0]); i++)
 		if (strstr(base, known_allocators[i].name))
@@ -81,22 +83,22 @@ static int check_child(const char *want)
 	const char *have_name;
 
 	if (rp_allocator_identify(&have_name, have, sizeof(have)) < 0) {
-		rp_error("cannot tell from /proc/self/maps which library provides malloc");
+		at_error("cannot tell from /proc/self/maps which library provides malloc");
 		return -1;
 	}
 	if (strcmp(want, "glibc") == 0) {
 		if (strcmp(have_name, "glibc") == 0)
 			return 0;
-		rp_error("asked for glibc's malloc but malloc comes from %s", have);
+		at_error("asked for glibc's malloc but malloc comes from %s", have);
 		return -1;
 	}
 	if (!realpath(want, real)) {
-		rp_error("%s: %s", want, strerror(errno));
+		at_error("%s: %s", want, strerror(errno));
 		return -1;
 	}
 	if (strcmp(real, have) == 0)
 		return 0;
-	rp_error("%s was preloaded but malloc comes from %s (not a malloc library?)", want, have);
+	at_error("%s was preloaded but malloc comes from %s (not a malloc library?)", want, have);
 	return -1;
 }
 
@@ -108,25 +110,25 @@ int rp_allocator_select(const char *name, char *const argv[])
 	if (marker)
 		return check_child(marker);
 	if (rp_allocator_library(name, &path) < 0) {
-		rp_error("unknown allocator '%s' (jemalloc, tcmalloc, mimalloc, glibc or a path)",
+		at_error("unknown allocator '%s' (jemalloc, tcmalloc, mimalloc, glibc or a path)",
 			 name);
 		return -1;
 	}
 	if (path && access(path, R_OK) < 0) {
 		if (path == name)
-			rp_error("%s: %s", path, strerror(errno));
+			at_error("%s: %s", path, strerror(errno));
 		else
-			rp_error("%s: %s: %s (Debian package %s)", name, path, strerror(errno),
+			at_error("%s: %s: %s (Debian package %s)", name, path, strerror(errno),
 				 package_of(name));
 		return -1;
 	}
 	if (setenv(RP_ALLOCATOR_ENV, path ? path : "glibc", 1) < 0 ||
 	    (path ? setenv("LD_PRELOAD", path, 1) : unsetenv("LD_PRELOAD")) < 0) {
-		rp_error("setenv: %s", strerror(errno));
+		at_error("setenv: %s", strerror(errno));
 		return -1;
 	}
-	rp_verbose("re-executing with %s%s", path ? "LD_PRELOAD=" : "", path ? path : "glibc");
+	at_verbose("re-executing with %s%s", path ? "LD_PRELOAD=" : "", path ? path : "glibc");
 	execv("/proc/self/exe", argv);
-	rp_error("cannot re-execute /proc/self/exe: %s", strerror(errno));
+	at_error("cannot re-execute /proc/self/exe: %s", strerror(errno));
 	return -1;
 }

@@ -1,7 +1,7 @@
 /* engine.h: replays munged events against the allocator the process runs with.
  *
  * The engine owns the slot array and the live-bytes accounting; it calls malloc and friends
- * and nothing else that allocates. Semantics (LOGALLOC.md section 3):
+ * and nothing else that allocates. Semantics (doc/LOGALLOC.md, section 3):
  *   malloc, calloc, memalign, aligned_alloc, valloc: the result goes into the result slot;
  *   posix_memalign: its pointer, or NULL when it returned an error;
  *   realloc(#a,n)=#b: the pointer is taken out of slot a (NULL if empty), then the result is

@@ -36,14 +36,6 @@
 
 #include "engine.h"
 
-/* "alloctap-replay: MESSAGE" at level 1. */
-void rp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "alloctap-replay: FILE:LINE: MESSAGE" at level 1. */
-void rp_error_at(const char *file, uint64_t line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* "alloctap-replay: MESSAGE" at level 3 (-v). */
-void rp_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* The jemalloc_stats() line of a text input. own_extra: resident bytes of the replayer's
  * buffers other than the slot array (the input buffer). */
 void rp_report_stats(const struct rp_engine *e, uint64_t line, uint64_t own_extra);

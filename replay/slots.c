@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "slots.h"
+#include "prim.h"
 
 int rp_slots_init(struct rp_slots *s, uint64_t limit)
 {
@@ -14,9 +15,8 @@ int rp_slots_init(struct rp_slots *s, uint64_t limit)
 		errno = EINVAL;
 		return -1;
 	}
-	void *p = mmap(NULL, limit * sizeof(struct rp_slot), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	void *p = at_map(limit * sizeof(struct rp_slot), AT_MAP_NORESERVE);
+	if (!p)
 		return -1;
 	s->slot = p;
 	s->limit = limit;
@@ -25,8 +25,7 @@ int rp_slots_init(struct rp_slots *s, uint64_t limit)
 
 void rp_slots_fini(struct rp_slots *s)
 {
-	if (s->slot)
-		munmap(s->slot, s->limit * sizeof(struct rp_slot));
+	at_unmap(s->slot, s->limit * sizeof(struct rp_slot));
 	s->slot = NULL;
 	s->limit = 0;
 	s->used = 0;

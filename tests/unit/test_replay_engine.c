@@ -1,6 +1,7 @@
-/* test_replay_engine.c: unit tests of replay/engine.c and replay/slots.c on in-memory event
+/* test_replay_engine.c: unit tests of replay/engine.c on in-memory event
  * sequences: each function's slot semantics, realloc between slots, empty slots, failures,
- * the slot limit, live-bytes and slop accounting, -c filling. */
+ * the slot limit, live-bytes and slop accounting, -c filling. (The slot array itself:
+ * test_replay_slots.c.) */
 #include <errno.h>
 #include <malloc.h>
 #include <setjmp.h>
@@ -444,30 +445,6 @@ static void test_slop_off(void **state)
 	release_all(&e);
 }
 
-static void test_slots_init(void **state)
-{
-	(void)state;
-	struct rp_slots s;
-
-	errno = 0;
-	assert_int_equal(rp_slots_init(&s, 0), -1);
-	assert_int_equal(errno, EINVAL);
-	assert_int_equal(rp_slots_init(&s, RP_SLOT_LIMIT + 1), -1);
-	assert_int_equal(errno, EINVAL);
-	/* the full limit is only address space until touched */
-	assert_int_equal(rp_slots_init(&s, RP_SLOT_LIMIT), 0);
-	assert_int_equal(s.limit, RP_SLOT_LIMIT);
-	assert_int_equal(rp_slots_resident(&s), 0);
-	s.slot[RP_SLOT_LIMIT - 1].size = 1;
-	rp_slots_touch(&s, RP_SLOT_LIMIT - 1);
-	assert_int_equal(s.used, RP_SLOT_LIMIT);
-	assert_int_equal(rp_slots_resident(&s), 4096);
-	s.slot[0].size = 1;
-	s.slot[1000].size = 1; /* 1000 * 16 bytes: the fourth page */
-	assert_int_equal(rp_slots_resident(&s), 3 * 4096);
-	rp_slots_fini(&s);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,7 +465,6 @@ int main(void)
 		cmocka_unit_test(test_no_fill_without_flag),
 		cmocka_unit_test(test_slop),
 		cmocka_unit_test(test_slop_off),
-		cmocka_unit_test(test_slots_init),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

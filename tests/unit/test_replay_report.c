@@ -1,8 +1,5 @@
-/* test_replay_report.c: unit tests of replay/procinfo.c and replay/report.c: /proc figures,
- * the mapping lookup behind --allocator's check, and the exact shape of the stats line. */
-#include <dlfcn.h>
+/* test_replay_report.c: unit tests of replay/report.c: the exact shape of the stats line. */
 #include <inttypes.h>
-#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,66 +12,8 @@
 #include <cmocka.h>
 
 #include "display.h"
-#include "../../replay/allocator.h"
 #include "../../replay/procinfo.h"
 #include "../../replay/report.h"
-
-static void test_rss(void **state)
-{
-	(void)state;
-	int64_t before = rp_proc_rss();
-	assert_true(before > 0);
-	assert_int_equal(before % 1024, 0);
-	/* 8 MiB touched shows up in Rss and in the peak */
-	size_t n = 8u << 20;
-	char *p = malloc(n);
-	assert_non_null(p);
-	memset(p, 1, n);
-	int64_t after = rp_proc_rss();
-	assert_true(after - before >= (int64_t)n - (1 << 20));
-	assert_true(rp_proc_peak_rss() >= after);
-	free(p);
-}
-
-static void test_mapping_path(void **state)
-{
-	(void)state;
-	char path[PATH_MAX], self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	assert_true(n > 0);
-	self[n] = 0;
-	assert_int_equal(rp_proc_mapping_path((const void *)test_mapping_path, path, sizeof(path)), 0);
-	assert_string_equal(path, self);
-	/* getpid lives in libc (and no sanitizer intercepts it) */
-	assert_int_equal(rp_proc_mapping_path(dlsym(RTLD_DEFAULT, "getpid"), path, sizeof(path)), 0);
-	assert_non_null(strstr(path, "/libc.so.6"));
-	/* the stack and the heap are no file */
-	int local;
-	assert_int_equal(rp_proc_mapping_path(&local, path, sizeof(path)), -1);
-	assert_int_equal(rp_proc_mapping_path((void *)8, path, sizeof(path)), -1);
-	/* a path that does not fit */
-	assert_int_equal(rp_proc_mapping_path((const void *)test_mapping_path, path, 4), -1);
-}
-
-static void test_allocator_library(void **state)
-{
-	(void)state;
-	const char *path = "x";
-
-	assert_int_equal(rp_allocator_library("glibc", &path), 0);
-	assert_null(path);
-	assert_int_equal(rp_allocator_library("jemalloc", &path), 0);
-	assert_string_equal(path, "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
-	assert_int_equal(rp_allocator_library("tcmalloc", &path), 0);
-	assert_string_equal(path, "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4");
-	assert_int_equal(rp_allocator_library("mimalloc", &path), 0);
-	assert_string_equal(path, "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2");
-	assert_int_equal(rp_allocator_library("./libfoo.so", &path), 0);
-	assert_string_equal(path, "./libfoo.so");
-	assert_int_equal(rp_allocator_library("hoard", &path), -1);
-	assert_int_equal(rp_allocator_library("", &path), -1);
-}
 
 /* Runs rp_report_stats with stderr sent to a pipe; returns what it wrote. */
 static void capture_stats(const struct rp_engine *e, uint64_t line, char *out, size_t cap)
@@ -132,9 +71,6 @@ static void test_stats_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rss),
-		cmocka_unit_test(test_mapping_path),
-		cmocka_unit_test(test_allocator_library),
 		cmocka_unit_test(test_stats_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
