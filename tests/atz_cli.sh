@@ -2,39 +2,27 @@
 # atz_cli.sh: the binary format end to end through build/bench/atz_tool (lib/source.c +
 # lib/atz.c): text -> binary -> text round trips on every text log in tests/data, the lz4 tool's
 # view of the files, golden files, pipes, and damaged files (truncated, corrupt, newer version).
-# Prints TAP lines; exits non-zero if any case failed.
 set -u
-cd "$(dirname "$0")/.."
-make -s build/bench/atz_tool >/dev/null || { echo "not ok - build build/bench/atz_tool"; exit 1; }
-T=build/bench/atz_tool
+source "$(dirname "$0")/lib.sh"
+A=build/bench/atz_tool
 D=tests/data/atz
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-ok() { echo "ok - $1"; }
-nok() { echo "not ok - $1"; fails=$((fails + 1)); }
-check() { # check DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
+need_make "$A"
 
 # 1. Round trips on every file of tests/data that reads as a log (text or binary; files that do
 # not are skipped): the log is first put in canonical text form (lib/text.c's formatter); the
 # binary must give back exactly that, and a canonical file comes back byte for byte.
 n=0
 while IFS= read -r f; do
-	"$T" decode "$f" "$tmp/canon" 2>/dev/null || continue
-	[ -s "$tmp/canon" ] || continue
+	"$A" decode "$f" "$T/canon" 2>/dev/null || continue
+	[ -s "$T/canon" ] || continue
 	n=$((n + 1))
-	if "$T" encode "$f" "$tmp/x.atz" && "$T" decode "$tmp/x.atz" "$tmp/back" &&
-		cmp -s "$tmp/canon" "$tmp/back"; then
+	if "$A" encode "$f" "$T/x.atz" && "$A" decode "$T/x.atz" "$T/back" &&
+		cmp -s "$T/canon" "$T/back"; then
 		ok "round trip text -> binary -> text: $f"
 	else
-		nok "round trip text -> binary -> text: $f"
+		fail "round trip text -> binary -> text: $f"
 	fi
-	if cmp -s "$f" "$tmp/canon"; then
+	if cmp -s "$f" "$T/canon"; then
 		ok "canonical text is byte-identical after the round trip: $f"
 	fi
 done < <(find tests/data -type f | sort)
@@ -43,8 +31,8 @@ check "found text logs to round-trip ($n)" test "$n" -ge 3
 # A real program's trace, when the demo one is there.
 if [ -f demo/python3-json.log ]; then
 	check "round trip of demo/python3-json.log is byte-identical" \
-		bash -c "'$T' encode demo/python3-json.log '$tmp/p.atz' &&
-			'$T' decode '$tmp/p.atz' - | cmp -s - demo/python3-json.log"
+		bash -c "'$A' encode demo/python3-json.log '$T/p.atz' &&
+			'$A' decode '$T/p.atz' - | cmp -s - demo/python3-json.log"
 fi
 
 # 2. The lz4 tool sees a valid frame whose content starts with the stream magic.
@@ -60,65 +48,65 @@ for f in "$D/python3-head.atz" "$D/munged.atz"; do
 done
 if [ -f demo/python3-json.log ]; then
 	check "the document's reader agrees on the python3 trace" \
-		bash -c "lz4 -q -d -c '$tmp/p.atz' | python3 tests/atz_spec_reader.py |
+		bash -c "lz4 -q -d -c '$T/p.atz' | python3 tests/atz_spec_reader.py |
 			cmp -s - demo/python3-json.log"
 fi
 
 # 3. Golden files: the encoder is deterministic and the format has not drifted.
 check "raw golden file re-encodes byte-identical" \
-	bash -c "'$T' encode '$D/python3-head.log' '$tmp/g.atz' && cmp -s '$tmp/g.atz' '$D/python3-head.atz'"
+	bash -c "'$A' encode '$D/python3-head.log' '$T/g.atz' && cmp -s '$T/g.atz' '$D/python3-head.atz'"
 check "munged golden file re-encodes byte-identical" \
-	bash -c "'$T' encode '$D/munged.log' '$tmp/m.atz' && cmp -s '$tmp/m.atz' '$D/munged.atz'"
+	bash -c "'$A' encode '$D/munged.log' '$T/m.atz' && cmp -s '$T/m.atz' '$D/munged.atz'"
 check "munged binary decodes to munged text" \
-	bash -c "'$T' decode '$D/munged.atz' - | cmp -s - '$D/munged.log'"
+	bash -c "'$A' decode '$D/munged.atz' - | cmp -s - '$D/munged.log'"
 check "a recompressed frame (lz4 -d | lz4, 4 MB blocks) still decodes" \
-	bash -c "lz4 -q -d -c '$D/python3-head.atz' | lz4 -q -B7 -c > '$tmp/re.atz' &&
-		'$T' decode '$tmp/re.atz' - | cmp -s - '$D/python3-head.log'"
+	bash -c "lz4 -q -d -c '$D/python3-head.atz' | lz4 -q -B7 -c > '$T/re.atz' &&
+		'$A' decode '$T/re.atz' - | cmp -s - '$D/python3-head.log'"
 
 # 4. Pipes: format detection works without seeking.
 check "binary on stdin through a pipe" \
-	bash -c "cat '$D/python3-head.atz' | '$T' decode - - | cmp -s - '$D/python3-head.log'"
+	bash -c "cat '$D/python3-head.atz' | '$A' decode - - | cmp -s - '$D/python3-head.log'"
 check "text on stdin through a pipe" \
-	bash -c "cat '$D/munged.log' | '$T' encode - - | '$T' decode - - | cmp -s - '$D/munged.log'"
+	bash -c "cat '$D/munged.log' | '$A' encode - - | '$A' decode - - | cmp -s - '$D/munged.log'"
 
 # 5. Damaged input: exit 1 and a message naming the file and the offset.
 size=$(stat -c %s "$D/python3-head.atz")
-head -c $((size - 30)) "$D/python3-head.atz" > "$tmp/cut.atz"
-"$T" decode "$tmp/cut.atz" "$tmp/cut.log" 2> "$tmp/err"
+head -c $((size - 30)) "$D/python3-head.atz" > "$T/cut.atz"
+"$A" decode "$T/cut.atz" "$T/cut.log" 2> "$T/err"
 rc=$?
 check "truncated trace: exit 1" test "$rc" -eq 1
 check "truncated trace: message" \
-	grep -q "^atz_tool: $tmp/cut.atz: truncated after 0 events: the input ends inside the block at that offset; the last whole block ends at byte offset 33 of $((size - 30))\$" "$tmp/err"
+	grep -q "^atz_tool: $T/cut.atz: truncated after 0 events: the input ends inside the block at that offset; the last whole block ends at byte offset 33 of $((size - 30))\$" "$T/err"
 
-cp "$D/python3-head.atz" "$tmp/flip.atz"
-printf '\x55' | dd of="$tmp/flip.atz" bs=1 seek=100 conv=notrunc status=none
-"$T" decode "$tmp/flip.atz" /dev/null 2> "$tmp/err"
+cp "$D/python3-head.atz" "$T/flip.atz"
+printf '\x55' | dd of="$T/flip.atz" bs=1 seek=100 conv=notrunc status=none
+"$A" decode "$T/flip.atz" /dev/null 2> "$T/err"
 rc=$?
 check "corrupt block: exit 1" test "$rc" -eq 1
 check "corrupt block: message with its offset" \
-	grep -q "^atz_tool: $tmp/flip.atz: corrupt lz4 block at byte offset 33 " "$tmp/err"
+	grep -q "^atz_tool: $T/flip.atz: corrupt lz4 block at byte offset 33 " "$T/err"
 
-printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c > "$tmp/v2.atz"
-"$T" decode "$tmp/v2.atz" /dev/null 2> "$tmp/err"
+printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c > "$T/v2.atz"
+"$A" decode "$T/v2.atz" /dev/null 2> "$T/err"
 rc=$?
 check "newer major version: exit 1" test "$rc" -eq 1
 check "newer major version: refused with a clear message" \
-	grep -q "^atz_tool: $tmp/v2.atz: trace format version 2.1 is newer than this reader's (1.0): use a newer alloctap\$" "$tmp/err"
+	grep -q "^atz_tool: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.1): use a newer alloctap\$" "$T/err"
 
-printf 'hello' | lz4 -q -c > "$tmp/other.lz4"
-"$T" decode "$tmp/other.lz4" /dev/null 2> "$tmp/err"
+printf 'hello' | lz4 -q -c > "$T/other.lz4"
+"$A" decode "$T/other.lz4" /dev/null 2> "$T/err"
 check "an lz4 file of something else is refused" \
-	grep -q "an lz4 file, but not an alloctap trace" "$tmp/err"
+	grep -q "an lz4 file, but not an alloctap trace" "$T/err"
 
-"$T" encode "$D/bad-function.log" "$tmp/bad.atz" 2> "$tmp/err"
+"$A" encode "$D/bad-function.log" "$T/bad.atz" 2> "$T/err"
 rc=$?
 check "bad text line: exit 1" test "$rc" -eq 1
 check "bad text line: FILE:LINE: reason" \
-	grep -qx "atz_tool: $D/bad-function.log:2: unknown function" "$tmp/err"
+	grep -qx "atz_tool: $D/bad-function.log:2: unknown function" "$T/err"
 
-head -c 100000 /dev/urandom > "$tmp/random.bin"
-timeout 10 "$T" decode "$tmp/random.bin" /dev/null 2>/dev/null
+head -c 100000 /dev/urandom > "$T/random.bin"
+timeout 10 "$A" decode "$T/random.bin" /dev/null 2>/dev/null
 rc=$?
 check "random bytes: exit 1, no crash or hang" test "$rc" -eq 1
 
-[ "$fails" -eq 0 ]
+finish

@@ -3,7 +3,9 @@
 
 Reads the stream content (the lz4 frame already unwrapped, e.g. by `lz4 -d -c FILE`) on stdin
 and prints the events as logalloc text (raw, or munged when the header says so), exactly as
-lib/text.c formats them. With --stats it prints, instead, bytes and records per record kind.
+lib/text.c formats them. With --stats it prints, instead, bytes and records per record kind;
+with --processes, one line per process change record (section 5.4):
+"CHANGE PID PARENT FLAGS STATUS EXECUTABLE ARG..." (CHANGE is START, EXEC or EXIT).
 tests/atz_cli.sh checks that its output equals the C reader's, which keeps the document honest.
 Exit status: 0 ok, 1 malformed stream.
 """
@@ -131,6 +133,7 @@ def fmt(pid, tid, func, has_result, args, result, munged):
 
 def main():
     stats = "--stats" in sys.argv[1:]
+    processes = "--processes" in sys.argv[1:]
     s = Stream(sys.stdin.buffer.read())
     # Section 3: the header.
     if s.take(4) != b"ATZ\0":
@@ -175,6 +178,19 @@ def main():
         elif op == 0x92:
             name = "LOST"
             s.varint()
+        elif op == 0xC2:
+            name = "PROCESS_CHANGE"
+            payload = Stream(s.take(s.varint()))
+            change, flags, pid, parent, _time, status = [payload.varint() for _ in range(6)]
+            if pid > 0xFFFFFFFF or parent > 0xFFFFFFFF:
+                raise Corrupt("pid too large")
+            text = payload.d[payload.p:]
+            exe, _, args = text.partition(b"\0")
+            if processes and change in (1, 2, 3):
+                words = [["START", "EXEC", "EXIT"][change - 1], str(pid), str(parent), str(flags),
+                         str(status), exe.decode("utf-8", "replace")]
+                words += [a.decode("utf-8", "replace") for a in args.split(b"\0")[:-1]]
+                out.append(" ".join(words))
         elif op >= 0xC0:
             name = "SIZED 0x%02x" % op
             s.take(s.varint())
@@ -183,7 +199,7 @@ def main():
         k = kinds.setdefault(name, [0, 0])
         k[0] += 1
         k[1] += s.p - start
-        if ev is not None and not stats:
+        if ev is not None and not stats and not processes:
             out.append(fmt(cur.pid, cur.tid, *ev, munged))
     if stats:
         total = sum(b for _, b in kinds.values())

@@ -7,49 +7,22 @@
 # the munged text of the raw text; --format binary gives a munged .atz with the same events,
 # which alloctap-replay replays with the same --summary figures. Damaged binary input
 # (truncated, corrupt block, newer version, not a trace, already munged) ends with the reader's
-# message and exit 1, after munging what was decoded. Prints one TAP line per case; exits
-# non-zero if any failed.
+# message and exit 1, after munging what was decoded.
 set -u
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 M=build/alloctap-munge
 R=build/alloctap-replay
 G=build/bench/genlog
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for why in "$@"; do echo "#   $why"; done
-	failed=$((failed + 1))
-}
-# check DESC COMMAND...: ok when COMMAND succeeds.
-check() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-for prog in "$M" "$R"; do
-	[ -x "$prog" ] || { not_ok "$prog is built (run make first)"; exit 1; }
-done
-make -s "$G" >/dev/null || { not_ok "build $G"; exit 1; }
+need_built "$M" "$R"
+need_make "$G"
 
 # to_bin IN OUT / to_text IN OUT: conversions without munging (stderr to $T/err).
 to_bin() { "$M" -q --keep-pointers --format binary "$1" -o "$2" 2>"$T/err"; }
 to_text() { "$M" -q --keep-pointers "$1" -o "$2" 2>"$T/err"; }
 is_atz() { [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' ')" = "04224d18" ]; }
 
-# replay figures without the timings and stats labels (as tests/replay_binary_cli.sh)
-figures() {
-	grep -v -e '^wall time ns:' -e '^ns per operation:' -e '^peak rss bytes:' -e '^stats ' "$1"
-	sed -n 's/^stats [a-z]*=[0-9]* \(ops=[0-9]* objects=[0-9]* slots=[0-9]* requested=[0-9]*\) .*/stats \1/p' "$1"
-}
-
 # --- round trips -------------------------------------------------------------------------------
-"$G" 100000 3 -p 2 -t 3 >"$T/genlog.log" || not_ok "genlog runs"
+"$G" 100000 3 -p 2 -t 3 >"$T/genlog.log" || fail "genlog runs"
 canonical=(tests/data/atz/python3-head.log tests/data/atz/munged.log tests/data/munge/strict.log
 	tests/data/replay/good.log tests/data/replay/multi_pid.log tests/data/replay/overwrite.log
 	tests/data/replay/raw.log tests/data/replay/slot_limit.log demo/python3-json.log
@@ -60,7 +33,7 @@ for log in "${canonical[@]}"; do
 		cmp -s "$T/$n.back" "$log"; then
 		ok "round trip text -> binary -> text byte-identical: $log ($(wc -l <"$log") lines, $(stat -c %s "$T/$n.atz") bytes binary)"
 	else
-		not_ok "round trip text -> binary -> text byte-identical: $log" "$(head -c 300 "$T/err")"
+		fail "round trip text -> binary -> text byte-identical: $log" "$(head -c 300 "$T/err")"
 	fi
 done
 
@@ -84,7 +57,7 @@ for log in "${noncanonical[@]}"; do
 	if [ "$rc1" -eq 0 ] && cmp -s "$T/$n.back" "$T/$n.back2" && [ -s "$T/$n.back" ]; then
 		ok "round trip of a non-canonical log keeps its events: $log (skipped lines: ${skip:-none})"
 	else
-		not_ok "round trip of a non-canonical log keeps its events: $log" "exit $rc1"
+		fail "round trip of a non-canonical log keeps its events: $log" "exit $rc1"
 	fi
 done
 # the non-canonical logs whose kept lines are canonical apart from CR and a final newline
@@ -92,7 +65,7 @@ for n in crlf-no-final-newline crlf empty_lines no_final_newline bad-function; d
 	if cmp -s "$T/nc_$n.back" "$T/nc_$n.want"; then
 		ok "$n: the output is the input without CRs, blank and reported lines"
 	else
-		not_ok "$n: the output is the input without CRs, blank and reported lines" \
+		fail "$n: the output is the input without CRs, blank and reported lines" \
 			"$(diff "$T/nc_$n.want" "$T/nc_$n.back" | head -5 | tr '\n' ' ')"
 	fi
 done
@@ -103,15 +76,15 @@ D=tests/data/munge
 	echo "alloctap-munge: $D/normal.log:410: Ignored: free and jemalloc_stats take no result"
 	echo "alloctap-munge: $D/normal.log: 413 lines read, 410 written, 3 ignored"
 } >"$T/want_err"
-check "normal.log: lines that do not fit the event model are reported as FILE:LINE" \
-	cmp -s "$T/nc_normal.err1" "$T/want_err"
+check_file_eq "normal.log: lines that do not fit the event model are reported as FILE:LINE" \
+	"$T/nc_normal.err1" "$T/want_err"
 "$M" --strict --keep-pointers --format binary $D/normal.log -o "$T/strict_normal.atz" 2>"$T/err"
 rc=$?
 want="alloctap-munge: $D/normal.log:406: Ignored: unknown function (--strict)"
 if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = "$want" ]; then
 	ok "--strict: the first line that does not fit is an error, exit 1"
 else
-	not_ok "--strict: the first line that does not fit is an error, exit 1" "exit $rc" "$(head -2 "$T/err")"
+	fail "--strict: the first line that does not fit is an error, exit 1" "exit $rc" "$(head -2 "$T/err")"
 fi
 printf '1 1 malloc(0x10)=0x10\n' >"$T/hex.log"
 "$M" --keep-pointers --format binary "$T/hex.log" -o "$T/hex.atz" 2>"$T/err"
@@ -128,8 +101,8 @@ for log in "${canonical[@]}" tests/data/munge/normal.log; do
 	if [ "$n" = normal ]; then # its odd lines did not fit: compare with its canonical events
 		"$M" -q "$T/nc_normal.back" >"$T/$n.mt" 2>/dev/null
 	fi
-	check "munged text of the raw binary = munged text of the raw text: $log" \
-		cmp -s "$T/$n.mt" "$T/$n.mb"
+	check_file_eq "munged text of the raw binary = munged text of the raw text: $log" \
+		"$T/$n.mt" "$T/$n.mb"
 	"$M" -q --format binary "$log" -o "$T/$n.mta" 2>/dev/null
 	"$M" -q --format binary "$T/$n.atz" -o "$T/$n.mba" 2>/dev/null
 	to_text "$T/$n.mta" "$T/$n.mta.txt"
@@ -138,7 +111,7 @@ for log in "${canonical[@]}" tests/data/munge/normal.log; do
 		{ [ "$n" = normal ] || cmp -s "$T/$n.mta.txt" "$T/$n.mb"; }; then
 		ok "--format binary from raw text and from raw binary: the same munged events: $log"
 	else
-		not_ok "--format binary from raw text and from raw binary: the same munged events: $log"
+		fail "--format binary from raw text and from raw binary: the same munged events: $log"
 	fi
 done
 
@@ -154,25 +127,25 @@ for n in python3-json genlog normal raw; do
 		cmp -s "$T/rt.fig" "$T/rb.fig"; then
 		ok "replay --summary: munged binary and munged text give the same figures: $n"
 	else
-		not_ok "replay --summary: munged binary and munged text give the same figures: $n" \
+		fail "replay --summary: munged binary and munged text give the same figures: $n" \
 			"exit $rc_t/$rc_b" "$(diff "$T/rt.fig" "$T/rb.fig" | head -5 | tr '\n' ' ')"
 	fi
 done
 
 "$M" -q --pid 15487 $D/normal.log >"$T/pid.t" 2>/dev/null
 "$M" -q --pid 15487 "$T/normal.atz" >"$T/pid.b" 2>/dev/null
-check "--pid on a binary trace: the same output as on the text" cmp -s "$T/pid.t" "$T/pid.b"
+check_file_eq "--pid on a binary trace: the same output as on the text" "$T/pid.t" "$T/pid.b"
 check "--pid output is not empty" test -s "$T/pid.b"
 "$M" -q --stats-every 50 "$T/genlog.atz" >"$T/st.b" 2>/dev/null
 "$M" -q --stats-every 50 "$T/genlog.log" >"$T/st.t" 2>/dev/null
-check "--stats-every on a binary trace: the same output as on the text" cmp -s "$T/st.t" "$T/st.b"
+check_file_eq "--stats-every on a binary trace: the same output as on the text" "$T/st.t" "$T/st.b"
 "$M" -q --stats-every 50 --format binary "$T/genlog.atz" -o "$T/st.atz" 2>/dev/null
 to_text "$T/st.atz" "$T/st.atz.txt"
-check "--stats-every with --format binary: the same events" cmp -s "$T/st.t" "$T/st.atz.txt"
+check_file_eq "--stats-every with --format binary: the same events" "$T/st.t" "$T/st.atz.txt"
 "$M" -q <"$T/genlog.atz" >"$T/stdin.out" 2>/dev/null
-check "a binary trace on standard input" cmp -s "$T/stdin.out" "$T/genlog.mb"
+check_file_eq "a binary trace on standard input" "$T/stdin.out" "$T/genlog.mb"
 "$M" -q --format binary <"$T/genlog.log" 2>/dev/null | "$M" -q --keep-pointers >"$T/pipe.out" 2>/dev/null
-check "--format binary to a pipe, read back from it" cmp -s "$T/pipe.out" "$T/genlog.mb"
+check_file_eq "--format binary to a pipe, read back from it" "$T/pipe.out" "$T/genlog.mb"
 
 # the summary of a binary input counts events; drops name the event number
 printf '1 1 malloc(8)=0x10\n1 1 free(0x10)\n1 1 free(0x10)\n1 1 malloc(8)=0x0\n' >"$T/drops.log"
@@ -188,7 +161,7 @@ printf '1 1 malloc(8)=#1\n1 1 free(#1)\n' >"$T/want_out"
 if [ "$rc" -eq 0 ] && cmp -s "$T/err" "$T/want_err" && cmp -s "$T/out" "$T/want_out"; then
 	ok "events the munge drops are reported with their number; the summary counts events"
 else
-	not_ok "events the munge drops are reported with their number" "exit $rc" "$(diff "$T/want_err" "$T/err" | tr '\n' ' ')"
+	fail "events the munge drops are reported with their number" "exit $rc" "$(diff "$T/want_err" "$T/err" | tr '\n' ' ')"
 fi
 "$M" --strict "$T/drops.atz" >"$T/out" 2>"$T/err"
 rc=$?
@@ -196,7 +169,7 @@ if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = \
 	"alloctap-munge: $T/drops.atz: event 3: Ignored \"1 1 free(0x10)\": Did not see an alloc for pointer (--strict)" ]; then
 	ok "--strict on a binary trace: the first dropped event is an error, exit 1"
 else
-	not_ok "--strict on a binary trace: the first dropped event is an error, exit 1" "exit $rc"
+	fail "--strict on a binary trace: the first dropped event is an error, exit 1" "exit $rc"
 fi
 
 # --- already munged input ---------------------------------------------------------------------
@@ -206,7 +179,7 @@ want="alloctap-munge: $T/good.atz: already munged (the trace's header says so): 
 if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = "$want" ] && [ ! -s "$T/out" ]; then
 	ok "a munged binary trace is refused, exit 1"
 else
-	not_ok "a munged binary trace is refused, exit 1" "exit $rc" "$(head -2 "$T/err")"
+	fail "a munged binary trace is refused, exit 1" "exit $rc" "$(head -2 "$T/err")"
 fi
 "$M" --format binary tests/data/replay/good.log -o "$T/x.atz" 2>"$T/err"
 rc=$?
@@ -214,14 +187,14 @@ want="alloctap-munge: tests/data/replay/good.log:1: already munged (#slots, not 
 if [ "$rc" -eq 1 ] && [ "$(head -n 1 "$T/err")" = "$want" ]; then
 	ok "munged text with --format binary is refused at its first munged line, exit 1"
 else
-	not_ok "munged text with --format binary is refused, exit 1" "exit $rc" "$(head -2 "$T/err")"
+	fail "munged text with --format binary is refused, exit 1" "exit $rc" "$(head -2 "$T/err")"
 fi
 "$R" --summary "$T/good.atz" >/dev/null 2>"$T/rb.err"
 "$R" --summary tests/data/replay/good.log >/dev/null 2>"$T/rt.err"
 figures "$T/rb.err" >"$T/rb.fig"
 figures "$T/rt.err" >"$T/rt.fig"
-check "--keep-pointers on munged text makes a munged trace replay reads the same" \
-	cmp -s "$T/rt.fig" "$T/rb.fig"
+check_file_eq "--keep-pointers on munged text makes a munged trace replay reads the same" \
+	"$T/rt.fig" "$T/rb.fig"
 
 # lines without a pointer come before the one that shows whether the text is raw or munged:
 # the trace's header must still say which it is
@@ -233,7 +206,7 @@ rc=$?
 if cmp -s "$T/late.back" "$T/late.log" && [ "$rc" -eq 1 ] && grep -q "already munged" "$T/err"; then
 	ok "munged text whose first lines hold no pointer: a munged trace (its header says so)"
 else
-	not_ok "munged text whose first lines hold no pointer: a munged trace" "exit $rc"
+	fail "munged text whose first lines hold no pointer: a munged trace" "exit $rc"
 fi
 printf '1 1 jemalloc_stats()\n1 1 malloc(8)\n' >"$T/nop.log"
 to_bin "$T/nop.log" "$T/nop.atz"
@@ -243,7 +216,7 @@ rc=$?
 if cmp -s "$T/nop.back" "$T/nop.log" && [ "$rc" -eq 0 ] && cmp -s "$T/out" "$T/nop.log"; then
 	ok "a text with no pointer at all: a raw trace, munged as the reference munges it"
 else
-	not_ok "a text with no pointer at all: a raw trace" "exit $rc"
+	fail "a text with no pointer at all: a raw trace" "exit $rc"
 fi
 
 # lost-event records (thread 7/9: LOST 5, malloc(32)=0x1000, free, LOST 3 at the end)
@@ -256,7 +229,7 @@ if [ "$rc" -eq 0 ] && cmp -s "$T/out" "$T/want_out" && [ "$(cat "$T/err")" = \
 	"alloctap-munge: $T/lost.atz: 2 events read, 2 written, 0 ignored, 8 lost in recording (a text log cannot show where)" ]; then
 	ok "lost events: binary -> text keeps the events and counts the lost ones in the summary"
 else
-	not_ok "lost events: binary -> text keeps the events and counts the lost ones" "exit $rc" "$(cat "$T/err")"
+	fail "lost events: binary -> text keeps the events and counts the lost ones" "exit $rc" "$(cat "$T/err")"
 fi
 "$M" -q --keep-pointers --format binary "$T/lost.atz" -o "$T/lost2.atz" 2>/dev/null
 "$M" -q --format binary "$T/lost.atz" -o "$T/lost3.atz" 2>/dev/null
@@ -265,7 +238,7 @@ tail3=$(lz4 -q -d -c "$T/lost3.atz" | od -An -tx1 | tr -d ' \n' | tail -c 22)
 if [ "$tail2" = "920591070970208008409203" ] && [ "$tail3" = "9205910101702005409203" ]; then
 	ok "lost events: carried to a binary output at their places (raw and munged)"
 else
-	not_ok "lost events: carried to a binary output at their places" "raw: $tail2" "munged: $tail3"
+	fail "lost events: carried to a binary output at their places" "raw: $tail2" "munged: $tail3"
 fi
 
 # --- damaged binary input ---------------------------------------------------------------------
@@ -295,7 +268,7 @@ if [ "$rc" -eq 1 ] && [ "${n:-0}" -gt 0 ] && grep -qxF "$want" "$T/err" &&
 	tail -n 1 "$T/err" | grep -q "^alloctap-munge: $T/cut.atz: $n events read, $(wc -l <"$T/out") written, [0-9]* ignored\$"; then
 	ok "truncated trace: the $n events of the whole blocks munged, then the reader's message, exit 1"
 else
-	not_ok "truncated trace: the events of the whole blocks munged, then the message, exit 1" \
+	fail "truncated trace: the events of the whole blocks munged, then the message, exit 1" \
 		"exit $rc" "want: $want" "$(tail -3 "$T/err")"
 fi
 "$M" --format binary "$T/cut.atz" -o "$T/cut.m.atz" 2>/dev/null
@@ -304,14 +277,14 @@ to_text "$T/cut.m.atz" "$T/cut.m.txt"
 if [ "$rc" -eq 1 ] && cmp -s "$T/cut.m.txt" "$T/cut.want"; then
 	ok "truncated trace, --format binary: a complete munged trace of the decoded events, exit 1"
 else
-	not_ok "truncated trace, --format binary: a complete munged trace of the decoded events" "exit $rc"
+	fail "truncated trace, --format binary: a complete munged trace of the decoded events" "exit $rc"
 fi
 "$M" --keep-pointers "$T/cut.atz" >"$T/out" 2>/dev/null
 rc=$?
 if [ "$rc" -eq 1 ] && head -n "${n:-0}" "$T/big.log" | cmp -s - "$T/out"; then
 	ok "truncated trace, --keep-pointers: the decoded events as raw text, exit 1"
 else
-	not_ok "truncated trace, --keep-pointers: the decoded events as raw text, exit 1" "exit $rc"
+	fail "truncated trace, --keep-pointers: the decoded events as raw text, exit 1" "exit $rc"
 fi
 
 cp "$T/big.atz" "$T/flip.atz"
@@ -324,20 +297,20 @@ if [ "$rc" -eq 1 ] && grep -q "^alloctap-munge: $T/flip.atz: corrupt lz4 block a
 	[ -s "$T/out" ] && head -c "$(stat -c %s "$T/out")" "$T/big.mt" | cmp -s - "$T/out"; then
 	ok "corrupt block: munged up to it ($(wc -l <"$T/out") lines), its offset $b3 reported, exit 1"
 else
-	not_ok "corrupt block: munged up to it, its offset $b3 reported, exit 1" "exit $rc" "$(head -3 "$T/err")"
+	fail "corrupt block: munged up to it, its offset $b3 reported, exit 1" "exit $rc" "$(head -3 "$T/err")"
 fi
 
 printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c >"$T/v2.atz"
 "$M" "$T/v2.atz" >"$T/out" 2>"$T/err"
 rc=$?
 {
-	echo "alloctap-munge: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.0): use a newer alloctap"
+	echo "alloctap-munge: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.1): use a newer alloctap"
 	echo "alloctap-munge: $T/v2.atz: 0 events read, 0 written, 0 ignored"
 } >"$T/want_err"
 if [ "$rc" -eq 1 ] && cmp -s "$T/err" "$T/want_err" && [ ! -s "$T/out" ]; then
 	ok "a newer major version is refused, exit 1"
 else
-	not_ok "a newer major version is refused, exit 1" "exit $rc" "$(cat "$T/err")"
+	fail "a newer major version is refused, exit 1" "exit $rc" "$(cat "$T/err")"
 fi
 printf 'hello' | lz4 -q -c >"$T/other.lz4"
 "$M" "$T/other.lz4" >"$T/out" 2>"$T/err"
@@ -345,7 +318,7 @@ rc=$?
 if [ "$rc" -eq 1 ] && grep -qxF "alloctap-munge: $T/other.lz4: an lz4 file, but not an alloctap trace" "$T/err"; then
 	ok "an lz4 file of something else: refused, exit 1"
 else
-	not_ok "an lz4 file of something else: refused, exit 1" "exit $rc" "$(cat "$T/err")"
+	fail "an lz4 file of something else: refused, exit 1" "exit $rc" "$(cat "$T/err")"
 fi
 printf '\x04\x22\x4d\x18' >"$T/magic.atz"
 head -c 5000 /dev/urandom >>"$T/magic.atz"
@@ -363,14 +336,14 @@ rc=$?
 if [ "$rc" -eq 1 ] && grep -qxF "alloctap-munge: /dev/full: write error: No space left on device" "$T/err"; then
 	ok "--format binary to a full disk: write error, exit 1"
 else
-	not_ok "--format binary to a full disk: write error, exit 1" "exit $rc" "$(cat "$T/err")"
+	fail "--format binary to a full disk: write error, exit 1" "exit $rc" "$(cat "$T/err")"
 fi
 timeout 60 "$M" --keep-pointers "$T/big.atz" 2>"$T/err" | head -n 1 >/dev/null
 status=("${PIPESTATUS[@]}")
 if [ "${status[0]}" -eq 1 ] && grep -qxF 'alloctap-munge: <stdout>: write error: Broken pipe' "$T/err"; then
 	ok "binary -> text | head -1: EPIPE reported, exit 1"
 else
-	not_ok "binary -> text | head -1: EPIPE reported, exit 1" "status ${status[*]}" "$(head -3 "$T/err")"
+	fail "binary -> text | head -1: EPIPE reported, exit 1" "status ${status[*]}" "$(head -3 "$T/err")"
 fi
 for args in "--format xml" "--keep-pointers --pid 1" "--keep-pointers --stats-every 5"; do
 	# shellcheck disable=SC2086
@@ -381,4 +354,4 @@ done
 "$M" --help >"$T/help"
 check "--help documents --format and --keep-pointers" grep -q -- '--keep-pointers  convert' "$T/help"
 
-[ "$failed" -eq 0 ]
+finish

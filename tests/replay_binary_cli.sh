@@ -5,32 +5,15 @@
 # status 1: a truncated file after its whole blocks, a corrupt block with its byte offset, a
 # newer version refused. Binary traces are made with build/bench/atz_tool (lib/atz.c) from the
 # text logs of tests/data/replay/ and from an awk-generated log of many blocks.
-# Prints one TAP line per case; exits non-zero if any failed.
 set -u
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 R=build/alloctap-replay
 A=build/bench/atz_tool
 M=build/alloctap-munge
 D=tests/data/replay
 LIBDIR=/usr/lib/x86_64-linux-gnu
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-failed=0
-
-source tests/data/replay/lib.sh
-
-if [ ! -x "$R" ]; then
-	echo "not ok - $R is built (run make first)"
-	exit 1
-fi
-make -s "$A" >/dev/null || { echo "not ok - build $A"; exit 1; }
-
-# figures FILE: the summary lines that depend only on the log (not on time or memory), and
-# the stats lines without their place (line=/event=) and memory figures.
-figures() {
-	grep -v -e '^wall time ns:' -e '^ns per operation:' -e '^peak rss bytes:' -e '^stats ' "$1"
-	sed -n 's/^stats [a-z]*=[0-9]* \(ops=[0-9]* objects=[0-9]* slots=[0-9]* requested=[0-9]*\) .*/stats \1/p' "$1"
-}
+need_built "$R"
+need_make "$A"
 
 # same_figures DESC TEXT BINARY [OPTIONS...]: replay both with --summary; the figures match.
 same_figures() {
@@ -44,9 +27,9 @@ same_figures() {
 	figures "$T/err" >"$T/bin.fig"
 	if [ "$rc_t" -eq 0 ] && [ "$rc" -eq 0 ] && grep -q '^operations: ' "$T/bin.fig" &&
 		cmp -s "$T/text.fig" "$T/bin.fig"; then
-		pass "$desc"
+		ok "$desc"
 	else
-		fail "$desc" "exit text $rc_t binary $rc" \
+		fail_run "$desc" "exit text $rc_t binary $rc" \
 			"$(diff "$T/text.fig" "$T/bin.fig" | head -n 10 | tr '\n' ' ')"
 	fi
 }
@@ -85,33 +68,33 @@ GOOD_SUMMARY=(
 	"operations jemalloc_stats: 1" "failed allocations: 0" "overwritten live slots: 0"
 	"peak live requested bytes: 778" "final live requested bytes: 778" "final live objects: 6"
 )
-run --summary "$D/good.atz"
+run_cmd "$R" --summary "$D/good.atz"
 if [ "$(grep -c '^stats ' "$T/err")" -eq 1 ] &&
 	grep -q '^stats event=5 ops=4 objects=3 slots=4 requested=404 arena=[0-9]* mmap=' "$T/err"; then
-	has_lines "good.atz: the good.log summary, stats event=5" "${GOOD_SUMMARY[@]}" \
+	check_err_lines "good.atz: the good.log summary, stats event=5" "${GOOD_SUMMARY[@]}" \
 		"allocator: glibc $LIBDIR/libc.so.6"
 else
-	fail "good.atz: the good.log summary, stats event=5" "want one line: stats event=5 ops=4 ..."
+	fail_run "good.atz: the good.log summary, stats event=5" "want one line: stats event=5 ops=4 ..."
 fi
-run --summary - <"$D/good.atz"
-has_lines "good.atz on stdin" "${GOOD_SUMMARY[@]}"
-run --summary "$D/multi_pid.atz"
-has_lines "multi_pid.atz: only the first pid is replayed" "replayed pid: 3" "lines of other pids: 4" \
+run_cmd "$R" --summary - <"$D/good.atz"
+check_err_lines "good.atz on stdin" "${GOOD_SUMMARY[@]}"
+run_cmd "$R" --summary "$D/multi_pid.atz"
+check_err_lines "multi_pid.atz: only the first pid is replayed" "replayed pid: 3" "lines of other pids: 4" \
 	"operations: 4" "peak live requested bytes: 2024" "final live requested bytes: 2000" \
 	"final live objects: 1"
-expect_error "slot_limit.atz: the event number and the slot" 1 \
+check_err "slot_limit.atz: the event number and the slot" 1 \
 	"alloctap-replay: $D/slot_limit.atz: event 3: result slot beyond the slot limit: #268435456 (slots #0 to #268435455)" \
-	"$D/slot_limit.atz"
-expect_error "raw.atz: a raw binary trace is refused" 1 \
+	"$R" "$D/slot_limit.atz"
+check_err "raw.atz: a raw binary trace is refused" 1 \
 	"alloctap-replay: $D/raw.atz: this is a raw trace; munge it first: alloctap-munge $D/raw.atz | alloctap-replay" \
-	"$D/raw.atz"
-expect_error "raw.atz on stdin" 1 \
+	"$R" "$D/raw.atz"
+check_err "raw.atz on stdin" 1 \
 	"alloctap-replay: <stdin>: this is a raw trace; munge it first: ... | alloctap-munge | alloctap-replay" \
-	- <"$D/raw.atz"
+	"$R" - <"$D/raw.atz"
 
 # (empty_lines.log is left out: a binary trace has no empty lines, atz_tool refuses them.)
 for f in good crlf no_final_newline multi_pid overwrite; do
-	"$A" encode "$D/$f.log" "$T/$f.atz" 2>"$T/err" || { fail "encode $f.log"; continue; }
+	"$A" encode "$D/$f.log" "$T/$f.atz" 2>"$T/err" || { fail_run "encode $f.log"; continue; }
 	same_figures "$f.log and its .atz: the same summary and stats figures" \
 		"$D/$f.log" "$T/$f.atz" -s
 done
@@ -120,40 +103,26 @@ done
 if cc -shared -fPIC -O1 -o "$T/malloc_count.so" "$D/malloc_count.c" 2>"$T/err"; then
 	LD_PRELOAD=$T/malloc_count.so "$R" -s -c "$D/good.atz" >"$T/out" 2>"$T/err"
 	rc=$?
-	has_lines "binary input: exactly the log's calls, none of the replayer's" \
+	check_err_lines "binary input: exactly the log's calls, none of the replayer's" \
 		"malloc_count malloc=2 calloc=1 realloc=2 free=2 memalign=1 posix_memalign=1 aligned_alloc=1 valloc=1"
 	LD_PRELOAD=$T/malloc_count.so "$R" --summary "$D/multi_pid.atz" >"$T/out" 2>"$T/err"
 	rc=$?
-	has_lines "binary input: none of its own with --summary and other pids" \
+	check_err_lines "binary input: none of its own with --summary and other pids" \
 		"malloc_count malloc=2 calloc=0 realloc=1 free=1 memalign=0 posix_memalign=0 aligned_alloc=0 valloc=0"
 else
-	fail "the malloc-counting library builds"
+	fail_run "the malloc-counting library builds"
 fi
 
 # --- a trace of many blocks: equal figures, recompressed, truncated, corrupt ---------------------
-awk 'BEGIN {
-	srand(5); W = 3000
-	for (i = 0; i < 60000; i++) {
-		if (i % 5000 == 4999) { print "1 1 jemalloc_stats()"; continue }
-		s = 1 + int(rand() * W); r = rand(); size = 8 + int(rand() * rand() * 4096)
-		if (s in live) {
-			if (r < 0.2) print "1 1 realloc(#" s "," size ")=#" s
-			else { print "1 1 free(#" s ")"; delete live[s] }
-		} else {
-			if (r < 0.1) print "1 1 calloc(2," size ")=#" s
-			else if (r < 0.15) print "1 1 posix_memalign(64," size ")=#" s
-			else print "1 1 malloc(" size ")=#" s
-			live[s] = 1
-		}
-	}
-}' >"$T/big.log"
-"$A" encode "$T/big.log" "$T/big.atz" 2>"$T/err" || fail "encode big.log"
+awk -v n=60000 -v seed=5 -v slots=3000 -v max=4096 -v factors=2 -v calloc=0.1 -v calloc_n=2 \
+	-v memalign=0.15 -v stats_every=5000 -f tests/data/munged_churn.awk >"$T/big.log"
+"$A" encode "$T/big.log" "$T/big.atz" 2>"$T/err" || fail_run "encode big.log"
 mapfile -t blocks < <(block_offsets "$T/big.atz")
 size=$(stat -c %s "$T/big.atz")
 if [ "${#blocks[@]}" -ge 3 ]; then
-	pass "the generated trace has ${#blocks[@]} lz4 blocks"
+	ok "the generated trace has ${#blocks[@]} lz4 blocks"
 else
-	fail "the generated trace has 3 lz4 blocks or more" "blocks at: ${blocks[*]}"
+	fail_run "the generated trace has 3 lz4 blocks or more" "blocks at: ${blocks[*]}"
 fi
 same_figures "60000 events over ${#blocks[@]} blocks: text and binary give the same figures" \
 	"$T/big.log" "$T/big.atz"
@@ -173,17 +142,17 @@ want="alloctap-replay: $T/cut.atz: truncated after $whole events: the input ends
 if [ "$rc" -eq 1 ] && grep -qxF "$want" "$T/err" && [ "$whole" -gt 0 ] &&
 	cmp -s "$T/cut.log" "$T/cut.want" && grep -qxF "$(calls_of "$T/cut.want")" "$T/err" &&
 	[ "$(grep -c '^stats event=' "$T/err")" -eq "$(grep -c jemalloc_stats "$T/cut.want")" ]; then
-	pass "truncated in block 3: the $whole events of blocks 1-2 replayed, then the message, exit 1"
+	ok "truncated in block 3: the $whole events of blocks 1-2 replayed, then the message, exit 1"
 else
-	fail "truncated in block 3: blocks 1-2 replayed, then the message, exit 1" "exit $rc" \
+	fail_run "truncated in block 3: blocks 1-2 replayed, then the message, exit 1" "exit $rc" \
 		"want: $want" "want calls: $(calls_of "$T/cut.want")"
 fi
 head -c "$b3" "$T/big.atz" >"$T/cut2.atz"
-run "$T/cut2.atz"
+run_cmd "$R" "$T/cut2.atz"
 if [ "$rc" -eq 1 ] && grep -q "^alloctap-replay: $T/cut2.atz: truncated after $whole events: .*; the last whole block ends at byte offset $b3 of $b3\$" "$T/err"; then
-	pass "cut at a block boundary: truncated after the same $whole events"
+	ok "cut at a block boundary: truncated after the same $whole events"
 else
-	fail "cut at a block boundary: truncated after the same $whole events" "exit $rc"
+	fail_run "cut at a block boundary: truncated after the same $whole events" "exit $rc"
 fi
 
 # A flipped byte in the third block (the second with events: the first block holds the stream
@@ -203,29 +172,29 @@ rc=$?
 if [ "$rc" -eq 1 ] && grep -q "^alloctap-replay: $T/flip.atz: corrupt lz4 block at byte offset $b2 " "$T/err" &&
 	[ "$first" -gt 0 ] && cmp -s "$T/flip.log" "$T/flip.want" &&
 	grep -qxF "$(calls_of "$T/flip.want")" "$T/err"; then
-	pass "a corrupt block 3: the $first events decoded before it replayed, its offset $b2 reported, exit 1"
+	ok "a corrupt block 3: the $first events decoded before it replayed, its offset $b2 reported, exit 1"
 else
-	fail "a corrupt block 3: the events decoded before it replayed, its offset $b2 reported, exit 1" "exit $rc"
+	fail_run "a corrupt block 3: the events decoded before it replayed, its offset $b2 reported, exit 1" "exit $rc"
 fi
 
 # --- other damage: refused with a message, exit 1, never a crash ---------------------------------
 printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c >"$T/v2.atz"
-expect_error "a newer major version is refused" 1 \
-	"alloctap-replay: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.0): use a newer alloctap" \
-	"$T/v2.atz"
+check_err "a newer major version is refused" 1 \
+	"alloctap-replay: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.1): use a newer alloctap" \
+	"$R" "$T/v2.atz"
 printf 'hello' | lz4 -q -c >"$T/other.lz4"
-expect_error "an lz4 file of something else" 1 \
-	"alloctap-replay: $T/other.lz4: an lz4 file, but not an alloctap trace" "$T/other.lz4"
+check_err "an lz4 file of something else" 1 \
+	"alloctap-replay: $T/other.lz4: an lz4 file, but not an alloctap trace" "$R" "$T/other.lz4"
 printf 'ATZ\0\001\000\001\0\0\0' | lz4 -q -c >"$T/none.atz"
-run --summary "$T/none.atz"
-has_lines "a munged trace with no events replays nothing" "operations: 0" "final live objects: 0"
+run_cmd "$R" --summary "$T/none.atz"
+check_err_lines "a munged trace with no events replays nothing" "operations: 0" "final live objects: 0"
 printf '\x04\x22\x4d\x18' >"$T/magic.atz"
 head -c 5000 /dev/urandom >>"$T/magic.atz"
-run "$T/magic.atz"
+run_cmd "$R" "$T/magic.atz"
 if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "^alloctap-replay: $T/magic.atz: " "$T/err"; then
-	pass "the lz4 magic then random bytes: one message, exit 1"
+	ok "the lz4 magic then random bytes: one message, exit 1"
 else
-	fail "the lz4 magic then random bytes: one message, exit 1" "exit $rc"
+	fail_run "the lz4 magic then random bytes: one message, exit 1" "exit $rc"
 fi
 # Every byte of good.atz with one bit flipped (bit i mod 8), in turn: each run replays or stops
 # with a message (exit 0 or 1), never a crash or a hang.
@@ -241,9 +210,9 @@ for ((i = 0; i < n; i++)); do
 	[ "$rc" -le 1 ] || bad+=("byte $i bit $bit: exit $rc")
 done
 if [ ${#bad[@]} -eq 0 ]; then
-	pass "$n one-bit flips of good.atz, one per byte: exit 0 or 1, no crash or hang"
+	ok "$n one-bit flips of good.atz, one per byte: exit 0 or 1, no crash or hang"
 else
-	fail "one-bit flips of good.atz: exit 0 or 1, no crash or hang" "${bad[@]:0:5}"
+	fail_run "one-bit flips of good.atz: exit 0 or 1, no crash or hang" "${bad[@]:0:5}"
 fi
 
 # --- the demo log: munged text and munged binary give the same figures --------------------------
@@ -256,7 +225,7 @@ if [ -x "$M" ] && [ -f demo/python3-json.log ]; then
 	same_figures "alloctap-munge --format binary | replay: the same figures as munged text" \
 		"$T/demo.log" "$T/demo_m.atz"
 else
-	fail "$M and demo/python3-json.log exist"
+	fail_run "$M and demo/python3-json.log exist"
 fi
 
-[ "$failed" -eq 0 ]
+finish

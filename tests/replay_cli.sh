@@ -1,22 +1,12 @@
 #!/usr/bin/env bash
 # replay_cli.sh: command-line tests of build/alloctap-replay on the files in tests/data/replay/.
-# Every case checks the exit status and the exact messages or summary lines. Prints one TAP
-# line per case; exits non-zero if any failed.
+# Every case checks the exit status and the exact messages or summary lines.
 set -u
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 R=build/alloctap-replay
 D=tests/data/replay
 LIBDIR=/usr/lib/x86_64-linux-gnu
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-failed=0
-
-source tests/data/replay/lib.sh
-
-if [ ! -x "$R" ]; then
-	echo "not ok - $R is built (run make first)"
-	exit 1
-fi
+need_built "$R"
 
 # The summary of tests/data/replay/good.log (worked out by hand in the comments).
 GOOD_SUMMARY=(
@@ -40,20 +30,19 @@ GOOD_SUMMARY=(
 	"final live requested bytes: 778"
 	"final live objects: 6"
 )
-# The stats line at the jemalloc_stats() of good.log (line 5): #1 64, #2 100, #3 240.
-GOOD_STATS="stats line=5 ops=4 objects=3 slots=4 requested=404 arena="
 
-# good_log DESC STATS_LINE_NO ARGS...: the good.log summary and stats line.
+# good_log DESC STATS_LINE_NO ARGS...: the good.log summary and its one stats line, at the
+# jemalloc_stats() call (#1 64, #2 100, #3 240 bytes live then).
 good_log() {
 	local desc=$1 line=$2
 	shift 2
-	run --summary "$@"
+	run_cmd "$R" --summary "$@"
 	local stats="stats line=$line ops=4 objects=3 slots=4 requested=404 arena="
 	if [ "$(grep -c '^stats ' "$T/err")" -ne 1 ] || ! grep -q "^$stats[0-9]* mmap=" "$T/err"; then
-		fail "$desc" "want one line starting: $stats"
+		fail_run "$desc" "want one line starting: $stats"
 		return
 	fi
-	has_lines "$desc" "${GOOD_SUMMARY[@]}" "allocator: glibc $LIBDIR/libc.so.6"
+	check_err_lines "$desc" "${GOOD_SUMMARY[@]}" "allocator: glibc $LIBDIR/libc.so.6"
 }
 
 # --- good logs and the reader's hard cases ---------------------------------------------------
@@ -65,25 +54,25 @@ good_log "input on stdin (-)" 5 - <"$D/good.log"
 good_log "input on stdin (no FILE)" 5 <"$D/good.log"
 good_log "-c fills blocks" 5 -c "$D/good.log"
 
-run --summary -s "$D/good.log"
+run_cmd "$R" --summary -s "$D/good.log"
 if grep -q '^stats .* slop=[0-9][0-9]*$' "$T/err" && grep -q '^final slop bytes: [0-9][0-9]*$' "$T/err"; then
-	has_lines "-s: slop in the stats line and the summary" "${GOOD_SUMMARY[@]}"
+	check_err_lines "-s: slop in the stats line and the summary" "${GOOD_SUMMARY[@]}"
 else
-	fail "-s: slop in the stats line and the summary" "no slop= / final slop bytes:"
+	fail_run "-s: slop in the stats line and the summary" "no slop= / final slop bytes:"
 fi
 
-run -q --summary "$D/good.log"
+run_cmd "$R" -q --summary "$D/good.log"
 if grep -q '^stats ' "$T/err"; then
-	fail "-q: no stats line" "a stats line was printed"
+	fail_run "-q: no stats line" "a stats line was printed"
 else
-	has_lines "-q: no stats line, summary still printed" "final live requested bytes: 778"
+	check_err_lines "-q: no stats line, summary still printed" "final live requested bytes: 778"
 fi
 
-run "$D/good.log"
+run_cmd "$R" "$D/good.log"
 if [ "$rc" -eq 0 ] && [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ]; then
-	pass "without --summary: only the stats line, nothing on stdout"
+	ok "without --summary: only the stats line, nothing on stdout"
 else
-	fail "without --summary: only the stats line, nothing on stdout" "exit $rc"
+	fail_run "without --summary: only the stats line, nothing on stdout" "exit $rc"
 fi
 
 # A valid line of 100 kB (leading zeros), then a 100 kB garbage line.
@@ -92,74 +81,74 @@ fi
 	printf '1 1 malloc(%s7)=#2\n' "$(head -c 100000 /dev/zero | tr '\0' 0)"
 	echo "1 1 free(#1)"
 } >"$T/long.log"
-run --summary "$T/long.log"
-has_lines "a 100 kB line" "operations: 3" "final live requested bytes: 7" "final live objects: 1"
+run_cmd "$R" --summary "$T/long.log"
+check_err_lines "a 100 kB line" "operations: 3" "final live requested bytes: 7" "final live objects: 1"
 {
 	cat "$D/good.log"
 	head -c 100000 /dev/zero | tr '\0' x
 	echo
 } >"$T/longbad.log"
-expect_error "a 100 kB malformed line: its line number" 1 \
-	"alloctap-replay: $T/longbad.log:13: expected a decimal process number" -q "$T/longbad.log"
+check_err "a 100 kB malformed line: its line number" 1 \
+	"alloctap-replay: $T/longbad.log:13: expected a decimal process number" "$R" -q "$T/longbad.log"
 
 # Before the first line with a pointer field (#N or 0x...) lib/source cannot tell munged from
 # raw text and reads the line with the reference munge's grammar, whose reason is its own.
-expect_error "binary garbage" 1 \
-	"alloctap-replay: $D/garbage.bin:1: Malformed input" "$D/garbage.bin"
-expect_error "slot beyond the limit" 1 \
+check_err "binary garbage" 1 \
+	"alloctap-replay: $D/garbage.bin:1: Malformed input" "$R" "$D/garbage.bin"
+check_err "slot beyond the limit" 1 \
 	"alloctap-replay: $D/slot_limit.log:3: result slot beyond the slot limit: #268435456 (slots #0 to #268435455)" \
-	"$D/slot_limit.log"
+	"$R" "$D/slot_limit.log"
 : >"$T/empty.log"
-run --summary "$T/empty.log"
-has_lines "an empty file replays nothing" "operations: 0" "final live requested bytes: 0"
+run_cmd "$R" --summary "$T/empty.log"
+check_err_lines "an empty file replays nothing" "operations: 0" "final live requested bytes: 0"
 
 # --- malformed lines, one kind per case (tests/data/replay/malformed.tsv) ---------------------
 while IFS=$'\t' read -r reason line; do
 	case $reason in '#'* | '') continue ;; esac
 	printf '1 1 malloc(8)=#1\n%s\n' "$line" >"$T/bad.log"
-	expect_error "malformed: $line" 1 "alloctap-replay: $T/bad.log:2: $reason" "$T/bad.log"
+	check_err "malformed: $line" 1 "alloctap-replay: $T/bad.log:2: $reason" "$R" "$T/bad.log"
 done <"$D/malformed.tsv"
 
 # --- raw traces are refused with the command that munges them --------------------------------
-expect_error "a raw text trace: munge it first" 1 \
+check_err "a raw text trace: munge it first" 1 \
 	"alloctap-replay: $D/raw.log: this is a raw trace; munge it first: alloctap-munge $D/raw.log | alloctap-replay" \
-	"$D/raw.log"
-expect_error "a raw text trace on stdin: munge it first" 1 \
+	"$R" "$D/raw.log"
+check_err "a raw text trace on stdin: munge it first" 1 \
 	"alloctap-replay: <stdin>: this is a raw trace; munge it first: ... | alloctap-munge | alloctap-replay" \
-	- <"$D/raw.log"
+	"$R" - <"$D/raw.log"
 # A first line with a pointer field that is neither #N nor 0x...: the munged reasons.
 printf '1 1 free(5)\n' >"$T/undecided.log"
-expect_error "first line free(5): neither munged nor raw" 1 \
-	"alloctap-replay: $T/undecided.log:1: expected a slot (#N) as the pointer argument" "$T/undecided.log"
+check_err "first line free(5): neither munged nor raw" 1 \
+	"alloctap-replay: $T/undecided.log:1: expected a slot (#N) as the pointer argument" "$R" "$T/undecided.log"
 printf '\n1 1 malloc(1)=5\n' >"$T/undecided.log"
-expect_error "malloc(1)=5 after an empty line: neither munged nor raw" 1 \
-	"alloctap-replay: $T/undecided.log:2: expected '=#N' after ')'" "$T/undecided.log"
+check_err "malloc(1)=5 after an empty line: neither munged nor raw" 1 \
+	"alloctap-replay: $T/undecided.log:2: expected '=#N' after ')'" "$R" "$T/undecided.log"
 
 # --- processes, overwritten slots --------------------------------------------------------------
-run --summary "$D/multi_pid.log"
-has_lines "only the first pid is replayed" "replayed pid: 3" "lines of other pids: 4" \
+run_cmd "$R" --summary "$D/multi_pid.log"
+check_err_lines "only the first pid is replayed" "replayed pid: 3" "lines of other pids: 4" \
 	"operations: 4" "operations malloc: 2" "operations realloc: 1" "operations free: 1" \
 	"operations calloc: 0" "peak live requested bytes: 2024" \
 	"final live requested bytes: 2000" "final live objects: 1"
 grep -q '^stats line=9 ops=4 objects=1 slots=4 requested=2000 ' "$T/err" ||
-	fail "multi-pid stats line" "want: stats line=9 ops=4 objects=1 slots=4 requested=2000 ..."
+	fail_run "multi-pid stats line" "want: stats line=9 ops=4 objects=1 slots=4 requested=2000 ..."
 
-run --summary "$D/overwrite.log"
-has_lines "a result over a live slot is counted as overwritten" "overwritten live slots: 1" \
+run_cmd "$R" --summary "$D/overwrite.log"
+check_err_lines "a result over a live slot is counted as overwritten" "overwritten live slots: 1" \
 	"peak live requested bytes: 20" "final live requested bytes: 5" "final live objects: 1"
 
 # --- no allocations of its own: count every malloc-family call with an LD_PRELOAD ------------
 if cc -shared -fPIC -O1 -o "$T/malloc_count.so" "$D/malloc_count.c" 2>"$T/err"; then
 	LD_PRELOAD=$T/malloc_count.so "$R" -s -c "$D/good.log" >"$T/out" 2>"$T/err"
 	rc=$?
-	has_lines "the replayer makes exactly the log's calls, none of its own" \
+	check_err_lines "the replayer makes exactly the log's calls, none of its own" \
 		"malloc_count malloc=2 calloc=1 realloc=2 free=2 memalign=1 posix_memalign=1 aligned_alloc=1 valloc=1"
 	LD_PRELOAD=$T/malloc_count.so "$R" --summary "$D/multi_pid.log" >"$T/out" 2>"$T/err"
 	rc=$?
-	has_lines "no allocations of its own with --summary and other pids" \
+	check_err_lines "no allocations of its own with --summary and other pids" \
 		"malloc_count malloc=2 calloc=0 realloc=1 free=1 memalign=0 posix_memalign=0 aligned_alloc=0 valloc=0"
 else
-	fail "the malloc-counting library builds"
+	fail_run "the malloc-counting library builds"
 fi
 
 # --- allocators: the summary names what /proc/self/maps says provides malloc -----------------
@@ -167,56 +156,56 @@ for a in glibc:libc.so.6 jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.
 	mimalloc:libmimalloc.so.2; do
 	name=${a%%:*}
 	lib=$(readlink -f "$LIBDIR/${a#*:}")
-	run --allocator "$name" --summary "$D/good.log"
-	has_lines "--allocator $name: malloc really comes from $lib" "allocator: $name $lib" \
+	run_cmd "$R" --allocator "$name" --summary "$D/good.log"
+	check_err_lines "--allocator $name: malloc really comes from $lib" "allocator: $name $lib" \
 		"final live requested bytes: 778" "operations: 11"
 done
-run --allocator="$LIBDIR/libjemalloc.so.2" --summary "$D/good.log"
-has_lines "--allocator=PATH" "allocator: jemalloc $LIBDIR/libjemalloc.so.2" "operations: 11"
-run --allocator mimalloc --summary - <"$D/good.log"
-has_lines "--allocator with stdin input" "allocator: mimalloc $(readlink -f $LIBDIR/libmimalloc.so.2)" \
+run_cmd "$R" --allocator="$LIBDIR/libjemalloc.so.2" --summary "$D/good.log"
+check_err_lines "--allocator=PATH" "allocator: jemalloc $LIBDIR/libjemalloc.so.2" "operations: 11"
+run_cmd "$R" --allocator mimalloc --summary - <"$D/good.log"
+check_err_lines "--allocator with stdin input" "allocator: mimalloc $(readlink -f $LIBDIR/libmimalloc.so.2)" \
 	"operations: 11"
 LD_PRELOAD=$LIBDIR/libjemalloc.so.2 "$R" --allocator glibc --summary "$D/good.log" >"$T/out" 2>"$T/err"
 rc=$?
-has_lines "--allocator glibc drops an inherited LD_PRELOAD" "allocator: glibc $LIBDIR/libc.so.6"
-expect_error "--allocator with a missing library" 1 \
+check_err_lines "--allocator glibc drops an inherited LD_PRELOAD" "allocator: glibc $LIBDIR/libc.so.6"
+check_err "--allocator with a missing library" 1 \
 	"alloctap-replay: /nonexistent/libx.so: No such file or directory" \
-	--allocator /nonexistent/libx.so "$D/good.log"
-run --allocator /etc/hostname "$D/good.log"
+	"$R" --allocator /nonexistent/libx.so "$D/good.log"
+run_cmd "$R" --allocator /etc/hostname "$D/good.log"
 if [ "$rc" -eq 1 ] && grep -qxF "alloctap-replay: /etc/hostname was preloaded but malloc comes from $LIBDIR/libc.so.6 (not a malloc library?)" "$T/err"; then
-	pass "--allocator with a file that is no allocator: the check in the child fails"
+	ok "--allocator with a file that is no allocator: the check in the child fails"
 else
-	fail "--allocator with a file that is no allocator: the check in the child fails" "exit $rc"
+	fail_run "--allocator with a file that is no allocator: the check in the child fails" "exit $rc"
 fi
 # The marker stops re-execution: here it claims jemalloc is preloaded when it is not.
 ALLOCTAP_REPLAY_ALLOCATOR=$LIBDIR/libjemalloc.so.2 "$R" --allocator jemalloc "$D/good.log" \
 	>"$T/out" 2>"$T/err"
 rc=$?
 if [ "$rc" -eq 1 ] && [ "$(cat "$T/err")" == "alloctap-replay: $LIBDIR/libjemalloc.so.2 was preloaded but malloc comes from $LIBDIR/libc.so.6 (not a malloc library?)" ]; then
-	pass "re-exec guard: a marked process does not re-execute, it checks"
+	ok "re-exec guard: a marked process does not re-execute, it checks"
 else
-	fail "re-exec guard: a marked process does not re-execute, it checks" "exit $rc"
+	fail_run "re-exec guard: a marked process does not re-execute, it checks" "exit $rc"
 fi
 
 # --- usage ------------------------------------------------------------------------------------
-expect_error "unknown option" 2 "alloctap-replay: unknown option '-x' (see --help)" -x "$D/good.log"
-expect_error "unknown long option" 2 "alloctap-replay: unknown option '--stats' (see --help)" --stats
-expect_error "unknown allocator name" 2 \
+check_err "unknown option" 2 "alloctap-replay: unknown option '-x' (see --help)" "$R" -x "$D/good.log"
+check_err "unknown long option" 2 "alloctap-replay: unknown option '--stats' (see --help)" "$R" --stats
+check_err "unknown allocator name" 2 \
 	"alloctap-replay: unknown allocator (jemalloc, tcmalloc, mimalloc, glibc or a path): 'hoard' (see --help)" \
-	--allocator hoard "$D/good.log"
-expect_error "--allocator without a value" 2 "alloctap-replay: missing value after '--allocator' (see --help)" \
-	"$D/good.log" --allocator
-expect_error "two input files" 2 "alloctap-replay: more than one input file: '$D/crlf.log' (see --help)" \
-	"$D/good.log" "$D/crlf.log"
-expect_error "missing file" 1 "alloctap-replay: /nonexistent/x.log: No such file or directory" \
-	/nonexistent/x.log
-expect_error "a directory" 1 "alloctap-replay: $D:1: read error: Is a directory" "$D"
-run --help
+	"$R" --allocator hoard "$D/good.log"
+check_err "--allocator without a value" 2 "alloctap-replay: missing value after '--allocator' (see --help)" \
+	"$R" "$D/good.log" --allocator
+check_err "two input files" 2 "alloctap-replay: more than one input file: '$D/crlf.log' (see --help)" \
+	"$R" "$D/good.log" "$D/crlf.log"
+check_err "missing file" 1 "alloctap-replay: /nonexistent/x.log: No such file or directory" \
+	"$R" /nonexistent/x.log
+check_err "a directory" 1 "alloctap-replay: $D:1: read error: Is a directory" "$R" "$D"
+run_cmd "$R" --help
 if [ "$rc" -eq 0 ] && grep -q '^Usage: alloctap-replay' "$T/out" && grep -q '2^28 slots' "$T/out" &&
 	grep -q '^Exit status: 0 replayed, 1 input or data error' "$T/out"; then
-	pass "--help: usage, slot limit and exit codes on stdout"
+	ok "--help: usage, slot limit and exit codes on stdout"
 else
-	fail "--help: usage, slot limit and exit codes on stdout" "exit $rc"
+	fail_run "--help: usage, slot limit and exit codes on stdout" "exit $rc"
 fi
 
 # --- round trip: a raw log munged then replayed reports the live bytes the log implies ---------
@@ -247,10 +236,10 @@ if [ -x "$M" ] && [ -f "$RAW" ]; then
 		END { printf "%d\n", total }' "$RAW")
 	"$M" "$RAW" 2>/dev/null | "$R" --summary >"$T/out" 2>"$T/err"
 	rc=$?
-	has_lines "round trip: $RAW munged and replayed, final live bytes $want" \
+	check_err_lines "round trip: $RAW munged and replayed, final live bytes $want" \
 		"final live requested bytes: $want"
 else
-	fail "round trip: $M and $RAW exist"
+	fail_run "round trip: $M and $RAW exist"
 fi
 
-[ "$failed" -eq 0 ]
+finish

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test program and script given, counts cases, and ends with the line
 # "check: N passed, M failed". cmocka programs are counted by their own summary lines;
-# scripts print TAP lines ("ok - name" / "not ok - name"). A program or script that exits
-# non-zero without reporting a failed case counts as one failure.
+# scripts print TAP lines ("ok - name" / "not ok - name", through tests/lib.sh). A program or
+# script that exits non-zero without reporting a failed case counts as one failure.
 set -u
 passed=0
 failed=0

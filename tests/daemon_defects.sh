@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Defects on alloctapd's attach path, each with the case that showed it: a pid given twice, a
+# chrooted target, LD_PRELOAD after 64 KiB of environment, --lib naming an object the target
+# does not map, and glibc's aligned_alloc written as memalign.
+source "$(dirname "$0")/lib.sh"
+D=$ROOT/build/alloctapd
+FX=$ROOT/build/fixtures
+need_bpf "$D"
+JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+
+# attach NAME FIXTURE_PID DAEMON_ARGS...: attaches to a fixture waiting for SIGUSR1, lets it
+# run, waits for both; sets $rc to the daemon's status.
+attach() {
+	local name=$1 fx=$2
+	shift 2
+	"$D" -v "$@" -o "$T/$name.log" 2>"$T/$name.err" &
+	local dm=$!
+	wait_for "$T/$name.err" "alloctapd: recording" 10
+	kill -USR1 "$fx"
+	wait "$fx"
+	wait "$dm"
+	rc=$?
+}
+
+# 1. --pid X,X: one set of probes, every call once.
+"$FX/alloc_sequence" "$T/twice.exp" --threads 0 --wait "$T/twice.ready" &
+fx=$!
+wait_for "$T/twice.ready" . 10
+attach twice "$fx" --pid "$fx,$fx"
+check "--pid X,X: status 0, the sequence exactly once" \
+	bash -c "test $rc -eq 0 && $(declare -f compare_bracketed); T=$T; compare_bracketed $T/twice.exp $T/twice.log"
+check "--pid X,X: as many frees as the program made" \
+	bash -c "test \$(grep -c ' free(' $T/twice.log) -eq \$(grep -c ' free(' $T/twice.exp)"
+
+# 2. A chrooted target: its maps paths are the daemon's, not to be put under its root.
+CH=$T/chroot
+mkdir -p "$CH/tmp"
+cp "$FX/alloc_sequence" "$CH/"
+for lib in $(ldd "$FX/alloc_sequence" | grep -o '/[^ ]*'); do
+	mkdir -p "$CH$(dirname "$lib")"
+	cp -L "$lib" "$CH$lib"
+done
+chroot "$CH" /alloc_sequence /tmp/exp --threads 0 --wait /tmp/ready &
+fx=$!
+wait_for "$CH/tmp/ready" . 10
+fx=$(cat "$CH/tmp/ready")
+attach chroot "$fx" --pid "$fx"
+check "chrooted target: status 0, its C library probed by its path" \
+	bash -c "test $rc -eq 0 && grep -q 'pid $fx: probing .*$CH/.*libc.so.6\$' $T/chroot.err"
+check "chrooted target: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $CH/tmp/exp $T/chroot.log"
+
+# 3. LD_PRELOAD after more than 64 KiB of environment is found.
+if [ -e "$JE" ]; then
+	big=$(head -c 70000 /dev/zero | tr '\0' x)
+	env -i BIG="$big" LD_PRELOAD="$JE" "$FX/alloc_sequence" "$T/env.exp" --threads 0 \
+		--no-extras --wait "$T/env.ready" &
+	fx=$!
+	wait_for "$T/env.ready" . 10
+	attach env "$fx" --pid "$fx"
+	check "LD_PRELOAD past 64 KiB of environment: jemalloc is probed" \
+		bash -c "test $rc -eq 0 && grep -q 'pid $fx: probing .*libjemalloc.so.2\$' $T/env.err"
+	check "LD_PRELOAD past 64 KiB of environment: the sequence exactly" \
+		bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/env.exp $T/env.log"
+else
+	fail "LD_PRELOAD past 64 KiB" "libjemalloc2 is not installed (make deps)"
+fi
+
+# 4. --lib naming an object the target does not map: an error naming both, status 1.
+"$FX/alloc_sequence" "$T/lib.exp" --threads 0 --wait "$T/lib.ready" &
+fx=$!
+wait_for "$T/lib.ready" . 10
+"$D" --pid "$fx" --lib "$JE" --duration 5 -o "$T/lib.log" 2>"$T/lib.err"
+rc=$?
+kill -USR1 "$fx"
+wait "$fx"
+check "--lib not mapped by the pid: status 1, says which pid and which object" \
+	bash -c "test $rc -eq 1 && grep -q '^alloctapd: pid $fx does not map $JE' $T/lib.err"
+
+# 5. glibc's aligned_alloc is memalign: the log says memalign, and --help says so.
+"$D" -q -o "$T/aligned.log" -- "$FX/alloc_sequence" "$T/aligned.exp" --threads 0
+check "glibc's aligned_alloc(256,512) is written memalign(256,512)" \
+	bash -c "grep -q ' memalign(256,512)=' $T/aligned.log && ! grep -q aligned_alloc $T/aligned.log"
+check "--help says that glibc's aligned_alloc lines are memalign lines" \
+	bash -c "'$D' --help | tr '\n' ' ' | grep -q \"glibc's aligned_alloc and memalign *are one function: a program using glibc gets memalign lines for both\""
+finish

@@ -1,0 +1,199 @@
+/* fuzz_atz.c: the .atz reader (lib/atz_read.c), through lib/source as the tools use it.
+ *
+ * The first input byte chooses what the rest is:
+ *   bit 0 clear  a whole file, fed as it is (exercises the lz4 frame walk: headers, block
+ *                sizes, checksums, truncation);
+ *   bit 0 set    the decompressed content (stream header and records), which the harness
+ *                wraps in a valid lz4 frame of many small blocks, so mutations reach the record
+ *                decoder instead of failing a checksum. Bit 1 adds block checksums, bit 2 a
+ *                content checksum; bits 7-3 give the content bytes per block (0: 64 KiB, else
+ *                7 times the value), so records span blocks.
+ * Every event decoded is written again with the atz writer and read back: the same events,
+ * lost counts and header flags (FORMAT.md: lossless, whatever the values). */
+#include <lz4frame.h>
+
+#include "atz.h"
+#include "output.h"
+#include "display.h"
+#include "fuzz_input.h"
+#include "source.h"
+
+/* Events kept for the round trip (a small input can decompress to many events). */
+#define ROUND_TRIP_MAX 100000
+
+struct decoded {
+	struct at_event *ev;
+	uint64_t *lost;            /* lost before each event */
+	size_t n, cap;
+	uint64_t lost_after;       /* after the last event */
+	unsigned flags;
+	int have_header;
+	int binary;
+};
+
+static void push(struct decoded *d, const struct at_event *ev, uint64_t lost)
+{
+	if (d->n == ROUND_TRIP_MAX)
+		return;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->ev = realloc(d->ev, d->cap * sizeof(*d->ev));
+		d->lost = realloc(d->lost, d->cap * sizeof(*d->lost));
+		FUZZ_CHECK(d->ev && d->lost);
+	}
+	d->ev[d->n] = *ev;
+	d->lost[d->n++] = lost;
+}
+
+/* Reads fd through at_source into *d. */
+static void decode(int fd, struct decoded *d)
+{
+	struct at_source s;
+	struct at_event ev;
+
+	memset(d, 0, sizeof(*d));
+	if (at_source_open_fd(&s, fd, "<fuzz>") < 0) {
+		at_source_close(&s);
+		return;
+	}
+	d->binary = s.kind == AT_SOURCE_BINARY;
+	if (!d->binary) {
+		at_source_close(&s);
+		return;
+	}
+	const struct at_atz_header *h = at_atz_reader_header(s.atz);
+	if (h) {
+		d->have_header = 1;
+		d->flags = h->flags;
+		FUZZ_CHECK(h->major == AT_ATZ_VERSION_MAJOR && strlen(h->host) <= AT_ATZ_HOST_MAX);
+	}
+	int rc;
+	while ((rc = at_source_next(&s, &ev)) > 0) {
+		FUZZ_CHECK(h != NULL);
+		FUZZ_CHECK(ev.func < AT_FUNC_COUNT);
+		push(d, &ev, at_atz_lost_before(s.atz));
+	}
+	d->lost_after = at_atz_lost_before(s.atz);
+	enum at_atz_status st = at_atz_reader_status(s.atz);
+	const char *msg = at_atz_reader_message(s.atz);
+	FUZZ_CHECK(rc == 0 ? st == AT_ATZ_OK && !msg : st != AT_ATZ_OK && msg && strlen(msg) > 0);
+	FUZZ_CHECK(at_source_next(&s, &ev) == rc); /* the end, or the error, stays */
+	struct at_atz_stats stats;
+	at_atz_reader_stats(s.atz, &stats);
+	FUZZ_CHECK(stats.events >= d->n);
+	at_source_close(&s);
+}
+
+static int same_event(const struct at_event *a, const struct at_event *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->func == b->func &&
+	       a->has_result == b->has_result && a->arg[0] == b->arg[0] &&
+	       a->arg[1] == b->arg[1] && a->result == b->result;
+}
+
+/* Writes d's events with the atz writer and decodes them again. */
+static void round_trip(const struct decoded *d)
+{
+	struct at_atz_options opt = { .flags = d->flags, .host = "fuzz", .start_ns = 1 };
+	int fd = fuzz_memfd(NULL, 0);
+	struct at_output out;
+	FUZZ_CHECK(at_output_open_fd(&out, fd, "<fuzz>") == 0);
+	struct at_atz_writer *w = at_atz_writer_open(&out, &opt);
+
+	FUZZ_CHECK(w != NULL);
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->lost[i])
+			FUZZ_CHECK(at_atz_append_lost(w, d->lost[i]) == 0);
+		FUZZ_CHECK(at_atz_append(w, &d->ev[i]) == 0);
+	}
+	if (d->lost_after && d->n < ROUND_TRIP_MAX)
+		FUZZ_CHECK(at_atz_append_lost(w, d->lost_after) == 0);
+	FUZZ_CHECK(at_atz_writer_close(w) == 0);
+	FUZZ_CHECK(at_output_close(&out) == 0);
+	FUZZ_CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	struct decoded back;
+	decode(fd, &back);
+	close(fd);
+	FUZZ_CHECK(back.binary && back.have_header && back.flags == d->flags);
+	FUZZ_CHECK(back.n == d->n);
+	for (size_t i = 0; i < d->n; i++) {
+		FUZZ_CHECK(same_event(&back.ev[i], &d->ev[i]));
+		FUZZ_CHECK(back.lost[i] == d->lost[i]);
+	}
+	if (d->n < ROUND_TRIP_MAX)
+		FUZZ_CHECK(back.lost_after == d->lost_after);
+	free(back.ev);
+	free(back.lost);
+}
+
+/* Wraps content in an lz4 frame as the mode byte says; returns it malloc'ed, *n its length. */
+static uint8_t *frame(uint8_t mode, const uint8_t *content, size_t size, size_t *n)
+{
+	LZ4F_preferences_t prefs;
+	LZ4F_cctx *cctx;
+	size_t chunk = (mode >> 3) ? (size_t)(mode >> 3) * 7 : 64u << 10;
+
+	memset(&prefs, 0, sizeof(prefs));
+	prefs.frameInfo.blockSizeID = LZ4F_max64KB;
+	prefs.frameInfo.blockMode = LZ4F_blockLinked;
+	prefs.frameInfo.blockChecksumFlag = (mode & 2) ? LZ4F_blockChecksumEnabled
+						       : LZ4F_noBlockChecksum;
+	prefs.frameInfo.contentChecksumFlag = (mode & 4) ? LZ4F_contentChecksumEnabled
+							 : LZ4F_noContentChecksum;
+	prefs.autoFlush = 1;
+	size_t chunks = size / chunk + 1;
+	size_t cap = LZ4F_HEADER_SIZE_MAX + chunks * LZ4F_compressBound(chunk, &prefs) +
+		     LZ4F_compressBound(0, &prefs);
+	uint8_t *out = malloc(cap);
+	FUZZ_CHECK(out != NULL);
+	FUZZ_CHECK(!LZ4F_isError(LZ4F_createCompressionContext(&cctx, LZ4F_VERSION)));
+	size_t len = LZ4F_compressBegin(cctx, out, cap, &prefs);
+	FUZZ_CHECK(!LZ4F_isError(len));
+	for (size_t off = 0; off < size; off += chunk) {
+		size_t k = size - off < chunk ? size - off : chunk;
+		size_t rc = LZ4F_compressUpdate(cctx, out + len, cap - len, content + off, k, NULL);
+		FUZZ_CHECK(!LZ4F_isError(rc));
+		len += rc;
+	}
+	size_t rc = LZ4F_compressEnd(cctx, out + len, cap - len, NULL);
+	FUZZ_CHECK(!LZ4F_isError(rc));
+	len += rc;
+	LZ4F_freeCompressionContext(cctx);
+	*n = len;
+	return out;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	at_display_level = 0;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	uint8_t mode = data[0];
+	uint8_t *framed = NULL;
+	size_t n = size - 1;
+	const uint8_t *file = data + 1;
+
+	if (mode & 1) {
+		framed = frame(mode, data + 1, size - 1, &n);
+		file = framed;
+	}
+	int fd = fuzz_memfd(file, n);
+	struct decoded d;
+	decode(fd, &d);
+	close(fd);
+	if (mode & 1)
+		FUZZ_CHECK(d.binary);
+	if (d.have_header)
+		round_trip(&d);
+	free(d.ev);
+	free(d.lost);
+	free(framed);
+	return 0;
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds the seed corpus of every harness of tests/fuzz from the repository's own test data:
+#   OUT/source  every log and trace of tests/data (text raw, munged, garbage, .atz)
+#   OUT/text    the text logs
+#   OUT/munge   the raw text logs and the garbage files
+#   OUT/atz     each .atz as a file (mode byte 0x00) and its lz4-decompressed content (mode
+#               bytes 0x01 and 0x2f: framed again by the harness, in 64 KiB blocks or in
+#               35-byte blocks with both checksums; see fuzz_atz.c)
+#   OUT/elfsym  small real ELF files: /bin/true, and a shared object, an object file and a
+#               static executable compiled here from a few lines defining the malloc family
+#   OUT/x86     the function prologues and decoder traps of tests/unit/test_daemon_x86_insn.c
+# usage: tests/fuzz/seeds.sh OUT [MUNGE]  (MUNGE: an alloctap-munge program; with it, the raw
+# and munged text logs are also converted to .atz seeds)
+set -euo pipefail
+out=${1:?usage: seeds.sh OUT [MUNGE]}
+munge=${2:-}
+cd "$(dirname "$0")/../.."
+data=tests/data
+
+rm -rf "$out"
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Copies file to dir under a name that says where it came from.
+seed() {
+	cp "$1" "$2/$(echo "$1" | tr '/' '_')"
+}
+
+# Writes the bytes of a mode byte (two hex digits) followed by a file's content.
+with_mode() {
+	{ printf "\\x$1"; cat "$2"; } >"$3"
+}
+
+shopt -s nullglob
+texts=("$data"/*/*.log "$data"/*/*.out)
+garbage=("$data"/*/*.bin)
+traces=("$data"/*/*.atz)
+
+if [ -n "$munge" ] && [ -x "$munge" ]; then
+	"$munge" -q --keep-pointers --format binary "$data/munge/normal.log" \
+		-o "$tmp/normal-raw.atz" 2>/dev/null || true
+	"$munge" -q --format binary "$data/munge/normal.log" -o "$tmp/normal-munged.atz" \
+		2>/dev/null || true
+	for f in "$tmp"/*.atz; do
+		[ -s "$f" ] && traces+=("$f")
+	done
+fi
+
+for f in "${texts[@]}" "${garbage[@]}" "${traces[@]}"; do
+	seed "$f" "$out/source"
+done
+for f in "${texts[@]}"; do
+	seed "$f" "$out/text"
+done
+for f in "$data"/munge/*.log "$data"/replay/raw.log "${garbage[@]}"; do
+	seed "$f" "$out/munge"
+done
+for f in "${traces[@]}"; do
+	name=$(basename "$f" .atz)
+	with_mode 00 "$f" "$out/atz/file-$name"
+	if lz4 -dc "$f" >"$tmp/content" 2>/dev/null; then
+		with_mode 01 "$tmp/content" "$out/atz/content64k-$name"
+		with_mode 2f "$tmp/content" "$out/atz/content35-$name"
+	fi
+done
+
+# ELF files: the functions the daemon looks for, in three kinds of file.
+cat >"$tmp/alloc.c" <<'EOF'
+typedef unsigned long size_t;
+static char heap[4096];
+static size_t used;
+void *malloc(size_t n) { char *p = heap + used; used += (n + 15) & ~(size_t)15; return p; }
+void free(void *p) { if (p) used = 0; }
+void *calloc(size_t n, size_t m) { return malloc(n * m); }
+void *realloc(void *p, size_t n) { (void)p; return malloc(n); }
+void _start(void) { free(malloc(1)); for (;;) ; }
+EOF
+cc=${CC:-cc}
+"$cc" -O1 -fPIC -shared -nostdlib -o "$out/elfsym/alloc.so" "$tmp/alloc.c" 2>/dev/null || true
+"$cc" -O1 -c -o "$out/elfsym/alloc.o" "$tmp/alloc.c" 2>/dev/null || true
+"$cc" -O1 -static -nostdlib -no-pie -o "$out/elfsym/alloc-static" "$tmp/alloc.c" \
+	2>/dev/null || true
+[ -f /bin/true ] && cp /bin/true "$out/elfsym/true"
+
+# x86: each { "what", { bytes }, len, ... } case of the decoder's unit test, len bytes of it.
+python3 - tests/unit/test_daemon_x86_insn.c "$out/x86" <<'EOF'
+import re, sys
+src = open(sys.argv[1]).read()
+for i, m in enumerate(re.finditer(r'\{\s*"([^"]*)",\s*\{([^}]*)\},\s*(\d+)', src)):
+    code = bytes(int(x, 0) for x in m.group(2).replace('\n', ' ').split(',') if x.strip())
+    code = code.ljust(int(m.group(3)), b'\0')[:int(m.group(3))]
+    name = re.sub(r'[^a-z0-9]+', '-', m.group(1).lower()).strip('-')
+    open('%s/%02d-%s' % (sys.argv[2], i, name), 'wb').write(code)
+EOF
+
+for d in "$out"/*/; do
+	printf '  SEEDS   %s: %s files\n' "$d" "$(ls "$d" | wc -l)"
+done
