@@ -7,10 +7,22 @@
 #   make stress     the concurrency stress test STRESS_RUNS (20) times in a row
 #   make demo       the main job on a bundled workload
 #   make bench      benchmarks, printed as comparison tables
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make fuzz       each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60) seconds
+#   make install    PREFIX=/usr/local DESTDIR= (programs, and man pages under PREFIX/share/man)
 #
-# Layout rule: in munge/, replay/ and daemon/, main.c is the program and every other .c file
-# goes into an archive that unit tests link (the linker then takes only the code under test).
+# Layout rule: in lib/, munge/, replay/ and daemon/, every .c file but main.c goes into the
+# folder's archive build/libat_FOLDER.a; main.c is the program, linked with its folder's archive
+# and libat_lib.a. A unit test driver tests/unit/test_FOLDER_MODULE.c links the same two
+# archives (a lib driver only libat_lib.a), so the linker takes only the code under test.
+# Only the daemon needs clang and bpftool (for the BPF skeleton) and libbpf.
+
+# alloctapd's BPF program, probe-site decoder and library search are written for x86-64.
+MACHINE := $(shell uname -m)
+ifneq ($(MACHINE),x86_64)
+ifneq ($(MAKECMDGOALS),clean)
+$(error alloctap runs on x86-64 only; this machine is $(MACHINE))
+endif
+endif
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -25,7 +37,8 @@ WARN     := -Wall -Wextra -Werror
 CPPFLAGS += -D_GNU_SOURCE -I. -Ilib -Ibpf -I$(B)
 BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDLIBS      := -lbpf -lelf -lz -llz4 -lm -lpthread
+LDLIBS      := -llz4 -lm -lpthread
+BPF_LDLIBS  := -lbpf -ldw -lelf -lz
 
 V ?= 0
 ifeq ($(V),1)
@@ -41,9 +54,9 @@ endif
 .SECONDARY:
 .PHONY: all deps check stress unit-tests tests demo bench install uninstall clean
 
-DEB_PACKAGES := gcc make libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev liblz4-dev \
-	libcmocka-dev bpftrace libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libmimalloc2.0 \
-	lz4 python3 procps
+DEB_PACKAGES := gcc make libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib1g-dev \
+	liblz4-dev libcmocka-dev bpftrace libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 \
+	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux
 
 MODULES  := lib munge replay daemon
 mod_srcs  = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
@@ -52,6 +65,11 @@ ifneq ($(wildcard daemon/main.c),)
 PROGRAMS += $(B)/alloctapd
 endif
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_MISNAMED := $(filter-out $(foreach m,$(MODULES),tests/unit/test_$(m)_%.c),$(UNIT_SRCS))
+ifneq ($(UNIT_MISNAMED),)
+$(error $(UNIT_MISNAMED): a unit test driver is named tests/unit/test_FOLDER_MODULE.c, \
+	FOLDER one of $(MODULES))
+endif
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS)) \
 	      $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(UNIT_SRCS))
 FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
@@ -78,10 +96,13 @@ $(B)/%.skel.h: $(B)/%.bpf.o
 # --- objects, archives, programs, tests: one template per build variant ---------------------
 # $(1): output folder, $(2): extra compiler and linker flags
 define VARIANT
-$(1)/obj/%.o: %.c | $(BPF_SKELS)
+$(1)/obj/%.o: %.c
 	$$(call say,CC,$$@)
 	$(Q)mkdir -p $$(@D)
 	$(Q)$$(CC) $$(CPPFLAGS) $$(BASE_CFLAGS) $(2) -c $$< -o $$@
+
+# only the daemon's objects wait for the skeleton (-MMD records who includes it)
+$(patsubst %.c,$(1)/obj/%.o,$(wildcard daemon/*.c tests/unit/test_daemon_*.c)): | $(BPF_SKELS)
 
 $(foreach m,$(MODULES),
 $(1)/libat_$(m).a: $$(patsubst %.c,$(1)/obj/%.o,$$(call mod_srcs,$(m))) $(1)/obj/empty.o
@@ -90,12 +111,17 @@ $(1)/libat_$(m).a: $$(patsubst %.c,$(1)/obj/%.o,$$(call mod_srcs,$(m))) $(1)/obj
 	$(Q)ar rcs $$@ $$^
 )
 
-$(1)/archives := $(foreach m,munge replay daemon lib,$(1)/libat_$(m).a)
-
-$(1)/tests/%: $(1)/obj/tests/unit/%.o $$($(1)/archives)
+$(1)/tests/test_lib_%: $(1)/obj/tests/unit/test_lib_%.o $(1)/libat_lib.a
 	$$(call say,LD,$$@)
 	$(Q)mkdir -p $$(@D)
-	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$< $$($(1)/archives) -lcmocka $$(LDLIBS)
+	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $$(LDLIBS)
+
+$(foreach m,munge replay daemon,
+$(1)/tests/test_$(m)_%: $(1)/obj/tests/unit/test_$(m)_%.o $(1)/libat_$(m).a $(1)/libat_lib.a
+	$$(call say,LD,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $(if $(filter daemon,$(m)),$$(BPF_LDLIBS)) $$(LDLIBS)
+)
 endef
 
 $(eval $(call VARIANT,$(B),))
@@ -111,7 +137,7 @@ $(B)/alloctap-%: $(B)/obj/%/main.o $(B)/libat_%.a $(B)/libat_lib.a
 
 $(B)/alloctapd: $(B)/obj/daemon/main.o $(B)/libat_daemon.a $(B)/libat_lib.a
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LDLIBS) $(LDLIBS)
 
 # Fixtures: built without optimisation surprises and, for *_static.c, statically linked.
 $(B)/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h)
@@ -120,6 +146,26 @@ $(B)/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -Itests/fixtures \
 		$(if $(filter %_static,$*),-static) -o $@ $< $(if $(filter %_static,$*),,-ldl)
 
+# Unwinding fixtures: -O2 without frame pointers, as distributions build. unwind_chain calls
+# through unwind_chain_lib.so, the library half of the same file.
+UNWIND_FIXTURE_CFLAGS := -std=gnu11 $(WARN) -O2 -fomit-frame-pointer -g -pthread
+
+$(B)/fixtures/unwind_%: tests/fixtures/unwind_%.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) $(if $(filter %_static,$*),-static) -o $@ $<
+
+$(B)/fixtures/unwind_chain_lib.so: tests/fixtures/unwind_chain.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -DUNWIND_CHAIN_LIBRARY -shared -fPIC \
+		-Wl,-soname,unwind_chain_lib.so -o $@ $<
+
+$(B)/fixtures/unwind_chain: tests/fixtures/unwind_chain.c $(B)/fixtures/unwind_chain_lib.so
+	$(call say,CC,$@)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -o $@ $< $(B)/fixtures/unwind_chain_lib.so \
+		-Wl,-rpath,'$$ORIGIN'
+
 $(B)/bench/%: bench/%.c $(B)/libat_lib.a
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -127,10 +173,12 @@ $(B)/bench/%: bench/%.c $(B)/libat_lib.a
 
 unit-tests: $(UNIT_TESTS)
 tests: all unit-tests $(FIXTURES)
+include tests/oracle/oracle.mk
 
 # --- the jobs ---------------------------------------------------------------------------------
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+# $(call install_missing,PACKAGES): apt-get installs those of the Debian packages not installed.
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' \
 			|| echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -138,12 +186,16 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
 
 check: deps
 	@$(MAKE) --no-print-directory tests
 	@tests/run.sh $(UNIT_TESTS) $(sort $(filter-out tests/run.sh,$(wildcard tests/*.sh)))
 
-# Issue 4's bar: the concurrency stress test green STRESS_RUNS times in a row (real BPF).
+# The concurrency stress test, STRESS_RUNS times in a row (real BPF).
 STRESS_RUNS ?= 20
 stress: deps
 	@$(MAKE) --no-print-directory tests
@@ -157,14 +209,24 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(FIXTURES) $(BENCH_PROGS)
 	@bench/run.sh
 
+MANDIR  ?= $(PREFIX)/share/man
+MAN1    := $(wildcard doc/man/*.1)
+MAN8    := $(wildcard doc/man/*.8)
+
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)
+	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8
 
 uninstall:
 	rm -f $(patsubst $(B)/%,$(DESTDIR)$(BINDIR)/%,$(PROGRAMS))
+	rm -f $(patsubst doc/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1))
+	rm -f $(patsubst doc/man/%,$(DESTDIR)$(MANDIR)/man8/%,$(MAN8))
 
 clean:
 	rm -rf $(B)
+
+include tests/fuzz/fuzz.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

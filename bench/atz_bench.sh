@@ -4,11 +4,9 @@
 # (demo/python3-json.log, python3 recorded by alloctap) when present, and the synthetic
 # generator's (build/bench/genlog, 1M lines, several processes and threads).
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 make -s build/bench/atz_tool build/bench/genlog >/dev/null || exit 1
-T=build/bench/atz_tool
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+ATZ=build/bench/atz_tool
 
 traces=()
 if [ -f demo/python3-json.log ]; then
@@ -16,8 +14,8 @@ if [ -f demo/python3-json.log ]; then
 else
 	echo "(demo/python3-json.log missing: real-program row skipped)"
 fi
-build/bench/genlog 1000000 1 > "$tmp/synthetic.log"
-traces+=("genlog 1M (synthetic):$tmp/synthetic.log")
+build/bench/genlog 1000000 1 > "$T/synthetic.log"
+traces+=("genlog 1M (synthetic):$T/synthetic.log")
 
 echo "atz: size in bytes per event (smaller is better; goal <= 1.5 on a real program's trace)"
 printf '%-22s %9s %9s %9s %9s %9s %9s\n' trace events text gzip-6 lz4 atz atz-HC9
@@ -25,8 +23,8 @@ sizes=()
 for t in "${traces[@]}"; do
 	name=${t%%:*}
 	f=${t#*:}
-	fast=$("$T" time "$f") || { echo "bench: atz_tool time $f failed"; exit 1; }
-	hc=$("$T" time -l 9 "$f") || exit 1
+	fast=$("$ATZ" time "$f") || { echo "bench: atz_tool time $f failed"; exit 1; }
+	hc=$("$ATZ" time -l 9 "$f") || exit 1
 	read -r n abytes _ _ enc fmt dec parse <<< "$fast"
 	read -r _ hbytes _ _ hcenc _ hcdec _ <<< "$hc"
 	text=$(stat -c %s "$f")

@@ -1,4 +1,4 @@
-/* atz_tool.c: converts and times logs through lib/source.c and lib/atz.c, for the atz tests
+/* atz_tool.c: converts and times logs through lib/source.c and lib/sink.c, for the atz tests
  * (tests/atz_cli.sh) and benchmark (bench/atz_bench.sh). Not an installed program.
  *
  *   atz_tool encode [-l LEVEL] IN OUT   any log (text or .atz) -> .atz (munged if IN is)
@@ -9,7 +9,6 @@
  *
  * IN and OUT may be "-". Exit: 0 ok, 1 data or I/O error, 2 usage. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +19,9 @@
 
 #include "atz.h"
 #include "display.h"
-#include "output.h"
+#include "prim.h"
+#include "sink.h"
 #include "source.h"
-#include "text.h"
 
 static int usage(void)
 {
@@ -33,13 +32,6 @@ static int usage(void)
 		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC.\n"
 		"IN/OUT may be '-'. Exit status: 0 ok, 1 data or I/O error, 2 usage error.\n");
 	return 2;
-}
-
-static int open_out(const char *path)
-{
-	if (strcmp(path, "-") == 0)
-		return 1;
-	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
 /* Reads every event of src; calls back per event. Returns 0 or 1 (error reported). */
@@ -60,18 +52,36 @@ static int drain(struct at_source *src, int (*each)(void *ctx, const struct at_e
 	return 0;
 }
 
-static int encode_one(void *ctx, const struct at_event *ev)
+/* An event to the sink; text sinks print pointers as the source has them. -1 stops drain (the
+ * error is reported when the sink closes). */
+struct to_sink {
+	struct at_sink *sink;
+	const struct at_source *src; /* text decides raw or munged at its first pointer */
+};
+
+static int put_one(void *ctx, const struct at_event *ev)
 {
-	if (at_atz_append(ctx, ev) < 0) {
-		at_error("write: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
+	struct to_sink *t = ctx;
+
+	at_sink_set_munged(t->sink, t->src->munged == 1);
+	return at_sink_put(t->sink, ev);
 }
 
-static int cmd_encode(const char *in, const char *out, int level)
+/* Closes the sink; 1 after reporting its error, else status. */
+static int close_sink(struct at_sink *sink, int status)
+{
+	if (at_sink_close(sink) < 0) {
+		at_error("%s: %s", at_sink_name(sink), strerror(at_sink_error(sink)));
+		return 1;
+	}
+	return status;
+}
+
+/* encode (format AT_SINK_ATZ) or decode (AT_SINK_TEXT) from in to out. */
+static int convert(const char *in, const char *out, enum at_sink_format format, int level)
 {
 	struct at_source src;
+	struct at_sink sink;
 	struct at_event ev;
 	int status = 1;
 
@@ -79,77 +89,21 @@ static int cmd_encode(const char *in, const char *out, int level)
 		at_error("%s: %s", in, strerror(errno));
 		return 1;
 	}
-	/* The first event settles whether text is raw or munged. */
+	/* The first event settles whether text is raw or munged (a trace's header says it). */
 	int rc = at_source_next(&src, &ev);
 	if (rc < 0) {
 		at_source_report(&src);
 		at_source_close(&src);
 		return 1;
 	}
-	int fd = open_out(out);
-	if (fd < 0) {
-		at_error("%s: %s", out, strerror(errno));
-		at_source_close(&src);
-		return 1;
-	}
-	struct at_atz_options opt = { .flags = src.munged == 1 ? AT_ATZ_FLAG_MUNGED : 0,
-				      .host = "atz_tool", .start_ns = 1, .level = level };
-	struct at_atz_writer *w = at_atz_writer_open(fd, out, &opt);
-	if (!w) {
-		at_error("%s: %s", out, strerror(errno));
-		goto cleanup;
-	}
-	if (rc > 0 && (encode_one(w, &ev) < 0 || drain(&src, encode_one, w))) {
-		at_atz_writer_close(w);
-		goto cleanup;
-	}
-	if (at_atz_writer_close(w) < 0) {
-		at_error("%s: %s", out, strerror(errno));
-		goto cleanup;
-	}
-	status = 0;
-cleanup:
-	if (fd != 1)
-		close(fd);
-	at_source_close(&src);
-	return status;
-}
-
-struct text_sink {
-	struct at_output out;
-	const struct at_source *src; /* text decides raw or munged at its first pointer */
-};
-
-static int print_one(void *ctx, const struct at_event *ev)
-{
-	struct text_sink *t = ctx;
-	char *d = at_output_reserve(&t->out, AT_LINE_MAX);
-	at_output_commit(&t->out, t->src->munged == 1 ? at_format_munged(d, ev)
-							  : at_format_raw(d, ev));
-	return 0;
-}
-
-static int cmd_decode(const char *in, const char *out)
-{
-	struct at_source src;
-	struct text_sink t;
-	int status;
-
-	if (at_source_open(&src, in) < 0) {
-		at_error("%s: %s", in, strerror(errno));
-		return 1;
-	}
-	if (at_output_open(&t.out, out) < 0) {
-		at_error("%s: %s", out, strerror(errno));
-		at_source_close(&src);
-		return 1;
-	}
-	t.src = &src;
-	status = drain(&src, print_one, &t);
-	if (at_output_close(&t.out) < 0) {
-		at_error("%s: %s", t.out.name, strerror(t.out.err));
-		status = 1;
-	}
+	struct at_sink_options opt = {
+		.format = format, .munged = src.munged == 1,
+		.atz = { .host = "atz_tool", .start_ns = 1, .level = level },
+	};
+	struct to_sink t = { &sink, &src };
+	if (at_sink_open(&sink, out, AT_SINK_TRUNCATE) == 0 && at_sink_start(&sink, &opt) == 0)
+		status = rc > 0 && (put_one(&t, &ev) < 0 || drain(&src, put_one, &t));
+	status = close_sink(&sink, status);
 	at_source_close(&src);
 	return status;
 }
@@ -174,27 +128,38 @@ static int collect_one(void *ctx, const struct at_event *ev)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Seconds to read every event of the text file at path through lib/source.c. */
 static double time_text_parse(const char *path, size_t expect)
 {
 	struct at_source src;
 	struct at_event ev;
 	size_t n = 0;
-	double t0 = now_s();
+	double t0 = at_now_seconds();
 
 	if (at_source_open(&src, path) < 0)
 		return -1;
 	while (at_source_next(&src, &ev) > 0)
 		n++;
 	at_source_close(&src);
-	return n == expect ? now_s() - t0 : -1;
+	return n == expect ? at_now_seconds() - t0 : -1;
+}
+
+/* Seconds to write the events of a through a sink of options opt on fd; its counters in st.
+ * -1 on a write error (reported). */
+static double time_sink(int fd, const struct at_sink_options *opt, const struct event_array *a,
+			struct at_sink_stats *st)
+{
+	struct at_sink sink;
+	double t0 = at_now_seconds();
+
+	if (at_sink_open_fd(&sink, fd, "<memfd>") == 0 && at_sink_start(&sink, opt) == 0)
+		for (size_t i = 0; i < a->n; i++)
+			at_sink_put(&sink, &a->v[i]);
+	if (st)
+		at_sink_stats(&sink, st);
+	if (close_sink(&sink, 0))
+		return -1;
+	return at_now_seconds() - t0;
 }
 
 /* Prints one line: events, atz bytes, content bytes, atz bytes/event, encode ns/event,
@@ -205,7 +170,7 @@ static int cmd_time(const char *in, int level)
 	struct at_source src;
 	struct event_array a = { 0 };
 	double enc = 1e9, dec = 1e9, fmt = 1e9, parse = 1e9;
-	struct at_atz_stats st = { 0 };
+	struct at_sink_stats st = { 0 };
 	int status = 1;
 	off_t size = 0;
 	int fd = memfd_create("atz", MFD_CLOEXEC);
@@ -221,34 +186,21 @@ static int cmd_time(const char *in, int level)
 	for (int run = 0; run < 9; run++) {
 		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
 			goto cleanup;
-		struct at_atz_options opt = { .host = "bench", .start_ns = 1, .level = level };
-		double t0 = now_s();
-		struct at_atz_writer *w = at_atz_writer_open(fd, "<memfd>", &opt);
-		for (size_t i = 0; w && i < a.n; i++)
-			at_atz_append(w, &a.v[i]);
-		if (w)
-			at_atz_writer_stats(w, &st);
-		if (!w || at_atz_writer_close(w) < 0)
+		struct at_sink_options bin = { .format = AT_SINK_ATZ,
+					       .atz = { .host = "bench", .start_ns = 1, .level = level } };
+		static const struct at_sink_options text = { .format = AT_SINK_TEXT };
+		double t = time_sink(fd, &bin, &a, &st);
+		if (t < 0)
 			goto cleanup;
-		double t1 = now_s();
-		enc = t1 - t0 < enc ? t1 - t0 : enc;
+		enc = t < enc ? t : enc;
 		size = lseek(fd, 0, SEEK_END);
-
-		struct at_output out;
 		int null = memfd_create("text", MFD_CLOEXEC);
-		at_output_open_fd(&out, null, "<memfd>");
-		t0 = now_s();
-		for (size_t i = 0; i < a.n; i++) {
-			char *d = at_output_reserve(&out, AT_LINE_MAX);
-			at_output_commit(&out, at_format_raw(d, &a.v[i]));
-		}
-		at_output_close(&out);
-		t1 = now_s();
+		t = time_sink(null, &text, &a, NULL);
 		close(null);
-		fmt = t1 - t0 < fmt ? t1 - t0 : fmt;
+		fmt = t >= 0 && t < fmt ? t : fmt;
 
 		lseek(fd, 0, SEEK_SET);
-		t0 = now_s();
+		double t0 = at_now_seconds();
 		struct at_atz_reader *r = at_atz_reader_open(fd, "<memfd>", NULL, 0);
 		struct at_event ev;
 		uint64_t n = 0, check = 0;
@@ -256,7 +208,7 @@ static int cmd_time(const char *in, int level)
 			n++;
 			check += ev.result;
 		}
-		t1 = now_s();
+		double t1 = at_now_seconds();
 		if (n != a.n || at_atz_reader_status(r)) {
 			at_error("decode gave %" PRIu64 " of %zu events", n, a.n);
 			at_atz_reader_close(r);
@@ -293,9 +245,9 @@ int main(int argc, char **argv)
 		i += 2;
 	}
 	if (strcmp(cmd, "encode") == 0 && argc - i == 2)
-		return cmd_encode(argv[i], argv[i + 1], level);
+		return convert(argv[i], argv[i + 1], AT_SINK_ATZ, level);
 	if (strcmp(cmd, "decode") == 0 && argc - i == 2)
-		return cmd_decode(argv[i], argv[i + 1]);
+		return convert(argv[i], argv[i + 1], AT_SINK_TEXT, 0);
 	if (strcmp(cmd, "time") == 0 && argc - i == 1)
 		return cmd_time(argv[i], level);
 	return usage();

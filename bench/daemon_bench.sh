@@ -8,16 +8,11 @@
 #     lost (default ring buffer);
 #  3. the reorder window's cost per event (bench/daemon_reorder.c).
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+need_root daemon
 D=build/alloctapd
 FX=build/fixtures
 PAIRS=${PAIRS:-200000}
-TMP=$(mktemp -d /tmp/alloctapd-bench.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-if [ "$(id -u)" -ne 0 ]; then
-	echo "daemon bench: needs root for uprobes"
-	exit 1
-fi
 
 ns_of() { sed -n 's/.* \([0-9.]*\) ns\/pair$/\1/p'; }
 
@@ -37,9 +32,9 @@ for alloc in glibc jemalloc; do
 				uprobe:$lib:free {}" -c "$FX/alloc_loop $PAIRS" 2>/dev/null | ns_of)")
 		fi
 	done
-	um=$(printf '%s\n' "${u[@]}" | sort -g | sed -n 2p)
-	tm=$(printf '%s\n' "${t[@]}" | sort -g | sed -n 2p)
-	bm=$(printf '%s\n' "${b[@]:-}" | sort -g | sed -n 2p)
+	um=$(printf '%s\n' "${u[@]}" | median)
+	tm=$(printf '%s\n' "${t[@]}" | median)
+	bm=$(printf '%s\n' "${b[@]:-}" | median)
 	awk -v a="$alloc" -v u="$um" -v t="$tm" -v b="${bm:-0}" \
 		'BEGIN { printf "%-10s %12.1f %12.1f %12.1f %7.0fx %18.1f\n", a, u, t, t - u, t / u, b }'
 done
@@ -48,23 +43,23 @@ echo
 echo "alloctapd: events recorded per second, 8-thread stress fixture, default ring buffer"
 printf '%-10s %12s %10s %10s %12s\n' threads events lost seconds "events/s"
 for threads in 1 2 8; do
-	rm -f "$TMP"/s.*
-	"$FX/alloc_stress" "$TMP/s.counts" "$TMP/s.ready" --threads $threads \
+	rm -f "$T"/s.*
+	"$FX/alloc_stress" "$T/s.counts" "$T/s.ready" --threads $threads \
 		--iterations $((160000 / threads)) &
 	fx=$!
-	while [ ! -s "$TMP/s.ready" ]; do sleep 0.05; done
-	"$D" -v --pid $fx -o /dev/null 2>"$TMP/s.err" &
+	while [ ! -s "$T/s.ready" ]; do sleep 0.05; done
+	"$D" -v --pid $fx -o /dev/null 2>"$T/s.err" &
 	dm=$!
-	while ! grep -q probing "$TMP/s.err"; do sleep 0.05; done
+	while ! grep -q "alloctapd: recording" "$T/s.err"; do sleep 0.05; done
 	start=$(date +%s%N)
 	kill -USR1 $fx
-	while ! grep -q total "$TMP/s.counts" 2>/dev/null; do sleep 0.02; done
+	while ! grep -q total "$T/s.counts" 2>/dev/null; do sleep 0.02; done
 	end=$(date +%s%N)
 	kill -INT $dm
 	wait $dm
 	kill -USR1 $fx
 	wait $fx
-	read -r written lost < <(sed -n 's/^alloctapd: \([0-9]*\) events written, \([0-9]*\) events lost.*/\1 \2/p' "$TMP/s.err")
+	read -r written lost < <(sed -n 's/^alloctapd: \([0-9]*\) events written, \([0-9]*\) events lost.*/\1 \2/p' "$T/s.err")
 	awk -v th=$threads -v w="$written" -v l="$lost" -v ns=$((end - start)) \
 		'BEGIN { printf "%-10s %12d %10d %10.2f %12.0f\n", th, w, l, ns / 1e9, w / (ns / 1e9) }'
 done

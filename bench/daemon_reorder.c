@@ -6,8 +6,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <time.h>
 
 #include "../daemon/reorder.c"
 
@@ -19,24 +17,15 @@ static void count_emit(void *arg, const struct at_record *r)
 	emitted_sum += r->seq;
 }
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Builds n records: frees and mallocs, one realloc in reallocs_per_1000 (two numbers), in
  * number order, then swaps neighbours within `shuffle` positions (arrival disorder). */
 static struct at_record *make_records(uint64_t n, unsigned reallocs_per_1000, unsigned shuffle,
 				      uint64_t *count)
 {
-	struct at_record *r = mmap(NULL, n * sizeof(*r), PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct at_record *r = at_map(n * sizeof(*r), 0);
 	uint64_t seq = 0, k = 0, rng = 88172645463325252ull;
 
-	if (r == MAP_FAILED)
+	if (!r)
 		exit(1);
 	while (k < n) {
 		rng ^= rng << 13;
@@ -70,7 +59,7 @@ static double run(const struct at_record *recs, uint64_t n, uint64_t final, int 
 
 	if (at_reorder_init(&ro, 18, 4096, count_emit, NULL) < 0)
 		exit(1);
-	t0 = now_ns();
+	t0 = (double)at_now_ns();
 	if (direct) {
 		for (uint64_t i = 0; i < n; i++)
 			count_emit(NULL, &recs[i]);
@@ -79,7 +68,7 @@ static double run(const struct at_record *recs, uint64_t n, uint64_t final, int 
 			at_reorder_push(&ro, &recs[i]);
 		at_reorder_finish(&ro, final);
 	}
-	t1 = now_ns();
+	t1 = (double)at_now_ns();
 	at_reorder_free(&ro);
 	return (t1 - t0) / (double)n;
 }
@@ -110,7 +99,7 @@ int main(int argc, char **argv)
 		}
 		printf("%-30s %14.1f %14.1f %12.1f\n", cases[c].name, direct, reorder,
 		       reorder - direct);
-		munmap(recs, n * sizeof(*recs));
+		at_unmap(recs, n * sizeof(*recs));
 	}
 	return emitted_sum == 0;
 }

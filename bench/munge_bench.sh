@@ -4,11 +4,9 @@
 # same log as a raw binary trace (.atz): munged to text and to a munged .atz, and the
 # conversions of --keep-pointers.
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 LINES=${MUNGE_BENCH_LINES:-2000000}
 RUNS=3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 for prog in build/bench/genlog build/alloctap-munge; do
 	[ -x "$prog" ] || { echo "munge_bench: $prog missing (make all build/bench/genlog)"; exit 1; }

@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "prim.h"
 
 static const size_t sizes[8] = { 16, 24, 32, 48, 64, 128, 512, 4096 };
 static long pairs;
@@ -26,14 +27,6 @@ static void *run(void *arg)
 		free(p);
 	}
 	return (void *)sink;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -54,7 +47,7 @@ int main(int argc, char **argv)
 			;
 	}
 	pthread_t tid[64];
-	double t0 = now_ns();
+	double t0 = (double)at_now_ns();
 	for (int t = 1; t < threads; t++)
 		if (pthread_create(&tid[t], NULL, run, NULL) != 0) {
 			fprintf(stderr, "pairloop: pthread_create failed\n");
@@ -63,7 +56,7 @@ int main(int argc, char **argv)
 	run(NULL);
 	for (int t = 1; t < threads; t++)
 		pthread_join(tid[t], NULL);
-	double t1 = now_ns();
+	double t1 = (double)at_now_ns();
 	printf("pairs=%ld threads=%d ns_per_pair=%.1f\n", pairs, threads, (t1 - t0) / pairs);
 	return 0;
 }

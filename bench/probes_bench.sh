@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6: what tracing costs the traced program, side by side in one run (needs root).
+# What tracing costs the traced program, side by side in one run (needs root).
 #  1. ns per malloc+free pair in bench/pairloop (sizes 16 B..4 KiB), 1 and 2 threads:
 #     untraced; alloctapd writing text; alloctapd writing binary; bpftrace recording the same
 #     fields the usual way (uprobe + uretprobe at every function entry, printf through its perf
@@ -10,20 +10,14 @@
 #     time is counted: the probes' time is the traced program's).
 # Median of RUNS (default 3) runs of PAIRS (default 100000) pairs per thread.
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+need_root probes
 D=build/alloctapd
 PL=build/bench/pairloop
 PAIRS=${PAIRS:-100000}
 RUNS=${RUNS:-3}
-TMP=$(mktemp -d /tmp/alloctap-probes.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-if [ "$(id -u)" -ne 0 ]; then
-	echo "probes bench: needs root (or CAP_BPF and CAP_PERFMON) for uprobes"
-	exit 1
-fi
 
 ns_of() { sed -n 's/.*ns_per_pair=\([0-9.]*\)$/\1/p'; }
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 # one_run MODE THREADS: prints the ns per pair of one run.
 one_run() {
@@ -76,23 +70,23 @@ echo
 # difference in events.
 daemon_cpu() { # FORMAT PAIRS -> "events cpu_seconds"
 	local fmt=$1 n=$2 pl dm ev u s
-	rm -f "$TMP/go"
-	mkfifo "$TMP/go"
-	PAIRLOOP_WAIT=1 "$PL" "$n" 1 <"$TMP/go" >/dev/null &
+	rm -f "$T/go"
+	mkfifo "$T/go"
+	PAIRLOOP_WAIT=1 "$PL" "$n" 1 <"$T/go" >/dev/null &
 	pl=$!
-	exec 3>"$TMP/go"
+	exec 3>"$T/go"
 	(
 		TIMEFORMAT='%3U %3S'
-		time "$D" -v --pid "$pl" -f "$fmt" -o /dev/null 2>"$TMP/err"
-	) 2>"$TMP/time" &
+		time "$D" -v --pid "$pl" -f "$fmt" -o /dev/null 2>"$T/err"
+	) 2>"$T/time" &
 	dm=$!
-	for _ in $(seq 100); do grep -q probing "$TMP/err" 2>/dev/null && break; sleep 0.1; done
+	for _ in $(seq 100); do grep -q "alloctapd: recording" "$T/err" 2>/dev/null && break; sleep 0.1; done
 	echo >&3
 	exec 3>&-
 	wait "$pl"
 	wait "$dm"
-	ev=$(sed -n 's/^alloctapd: \([0-9]*\) events written.*/\1/p' "$TMP/err")
-	read -r u s <"$TMP/time"
+	ev=$(sed -n 's/^alloctapd: \([0-9]*\) events written.*/\1/p' "$T/err")
+	read -r u s <"$T/time"
 	echo "$ev $(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')"
 }
 echo "probes: alloctapd's own CPU time per event (attach mode, 1 thread; marginal cost between"

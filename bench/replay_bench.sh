@@ -12,14 +12,11 @@
 # trace (.atz, made by build/bench/atz_tool), on the demo log and on genlog.
 # Each figure is the best of RUNS runs. Usage: bench/replay_bench.sh [LINES] [RUNS]
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 LINES=${1:-2000000}
 RUNS=${2:-3}
 R=build/alloctap-replay
 DIRECT=build/bench/replay_direct
-LIBDIR=/usr/lib/x86_64-linux-gnu
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 ATZ=build/bench/atz_tool
 for f in "$R" "$DIRECT" "$ATZ"; do
@@ -44,27 +41,37 @@ make_genlog() {
 # make_small OUT OPS SEED MAXSIZE: a munged log of OPS calls over 10000 slots: an empty slot
 # gets malloc (1 in 8 calloc, 1 in 32 posix_memalign), a full one free (1 in 5 realloc).
 make_small() {
-	awk -v n="$2" -v seed="$3" -v max="$4" 'BEGIN {
-		srand(seed); W = 10000
-		for (i = 0; i < n; i++) {
-			s = 1 + int(rand() * W); r = rand()
-			size = 8 + int(rand() * rand() * rand() * max)
-			if (s in live) {
-				if (r < 0.2) print "1 1 realloc(#" s "," size ")=#" s
-				else { print "1 1 free(#" s ")"; delete live[s] }
-			} else {
-				if (r < 0.125) print "1 1 calloc(1," size ")=#" s
-				else if (r < 0.156) print "1 1 posix_memalign(64," size ")=#" s
-				else print "1 1 malloc(" size ")=#" s
-				live[s] = 1
-			}
-		}
-	}' >"$1"
+	awk -v n="$2" -v seed="$3" -v slots=10000 -v max="$4" -f tests/data/munged_churn.awk >"$1"
 }
 
 # summary_value FILE KEY: the value of "KEY: value" in a --summary output.
 summary_value() {
 	sed -n "s/^$2: //p" "$1"
+}
+
+# best_replay LOG ALLOCATOR RUNS: the best "ns per operation" of RUNS replays; the summary of
+# that run is left in $T/best.sum.
+best_replay() {
+	local best="" ns
+	for _ in $(seq "$3"); do
+		"$R" -q --summary --allocator "$2" "$1" 2>"$T/sum" >/dev/null ||
+			{ echo "  $2: replay of $1 failed: $(tail -n 1 "$T/sum")" >&2; return 1; }
+		ns=$(summary_value "$T/sum" "ns per operation")
+		if [ -z "$best" ] || awk -v a="$ns" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+			best=$ns
+			cp "$T/sum" "$T/best.sum"
+		fi
+	done
+	echo "$best"
+}
+
+# best_direct LOG PRELOAD RUNS: the best ns per operation of RUNS runs of replay_direct.
+best_direct() {
+	for _ in $(seq "$3"); do
+		LD_PRELOAD=$2 "$DIRECT" "$1" >"$T/direct" 2>&1 ||
+			{ echo "  replay_direct failed: $(cat "$T/direct")" >&2; return 1; }
+		sed -n 's/.*ns_per_op=//p' "$T/direct"
+	done | minimum
 }
 
 # bench_table LOG TITLE: one row per allocator.
@@ -75,34 +82,17 @@ bench_table() {
 	printf '  %-9s %13s %10s %13s %13s %14s %17s %15s\n' allocator "replay ns/op" "Mops/s" \
 		"direct ns/op" "replay cost" "peak RSS MiB" "-c peak RSS MiB" "final live MiB"
 	for a in glibc jemalloc tcmalloc mimalloc; do
-		local pre="" best_r="" best_d="" rss="" live="" ops=""
-		case $a in
-		jemalloc) pre=$LIBDIR/libjemalloc.so.2 ;;
-		tcmalloc) pre=$LIBDIR/libtcmalloc_minimal.so.4 ;;
-		mimalloc) pre=$LIBDIR/libmimalloc.so.2 ;;
-		esac
+		local pre best_r best_d rss live ops
+		pre=$(preload_of "$a")
 		if [ -n "$pre" ] && [ ! -r "$pre" ]; then
 			printf '  %-9s %s\n' "$a" "(missing $pre)"
 			continue
 		fi
-		for _ in $(seq "$RUNS"); do
-			"$R" -q --summary --allocator "$a" "$log" 2>"$T/sum" >/dev/null ||
-				{ echo "  $a: replay failed: $(tail -n 1 "$T/sum")"; return 1; }
-			local ns
-			ns=$(summary_value "$T/sum" "ns per operation")
-			if [ -z "$best_r" ] || awk -v a="$ns" -v b="$best_r" 'BEGIN { exit !(a < b) }'; then
-				best_r=$ns
-				rss=$(summary_value "$T/sum" "peak rss bytes")
-				live=$(summary_value "$T/sum" "final live requested bytes")
-				ops=$(summary_value "$T/sum" "operations")
-			fi
-			LD_PRELOAD=$pre "$DIRECT" "$log" >"$T/direct" 2>&1 ||
-				{ echo "  $a: replay_direct failed: $(cat "$T/direct")"; return 1; }
-			ns=$(sed -n 's/.*ns_per_op=//p' "$T/direct")
-			if [ -z "$best_d" ] || awk -v a="$ns" -v b="$best_d" 'BEGIN { exit !(a < b) }'; then
-				best_d=$ns
-			fi
-		done
+		best_r=$(best_replay "$log" "$a" "$RUNS") || return 1
+		rss=$(summary_value "$T/best.sum" "peak rss bytes")
+		live=$(summary_value "$T/best.sum" "final live requested bytes")
+		ops=$(summary_value "$T/best.sum" "operations")
+		best_d=$(best_direct "$log" "$pre" "$RUNS") || return 1
 		# -c touches every byte requested: the RSS the workload really costs
 		"$R" -q -c --summary --allocator "$a" "$log" 2>"$T/sum" >/dev/null ||
 			{ echo "  $a: replay -c failed: $(tail -n 1 "$T/sum")"; return 1; }
@@ -122,20 +112,6 @@ bench_table() {
 # their table takes the best of more runs.
 INPUT_RUNS=$((RUNS * 3 > 5 ? RUNS * 3 : 5))
 
-# best_replay LOG ALLOCATOR: the best "ns per operation" of INPUT_RUNS replays.
-best_replay() {
-	local best="" ns
-	for _ in $(seq "$INPUT_RUNS"); do
-		"$R" -q --summary --allocator "$2" "$1" 2>"$T/sum" >/dev/null ||
-			{ echo "replay of $1 failed: $(tail -n 1 "$T/sum")" >&2; return 1; }
-		ns=$(summary_value "$T/sum" "ns per operation")
-		if [ -z "$best" ] || awk -v a="$ns" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$ns
-		fi
-	done
-	echo "$best"
-}
-
 # input_table NAME TEXTLOG ALLOCATOR...: one row per allocator and format (text, binary) of
 # the same munged log, with the binary's speed-up over text side by side.
 input_table() {
@@ -151,22 +127,10 @@ input_table() {
 	printf '  %-9s %-7s %13s %10s %13s %13s %9s\n' allocator input "replay ns/op" "Mops/s" \
 		"direct ns/op" "replay cost" "speed-up"
 	for a in "$@"; do
-		local nt nb nd best_d="" ns
-		nt=$(best_replay "$text" "$a") || return 1
-		nb=$(best_replay "$T/input.atz" "$a") || return 1
-		local pre=""
-		case $a in
-		jemalloc) pre=$LIBDIR/libjemalloc.so.2 ;;
-		esac
-		for _ in $(seq "$INPUT_RUNS"); do
-			LD_PRELOAD=$pre "$DIRECT" "$text" >"$T/direct" 2>&1 ||
-				{ echo "  $a: replay_direct failed: $(cat "$T/direct")"; return 1; }
-			ns=$(sed -n 's/.*ns_per_op=//p' "$T/direct")
-			if [ -z "$best_d" ] || awk -v a="$ns" -v b="$best_d" 'BEGIN { exit !(a < b) }'; then
-				best_d=$ns
-			fi
-		done
-		nd=$best_d
+		local nt nb nd
+		nt=$(best_replay "$text" "$a" "$INPUT_RUNS") || return 1
+		nb=$(best_replay "$T/input.atz" "$a" "$INPUT_RUNS") || return 1
+		nd=$(best_direct "$text" "$(preload_of "$a")" "$INPUT_RUNS") || return 1
 		awk -v a="$a" -v t="$nt" -v b="$nb" -v d="$nd" 'BEGIN {
 			printf "  %-9s %-7s %13.1f %10.2f %13.1f %+13.1f %9s\n", a, "text", t, 1000 / t,
 				d, t - d, ""

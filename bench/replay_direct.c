@@ -14,11 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 
 #include "event.h"
 #include "linereader.h"
+#include "prim.h"
 #include "text.h"
 
 struct call {
@@ -36,11 +35,9 @@ static int calls_push(struct calls *v, const struct at_event *ev)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 1 << 16;
-		void *p = v->c ? mremap(v->c, v->cap * sizeof(*v->c), cap * sizeof(*v->c),
-					MREMAP_MAYMOVE)
-			       : mmap(NULL, cap * sizeof(*v->c), PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
+		void *p = v->c ? at_remap(v->c, v->cap * sizeof(*v->c), cap * sizeof(*v->c))
+			       : at_map(cap * sizeof(*v->c), 0);
+		if (!p)
 			return -1;
 		v->c = p;
 		v->cap = cap;
@@ -134,14 +131,6 @@ static void run_calls(const struct calls *v, void **slot)
 	}
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
 	struct calls v = { 0 };
@@ -153,15 +142,14 @@ int main(int argc, char **argv)
 	}
 	if (decode(argv[1], &v, &max_slot) < 0)
 		return 1;
-	void **slot = mmap(NULL, (max_slot + 1) * sizeof(void *), PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (slot == MAP_FAILED) {
+	void **slot = at_map((max_slot + 1) * sizeof(void *), AT_MAP_NORESERVE);
+	if (!slot) {
 		fprintf(stderr, "replay_direct: cannot map %" PRIu64 " slots\n", max_slot + 1);
 		return 1;
 	}
-	uint64_t start = now_ns();
+	uint64_t start = at_now_ns();
 	run_calls(&v, slot);
-	uint64_t ns = now_ns() - start;
+	uint64_t ns = at_now_ns() - start;
 	printf("direct ops=%zu ns=%" PRIu64 " ns_per_op=%.1f\n", v.n, ns,
 	       v.n ? (double)ns / (double)v.n : 0.0);
 	return 0;
