@@ -1,0 +1,48 @@
+/* stack.h: call stacks and the mappings that give their addresses a meaning.
+ *
+ * An allocation event may refer to a stack (at_event.stack, 0: none). A stack is the user call
+ * stack taken at the allocation's entry, innermost first: pcs[0] is the probed function's
+ * entry address (malloc itself), pcs[1] the return address into malloc's caller, and so on up
+ * to the outermost frame (_start or the thread's start routine). Stack ids are numbered from 1
+ * in the order the stacks first appear in a trace, and a stack record always comes before the
+ * first event that refers to it.
+ *
+ * Addresses are those of one process (stack.pid); the process's mappings, each written once
+ * before the first stack that needs it, say which object (path, build-id) and which file
+ * offset an address falls in, so a trace can be symbolized after the process is gone, on
+ * another machine holding the same objects or their debug files. A later mapping of the same
+ * pid that overlaps an earlier one replaces it for the stacks that follow (munmap, then a new
+ * dlopen at the same addresses). */
+#ifndef ALLOCTAP_STACK_H
+#define ALLOCTAP_STACK_H
+
+#include <stdint.h>
+
+#define AT_STACK_MAX_FRAMES 128
+#define AT_BUILD_ID_MAX 20
+
+enum at_stack_flags {
+	AT_STACK_TRUNCATED = 1u,  /* AT_STACK_MAX_FRAMES frames, and the stack goes on */
+	AT_STACK_INCOMPLETE = 2u, /* the walk stopped before the outermost frame (a pc in no
+				   * mapping or in one without a table yet, a rule the unwinder
+				   * lacks, an unreadable frame): the frames it has are right */
+};
+
+struct at_stack {
+	uint32_t id;    /* 1, 2, ... in order of first appearance in the trace */
+	uint32_t pid;   /* the process whose addresses pcs are */
+	uint16_t count; /* frames in pcs, 1..AT_STACK_MAX_FRAMES */
+	uint16_t flags; /* enum at_stack_flags */
+	uint64_t pcs[AT_STACK_MAX_FRAMES];
+};
+
+/* An executable mapping of a process: [start, end) maps path from file offset. */
+struct at_mapping {
+	uint32_t pid;
+	uint8_t build_id_len; /* 0: the object has no GNU build-id note */
+	uint8_t build_id[AT_BUILD_ID_MAX];
+	uint64_t start, end, offset;
+	const char *path;     /* as /proc/PID/maps shows it; kept by the caller */
+};
+
+#endif
