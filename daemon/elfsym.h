@@ -2,6 +2,7 @@
 #ifndef ALLOCTAP_ELFSYM_H
 #define ALLOCTAP_ELFSYM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct at_elf {
