@@ -15,6 +15,7 @@ int at_linereader_open_fd(struct at_linereader *r, int fd, const char *name,
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->name = name;
+	r->max_line = AT_LINEREADER_MAX_LINE;
 	r->cap = AT_LINEREADER_INITIAL;
 	while (r->cap < preload_len)
 		r->cap *= 2;
@@ -85,6 +86,10 @@ static int make_room(struct at_linereader *r)
 		r->end -= r->start;
 		r->start = 0;
 		return 0;
+	}
+	if (r->cap >= r->max_line) {
+		errno = EMSGSIZE;
+		return -1;
 	}
 	void *p = at_remap(r->buf, r->cap, r->cap * 2);
 	if (!p)
@@ -190,4 +195,11 @@ void at_linereader_close(struct at_linereader *r)
 		close(r->fd);
 	r->buf = NULL;
 	r->own_fd = 0;
+}
+
+const char *at_linereader_strerror(int err)
+{
+	if (err == EMSGSIZE)
+		return "a line longer than 64 MiB (no log line is: not a log?)";
+	return strerror(err);
 }

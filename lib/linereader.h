@@ -2,9 +2,11 @@
  *
  * The buffer is mmapped (never malloc'ed), so a replay that reads through it leaves the
  * allocator under test untouched. It grows (mremap) only when a line is longer than anything
- * seen so far, so there is no allocation per line, and lines may have any length. A line is
- * handed out without its '\n'; a CR before the '\n' is kept (callers decide); a last line
- * without '\n' is still a line.
+ * seen so far, so there is no allocation per line, and lines may be long: any line shorter
+ * than max_line bytes (AT_LINEREADER_MAX_LINE, 64 MiB, unless lowered); a longer one fails the
+ * read with EMSGSIZE rather than growing the buffer without end on an input such as /dev/zero
+ * (no log line comes near it). A line is handed out without its '\n'; a CR before the '\n' is
+ * kept (callers decide); a last line without '\n' is still a line.
  *
  * Or the buffer is the caller's (on its stack, say: for small files such as those of /proc):
  * then nothing is mapped at all, each line is NUL-terminated in the buffer, and a line longer
@@ -28,7 +30,10 @@ struct at_linereader {
 	int callers_buf;      /* buf is the caller's: never grown nor unmapped */
 	size_t cut_len;       /* 0, or the whole length of the line last returned, which did not
 			       * fit the caller's buffer and was cut */
+	size_t max_line;      /* the longest line the mmapped buffer grows to hold */
 };
+
+#define AT_LINEREADER_MAX_LINE ((size_t)64 << 20)
 
 /* The smallest caller's buffer: a cut line keeps cap - 65 bytes or more. */
 #define AT_LINEREADER_MIN_BUF 256
@@ -51,9 +56,12 @@ int at_linereader_open_fd(struct at_linereader *r, int fd, const char *name,
 int at_linereader_open_buffer(struct at_linereader *r, const char *path, char *buf,
 			      size_t cap);
 /* Next line: 1 with line and len set (valid until the next call), 0 at end of input, -1 on a
- * read error (errno set). In the caller's buffer, line is NUL-terminated, and a cut line has
+ * read error (errno set; EMSGSIZE: a line longer than max_line, see at_linereader_strerror). In the caller's buffer, line is NUL-terminated, and a cut line has
  * len its kept bytes and r->cut_len its whole length (0 for a line that fits). */
 int at_linereader_next(struct at_linereader *r, const char **line, size_t *len);
 void at_linereader_close(struct at_linereader *r);
+/* The reason to print for an errno at_linereader_next left: strerror's, but for EMSGSIZE a
+ * sentence about the line limit. */
+const char *at_linereader_strerror(int err);
 
 #endif

@@ -143,7 +143,7 @@ static int next_text(struct at_source *s, struct at_event *ev)
 	if (rc <= 0) {
 		if (rc < 0) {
 			s->fatal = 1;
-			s->why = strerror(errno);
+			s->why = at_linereader_strerror(errno);
 		}
 		return rc;
 	}

@@ -87,7 +87,7 @@ int at_munge_lines(struct at_munge *m, struct at_linereader *r, struct at_output
 		rc = 0;
 		break;
 	case AT_PIPELINE_READ_ERROR:
-		at_error("%s: read error: %s", r->name, strerror(read_errno));
+		at_error("%s: read error: %s", r->name, at_linereader_strerror(read_errno));
 		break;
 	case AT_PIPELINE_NOMEM:
 		at_error("%s: out of memory after line %llu", r->name,

@@ -81,6 +81,12 @@ check_cmd "nonexistent input" 1 "" "$T/want_err" -- $M $D/nonexistent.log
 	echo "alloctap-munge: $D: 0 lines read, 0 written, 0 ignored"
 } >"$T/want_err"
 check_cmd "directory as input" 1 "" "$T/want_err" -- $M $D
+{
+	echo "alloctap-munge: /dev/zero: read error: a line longer than 64 MiB (no log line is: not a log?)"
+	echo "alloctap-munge: /dev/zero: 0 lines read, 0 written, 0 ignored"
+} >"$T/want_err"
+check_cmd "an endless line (/dev/zero): the line limit, not a buffer growing without end" 1 "" \
+	"$T/want_err" -- $M /dev/zero
 echo "alloctap-munge: /nonexistent/dir/out: cannot open for writing: No such file or directory" >"$T/want_err"
 check_cmd "-o into a missing directory" 1 "" "$T/want_err" -- $M -o /nonexistent/dir/out $D/normal.log
 echo "alloctap-munge: $D: cannot open for writing: Is a directory" >"$T/want_err"

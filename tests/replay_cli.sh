@@ -200,6 +200,9 @@ check_err "two input files" 2 "alloctap-replay: more than one input file: '$D/cr
 check_err "missing file" 1 "alloctap-replay: /nonexistent/x.log: No such file or directory" \
 	"$R" /nonexistent/x.log
 check_err "a directory" 1 "alloctap-replay: $D:1: read error: Is a directory" "$R" "$D"
+check_err "an endless line (/dev/zero)" 1 \
+	"alloctap-replay: /dev/zero:1: read error: a line longer than 64 MiB (no log line is: not a log?)" \
+	"$R" /dev/zero
 run_cmd "$R" --help
 if [ "$rc" -eq 0 ] && grep -q '^Usage: alloctap-replay' "$T/out" && grep -q '2^28 slots' "$T/out" &&
 	grep -q '^Exit status: 0 replayed, 1 input or data error' "$T/out"; then

@@ -1,7 +1,8 @@
 /* test_lib_linereader.c: unit tests of lib/linereader.c: the lines handed out (without '\n',
  * CR kept, a last line without '\n', empty lines, NUL bytes), lines shorter than, as long as
  * and longer than the initial buffer, input arriving in pieces, preloaded bytes, line numbers
- * and byte offsets, read errors, and the path-or-stdin rule of at_input_fd and open. */
+ * and byte offsets, read errors, the line limit (an endless line is an error, not a buffer
+ * growing without end), and the path-or-stdin rule of at_input_fd and open. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -167,6 +168,59 @@ static void test_long_lines(void **state)
 			free(in);
 		}
 	}
+}
+
+/* The line limit: with max_line lowered to four initial buffers, a line that fits below it
+ * comes back whole, one that reaches it fails with EMSGSIZE (and the reason names the limit),
+ * and an endless input (/dev/zero) fails the same way at the default limit. */
+static void test_line_limit(void **state)
+{
+	(void)state;
+	size_t cap = initial_cap(), limit = 4 * cap;
+	const struct {
+		size_t len;
+		int fails;
+	} cases[] = { { limit - 2, 0 }, { limit - 1, 0 }, { limit, 1 }, { 3 * limit, 1 } };
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		size_t n = cases[k].len;
+		char *in = malloc(n + 1);
+		assert_non_null(in);
+		memset(in, 'x', n);
+		in[n] = '\n';
+		struct at_linereader r;
+		const char *line;
+		size_t len;
+		int fd = memfile(in, n + 1);
+
+		assert_int_equal(at_linereader_open_fd(&r, fd, "memfd", NULL, 0), 0);
+		r.max_line = limit;
+		errno = 0;
+		int rc = at_linereader_next(&r, &line, &len);
+		if (cases[k].fails) {
+			assert_int_equal(rc, -1);
+			assert_int_equal(errno, EMSGSIZE);
+		} else {
+			assert_int_equal(rc, 1);
+			assert_int_equal(len, n);
+			assert_memory_equal(line, in, n);
+			assert_int_equal(at_linereader_next(&r, &line, &len), 0);
+		}
+		at_linereader_close(&r);
+		close(fd);
+		free(in);
+	}
+	assert_non_null(strstr(at_linereader_strerror(EMSGSIZE), "longer than 64 MiB"));
+	assert_string_equal(at_linereader_strerror(EIO), strerror(EIO));
+
+	struct at_linereader r;
+	const char *line;
+	size_t len;
+	assert_int_equal(at_linereader_open(&r, "/dev/zero"), 0);
+	assert_int_equal(r.max_line, AT_LINEREADER_MAX_LINE);
+	assert_int_equal(at_linereader_next(&r, &line, &len), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	at_linereader_close(&r);
 }
 
 /* Many short lines over several buffers: the unread part moves to the front, the lines that
@@ -426,6 +480,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_short_inputs),
 		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_line_limit),
 		cmocka_unit_test(test_many_lines),
 		cmocka_unit_test(test_pipe_in_pieces),
 		cmocka_unit_test(test_preload),
