@@ -26,11 +26,11 @@
 #include "text.h"
 
 static const struct at_event events[] = {
-	{ 10, 11, AT_MALLOC, 1, { 32, 0 }, 0x1000 },
-	{ 10, 12, AT_CALLOC, 1, { 4, 8 }, 0x2000 },
-	{ 10, 11, AT_REALLOC, 1, { 0x1000, 64 }, 0x3000 },
-	{ 10, 11, AT_FREE, 0, { 0x3000, 0 }, 0 },
-	{ 10, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 },
+	{ 10, 11, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 },
+	{ 10, 12, AT_CALLOC, 1, { 4, 8 }, 0x2000, 0, 0 },
+	{ 10, 11, AT_REALLOC, 1, { 0x1000, 64 }, 0x3000, 0, 0 },
+	{ 10, 11, AT_FREE, 0, { 0x3000, 0 }, 0, 0, 0 },
+	{ 10, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 0, 0 },
 };
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
 
@@ -410,7 +410,7 @@ static struct at_sink_stats write_limited(const char *path, const struct at_sink
 		for (unsigned i = 0; i < count; i++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			struct at_event ev = { 100 + (uint32_t)(x % 3), 7, AT_MALLOC, 1,
-					       { x % 100000, 0 }, x & ~15ull };
+					       { x % 100000, 0 }, x & ~15ull, 0, 0 };
 			at_sink_put(&s, &ev);
 			if (flush_every && (i + 1) % flush_every == 0)
 				at_sink_flush(&s);

@@ -145,9 +145,9 @@ static void test_binary(void **state)
 {
 	(void)state;
 	const struct at_event ev[] = {
-		{ 1, 1, AT_MALLOC, 1, { 32, 0 }, 1 },
-		{ 1, 2, AT_REALLOC, 1, { 1, 64 }, 1 },
-		{ 1, 2, AT_FREE, 0, { 1, 0 }, 0 },
+		{ 1, 1, AT_MALLOC, 1, { 32, 0 }, 1, 0, 0 },
+		{ 1, 2, AT_REALLOC, 1, { 1, 64 }, 1, 0, 0 },
+		{ 1, 2, AT_FREE, 0, { 1, 0 }, 0, 0, 0 },
 	};
 	for (unsigned munged = 0; munged < 2; munged++) {
 		int fd = memfd_create("src", 0);
