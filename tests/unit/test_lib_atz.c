@@ -30,10 +30,12 @@ struct file {
 	size_t n;
 };
 
-static struct file write_events(const struct at_event *ev, size_t n, size_t flush_every,
-				unsigned flags)
+/* Writes the events as a trace of version major.0 (1: 1.0, 2: 2.0). */
+static struct file write_events_v(const struct at_event *ev, size_t n, size_t flush_every,
+				  unsigned flags, unsigned major)
 {
-	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42 };
+	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42,
+				      .major = major };
 	int fd = memfd_create("atz", 0);
 	struct file f;
 
@@ -54,6 +56,13 @@ static struct file write_events(const struct at_event *ev, size_t n, size_t flus
 	assert_int_equal(pread(fd, f.p, f.n, 0), (ssize_t)f.n);
 	close(fd);
 	return f;
+}
+
+/* The tests of the 1.x records write 1.0 traces: a 1.x trace must stay readable. */
+static struct file write_events(const struct at_event *ev, size_t n, size_t flush_every,
+				unsigned flags)
+{
+	return write_events_v(ev, n, flush_every, flags, 1);
 }
 
 /* Decodes everything; returns events decoded, *rc the final at_atz_next result. */
@@ -97,19 +106,25 @@ static void assert_event_equal(const struct at_event *a, const struct at_event *
 	assert_int_equal(a->result, b->result);
 }
 
+/* Both versions give every event back; 2.0 its time and stack too, 1.0 zeros there. */
 static void roundtrip(const struct at_event *ev, size_t n, size_t flush_every)
 {
-	struct file f = write_events(ev, n, flush_every, 0);
-	struct at_event *out = calloc(n + 1, sizeof(*out));
-	int rc;
-	enum at_atz_status st;
+	for (unsigned major = 1; major <= 2; major++) {
+		struct file f = write_events_v(ev, n, flush_every, 0, major);
+		struct at_event *out = calloc(n + 1, sizeof(*out));
+		int rc;
+		enum at_atz_status st;
 
-	assert_int_equal(decode_all(f.p, f.n, out, n + 1, &rc, &st), n);
-	assert_int_equal(rc, 0);
-	for (size_t i = 0; i < n; i++)
-		assert_event_equal(&out[i], &ev[i]);
-	free(out);
-	free(f.p);
+		assert_int_equal(decode_all(f.p, f.n, out, n + 1, &rc, &st), n);
+		assert_int_equal(rc, 0);
+		for (size_t i = 0; i < n; i++) {
+			assert_event_equal(&out[i], &ev[i]);
+			assert_int_equal(out[i].time_ns, major == 2 ? ev[i].time_ns : 0);
+			assert_int_equal(out[i].stack, major == 2 ? ev[i].stack : 0);
+		}
+		free(out);
+		free(f.p);
+	}
 }
 
 /* The decompressed content of a file (the whole lz4 frame must be valid). */
@@ -268,7 +283,7 @@ static void test_table_record_bytes(void **state)
 {
 	(void)state;
 	int fd = memfd_create("atz", 0);
-	struct at_atz_options opt = { .host = "testhost", .start_ns = 42 };
+	struct at_atz_options opt = { .host = "testhost", .start_ns = 42, .major = 1 };
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
@@ -449,7 +464,8 @@ static void test_lost_and_tables(void **state)
 {
 	(void)state;
 	int fd = memfd_create("atz", 0);
-	struct at_atz_options opt = { .flags = AT_ATZ_FLAG_MUNGED, .host = "h", .start_ns = 5 };
+	struct at_atz_options opt = { .flags = AT_ATZ_FLAG_MUNGED, .host = "h", .start_ns = 5,
+				      .major = 1 };
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
@@ -527,7 +543,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	assert_int_equal(decode_content(unknown, sizeof(unknown), &rc, &st, out, 4, hdr,
 					sizeof(hdr)), 0);
 	assert_int_equal(st, AT_ATZ_ERR_CORRUPT);
-	hdr[4] = 2; /* major 2: refused before any record */
+	hdr[4] = 3; /* major 3: refused before any record */
 	assert_int_equal(decode_content(skippable, sizeof(skippable), &rc, &st, out, 4, hdr,
 					sizeof(hdr)), 0);
 	assert_int_equal(st, AT_ATZ_ERR_VERSION);
@@ -537,8 +553,8 @@ static void test_versions_and_unknown_kinds(void **state)
 	assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
-	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 2.9 is "
-			    "newer than this reader's (1.1): use a newer alloctap");
+	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
+			    "newer than this reader's (2.0): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -579,8 +595,13 @@ static void test_process_changes(void **state)
 	int fd = memfd_create("atz", 0);
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
-	struct at_atz_options v11 = { .minor = 1 }, v12 = { .minor = 2 };
+	struct at_atz_options v11 = { .major = 1, .minor = 1 }, v12 = { .major = 1, .minor = 2 };
+	struct at_atz_options v22 = { .minor = 2 }, v30 = { .major = 3 };
 	assert_null(at_atz_writer_open(&o, &v12));
+	assert_int_equal(errno, EINVAL);
+	assert_null(at_atz_writer_open(&o, &v22));
+	assert_int_equal(errno, EINVAL);
+	assert_null(at_atz_writer_open(&o, &v30));
 	assert_int_equal(errno, EINVAL);
 	struct at_atz_writer *w = at_atz_writer_open(&o, &v11);
 	struct at_event e1 = { 30, 30, AT_MALLOC, 1, { 8, 0 }, 0x1000, 0, 0 };
@@ -598,7 +619,8 @@ static void test_process_changes(void **state)
 	int fd10 = memfd_create("atz10", 0);
 	struct at_output o10;
 	assert_int_equal(at_output_open_fd(&o10, fd10, "mem10"), 0);
-	struct at_atz_writer *w10 = at_atz_writer_open(&o10, NULL);
+	struct at_atz_options v10 = { .major = 1 };
+	struct at_atz_writer *w10 = at_atz_writer_open(&o10, &v10);
 	assert_int_equal(at_atz_append_process_change(w10, &start), -1); /* a 1.0 trace */
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(at_atz_writer_close(w10), 0);
