@@ -16,6 +16,12 @@ static void relay_stack(void *arg, const struct at_stack *s)
 
 	if (s->id == 1)
 		r->offset = r->stacks;
+	if (r->failed)
+		return;
+	if (r->ready && r->ready(r->ready_arg)) {
+		r->failed = 1;
+		return;
+	}
 	if (!sink_holds_stacks(r->sink))
 		return;
 	r->copy = *s;
@@ -31,6 +37,12 @@ static void relay_mapping(void *arg, const struct at_mapping *m)
 {
 	struct at_stack_relay *r = arg;
 
+	if (r->failed)
+		return;
+	if (r->ready && r->ready(r->ready_arg)) {
+		r->failed = 1;
+		return;
+	}
 	if (!sink_holds_stacks(r->sink))
 		return;
 	struct at_sink_record rec = { .kind = AT_SINK_MAPPING, .mapping = m };
@@ -47,6 +59,12 @@ void at_stack_relay_attach(struct at_stack_relay *r, struct at_source *src,
 	r->sink = sink;
 	at_source_on_stack(src, relay_stack, r);
 	at_source_on_mapping(src, relay_mapping, r);
+}
+
+void at_stack_relay_detach(struct at_source *src)
+{
+	at_source_on_stack(src, NULL, NULL);
+	at_source_on_mapping(src, NULL, NULL);
 }
 
 unsigned at_stack_relay_flags(const struct at_source *src)

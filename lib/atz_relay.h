@@ -20,7 +20,11 @@ struct at_stack_relay {
 	uint32_t offset;  /* output id - input id in the current input frame */
 	uint32_t stacks;  /* stack records put into the sink */
 	uint64_t mappings;
-	int failed;       /* a put failed: the sink holds the error */
+	int failed;       /* a put failed: the sink holds the error (or ready's) */
+	/* Called before each record is put (NULL: none), so a program that starts its sink at
+	 * the first event can start it earlier; non-zero marks the relay failed. */
+	int (*ready)(void *arg);
+	void *ready_arg;
 	struct at_stack copy;
 };
 
@@ -28,6 +32,9 @@ struct at_stack_relay {
  * before the first record comes). */
 void at_stack_relay_attach(struct at_stack_relay *r, struct at_source *src,
 			   struct at_sink *sink);
+
+/* Stops relaying src's records (before r goes away while src is still read). */
+void at_stack_relay_detach(struct at_source *src);
 
 /* The AT_ATZ_FLAG_NO_TIMES and AT_ATZ_FLAG_NO_STACKS flags an output of src's events takes:
  * both for text and 1.x traces (they have neither), a 2.x trace's own otherwise. */
