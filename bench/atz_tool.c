@@ -16,8 +16,9 @@
  *                          addresses fall in (-s): input shaped like a --stacks recording
  *   atz_tool times IN      "TIME STACK" per event (0 0 when the trace has none)
  *   atz_tool stacks IN     for every event with a stack, in event order:
- *                          "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete;
- *                          PCs 0x-prefixed lowercase hex, innermost first)
+ *                          "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete,
+ *                          incomplete when both bits are set; PCs 0x-prefixed lowercase hex,
+ *                          innermost first)
  *   atz_tool mappings IN   every mapping record: "PID START-END OFFSET BUILDID PATH" (START,
  *                          END, OFFSET 0x-prefixed lowercase hex; BUILDID lowercase hex, "-"
  *                          when the object has none)
