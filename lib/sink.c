@@ -165,6 +165,8 @@ int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 		return fail(s, EINVAL);
 	if (r->kind == AT_SINK_LOST)
 		s->lost += r->lost.events;
+	if ((r->kind == AT_SINK_STACK || r->kind == AT_SINK_MAPPING) && s->opt.atz.major == 1)
+		return 0; /* 1.x holds neither */
 	return s->atz ? put_record(s->atz, r) : 0;
 }
 

@@ -43,8 +43,9 @@ struct at_sink_options {
 	struct at_atz_options atz; /* binary: host, start time, lz4 level (flags: from munged) */
 };
 
-/* Records besides events (a text sink counts none of them as events and writes nothing). A new kind is a new enum value, a member of the union, and a case
- * in sink.c's put_record. */
+/* Records besides events: a text sink writes none of them (and counts none as events); a
+ * binary sink of 1.x writes no stack or mapping record (the format has none). A new kind is a
+ * new enum value, a member of the union, and a case in sink.c's put_record. */
 enum at_sink_record_kind {
 	AT_SINK_LOST = 0, /* events lost at this point of the stream */
 	AT_SINK_PROCESS,  /* a process and its command name */
@@ -118,7 +119,8 @@ void at_sink_set_munged(struct at_sink *s, int munged);
  * written, the sink unharmed), or with the sink's error after a failure
  * (the event dropped; a sink not started fails with EINVAL as its error). */
 int at_sink_put(struct at_sink *s, const struct at_event *ev);
-/* Writes a record (text: counted only). 0, or -1 as at_sink_put. */
+/* Writes a record (text: counted only; stacks and mappings into 1.x: dropped). 0, or -1 as
+ * at_sink_put (EINVAL, the sink unharmed, for a stack out of order or a bad mapping). */
 int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r);
 /* Records that n events were lost here (nothing for n == 0). 0, or -1. */
 int at_sink_lost(struct at_sink *s, uint64_t n);

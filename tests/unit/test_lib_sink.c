@@ -305,6 +305,45 @@ static void test_atz_roundtrip(void **state)
 	roundtrip_atz(1);
 }
 
+/* A binary sink asked for 1.x: stack and mapping records are dropped, events keep everything
+ * 1.x holds (no time, no stack id). */
+static void test_atz_v1_drops_stacks(void **state)
+{
+	(void)state;
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ, .atz = { .major = 1 } };
+	struct at_stack st = { .id = 1, .pid = 10, .count = 1, .pcs = { 0x1000 } };
+	struct at_mapping map = { .pid = 10, .start = 0x1000, .end = 0x2000, .path = "/x" };
+	struct at_sink_record srec = { .kind = AT_SINK_STACK, .stack = &st };
+	struct at_sink_record mrec = { .kind = AT_SINK_MAPPING, .mapping = &map };
+	struct at_event ev = events[0];
+
+	ev.stack = 1;
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_put_record(&s, &mrec), 0);
+	assert_int_equal(at_sink_put_record(&s, &srec), 0);
+	assert_int_equal(at_sink_put(&s, &ev), 0);
+	assert_int_equal(at_sink_close(&s), 0);
+
+	struct at_source src;
+	struct at_event e;
+	struct at_atz_stats ast;
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	assert_int_equal(at_atz_reader_header(src.atz)->major, 1);
+	assert_int_equal(at_source_next(&src, &e), 1);
+	assert_int_equal(e.result, ev.result);
+	assert_int_equal(e.time_ns, 0);
+	assert_int_equal(e.stack, 0);
+	assert_int_equal(at_source_next(&src, &e), 0);
+	at_atz_reader_stats(src.atz, &ast);
+	assert_int_equal(ast.stacks + ast.mappings, 0);
+	at_source_close(&src);
+	close(fd);
+}
+
 /* A binary flush ends the block: what was put so far can be read before the sink closes, and
  * counts as written. */
 static void test_atz_flush_ends_block(void **state)
@@ -659,6 +698,7 @@ int main(void)
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
 		cmocka_unit_test(test_atz_roundtrip),
+		cmocka_unit_test(test_atz_v1_drops_stacks),
 		cmocka_unit_test(test_atz_flush_ends_block),
 		cmocka_unit_test(test_dev_full_text),
 		cmocka_unit_test(test_dev_full_atz),
