@@ -1,7 +1,7 @@
 /* stack_oracle: the user call stack of every outermost allocation call of a program, unwound by
  * libdw under ptrace; the reference alloctapd --stacks is compared with.
  *
- * Usage: stack_oracle [--out FILE] -- COMMAND [ARGS...]
+ * Usage: stack_oracle [-v] [--out FILE] -- COMMAND [ARGS...]
  *
  * COMMAND runs with ASLR disabled (ADDR_NO_RANDOMIZE). Its threads are followed, not its child
  * processes. A breakpoint stops every entry of the allocation functions (those of lib/event.h
@@ -117,7 +117,7 @@ struct oracle {
 	int detached;       /* exec'd again: no longer followed */
 	pid_t stopped;      /* a thread stopped now, through which memory is read and written */
 	const char *failure;
-	unsigned long lines;
+	unsigned long lines, traps;
 };
 
 static struct thread *thread_of(struct oracle *o, pid_t tid)
@@ -300,10 +300,26 @@ static int plant_entries(struct oracle *o)
 		struct breakpoint *b = plant(o, o->alloc.vaddr[i] + o->alloc.bias);
 		if (!b)
 			return -1;
+		if (b->saved == 0xcc) {
+			o->failure = "an int3 is already at an allocation function's entry (another "
+				     "tracer, or a uprobe on it)";
+			return -1;
+		}
 		if (b->function < 0)
 			b->function = (int)i;
 	}
 	return 1;
+}
+
+/* Says (-v) where the breakpoints are and how many of the allocator's own calls it knows. */
+static void report_allocator(const struct oracle *o)
+{
+	if (o->alloc.is_libc)
+		at_verbose("%u breakpoints in %s; %u calls it makes straight to its entry points "
+			   "are its own", o->nbps, o->alloc.path, o->alloc.ninternal);
+	else
+		at_verbose("%u breakpoints in %s, a program: all its calls are printed", o->nbps,
+			   o->alloc.path);
 }
 
 /* --- libdw ---------------------------------------------------------------------------------- */
@@ -570,6 +586,7 @@ static void on_trap(struct oracle *o, struct thread *t)
 	}
 	uint64_t addr = regs.rip - 1;
 	o->stopped = t->tid;
+	o->traps++;
 	struct breakpoint *b = breakpoint_at(o, addr);
 	if (!b) {
 		resume(o, t, SIGTRAP);
@@ -631,6 +648,23 @@ static void let_child_go(struct oracle *o, pid_t child, int is_fork)
 	ptrace(PTRACE_DETACH, child, NULL, NULL);
 }
 
+/* At the main thread's exit, whether every entry breakpoint is still there: a uprobe
+ * registered on the same function by someone else while the program ran would have taken
+ * the stops and then, removed, put the original byte back. */
+static void check_entries(struct oracle *o, pid_t tid)
+{
+	for (unsigned i = 0; i < o->nbps; i++) {
+		if (o->bps[i].function < 0)
+			continue;
+		errno = 0;
+		long word = ptrace(PTRACE_PEEKTEXT, tid, (void *)o->bps[i].addr, NULL);
+		if (errno == 0 && (word & 0xff) != 0xcc && !o->failure)
+			o->failure = "a breakpoint at an allocation function's entry was removed "
+				     "behind the oracle's back (a uprobe on the same function?): "
+				     "calls were missed";
+	}
+}
+
 /* Handles one stop (or end) of tid. */
 static void on_status(struct oracle *o, pid_t tid, int status)
 {
@@ -656,6 +690,10 @@ static void on_status(struct oracle *o, pid_t tid, int status)
 	} else if (is_event(status, PTRACE_EVENT_FORK) || is_event(status, PTRACE_EVENT_VFORK)) {
 		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
 			let_child_go(o, (pid_t)msg, is_event(status, PTRACE_EVENT_FORK));
+		resume(o, t, 0);
+	} else if (is_event(status, PTRACE_EVENT_EXIT)) {
+		if (tid == o->pid)
+			check_entries(o, tid);
 		resume(o, t, 0);
 	} else if (is_event(status, PTRACE_EVENT_EXEC)) {
 		at_warn("%d ran exec: its new program is not followed", (int)tid);
@@ -770,9 +808,11 @@ static int plant_when_mapped(struct oracle *o)
 	unsigned long bad;
 
 	int planted = plant_entries(o); /* a static program has its malloc already */
+	if (planted > 0)
+		report_allocator(o);
 	if (planted != 0) {
 		if (planted < 0)
-			o->failure = "cannot plant the breakpoints";
+			o->failure = o->failure ? o->failure : "cannot plant the breakpoints";
 		return planted > 0 ? 0 : -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)o->pid);
@@ -783,9 +823,12 @@ static int plant_when_mapped(struct oracle *o)
 			return -1;
 		}
 		int rc = plant_entries(o);
+		if (rc > 0)
+			report_allocator(o);
 		if (rc <= 0)
-			o->failure = rc < 0 ? "cannot plant the breakpoints"
-					    : "the program maps no object defining malloc";
+			o->failure = o->failure ? o->failure
+				     : rc < 0  ? "cannot plant the breakpoints"
+					       : "the program maps no object defining malloc";
 		return rc > 0 ? 0 : -1;
 	}
 	for (unsigned i = 0; i < LOADER_STOPS_MAX; i++) {
@@ -796,11 +839,13 @@ static int plant_when_mapped(struct oracle *o)
 		}
 		int rc = plant_entries(o);
 		if (rc < 0) {
-			o->failure = "cannot plant the breakpoints";
+			o->failure = o->failure ? o->failure : "cannot plant the breakpoints";
 			return -1;
 		}
-		if (rc > 0)
+		if (rc > 0) {
+			report_allocator(o);
 			return 0;
+		}
 	}
 	o->failure = "the dynamic loader mapped no object defining malloc";
 	return -1;
@@ -838,8 +883,8 @@ static int start(struct oracle *o, char *const argv[])
 	o->pid = pid;
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status) ||
 	    ptrace(PTRACE_SEIZE, pid, NULL,
-		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
-				  PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0 ||
+		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+				  PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0 ||
 	    kill(pid, SIGCONT) < 0) {
 		close(errpipe[0]);
 		o->failure = "cannot trace the program";
@@ -898,6 +943,7 @@ static void run(struct oracle *o, char *const argv[])
 			break;
 		}
 	}
+	at_verbose("%lu lines, %lu breakpoint stops", o->lines, o->traps);
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
 	free(o->dwfl_maps);
@@ -905,7 +951,7 @@ static void run(struct oracle *o, char *const argv[])
 
 static void usage(void)
 {
-	DISPLAY("Usage: %s [--out FILE] -- COMMAND [ARGS...]\n"
+	DISPLAY("Usage: %s [-v] [--out FILE] -- COMMAND [ARGS...]\n"
 		"Runs COMMAND without ASLR and prints the call stack of each of its outermost\n"
 		"allocation calls, unwound by libdw: FUNC FLAGS PC0 PC1 ... PCn.\n",
 		at_program_name);
@@ -920,8 +966,10 @@ int main(int argc, char **argv)
 	int c;
 
 	at_program_name = "stack_oracle";
-	while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
-		if (c == 'o') {
+	while ((c = getopt_long(argc, argv, "+o:hv", options, NULL)) != -1) {
+		if (c == 'v') {
+			at_display_step(1);
+		} else if (c == 'o') {
 			out_path = optarg;
 		} else if (c == 'h') {
 			usage();
