@@ -25,7 +25,7 @@
  * while it is stepped over it, so no thread runs past a breakpoint lifted for the step. A
  * forked child gets the breakpoints out of its memory and is let go; a vfork child shares its
  * parent's memory and is let go as it is (it must not allocate before its exec). After an exec
- * of the traced process nothing more is followed.
+ * the new program is followed the same way (a wrapper script, `env`): its lines follow.
  *
  * Exit status: the command's (128 + N when killed by signal N); 1 on an error, 2 on bad
  * usage. */
@@ -114,7 +114,6 @@ struct oracle {
 	Dwfl *dwfl;
 	char *dwfl_maps;
 	int exit_status;    /* the wait status of the process, -1 before it ends */
-	int detached;       /* exec'd again: no longer followed */
 	pid_t stopped;      /* a thread stopped now, through which memory is read and written */
 	const char *failure;
 	unsigned long lines, traps;
@@ -599,8 +598,13 @@ static void on_trap(struct oracle *o, struct thread *t)
 	}
 	if (b->returns > 0 && t->depth > 0 && t->frames[t->depth - 1].ret == addr &&
 	    t->frames[t->depth - 1].sp == regs.rsp) {
-		t->depth--;
-		b->returns--;
+		/* a return; a tail jump to another entry (reallocarray to realloc) pushed a
+		 * second frame with the same return: both end here */
+		while (t->depth > 0 && t->frames[t->depth - 1].ret == addr &&
+		       t->frames[t->depth - 1].sp == regs.rsp) {
+			t->depth--;
+			b->returns--;
+		}
 	} else if (b->function >= 0) {
 		errno = 0;
 		uint64_t ret = (uint64_t)ptrace(PTRACE_PEEKDATA, t->tid, (void *)regs.rsp, NULL);
@@ -665,6 +669,28 @@ static void check_entries(struct oracle *o, pid_t tid)
 	}
 }
 
+static int plant_when_mapped(struct oracle *o);
+
+/* The process ran exec (a wrapper script or `env` becoming the program): its old image, its
+ * breakpoints and its other threads are gone; the new image is followed from its start. */
+static void follow_exec(struct oracle *o)
+{
+	unsigned long former = 0;
+
+	ptrace(PTRACE_GETEVENTMSG, o->pid, NULL, &former);
+	at_verbose("%d (thread %lu) ran exec: following its new program", (int)o->pid, former);
+	o->nthreads = 0;
+	o->nbps = 0;
+	if (o->dwfl)
+		dwfl_end(o->dwfl);
+	o->dwfl = NULL;
+	free(o->dwfl_maps);
+	o->dwfl_maps = NULL;
+	struct thread *t = add_thread(o, o->pid);
+	if (plant_when_mapped(o) == 0)
+		resume(o, t, 0);
+}
+
 /* Handles one stop (or end) of tid. */
 static void on_status(struct oracle *o, pid_t tid, int status)
 {
@@ -696,10 +722,8 @@ static void on_status(struct oracle *o, pid_t tid, int status)
 			check_entries(o, tid);
 		resume(o, t, 0);
 	} else if (is_event(status, PTRACE_EVENT_EXEC)) {
-		at_warn("%d ran exec: its new program is not followed", (int)tid);
-		o->detached = 1;
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-	} else if (status >> 16) {
+		follow_exec(o);
+		} else if (status >> 16) {
 		resume(o, t, 0); /* an interruption, a new thread's first stop, a group stop */
 	} else if (sig == SIGTRAP) {
 		on_trap(o, t);
@@ -911,6 +935,22 @@ static int start(struct oracle *o, char *const argv[])
 	return -1;
 }
 
+/* Kills the process and reaps its threads. A thread the kill finds in a ptrace stop still
+ * stops once more at its exit (PTRACE_EVENT_EXIT): every stop is resumed. */
+static void kill_all(struct oracle *o)
+{
+	pid_t tid;
+	int status;
+
+	kill(o->pid, SIGKILL);
+	while (next_stop(o, &tid, &status)) {
+		if (WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, tid, NULL, NULL);
+		else if (tid == o->pid)
+			o->exit_status = status;
+	}
+}
+
 /* Runs the command and prints its stacks. The process is gone when this returns. */
 static void run(struct oracle *o, char *const argv[])
 {
@@ -921,25 +961,15 @@ static void run(struct oracle *o, char *const argv[])
 	if (start(o, argv) < 0)
 		return;
 	if (plant_when_mapped(o) < 0) {
-		kill(o->pid, SIGKILL);
-		while (waitpid(-1, &status, __WALL) != -1 || errno == EINTR)
-			;
+		kill_all(o);
 		return;
 	}
 	add_thread(o, o->pid);
 	resume(o, &o->threads[0], 0);
 	while (next_stop(o, &tid, &status)) {
-		if (o->detached) {
-			if (!WIFSTOPPED(status) && tid == o->pid)
-				o->exit_status = status;
-			continue;
-		}
 		on_status(o, tid, status);
 		if (o->failure) {
-			kill(o->pid, SIGKILL);
-			while (next_stop(o, &tid, &status))
-				if (!WIFSTOPPED(status) && tid == o->pid)
-					o->exit_status = status;
+			kill_all(o);
 			break;
 		}
 	}
