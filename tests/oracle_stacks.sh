@@ -9,12 +9,18 @@
 #  - for one known call of unwind_chain and of unwind_dlopen (a library opened at run time),
 #    gdb's backtrace at that call has the oracle's PCs, frame by frame, and names the
 #    fixture's chain of functions;
+#  - family_calls (every function, a thread, a forked child not followed) and alloc_stress (four
+#    threads at once): the lines per function are exactly the calls the fixture makes (counted
+#    by itself for alloc_stress);
+#  - a program run through env (an exec) has the lines of a direct run after env's own;
 #  - the command's exit status, --out, and the errors.
+# alloctapd probing the same C library at the same time (its uprobes on malloc swallow the
+# oracle's stops) makes the oracle fail or miss calls: do not run the two side by side.
 source "$(dirname "$0")/lib.sh"
 O=$ROOT/build/oracle/stack_oracle
 FX=$ROOT/build/fixtures
-need_built "$O" "$FX/unwind_chain" "$FX/unwind_recursion" "$FX/unwind_thread" \
-	"$FX/unwind_static" "$FX/unwind_dlopen"
+need_built "$O" "$ROOT/build/fixtures/alloc_stress" "$FX/unwind_chain" "$FX/unwind_recursion" \
+	"$FX/unwind_thread" "$FX/unwind_static" "$FX/unwind_dlopen"
 if ! command -v gdb >/dev/null; then
 	fail "gdb is installed" "gdb names the fixtures' frames (apt-get install gdb)"
 	finish
@@ -145,6 +151,60 @@ check_callers "unwind_dlopen 4" dlclose unwind_dlopen 4 -- \
 	"4 malloc dlopen_inner" "4 realloc dlopen_inner"
 all_complete "unwind_dlopen 4"
 cp "$T/lines" "$T/dlopen.lines"
+
+# --- family_calls: every function, in main, in a thread and in a forked child -----------------
+# every_function runs in main, in a thread, in a forked child (not followed: its breakpoints
+# are lifted) and in main again: 3 times followed. Per run: malloc(24) and realloc(NULL, 72)
+# (which gcc makes a malloc), calloc, 2 realloc, memalign and aligned_alloc (one address in
+# glibc: memalign), 2 posix_memalign, valloc, pvalloc, 3 reallocarray (the C library's
+# reallocarray jumps to realloc: one call).
+FAMILY=$ROOT/build/oracle/family_calls
+if [ -x "$FAMILY" ]; then
+	run_cmd "$O" --out "$T/lines" -- "$FAMILY"
+	check_eq "family_calls: exits 0, silently" "$rc $(cat "$T/err")" "0 "
+	FIXTURE_FUNCS="every_function|thread_main|main"
+	FX=$ROOT/build/oracle check_callers "family_calls" exit family_calls -- \
+		"6 malloc every_function" "3 calloc every_function" "6 realloc every_function" \
+		"6 memalign every_function" "6 posix_memalign every_function" \
+		"3 valloc every_function" "3 pvalloc every_function" \
+		"9 reallocarray every_function"
+	all_complete "family_calls"
+else
+	fail "family_calls is built" "$FAMILY is missing (make tests)"
+fi
+
+# --- alloc_stress: threads allocating at once (the others stopped while one steps) ------------
+# The fixture counts its own calls. glibc's pthread_create adds one calloc per thread (its
+# dynamic thread vector, from the dynamic loader).
+STRESS=$ROOT/build/fixtures/alloc_stress
+"$O" --out "$T/stress.lines" -- "$STRESS" "$T/stress.counts" "$T/stress.ready" --threads 4 \
+	--iterations 2000 >"$T/stress.out" 2>"$T/stress.err" &
+ORACLE_PID=$!
+if wait_for "$T/stress.ready" . 30; then
+	kill -USR1 "$(cat "$T/stress.ready")"
+	wait_for "$T/stress.counts" '^threads' 120 && kill -USR1 "$(cat "$T/stress.ready")"
+fi
+wait "$ORACLE_PID"
+rc=$?
+check_eq "alloc_stress: exits 0, silently" "$rc $(head -c 300 "$T/stress.err")" "0 "
+if [ -s "$T/stress.counts" ]; then
+	want=$(awk '$1 == "threads" { t = $2 } $1 ~ /^(malloc|calloc|realloc|posix_memalign)$/ {
+		n[$1] = $2 } END { n["calloc"] += t; for (f in n) print n[f], f }' \
+		"$T/stress.counts" | sort -k2)
+	check_eq "alloc_stress: the lines per function are the fixture's counts" \
+		"$(awk '{ print $1 }' "$T/stress.lines" | sort | uniq -c | awk '{ print $1, $2 }' |
+			sort -k2)" "$want"
+	check_eq "alloc_stress: every line is complete" \
+		"$(awk '$2 != "complete"' "$T/stress.lines" | head -n 3)" ""
+else
+	fail "alloc_stress: the fixture wrote its counts" "$(head -c 300 "$T/stress.err")"
+fi
+
+# --- exec: the program run through env --------------------------------------------------------
+run_cmd "$O" -- env "$FX/unwind_chain" 5
+check_eq "env unwind_chain 5: exits 0" "$rc" 0
+check_eq "env unwind_chain 5: after env's own lines, those of unwind_chain 5 run directly" \
+	"$(tail -n 15 "$T/out" | md5sum)" "$(md5sum <"$T/chain.lines")"
 
 # --- gdb's backtrace at one known call ------------------------------------------------------
 # gdb_frames FIRST FUNC PROGRAM ARGS...: at the first call of FUNC after FIRST is entered, gdb's

@@ -111,12 +111,14 @@ struct oracle {
 	unsigned nthreads;
 	struct breakpoint bps[MAX_BREAKPOINTS];
 	unsigned nbps;
+	uint64_t lifted[MAX_BREAKPOINTS]; /* addresses breakpoints were lifted from */
+	unsigned nlifted;
 	Dwfl *dwfl;
 	char *dwfl_maps;
 	int exit_status;    /* the wait status of the process, -1 before it ends */
 	pid_t stopped;      /* a thread stopped now, through which memory is read and written */
 	const char *failure;
-	unsigned long lines, traps;
+	unsigned long lines, traps, nested, internal;
 };
 
 static struct thread *thread_of(struct oracle *o, pid_t tid)
@@ -189,12 +191,26 @@ static struct breakpoint *plant(struct oracle *o, uint64_t addr)
 	return b;
 }
 
-/* Lifts b when nothing needs it any more. */
+static int was_lifted(const struct oracle *o, uint64_t addr)
+{
+	for (unsigned i = 0; i < o->nlifted; i++)
+		if (o->lifted[i] == addr)
+			return 1;
+	return 0;
+}
+
+/* Lifts b when nothing needs it any more. Other threads run meanwhile: one may have hit it
+ * just before, its stop not yet seen (on_trap knows such stale stops by the address). */
 static int lift_if_unused(struct oracle *o, struct breakpoint *b)
 {
 	if (b->function >= 0 || b->returns > 0)
 		return 0;
 	int rc = poke_byte(o->stopped, b->addr, b->saved, NULL);
+	if (!was_lifted(o, b->addr)) {
+		if (o->nlifted == MAX_BREAKPOINTS)
+			return -1;
+		o->lifted[o->nlifted++] = b->addr;
+	}
 	*b = o->bps[--o->nbps];
 	return rc;
 }
@@ -587,6 +603,19 @@ static void on_trap(struct oracle *o, struct thread *t)
 	o->stopped = t->tid;
 	o->traps++;
 	struct breakpoint *b = breakpoint_at(o, addr);
+	if (!b && was_lifted(o, addr)) {
+		/* hit before another thread's stop lifted it: run the original instruction */
+		errno = 0;
+		long word = ptrace(PTRACE_PEEKTEXT, t->tid, (void *)addr, NULL);
+		if (errno == 0 && (word & 0xff) != 0xcc) {
+			regs.rip = addr;
+			if (ptrace(PTRACE_SETREGS, t->tid, NULL, &regs) < 0)
+				o->failure = "ptrace cannot set a thread's registers";
+			else
+				resume(o, t, 0);
+			return;
+		}
+	}
 	if (!b) {
 		resume(o, t, SIGTRAP);
 		return;
@@ -612,8 +641,11 @@ static void on_trap(struct oracle *o, struct thread *t)
 			o->failure = "ptrace cannot read a return address";
 			return;
 		}
-		if (t->depth == 0 && !(o->alloc.is_libc && is_internal_return(&o->alloc, ret)) &&
-		    print_stack(o, t->tid, b->function) < 0)
+		if (t->depth > 0)
+			o->nested++;
+		else if (o->alloc.is_libc && is_internal_return(&o->alloc, ret))
+			o->internal++;
+		else if (print_stack(o, t->tid, b->function) < 0)
 			return;
 		if (t->depth == MAX_DEPTH) {
 			o->failure = "allocation calls nested too deep";
@@ -629,7 +661,7 @@ static void on_trap(struct oracle *o, struct thread *t)
 	}
 	if (b->function < 0 && b->returns == 0) {
 		if (lift_if_unused(o, b) < 0 && !o->failure)
-			o->failure = "ptrace cannot lift a breakpoint";
+			o->failure = "cannot lift a breakpoint (or too many return addresses)";
 		resume(o, t, 0);
 		return;
 	}
@@ -681,6 +713,7 @@ static void follow_exec(struct oracle *o)
 	at_verbose("%d (thread %lu) ran exec: following its new program", (int)o->pid, former);
 	o->nthreads = 0;
 	o->nbps = 0;
+	o->nlifted = 0;
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
 	o->dwfl = NULL;
@@ -973,7 +1006,8 @@ static void run(struct oracle *o, char *const argv[])
 			break;
 		}
 	}
-	at_verbose("%lu lines, %lu breakpoint stops", o->lines, o->traps);
+	at_verbose("%lu lines, %lu breakpoint stops; calls not printed: %lu nested in another, "
+		   "%lu the C library's own", o->lines, o->traps, o->nested, o->internal);
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
 	free(o->dwfl_maps);
