@@ -16,16 +16,27 @@
  *     FUNC FLAGS PC0 PC1 ... PCn
  * FLAGS complete (libdw reached the outermost frame), truncated (more than 128 frames: the
  * first 128) or incomplete (libdw stopped with an error); PC0 the entry address, PC1... the
- * return addresses as libdw gives them. Like alloctapd (daemon/attach.c), an outermost call the
- * C library makes straight to an entry point (`call rel32` from outside every entry point's
- * body: glibc's thread exit and the like) counts in the depth but is not printed; calls a
- * program makes to the malloc it links statically are all printed.
+ * return addresses as libdw gives them. A tail jump from one entry to another (glibc's
+ * reallocarray to realloc) is one call.
+ *
+ * The allocator's own calls, as alloctapd decides them (daemon/attach.c, callsites.h): in a
+ * shared C library, every `call rel32` straight to one of the family's entry points (free
+ * included) from outside every entry point's body is the library's own (glibc's thread exit
+ * flushing its cache: 2 such sites in Debian 12's libc.so.6); an outermost call whose return
+ * address follows one of them counts in the depth but is not printed. A program that links
+ * its malloc statically is left alone: all its calls are printed.
  *
  * When a thread stops at a breakpoint every other thread is stopped too (PTRACE_INTERRUPT)
  * while it is stepped over it, so no thread runs past a breakpoint lifted for the step. A
  * forked child gets the breakpoints out of its memory and is let go; a vfork child shares its
  * parent's memory and is let go as it is (it must not allocate before its exec). After an exec
  * the new program is followed the same way (a wrapper script, `env`): its lines follow.
+ * A breakpoint on a return address goes when no call in progress needs it; a thread that hit
+ * it just before (its stop not yet seen) runs the original instruction.
+ *
+ * A uprobe on the same entry (alloctapd running at the same time) takes the stops: an int3
+ * already there when the breakpoints go in, or gone when the program exits, is an error, but a
+ * uprobe that comes after and stays to the end goes unnoticed. Run the two one after the other.
  *
  * Exit status: the command's (128 + N when killed by signal N); 1 on an error, 2 on bad
  * usage. */
@@ -59,8 +70,8 @@
 
 /* --- the functions --------------------------------------------------------------------------- */
 
-/* alloctapd's probed functions in its order (daemon/attach.c); free is probed for the depth
- * only by name here: its body counts for "inside an entry point", it gets no breakpoint. */
+/* alloctapd's probed functions in its order (daemon/attach.c). free gets no breakpoint (it
+ * allocates nothing); it is here because its body counts as inside an entry point. */
 #define FUNCTION_NAME(code, name, ...) #name,
 static const char *const probed_names[] = { AT_FUNCTIONS(FUNCTION_NAME, AT_FUNC_SKIP,
 							 FUNCTION_NAME) };
