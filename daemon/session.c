@@ -48,6 +48,7 @@ static void write_record(void *arg, const struct at_record *rec)
 	if (at_pidset_add(&d->seen, ev.pid))
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
 	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
 	at_sink_put(&d->sink, &ev);
 }
 
@@ -150,12 +151,15 @@ static int load_bpf(struct at_session *d)
 	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
 	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);
+	at_stacks_configure(d->skel, d->opt.stacks);
 	err = alloctap__load(d->skel);
 	if (err) {
 		at_error("cannot load the BPF program: %s%s", strerror(-err),
 			 (err == -EPERM || err == -EACCES) ? at_caps_hint(AT_CAPS_LOAD) : "");
 		return -1;
 	}
+	if (at_stacks_open(&d->stacks, d->skel) < 0)
+		return -1;
 	d->skel->links.thread_exit = bpf_program__attach(d->skel->progs.thread_exit);
 	if (!d->skel->links.thread_exit) {
 		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));
@@ -392,6 +396,7 @@ int at_session_finish(struct at_session *d, int rc)
 		rc = -1;
 	}
 	print_summary(d);
+	at_stacks_summary(&d->stacks);
 	if (d->child.pid > 0 && rc == 0) {
 		/* stopped by a signal or --duration: the command keeps running untraced */
 		reap_child(d);
@@ -411,6 +416,7 @@ int at_session_close(struct at_session *d, int status)
 	at_processes_free(&d->procs);
 	at_detach_all(&d->probes);
 	ring_buffer__free(d->ring);
+	at_stacks_close(&d->stacks);
 	alloctap__destroy(d->skel);
 	at_reorder_free(&d->reorder);
 	at_pidset_free(&d->seen);
