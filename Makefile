@@ -153,7 +153,7 @@ UNWIND_FIXTURE_CFLAGS := -std=gnu11 $(WARN) -O2 -fomit-frame-pointer -g -pthread
 $(B)/fixtures/unwind_%: tests/fixtures/unwind_%.c
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) $(if $(filter %_static,$*),-static) -o $@ $<
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) $(if $(filter static %_static,$*),-static) -o $@ $<
 
 $(B)/fixtures/unwind_chain_lib.so: tests/fixtures/unwind_chain.c
 	$(call say,CC,$@)

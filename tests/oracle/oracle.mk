@@ -21,3 +21,12 @@ $(B)/oracle/family_calls: tests/oracle/family_calls.c
 	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -o $@ $<
 
 tests: $(ORACLE_PROGS)
+
+# The stack oracle (tests/oracle_stacks.sh, and the tests of alloctapd --stacks): libdw's own
+# unwinder under ptrace, with the daemon's ELF reading and its rule for the allocator's own calls.
+$(B)/oracle/stack_oracle: $(B)/obj/tests/oracle/stack_oracle.o $(B)/libat_daemon.a $(B)/libat_lib.a
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LDLIBS) $(LDLIBS)
+
+tests: $(B)/oracle/stack_oracle
