@@ -69,11 +69,11 @@ awk -v a="${pl[stacks]}" -v b="${pl[binary]}" -v c="${py[stacks]}" -v d="${py[bi
 echo
 # BPF run time per invocation, from the kernel's own counters.
 prog_stats() { # MODE -> lines "NAME run_cnt run_time_ns" for the tracer's programs
-	local before
 	sysctl -q kernel.bpf_stats_enabled=1
-	PAIRLOOP_WAIT=1 $(tracer "$1") "$PL" "$PAIRS" 1 "$DEPTH" >/dev/null 2>&1 <<<"" &
+	# long enough to be read while it runs (the counters go with the programs)
+	$(tracer "$1") "$PL" $((30 * PAIRS)) 1 "$DEPTH" >/dev/null 2>&1 &
 	local pid=$!
-	sleep 1.5
+	sleep 3
 	bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
 for p in json.load(sys.stdin):
