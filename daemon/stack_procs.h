@@ -61,7 +61,4 @@ int at_stack_procs_scan(struct at_stack_procs *ps, pid_t pid, const char *maps_p
 /* What ps knows of pid, or NULL. */
 struct at_stack_proc *at_stack_procs_find(struct at_stack_procs *ps, pid_t pid);
 
-/* Forgets pid (it has ended). */
-void at_stack_procs_forget(struct at_stack_procs *ps, pid_t pid);
-
 #endif

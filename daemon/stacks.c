@@ -121,8 +121,10 @@ void at_stacks_forget(struct at_stacks *s, pid_t pid)
 
 	if (!s->on)
 		return;
+	/* what the daemon knows of its mappings stays: its last events may still be in the
+	 * reorder window, and their stacks need the mapping records (a new process with the
+	 * same pid replaces them at its first scan) */
 	bpf_map_delete_elem(s->mappings_fd, &key);
-	at_stack_procs_forget(&s->procs, pid);
 }
 
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint32_t flags,

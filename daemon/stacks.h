@@ -72,7 +72,7 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid);
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint32_t flags,
 			int walked);
 
-/* pid has ended. */
+/* pid has ended: its mappings leave the BPF program's map. */
 void at_stacks_forget(struct at_stacks *s, pid_t pid);
 
 /* The id of the stack a record carries (0: none), after writing to the sink whatever the
