@@ -16,6 +16,8 @@ PL=build/bench/pairloop
 PAIRS=${PAIRS:-100000}
 RUNS=${RUNS:-3}
 DEPTH=16
+# the interpreter itself, not a wrapper that executes it (pyenv's shims are shell scripts)
+PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
 
 ns_of() { sed -n 's/.*ns_per_pair=\([0-9.]*\)$/\1/p'; }
 
@@ -37,7 +39,7 @@ python_s() { # MODE -> median wall seconds of the python3 workload
 	for _ in $(seq "$RUNS"); do
 		local t0 t1
 		t0=$(date +%s%N)
-		PYTHONMALLOC=malloc $(tracer "$1") python3 demo/workload.py >/dev/null 2>&1
+		PYTHONMALLOC=malloc $(tracer "$1") "$PY" demo/workload.py >/dev/null 2>&1
 		t1=$(date +%s%N)
 		awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e9}'
 	done | median
@@ -68,17 +70,23 @@ awk -v a="${pl[stacks]}" -v b="${pl[binary]}" -v c="${py[stacks]}" -v d="${py[bi
 
 echo
 # BPF run time per invocation, from the kernel's own counters.
-prog_stats() { # MODE -> lines "NAME run_cnt run_time_ns" for the tracer's programs
+prog_stats() { # MODE -> lines "NAME run_cnt run_time_ns" of this alloctapd's programs
 	sysctl -q kernel.bpf_stats_enabled=1
 	# long enough to be read while it runs (the counters go with the programs)
-	$(tracer "$1") "$PL" $((30 * PAIRS)) 1 "$DEPTH" >/dev/null 2>&1 &
-	local pid=$!
+	$(tracer "$1") "$PL" $((50 * PAIRS)) 1 "$DEPTH" >/dev/null 2>&1 &
+	local pid=$! fd id name
 	sleep 3
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-for p in json.load(sys.stdin):
-    if p.get("name") in ("malloc_entry", "alloc_return", "free_entry") and p.get("run_cnt"):
-        print(p["name"], p["run_cnt"], p["run_time_ns"])' >"$T/stats.$1"
+	: >"$T/stats.$1"
+	# this daemon's programs, by their descriptors (other tracers may run programs of the same
+	# names): fdinfo has the id and the counters, bpftool the name
+	for fd in /proc/"$pid"/fd/*; do
+		[ "$(readlink "$fd")" = "anon_inode:bpf-prog" ] || continue
+		id=$(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$pid"/fdinfo/"${fd##*/}")
+		name=$(bpftool prog show id "$id" 2>/dev/null | sed -n 's/.* name \([a-z_]*\) .*/\1/p')
+		echo "$name $(sed -n 's/^run_cnt:[[:space:]]*//p' /proc/"$pid"/fdinfo/"${fd##*/}")" \
+			"$(sed -n 's/^run_time_ns:[[:space:]]*//p' /proc/"$pid"/fdinfo/"${fd##*/}")" \
+			>>"$T/stats.$1"
+	done
 	wait "$pid"
 	sysctl -q kernel.bpf_stats_enabled=0
 }
@@ -88,5 +96,6 @@ for m in binary stacks; do prog_stats "$m"; done
 for name in malloc_entry alloc_return free_entry; do
 	b=$(awk -v n="$name" '$1 == n && $2 > 0 {printf "%.0f", $3 / $2}' "$T/stats.binary")
 	s=$(awk -v n="$name" '$1 == n && $2 > 0 {printf "%.0f", $3 / $2}' "$T/stats.stacks")
+	# "-": no count (the kernel collected none: another program may have turned the stats off)
 	printf '%-16s %16s %16s\n' "$name" "${b:--}" "${s:--}"
 done

@@ -278,16 +278,12 @@ static __always_inline void count_stacks(__u32 which)
 		*n += 1;
 }
 
-/* The index of the mapping of process tgid that holds pc, or -1: a bounded binary search over
- * the sorted mappings. A global function, so the verifier checks its loop once, not once per
- * caller state. */
-__noinline int mapping_index(__u32 tgid, __u64 pc)
+/* The index of the mapping that holds pc, or -1: a bounded binary search over the sorted
+ * mappings. Its steps have no branches (see rule_index). */
+static __always_inline int mapping_index(struct at_bpf_mappings *maps, __u64 pc)
 {
-	struct at_bpf_mappings *maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
 	__u32 lo = 0, hi;
 
-	if (!maps)
-		return -1;
 	hi = maps->count;
 	if (hi > AT_BPF_MAX_MAPPINGS)
 		hi = AT_BPF_MAX_MAPPINGS;
@@ -309,8 +305,10 @@ __noinline int mapping_index(__u32 tgid, __u64 pc)
 
 /* The index in unwind_rules of the rule for object address addr in table ti, or -1 when no
  * rule covers it: the page's run of entries, then a bounded binary search for the last entry
- * at or below the address. A global function, like mapping_index. */
-__noinline int rule_index(__u32 ti, __u64 addr)
+ * at or below the address. Each step moves lo or hi by arithmetic, not by a branch: the BPF
+ * backend turns a select into a branch, and with two ways at each of 17 steps the verifier
+ * would walk 2^17 paths. */
+static __always_inline int rule_index(__u32 ti, __u64 addr)
 {
 	struct at_bpf_table *t = bpf_map_lookup_elem(&unwind_tables, &ti);
 	__u64 page = addr >> AT_BPF_PAGE_SHIFT;
@@ -360,7 +358,7 @@ static long walk_frame(__u32 i, void *arg)
 	w->hash ^= w->hash >> 29;
 
 	__u64 lookup = i == 0 ? w->pc : w->pc - 1;
-	int mi = mapping_index(w->tgid, lookup);
+	int mi = mapping_index(maps, lookup);
 	if (mi < 0)
 		goto no_table;
 	struct at_bpf_mapping *m = &maps->m[mi & (AT_BPF_MAX_MAPPINGS - 1)];

@@ -67,8 +67,10 @@ trace dlopen 0 "$FX/unwind_dlopen" 4
 same dlopen "a library mapped with dlopen after the start"
 
 # python3: at least 99.9% complete and 99.9% identical.
-if command -v python3 >/dev/null; then
-	PYTHONMALLOC=malloc trace py 1 python3 "$ROOT/tests/oracle/py_workload.py"
+# the interpreter itself, not a wrapper that executes it (pyenv's shims are shell scripts)
+PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null)
+if [ -x "$PY" ]; then
+	PYTHONMALLOC=malloc trace py 1 "$PY" "$ROOT/tests/oracle/py_workload.py"
 	total=$(wc -l <"$T/py.oracle")
 	ours=$(wc -l <"$T/py.ours")
 	complete=$(grep -c '^[a-z_]* complete ' "$T/py.ours")
