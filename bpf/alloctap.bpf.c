@@ -288,6 +288,8 @@ static __always_inline int mapping_index(struct at_bpf_mappings *maps, __u64 pc)
 	if (hi > AT_BPF_MAX_MAPPINGS)
 		hi = AT_BPF_MAX_MAPPINGS;
 	for (int step = 0; step < AT_BPF_MAPPING_STEPS; step++) {
+		if (lo >= hi) /* an exit, not a fork: the verifier's paths stay linear */
+			break;
 		__u64 open = ((__u64)lo - hi) >> 63;  /* lo < hi */
 		__u32 mid = (lo + (hi - lo) / 2) & (AT_BPF_MAX_MAPPINGS - 1);
 		__u64 above = (pc - maps->m[mid].start) >> 63; /* pc < start: go low */
@@ -324,7 +326,9 @@ static __always_inline int rule_index(__u32 ti, __u64 addr)
 	__u32 lo = 0, hi = pg->count;
 
 	for (int step = 0; step < AT_BPF_SEARCH_STEPS; step++) {
-		__u32 mid = lo + (hi - lo) / 2; /* lo when hi - lo <= 1: nothing moves */
+		if (hi - lo <= 1)
+			break;
+		__u32 mid = lo + (hi - lo) / 2;
 		__u32 ei = base + mid, pair = ei >> 1;
 		struct at_bpf_entry_pair *e = bpf_map_lookup_elem(&unwind_entries, &pair);
 
