@@ -48,7 +48,7 @@ static void write_record(void *arg, const struct at_record *rec)
 	if (at_pidset_add(&d->seen, ev.pid))
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
 	at_processes_flush(&d->procs, &d->sink, rec->seq);
-	at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
+	ev.stack = at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
 	at_sink_put(&d->sink, &ev);
 }
 
@@ -178,7 +178,7 @@ static int load_bpf(struct at_session *d)
 
 int at_session_open(struct at_session *d)
 {
-	/* a binary trace is 1.1: it holds process change records */
+	/* a binary trace is 2.0: process change records, event times, stacks and mappings */
 	struct at_sink_options out = { .format = d->opt.format,
 				       .atz = { .minor = AT_ATZ_VERSION_MINOR } };
 

@@ -218,9 +218,11 @@ static void write_stack(struct at_stacks *s, struct at_sink *sink)
 		if (p->maps[i].written)
 			continue;
 		p->maps[i].written = 1;
-		/* the MAPPING record: written through the sink once format 2 is in */
+		struct at_sink_record m = { .kind = AT_SINK_MAPPING, .mapping = &p->maps[i].m };
+		at_sink_put_record(sink, &m);
 	}
-	(void)sink;
+	struct at_sink_record r = { .kind = AT_SINK_STACK, .stack = &s->stack };
+	at_sink_put_record(sink, &r);
 	if (at_display_level >= 4) {
 		char line[AT_STACK_MAX_FRAMES * 19 + 64];
 		int n = snprintf(line, sizeof(line), "stack %u pid %u flags %u:", s->stack.id,

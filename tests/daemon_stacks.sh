@@ -37,15 +37,41 @@ trace() {
 	fi
 }
 
-# same NAME WHAT: the two listings are equal and not empty.
+# The kernel maps its uprobe page (the out-of-line copies of probed instructions) in a traced
+# process at the first probe hit, at the top of the mmap area: every object mapped after that
+# (dlopen) lies one page lower under alloctapd than under the oracle, whose breakpoints need no
+# such page. match OURS ORACLE prints the lines of OURS that are not the line of ORACLE at the
+# same place, where an address 4096 below the oracle's counts as the same.
+match() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+ours = open(sys.argv[1]).read().splitlines()
+oracle = open(sys.argv[2]).read().splitlines()
+def same(a, b):
+    a, b = a.split(), b.split()
+    if len(a) != len(b) or a[:2] != b[:2]:
+        return False
+    return all(x == y or int(y, 16) - int(x, 16) == 4096 for x, y in zip(a[2:], b[2:]))
+bad = [i for i in range(max(len(ours), len(oracle)))
+       if i >= len(ours) or i >= len(oracle) or not same(ours[i], oracle[i])]
+for i in bad[:4]:
+    print("line %d: ours %s" % (i + 1, ours[i] if i < len(ours) else "(none)"))
+    print("        oracle %s" % (oracle[i] if i < len(oracle) else "(none)"))
+print("%d of %d lines identical" % (max(len(ours), len(oracle)) - len(bad), len(oracle)),
+      file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# same NAME WHAT: the two listings are equal (match) and not empty.
 same() {
 	local n
 	n=$(wc -l <"$T/$1.oracle")
-	if [ "$n" -gt 0 ] && cmp -s "$T/$1.ours" "$T/$1.oracle"; then
+	if [ "$n" -gt 0 ] && match "$T/$1.ours" "$T/$1.oracle" >"$T/$1.diff" 2>/dev/null; then
 		ok "$2: $n allocations, the same stacks as libdw's"
 	else
 		fail "$2: the same stacks as libdw's" "ours ($(wc -l <"$T/$1.ours") lines):" \
-			"$(diff "$T/$1.ours" "$T/$1.oracle" | head -8)" "$(cat "$T/$1.err" "$T/$1.atz.err" | tail -4)"
+			"$(cat "$T/$1.diff")" "$(cat "$T/$1.err" "$T/$1.atz.err" | tail -4)"
 	fi
 }
 
@@ -73,12 +99,14 @@ if [ -x "$PY" ]; then
 	PYTHONMALLOC=malloc trace py 1 "$PY" "$ROOT/tests/oracle/py_workload.py"
 	total=$(wc -l <"$T/py.oracle")
 	ours=$(wc -l <"$T/py.ours")
-	complete=$(grep -c '^[a-z_]* complete ' "$T/py.ours")
-	same_lines=$(comm -12 "$T/py.ours" "$T/py.oracle" | wc -l)
-	echo "# python3: $ours allocations traced, $complete complete;" \
-		"$same_lines of the oracle's $total identical"
+	# a walk that did not fail: the outermost frame reached, or 128 frames and more to go
+	complete=$(grep -c '^[a-z_]* \(complete\|truncated\) ' "$T/py.ours")
+	truncated=$(grep -c '^[a-z_]* truncated ' "$T/py.ours")
+	same_lines=$(match "$T/py.ours" "$T/py.oracle" 2>&1 >/dev/null | sed -n 's/^\([0-9]*\) of .*/\1/p')
+	echo "# python3: $ours allocations traced, $complete complete ($truncated of them truncated" \
+		"at 128 frames); $same_lines of the oracle's $total identical"
 	check "python3: as many allocations as the oracle" test "$ours" -eq "$total"
-	check "python3: at least 99.9% of the stacks complete" \
+	check "python3: at least 99.9% of the stacks complete (or truncated at 128 frames)" \
 		test $((complete * 1000)) -ge $((ours * 999)) -a "$ours" -gt 0
 	check "python3: at least 99.9% of the stacks identical to the oracle's" \
 		test $((same_lines * 1000)) -ge $((total * 999)) -a "$total" -gt 0
