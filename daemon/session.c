@@ -178,9 +178,13 @@ static int load_bpf(struct at_session *d)
 
 int at_session_open(struct at_session *d)
 {
-	/* a binary trace is 2.0: process change records, event times, stacks and mappings */
-	struct at_sink_options out = { .format = d->opt.format,
-				       .atz = { .minor = AT_ATZ_VERSION_MINOR } };
+	/* a binary trace with --stacks is 2.0 (event times, stacks, mappings); without, 1.1 as
+	 * before (process change records), which every 1.x reader reads */
+	struct at_sink_options out = {
+		.format = d->opt.format,
+		.atz = { .major = d->opt.stacks ? AT_ATZ_VERSION_MAJOR : 1,
+			 .minor = d->opt.stacks ? AT_ATZ_VERSION_MINOR : AT_ATZ_V1_MINOR },
+	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	d->child.go_fd = -1;
