@@ -67,7 +67,10 @@ PY
 same() {
 	local n
 	n=$(wc -l <"$T/$1.oracle")
-	if [ "$n" -gt 0 ] && match "$T/$1.ours" "$T/$1.oracle" >"$T/$1.diff" 2>/dev/null; then
+	if [ "$n" -eq 0 ]; then
+		fail "$2: the same stacks as libdw's" "the oracle printed no stack:" \
+			"$(tail -3 "$T/$1.oracle.err")"
+	elif match "$T/$1.ours" "$T/$1.oracle" >"$T/$1.diff" 2>/dev/null; then
 		ok "$2: $n allocations, the same stacks as libdw's"
 	else
 		fail "$2: the same stacks as libdw's" "ours ($(wc -l <"$T/$1.ours") lines):" \
