@@ -45,8 +45,11 @@ static void write_record(void *arg, const struct at_record *rec)
 	struct at_event ev;
 
 	at_record_to_event(rec, d->pagesize, &ev);
-	if (at_pidset_add(&d->seen, ev.pid))
+	if (at_pidset_add(&d->seen, ev.pid)) {
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
+		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
+			at_stacks_scan(&d->stacks, (pid_t)ev.pid); /* --all: found by its events */
+	}
 	at_processes_flush(&d->procs, &d->sink, rec->seq);
 	ev.stack = at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
 	at_sink_put(&d->sink, &ev);

@@ -91,6 +91,7 @@ void at_stacks_close(struct at_stacks *s)
 	}
 	free(s->scan);
 	free(s->copy);
+	free(s->no_table);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -237,6 +238,35 @@ static void write_stack(struct at_stacks *s, struct at_sink *sink)
 	s->incomplete += (s->stack.flags & AT_STACK_INCOMPLETE) != 0;
 }
 
+/* A stack of pid stopped at a pc without a table: reads pid's maps again, at most every
+ * AT_STACKS_RESCAN_MS. */
+static void rescan(struct at_stacks *s, pid_t pid)
+{
+	struct at_stack_proc *p = at_stack_procs_find(&s->procs, pid);
+
+	if (!p || at_now_ms() - p->scanned_ms >= AT_STACKS_RESCAN_MS) {
+		s->rescans++;
+		at_stacks_scan(s, pid);
+	}
+}
+
+/* Remembers that stack id stopped at a pc without a table. */
+static void mark_no_table(struct at_stacks *s, uint32_t id)
+{
+	if (id >= s->no_table_cap) {
+		uint32_t cap = s->no_table_cap ? s->no_table_cap : 1024;
+		while (cap <= id)
+			cap *= 2;
+		uint8_t *v = realloc(s->no_table, cap);
+		if (!v)
+			return;
+		memset(v + s->no_table_cap, 0, cap - s->no_table_cap);
+		s->no_table = v;
+		s->no_table_cap = cap;
+	}
+	s->no_table[id] = 1;
+}
+
 uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid, uint64_t hash)
 {
 	struct at_bpf_stack raw;
@@ -245,19 +275,22 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 	if (!s->on || !hash)
 		return 0;
 	int rc = at_stack_ids_get(&s->ids, hash, &id);
-	if (rc <= 0)
-		return rc == 0 ? id : 0;
+	if (rc < 0)
+		return 0;
+	if (rc == 0) {
+		/* the same incomplete stack again: the maps may have what it lacked by now */
+		if (id < s->no_table_cap && s->no_table[id])
+			rescan(s, pid);
+		return id;
+	}
 	if (bpf_map_lookup_and_delete_elem(s->stacks_fd, &hash, &raw) < 0 &&
 	    bpf_map_lookup_elem(s->stacks_fd, &hash, &raw) < 0) {
 		s->unreadable++;
 		return 0;
 	}
 	if (raw.flags & AT_BPF_STACK_NO_TABLE) {
-		struct at_stack_proc *p = at_stack_procs_find(&s->procs, pid);
-		if (!p || at_now_ms() - p->scanned_ms >= AT_STACKS_RESCAN_MS) {
-			s->rescans++;
-			at_stacks_scan(s, pid);
-		}
+		mark_no_table(s, id);
+		rescan(s, pid);
 	}
 	s->stack.id = id;
 	s->stack.pid = raw.pid;

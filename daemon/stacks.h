@@ -47,6 +47,8 @@ struct at_stacks {
 	uint64_t rescans;
 	uint64_t holds;               /* held threads whose stack the daemon walked */
 	uint8_t *copy;                /* a copy of a held thread's stack */
+	uint8_t *no_table;            /* by id: the stack stopped at a pc without a table */
+	uint32_t no_table_cap;
 	uint64_t counts[AT_STACKS_COUNT]; /* the BPF program's counters, last read */
 };
 

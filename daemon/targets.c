@@ -189,6 +189,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 			break;
 		if (d->opt.all) {
 			at_processes_add(&d->procs, e->pid, e->parent);
+			at_stacks_scan(&d->stacks, e->pid);
 			at_processes_note(&d->procs, AT_ATZ_PROCESS_START, e->pid, e->parent, 0, 0, 0,
 					  at_session_seq(d));
 		} else if (d->late && d->opt.follow && at_processes_has(&d->procs, e->parent) &&
@@ -201,6 +202,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 			at_targets_first_seen(d, e->pid, at_session_seq(d));
 			at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, e->pid, 0, 0, 0, 0,
 					  at_session_seq(d));
+			at_stacks_scan(&d->stacks, e->pid); /* the new program's mappings */
 			if (d->opt.lib || at_discover_exec(e->pid, obj, sizeof(obj), why,
 							   sizeof(why)) < 0)
 				break;
