@@ -37,6 +37,26 @@ for t in "${traces[@]}"; do
 done
 
 echo
+echo "atz 1.1 against 2.0: bytes per event (fast level). 2.0 from text: the events only (the"
+echo "NO_TIMES and NO_STACKS flags); +times: synthetic times 50-1550 ns apart, 1 in 8 up to 400 ns"
+echo "early (another CPU); +stacks: 200 synthetic stacks of 20 frames on every call but free"
+echo "(atz_tool time -t -s 200)"
+printf '%-22s %9s %9s %9s %9s %13s %15s\n' trace events atz-1.1 atz-2.0 "2.0 +times" \
+	"2.0 +stacks" "2.0 +times+stk"
+for t in "${traces[@]}"; do
+	name=${t%%:*}
+	f=${t#*:}
+	row=()
+	for args in "-V 1" "-V 2" "-V 2 -t" "-V 2 -s 200" "-V 2 -t -s 200"; do
+		# shellcheck disable=SC2086
+		r=$("$ATZ" time $args "$f") || { echo "bench: atz_tool time $args $f failed"; exit 1; }
+		read -r n bytes _ <<< "$r"
+		row+=("$(awk -v a="$bytes" -v n="$n" 'BEGIN { printf "%.3f", a / n }')")
+	done
+	printf '%-22s %9s %9s %9s %9s %13s %15s\n' "$name" "$n" "${row[@]}"
+done
+
+echo
 echo "atz: cost per event (best of 9 runs, in memory; goal: decode >= 50 M events/s)"
 printf '%-22s %11s %11s %13s %12s %12s %12s\n' trace "enc ns" "enc-HC9 ns" "text fmt ns" \
 	"decode M/s" "dec-HC9 M/s" "text parse M/s"

@@ -63,6 +63,7 @@ struct at_atz_writer {
 	struct atz_thread *cur;
 	struct at_atz_stats st;
 	unsigned major, minor; /* the header's */
+	unsigned tail;         /* ATZ_TAIL_* bits: what follows each event record */
 	uint64_t last_time;    /* 2.x: the reference of the next event's time delta */
 	uint32_t nstacks;      /* 2.x: stack ids given so far */
 };
@@ -166,7 +167,9 @@ static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt
 	put_bytes(w, ATZ_STREAM_MAGIC, 4);
 	put_byte(w, (uint8_t)w->major);
 	put_byte(w, (uint8_t)w->minor);
-	put_varint(w, opt->flags);
+	/* NO_TIMES and NO_STACKS mean nothing in 1.x, where those bits are 0 */
+	put_varint(w, w->major == 1 ? opt->flags & ~(AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS)
+				    : opt->flags);
 	put_varint(w, opt->start_ns ? opt->start_ns : now_ns());
 	put_varint(w, hl);
 	put_bytes(w, host, hl);
@@ -213,6 +216,7 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 		return NULL;
 	w->major = major;
 	w->minor = major == 1 ? opt->minor : AT_ATZ_VERSION_MINOR;
+	w->tail = atz_tail_of(major, opt->flags);
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
 	w->prefs.frameInfo.blockMode = LZ4F_blockLinked;
@@ -449,39 +453,53 @@ static int put_compact(struct at_atz_writer *w, struct atz_thread *t, const stru
 /* 2.x: a TIME record before an event whose time delta has no code (doc/FORMAT.md 5.5). */
 static void put_time_reference(struct at_atz_writer *w, uint64_t time_ns)
 {
-	if (atz_zigzag(time_ns - w->last_time) >> 63 == 0)
+	if (!(w->tail & ATZ_TAIL_STACK) || atz_zigzag(time_ns - w->last_time) >> 63 == 0)
 		return;
 	put_byte(w, ATZ_OP_TIME);
 	put_varint(w, time_ns);
 	w->last_time = time_ns;
 }
 
-/* 2.x: the time and stack id that follow each event record. */
+/* 2.x: the time and stack id that follow each event record, as the header's flags say. */
 static void put_event_tail(struct at_atz_writer *w, const struct at_event *ev)
 {
-	put_varint(w, atz_zigzag(ev->time_ns - w->last_time) << 1 | (ev->stack != 0));
-	if (ev->stack)
+	uint64_t z = atz_zigzag(ev->time_ns - w->last_time);
+
+	switch (w->tail) {
+	case ATZ_TAIL_TIME | ATZ_TAIL_STACK:
+		put_varint(w, z << 1 | (ev->stack != 0));
+		if (ev->stack)
+			put_varint(w, ev->stack);
+		break;
+	case ATZ_TAIL_TIME:
+		put_varint(w, z);
+		break;
+	case ATZ_TAIL_STACK:
 		put_varint(w, ev->stack);
+		break;
+	}
 	w->last_time = ev->time_ns;
 }
 
 int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 {
 	if (ev->func >= AT_FUNC_COUNT || ev->has_result > 1 ||
-	    (w->major >= 2 && ev->stack > w->nstacks)) {
+	    (w->major >= 2 && (ev->stack > w->nstacks ||
+			       (!(w->tail & ATZ_TAIL_TIME) && ev->time_ns) ||
+			       (!(w->tail & ATZ_TAIL_STACK) && ev->stack)))) {
 		errno = EINVAL;
 		return -1;
 	}
 	if (reserve(w, 64 + 11 + ATZ_EVENT_TAIL_MAX) < 0)
 		goto fail;
-	if (w->major >= 2)
+	if (w->tail & ATZ_TAIL_TIME)
 		put_time_reference(w, ev->time_ns);
 	struct atz_thread *t = switch_thread(w, ev->pid, ev->tid);
 	if (!t)
 		goto fail;
 	w->st.events++;
 	if (put_compact(w, t, ev)) {
-		if (w->major >= 2)
+		if (w->tail)
 			put_event_tail(w, ev);
 		return 0;
 	}
@@ -505,7 +523,7 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 		atz_update(t, role, x, k);
 	}
 	w->chunk[op + 1] = fields;
-	if (w->major >= 2)
+	if (w->tail)
 		put_event_tail(w, ev);
 	return 0;
 fail:

@@ -30,6 +30,9 @@
 
 /* Header flags. */
 #define AT_ATZ_FLAG_MUNGED 1u /* pointers are munged slot numbers, not addresses */
+#define AT_ATZ_FLAG_NO_TIMES  2u /* 2.x: events carry no time (every time_ns is 0): for traces
+				  * made from text or 1.x, which have none */
+#define AT_ATZ_FLAG_NO_STACKS 4u /* 2.x: events carry no stack id (every stack is 0) */
 
 #define AT_ATZ_HOST_MAX 255   /* bytes of the recording host's name */
 #define AT_ATZ_NAME_MAX 4096  /* bytes of a process name or object path */
@@ -111,7 +114,8 @@ struct at_output;
 struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_atz_options *opt);
 /* Appends one event. Every field is kept, whatever its value (a 1.x trace drops time_ns and
  * stack); ev->func must be below AT_FUNC_COUNT, ev->has_result 0 or 1, and in 2.x ev->stack 0
- * or the id of a stack already appended (else EINVAL, the output unharmed). Returns 0, or -1
+ * or the id of a stack already appended, time_ns 0 under AT_ATZ_FLAG_NO_TIMES and stack 0
+ * under AT_ATZ_FLAG_NO_STACKS (else EINVAL, the output unharmed). Returns 0, or -1
  * with errno (EINVAL, or the output's error). */
 int at_atz_append(struct at_atz_writer *w, const struct at_event *ev);
 /* Records that n events were lost at this point of the stream (nothing for n == 0). 0 or -1. */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "atz.h"
 #include "event.h"
 #include "prim.h"
 #include "stack.h"
@@ -42,9 +43,22 @@
 #define ATZ_OP_MAPPING      0xC4 /* 2.x payload: varint pid, start, end, offset, build-id
 				  * length, build-id bytes, path bytes */
 
-/* 2.x: every event record is followed by varint zigzag(time - previous time) << 1 | S, and
- * when S is 1 by the varint stack id (doc/FORMAT.md 5.5). */
+/* 2.x: what follows every event record, as the header's flags say (doc/FORMAT.md 5.5):
+ * times and stacks: varint zigzag(time - previous time) << 1 | S, then when S is 1 the varint
+ * stack id; times only: varint zigzag(time - previous time); stacks only: varint stack id
+ * (0: none); neither: nothing. */
+#define ATZ_TAIL_TIME  1u
+#define ATZ_TAIL_STACK 2u
 #define ATZ_EVENT_TAIL_MAX 20
+
+/* The tail of a stream of version major with header flags. */
+static inline unsigned atz_tail_of(unsigned major, uint64_t flags)
+{
+	if (major < 2)
+		return 0;
+	return (flags & AT_ATZ_FLAG_NO_TIMES ? 0 : ATZ_TAIL_TIME) |
+	       (flags & AT_ATZ_FLAG_NO_STACKS ? 0 : ATZ_TAIL_STACK);
+}
 
 /* Field modes in the field byte of an ATZ_OP_EVENT record. */
 #define ATZ_MODE_ZERO    0 /* the value is 0, no bytes */

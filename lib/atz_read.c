@@ -72,6 +72,7 @@ struct at_atz_reader {
 	void *on_process_arg;
 	/* 2.x, per frame */
 	unsigned frame_major;       /* the current frame's major version */
+	unsigned tail;              /* ATZ_TAIL_* bits of the current frame */
 	uint64_t last_time;         /* the reference of the next time delta */
 	uint32_t nstacks;           /* stack ids defined so far */
 	at_atz_stack_fn on_stack;
@@ -418,6 +419,7 @@ static int open_stream(struct at_atz_reader *r)
 		return -1;
 	r->have_header = 1;
 	r->frame_major = r->hdr.major;
+	r->tail = atz_tail_of(r->hdr.major, r->hdr.flags);
 	return 0;
 }
 
@@ -442,6 +444,7 @@ static int next_frame(struct at_atz_reader *r)
 	r->nthreads = 0;
 	r->cur = NULL;
 	r->frame_major = h.major;
+	r->tail = atz_tail_of(h.major, h.flags);
 	r->last_time = 0;
 	r->nstacks = 0;
 	return 0;
@@ -837,24 +840,29 @@ malloc:
 	return 0;
 }
 
-/* 2.x: the time and stack id after an event record. 0, 1 past the end, -1 corrupt. */
+/* 2.x: the time and stack id after an event record, as the header's flags say. 0, 1 past the
+ * end, -1 corrupt. */
 static int get_event_tail(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
 			  struct at_event *ev)
 {
-	uint64_t t, id = 0;
-	int rc;
+	uint64_t t = 0, id = 0;
+	int rc, has_stack = r->tail == ATZ_TAIL_STACK;
 
-	if ((rc = atz_get_varint(pp, end, &t)))
+	if ((r->tail & ATZ_TAIL_TIME) && (rc = atz_get_varint(pp, end, &t)))
 		return rc > 0 ? 1 : corrupt(r, "bad time varint after an event");
-	if ((t & 1) && (rc = atz_get_varint(pp, end, &id)))
+	if (r->tail == (ATZ_TAIL_TIME | ATZ_TAIL_STACK)) {
+		has_stack = t & 1;
+		t >>= 1;
+	}
+	if (has_stack && (rc = atz_get_varint(pp, end, &id)))
 		return rc > 0 ? 1 : corrupt(r, "bad stack id varint after an event");
-	if ((t & 1) && (id == 0 || id > r->nstacks)) {
+	if (id > r->nstacks || (has_stack && id == 0 && r->tail != ATZ_TAIL_STACK)) {
 		char why[96];
 		snprintf(why, sizeof(why), "event with stack id %" PRIu64 " (%s)", id,
 			 id ? "used before its stack record" : "0 written as present");
 		return corrupt(r, why);
 	}
-	r->last_time += atz_unzigzag(t >> 1);
+	r->last_time += atz_unzigzag(t);
 	ev->time_ns = r->last_time;
 	ev->stack = (uint32_t)id;
 	return 0;
@@ -879,7 +887,7 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 		ev->arg[1] = 0;
 		rc = op < ATZ_OP_EVENT ? get_compact(r, t, op, &p, end, ev)
 				       : get_event(r, &p, end, op & 15, ev);
-		if (rc == 0 && r->frame_major >= 2) {
+		if (rc == 0 && r->tail) {
 			r->pos = (size_t)(p - r->buf); /* a corrupt tail is reported at its offset */
 			rc = get_event_tail(r, &p, end, ev);
 		} else if (rc == 0) {
@@ -907,7 +915,7 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 			return -1;
 		break;
 	case ATZ_OP_TIME:
-		if (r->frame_major < 2)
+		if (!(r->tail & ATZ_TAIL_TIME))
 			return corrupt(r, "unknown record kind");
 		if ((rc = atz_get_varint(&p, end, &a)))
 			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a time record");

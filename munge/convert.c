@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "atz_relay.h"
 #include "convert.h"
 #include "display.h"
 #include "progress.h"
@@ -23,6 +24,7 @@ struct event_run {
 	struct at_munge_counts c;
 	uint64_t lost;                /* events the recorder lost, not yet carried to the output */
 	uint64_t lost_seen;           /* lost events announced before events so far */
+	struct at_stack_relay relay;  /* a 2.x input's stack and mapping records, passed on */
 };
 
 /* Where the last event came from, for messages: "FILE:LINE" (text) or "FILE: event N". */
@@ -46,13 +48,23 @@ static int start_atz(struct event_run *r)
 		.munged = r->munged_out,
 		.atz = { .level = 9,
 			 .host = h ? h->host : "", /* a text log does not say where it was recorded */
-			 .start_ns = h ? h->start_ns : 0 },
+			 .start_ns = h ? h->start_ns : 0,
+			 .flags = at_stack_relay_flags(r->src) }, /* times and stacks if it has */
 	};
 
 	if (at_sink_start(r->sink, &o) < 0)
 		return -1;
 	r->started = 1;
 	return 0;
+}
+
+/* Before a stack or mapping record goes to the output: a binary one starts now (a binary input
+ * has said raw or munged in its header). 0, or -1 when it cannot start. */
+static int ready_for_record(void *arg)
+{
+	struct event_run *r = arg;
+
+	return r->opt->binary && !r->started && start_atz(r) < 0 ? -1 : 0;
 }
 
 /* Writes one event, after the losses noticed before it. 0, or -1 when the output failed (the
@@ -170,11 +182,17 @@ static int refuse_munged(const struct event_run *r)
 }
 
 /* Munges (or with --keep-pointers copies) one event. 0 to go on, else the exit code. */
-static int take_event(struct event_run *r, const struct at_event *ev)
+static int take_event(struct event_run *r, const struct at_event *input)
 {
 	struct at_event munged[2];
 	unsigned n;
 	const char *why = NULL;
+	struct at_event in = *input;
+	const struct at_event *ev = &in;
+
+	in.stack = at_stack_relay_id(&r->relay, input->stack); /* ids of the output */
+	if (r->relay.failed)
+		return 1;
 
 	r->c.read++;
 	if (r->src->kind == AT_SOURCE_BINARY) {
@@ -283,8 +301,12 @@ int at_convert_run(struct at_source *src, struct at_munge *m, struct at_sink *si
 	if (m && src->munged == 1) {
 		refuse_munged(&r);
 	} else if (opt->binary || start_text(&r) == 0) {
+		at_stack_relay_attach(&r.relay, src, sink);
+		r.relay.ready = ready_for_record;
+		r.relay.ready_arg = &r;
 		rc = read_events(&r);
 		rc |= end_events(&r);
+		at_stack_relay_detach(src);
 	}
 	free(r.pending);
 	*c = r.c;

@@ -512,13 +512,15 @@ int at_munge_event(struct at_munge *m, const struct at_event *in, struct at_even
 	e->arg[0] = f.nargs > 0 ? (at_func_takes_pointer(func) ? ptr_id : in->arg[0]) : 0;
 	e->arg[1] = f.nargs > 1 ? in->arg[1] : 0;
 	e->result = res_id;
+	e->time_ns = in->time_ns; /* a 2.x trace's time and stack id go along */
+	e->stack = in->stack;
 	*why = at_munge_unreplayable_event(e); /* the numbers are numbers: no odd argument */
 	if (*why && m->opt.replayable_only)
 		return AT_MUNGE_IGNORED;
 	*n_out = 1;
 	if (m->opt.stats_every && ++m->procs[t->proc].written % m->opt.stats_every == 0) {
 		out[1] = (struct at_event){ .pid = (uint32_t)t->pid_id, .tid = 1,
-					    .func = AT_JEMALLOC_STATS };
+					    .func = AT_JEMALLOC_STATS, .time_ns = in->time_ns };
 		*n_out = 2;
 	}
 	return AT_MUNGE_WRITTEN;

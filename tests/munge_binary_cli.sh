@@ -300,12 +300,12 @@ else
 	fail "corrupt block: munged up to it, its offset $b3 reported, exit 1" "exit $rc" "$(head -3 "$T/err")"
 fi
 
-printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c >"$T/v2.atz"
-"$M" "$T/v2.atz" >"$T/out" 2>"$T/err"
+printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c >"$T/v3.atz"
+"$M" "$T/v3.atz" >"$T/out" 2>"$T/err"
 rc=$?
 {
-	echo "alloctap-munge: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.1): use a newer alloctap"
-	echo "alloctap-munge: $T/v2.atz: 0 events read, 0 written, 0 ignored"
+	echo "alloctap-munge: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.0): use a newer alloctap"
+	echo "alloctap-munge: $T/v3.atz: 0 events read, 0 written, 0 ignored"
 } >"$T/want_err"
 if [ "$rc" -eq 1 ] && cmp -s "$T/err" "$T/want_err" && [ ! -s "$T/out" ]; then
 	ok "a newer major version is refused, exit 1"
@@ -351,6 +351,61 @@ for args in "--format xml" "--keep-pointers --pid 1" "--keep-pointers --stats-ev
 	rc=$?
 	check "usage error: $args (exit $rc)" test "$rc" -eq 2
 done
+# --- 2.0 traces: times, stack ids, STACK and MAPPING records pass through ----------------------
+# tests/data/atz/synth-v2.atz: python3-head.log with synthetic times and stacks after three
+# mappings (bench/atz_tool synth). The munged binary output keeps every event's time and stack
+# id and the records, in order; the text output is the munged text of the plain log; replay
+# reads the 2.0 output as any other.
+A=build/bench/atz_tool
+need_make "$A"
+S=tests/data/atz/synth-v2
+"$M" -q --format binary "$S.atz" -o "$T/sv2.atz" 2>"$T/err"
+check "2.0 in, munged binary out: exit 0" test $? -eq 0
+# The munge drops three events of python3-head.log (results of 0: events 205, 209 and 214);
+# every other event keeps its time, stack id and stack.
+sed '205d;209d;214d' "$S.times" >"$T/want.times"
+awk 'NR == FNR { if ($2 != 0) { n++; keep[n] = FNR != 205 && FNR != 209 && FNR != 214 }
+		 next }
+     keep[FNR]' "$S.times" "$S.stacks" >"$T/want.stacks"
+check_eq "2.0 munged binary: three events dropped, each with its stack" \
+	"$(($(wc -l <"$S.stacks") - 3))" "$(wc -l <"$T/want.stacks")"
+check "2.0 munged binary: the same stacks, event by event" \
+	bash -c "'$A' stacks '$T/sv2.atz' | cmp -s - '$T/want.stacks'"
+check "2.0 munged binary: the same mappings" \
+	bash -c "'$A' mappings '$T/sv2.atz' | cmp -s - '$S.mappings'"
+check "2.0 munged binary: the same times and stack ids" \
+	bash -c "'$A' times '$T/sv2.atz' | cmp -s - '$T/want.times'"
+"$M" -q tests/data/atz/python3-head.log -o "$T/plain.munged" 2>/dev/null
+check "2.0 munged binary: the same events as the munged text of the plain log" \
+	bash -c "'$A' decode '$T/sv2.atz' - | cmp -s - '$T/plain.munged'"
+check "2.0 in, text out: the munged text of the plain log" \
+	bash -c "'$M' -q '$S.atz' -o - | cmp -s - '$T/plain.munged'"
+check "2.0 in, --keep-pointers binary out: stacks, mappings and times kept" \
+	bash -c "'$M' -q --keep-pointers --format binary '$S.atz' -o '$T/kv2.atz' &&
+		'$A' stacks '$T/kv2.atz' | cmp -s - '$S.stacks' &&
+		'$A' mappings '$T/kv2.atz' | cmp -s - '$S.mappings' &&
+		'$A' times '$T/kv2.atz' | cmp -s - '$S.times' &&
+		'$A' decode '$T/kv2.atz' - | cmp -s - tests/data/atz/python3-head.log"
+check "the document's reader agrees on the munged 2.0 output's stacks" \
+	bash -c "lz4 -q -d -c '$T/sv2.atz' | python3 tests/atz_spec_reader.py --stacks |
+		cmp -s - '$T/want.stacks'"
+check "2.0 in, --keep-pointers text out: the plain log" \
+	bash -c "'$M' -q --keep-pointers '$S.atz' -o - | cmp -s - tests/data/atz/python3-head.log"
+"$R" --summary "$T/plain.munged" >/dev/null 2>"$T/rt.err"
+rc_t=$?
+"$R" --summary "$T/sv2.atz" >/dev/null 2>"$T/rb.err"
+rc_b=$?
+# (the stop is named FILE:LINE for text, FILE: event N for a trace)
+figures "$T/rt.err" | sed -E 's#^(alloctap-replay: ).*/plain\.munged:([0-9]+): #\1event \2: #' >"$T/rt.fig"
+figures "$T/rb.err" | sed -E 's#^(alloctap-replay: ).*/sv2\.atz: event ([0-9]+): #\1event \2: #' >"$T/rb.fig"
+check_eq "replay stops at the same event of the munged 2.0 output as of the munged text" \
+	"$rc_t" "$rc_b"
+check_file_eq "replay of the munged 2.0 output: the munged text's figures" "$T/rt.fig" "$T/rb.fig"
+cat "$S.atz" "$S.atz" >"$T/twice.atz"
+check "two 2.0 frames munge into one trace, stack ids numbered on" \
+	bash -c "'$M' -q --format binary '$T/twice.atz' -o '$T/tw.atz' 2>/dev/null;
+		'$A' stacks '$T/tw.atz' | cmp -s - <(cat '$T/want.stacks' '$T/want.stacks')"
+
 "$M" --help >"$T/help"
 check "--help documents --format and --keep-pointers" grep -q -- '--keep-pointers  convert' "$T/help"
 

@@ -178,10 +178,10 @@ else
 fi
 
 # --- other damage: refused with a message, exit 1, never a crash ---------------------------------
-printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c >"$T/v2.atz"
+printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c >"$T/v3.atz"
 check_err "a newer major version is refused" 1 \
-	"alloctap-replay: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.1): use a newer alloctap" \
-	"$R" "$T/v2.atz"
+	"alloctap-replay: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.0): use a newer alloctap" \
+	"$R" "$T/v3.atz"
 printf 'hello' | lz4 -q -c >"$T/other.lz4"
 check_err "an lz4 file of something else" 1 \
 	"alloctap-replay: $T/other.lz4: an lz4 file, but not an alloctap trace" "$R" "$T/other.lz4"

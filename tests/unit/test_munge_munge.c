@@ -304,8 +304,14 @@ static void test_unreplayable(void **state)
 	assert_int_equal(outv[0].has_result, 0);
 	ev.has_result = 1;
 	ev.result = 0x10;
+	ev.time_ns = 123456789; /* a 2.x trace's time and stack id go along */
+	ev.stack = 7;
 	assert_int_equal(at_munge_event(&m, &ev, outv, &n, &why), AT_MUNGE_WRITTEN);
 	assert_null(why);
+	assert_int_equal(outv[0].time_ns, 123456789);
+	assert_int_equal(outv[0].stack, 7);
+	ev.time_ns = 0;
+	ev.stack = 0;
 	at_munge_free(&m);
 	at_munge_init(&m, &strict);
 	ev.has_result = 0;
