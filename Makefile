@@ -169,6 +169,17 @@ $(B)/fixtures/unwind_chain: tests/fixtures/unwind_chain.c $(B)/fixtures/unwind_c
 	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -o $@ $< $(B)/fixtures/unwind_chain_lib.so \
 		-Wl,-rpath,'$$ORIGIN'
 
+# unwind_dlopen opens unwind_dlopen_lib.so, the library half of the same file, at run time.
+$(B)/fixtures/unwind_dlopen_lib.so: tests/fixtures/unwind_dlopen.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -DUNWIND_DLOPEN_LIBRARY -shared -fPIC \
+		-Wl,-soname,unwind_dlopen_lib.so -o $@ $<
+
+$(B)/fixtures/unwind_dlopen: tests/fixtures/unwind_dlopen.c $(B)/fixtures/unwind_dlopen_lib.so
+	$(call say,CC,$@)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -o $@ $< -ldl
+
 $(B)/bench/%: bench/%.c $(B)/libat_lib.a
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)

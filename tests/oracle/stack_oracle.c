@@ -1,7 +1,7 @@
 /* stack_oracle: the user call stack of every outermost allocation call of a program, unwound by
  * libdw under ptrace; the reference alloctapd --stacks is compared with.
  *
- * Usage: stack_oracle [--out FILE] -- COMMAND [ARGS...]
+ * Usage: stack_oracle [-v] [--out FILE] -- COMMAND [ARGS...]
  *
  * COMMAND runs with ASLR disabled (ADDR_NO_RANDOMIZE). Its threads are followed, not its child
  * processes. A breakpoint stops every entry of the allocation functions (those of lib/event.h
@@ -16,16 +16,27 @@
  *     FUNC FLAGS PC0 PC1 ... PCn
  * FLAGS complete (libdw reached the outermost frame), truncated (more than 128 frames: the
  * first 128) or incomplete (libdw stopped with an error); PC0 the entry address, PC1... the
- * return addresses as libdw gives them. Like alloctapd (daemon/attach.c), an outermost call the
- * C library makes straight to an entry point (`call rel32` from outside every entry point's
- * body: glibc's thread exit and the like) counts in the depth but is not printed; calls a
- * program makes to the malloc it links statically are all printed.
+ * return addresses as libdw gives them. A tail jump from one entry to another (glibc's
+ * reallocarray to realloc) is one call.
+ *
+ * The allocator's own calls, as alloctapd decides them (daemon/attach.c, callsites.h): in a
+ * shared C library, every `call rel32` straight to one of the family's entry points (free
+ * included) from outside every entry point's body is the library's own (glibc's thread exit
+ * flushing its cache: 2 such sites in Debian 12's libc.so.6); an outermost call whose return
+ * address follows one of them counts in the depth but is not printed. A program that links
+ * its malloc statically is left alone: all its calls are printed.
  *
  * When a thread stops at a breakpoint every other thread is stopped too (PTRACE_INTERRUPT)
  * while it is stepped over it, so no thread runs past a breakpoint lifted for the step. A
  * forked child gets the breakpoints out of its memory and is let go; a vfork child shares its
  * parent's memory and is let go as it is (it must not allocate before its exec). After an exec
- * of the traced process nothing more is followed.
+ * the new program is followed the same way (a wrapper script, `env`): its lines follow.
+ * A breakpoint on a return address goes when no call in progress needs it; a thread that hit
+ * it just before (its stop not yet seen) runs the original instruction.
+ *
+ * A uprobe on the same entry (alloctapd running at the same time) takes the stops: an int3
+ * already there when the breakpoints go in, or gone when the program exits, is an error, but a
+ * uprobe that comes after and stays to the end goes unnoticed. Run the two one after the other.
  *
  * Exit status: the command's (128 + N when killed by signal N); 1 on an error, 2 on bad
  * usage. */
@@ -59,8 +70,8 @@
 
 /* --- the functions --------------------------------------------------------------------------- */
 
-/* alloctapd's probed functions in its order (daemon/attach.c); free is probed for the depth
- * only by name here: its body counts for "inside an entry point", it gets no breakpoint. */
+/* alloctapd's probed functions in its order (daemon/attach.c). free gets no breakpoint (it
+ * allocates nothing); it is here because its body counts as inside an entry point. */
 #define FUNCTION_NAME(code, name, ...) #name,
 static const char *const probed_names[] = { AT_FUNCTIONS(FUNCTION_NAME, AT_FUNC_SKIP,
 							 FUNCTION_NAME) };
@@ -111,13 +122,14 @@ struct oracle {
 	unsigned nthreads;
 	struct breakpoint bps[MAX_BREAKPOINTS];
 	unsigned nbps;
+	uint64_t lifted[MAX_BREAKPOINTS]; /* addresses breakpoints were lifted from */
+	unsigned nlifted;
 	Dwfl *dwfl;
 	char *dwfl_maps;
 	int exit_status;    /* the wait status of the process, -1 before it ends */
-	int detached;       /* exec'd again: no longer followed */
 	pid_t stopped;      /* a thread stopped now, through which memory is read and written */
 	const char *failure;
-	unsigned long lines;
+	unsigned long lines, traps, nested, internal;
 };
 
 static struct thread *thread_of(struct oracle *o, pid_t tid)
@@ -190,12 +202,26 @@ static struct breakpoint *plant(struct oracle *o, uint64_t addr)
 	return b;
 }
 
-/* Lifts b when nothing needs it any more. */
+static int was_lifted(const struct oracle *o, uint64_t addr)
+{
+	for (unsigned i = 0; i < o->nlifted; i++)
+		if (o->lifted[i] == addr)
+			return 1;
+	return 0;
+}
+
+/* Lifts b when nothing needs it any more. Other threads run meanwhile: one may have hit it
+ * just before, its stop not yet seen (on_trap knows such stale stops by the address). */
 static int lift_if_unused(struct oracle *o, struct breakpoint *b)
 {
 	if (b->function >= 0 || b->returns > 0)
 		return 0;
 	int rc = poke_byte(o->stopped, b->addr, b->saved, NULL);
+	if (!was_lifted(o, b->addr)) {
+		if (o->nlifted == MAX_BREAKPOINTS)
+			return -1;
+		o->lifted[o->nlifted++] = b->addr;
+	}
 	*b = o->bps[--o->nbps];
 	return rc;
 }
@@ -300,10 +326,26 @@ static int plant_entries(struct oracle *o)
 		struct breakpoint *b = plant(o, o->alloc.vaddr[i] + o->alloc.bias);
 		if (!b)
 			return -1;
+		if (b->saved == 0xcc) {
+			o->failure = "an int3 is already at an allocation function's entry (another "
+				     "tracer, or a uprobe on it)";
+			return -1;
+		}
 		if (b->function < 0)
 			b->function = (int)i;
 	}
 	return 1;
+}
+
+/* Says (-v) where the breakpoints are and how many of the allocator's own calls it knows. */
+static void report_allocator(const struct oracle *o)
+{
+	if (o->alloc.is_libc)
+		at_verbose("%u breakpoints in %s; %u calls it makes straight to its entry points "
+			   "are its own", o->nbps, o->alloc.path, o->alloc.ninternal);
+	else
+		at_verbose("%u breakpoints in %s, a program: all its calls are printed", o->nbps,
+			   o->alloc.path);
 }
 
 /* --- libdw ---------------------------------------------------------------------------------- */
@@ -570,7 +612,21 @@ static void on_trap(struct oracle *o, struct thread *t)
 	}
 	uint64_t addr = regs.rip - 1;
 	o->stopped = t->tid;
+	o->traps++;
 	struct breakpoint *b = breakpoint_at(o, addr);
+	if (!b && was_lifted(o, addr)) {
+		/* hit before another thread's stop lifted it: run the original instruction */
+		errno = 0;
+		long word = ptrace(PTRACE_PEEKTEXT, t->tid, (void *)addr, NULL);
+		if (errno == 0 && (word & 0xff) != 0xcc) {
+			regs.rip = addr;
+			if (ptrace(PTRACE_SETREGS, t->tid, NULL, &regs) < 0)
+				o->failure = "ptrace cannot set a thread's registers";
+			else
+				resume(o, t, 0);
+			return;
+		}
+	}
 	if (!b) {
 		resume(o, t, SIGTRAP);
 		return;
@@ -582,8 +638,13 @@ static void on_trap(struct oracle *o, struct thread *t)
 	}
 	if (b->returns > 0 && t->depth > 0 && t->frames[t->depth - 1].ret == addr &&
 	    t->frames[t->depth - 1].sp == regs.rsp) {
-		t->depth--;
-		b->returns--;
+		/* a return; a tail jump to another entry (reallocarray to realloc) pushed a
+		 * second frame with the same return: both end here */
+		while (t->depth > 0 && t->frames[t->depth - 1].ret == addr &&
+		       t->frames[t->depth - 1].sp == regs.rsp) {
+			t->depth--;
+			b->returns--;
+		}
 	} else if (b->function >= 0) {
 		errno = 0;
 		uint64_t ret = (uint64_t)ptrace(PTRACE_PEEKDATA, t->tid, (void *)regs.rsp, NULL);
@@ -591,8 +652,11 @@ static void on_trap(struct oracle *o, struct thread *t)
 			o->failure = "ptrace cannot read a return address";
 			return;
 		}
-		if (t->depth == 0 && !(o->alloc.is_libc && is_internal_return(&o->alloc, ret)) &&
-		    print_stack(o, t->tid, b->function) < 0)
+		if (t->depth > 0)
+			o->nested++;
+		else if (o->alloc.is_libc && is_internal_return(&o->alloc, ret))
+			o->internal++;
+		else if (print_stack(o, t->tid, b->function) < 0)
 			return;
 		if (t->depth == MAX_DEPTH) {
 			o->failure = "allocation calls nested too deep";
@@ -608,7 +672,7 @@ static void on_trap(struct oracle *o, struct thread *t)
 	}
 	if (b->function < 0 && b->returns == 0) {
 		if (lift_if_unused(o, b) < 0 && !o->failure)
-			o->failure = "ptrace cannot lift a breakpoint";
+			o->failure = "cannot lift a breakpoint (or too many return addresses)";
 		resume(o, t, 0);
 		return;
 	}
@@ -629,6 +693,46 @@ static void let_child_go(struct oracle *o, pid_t child, int is_fork)
 	if (is_fork)
 		lift_all_in(o, child);
 	ptrace(PTRACE_DETACH, child, NULL, NULL);
+}
+
+/* At the main thread's exit, whether every entry breakpoint is still there: a uprobe
+ * registered on the same function by someone else while the program ran would have taken
+ * the stops and then, removed, put the original byte back. */
+static void check_entries(struct oracle *o, pid_t tid)
+{
+	for (unsigned i = 0; i < o->nbps; i++) {
+		if (o->bps[i].function < 0)
+			continue;
+		errno = 0;
+		long word = ptrace(PTRACE_PEEKTEXT, tid, (void *)o->bps[i].addr, NULL);
+		if (errno == 0 && (word & 0xff) != 0xcc && !o->failure)
+			o->failure = "a breakpoint at an allocation function's entry was removed "
+				     "behind the oracle's back (a uprobe on the same function?): "
+				     "calls were missed";
+	}
+}
+
+static int plant_when_mapped(struct oracle *o);
+
+/* The process ran exec (a wrapper script or `env` becoming the program): its old image, its
+ * breakpoints and its other threads are gone; the new image is followed from its start. */
+static void follow_exec(struct oracle *o)
+{
+	unsigned long former = 0;
+
+	ptrace(PTRACE_GETEVENTMSG, o->pid, NULL, &former);
+	at_verbose("%d (thread %lu) ran exec: following its new program", (int)o->pid, former);
+	o->nthreads = 0;
+	o->nbps = 0;
+	o->nlifted = 0;
+	if (o->dwfl)
+		dwfl_end(o->dwfl);
+	o->dwfl = NULL;
+	free(o->dwfl_maps);
+	o->dwfl_maps = NULL;
+	struct thread *t = add_thread(o, o->pid);
+	if (plant_when_mapped(o) == 0)
+		resume(o, t, 0);
 }
 
 /* Handles one stop (or end) of tid. */
@@ -657,11 +761,13 @@ static void on_status(struct oracle *o, pid_t tid, int status)
 		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
 			let_child_go(o, (pid_t)msg, is_event(status, PTRACE_EVENT_FORK));
 		resume(o, t, 0);
+	} else if (is_event(status, PTRACE_EVENT_EXIT)) {
+		if (tid == o->pid)
+			check_entries(o, tid);
+		resume(o, t, 0);
 	} else if (is_event(status, PTRACE_EVENT_EXEC)) {
-		at_warn("%d ran exec: its new program is not followed", (int)tid);
-		o->detached = 1;
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-	} else if (status >> 16) {
+		follow_exec(o);
+		} else if (status >> 16) {
 		resume(o, t, 0); /* an interruption, a new thread's first stop, a group stop */
 	} else if (sig == SIGTRAP) {
 		on_trap(o, t);
@@ -770,9 +876,11 @@ static int plant_when_mapped(struct oracle *o)
 	unsigned long bad;
 
 	int planted = plant_entries(o); /* a static program has its malloc already */
+	if (planted > 0)
+		report_allocator(o);
 	if (planted != 0) {
 		if (planted < 0)
-			o->failure = "cannot plant the breakpoints";
+			o->failure = o->failure ? o->failure : "cannot plant the breakpoints";
 		return planted > 0 ? 0 : -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)o->pid);
@@ -783,9 +891,12 @@ static int plant_when_mapped(struct oracle *o)
 			return -1;
 		}
 		int rc = plant_entries(o);
+		if (rc > 0)
+			report_allocator(o);
 		if (rc <= 0)
-			o->failure = rc < 0 ? "cannot plant the breakpoints"
-					    : "the program maps no object defining malloc";
+			o->failure = o->failure ? o->failure
+				     : rc < 0  ? "cannot plant the breakpoints"
+					       : "the program maps no object defining malloc";
 		return rc > 0 ? 0 : -1;
 	}
 	for (unsigned i = 0; i < LOADER_STOPS_MAX; i++) {
@@ -796,11 +907,13 @@ static int plant_when_mapped(struct oracle *o)
 		}
 		int rc = plant_entries(o);
 		if (rc < 0) {
-			o->failure = "cannot plant the breakpoints";
+			o->failure = o->failure ? o->failure : "cannot plant the breakpoints";
 			return -1;
 		}
-		if (rc > 0)
+		if (rc > 0) {
+			report_allocator(o);
 			return 0;
+		}
 	}
 	o->failure = "the dynamic loader mapped no object defining malloc";
 	return -1;
@@ -838,8 +951,8 @@ static int start(struct oracle *o, char *const argv[])
 	o->pid = pid;
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status) ||
 	    ptrace(PTRACE_SEIZE, pid, NULL,
-		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
-				  PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0 ||
+		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+				  PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0 ||
 	    kill(pid, SIGCONT) < 0) {
 		close(errpipe[0]);
 		o->failure = "cannot trace the program";
@@ -866,6 +979,22 @@ static int start(struct oracle *o, char *const argv[])
 	return -1;
 }
 
+/* Kills the process and reaps its threads. A thread the kill finds in a ptrace stop still
+ * stops once more at its exit (PTRACE_EVENT_EXIT): every stop is resumed. */
+static void kill_all(struct oracle *o)
+{
+	pid_t tid;
+	int status;
+
+	kill(o->pid, SIGKILL);
+	while (next_stop(o, &tid, &status)) {
+		if (WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, tid, NULL, NULL);
+		else if (tid == o->pid)
+			o->exit_status = status;
+	}
+}
+
 /* Runs the command and prints its stacks. The process is gone when this returns. */
 static void run(struct oracle *o, char *const argv[])
 {
@@ -876,28 +1005,20 @@ static void run(struct oracle *o, char *const argv[])
 	if (start(o, argv) < 0)
 		return;
 	if (plant_when_mapped(o) < 0) {
-		kill(o->pid, SIGKILL);
-		while (waitpid(-1, &status, __WALL) != -1 || errno == EINTR)
-			;
+		kill_all(o);
 		return;
 	}
 	add_thread(o, o->pid);
 	resume(o, &o->threads[0], 0);
 	while (next_stop(o, &tid, &status)) {
-		if (o->detached) {
-			if (!WIFSTOPPED(status) && tid == o->pid)
-				o->exit_status = status;
-			continue;
-		}
 		on_status(o, tid, status);
 		if (o->failure) {
-			kill(o->pid, SIGKILL);
-			while (next_stop(o, &tid, &status))
-				if (!WIFSTOPPED(status) && tid == o->pid)
-					o->exit_status = status;
+			kill_all(o);
 			break;
 		}
 	}
+	at_verbose("%lu lines, %lu breakpoint stops; calls not printed: %lu nested in another, "
+		   "%lu the C library's own", o->lines, o->traps, o->nested, o->internal);
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
 	free(o->dwfl_maps);
@@ -905,7 +1026,7 @@ static void run(struct oracle *o, char *const argv[])
 
 static void usage(void)
 {
-	DISPLAY("Usage: %s [--out FILE] -- COMMAND [ARGS...]\n"
+	DISPLAY("Usage: %s [-v] [--out FILE] -- COMMAND [ARGS...]\n"
 		"Runs COMMAND without ASLR and prints the call stack of each of its outermost\n"
 		"allocation calls, unwound by libdw: FUNC FLAGS PC0 PC1 ... PCn.\n",
 		at_program_name);
@@ -920,8 +1041,10 @@ int main(int argc, char **argv)
 	int c;
 
 	at_program_name = "stack_oracle";
-	while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
-		if (c == 'o') {
+	while ((c = getopt_long(argc, argv, "+o:hv", options, NULL)) != -1) {
+		if (c == 'v') {
+			at_display_step(1);
+		} else if (c == 'o') {
 			out_path = optarg;
 		} else if (c == 'h') {
 			usage();
