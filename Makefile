@@ -161,9 +161,6 @@ $(B)/fixtures/unwind_chain_lib.so: tests/fixtures/unwind_chain.c
 	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -DUNWIND_CHAIN_LIBRARY -shared -fPIC \
 		-Wl,-soname,unwind_chain_lib.so -o $@ $<
 
-# unwind_dlopen maps unwind_chain_lib.so with dlopen, from its own folder
-$(B)/fixtures/unwind_dlopen: $(B)/fixtures/unwind_chain_lib.so
-
 $(B)/fixtures/unwind_chain: tests/fixtures/unwind_chain.c $(B)/fixtures/unwind_chain_lib.so
 	$(call say,CC,$@)
 	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -o $@ $< $(B)/fixtures/unwind_chain_lib.so \
