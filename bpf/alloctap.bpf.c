@@ -33,6 +33,9 @@ const volatile __u32 floor_only = 0;
 /* The daemon is woken only when this many bytes wait (it also polls every 100 ms): a wakeup per
  * record would cost the traced program a context switch per call on a small machine. */
 const volatile __u64 wakeup_bytes = 0;
+/* 1: every allocation call carries the user stack taken at its entry (alloctapd --stacks).
+ * 0: the walk is pruned by the verifier and costs nothing. */
+const volatile __u32 stacks_on = 0;
 
 /* The one global event counter; the daemon reads it after detaching (see alloctap.h). */
 __u64 next_seq = 0;
@@ -43,15 +46,6 @@ __u32 recording = 0;
 /* Per object number (alloctap.h), the span of its internal calls' return addresses. */
 struct at_call_range internal_ranges[AT_MAX_OBJECTS + 1] = {};
 
-struct at_thread {
-	__u64 seq_entry;
-	__u64 arg[2];
-	__u64 memptr;   /* posix_memalign's out-parameter */
-	__u32 func;
-	__u32 depth;
-	__u32 flags;
-	__u32 recorded; /* the outermost call in progress belongs to the window */
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -96,6 +90,77 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 } internal_calls SEC(".maps");
+
+/* ---- stacks: the unwind tables (alloctap.h), sized by the daemon before load ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_rule);
+} unwind_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_page);
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_entry_pair);
+} unwind_entries SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, AT_BPF_MAX_TABLES);
+	__type(key, __u32);
+	__type(value, struct at_bpf_table);
+} unwind_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_mappings);
+} proc_mappings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, struct at_bpf_stack);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_stack);
+} stack_scratch SEC(".maps");
+
+/* Threads held for the daemon (struct at_bpf_held), by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct at_bpf_held);
+} held SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, AT_STACKS_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_counts SEC(".maps");
 
 static __always_inline void count_lost(__u32 which)
 {
@@ -167,7 +232,7 @@ static __always_inline int window_admits(struct pt_regs *ctx, __u64 unit)
 
 /* Reserves, fills and submits one record; counts it lost when the ring is full. */
 static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u32 func,
-				 __u32 flags, __u64 a0, __u64 a1, __u64 result)
+				 __u32 flags, __u64 a0, __u64 a1, __u64 result, __u64 stack)
 {
 	struct at_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 
@@ -186,9 +251,223 @@ static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u
 	r->result = result;
 	r->func = func;
 	r->flags = flags;
+	r->time_ns = bpf_ktime_get_ns();
+	r->stack = stack;
 	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
 				      ? BPF_RB_FORCE_WAKEUP
 				      : BPF_RB_NO_WAKEUP);
+}
+
+/* ---- the stack walk (daemon/unwind_walk.c is its reference, step for step) ---- */
+
+/* What the walk carries from one frame to the next. */
+struct walk_state {
+	__u64 pc, sp, bp;
+	__u64 hash;
+	struct at_bpf_mappings *maps;
+	struct at_bpf_stack *out;
+	__u32 flags;   /* how the walk ended (set when it stops) */
+	__u32 tgid;
+};
+
+static __always_inline void count_stacks(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stack_counts, &which);
+
+	if (n)
+		*n += 1;
+}
+
+/* The index of the mapping that holds pc, or -1: a bounded binary search over the sorted
+ * mappings. Its steps have no branches (see rule_index). */
+static __always_inline int mapping_index(struct at_bpf_mappings *maps, __u64 pc)
+{
+	__u32 lo = 0, hi;
+
+	hi = maps->count;
+	if (hi > AT_BPF_MAX_MAPPINGS)
+		hi = AT_BPF_MAX_MAPPINGS;
+	for (int step = 0; step < AT_BPF_MAPPING_STEPS; step++) {
+		if (lo >= hi) /* an exit, not a fork: the verifier's paths stay linear */
+			break;
+		__u64 open = ((__u64)lo - hi) >> 63;  /* lo < hi */
+		__u32 mid = (lo + (hi - lo) / 2) & (AT_BPF_MAX_MAPPINGS - 1);
+		__u64 above = (pc - maps->m[mid].start) >> 63; /* pc < start: go low */
+
+		/* without branches (the BPF backend turns a select into one): one path for the
+		 * verifier instead of two per step */
+		lo += (__u32)(open * (1 - above) * (mid + 1 - lo));
+		hi -= (__u32)(open * above * (hi - mid));
+	}
+	if (lo == 0 || lo != hi)
+		return -1;
+	struct at_bpf_mapping *m = &maps->m[(lo - 1) & (AT_BPF_MAX_MAPPINGS - 1)];
+	return pc < m->end ? (int)((lo - 1) & (AT_BPF_MAX_MAPPINGS - 1)) : -1;
+}
+
+/* The index in unwind_rules of the rule for object address addr in table ti, or -1 when no
+ * rule covers it: the page's run of entries, then a bounded binary search for the last entry
+ * at or below the address. Each step moves lo or hi by arithmetic, not by a branch: the BPF
+ * backend turns a select into a branch, and with two ways at each of 17 steps the verifier
+ * would walk 2^17 paths. */
+static __always_inline int rule_index(__u32 ti, __u64 addr)
+{
+	struct at_bpf_table *t = bpf_map_lookup_elem(&unwind_tables, &ti);
+	__u64 page = addr >> AT_BPF_PAGE_SHIFT;
+
+	if (!t || page < t->first_page || page - t->first_page >= t->page_count)
+		return -1;
+	__u32 pi = t->page_base + (__u32)(page - t->first_page);
+	struct at_bpf_page *pg = bpf_map_lookup_elem(&unwind_pages, &pi);
+	if (!pg || pg->count == 0)
+		return -1;
+	__u32 base = t->entry_base + pg->first;
+	__u16 low = (__u16)(addr & ((1u << AT_BPF_PAGE_SHIFT) - 1));
+	__u32 lo = 0, hi = pg->count;
+
+	for (int step = 0; step < AT_BPF_SEARCH_STEPS; step++) {
+		if (hi - lo <= 1)
+			break;
+		__u32 mid = lo + (hi - lo) / 2;
+		__u32 ei = base + mid, pair = ei >> 1;
+		struct at_bpf_entry_pair *e = bpf_map_lookup_elem(&unwind_entries, &pair);
+
+		if (!e)
+			return -1;
+		__u64 above = ((__u64)low - e->e[ei & 1].offset) >> 63; /* low < offset: go low */
+
+		lo += (__u32)((1 - above) * (mid - lo));
+		hi -= (__u32)(above * (hi - mid));
+	}
+	__u32 ei = base + lo, pair = ei >> 1;
+	struct at_bpf_entry_pair *e = bpf_map_lookup_elem(&unwind_entries, &pair);
+	if (!e)
+		return -1;
+	return (int)(t->rule_base + e->e[ei & 1].rule);
+}
+
+/* One frame of the walk (a bpf_loop callback): records the frame's pc, then unwinds to the
+ * caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
+static long walk_frame(__u32 i, void *arg)
+{
+	struct walk_state *w = arg;
+	struct at_bpf_stack *out = w->out;
+	struct at_bpf_mappings *maps = w->maps;
+
+	if (!out || !maps)
+		return 1;
+	out->pcs[i & (AT_BPF_MAX_FRAMES - 1)] = w->pc;
+	out->count = (__u16)(i + 1);
+	w->hash = (w->hash ^ w->pc) * 0x100000001b3ull;
+	w->hash ^= w->hash >> 29;
+
+	__u64 lookup = i == 0 ? w->pc : w->pc - 1;
+	int mi = mapping_index(maps, lookup);
+	if (mi < 0)
+		goto no_table;
+	struct at_bpf_mapping *m = &maps->m[mi & (AT_BPF_MAX_MAPPINGS - 1)];
+	if (m->table == AT_BPF_NO_TABLE)
+		goto no_table;
+	int ri = rule_index(m->table, lookup - (__u64)m->bias);
+	if (ri < 0)
+		goto no_table;
+	__u32 rk = (__u32)ri;
+	struct at_bpf_rule *rule = bpf_map_lookup_elem(&unwind_rules, &rk);
+	if (!rule)
+		goto no_table;
+	__u64 cfa, ra, bp = w->bp;
+
+	switch (rule->kind) {
+	case AT_BPF_RULE_CFA_RSP:
+		cfa = w->sp + (__u64)(__s64)rule->cfa_offset;
+		break;
+	case AT_BPF_RULE_CFA_RBP:
+	case AT_BPF_RULE_FRAME_POINTER:
+		cfa = w->bp + (__u64)(__s64)rule->cfa_offset;
+		break;
+	case AT_BPF_RULE_PLT:
+		cfa = w->sp + 8 + ((__s32)(w->pc & 15) >= rule->cfa_offset ? 8 : 0);
+		break;
+	case AT_BPF_RULE_END:
+		w->flags = 0;
+			return 1;
+	case AT_BPF_RULE_NONE:
+		goto no_table;
+	default:
+		goto incomplete;
+	}
+	if (cfa <= w->sp)
+		goto incomplete;
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		goto incomplete;
+	if (rule->rbp == AT_BPF_RBP_AT_CFA &&
+	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__u64)(__s64)rule->rbp_offset)))
+		goto incomplete;
+	w->pc = ra;
+	w->sp = cfa;
+	w->bp = bp;
+	return 0;
+no_table:
+	w->flags = 2 /* AT_STACK_INCOMPLETE */ | AT_BPF_STACK_NO_TABLE;
+	return 1;
+incomplete:
+	w->flags = 2 /* AT_STACK_INCOMPLETE */;
+	return 1;
+}
+
+/* Takes the user stack of the call now entering and stores it in the stacks map under its
+ * hash. Returns the hash, or 0 when it could not be stored (counted). */
+static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
+{
+	__u32 zero = 0;
+	struct walk_state w = {};
+
+	w.out = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!w.out)
+		return 0;
+	w.maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
+	if (!w.maps) {
+		count_stacks(AT_STACKS_NO_PROCESS);
+		w.out->pcs[0] = PT_REGS_IP(ctx);
+		w.out->count = 1;
+		w.out->flags = 2 /* AT_STACK_INCOMPLETE */ | AT_BPF_STACK_NO_TABLE;
+		w.hash = (tgid ^ PT_REGS_IP(ctx)) * 0x100000001b3ull;
+	} else {
+		w.pc = PT_REGS_IP(ctx);
+		w.sp = PT_REGS_SP(ctx);
+		w.bp = PT_REGS_FP(ctx);
+		w.hash = tgid * 0x9e3779b97f4a7c15ull;
+		w.tgid = tgid;
+		w.flags = 1 /* AT_STACK_TRUNCATED */;
+		bpf_loop(AT_BPF_MAX_FRAMES, walk_frame, &w, 0);
+		w.out->flags = (__u16)w.flags;
+		w.hash ^= (__u64)w.flags << 48;
+	}
+	w.out->pid = tgid;
+	count_stacks(AT_STACKS_WALKED);
+	if (w.hash == 0)
+		w.hash = 1;
+	long err = bpf_map_update_elem(&stacks, &w.hash, w.out, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: known already */) {
+		count_stacks(AT_STACKS_NOT_STORED);
+		return 0;
+	}
+	if (w.maps && (w.flags & AT_BPF_STACK_NO_TABLE) && w.maps->hold_on_miss) {
+		__u64 now = bpf_ktime_get_ns();
+
+		if (now >= w.maps->hold_after_ns) {
+			struct at_bpf_held h = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0,
+						 w.hash };
+			__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+			w.maps->hold_after_ns = now + AT_BPF_HOLD_GAP_NS;
+			if (bpf_probe_read_user(&h.ra, sizeof(h.ra), (void *)h.sp) == 0 &&
+			    bpf_map_update_elem(&held, &tid, &h, BPF_ANY) == 0 &&
+			    bpf_send_signal_thread(18 /* SIGCONT */) == 0)
+				count_stacks(AT_STACKS_HELD);
+		}
+	}
+	return w.hash;
 }
 
 /* Entry of a call recorded at return: counts the depth; an outermost call of the window
@@ -228,6 +507,9 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	t->memptr = memptr;
 	if (func == AT_PROBE_REALLOC || func == AT_PROBE_REALLOCARRAY)
 		t->seq_entry = __sync_fetch_and_add(&next_seq, 1);
+	t->stack = 0;
+	if (stacks_on)
+		t->stack = take_stack(ctx, id >> 32);
 	return 0;
 }
 
@@ -300,7 +582,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		if ((int)ret == 0)
 			bpf_probe_read_user(&result, sizeof(result), (void *)t->memptr);
 	}
-	emit(id, seq, seq_entry, t->func, t->flags, t->arg[0], t->arg[1], result);
+	emit(id, seq, seq_entry, t->func, t->flags, t->arg[0], t->arg[1], result, t->stack);
 	inflight_add(-inflight_unit(t->func));
 	return 0;
 }
@@ -324,7 +606,7 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 		return 0;
 	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
 
-	emit(id, seq, seq, AT_PROBE_FREE, 0, ptr, 0, 0);
+	emit(id, seq, seq, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
 	inflight_add(-AT_INFLIGHT_CALL);
 	return 0;
 }

@@ -8,13 +8,17 @@
  * and in daemon/convert.c stop a build whose two sides disagree.
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields):
- *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes: set before load
+ *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on: set before load
  *   bss     next_seq: the one global event counter (__u64). Every event takes its number with
  *           an atomic fetch-and-add on it. After detaching every probe the daemon reads it once:
  *           every number below it was handed out, so a number the reorder window has not seen
  *           by then belongs to a lost event (at_reorder_finish).
  *   maps    events (the ring buffer, resized before load), targets (traced tgids, when
- *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter)
+ *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter); with --stacks
+ *           unwind_rules, unwind_pages, unwind_entries, unwind_tables (the unwind tables of
+ *           every object, mmapable arrays the daemon fills), proc_mappings (tgid -> struct
+ *           at_bpf_mappings), stacks (stack hash -> struct at_bpf_stack, read and deleted by
+ *           the daemon), stack_scratch (per-CPU), stack_counts (enum at_stack_counter)
  *   progs   one entry program per function, alloc_return, thread_exit */
 #ifndef ALLOCTAP_BPF_H
 #define ALLOCTAP_BPF_H
@@ -41,7 +45,7 @@ enum at_probe_func {
 /* Flags of a record. */
 #define AT_REC_OVERFLOW 1u /* reallocarray: n*m overflowed; arg[1] is the saturated product */
 
-/* One event in the ring buffer: 56 bytes (64 with the ring's header).
+/* One event in the ring buffer: 72 bytes (80 with the ring's header).
  * seq is the event's number from the one global counter. A realloc (and reallocarray) takes
  * seq_entry at its entry and seq at its return, so it owns two numbers; every other event has
  * seq_entry == seq. Frees are numbered at entry, allocations at return. */
@@ -54,9 +58,12 @@ struct at_record {
 	__u64 result;   /* returned pointer; posix_memalign: *memptr, or 0 on error */
 	__u32 func;     /* enum at_probe_func */
 	__u32 flags;
+	__u64 time_ns;  /* bpf_ktime_get_ns() when the event was recorded */
+	__u64 stack;    /* hash of the stack taken at the call's entry (key of the stacks map);
+			 * 0: none (a free, --stacks off, or the stacks map was full) */
 };
 
-_Static_assert(sizeof(struct at_record) == 56, "struct at_record is 56 bytes on both sides");
+_Static_assert(sizeof(struct at_record) == 72, "struct at_record is 72 bytes on both sides");
 
 /* Indices of the per-CPU "lost" array. */
 enum at_lost_counter {
@@ -86,6 +93,119 @@ enum at_lost_counter {
  * it needs no map lookup (the BPF program's internal_ranges, set by the daemon). */
 struct at_call_range {
 	__u64 lo, hi;
+};
+
+/* ---- stacks (--stacks) -------------------------------------------------------------------
+ * The unwind tables of daemon/unwind_table.h, every object's in the same three arrays: a table
+ * (unwind_tables[i]) says where its pages, entries and rules start in them. The rule, page and
+ * entry layouts are those of struct at_unwind_rule, at_unwind_page and at_unwind_entry
+ * (daemon/stack_tables.c checks that they agree). */
+#define AT_BPF_MAX_TABLES 1024
+#define AT_BPF_NO_TABLE 0xffffffffu  /* a mapping whose object has no table (yet) */
+#define AT_BPF_MAX_MAPPINGS 512      /* executable mappings per process */
+#define AT_BPF_MAPPING_STEPS 10      /* binary search steps over them */
+#define AT_BPF_PAGE_SHIFT 16
+#define AT_BPF_SEARCH_STEPS 17       /* binary search steps in one page's entries */
+#define AT_BPF_MAX_FRAMES 128
+
+/* Rule kinds and rbp rules, as enum at_unwind_kind and at_unwind_rbp. */
+#define AT_BPF_RULE_NONE 0
+#define AT_BPF_RULE_CFA_RSP 1
+#define AT_BPF_RULE_CFA_RBP 2
+#define AT_BPF_RULE_PLT 3
+#define AT_BPF_RULE_FRAME_POINTER 4
+#define AT_BPF_RULE_END 5
+#define AT_BPF_RBP_AT_CFA 1
+
+struct at_bpf_rule {
+	__u8 kind;
+	__u8 rbp;
+	__s16 rbp_offset;
+	__s32 cfa_offset;
+};
+
+struct at_bpf_page {
+	__u32 first;   /* index of the page's first entry, relative to the table's entry_base */
+	__u32 count;
+};
+
+struct at_bpf_entry {
+	__u16 offset;
+	__u16 rule;    /* relative to the table's rule_base */
+};
+
+/* The entries map holds two entries per element: an array map's elements are 8-byte
+ * aligned, and the daemon writes the entries one after the other into its mapped memory. */
+struct at_bpf_entry_pair {
+	struct at_bpf_entry e[2];
+};
+
+struct at_bpf_table {
+	__u64 first_page;
+	__u32 page_count;
+	__u32 page_base, entry_base, rule_base;
+};
+
+struct at_bpf_mapping {
+	__u64 start, end;
+	__s64 bias;    /* process address - bias = object address */
+	__u32 table;   /* index in unwind_tables, or AT_BPF_NO_TABLE */
+	__u32 pad;
+};
+
+/* A process's executable mappings, sorted by start, not overlapping. */
+struct at_bpf_mappings {
+	__u32 count;
+	__u32 hold_on_miss;  /* the daemon ptraces the process: a walk that meets a pc without a
+			      * table holds the thread (see struct at_bpf_held) */
+	__u64 hold_after_ns; /* no new hold before this time (set by the program at each hold;
+			      * 0 after each scan of the daemon) */
+	struct at_bpf_mapping m[AT_BPF_MAX_MAPPINGS];
+};
+
+/* A thread whose walk met a pc without a table, in a process the daemon ptraces: the program
+ * sends the thread SIGCONT (harmless if ever delivered), and the daemon, at the signal's ptrace
+ * stop, reads the process's mappings again, walks the stack itself from the registers the entry
+ * had (held map, key: tid), stores the whole stack under its hash, points the thread's call at
+ * it and suppresses the signal. ra is the return address at the entry (a return probe replaces
+ * it on the stack right after the entry program). */
+struct at_bpf_held {
+	__u64 pc, sp, bp, ra;
+	__u64 hash;  /* of the incomplete stack the program stored */
+};
+#define AT_BPF_HOLD_GAP_NS 50000000ull /* at most one hold per process per 50 ms */
+
+/* Per-thread call state (the threads map; the daemon rewrites stack at a hold). */
+struct at_thread {
+	__u64 seq_entry;
+	__u64 arg[2];
+	__u64 memptr;   /* posix_memalign's out-parameter */
+	__u32 func;
+	__u32 depth;
+	__u32 flags;
+	__u32 recorded; /* the outermost call in progress belongs to the window */
+	__u64 stack;    /* hash of the stack taken at its entry, 0: none */
+};
+
+/* How a walk ended, in a stack's flags: AT_STACK_TRUNCATED and AT_STACK_INCOMPLETE of
+ * lib/stack.h, and this bit with the latter when the pc had no mapping or no table (the daemon
+ * then rescans the process's mappings). */
+#define AT_BPF_STACK_NO_TABLE 0x100u
+
+struct at_bpf_stack {
+	__u32 pid;
+	__u16 count;
+	__u16 flags;
+	__u64 pcs[AT_BPF_MAX_FRAMES];
+};
+
+/* Indices of the per-CPU stack_counts array. */
+enum at_stack_counter {
+	AT_STACKS_WALKED = 0,  /* stacks taken */
+	AT_STACKS_NOT_STORED,  /* the stacks map was full: the event carries no stack */
+	AT_STACKS_NO_PROCESS,  /* the process had no mappings in proc_mappings yet */
+	AT_STACKS_HELD,        /* threads held for the daemon to read new mappings */
+	AT_STACKS_COUNT
 };
 
 #endif

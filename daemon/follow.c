@@ -250,8 +250,11 @@ static void handle(struct at_follow *f, pid_t tid, int status)
 	}
 	int sig = WSTOPSIG(status);
 	switch ((unsigned)status >> 16) {
-	case 0: /* a signal on its way: deliver it */
-		resume(f, tid, sig);
+	case 0: /* a signal on its way: deliver it, unless it is the session's own */
+		if (f->calls.signalled && f->calls.signalled(f->arg, tid, t->tgid, sig))
+			ptrace(PTRACE_CONT, tid, 0, 0);
+		else
+			resume(f, tid, sig);
 		break;
 	case PTRACE_EVENT_STOP:
 		/* a group-stop stays one (SIGCONT ends it); any other is ours to end */

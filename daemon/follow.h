@@ -30,6 +30,9 @@ struct at_follow_calls {
 	/* pid has ended (every thread); status as waitpid(2) gives it. Also called for a child of
 	 * the daemon that was not followed. */
 	void (*ended)(void *arg, pid_t pid, int status);
+	/* Thread tid of process tgid is about to receive sig: 1 when the signal was the
+	 * session's own (it is then suppressed), 0 to deliver it. May be NULL. */
+	int (*signalled)(void *arg, pid_t tid, pid_t tgid, int sig);
 };
 
 struct at_tracee;

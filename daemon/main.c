@@ -58,6 +58,11 @@ static const char usage_text[] =
 	"                        step; -v prints the chosen sites)\n"
 	"      --floor           attach the same probes at the same sites but record nothing:\n"
 	"                        the cost of the traps alone (for benchmarks)\n"
+	"      --stacks          every allocation call carries the user call stack taken at its\n"
+	"                        entry (up to 128 frames, unwound in BPF from the objects'\n"
+	"                        .eh_frame; frees none). Binary output only. An object mapped\n"
+	"                        later (dlopen) gets its table when a stack first meets it: that\n"
+	"                        stack is marked incomplete, later ones are whole\n"
 	"  -v, --verbose         more messages (a progress line every 2 s); -vv adds libbpf's\n"
 	"  -q, --quiet           fewer messages (errors only)\n"
 	"  -h, --help            this text\n"
@@ -164,6 +169,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "ringbuf-size", required_argument, NULL, 'r' },
 		{ "probe-at-entry", no_argument, NULL, 'E' },
 		{ "floor", no_argument, NULL, 'F' },
+		{ "stacks", no_argument, NULL, 'S' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -223,6 +229,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		case 'F':
 			o->floor = 1;
 			break;
+		case 'S':
+			o->stacks = 1;
+			break;
 		default:
 			if (c == '?' && optopt == 'f') { /* -f last on the line: --follow */
 				follow = 1;
@@ -252,6 +261,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	if (no_follow && o->npids)
 		return at_usage_error("--no-follow is for a COMMAND: --pid follows only with "
 				      "--follow");
+	if (o->stacks && o->format != AT_SINK_ATZ)
+		return at_usage_error("--stacks needs --format binary: logalloc's text format has "
+				      "no place for stacks");
 	o->follow = o->command ? !no_follow : follow;
 	if (at_dest_parse(dest, &o->dest) < 0)
 		return at_usage_error("empty output");

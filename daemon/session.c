@@ -45,9 +45,13 @@ static void write_record(void *arg, const struct at_record *rec)
 	struct at_event ev;
 
 	at_record_to_event(rec, d->pagesize, &ev);
-	if (at_pidset_add(&d->seen, ev.pid))
+	if (at_pidset_add(&d->seen, ev.pid)) {
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
+		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
+			at_stacks_scan(&d->stacks, (pid_t)ev.pid); /* --all: found by its events */
+	}
 	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	ev.stack = at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
 	at_sink_put(&d->sink, &ev);
 }
 
@@ -150,12 +154,15 @@ static int load_bpf(struct at_session *d)
 	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
 	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);
+	at_stacks_configure(d->skel, d->opt.stacks);
 	err = alloctap__load(d->skel);
 	if (err) {
 		at_error("cannot load the BPF program: %s%s", strerror(-err),
 			 (err == -EPERM || err == -EACCES) ? at_caps_hint(AT_CAPS_LOAD) : "");
 		return -1;
 	}
+	if (at_stacks_open(&d->stacks, d->skel) < 0)
+		return -1;
 	d->skel->links.thread_exit = bpf_program__attach(d->skel->progs.thread_exit);
 	if (!d->skel->links.thread_exit) {
 		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));
@@ -174,9 +181,13 @@ static int load_bpf(struct at_session *d)
 
 int at_session_open(struct at_session *d)
 {
-	/* a binary trace is 1.1: it holds process change records */
-	struct at_sink_options out = { .format = d->opt.format,
-				       .atz = { .minor = AT_ATZ_VERSION_MINOR } };
+	/* a binary trace with --stacks is 2.0 (event times, stacks, mappings); without, 1.1 as
+	 * before (process change records), which every 1.x reader reads */
+	struct at_sink_options out = {
+		.format = d->opt.format,
+		.atz = { .major = d->opt.stacks ? AT_ATZ_VERSION_MAJOR : 1,
+			 .minor = d->opt.stacks ? AT_ATZ_VERSION_MINOR : AT_ATZ_V1_MINOR },
+	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	d->child.go_fd = -1;
@@ -392,6 +403,7 @@ int at_session_finish(struct at_session *d, int rc)
 		rc = -1;
 	}
 	print_summary(d);
+	at_stacks_summary(&d->stacks);
 	if (d->child.pid > 0 && rc == 0) {
 		/* stopped by a signal or --duration: the command keeps running untraced */
 		reap_child(d);
@@ -411,6 +423,7 @@ int at_session_close(struct at_session *d, int status)
 	at_processes_free(&d->procs);
 	at_detach_all(&d->probes);
 	ring_buffer__free(d->ring);
+	at_stacks_close(&d->stacks);
 	alloctap__destroy(d->skel);
 	at_reorder_free(&d->reorder);
 	at_pidset_free(&d->seen);

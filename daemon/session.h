@@ -18,6 +18,7 @@
 #include "processes.h"
 #include "reorder.h"
 #include "sink.h"
+#include "stacks.h"
 
 #define AT_MAX_TARGETS 256
 #define AT_MAX_TRACED 16384 /* processes traced at once (the BPF target map's size) */
@@ -34,6 +35,7 @@ struct at_session_options {
 	unsigned long ringbuf_size;
 	enum at_sink_format format;
 	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
+	int stacks;                 /* --stacks: allocations carry their call stacks */
 	int follow;                 /* follow new processes: a command's unless --no-follow,
 				     * --pid's with --follow */
 };
@@ -47,6 +49,7 @@ struct at_session {
 	struct at_reorder reorder;
 	struct at_sink sink;
 	struct at_lost lost;
+	struct at_stacks stacks;    /* --stacks */
 	struct at_pidset seen;      /* processes seen, for the summary and SIGUSR1 */
 	struct at_probed probed;    /* the files probed, and for which process */
 	struct at_processes procs;  /* the processes traced now, and their change records */

@@ -78,6 +78,7 @@ static void ended(void *arg, pid_t pid, int status)
 	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXIT, pid, 0, 0, (uint64_t)status, 0,
 			  at_session_seq(d));
 	at_processes_remove(&d->procs, pid);
+	at_stacks_forget(&d->stacks, pid);
 	at_session_remove_target(d, pid);
 }
 
@@ -93,6 +94,7 @@ static void executed(void *arg, pid_t pid, pid_t former_tid)
 			  0, 0, at_session_seq(d));
 	if (former_tid != pid && !d->opt.follow)
 		at_probed_forget(&d->probed, pid); /* its probes went with the old leader thread */
+	at_stacks_scan(&d->stacks, pid); /* the new program and its dynamic loader */
 	if (d->opt.lib)
 		snprintf(obj, sizeof(obj), "%s", d->opt.lib);
 	else if (at_discover_exec(pid, obj, sizeof(obj), why, sizeof(why)) < 0)
@@ -115,10 +117,22 @@ static int started(void *arg, pid_t pid, pid_t parent)
 {
 	struct at_session *d = arg;
 
-	return take_in(d, pid, parent, 0, 0);
+	if (take_in(d, pid, parent, 0, 0) < 0)
+		return -1;
+	at_stacks_scan(&d->stacks, pid);
+	return 0;
 }
 
-static const struct at_follow_calls follow_calls = { started, executed, ended };
+/* A followed thread is about to receive a signal: the BPF program's SIGCONT that holds a
+ * thread whose stack met an object without a table is --stacks's own (stacks.h). */
+static int signalled(void *arg, pid_t tid, pid_t tgid, int sig)
+{
+	struct at_session *d = arg;
+
+	return sig == SIGCONT && at_stacks_hold(&d->stacks, tid, tgid);
+}
+
+static const struct at_follow_calls follow_calls = { started, executed, ended, signalled };
 
 /* Following through the connector, after ptrace failed: says so once. */
 static void follow_late(struct at_session *d, pid_t pid, const char *why)
@@ -151,6 +165,7 @@ static void follow(struct at_session *d, pid_t pid)
 	}
 	if (at_follow_seize(&d->follow, pid) < 0)
 		follow_late(d, pid, strerror(errno));
+	d->stacks.hold = d->following && !d->late; /* held threads need a tracer */
 }
 
 void at_targets_reap(struct at_session *d)
@@ -174,6 +189,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 			break;
 		if (d->opt.all) {
 			at_processes_add(&d->procs, e->pid, e->parent);
+			at_stacks_scan(&d->stacks, e->pid);
 			at_processes_note(&d->procs, AT_ATZ_PROCESS_START, e->pid, e->parent, 0, 0, 0,
 					  at_session_seq(d));
 		} else if (d->late && d->opt.follow && at_processes_has(&d->procs, e->parent) &&
@@ -186,6 +202,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 			at_targets_first_seen(d, e->pid, at_session_seq(d));
 			at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, e->pid, 0, 0, 0, 0,
 					  at_session_seq(d));
+			at_stacks_scan(&d->stacks, e->pid); /* the new program's mappings */
 			if (d->opt.lib || at_discover_exec(e->pid, obj, sizeof(obj), why,
 							   sizeof(why)) < 0)
 				break;
@@ -329,6 +346,7 @@ static int attach_pids(struct at_session *d)
 		if (take_in(d, pid, (pid_t)at_proc_status_field(pid, "PPid"), AT_ATZ_PROCESS_BEFORE,
 			    at_proc_start_ns(pid)) < 0)
 			return -1;
+		at_stacks_scan(&d->stacks, pid);
 		if (at_targets_probe(d, obj, pid, why, sizeof(why)) < 0) {
 			at_error("pid %d: %s%s", (int)pid, why, attach_hint());
 			return -1;

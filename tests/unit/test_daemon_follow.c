@@ -66,7 +66,7 @@ static void on_ended(void *arg, pid_t pid, int status)
 	}
 }
 
-static const struct at_follow_calls calls = { on_started, on_executed, on_ended };
+static const struct at_follow_calls calls = { on_started, on_executed, on_ended, NULL };
 
 /* Reaps until pid has ended or ms have passed. 1 if it ended. */
 static int reap_until_ended(struct at_follow *f, struct seen *s, pid_t pid, unsigned ms)

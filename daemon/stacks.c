@@ -1,0 +1,339 @@
+/* stacks.c: alloctapd --stacks, from the maps to the stack records (stacks.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alloctap.h"
+#include "alloctap.skel.h"
+#include "display.h"
+#include "prim.h"
+#include "stacks.h"
+#include "unwind_walk.h"
+
+#define HOLD_STACK_COPY (512u << 10) /* bytes of a held thread's stack read */
+
+void at_stacks_configure(struct alloctap *skel, int on)
+{
+	skel->rodata->stacks_on = on ? 1 : 0;
+	if (!on)
+		return;
+	bpf_map__set_max_entries(skel->maps.unwind_rules, AT_STACKS_RULES);
+	bpf_map__set_max_entries(skel->maps.unwind_pages, AT_STACKS_PAGES);
+	bpf_map__set_max_entries(skel->maps.unwind_entries, AT_STACKS_ENTRIES / 2);
+	bpf_map__set_max_entries(skel->maps.proc_mappings, 16384);
+	bpf_map__set_max_entries(skel->maps.stacks, AT_STACKS_STORED);
+}
+
+/* -v: a table built and loaded. */
+static void table_loaded(void *arg, const char *path, const struct at_unwind_table *t)
+{
+	(void)arg;
+	DISPLAYLEVEL(3, "%s: unwind table of %s: built in %.1f ms, %u rows, %zu bytes\n",
+		     at_program_name, path, (double)t->stats.build_ns / 1e6, t->stats.rows,
+		     at_unwind_table_bytes(t));
+}
+
+int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
+{
+	struct bpf_map *arrays[4] = { skel->maps.unwind_rules, skel->maps.unwind_pages,
+				      skel->maps.unwind_entries, skel->maps.unwind_tables };
+
+	memset(s, 0, sizeof(*s));
+	s->mappings_fd = s->stacks_fd = s->counts_fd = -1;
+	if (!skel->rodata->stacks_on)
+		return 0;
+	s->on = 1;
+	for (int i = 0; i < 4; i++) {
+		s->mem_len[i] = (size_t)bpf_map__max_entries(arrays[i]) * bpf_map__value_size(arrays[i]);
+		s->mem[i] = mmap(NULL, s->mem_len[i], PROT_READ | PROT_WRITE, MAP_SHARED,
+				 bpf_map__fd(arrays[i]), 0);
+		if (s->mem[i] == MAP_FAILED) {
+			s->mem[i] = NULL;
+			at_error("cannot map the BPF unwind tables: %s", strerror(errno));
+			return -1;
+		}
+	}
+	s->scan = malloc(sizeof(*s->scan));
+	if (!s->scan || at_stack_ids_init(&s->ids) < 0 ||
+	    at_stack_tables_init(&s->tables, s->mem[0], bpf_map__max_entries(arrays[0]), s->mem[1],
+				 bpf_map__max_entries(arrays[1]), s->mem[2],
+				 2 * bpf_map__max_entries(arrays[2]), s->mem[3],
+				 bpf_map__max_entries(arrays[3])) < 0) {
+		at_error("cannot allocate the stack tables: %s", strerror(errno));
+		return -1;
+	}
+	at_stack_procs_init(&s->procs, &s->tables, table_loaded, s);
+	s->mappings_fd = bpf_map__fd(skel->maps.proc_mappings);
+	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
+	s->counts_fd = bpf_map__fd(skel->maps.stack_counts);
+	s->held_fd = bpf_map__fd(skel->maps.held);
+	s->threads_fd = bpf_map__fd(skel->maps.threads);
+	return 0;
+}
+
+void at_stacks_close(struct at_stacks *s)
+{
+	for (int i = 0; i < 4; i++)
+		if (s->mem[i])
+			munmap(s->mem[i], s->mem_len[i]);
+	if (s->on) {
+		at_stack_procs_free(&s->procs);
+		at_stack_tables_free(&s->tables);
+		at_stack_ids_free(&s->ids);
+	}
+	free(s->scan);
+	free(s->copy);
+	free(s->no_table);
+	memset(s, 0, sizeof(*s));
+}
+
+int at_stacks_scan(struct at_stacks *s, pid_t pid)
+{
+	char path[64];
+	uint32_t key = (uint32_t)pid;
+
+	if (!s->on)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (at_stack_procs_scan(&s->procs, pid, path, at_now_ms(), s->scan) < 0)
+		return -1;
+	s->scan->hold_on_miss = (uint32_t)s->hold;
+	if (bpf_map_update_elem(s->mappings_fd, &key, s->scan, BPF_ANY) < 0) {
+		DISPLAYLEVEL(2, "%s: pid %d: cannot store its mappings for the stack walk: %s\n",
+			     at_program_name, (int)pid, strerror(errno));
+		return -1;
+	}
+	DISPLAYLEVEL(4, "%s: pid %d: %u executable mappings\n", at_program_name, (int)pid,
+		     s->scan->count);
+	return 0;
+}
+
+void at_stacks_forget(struct at_stacks *s, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (!s->on)
+		return;
+	/* what the daemon knows of its mappings stays: its last events may still be in the
+	 * reorder window, and their stacks need the mapping records (a new process with the
+	 * same pid replaces them at its first scan) */
+	bpf_map_delete_elem(s->mappings_fd, &key);
+}
+
+uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint32_t flags,
+			int walked)
+{
+	uint64_t h;
+
+	if (!walked)
+		return ((tgid ^ pcs[0]) * 0x100000001b3ull) ?: 1;
+	h = tgid * 0x9e3779b97f4a7c15ull;
+	for (uint32_t i = 0; i < count; i++) {
+		h = (h ^ pcs[i]) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	h ^= (uint64_t)flags << 48;
+	return h ? h : 1;
+}
+
+/* The flags the BPF program gives a walk that ended so. */
+static uint32_t walk_flags(enum at_unwind_end end)
+{
+	switch (end) {
+	case AT_UNWIND_END_OF_STACK: return 0;
+	case AT_UNWIND_TRUNCATED: return AT_STACK_TRUNCATED;
+	case AT_UNWIND_NO_TABLE: return AT_STACK_INCOMPLETE | AT_BPF_STACK_NO_TABLE;
+	default: return AT_STACK_INCOMPLETE;
+	}
+}
+
+/* The process's mappings as the reference walker takes them. */
+static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mappings *maps)
+{
+	maps->count = 0;
+	for (uint32_t i = 0; i < p->count && maps->count < AT_UNWIND_MAX_MAPPINGS; i++) {
+		struct at_unwind_mapping *m = &maps->m[maps->count++];
+		m->start = p->maps[i].m.start;
+		m->end = p->maps[i].m.end;
+		m->bias = p->maps[i].bias;
+		m->table = p->maps[i].table;
+	}
+}
+
+int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
+{
+	static struct at_unwind_mappings maps;
+	static struct at_unwind_result r;
+	static struct at_bpf_stack raw;
+	struct at_bpf_held h;
+	struct at_thread t;
+	uint32_t key = (uint32_t)tid;
+
+	if (!s->on || bpf_map_lookup_and_delete_elem(s->held_fd, &key, &h) < 0)
+		return 0;
+	if (!s->copy && !(s->copy = malloc(HOLD_STACK_COPY)))
+		return 1;
+	s->holds++;
+	if (at_stacks_scan(s, tgid) < 0)
+		return 1;
+	struct at_stack_proc *p = at_stack_procs_find(&s->procs, tgid);
+	struct iovec local = { s->copy, HOLD_STACK_COPY }, remote = { (void *)h.sp, HOLD_STACK_COPY };
+	ssize_t got = process_vm_readv(tgid, &local, 1, &remote, 1, 0);
+	if (!p || got < 8)
+		return 1;
+	memcpy(s->copy, &h.ra, 8); /* the return probe has replaced it on the stack since */
+	walker_mappings(p, &maps);
+	struct at_unwind_regs regs = { h.pc, h.sp, h.bp };
+	struct at_unwind_stack stack = { h.sp, (uint64_t)got, s->copy };
+	at_unwind_walk(&maps, &regs, &stack, &r);
+
+	uint32_t flags = walk_flags(r.end);
+	raw.pid = (uint32_t)tgid;
+	raw.count = (uint16_t)r.count;
+	raw.flags = (uint16_t)flags;
+	memcpy(raw.pcs, r.pcs, r.count * sizeof(r.pcs[0]));
+	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, r.count, flags, 1);
+	if (bpf_map_update_elem(s->stacks_fd, &hash, &raw, BPF_NOEXIST) < 0 && errno != EEXIST)
+		return 1;
+	if (bpf_map_lookup_elem(s->threads_fd, &key, &t) == 0 && t.stack == h.hash) {
+		t.stack = hash;
+		bpf_map_update_elem(s->threads_fd, &key, &t, BPF_EXIST);
+	}
+	return 1;
+}
+
+/* Writes the mappings of the stack's process not in the trace yet, then the stack. */
+static void write_stack(struct at_stacks *s, struct at_sink *sink)
+{
+	struct at_stack_proc *p = at_stack_procs_find(&s->procs, (pid_t)s->stack.pid);
+
+	for (uint32_t i = 0; p && i < p->count; i++) {
+		if (p->maps[i].written)
+			continue;
+		p->maps[i].written = 1;
+		struct at_sink_record m = { .kind = AT_SINK_MAPPING, .mapping = &p->maps[i].m };
+		at_sink_put_record(sink, &m);
+	}
+	struct at_sink_record r = { .kind = AT_SINK_STACK, .stack = &s->stack };
+	at_sink_put_record(sink, &r);
+	if (at_display_level >= 4) {
+		char line[AT_STACK_MAX_FRAMES * 19 + 64];
+		int n = snprintf(line, sizeof(line), "stack %u pid %u flags %u:", s->stack.id,
+				 s->stack.pid, s->stack.flags);
+		for (uint32_t i = 0; i < s->stack.count && n < (int)sizeof(line) - 20; i++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " %llx",
+				      (unsigned long long)s->stack.pcs[i]);
+		DISPLAYLEVEL(4, "%s: %s\n", at_program_name, line);
+	}
+	s->written++;
+	s->truncated += (s->stack.flags & AT_STACK_TRUNCATED) != 0;
+	s->incomplete += (s->stack.flags & AT_STACK_INCOMPLETE) != 0;
+}
+
+/* A stack of pid stopped at a pc without a table: reads pid's maps again, at most every
+ * AT_STACKS_RESCAN_MS. */
+static void rescan(struct at_stacks *s, pid_t pid)
+{
+	struct at_stack_proc *p = at_stack_procs_find(&s->procs, pid);
+
+	if (!p || at_now_ms() - p->scanned_ms >= AT_STACKS_RESCAN_MS) {
+		s->rescans++;
+		at_stacks_scan(s, pid);
+	}
+}
+
+/* Remembers that stack id stopped at a pc without a table. */
+static void mark_no_table(struct at_stacks *s, uint32_t id)
+{
+	if (id >= s->no_table_cap) {
+		uint32_t cap = s->no_table_cap ? s->no_table_cap : 1024;
+		while (cap <= id)
+			cap *= 2;
+		uint8_t *v = realloc(s->no_table, cap);
+		if (!v)
+			return;
+		memset(v + s->no_table_cap, 0, cap - s->no_table_cap);
+		s->no_table = v;
+		s->no_table_cap = cap;
+	}
+	s->no_table[id] = 1;
+}
+
+uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid, uint64_t hash)
+{
+	struct at_bpf_stack raw;
+	uint32_t id;
+
+	if (!s->on || !hash)
+		return 0;
+	int rc = at_stack_ids_get(&s->ids, hash, &id);
+	if (rc < 0)
+		return 0;
+	if (rc == 0) {
+		/* the same incomplete stack again: the maps may have what it lacked by now */
+		if (id < s->no_table_cap && s->no_table[id])
+			rescan(s, pid);
+		return id;
+	}
+	if (bpf_map_lookup_and_delete_elem(s->stacks_fd, &hash, &raw) < 0 &&
+	    bpf_map_lookup_elem(s->stacks_fd, &hash, &raw) < 0) {
+		s->unreadable++;
+		return 0;
+	}
+	if (raw.flags & AT_BPF_STACK_NO_TABLE) {
+		mark_no_table(s, id);
+		rescan(s, pid);
+	}
+	s->stack.id = id;
+	s->stack.pid = raw.pid;
+	s->stack.count = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
+	s->stack.flags = raw.flags & (AT_STACK_TRUNCATED | AT_STACK_INCOMPLETE);
+	memcpy(s->stack.pcs, raw.pcs, s->stack.count * sizeof(s->stack.pcs[0]));
+	write_stack(s, sink);
+	return id;
+}
+
+/* Reads the BPF program's per-CPU stack counters into s->counts. */
+static void read_counts(struct at_stacks *s)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t values[ncpu > 0 ? ncpu : 1];
+
+	for (uint32_t k = 0; k < AT_STACKS_COUNT; k++) {
+		s->counts[k] = 0;
+		if (ncpu > 0 && bpf_map_lookup_elem(s->counts_fd, &k, values) == 0)
+			for (int c = 0; c < ncpu; c++)
+				s->counts[k] += values[c];
+	}
+}
+
+void at_stacks_summary(struct at_stacks *s)
+{
+	if (!s->on)
+		return;
+	read_counts(s);
+	DISPLAYLEVEL(2, "%s: %llu stacks written, %llu truncated, %llu incomplete; %llu events "
+		     "without a stack (stack map full)\n", at_program_name,
+		     (unsigned long long)s->written, (unsigned long long)s->truncated,
+		     (unsigned long long)s->incomplete,
+		     (unsigned long long)(s->counts[AT_STACKS_NOT_STORED] + s->unreadable));
+	DISPLAYLEVEL(3, "%s: %llu stacks taken, %llu before their process's mappings were known, "
+		     "%llu rescans of mappings, %llu threads held for new mappings, %llu executable mappings without a table; unwind "
+		     "tables %llu of %llu bytes of kernel memory (%llu tables refused: full)\n",
+		     at_program_name, (unsigned long long)s->counts[AT_STACKS_WALKED],
+		     (unsigned long long)s->counts[AT_STACKS_NO_PROCESS],
+		     (unsigned long long)s->rescans, (unsigned long long)s->holds,
+		     (unsigned long long)s->procs.no_table,
+		     (unsigned long long)at_stack_tables_bytes_used(&s->tables),
+		     (unsigned long long)(s->mem_len[0] + s->mem_len[1] + s->mem_len[2] +
+					  s->mem_len[3]),
+		     (unsigned long long)s->tables.refused);
+}

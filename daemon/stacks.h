@@ -1,0 +1,87 @@
+/* stacks.h: alloctapd --stacks: the unwind tables in the BPF program's maps, each traced
+ * process's mappings kept current there, and the stacks the program takes turned into a
+ * trace's stack and mapping records (doc/DESIGN.md, decision 14).
+ *
+ * The BPF program stores each stack it takes under a 64-bit hash (the stacks map) and the
+ * record carries the hash; the daemon numbers hashes 1, 2, ... in order of first appearance,
+ * reads a stack once (then deletes it from the map) and writes, before the first event that
+ * refers to it, the mappings of its process not written yet and the stack itself. A stack that
+ * stopped at a pc without a table makes the daemon read that process's maps again (at most
+ * every AT_STACKS_RESCAN_MS), so the objects it mapped since (dlopen) get their tables. */
+#ifndef ALLOCTAP_STACKS_H
+#define ALLOCTAP_STACKS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloctap.h"
+#include "sink.h"
+#include "stack.h"
+#include "stack_ids.h"
+#include "stack_procs.h"
+#include "stack_tables.h"
+
+struct alloctap;
+
+#define AT_STACKS_RESCAN_MS 100
+
+/* Map sizes, set before load. */
+#define AT_STACKS_RULES (1u << 18)     /* 2 MiB */
+#define AT_STACKS_PAGES (1u << 18)     /* 2 MiB */
+#define AT_STACKS_ENTRIES (1u << 23)   /* 32 MiB */
+#define AT_STACKS_STORED (1u << 16)    /* stacks waiting for the daemon */
+
+struct at_stacks {
+	int on;
+	int hold;                     /* the traced processes are ptraced: threads may be held */
+	struct at_stack_tables tables;
+	struct at_stack_procs procs;
+	struct at_stack_ids ids;
+	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
+	size_t mem_len[4];
+	int mappings_fd, stacks_fd, counts_fd, held_fd, threads_fd;
+	struct at_bpf_mappings *scan; /* one scan's result, before it goes into the map */
+	struct at_stack stack;        /* the stack being written */
+	uint64_t written, truncated, incomplete; /* stack records */
+	uint64_t unreadable;          /* hashes whose stack was gone from the map */
+	uint64_t rescans;
+	uint64_t holds;               /* held threads whose stack the daemon walked */
+	uint8_t *copy;                /* a copy of a held thread's stack */
+	uint8_t *no_table;            /* by id: the stack stopped at a pc without a table */
+	uint32_t no_table_cap;
+	uint64_t counts[AT_STACKS_COUNT]; /* the BPF program's counters, last read */
+};
+
+/* Before load: the switch and the map sizes (small maps when off). */
+void at_stacks_configure(struct alloctap *skel, int on);
+/* After load: maps the table arrays, sets up the tables, ids and processes. 0, or -1 after a
+ * message. Nothing when off. */
+int at_stacks_open(struct at_stacks *s, struct alloctap *skel);
+void at_stacks_close(struct at_stacks *s);
+
+/* Reads pid's mappings, loads the tables they need and puts them in the BPF program's
+ * per-process map. 0, or -1 (the process is gone: nothing to do). */
+int at_stacks_scan(struct at_stacks *s, pid_t pid);
+/* A ptraced thread is in a signal-delivery stop: if the BPF program held it (struct
+ * at_bpf_held), reads its process's mappings again, walks its stack from the entry's registers
+ * with the reference walker, stores the stack under its hash and points the thread's call at
+ * it. 1 when the stop was such a hold (the signal is then to be suppressed), 0 otherwise. */
+int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid);
+
+/* The hash the BPF program gives a stack (the same function, so that a stack the daemon walks
+ * and the same stack walked in BPF later are one). walked: the process's mappings were
+ * known. */
+uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint32_t flags,
+			int walked);
+
+/* pid has ended: its mappings leave the BPF program's map. */
+void at_stacks_forget(struct at_stacks *s, pid_t pid);
+
+/* The id of the stack a record carries (0: none), after writing to the sink whatever the
+ * trace needs before it: the process's new mappings and the stack. */
+uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid, uint64_t hash);
+
+/* The summary (level 2), and with -v the maps' kernel memory. */
+void at_stacks_summary(struct at_stacks *s);
+
+#endif

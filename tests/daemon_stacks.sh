@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# alloctapd --stacks against an independent unwinder: for each program, the stacks alloctapd's
+# BPF program takes (printed from the trace by `atz_tool stacks`, one line per allocation:
+# FUNC FLAGS PC0 PC1 ...) and those libdw gives under ptrace (build/oracle/stack_oracle, same
+# line shape) must be the same, line for line, with ASLR off (setarch -R) so that both runs have
+# the same addresses. Fixtures (tests/fixtures/unwind_*.c, -O2 -fomit-frame-pointer): a chain
+# through a shared library, recursion deeper than 100 frames and deeper than 128 (truncated),
+# a static program, threads (their order varies: both sides sorted), and a library mapped with
+# dlopen after the start. python3 (PYTHONMALLOC=malloc, tests/oracle/py_workload.py): complete
+# stacks and stacks identical to the oracle's, each at least 99.9% (the figures are printed).
+source "$(dirname "$0")/lib.sh"
+D=$ROOT/build/alloctapd
+FX=$ROOT/build/fixtures
+ATZ=$ROOT/build/bench/atz_tool
+ORACLE=$ROOT/build/oracle/stack_oracle
+need_bpf "$D"
+need_built "$ATZ" "$ORACLE" "$FX/unwind_chain" "$FX/unwind_recursion" "$FX/unwind_static" \
+	"$FX/unwind_thread" "$FX/unwind_dlopen"
+
+# Text output has no place for stacks: a usage error that says so.
+"$D" --stacks -o "$T/x.log" -- /bin/true 2>"$T/usage.err"
+rc=$?
+check "--stacks with text output: a usage error naming why" \
+	bash -c "test $rc -eq 2 && grep -q -- '--stacks needs --format binary' '$T/usage.err'"
+
+# trace NAME SORT COMMAND...: both stack listings of COMMAND, sorted when SORT is 1, in
+# $T/NAME.ours and $T/NAME.oracle; the daemon's messages in $T/NAME.err.
+trace() {
+	local name=$1 sort=$2
+	shift 2
+	setarch -R "$D" --stacks -f binary -o "$T/$name.atz" -- "$@" >/dev/null 2>"$T/$name.err"
+	"$ATZ" stacks "$T/$name.atz" >"$T/$name.ours" 2>"$T/$name.atz.err"
+	setarch -R "$ORACLE" --out "$T/$name.oracle" -- "$@" >/dev/null 2>"$T/$name.oracle.err"
+	if [ "$sort" = 1 ]; then
+		sort -o "$T/$name.ours" "$T/$name.ours"
+		sort -o "$T/$name.oracle" "$T/$name.oracle"
+	fi
+}
+
+# The kernel maps its uprobe page (the out-of-line copies of probed instructions) in a traced
+# process at the first probe hit, at the top of the mmap area: every object mapped after that
+# (dlopen) lies one page lower under alloctapd than under the oracle, whose breakpoints need no
+# such page. match OURS ORACLE prints the lines of OURS that are not the line of ORACLE at the
+# same place, where an address 4096 below the oracle's counts as the same.
+match() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+ours = open(sys.argv[1]).read().splitlines()
+oracle = open(sys.argv[2]).read().splitlines()
+def same(a, b):
+    a, b = a.split(), b.split()
+    if len(a) != len(b) or a[:2] != b[:2]:
+        return False
+    return all(x == y or int(y, 16) - int(x, 16) == 4096 for x, y in zip(a[2:], b[2:]))
+bad = [i for i in range(max(len(ours), len(oracle)))
+       if i >= len(ours) or i >= len(oracle) or not same(ours[i], oracle[i])]
+for i in bad[:4]:
+    print("line %d: ours %s" % (i + 1, ours[i] if i < len(ours) else "(none)"))
+    print("        oracle %s" % (oracle[i] if i < len(oracle) else "(none)"))
+print("%d of %d lines identical" % (max(len(ours), len(oracle)) - len(bad), len(oracle)),
+      file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# same NAME WHAT: the two listings are equal (match) and not empty.
+same() {
+	local n
+	n=$(wc -l <"$T/$1.oracle")
+	if [ "$n" -eq 0 ]; then
+		fail "$2: the same stacks as libdw's" "the oracle printed no stack:" \
+			"$(tail -3 "$T/$1.oracle.err")"
+	elif match "$T/$1.ours" "$T/$1.oracle" >"$T/$1.diff" 2>/dev/null; then
+		ok "$2: $n allocations, the same stacks as libdw's"
+	else
+		fail "$2: the same stacks as libdw's" "ours ($(wc -l <"$T/$1.ours") lines):" \
+			"$(cat "$T/$1.diff")" "$(cat "$T/$1.err" "$T/$1.atz.err" | tail -4)"
+	fi
+}
+
+trace chain 0 "$FX/unwind_chain" 8
+same chain "a chain through a shared library"
+trace deep 0 "$FX/unwind_recursion" 110
+same deep "recursion 110 deep"
+check "recursion 110 deep: complete stacks, none truncated" \
+	grep -q ' 0 truncated, 0 incomplete' "$T/deep.err"
+trace deeper 0 "$FX/unwind_recursion" 200
+same deeper "recursion 200 deep (128 frames, truncated)"
+check "recursion 200 deep: some stacks truncated" \
+	bash -c "grep -q '^[a-z_]* truncated ' '$T/deeper.ours'"
+trace static 0 "$FX/unwind_static" 8
+same static "a static program"
+trace thread 1 "$FX/unwind_thread" 3
+same thread "threads"
+trace dlopen 0 "$FX/unwind_dlopen" 4
+same dlopen "a library mapped with dlopen after the start"
+
+# python3: at least 99.9% complete and 99.9% identical.
+# the interpreter itself, not a wrapper that executes it (pyenv's shims are shell scripts)
+PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null)
+if [ -x "$PY" ]; then
+	PYTHONMALLOC=malloc trace py 1 "$PY" "$ROOT/tests/oracle/py_workload.py"
+	total=$(wc -l <"$T/py.oracle")
+	ours=$(wc -l <"$T/py.ours")
+	# a walk that did not fail: the outermost frame reached, or 128 frames and more to go
+	complete=$(grep -c '^[a-z_]* \(complete\|truncated\) ' "$T/py.ours")
+	truncated=$(grep -c '^[a-z_]* truncated ' "$T/py.ours")
+	same_lines=$(match "$T/py.ours" "$T/py.oracle" 2>&1 >/dev/null | sed -n 's/^\([0-9]*\) of .*/\1/p')
+	echo "# python3: $ours allocations traced, $complete complete ($truncated of them truncated" \
+		"at 128 frames); $same_lines of the oracle's $total identical"
+	check "python3: as many allocations as the oracle" test "$ours" -eq "$total"
+	check "python3: at least 99.9% of the stacks complete (or truncated at 128 frames)" \
+		test $((complete * 1000)) -ge $((ours * 999)) -a "$ours" -gt 0
+	check "python3: at least 99.9% of the stacks identical to the oracle's" \
+		test $((same_lines * 1000)) -ge $((total * 999)) -a "$total" -gt 0
+else
+	fail "python3 is installed" "make deps installs it"
+fi
+
+finish

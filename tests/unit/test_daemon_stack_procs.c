@@ -1,0 +1,184 @@
+/* test_daemon_stack_procs.c: unit tests of daemon/stack_procs.c on maps files written here
+ * (the objects are then opened by their paths): only executable file mappings are kept, each
+ * with its table index and load bias; one table per object however many processes map it; the
+ * mapping records' fields (build-id included); a rescan keeps what was written; a mapping of a
+ * file that is not ELF has no table and is counted; an unreadable maps file is an error. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../daemon/stack_procs.h"
+
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+struct fixture {
+	char dir[64];
+	char maps[96];
+	struct at_bpf_rule rules[1u << 15];
+	struct at_bpf_page pages[1u << 10];
+	struct at_bpf_entry entries[1u << 17];
+	struct at_bpf_table tables[8];
+	struct at_stack_tables tables_state;
+	struct at_stack_procs procs;
+	struct at_bpf_mappings out;
+	unsigned loaded;
+};
+
+static void on_loaded(void *arg, const char *path, const struct at_unwind_table *t)
+{
+	struct fixture *f = arg;
+
+	(void)path;
+	(void)t;
+	f->loaded++;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/alloctap-stack-procs.XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->maps, sizeof(f->maps), "%s/maps", f->dir);
+	if (at_stack_tables_init(&f->tables_state, f->rules, 1u << 15, f->pages, 1u << 10,
+				 f->entries, 1u << 17, f->tables, 8) < 0)
+		return -1;
+	at_stack_procs_init(&f->procs, &f->tables_state, on_loaded, f);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	at_stack_procs_free(&f->procs);
+	at_stack_tables_free(&f->tables_state);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static void write_maps(struct fixture *f, const char *text)
+{
+	FILE *fp = fopen(f->maps, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* libc as the loader maps it at 0x7f0000000000: its executable segment (file offset 0x26000,
+ * address 0x26000) at 0x7f0000026000, so the bias is 0x7f0000000000. */
+static const char libc_maps[] =
+	"7f0000000000-7f0000026000 r--p 00000000 08:01 100 " LIBC "\n"
+	"7f0000026000-7f000017c000 r-xp 00026000 08:01 100 " LIBC "\n"
+	"7f000017c000-7f00001cf000 r--p 0017c000 08:01 100 " LIBC "\n"
+	"7f00001d0000-7f00001e0000 rw-p 00000000 00:00 0 \n"
+	"7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0                          [vdso]\n";
+
+static void test_scan(void **state)
+{
+	struct fixture *f = *state;
+
+	write_maps(f, libc_maps);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1000, &f->out), 0);
+	assert_int_equal(f->out.count, 1);
+	assert_int_equal(f->out.m[0].start, 0x7f0000026000ull);
+	assert_int_equal(f->out.m[0].end, 0x7f000017c000ull);
+	assert_int_equal(f->out.m[0].bias, 0x7f0000000000ll);
+	assert_int_equal(f->out.m[0].table, 0);
+	assert_int_equal(f->loaded, 1);
+	struct at_stack_proc *p = at_stack_procs_find(&f->procs, 42);
+	assert_non_null(p);
+	assert_int_equal(p->count, 1);
+	assert_int_equal(p->scanned_ms, 1000);
+	assert_int_equal(p->maps[0].m.pid, 42);
+	assert_int_equal(p->maps[0].m.offset, 0x26000);
+	assert_string_equal(p->maps[0].m.path, LIBC);
+	assert_int_equal(p->maps[0].m.build_id_len, 20); /* Debian's libc has a GNU build-id */
+	assert_non_null(p->maps[0].table);
+	assert_int_equal(p->maps[0].written, 0);
+	assert_null(at_stack_procs_find(&f->procs, 43));
+}
+
+static void test_shared_table_and_rescan(void **state)
+{
+	struct fixture *f = *state;
+
+	write_maps(f, libc_maps);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1, &f->out), 0);
+	at_stack_procs_find(&f->procs, 42)->maps[0].written = 1;
+	assert_int_equal(at_stack_procs_scan(&f->procs, 43, f->maps, 2, &f->out), 0);
+	assert_int_equal(f->out.m[0].table, 0); /* the same table */
+	assert_int_equal(f->loaded, 1);
+	assert_int_equal(f->tables_state.table_used, 1);
+	/* a rescan: the same mapping stays written, a new one is not */
+	char more[1024];
+	snprintf(more, sizeof(more), "%s%s", libc_maps,
+		 "7ffff0000000-7ffff0156000 r-xp 00026000 08:01 100 " LIBC "\n");
+	write_maps(f, more);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 3, &f->out), 0);
+	struct at_stack_proc *p = at_stack_procs_find(&f->procs, 42);
+	assert_int_equal(p->count, 2);
+	assert_int_equal(p->maps[0].written, 1);
+	assert_int_equal(p->maps[1].written, 0);
+	assert_int_equal(f->out.count, 2);
+	assert_int_equal(f->out.m[1].bias, 0x7ffff0000000ll - 0x26000); /* start - offset + vaddr */
+}
+
+static void test_no_table(void **state)
+{
+	struct fixture *f = *state;
+	char text[512], junk[128];
+
+	snprintf(junk, sizeof(junk), "%s/junk", f->dir);
+	FILE *fp = fopen(junk, "w");
+	assert_non_null(fp);
+	fputs("not an ELF file\n", fp);
+	fclose(fp);
+	snprintf(text, sizeof(text), "400000-401000 r-xp 00000000 08:01 7 %s\n", junk);
+	write_maps(f, text);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 7, f->maps, 1, &f->out), 0);
+	assert_int_equal(f->out.count, 1);
+	assert_int_equal(f->out.m[0].table, AT_BPF_NO_TABLE);
+	assert_int_equal(f->procs.no_table, 1);
+	assert_null(at_stack_procs_find(&f->procs, 7)->maps[0].table);
+}
+
+static void test_unreadable(void **state)
+{
+	struct fixture *f = *state;
+	char missing[128];
+
+	snprintf(missing, sizeof(missing), "%s/none", f->dir);
+	errno = 0;
+	assert_int_equal(at_stack_procs_scan(&f->procs, 7, missing, 1, &f->out), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_null(at_stack_procs_find(&f->procs, 7));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_table_and_rescan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
