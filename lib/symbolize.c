@@ -25,6 +25,21 @@ struct load_segment {
 	uint64_t offset, filesz, vaddr;
 };
 
+/* The frames of one looked-up address of an object (a return address and the same pc as a
+ * first frame are two keys: their lookups differ). */
+struct cached_frames {
+	uint64_t key; /* virtual address * 2 + return_address; 0: empty */
+	int n;
+	struct at_frame *frames;
+};
+
+/* A function symbol: [start, start + size) in libdwfl addresses. */
+struct function_symbol {
+	uint64_t start, size;
+	const char *name;
+	int rank; /* among symbols at one address, the lowest wins: global, weak, local */
+};
+
 struct object {
 	char *path;
 	const char *base; /* inside path */
@@ -37,6 +52,10 @@ struct object {
 	struct load_segment *loads;
 	size_t nloads;
 	const char *debug_dir;  /* the symbolizer's, for find_debug_file */
+	struct function_symbol *symbols; /* sorted by start: the function symbols with a size */
+	size_t nsymbols;
+	struct cached_frames *cache; /* open addressing, at most half full */
+	size_t ncache, cache_slots;
 };
 
 struct mapping {
@@ -148,6 +167,74 @@ static int read_loads(struct object *o)
 	return 0;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct function_symbol *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return strcmp(x->name, y->name);
+}
+
+/* Reads the module's function symbols (from its best table: .symtab, its debug file's, or
+ * .dynsym) into a sorted array: libdwfl's own address lookup scans every symbol. 0, or -1. */
+static int read_symbols(struct object *o)
+{
+	int n = dwfl_module_getsymtab(o->module);
+	size_t kept = 0, unique = 0;
+
+	if (n <= 0)
+		return 0; /* no symbols: no names */
+	o->symbols = malloc((size_t)n * sizeof(*o->symbols));
+	if (!o->symbols)
+		return -1;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(o->module, i, &sym, &addr, &shndx, NULL,
+							   NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !*name || sym.st_size == 0 || shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		o->symbols[kept++] = (struct function_symbol){
+			addr, sym.st_size, name,
+			bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
+		};
+	}
+	qsort(o->symbols, kept, sizeof(*o->symbols), by_start);
+	/* one symbol per address: the best ranked, first after the sort */
+	for (size_t i = 0; i < kept; i++)
+		if (unique == 0 || o->symbols[unique - 1].start != o->symbols[i].start)
+			o->symbols[unique++] = o->symbols[i];
+	o->nsymbols = unique;
+	return 0;
+}
+
+/* The function symbol holding libdwfl address a, or NULL. */
+static const char *symbol_at(const struct object *o, uint64_t a)
+{
+	size_t lo = 0, hi = o->nsymbols;
+
+	while (lo < hi) { /* first symbol starting after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->symbols[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the nearest symbols starting at or before a; one of them may be larger and hold it */
+	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++)
+		if (a - o->symbols[i].start < o->symbols[i].size)
+			return o->symbols[i].name;
+	return NULL;
+}
+
 /* Opens o with libdwfl and checks its build-id against the trace's; on any failure o becomes
  * unusable and is reported (once: it is never opened again). */
 static void open_object(struct at_symbolizer *z, struct object *o)
@@ -196,7 +283,7 @@ static void open_object(struct at_symbolizer *z, struct object *o)
 	void **userdata;
 	dwfl_module_info(o->module, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	*userdata = o;
-	if (read_loads(o) < 0) {
+	if (read_loads(o) < 0 || read_symbols(o) < 0) {
 		snprintf(why, sizeof(why), "cannot read its program headers: %s", elf_errmsg(-1));
 		report_problem(z, o, why);
 		return;
@@ -266,6 +353,10 @@ void at_symbolizer_free(struct at_symbolizer *z)
 
 		if (o->dwfl)
 			dwfl_end(o->dwfl);
+		for (size_t c = 0; c < o->cache_slots; c++)
+			free(o->cache[c].frames);
+		free(o->cache);
+		free(o->symbols);
 		free(o->loads);
 		free(o->path);
 		free(o);
@@ -416,15 +507,75 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 	return n;
 }
 
+/* The frames of virtual address vaddr of a ready object (return_address: look up vaddr - 1),
+ * into frames (AT_SYMBOLIZE_MAX_INLINE of them): how many, at least 1. */
+static int lookup(struct object *o, uint64_t vaddr, int return_address, struct at_frame *frames)
+{
+	Dwarf_Addr a = vaddr + o->bias - (return_address && vaddr > 0 ? 1 : 0);
+	const char *name = NULL;
+	int n;
+
+	n = dwarf_frames(o, a, frames, AT_SYMBOLIZE_MAX_INLINE);
+	if (n == 0 || !frames[n - 1].function)
+		name = symbol_at(o, a);
+	if (n == 0) {
+		Dwfl_Line *line = dwfl_module_getsrc(o->module, a);
+		int lineno = 0;
+
+		frames[0] = (struct at_frame){ .function = name };
+		frames[0].file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+		frames[0].line = lineno > 0 ? (unsigned)lineno : 0;
+		n = 1;
+	} else if (!frames[n - 1].function) {
+		frames[n - 1].function = name;
+	}
+	for (int i = 0; i < n; i++) {
+		frames[i].object = o->base;
+		frames[i].object_address = vaddr;
+	}
+	return n;
+}
+
+/* The cache slot of key in o: its entry, or the empty slot where it goes. */
+static struct cached_frames *cache_slot(struct object *o, uint64_t key)
+{
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (o->cache_slots - 1);
+
+	while (o->cache[i].key && o->cache[i].key != key)
+		i = (i + 1) & (o->cache_slots - 1);
+	return &o->cache[i];
+}
+
+/* Makes room for one more cache entry: 0, or -1 (the cache is then not used). */
+static int cache_room(struct object *o)
+{
+	struct cached_frames *old = o->cache;
+	size_t nold = o->cache_slots;
+
+	if (2 * (o->ncache + 1) <= o->cache_slots)
+		return 0;
+	o->cache_slots = nold ? 2 * nold : 1024;
+	o->cache = calloc(o->cache_slots, sizeof(*o->cache));
+	if (!o->cache) {
+		o->cache = old;
+		o->cache_slots = nold;
+		return -1;
+	}
+	for (size_t i = 0; i < nold; i++)
+		if (old[i].key)
+			*cache_slot(o, old[i].key) = old[i];
+	free(old);
+	return 0;
+}
+
 int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_address,
 		 struct at_frame *frames, int max)
 {
 	const struct mapping *m = mapping_of(z, pid, pc);
+	struct at_frame all[AT_SYMBOLIZE_MAX_INLINE];
+	struct cached_frames *c = NULL;
 	struct object *o;
-	uint64_t off, vaddr;
-	GElf_Off sym_off;
-	GElf_Sym sym;
-	const char *name;
+	uint64_t off, vaddr, key;
 	int n;
 
 	frames[0] = (struct at_frame){ 0 };
@@ -438,26 +589,25 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 		open_object(z, o);
 	if (o->state != OBJECT_READY || !vaddr_of(o, off, &vaddr))
 		return 1;
-	frames[0].object_address = vaddr;
-	Dwarf_Addr a = vaddr + o->bias - (return_address && vaddr > 0 ? 1 : 0);
-
-	n = dwarf_frames(o, a, frames, max);
-	name = dwfl_module_addrinfo(o->module, a, &sym_off, &sym, NULL, NULL, NULL);
-	if (n == 0) {
-		Dwfl_Line *line = dwfl_module_getsrc(o->module, a);
-		int lineno = 0;
-
-		frames[0].function = name;
-		frames[0].file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-		frames[0].line = lineno > 0 ? (unsigned)lineno : 0;
-		n = 1;
-	} else if (!frames[n - 1].function) {
-		frames[n - 1].function = name;
+	key = vaddr * 2 + (return_address ? 1 : 0) + 2; /* never 0 */
+	if (cache_room(o) == 0) {
+		c = cache_slot(o, key);
+		if (c->key) {
+			n = c->n < max ? c->n : max;
+			memcpy(frames, c->frames, (size_t)n * sizeof(*frames));
+			return n;
+		}
 	}
-	for (int i = 0; i < n; i++) {
-		frames[i].object = o->base;
-		frames[i].object_address = vaddr;
+	n = lookup(o, vaddr, return_address, all);
+	if (c && (c->frames = malloc((size_t)n * sizeof(*all)))) {
+		memcpy(c->frames, all, (size_t)n * sizeof(*all));
+		c->n = n;
+		c->key = key;
+		o->ncache++;
 	}
+	if (n > max)
+		n = max;
+	memcpy(frames, all, (size_t)n * sizeof(*frames));
 	return n;
 }
 
