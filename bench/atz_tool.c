@@ -1,11 +1,21 @@
 /* atz_tool.c: converts and times logs through lib/source.c and lib/sink.c, for the atz tests
  * (tests/atz_cli.sh) and benchmark (bench/atz_bench.sh). Not an installed program.
  *
- *   atz_tool encode [-l LEVEL] IN OUT   any log (text or .atz) -> .atz (munged if IN is)
- *   atz_tool decode IN OUT              any log -> text (raw or munged as IN is)
- *   atz_tool time [-l LEVEL] IN         encode, format as text, decode and parse IN in memory,
- *                                       best of 9; prints "EVENTS ATZ_BYTES CONTENT_BYTES
- *                                       BYTES/EVENT ENCODE_NS TEXT_NS DECODE_M/S PARSE_M/S"
+ *   atz_tool encode [-l LEVEL] [-V MAJOR] IN OUT
+ *                          any log (text or .atz) -> .atz (munged if IN is), format MAJOR.x
+ *                          (2, the default, keeps times, stacks and mappings; 1 writes 1.1)
+ *   atz_tool decode IN OUT any log -> text (raw or munged as IN is)
+ *   atz_tool time [-l LEVEL] [-V MAJOR] [-t] [-s STACKS] IN
+ *                          encode, format as text, decode and parse IN in memory, best of 9;
+ *                          prints "EVENTS ATZ_BYTES CONTENT_BYTES BYTES/EVENT ENCODE_NS
+ *                          TEXT_NS DECODE_M/S PARSE_M/S". -t gives the events synthetic times
+ *                          (bench/synthetic.c), -s STACKS synthetic stacks of 20 frames
+ *   atz_tool stacks IN     for every event with a stack, in event order:
+ *                          "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete;
+ *                          PCs 0x-prefixed lowercase hex, innermost first)
+ *   atz_tool mappings IN   every mapping record: "PID START-END OFFSET BUILDID PATH" (START,
+ *                          END, OFFSET 0x-prefixed lowercase hex; BUILDID lowercase hex, "-"
+ *                          when the object has none)
  *
  * IN and OUT may be "-". Exit: 0 ok, 1 data or I/O error, 2 usage. */
 #include <errno.h>
@@ -18,6 +28,7 @@
 #include <unistd.h>
 
 #include "atz.h"
+#include "atz_relay.h"
 #include "display.h"
 #include "prim.h"
 #include "sink.h"
@@ -26,10 +37,12 @@
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: atz_tool encode [-l LEVEL] IN OUT\n"
+		"usage: atz_tool encode [-l LEVEL] [-V MAJOR] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
-		"       atz_tool time [-l LEVEL] IN\n"
-		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC.\n"
+		"       atz_tool time [-l LEVEL] [-V MAJOR] [-t] [-s STACKS] IN\n"
+		"       atz_tool stacks IN\n"
+		"       atz_tool mappings IN\n"
+		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR: format 2 (default) or 1.\n"
 		"IN/OUT may be '-'. Exit status: 0 ok, 1 data or I/O error, 2 usage error.\n");
 	return 2;
 }
@@ -57,14 +70,17 @@ static int drain(struct at_source *src, int (*each)(void *ctx, const struct at_e
 struct to_sink {
 	struct at_sink *sink;
 	const struct at_source *src; /* text decides raw or munged at its first pointer */
+	struct at_stack_relay relay; /* a trace's stack and mapping records, passed on */
 };
 
 static int put_one(void *ctx, const struct at_event *ev)
 {
 	struct to_sink *t = ctx;
+	struct at_event out = *ev;
 
 	at_sink_set_munged(t->sink, t->src->munged == 1);
-	return at_sink_put(t->sink, ev);
+	out.stack = at_stack_relay_id(&t->relay, ev->stack);
+	return t->relay.failed ? -1 : at_sink_put(t->sink, &out);
 }
 
 /* Closes the sink; 1 after reporting its error, else status. */
@@ -77,34 +93,137 @@ static int close_sink(struct at_sink *sink, int status)
 	return status;
 }
 
-/* encode (format AT_SINK_ATZ) or decode (AT_SINK_TEXT) from in to out. */
-static int convert(const char *in, const char *out, enum at_sink_format format, int level)
+/* encode (format AT_SINK_ATZ, version major) or decode (AT_SINK_TEXT) from in to out. A
+ * trace's stack and mapping records go along (into a 2.x output). */
+static int convert(const char *in, const char *out, enum at_sink_format format, int level,
+		   unsigned major)
 {
+	static struct to_sink t;
 	struct at_source src;
 	struct at_sink sink;
 	struct at_event ev;
-	int status = 1;
+	int status = 1, rc = 1;
 
 	if (at_source_open(&src, in) < 0) {
 		at_error("%s: %s", in, strerror(errno));
 		return 1;
 	}
-	/* The first event settles whether text is raw or munged (a trace's header says it). */
-	int rc = at_source_next(&src, &ev);
-	if (rc < 0) {
-		at_source_report(&src);
-		at_source_close(&src);
-		return 1;
+	/* A trace's header says raw or munged; text settles it at the first event (text has no
+	 * stack records to come before it). */
+	if (src.kind == AT_SOURCE_TEXT) {
+		rc = at_source_next(&src, &ev);
+		if (rc < 0) {
+			at_source_report(&src);
+			at_source_close(&src);
+			return 1;
+		}
 	}
 	struct at_sink_options opt = {
 		.format = format, .munged = src.munged == 1,
-		.atz = { .host = "atz_tool", .start_ns = 1, .level = level },
+		.atz = { .host = "atz_tool", .start_ns = 1, .level = level, .major = major,
+			 .flags = at_stack_relay_flags(&src) },
 	};
-	struct to_sink t = { &sink, &src };
+	t.sink = &sink;
+	t.src = &src;
+	at_stack_relay_attach(&t.relay, &src, &sink);
 	if (at_sink_open(&sink, out, AT_SINK_TRUNCATE) == 0 && at_sink_start(&sink, &opt) == 0)
-		status = rc > 0 && (put_one(&t, &ev) < 0 || drain(&src, put_one, &t));
+		status = (src.kind == AT_SOURCE_TEXT && rc > 0 && put_one(&t, &ev) < 0) ||
+			 drain(&src, put_one, &t);
 	status = close_sink(&sink, status);
 	at_source_close(&src);
+	return status;
+}
+
+/* ---- stacks and mappings: the records of a trace as lines ------------------------------ */
+
+/* The stacks of the current input frame, by id (ids start over in each frame). */
+struct stack_table {
+	struct at_stack *v;
+	size_t n, cap;
+	int failed;
+};
+
+static void keep_stack(void *arg, const struct at_stack *s)
+{
+	struct stack_table *t = arg;
+
+	if (s->id == 1)
+		t->n = 0;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct at_stack *v = realloc(t->v, cap * sizeof(*v));
+		if (!v) {
+			t->failed = 1;
+			return;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = *s;
+}
+
+static const char *stack_flags_name(unsigned flags)
+{
+	return flags & AT_STACK_INCOMPLETE ? "incomplete"
+	     : flags & AT_STACK_TRUNCATED ? "truncated" : "complete";
+}
+
+static int print_stack(void *ctx, const struct at_event *ev)
+{
+	struct stack_table *t = ctx;
+
+	if (t->failed) {
+		at_error("out of memory for the stack table");
+		return -1;
+	}
+	if (!ev->stack)
+		return 0;
+	const struct at_stack *s = &t->v[ev->stack - 1]; /* the reader checked the id */
+	printf("%s %s", at_func_name[ev->func], stack_flags_name(s->flags));
+	for (unsigned i = 0; i < s->count; i++)
+		printf(" 0x%" PRIx64, s->pcs[i]);
+	putchar('\n');
+	return 0;
+}
+
+static void print_mapping(void *arg, const struct at_mapping *m)
+{
+	(void)arg;
+	printf("%" PRIu32 " 0x%" PRIx64 "-0x%" PRIx64 " 0x%" PRIx64 " ", m->pid, m->start, m->end,
+	       m->offset);
+	for (unsigned i = 0; i < m->build_id_len; i++)
+		printf("%02x", m->build_id[i]);
+	printf("%s %s\n", m->build_id_len ? "" : "-", m->path);
+}
+
+static int count_event(void *ctx, const struct at_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+	return 0;
+}
+
+/* stacks (one line per event with a stack) or mappings (one line per mapping record). */
+static int cmd_records(const char *in, int stacks)
+{
+	struct stack_table table = { 0 };
+	struct at_source src;
+
+	if (at_source_open(&src, in) < 0) {
+		at_error("%s: %s", in, strerror(errno));
+		return 1;
+	}
+	if (stacks)
+		at_source_on_stack(&src, keep_stack, &table);
+	else
+		at_source_on_mapping(&src, print_mapping, NULL);
+	int status = drain(&src, stacks ? print_stack : count_event, &table);
+	at_source_close(&src);
+	free(table.v);
+	if (fflush(stdout) != 0) {
+		at_error("standard output: %s", strerror(errno));
+		status = 1;
+	}
 	return status;
 }
 
@@ -144,17 +263,113 @@ static double time_text_parse(const char *path, size_t expect)
 	return n == expect ? at_now_seconds() - t0 : -1;
 }
 
-/* Seconds to write the events of a through a sink of options opt on fd; its counters in st.
- * -1 on a write error (reported). */
+/* ---- synthetic times and stacks (time -t, -s) ----------------------------------------- */
+
+static uint64_t synth_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t synth_rnd(void)
+{
+	synth_state ^= synth_state << 13;
+	synth_state ^= synth_state >> 7;
+	synth_state ^= synth_state << 17;
+	return synth_state;
+}
+
+/* Times as a recorder sees them: 50 to 1550 ns apart, one event in 8 stamped up to 400 ns
+ * early (another CPU's clock), so times sometimes go backwards. */
+static void synth_times(struct event_array *a)
+{
+	uint64_t t = 1000000000000ull;
+
+	for (size_t i = 0; i < a->n; i++) {
+		t += 50 + synth_rnd() % 1500;
+		a->v[i].time_ns = t - (synth_rnd() % 8 == 0 ? synth_rnd() % 400 : 0);
+	}
+}
+
+#define SYNTH_FRAMES 20
+
+/* n call stacks of 20 frames, as a program's look: malloc's entry in libc, a few frames in a
+ * library, the program's own, and main, __libc_start_call_main and _start outermost. Stack k
+ * shares its outer frames with stack k / 2 and differs in its 1 to 6 innermost callers. */
+static struct at_stack *synth_shapes(unsigned n)
+{
+	struct at_stack *v = calloc(n, sizeof(*v));
+
+	for (unsigned k = 0; v && k < n; k++) {
+		struct at_stack *s = &v[k];
+		s->pid = 1;
+		s->count = SYNTH_FRAMES;
+		if (k == 0) {
+			s->pcs[0] = 0x7f3a1c0a5e10;
+			for (unsigned j = 1; j < SYNTH_FRAMES - 3; j++)
+				s->pcs[j] = j < 4 ? 0x7f3a1d000000 + synth_rnd() % 0x400000
+						  : 0x55d0c4200000 + synth_rnd() % 0x300000;
+			s->pcs[17] = 0x55d0c4201234;
+			s->pcs[18] = 0x7f3a1c029d90;
+			s->pcs[19] = 0x55d0c4200a45;
+			continue;
+		}
+		*s = v[k / 2];
+		unsigned changed = 1 + (unsigned)(synth_rnd() % 6);
+		for (unsigned j = 1; j <= changed; j++)
+			s->pcs[j] = j < 4 ? 0x7f3a1d000000 + synth_rnd() % 0x400000
+					  : 0x55d0c4200000 + synth_rnd() % 0x300000;
+	}
+	return v;
+}
+
+/* Gives every call but free and jemalloc_stats one of the shapes (the low ones far more
+ * often), numbered by first appearance; the stacks in id order go to *stacks. */
+static int synth_stacks(struct event_array *a, unsigned n, struct at_stack **stacks)
+{
+	struct at_stack *shape = synth_shapes(n), *by_id = calloc(n, sizeof(*by_id));
+	uint32_t *id_of = calloc(n, sizeof(*id_of));
+	uint32_t ids = 0;
+
+	if (!shape || !by_id || !id_of) {
+		free(shape);
+		free(by_id);
+		free(id_of);
+		return -1;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		if (!at_func_returns_pointer(a->v[i].func))
+			continue;
+		double u = (double)(synth_rnd() >> 11) / 9007199254740992.0;
+		unsigned k = (unsigned)(n * u * u * u);
+		if (!id_of[k]) {
+			id_of[k] = ++ids;
+			by_id[ids - 1] = shape[k];
+			by_id[ids - 1].id = ids;
+		}
+		a->v[i].stack = id_of[k];
+	}
+	free(shape);
+	free(id_of);
+	*stacks = by_id;
+	return 0;
+}
+
+/* Seconds to write the events of a through a sink of options opt on fd, each stack record
+ * before the first event that refers to it; its counters in st. -1 on a write error
+ * (reported). */
 static double time_sink(int fd, const struct at_sink_options *opt, const struct event_array *a,
-			struct at_sink_stats *st)
+			const struct at_stack *stacks, struct at_sink_stats *st)
 {
 	struct at_sink sink;
+	uint32_t put = 0;
 	double t0 = at_now_seconds();
 
 	if (at_sink_open_fd(&sink, fd, "<memfd>") == 0 && at_sink_start(&sink, opt) == 0)
-		for (size_t i = 0; i < a->n; i++)
+		for (size_t i = 0; i < a->n; i++) {
+			while (a->v[i].stack > put) {
+				struct at_sink_record r = { .kind = AT_SINK_STACK,
+							    .stack = &stacks[put++] };
+				at_sink_put_record(&sink, &r);
+			}
 			at_sink_put(&sink, &a->v[i]);
+		}
 	if (st)
 		at_sink_stats(&sink, st);
 	if (close_sink(&sink, 0))
@@ -165,8 +380,9 @@ static double time_sink(int fd, const struct at_sink_options *opt, const struct 
 /* Prints one line: events, atz bytes, content bytes, atz bytes/event, encode ns/event,
  * text format+write ns/event, decode Mevents/s, text parse Mevents/s (best of 9 runs each,
  * everything in memory: memfds, the text input in the page cache). */
-static int cmd_time(const char *in, int level)
+static int cmd_time(const char *in, int level, unsigned major, int times, unsigned nstacks)
 {
+	struct at_stack *stacks = NULL;
 	struct at_source src;
 	struct event_array a = { 0 };
 	double enc = 1e9, dec = 1e9, fmt = 1e9, parse = 1e9;
@@ -183,19 +399,26 @@ static int cmd_time(const char *in, int level)
 	at_source_close(&src);
 	if (bad || a.n == 0)
 		goto cleanup;
+	if (times)
+		synth_times(&a);
+	if (nstacks && synth_stacks(&a, nstacks, &stacks) < 0)
+		goto cleanup;
 	for (int run = 0; run < 9; run++) {
 		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
 			goto cleanup;
 		struct at_sink_options bin = { .format = AT_SINK_ATZ,
-					       .atz = { .host = "bench", .start_ns = 1, .level = level } };
+					       .atz = { .host = "bench", .start_ns = 1, .level = level,
+							.major = major,
+							.flags = (times ? 0 : AT_ATZ_FLAG_NO_TIMES) |
+								 (nstacks ? 0 : AT_ATZ_FLAG_NO_STACKS) } };
 		static const struct at_sink_options text = { .format = AT_SINK_TEXT };
-		double t = time_sink(fd, &bin, &a, &st);
+		double t = time_sink(fd, &bin, &a, stacks, &st);
 		if (t < 0)
 			goto cleanup;
 		enc = t < enc ? t : enc;
 		size = lseek(fd, 0, SEEK_END);
 		int null = memfd_create("text", MFD_CLOEXEC);
-		t = time_sink(null, &text, &a, NULL);
+		t = time_sink(null, &text, &a, stacks, NULL);
 		close(null);
 		fmt = t >= 0 && t < fmt ? t : fmt;
 
@@ -227,28 +450,44 @@ static int cmd_time(const char *in, int level)
 	status = 0;
 cleanup:
 	free(a.v);
+	free(stacks);
 	close(fd);
 	return status;
 }
 
 int main(int argc, char **argv)
 {
-	int level = 0;
+	int level = 0, times = 0;
+	unsigned major = 0, nstacks = 0;
 
 	at_program_name = "atz_tool";
 	if (argc < 2)
 		return usage();
 	const char *cmd = argv[1];
 	int i = 2;
-	if (i + 1 < argc && strcmp(argv[i], "-l") == 0) {
-		level = atoi(argv[i + 1]);
-		i += 2;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "-t") == 0)
+			times = 1;
+		else if (i + 1 < argc && strcmp(argv[i], "-l") == 0)
+			level = atoi(argv[++i]);
+		else if (i + 1 < argc && strcmp(argv[i], "-V") == 0)
+			major = (unsigned)atoi(argv[++i]);
+		else if (i + 1 < argc && strcmp(argv[i], "-s") == 0)
+			nstacks = (unsigned)atoi(argv[++i]);
+		else
+			return usage();
 	}
+	if (major > 2 || nstacks > 1000000)
+		return usage();
 	if (strcmp(cmd, "encode") == 0 && argc - i == 2)
-		return convert(argv[i], argv[i + 1], AT_SINK_ATZ, level);
+		return convert(argv[i], argv[i + 1], AT_SINK_ATZ, level, major);
 	if (strcmp(cmd, "decode") == 0 && argc - i == 2)
-		return convert(argv[i], argv[i + 1], AT_SINK_TEXT, 0);
+		return convert(argv[i], argv[i + 1], AT_SINK_TEXT, 0, 0);
 	if (strcmp(cmd, "time") == 0 && argc - i == 1)
-		return cmd_time(argv[i], level);
+		return cmd_time(argv[i], level, major, times, nstacks);
+	if (strcmp(cmd, "stacks") == 0 && argc - i == 1)
+		return cmd_records(argv[i], 1);
+	if (strcmp(cmd, "mappings") == 0 && argc - i == 1)
+		return cmd_records(argv[i], 0);
 	return usage();
 }

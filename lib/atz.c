@@ -62,7 +62,10 @@ struct at_atz_writer {
 	size_t slots_cap;
 	struct atz_thread *cur;
 	struct at_atz_stats st;
-	unsigned minor;        /* the header's */
+	unsigned major, minor; /* the header's */
+	unsigned tail;         /* ATZ_TAIL_* bits: what follows each event record */
+	uint64_t last_time;    /* 2.x: the reference of the next event's time delta */
+	uint32_t nstacks;      /* 2.x: stack ids given so far */
 };
 
 /* Keeps err as the output's error unless it has one already. Returns -1. */
@@ -162,13 +165,13 @@ static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt
 	}
 	size_t hl = strnlen(host, AT_ATZ_HOST_MAX);
 	put_bytes(w, ATZ_STREAM_MAGIC, 4);
-	put_byte(w, AT_ATZ_VERSION_MAJOR);
-	put_byte(w, (uint8_t)opt->minor);
+	put_byte(w, (uint8_t)w->major);
+	put_byte(w, (uint8_t)w->minor);
 	put_varint(w, opt->flags);
 	put_varint(w, opt->start_ns ? opt->start_ns : now_ns());
 	put_varint(w, hl);
 	put_bytes(w, host, hl);
-	put_varint(w, 0); /* header extension: none in 1.0 */
+	put_varint(w, 0); /* header extension: none in 1.0 to 2.0 */
 }
 
 static void free_writer(struct at_atz_writer *w)
@@ -199,16 +202,19 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 		errno = out->err;
 		return NULL;
 	}
-	if (opt && opt->minor > AT_ATZ_VERSION_MINOR) {
+	if (!opt)
+		opt = &defaults;
+	unsigned major = opt->major ? opt->major : AT_ATZ_VERSION_MAJOR;
+	if ((major != 1 && major != AT_ATZ_VERSION_MAJOR) || opt->minor > AT_ATZ_V1_MINOR) {
 		errno = EINVAL;
 		return NULL;
 	}
 	w = atz_map(sizeof(*w));
 	if (!w)
 		return NULL;
-	if (!opt)
-		opt = &defaults;
-	w->minor = opt->minor;
+	w->major = major;
+	w->minor = major == 1 ? opt->minor : AT_ATZ_VERSION_MINOR;
+	w->tail = atz_tail_of(major, opt->flags);
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
 	w->prefs.frameInfo.blockMode = LZ4F_blockLinked;
@@ -442,20 +448,59 @@ static int put_compact(struct at_atz_writer *w, struct atz_thread *t, const stru
 	return 0;
 }
 
+/* 2.x: a TIME record before an event whose time delta has no code (doc/FORMAT.md 5.5). */
+static void put_time_reference(struct at_atz_writer *w, uint64_t time_ns)
+{
+	if (!(w->tail & ATZ_TAIL_STACK) || atz_zigzag(time_ns - w->last_time) >> 63 == 0)
+		return;
+	put_byte(w, ATZ_OP_TIME);
+	put_varint(w, time_ns);
+	w->last_time = time_ns;
+}
+
+/* 2.x: the time and stack id that follow each event record, as the header's flags say. */
+static void put_event_tail(struct at_atz_writer *w, const struct at_event *ev)
+{
+	uint64_t z = atz_zigzag(ev->time_ns - w->last_time);
+
+	switch (w->tail) {
+	case ATZ_TAIL_TIME | ATZ_TAIL_STACK:
+		put_varint(w, z << 1 | (ev->stack != 0));
+		if (ev->stack)
+			put_varint(w, ev->stack);
+		break;
+	case ATZ_TAIL_TIME:
+		put_varint(w, z);
+		break;
+	case ATZ_TAIL_STACK:
+		put_varint(w, ev->stack);
+		break;
+	}
+	w->last_time = ev->time_ns;
+}
+
 int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 {
-	if (ev->func >= AT_FUNC_COUNT || ev->has_result > 1) {
+	if (ev->func >= AT_FUNC_COUNT || ev->has_result > 1 ||
+	    (w->major >= 2 && (ev->stack > w->nstacks ||
+			       (!(w->tail & ATZ_TAIL_TIME) && ev->time_ns) ||
+			       (!(w->tail & ATZ_TAIL_STACK) && ev->stack)))) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (reserve(w, 64) < 0)
+	if (reserve(w, 64 + 11 + ATZ_EVENT_TAIL_MAX) < 0)
 		goto fail;
+	if (w->tail & ATZ_TAIL_TIME)
+		put_time_reference(w, ev->time_ns);
 	struct atz_thread *t = switch_thread(w, ev->pid, ev->tid);
 	if (!t)
 		goto fail;
 	w->st.events++;
-	if (put_compact(w, t, ev))
+	if (put_compact(w, t, ev)) {
+		if (w->tail)
+			put_event_tail(w, ev);
 		return 0;
+	}
 	size_t op = w->len;
 	uint8_t fields = ev->has_result ? ATZ_FIELD_HAS_RESULT : 0;
 	put_byte(w, (uint8_t)(ATZ_OP_EVENT | ev->func));
@@ -476,6 +521,8 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 		atz_update(t, role, x, k);
 	}
 	w->chunk[op + 1] = fields;
+	if (w->tail)
+		put_event_tail(w, ev);
 	return 0;
 fail:
 	errno = w->out->err;
@@ -532,7 +579,7 @@ int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, 
 
 int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_process *p)
 {
-	if (w->minor < 1 || p->change < AT_ATZ_PROCESS_START || p->change > AT_ATZ_PROCESS_EXIT) {
+	if ((w->major == 1 && w->minor < 1) || p->change < AT_ATZ_PROCESS_START || p->change > AT_ATZ_PROCESS_EXIT) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -561,6 +608,64 @@ int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_pr
 	if (al)
 		put_bytes(w, p->args, al);
 	w->st.processes++;
+	return 0;
+}
+
+int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s)
+{
+	if (w->major < 2 || s->id != w->nstacks + 1 || s->count == 0 ||
+	    s->count > AT_STACK_MAX_FRAMES) {
+		errno = EINVAL;
+		return -1;
+	}
+	uint8_t payload[ATZ_STACK_RECORD_MAX];
+	size_t n = 0;
+
+	n += atz_put_varint(payload + n, s->id);
+	n += atz_put_varint(payload + n, s->pid);
+	n += atz_put_varint(payload + n, s->count);
+	n += atz_put_varint(payload + n, s->flags);
+	n += atz_put_varint(payload + n, s->pcs[0]);
+	for (unsigned i = 1; i < s->count; i++)
+		n += atz_put_varint(payload + n, atz_zigzag(s->pcs[i] - s->pcs[i - 1]));
+	if (reserve(w, 1 + 10 + n) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	put_byte(w, ATZ_OP_STACK);
+	put_varint(w, n);
+	put_bytes(w, payload, n);
+	w->nstacks++;
+	w->st.stacks++;
+	return 0;
+}
+
+int at_atz_append_mapping(struct at_atz_writer *w, const struct at_mapping *m)
+{
+	if (w->major < 2 || m->end < m->start || m->build_id_len > AT_BUILD_ID_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	uint8_t head[5 * 10];
+	size_t n = 0;
+	size_t pl = m->path ? strnlen(m->path, AT_ATZ_NAME_MAX) : 0;
+
+	n += atz_put_varint(head + n, m->pid);
+	n += atz_put_varint(head + n, m->start);
+	n += atz_put_varint(head + n, m->end);
+	n += atz_put_varint(head + n, m->offset);
+	n += atz_put_varint(head + n, m->build_id_len);
+	if (reserve(w, 1 + 10 + n + m->build_id_len + pl) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	put_byte(w, ATZ_OP_MAPPING);
+	put_varint(w, n + m->build_id_len + pl);
+	put_bytes(w, head, n);
+	put_bytes(w, m->build_id, m->build_id_len);
+	if (pl)
+		put_bytes(w, m->path, pl);
+	w->st.mappings++;
 	return 0;
 }
 

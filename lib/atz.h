@@ -3,8 +3,9 @@
  * A file is one lz4 frame (`lz4 -t` validates it, `lz4 -d` unwraps it), or several back to
  * back, which the reader reads as one trace (doc/FORMAT.md 2.1). A frame's content is a
  * versioned stream of records: a header, then events coded against per-thread predictors
- * (recent sizes, recent releases, recent allocations), thread switches, lost-event counts and
- * length-prefixed table records. doc/FORMAT.md is the byte-level specification.
+ * (recent sizes, recent releases, recent allocations), each with its time and stack id (2.x),
+ * thread switches, lost-event counts and length-prefixed table records (processes, stacks,
+ * mappings). doc/FORMAT.md is the byte-level specification.
  *
  * Both sides keep their memory in mmapped regions (lz4's contexts included), so a replayer
  * that reads a trace leaves the allocator under test untouched. */
@@ -15,15 +16,23 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "stack.h"
 
-#define AT_ATZ_VERSION_MAJOR 1
-#define AT_ATZ_VERSION_MINOR 1
+/* The version writers write by default (2.0: event times, stacks, mappings). Readers read
+ * 1.0, 1.1 and 2.0. */
+#define AT_ATZ_VERSION_MAJOR 2
+#define AT_ATZ_VERSION_MINOR 0
+/* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
+#define AT_ATZ_V1_MINOR 1
 
 /* The first four bytes of every lz4 frame, hence of every .atz file: 04 22 4D 18. */
 #define AT_ATZ_LZ4_MAGIC 0x184D2204u
 
 /* Header flags. */
 #define AT_ATZ_FLAG_MUNGED 1u /* pointers are munged slot numbers, not addresses */
+#define AT_ATZ_FLAG_NO_TIMES  2u /* 2.x: events carry no time (every time_ns is 0): for traces
+				  * made from text or 1.x, which have none */
+#define AT_ATZ_FLAG_NO_STACKS 4u /* 2.x: events carry no stack id (every stack is 0) */
 
 #define AT_ATZ_HOST_MAX 255   /* bytes of the recording host's name */
 #define AT_ATZ_NAME_MAX 4096  /* bytes of a process name or object path */
@@ -71,8 +80,10 @@ struct at_atz_options {
 	const char *host;     /* NULL: this machine's node name */
 	uint64_t start_ns;    /* 0: now (CLOCK_REALTIME) */
 	int level;            /* lz4 level: <= 0 fast (default), >= 3 LZ4HC (smaller, slower) */
-	unsigned minor;       /* minor version in the header: 0 (default) writes 1.0, which every
-			       * 1.x reader reads; 1 is needed for process change records */
+	unsigned major;       /* 0: AT_ATZ_VERSION_MAJOR (2); 1: a 1.x trace without times,
+			       * stacks or mappings, which 1.x readers read */
+	unsigned minor;       /* 1.x: 0 writes 1.0, 1 writes 1.1 (needed for process change
+			       * records). 2.x holds all 1.1 holds: 0 or 1 both write 2.0 */
 };
 
 /* Counters of a writer or reader. */
@@ -84,6 +95,8 @@ struct at_atz_stats {
 	uint64_t file_bytes;    /* lz4 frame bytes written / consumed */
 	uint64_t threads;       /* thread table entries (over every frame read) */
 	uint64_t processes;     /* process change records appended / decoded */
+	uint64_t stacks;        /* stack records appended / decoded (over every frame read) */
+	uint64_t mappings;      /* mapping records appended / decoded */
 };
 
 /* ---- writer ---------------------------------------------------------------------------- */
@@ -96,11 +109,13 @@ struct at_atz_writer;
 struct at_output;
 
 /* Starts a trace on out (not closed by the writer): writes the frame and stream headers at
- * once. Returns NULL with errno set (EINVAL for a minor version above AT_ATZ_VERSION_MINOR,
- * ENOMEM, or the output's error). */
+ * once. Returns NULL with errno set (EINVAL for a version this writer cannot write, ENOMEM,
+ * or the output's error). */
 struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_atz_options *opt);
-/* Appends one event. Every field is kept, whatever its value; ev->func must be below
- * AT_FUNC_COUNT and ev->has_result 0 or 1 (else EINVAL, the output unharmed). Returns 0, or -1
+/* Appends one event. Every field is kept, whatever its value (a 1.x trace drops time_ns and
+ * stack); ev->func must be below AT_FUNC_COUNT, ev->has_result 0 or 1, and in 2.x ev->stack 0
+ * or the id of a stack already appended, time_ns 0 under AT_ATZ_FLAG_NO_TIMES and stack 0
+ * under AT_ATZ_FLAG_NO_STACKS (else EINVAL, the output unharmed). Returns 0, or -1
  * with errno (EINVAL, or the output's error). */
 int at_atz_append(struct at_atz_writer *w, const struct at_event *ev);
 /* Records that n events were lost at this point of the stream (nothing for n == 0). 0 or -1. */
@@ -115,6 +130,14 @@ int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, 
  * the ARGS_CUT flag). 0 or -1 with errno (EINVAL for a change code outside the enum or a 1.0
  * trace, the output unharmed). */
 int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_process *p);
+/* Appends a stack record (2.x only). s->id must be the next id (1 for the first stack of the
+ * trace, then one more each time), s->count 1..AT_STACK_MAX_FRAMES. 0, or -1 with errno
+ * (EINVAL for a 1.x trace or a stack breaking those rules, the output unharmed). */
+int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s);
+/* Appends a mapping record (2.x only): [start, end) of pid maps path (at most AT_ATZ_NAME_MAX
+ * bytes are kept) from file offset, build_id_len <= AT_BUILD_ID_MAX. 0, or -1 with errno
+ * (EINVAL for a 1.x trace or start > end or a build-id too long). */
+int at_atz_append_mapping(struct at_atz_writer *w, const struct at_mapping *m);
 /* Ends the current lz4 block and writes it out, so everything appended so far survives a
  * crash of the writer. Cheap when little was appended. 0, or -1 with errno. */
 int at_atz_flush(struct at_atz_writer *w);
@@ -154,6 +177,13 @@ int at_atz_next(struct at_atz_reader *r, struct at_event *ev);
  * skipped. */
 typedef void (*at_atz_process_fn)(void *arg, const struct at_atz_process *p);
 void at_atz_reader_on_process(struct at_atz_reader *r, at_atz_process_fn fn, void *arg);
+/* Stack and mapping records (2.x) met from now on are passed to fn (NULL: none), in stream
+ * order, before the event that follows them; the pointer is valid during the call (a mapping's
+ * path is NUL-terminated). */
+typedef void (*at_atz_stack_fn)(void *arg, const struct at_stack *s);
+typedef void (*at_atz_mapping_fn)(void *arg, const struct at_mapping *m);
+void at_atz_reader_on_stack(struct at_atz_reader *r, at_atz_stack_fn fn, void *arg);
+void at_atz_reader_on_mapping(struct at_atz_reader *r, at_atz_mapping_fn fn, void *arg);
 /* Events recorded as lost immediately before the event at_atz_next just returned. */
 uint64_t at_atz_lost_before(const struct at_atz_reader *r);
 /* The stream header (the first frame's), or NULL if it could not be read. */

@@ -7,8 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "atz.h"
 #include "event.h"
 #include "prim.h"
+#include "stack.h"
 
 /* Stream magic, the first four content bytes: "ATZ" and NUL. */
 #define ATZ_STREAM_MAGIC "ATZ\0"
@@ -30,11 +32,33 @@
 #define ATZ_OP_THREAD       0x90 /* switch to thread table entry (varint index) */
 #define ATZ_OP_NEW_THREAD   0x91 /* append (varint pid, varint tid) to the table, switch to it */
 #define ATZ_OP_LOST         0x92 /* varint count of events lost here */
+#define ATZ_OP_TIME         0x93 /* 2.x: varint time, the reference of the next time delta */
 #define ATZ_OP_SIZED_FIRST  0xC0 /* 0xC0-0xFF: kind, varint length, payload (skippable) */
 #define ATZ_OP_PROCESS      0xC0 /* payload: varint pid, name bytes */
 #define ATZ_OP_OBJECT       0xC1 /* payload: varint pid, start, end, offset, path bytes */
 #define ATZ_OP_PROCESS_CHANGE 0xC2 /* payload: varint change, flags, pid, parent, time, status,
 				    * executable bytes, NUL, command line bytes (1.1) */
+#define ATZ_OP_STACK        0xC3 /* 2.x payload: varint id, pid, count, flags, first pc, then
+				  * zigzag(pc[i] - pc[i-1]) for each further frame */
+#define ATZ_OP_MAPPING      0xC4 /* 2.x payload: varint pid, start, end, offset, build-id
+				  * length, build-id bytes, path bytes */
+
+/* 2.x: what follows every event record, as the header's flags say (doc/FORMAT.md 5.5):
+ * times and stacks: varint zigzag(time - previous time) << 1 | S, then when S is 1 the varint
+ * stack id; times only: varint zigzag(time - previous time); stacks only: varint stack id
+ * (0: none); neither: nothing. */
+#define ATZ_TAIL_TIME  1u
+#define ATZ_TAIL_STACK 2u
+#define ATZ_EVENT_TAIL_MAX 20
+
+/* The tail of a stream of version major with header flags. */
+static inline unsigned atz_tail_of(unsigned major, uint64_t flags)
+{
+	if (major < 2)
+		return 0;
+	return (flags & AT_ATZ_FLAG_NO_TIMES ? 0 : ATZ_TAIL_TIME) |
+	       (flags & AT_ATZ_FLAG_NO_STACKS ? 0 : ATZ_TAIL_STACK);
+}
 
 /* Field modes in the field byte of an ATZ_OP_EVENT record. */
 #define ATZ_MODE_ZERO    0 /* the value is 0, no bytes */
@@ -53,6 +77,8 @@ enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA 
 
 /* The largest record we write: a process change record */
 #define ATZ_RECORD_MAX   (8 + 8 * 10 + AT_ATZ_NAME_MAX + 1 + AT_ATZ_ARGS_MAX)
+/* The largest stack record: kind, length, four numbers, the frames. */
+#define ATZ_STACK_RECORD_MAX (1 + 10 + 4 * 10 + AT_STACK_MAX_FRAMES * 10)
 #define ATZ_SIZED_MAX    (1u << 20) /* largest length-prefixed payload a reader accepts */
 #define ATZ_CHUNK        (64u * 1024) /* content bytes per lz4 block, as written */
 

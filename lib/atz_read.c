@@ -20,7 +20,8 @@
 #include "atz_model.h"
 #include "prim.h"
 
-#define EVENT_RECORD_MAX 40 /* op, field byte, three 10-byte varints, with margin */
+/* op, field byte, three 10-byte varints, the 2.x time and stack, with margin */
+#define EVENT_RECORD_MAX (40 + ATZ_EVENT_TAIL_MAX)
 
 /* Everything but the thread table lives in one mapping (munmap is costly in some VMs, and one
  * mapping is one munmap): the reader, the input slot, the content slot, and an arena for
@@ -69,6 +70,17 @@ struct at_atz_reader {
 	struct at_atz_stats st;
 	at_atz_process_fn on_process;
 	void *on_process_arg;
+	/* 2.x, per frame */
+	unsigned frame_major;       /* the current frame's major version */
+	unsigned tail;              /* ATZ_TAIL_* bits of the current frame */
+	uint64_t last_time;         /* the reference of the next time delta */
+	uint32_t nstacks;           /* stack ids defined so far */
+	at_atz_stack_fn on_stack;
+	void *on_stack_arg;
+	at_atz_mapping_fn on_mapping;
+	void *on_mapping_arg;
+	struct at_stack stack;      /* the stack record being handed to on_stack */
+	char path[AT_ATZ_NAME_MAX + 1]; /* the mapping path being handed to on_mapping */
 };
 
 static int fail(struct at_atz_reader *r, enum at_atz_status status, const char *fmt, ...)
@@ -346,7 +358,7 @@ static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 		return 1;
 	h->major = p[4];
 	h->minor = p[5];
-	if (p[4] != AT_ATZ_VERSION_MAJOR)
+	if (p[4] != 1 && p[4] != AT_ATZ_VERSION_MAJOR)
 		return fail(r, AT_ATZ_ERR_VERSION, "trace format version %u.%u is %s this reader's "
 			    "(%u.%u): %s", p[4], p[5], p[4] > AT_ATZ_VERSION_MAJOR ? "newer than" :
 			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_VERSION_MINOR,
@@ -406,6 +418,8 @@ static int open_stream(struct at_atz_reader *r)
 	if (open_frame(r, &r->hdr) < 0)
 		return -1;
 	r->have_header = 1;
+	r->frame_major = r->hdr.major;
+	r->tail = atz_tail_of(r->hdr.major, r->hdr.flags);
 	return 0;
 }
 
@@ -429,6 +443,10 @@ static int next_frame(struct at_atz_reader *r)
 			    h.flags & AT_ATZ_FLAG_MUNGED ? "raw" : "munged");
 	r->nthreads = 0;
 	r->cur = NULL;
+	r->frame_major = h.major;
+	r->tail = atz_tail_of(h.major, h.flags);
+	r->last_time = 0;
+	r->nstacks = 0;
 	return 0;
 }
 
@@ -602,6 +620,79 @@ static int get_process_change(struct at_atz_reader *r, const uint8_t *p, const u
 	return 0;
 }
 
+/* The payload of a stack record (2.x), [p, end): ids must come 1, 2, ... in order. Bytes after
+ * the last frame are skipped. 0, or -1 when it is malformed. */
+static int get_stack(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t v[5];
+	char why[96];
+
+	for (unsigned i = 0; i < 5; i++)
+		if (atz_get_varint(&p, end, &v[i]))
+			return corrupt(r, "bad number in a stack record");
+	if (v[0] != (uint64_t)r->nstacks + 1) {
+		snprintf(why, sizeof(why), "stack record with id %" PRIu64 " where id %" PRIu32
+			 " comes next", v[0], r->nstacks + 1);
+		return corrupt(r, why);
+	}
+	if (v[1] > UINT32_MAX)
+		return corrupt(r, "stack record with a pid above 2^32-1");
+	if (v[2] == 0 || v[2] > AT_STACK_MAX_FRAMES) {
+		snprintf(why, sizeof(why), "stack record with %" PRIu64 " frames (1 to %u)", v[2],
+			 AT_STACK_MAX_FRAMES);
+		return corrupt(r, why);
+	}
+	if (v[3] > UINT16_MAX)
+		return corrupt(r, "stack record with flags above 0xffff");
+	struct at_stack *s = &r->stack;
+	s->id = (uint32_t)v[0];
+	s->pid = (uint32_t)v[1];
+	s->count = (uint16_t)v[2];
+	s->flags = (uint16_t)v[3];
+	s->pcs[0] = v[4];
+	for (unsigned i = 1; i < s->count; i++) {
+		uint64_t z;
+		if (atz_get_varint(&p, end, &z))
+			return corrupt(r, "bad frame in a stack record");
+		s->pcs[i] = s->pcs[i - 1] + atz_unzigzag(z);
+	}
+	r->nstacks++;
+	r->st.stacks++;
+	if (r->on_stack)
+		r->on_stack(r->on_stack_arg, s);
+	return 0;
+}
+
+/* The payload of a mapping record (2.x), [p, end). 0, or -1 when it is malformed. */
+static int get_mapping(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t v[5];
+
+	for (unsigned i = 0; i < 5; i++)
+		if (atz_get_varint(&p, end, &v[i]))
+			return corrupt(r, "bad number in a mapping record");
+	if (v[0] > UINT32_MAX)
+		return corrupt(r, "mapping record with a pid above 2^32-1");
+	if (v[2] < v[1])
+		return corrupt(r, "mapping record that ends before it starts");
+	if (v[4] > AT_BUILD_ID_MAX || v[4] > (uint64_t)(end - p))
+		return corrupt(r, "mapping record with a build-id longer than 20 bytes or its "
+			       "payload");
+	struct at_mapping m = { .pid = (uint32_t)v[0], .build_id_len = (uint8_t)v[4],
+				.start = v[1], .end = v[2], .offset = v[3], .path = r->path };
+	memcpy(m.build_id, p, m.build_id_len);
+	p += m.build_id_len;
+	size_t pl = (size_t)(end - p);
+	if (pl > AT_ATZ_NAME_MAX)
+		return corrupt(r, "mapping record with a path longer than 4096 bytes");
+	memcpy(r->path, p, pl);
+	r->path[pl] = 0;
+	r->st.mappings++;
+	if (r->on_mapping)
+		r->on_mapping(r->on_mapping_arg, &m);
+	return 0;
+}
+
 /* A length-prefixed record: kinds this version knows are checked, others skipped. */
 static int get_sized(struct at_atz_reader *r, uint8_t op)
 {
@@ -621,8 +712,10 @@ static int get_sized(struct at_atz_reader *r, uint8_t op)
 		return rc < 0 ? -1 : ran_out(r);
 	p = r->buf + r->pos + head;
 	end = p + n;
-	if (op == ATZ_OP_PROCESS_CHANGE) {
-		if (get_process_change(r, p, end) < 0)
+	if (op == ATZ_OP_PROCESS_CHANGE ||
+	    (r->frame_major >= 2 && (op == ATZ_OP_STACK || op == ATZ_OP_MAPPING))) {
+		if ((op == ATZ_OP_PROCESS_CHANGE ? get_process_change(r, p, end)
+		     : op == ATZ_OP_STACK ? get_stack(r, p, end) : get_mapping(r, p, end)) < 0)
 			return -1;
 		r->pos += head + n;
 		return 0;
@@ -747,6 +840,34 @@ malloc:
 	return 0;
 }
 
+/* 2.x: the time and stack id after an event record, as the header's flags say. 0, 1 past the
+ * end, -1 corrupt. */
+static int get_event_tail(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
+			  struct at_event *ev)
+{
+	uint64_t t = 0, id = 0;
+	int rc, has_stack = r->tail == ATZ_TAIL_STACK;
+
+	if ((r->tail & ATZ_TAIL_TIME) && (rc = atz_get_varint(pp, end, &t)))
+		return rc > 0 ? 1 : corrupt(r, "bad time varint after an event");
+	if (r->tail == (ATZ_TAIL_TIME | ATZ_TAIL_STACK)) {
+		has_stack = t & 1;
+		t >>= 1;
+	}
+	if (has_stack && (rc = atz_get_varint(pp, end, &id)))
+		return rc > 0 ? 1 : corrupt(r, "bad stack id varint after an event");
+	if (id > r->nstacks || (has_stack && id == 0 && r->tail != ATZ_TAIL_STACK)) {
+		char why[96];
+		snprintf(why, sizeof(why), "event with stack id %" PRIu64 " (%s)", id,
+			 id ? "used before its stack record" : "0 written as present");
+		return corrupt(r, why);
+	}
+	r->last_time += atz_unzigzag(t);
+	ev->time_ns = r->last_time;
+	ev->stack = (uint32_t)id;
+	return 0;
+}
+
 /* Decodes one record at pos. 1: an event in ev; 0: another record; -1: error. */
 static int get_record(struct at_atz_reader *r, struct at_event *ev)
 {
@@ -766,6 +887,13 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 		ev->arg[1] = 0;
 		rc = op < ATZ_OP_EVENT ? get_compact(r, t, op, &p, end, ev)
 				       : get_event(r, &p, end, op & 15, ev);
+		if (rc == 0 && r->tail) {
+			r->pos = (size_t)(p - r->buf); /* a corrupt tail is reported at its offset */
+			rc = get_event_tail(r, &p, end, ev);
+		} else if (rc == 0) {
+			ev->time_ns = 0;
+			ev->stack = 0;
+		}
 		if (rc)
 			return rc > 0 ? ran_out(r) : -1;
 		r->pos = (size_t)(p - r->buf);
@@ -785,6 +913,13 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a thread record");
 		if (new_thread(r, a, b) < 0)
 			return -1;
+		break;
+	case ATZ_OP_TIME:
+		if (!(r->tail & ATZ_TAIL_TIME))
+			return corrupt(r, "unknown record kind");
+		if ((rc = atz_get_varint(&p, end, &a)))
+			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a time record");
+		r->last_time = a;
 		break;
 	case ATZ_OP_LOST:
 		if ((rc = atz_get_varint(&p, end, &a)))
@@ -831,6 +966,18 @@ void at_atz_reader_on_process(struct at_atz_reader *r, at_atz_process_fn fn, voi
 {
 	r->on_process = fn;
 	r->on_process_arg = arg;
+}
+
+void at_atz_reader_on_stack(struct at_atz_reader *r, at_atz_stack_fn fn, void *arg)
+{
+	r->on_stack = fn;
+	r->on_stack_arg = arg;
+}
+
+void at_atz_reader_on_mapping(struct at_atz_reader *r, at_atz_mapping_fn fn, void *arg)
+{
+	r->on_mapping = fn;
+	r->on_mapping_arg = arg;
 }
 
 uint64_t at_atz_lost_before(const struct at_atz_reader *r)

@@ -58,7 +58,8 @@ _Static_assert(AT_MALLOC == 0 && AT_CALLOC == 1 && AT_REALLOC == 2 && AT_FREE ==
 /* One call. arg[] holds the arguments in the order the format prints them; for free and
  * realloc arg[0] is the pointer (an address in a raw log, a slot number in a munged one).
  * result is the returned pointer (address or slot); has_result says whether the line had one
- * (free and jemalloc_stats never do). */
+ * (free and jemalloc_stats never do). time_ns and stack exist only in binary traces of
+ * version 2 (doc/FORMAT.md); text never prints them. */
 struct at_event {
 	uint32_t pid;
 	uint32_t tid;
@@ -66,6 +67,8 @@ struct at_event {
 	uint8_t has_result;
 	uint64_t arg[2];
 	uint64_t result;
+	uint64_t time_ns;   /* CLOCK_MONOTONIC when recorded; 0: unknown (text logs, v1 traces) */
+	uint32_t stack;     /* id of its call stack in the trace (lib/stack.h); 0: none */
 };
 
 /* Number of arguments the format requires for each function. */

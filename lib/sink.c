@@ -126,8 +126,12 @@ int at_sink_put(struct at_sink *s, const struct at_event *ev)
 		return fail(s, s->out.err);
 	if (!s->started)
 		return fail(s, EINVAL);
-	if (s->atz)
-		return at_atz_append(s->atz, ev);
+	if (s->atz) {
+		int rc = at_atz_append(s->atz, ev);
+		if (rc < 0 && errno == EINVAL && !s->out.err)
+			s->accepted--; /* a stack id not written yet: refused, as func out of range */
+		return rc;
+	}
 	return put_line(s, ev);
 }
 
@@ -144,6 +148,10 @@ static int put_record(struct at_atz_writer *w, const struct at_sink_record *r)
 					    r->object.offset, r->object.path);
 	case AT_SINK_PROCESS_CHANGE:
 		return at_atz_append_process_change(w, &r->change);
+	case AT_SINK_STACK:
+		return at_atz_append_stack(w, r->stack);
+	case AT_SINK_MAPPING:
+		return at_atz_append_mapping(w, r->mapping);
 	}
 	errno = EINVAL;
 	return -1;

@@ -43,13 +43,15 @@ struct at_sink_options {
 	struct at_atz_options atz; /* binary: host, start time, lz4 level (flags: from munged) */
 };
 
-/* Records besides events. A new kind is a new enum value, a member of the union, and a case
+/* Records besides events (a text sink counts none of them as events and writes nothing). A new kind is a new enum value, a member of the union, and a case
  * in sink.c's put_record. */
 enum at_sink_record_kind {
 	AT_SINK_LOST = 0, /* events lost at this point of the stream */
 	AT_SINK_PROCESS,  /* a process and its command name */
 	AT_SINK_OBJECT,   /* an object mapped by a process */
 	AT_SINK_PROCESS_CHANGE, /* a process starts, executes a new image or ends */
+	AT_SINK_STACK,    /* a call stack, before the first event that refers to it (2.x) */
+	AT_SINK_MAPPING,  /* an executable mapping of a process, for symbolizing stacks (2.x) */
 };
 
 struct at_sink_record {
@@ -68,6 +70,8 @@ struct at_sink_record {
 			const char *path;
 		} object;
 		struct at_atz_process change; /* strings copied before at_sink_put_record returns */
+		const struct at_stack *stack;     /* copied before at_sink_put_record returns */
+		const struct at_mapping *mapping; /* likewise, its path included */
 	};
 };
 
@@ -110,7 +114,8 @@ int at_sink_start(struct at_sink *s, const struct at_sink_options *opt);
 void at_sink_set_munged(struct at_sink *s, int munged);
 
 /* Writes one event. 0; -1 with errno EINVAL for an event outside the model (func or has_result
- * out of range: nothing written, the sink unharmed), or with the sink's error after a failure
+ * out of range, or in a 2.x trace a stack id whose stack record was not put yet: nothing
+ * written, the sink unharmed), or with the sink's error after a failure
  * (the event dropped; a sink not started fails with EINVAL as its error). */
 int at_sink_put(struct at_sink *s, const struct at_event *ev);
 /* Writes a record (text: counted only). 0, or -1 as at_sink_put. */

@@ -166,12 +166,27 @@ int at_source_next(struct at_source *s, struct at_event *ev)
 {
 	if (s->fatal)
 		return -1;
-	if (s->kind == AT_SOURCE_TEXT)
+	if (s->kind == AT_SOURCE_TEXT) {
+		ev->time_ns = 0;
+		ev->stack = 0;
 		return next_text(s, ev);
+	}
 	int rc = at_atz_next(s->atz, ev);
 	if (rc < 0)
 		s->fatal = 1;
 	return rc;
+}
+
+void at_source_on_stack(struct at_source *s, at_atz_stack_fn fn, void *arg)
+{
+	if (s->kind == AT_SOURCE_BINARY && s->atz)
+		at_atz_reader_on_stack(s->atz, fn, arg);
+}
+
+void at_source_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg)
+{
+	if (s->kind == AT_SOURCE_BINARY && s->atz)
+		at_atz_reader_on_mapping(s->atz, fn, arg);
 }
 
 void at_source_report(const struct at_source *s)

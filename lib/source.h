@@ -39,6 +39,11 @@ int at_source_open_fd(struct at_source *s, int fd, const char *name);
  * (s->fatal == 0) the next call goes on with the following line; after a fatal error every
  * later call returns -1. */
 int at_source_next(struct at_source *s, struct at_event *ev);
+/* Stack and mapping records of a binary trace (2.x) met from now on go to fn (NULL: none),
+ * before the event that follows them, as at_atz_reader_on_stack/on_mapping say; text input
+ * never calls them. at_source_next gives time_ns and stack 0 for text and 1.x traces. */
+void at_source_on_stack(struct at_source *s, at_atz_stack_fn fn, void *arg);
+void at_source_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg);
 /* Prints the last error: "PROGRAM: FILE:LINE: reason" for text, "PROGRAM: FILE: reason" for
  * binary input. */
 void at_source_report(const struct at_source *s);

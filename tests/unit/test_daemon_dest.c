@@ -23,7 +23,7 @@
 
 static const struct at_sink_options text = { .format = AT_SINK_TEXT };
 static const struct at_sink_options binary = { .format = AT_SINK_ATZ };
-static const struct at_event marker = { 7, 7, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 };
+static const struct at_event marker = { 7, 7, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 0, 0 };
 
 static char dir[] = "/tmp/test_daemon_dest.XXXXXX";
 

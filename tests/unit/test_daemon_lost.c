@@ -42,7 +42,7 @@ static void test_note(void **state)
 	struct at_sink s;
 	struct at_sink_options opt = { .format = AT_SINK_ATZ };
 	struct at_lost l = { .reported = 0 };
-	struct at_event ev = { 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x10 };
+	struct at_event ev = { 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x10, 0, 0 };
 
 	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
 	assert_int_equal(at_sink_start(&s, &opt), 0);

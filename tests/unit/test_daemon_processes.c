@@ -90,7 +90,7 @@ static void test_records_in_order(void **state)
 	at_processes_note(&p, AT_ATZ_PROCESS_EXIT, getpid(), 0, 0, 7 << 8, 333, 30); /* the table's */
 	for (uint64_t seq = 5; seq <= 35; seq += 10) {
 		struct at_event ev = { (uint32_t)getpid(), (uint32_t)getpid(), AT_MALLOC, 1,
-				       { seq, 0 }, 0x1000 * seq };
+				       { seq, 0 }, 0x1000 * seq, 0, 0 };
 		at_processes_flush(&p, &s, seq);
 		assert_int_equal(at_sink_put(&s, &ev), 0);
 	}

@@ -30,10 +30,12 @@ struct file {
 	size_t n;
 };
 
-static struct file write_events(const struct at_event *ev, size_t n, size_t flush_every,
-				unsigned flags)
+/* Writes the events as a trace of version major.0 (1: 1.0, 2: 2.0). */
+static struct file write_events_v(const struct at_event *ev, size_t n, size_t flush_every,
+				  unsigned flags, unsigned major)
 {
-	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42 };
+	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42,
+				      .major = major };
 	int fd = memfd_create("atz", 0);
 	struct file f;
 
@@ -54,6 +56,13 @@ static struct file write_events(const struct at_event *ev, size_t n, size_t flus
 	assert_int_equal(pread(fd, f.p, f.n, 0), (ssize_t)f.n);
 	close(fd);
 	return f;
+}
+
+/* The tests of the 1.x records write 1.0 traces: a 1.x trace must stay readable. */
+static struct file write_events(const struct at_event *ev, size_t n, size_t flush_every,
+				unsigned flags)
+{
+	return write_events_v(ev, n, flush_every, flags, 1);
 }
 
 /* Decodes everything; returns events decoded, *rc the final at_atz_next result. */
@@ -97,19 +106,25 @@ static void assert_event_equal(const struct at_event *a, const struct at_event *
 	assert_int_equal(a->result, b->result);
 }
 
+/* Both versions give every event back; 2.0 its time and stack too, 1.0 zeros there. */
 static void roundtrip(const struct at_event *ev, size_t n, size_t flush_every)
 {
-	struct file f = write_events(ev, n, flush_every, 0);
-	struct at_event *out = calloc(n + 1, sizeof(*out));
-	int rc;
-	enum at_atz_status st;
+	for (unsigned major = 1; major <= 2; major++) {
+		struct file f = write_events_v(ev, n, flush_every, 0, major);
+		struct at_event *out = calloc(n + 1, sizeof(*out));
+		int rc;
+		enum at_atz_status st;
 
-	assert_int_equal(decode_all(f.p, f.n, out, n + 1, &rc, &st), n);
-	assert_int_equal(rc, 0);
-	for (size_t i = 0; i < n; i++)
-		assert_event_equal(&out[i], &ev[i]);
-	free(out);
-	free(f.p);
+		assert_int_equal(decode_all(f.p, f.n, out, n + 1, &rc, &st), n);
+		assert_int_equal(rc, 0);
+		for (size_t i = 0; i < n; i++) {
+			assert_event_equal(&out[i], &ev[i]);
+			assert_int_equal(out[i].time_ns, major == 2 ? ev[i].time_ns : 0);
+			assert_int_equal(out[i].stack, major == 2 ? ev[i].stack : 0);
+		}
+		free(out);
+		free(f.p);
+	}
 }
 
 /* The decompressed content of a file (the whole lz4 frame must be valid). */
@@ -148,16 +163,16 @@ static void test_header_and_compact_records(void **state)
 {
 	(void)state;
 	const struct at_event ev[] = {
-		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000 },  /* new thread, MALLOC_NEW */
-		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0 },     /* QUICK_FREE 0 */
-		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000 },  /* QUICK_MALLOC s0 a0 */
-		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1040 },  /* MALLOC_SIZE s0, adelta +0x40 */
-		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0 },     /* QUICK_FREE 1 */
-		{ 7, 9, AT_MALLOC, 1, { 48, 0 }, 0x1000 },  /* MALLOC_ADDR a0, size 48 */
-		{ 7, 9, AT_FREE, 0, { 0, 0 }, 0 },          /* FREE_NULL */
-		{ 7, 9, AT_FREE, 0, { 0x5003, 0 }, 0 },     /* FREE_DELTA, unaligned */
-		{ 8, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 }, /* new thread, EVENT */
-		{ 7, 9, AT_FREE, 0, { 0x1040, 0 }, 0 },     /* THREAD 0, QUICK_FREE 1 */
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 },  /* new thread, MALLOC_NEW */
+		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0, 0, 0 },     /* QUICK_FREE 0 */
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 },  /* QUICK_MALLOC s0 a0 */
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1040, 0, 0 },  /* MALLOC_SIZE s0, adelta +0x40 */
+		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0, 0, 0 },     /* QUICK_FREE 1 */
+		{ 7, 9, AT_MALLOC, 1, { 48, 0 }, 0x1000, 0, 0 },  /* MALLOC_ADDR a0, size 48 */
+		{ 7, 9, AT_FREE, 0, { 0, 0 }, 0, 0, 0 },          /* FREE_NULL */
+		{ 7, 9, AT_FREE, 0, { 0x5003, 0 }, 0, 0, 0 },     /* FREE_DELTA, unaligned */
+		{ 8, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 0, 0 }, /* new thread, EVENT */
+		{ 7, 9, AT_FREE, 0, { 0x1040, 0 }, 0, 0, 0 },     /* THREAD 0, QUICK_FREE 1 */
 	};
 	static const uint8_t want[] = {
 		0x91, 7, 9, 0x70, 32, 0x80, 0x08,
@@ -187,14 +202,14 @@ static void test_general_records(void **state)
 {
 	(void)state;
 	const struct at_event ev[] = {
-		{ 1, 1, AT_CALLOC, 1, { 1, 148 }, 0x2000 },
-		{ 1, 1, AT_REALLOC, 1, { 0x2000, 300 }, 0x2000 },
-		{ 1, 1, AT_POSIX_MEMALIGN, 1, { 256, 240 }, 0 },
-		{ 1, 1, AT_MALLOC, 0, { 5, 0 }, 0 },            /* malloc without a result */
-		{ 1, 1, AT_MALLOC, 1, { 5, 7 }, 0x30 },          /* an argument malloc lacks */
-		{ 1, 1, AT_REALLOC, 1, { 0x30, 64 }, 0x4000 },   /* REALLOC_MOVE */
-		{ 1, 1, AT_REALLOC, 1, { 0, 16 }, 0x4100 },      /* REALLOC_NULL */
-		{ 1, 1, AT_REALLOC, 1, { 0x4100, 0 }, 0 },       /* fails: general form */
+		{ 1, 1, AT_CALLOC, 1, { 1, 148 }, 0x2000, 0, 0 },
+		{ 1, 1, AT_REALLOC, 1, { 0x2000, 300 }, 0x2000, 0, 0 },
+		{ 1, 1, AT_POSIX_MEMALIGN, 1, { 256, 240 }, 0, 0, 0 },
+		{ 1, 1, AT_MALLOC, 0, { 5, 0 }, 0, 0, 0 },            /* malloc without a result */
+		{ 1, 1, AT_MALLOC, 1, { 5, 7 }, 0x30, 0, 0 },          /* an argument malloc lacks */
+		{ 1, 1, AT_REALLOC, 1, { 0x30, 64 }, 0x4000, 0, 0 },   /* REALLOC_MOVE */
+		{ 1, 1, AT_REALLOC, 1, { 0, 16 }, 0x4100, 0, 0 },      /* REALLOC_NULL */
+		{ 1, 1, AT_REALLOC, 1, { 0x4100, 0 }, 0, 0, 0 },       /* fails: general form */
 	};
 	static const uint8_t want[] = {
 		0x91, 1, 1,
@@ -235,12 +250,12 @@ static void test_deep_release_hits(void **state)
 	size_t n = 0;
 
 	for (unsigned i = 0; i < 10; i++) /* A_i = 0x1000 + 0x20 i */
-		ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * i };
+		ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * i, 0, 0 };
 	for (unsigned i = 10; i-- > 0;)
-		ev[n++] = (struct at_event){ 1, 1, AT_FREE, 0, { 0x1000 + 0x20 * i, 0 }, 0 };
+		ev[n++] = (struct at_event){ 1, 1, AT_FREE, 0, { 0x1000 + 0x20 * i, 0 }, 0, 0, 0 };
 	/* releases is now A0 (entry 0) ... A9 (entry 9) */
-	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * 9 };
-	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 777, 0 }, 0x1000 + 0x20 * 8 };
+	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 16, 0 }, 0x1000 + 0x20 * 9, 0, 0 };
+	ev[n++] = (struct at_event){ 1, 1, AT_MALLOC, 1, { 777, 0 }, 0x1000 + 0x20 * 8, 0, 0 };
 	uint8_t want[64];
 	size_t w = 0;
 	memcpy(want, "\x91\x01\x01\x70\x10\x80\x08", 7); /* first malloc: MALLOC_NEW */
@@ -268,7 +283,7 @@ static void test_table_record_bytes(void **state)
 {
 	(void)state;
 	int fd = memfd_create("atz", 0);
-	struct at_atz_options opt = { .host = "testhost", .start_ns = 42 };
+	struct at_atz_options opt = { .host = "testhost", .start_ns = 42, .major = 1 };
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
@@ -322,18 +337,18 @@ static void test_extremes_roundtrip(void **state)
 	(void)state;
 	const uint64_t M = UINT64_MAX;
 	const struct at_event ev[] = {
-		{ UINT32_MAX, UINT32_MAX, AT_MALLOC, 1, { M, 0 }, M },
-		{ UINT32_MAX, UINT32_MAX, AT_FREE, 0, { M, 0 }, 0 },
-		{ 0, 0, AT_MALLOC, 1, { 0, 0 }, 1 },
-		{ 0, 0, AT_MALLOC, 1, { 0, 0 }, M - 14 },      /* unaligned huge delta */
-		{ 0, 0, AT_FREE, 0, { 1, 0 }, 0 },
-		{ 0, 0, AT_FREE, 1, { 3, M }, M },             /* fields free never has */
-		{ 0, 0, AT_JEMALLOC_STATS, 1, { M, M }, M },
-		{ 0, UINT32_MAX, AT_VALLOC, 0, { 4096, 0 }, 0 },
-		{ 0, UINT32_MAX, AT_MEMALIGN, 1, { 1ull << 63, 9 }, 1ull << 63 },
-		{ 0, UINT32_MAX, AT_ALIGNED_ALLOC, 1, { 64, M }, 0x8000000000000001ull },
-		{ 0, UINT32_MAX, AT_REALLOC, 1, { 0, 0 }, 0 },
-		{ 0, UINT32_MAX, AT_REALLOC, 1, { 0x8000000000000001ull, 1 }, 0x10 },
+		{ UINT32_MAX, UINT32_MAX, AT_MALLOC, 1, { M, 0 }, M, 0, 0 },
+		{ UINT32_MAX, UINT32_MAX, AT_FREE, 0, { M, 0 }, 0, 0, 0 },
+		{ 0, 0, AT_MALLOC, 1, { 0, 0 }, 1, 0, 0 },
+		{ 0, 0, AT_MALLOC, 1, { 0, 0 }, M - 14, 0, 0 },      /* unaligned huge delta */
+		{ 0, 0, AT_FREE, 0, { 1, 0 }, 0, 0, 0 },
+		{ 0, 0, AT_FREE, 1, { 3, M }, M, 0, 0 },             /* fields free never has */
+		{ 0, 0, AT_JEMALLOC_STATS, 1, { M, M }, M, 0, 0 },
+		{ 0, UINT32_MAX, AT_VALLOC, 0, { 4096, 0 }, 0, 0, 0 },
+		{ 0, UINT32_MAX, AT_MEMALIGN, 1, { 1ull << 63, 9 }, 1ull << 63, 0, 0 },
+		{ 0, UINT32_MAX, AT_ALIGNED_ALLOC, 1, { 64, M }, 0x8000000000000001ull, 0, 0 },
+		{ 0, UINT32_MAX, AT_REALLOC, 1, { 0, 0 }, 0, 0, 0 },
+		{ 0, UINT32_MAX, AT_REALLOC, 1, { 0x8000000000000001ull, 1 }, 0x10, 0, 0 },
 	};
 	roundtrip(ev, sizeof(ev) / sizeof(ev[0]), 0);
 	roundtrip(ev, sizeof(ev) / sizeof(ev[0]), 1);
@@ -346,7 +361,7 @@ static void test_bad_events_refused(void **state)
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_writer *w = at_atz_writer_open(&o, NULL);
-	struct at_event bad = { 1, 1, AT_FUNC_COUNT, 1, { 0, 0 }, 0 };
+	struct at_event bad = { 1, 1, AT_FUNC_COUNT, 1, { 0, 0 }, 0, 0, 0 };
 
 	assert_non_null(w);
 	assert_int_equal(at_atz_append(w, &bad), -1);
@@ -386,14 +401,14 @@ static void test_predictor_depths(void **state)
 
 	for (unsigned i = 0; i < N; i++)
 		ev[n++] = (struct at_event){ 5, 5, AT_MALLOC, 1, { 16 + i % 3, 0 },
-					     0x10000 + 32 * i };
+					     0x10000 + 32 * i, 0, 0 };
 	/* free the allocations at depth 0, 31, 32, 63 and 64 of the ring, then reuse them */
 	const unsigned freed[] = { 99, 67, 65, 36, 35 }; /* A_i = 0x10000 + 32 i */
 	for (unsigned j = 0; j < 5; j++)
-		ev[n++] = (struct at_event){ 5, 5, AT_FREE, 0, { 0x10000 + 32 * freed[j], 0 }, 0 };
+		ev[n++] = (struct at_event){ 5, 5, AT_FREE, 0, { 0x10000 + 32 * freed[j], 0 }, 0, 0, 0 };
 	for (unsigned j = 0; j < 5; j++)
 		ev[n++] = (struct at_event){ 5, 5, AT_MALLOC, 1, { 16, 0 },
-					     0x10000 + 32 * freed[j] };
+					     0x10000 + 32 * freed[j], 0, 0 };
 	struct file f = write_events(ev, n, 0, 0);
 	uint8_t c[8192];
 	size_t cn = content_of(&f, c, sizeof(c));
@@ -421,10 +436,10 @@ static void test_many_threads(void **state)
 		for (unsigned t = 0; t < THREADS; t++) {
 			uint64_t base = (uint64_t)t << 24;
 			ev[n++] = (struct at_event){ 100 + t / 7, 100000 + t, AT_MALLOC, 1,
-						     { 24 + r, 0 }, base + 48 * r };
+						     { 24 + r, 0 }, base + 48 * r, 0, 0 };
 			if (r & 1)
 				ev[n++] = (struct at_event){ 100 + t / 7, 100000 + t, AT_FREE, 0,
-							     { base + 48 * (r - 1), 0 }, 0 };
+							     { base + 48 * (r - 1), 0 }, 0, 0, 0 };
 		}
 	roundtrip(ev, n, 0);
 	struct file f = write_events(ev, n, 1000, 0);
@@ -449,12 +464,13 @@ static void test_lost_and_tables(void **state)
 {
 	(void)state;
 	int fd = memfd_create("atz", 0);
-	struct at_atz_options opt = { .flags = AT_ATZ_FLAG_MUNGED, .host = "h", .start_ns = 5 };
+	struct at_atz_options opt = { .flags = AT_ATZ_FLAG_MUNGED, .host = "h", .start_ns = 5,
+				      .major = 1 };
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
-	struct at_event e1 = { 3, 4, AT_MALLOC, 1, { 8, 0 }, 1 };
-	struct at_event e2 = { 3, 4, AT_FREE, 0, { 1, 0 }, 0 };
+	struct at_event e1 = { 3, 4, AT_MALLOC, 1, { 8, 0 }, 1, 0, 0 };
+	struct at_event e2 = { 3, 4, AT_FREE, 0, { 1, 0 }, 0, 0, 0 };
 
 	assert_int_equal(at_atz_append_process(w, 3, "python3"), 0);
 	assert_int_equal(at_atz_append_object(w, 3, 0x7f00, 0x8f00, 0x1000, "/lib/libc.so.6"),
@@ -527,7 +543,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	assert_int_equal(decode_content(unknown, sizeof(unknown), &rc, &st, out, 4, hdr,
 					sizeof(hdr)), 0);
 	assert_int_equal(st, AT_ATZ_ERR_CORRUPT);
-	hdr[4] = 2; /* major 2: refused before any record */
+	hdr[4] = 3; /* major 3: refused before any record */
 	assert_int_equal(decode_content(skippable, sizeof(skippable), &rc, &st, out, 4, hdr,
 					sizeof(hdr)), 0);
 	assert_int_equal(st, AT_ATZ_ERR_VERSION);
@@ -537,8 +553,8 @@ static void test_versions_and_unknown_kinds(void **state)
 	assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
-	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 2.9 is "
-			    "newer than this reader's (1.1): use a newer alloctap");
+	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
+			    "newer than this reader's (2.0): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -579,11 +595,16 @@ static void test_process_changes(void **state)
 	int fd = memfd_create("atz", 0);
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
-	struct at_atz_options v11 = { .minor = 1 }, v12 = { .minor = 2 };
+	struct at_atz_options v11 = { .major = 1, .minor = 1 }, v12 = { .major = 1, .minor = 2 };
+	struct at_atz_options v22 = { .minor = 2 }, v30 = { .major = 3 };
 	assert_null(at_atz_writer_open(&o, &v12));
 	assert_int_equal(errno, EINVAL);
+	assert_null(at_atz_writer_open(&o, &v22));
+	assert_int_equal(errno, EINVAL);
+	assert_null(at_atz_writer_open(&o, &v30));
+	assert_int_equal(errno, EINVAL);
 	struct at_atz_writer *w = at_atz_writer_open(&o, &v11);
-	struct at_event e1 = { 30, 30, AT_MALLOC, 1, { 8, 0 }, 0x1000 };
+	struct at_event e1 = { 30, 30, AT_MALLOC, 1, { 8, 0 }, 0x1000, 0, 0 };
 	static char long_args[AT_ATZ_ARGS_MAX + 100];
 	memset(long_args, 'a', sizeof(long_args));
 	struct at_atz_process start = { AT_ATZ_PROCESS_START, AT_ATZ_PROCESS_BEFORE, 30, 1,
@@ -598,7 +619,8 @@ static void test_process_changes(void **state)
 	int fd10 = memfd_create("atz10", 0);
 	struct at_output o10;
 	assert_int_equal(at_output_open_fd(&o10, fd10, "mem10"), 0);
-	struct at_atz_writer *w10 = at_atz_writer_open(&o10, NULL);
+	struct at_atz_options v10 = { .major = 1 };
+	struct at_atz_writer *w10 = at_atz_writer_open(&o10, &v10);
 	assert_int_equal(at_atz_append_process_change(w10, &start), -1); /* a 1.0 trace */
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(at_atz_writer_close(w10), 0);
@@ -714,7 +736,7 @@ static void test_truncate_every_offset(void **state)
 	struct at_event ev[N];
 	for (unsigned i = 0; i < N; i++)
 		ev[i] = (struct at_event){ 9, 9 + i % 2, i % 4 == 3 ? AT_FREE : AT_MALLOC,
-					   i % 4 != 3, { 8 * i, 0 }, i % 4 == 3 ? 0 : 0x100 * i };
+					   i % 4 != 3, { 8 * i, 0 }, i % 4 == 3 ? 0 : 0x100 * i, 0, 0 };
 	struct file f = write_events(ev, N, EVERY, 0);
 	struct at_event out[N];
 	size_t prev = 0;
@@ -757,7 +779,7 @@ static void test_flip_every_bit(void **state)
 	for (unsigned i = 0; i < N; i++)
 		ev[i] = (struct at_event){ 2, 2, i & 1 ? AT_FREE : AT_MALLOC, !(i & 1),
 					   { i & 1 ? 0x40 * (i - 1) : 24, 0 },
-					   i & 1 ? 0 : 0x40 * i };
+					   i & 1 ? 0 : 0x40 * i, 0, 0 };
 	struct file f = write_events(ev, N, 6, 0);
 
 	for (size_t bit = 0; bit < f.n * 8; bit++) {
@@ -818,7 +840,7 @@ static void test_concatenated_frames(void **state)
 	for (unsigned i = 0; i < N; i++)
 		ev[i] = (struct at_event){ 5, 5 + i % 3, i % 3 == 2 ? AT_FREE : AT_MALLOC,
 					   i % 3 != 2, { i % 3 == 2 ? 0x40 * (i - 2) : 16 + i % 5, 0 },
-					   i % 3 == 2 ? 0 : 0x40 * i };
+					   i % 3 == 2 ? 0 : 0x40 * i, 0, 0 };
 	struct file a = write_events(ev, HALF, 7, 0);
 	struct file b = write_events(ev + HALF, N - HALF, 9, 0);
 	struct file two = concat(&a, b.p, b.n);
@@ -901,7 +923,7 @@ static void test_concatenated_frames_damaged(void **state)
 	enum { N = 30 };
 	struct at_event ev[N];
 	for (unsigned i = 0; i < N; i++)
-		ev[i] = (struct at_event){ 3, 3, AT_MALLOC, 1, { 24 + i, 0 }, 0x100 * (i + 1) };
+		ev[i] = (struct at_event){ 3, 3, AT_MALLOC, 1, { 24 + i, 0 }, 0x100 * (i + 1), 0, 0 };
 	struct file a = write_events(ev, N, 10, 0);
 	struct file m = write_events(ev, N, 10, AT_ATZ_FLAG_MUNGED);
 	char msg[300], want[300];
@@ -986,7 +1008,7 @@ static void test_random_inputs(void **state)
 	for (unsigned i = 0; i < N; i++)
 		ev[i] = (struct at_event){ 1 + i % 3, 7, (uint8_t)(rnd() % AT_FUNC_COUNT),
 					   (uint8_t)(rnd() & 1), { rnd() % 300, rnd() % 3 },
-					   (rnd() % 64) * 16 };
+					   (rnd() % 64) * 16, 0, 0 };
 	struct file good = write_events(ev, N, 0, 0);
 	static uint8_t content[8192], buf[8192];
 	size_t cn = content_of(&good, content, sizeof(content));

@@ -25,13 +25,16 @@
 #include "source.h"
 #include "text.h"
 
+/* Times that go backwards once (two CPUs), as a recorder may see them; text prints none. */
 static const struct at_event events[] = {
-	{ 10, 11, AT_MALLOC, 1, { 32, 0 }, 0x1000 },
-	{ 10, 12, AT_CALLOC, 1, { 4, 8 }, 0x2000 },
-	{ 10, 11, AT_REALLOC, 1, { 0x1000, 64 }, 0x3000 },
-	{ 10, 11, AT_FREE, 0, { 0x3000, 0 }, 0 },
-	{ 10, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 },
+	{ 10, 11, AT_MALLOC, 1, { 32, 0 }, 0x1000, 5000, 0 },
+	{ 10, 12, AT_CALLOC, 1, { 4, 8 }, 0x2000, 4990, 0 },
+	{ 10, 11, AT_REALLOC, 1, { 0x1000, 64 }, 0x3000, 6000, 0 },
+	{ 10, 11, AT_FREE, 0, { 0x3000, 0 }, 0, 6001, 0 },
+	{ 10, 10, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 0, 0 },
 };
+/* The stack ids the binary round trip gives them (the text tests put none). */
+static const uint32_t event_stacks[] = { 1, 2, 1, 0, 0 };
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
 
 static const char raw_text[] = "10 11 malloc(32)=0x1000\n"
@@ -107,22 +110,32 @@ static void test_text_switch_and_records(void **state)
 	struct at_sink_record proc = { .kind = AT_SINK_PROCESS, .process = { 10, "python3" } };
 	struct at_sink_record change = { .kind = AT_SINK_PROCESS_CHANGE,
 					 .change = { .change = AT_ATZ_PROCESS_EXIT, .pid = 10 } };
+	struct at_stack stack = { .id = 1, .pid = 10, .count = 1, .pcs = { 0x401000 } };
+	struct at_mapping map = { .pid = 10, .start = 0x400000, .end = 0x402000, .path = "/a" };
+	struct at_sink_record srec = { .kind = AT_SINK_STACK, .stack = &stack };
+	struct at_sink_record mrec = { .kind = AT_SINK_MAPPING, .mapping = &map };
+	struct at_event with_stack = events[0];
 	size_t n;
 
+	with_stack.stack = 1;
 	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
 	assert_int_equal(at_sink_start(&s, &text_raw), 0);
 	assert_int_equal(at_sink_put(&s, &events[0]), 0);
 	assert_int_equal(at_sink_lost(&s, 7), 0);
 	assert_int_equal(at_sink_put_record(&s, &proc), 0);
 	assert_int_equal(at_sink_put_record(&s, &change), 0);
+	assert_int_equal(at_sink_put_record(&s, &mrec), 0);
+	assert_int_equal(at_sink_put_record(&s, &srec), 0);
+	assert_int_equal(at_sink_put(&s, &with_stack), 0);
 	at_sink_set_munged(&s, 1);
 	assert_int_equal(at_sink_put(&s, &events[0]), 0);
 	assert_int_equal(at_sink_close(&s), 0);
 	char *got = slurp(fd, &n);
-	assert_string_equal(got, "10 11 malloc(32)=0x1000\n10 11 malloc(32)=#4096\n");
+	assert_string_equal(got, "10 11 malloc(32)=0x1000\n10 11 malloc(32)=0x1000\n"
+			    "10 11 malloc(32)=#4096\n");
 	at_sink_stats(&s, &st);
 	assert_int_equal(st.lost, 7);
-	assert_int_equal(st.written, 2);
+	assert_int_equal(st.written, 3);
 	free(got);
 	close(fd);
 }
@@ -154,14 +167,58 @@ static void test_bad_event(void **state)
 	close(fd);
 }
 
-/* A binary sink: a trace lib/source.c reads back event for event, with the losses where they
- * were recorded and the header's flags and fields. */
+/* What the source's stack and mapping callbacks saw, in order: "S<id>" and "M<path>". */
+struct seen {
+	char order[64];
+	struct at_stack stack[2];
+	struct at_mapping map;
+	char path[64];
+};
+
+static void see_stack(void *arg, const struct at_stack *s)
+{
+	struct seen *w = arg;
+	assert_true(s->id >= 1 && s->id <= 2);
+	w->stack[s->id - 1] = *s;
+	snprintf(w->order + strlen(w->order), sizeof(w->order) - strlen(w->order), "S%u ", s->id);
+}
+
+static void see_mapping(void *arg, const struct at_mapping *m)
+{
+	struct seen *w = arg;
+	w->map = *m;
+	snprintf(w->path, sizeof(w->path), "%s", m->path);
+	snprintf(w->order + strlen(w->order), sizeof(w->order) - strlen(w->order), "M%s ",
+		 m->path);
+}
+
+/* A binary sink: a trace lib/source.c reads back event for event (time and stack id
+ * included), with the losses where they were recorded, the stack and mapping records through
+ * the source's callbacks before the events that follow them, and the header's flags and
+ * fields. */
 static void roundtrip_atz(int munged)
 {
 	int fd = memfd_create("sink", 0);
 	struct at_sink s;
 	struct at_sink_options opt = { .format = AT_SINK_ATZ, .munged = munged,
-				       .atz = { .host = "box", .start_ns = 99, .minor = 1 } };
+				       .atz = { .host = "box", .start_ns = 99 } };
+	struct at_stack st1 = { .id = 1, .pid = 10, .count = 3, .flags = AT_STACK_INCOMPLETE,
+				.pcs = { 0x7f0000001000, 0x401234, 0x401100 } };
+	struct at_stack st2 = { .id = 2, .pid = 10, .count = 1, .flags = AT_STACK_TRUNCATED,
+				.pcs = { 0x7f0000002000 } };
+	struct at_mapping map = { .pid = 10, .build_id_len = 3, .build_id = { 0xab, 0xcd, 0xef },
+				  .start = 0x400000, .end = 0x402000, .offset = 0, .path = "/bin/x" };
+	struct at_sink_record srec1 = { .kind = AT_SINK_STACK, .stack = &st1 };
+	struct at_sink_record srec2 = { .kind = AT_SINK_STACK, .stack = &st2 };
+	struct at_sink_record mrec = { .kind = AT_SINK_MAPPING, .mapping = &map };
+	struct at_event put[NEVENTS];
+	static struct seen seen;
+
+	memset(&seen, 0, sizeof(seen));
+	for (size_t i = 0; i < NEVENTS; i++) {
+		put[i] = events[i];
+		put[i].stack = event_stacks[i];
+	}
 	struct at_sink_record obj = { .kind = AT_SINK_OBJECT,
 				      .object = { 10, 0x7f00, 0x8f00, 0x1000, "/lib/libc.so.6" } };
 	struct at_sink_record proc = { .kind = AT_SINK_PROCESS, .process = { 10, "python3" } };
@@ -177,11 +234,16 @@ static void roundtrip_atz(int munged)
 	assert_int_equal(at_sink_put_record(&s, &proc), 0);
 	assert_int_equal(at_sink_put_record(&s, &change), 0);
 	assert_int_equal(at_sink_put_record(&s, &obj), 0);
-	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_put(&s, &put[1]), -1); /* stack 2 not written yet */
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_sink_put_record(&s, &mrec), 0);
+	assert_int_equal(at_sink_put_record(&s, &srec1), 0);
+	assert_int_equal(at_sink_put(&s, &put[0]), 0);
 	assert_int_equal(at_sink_lost(&s, 5), 0);
 	assert_int_equal(at_sink_lost(&s, 0), 0);
+	assert_int_equal(at_sink_put_record(&s, &srec2), 0);
 	for (size_t i = 1; i < NEVENTS; i++)
-		assert_int_equal(at_sink_put(&s, &events[i]), 0);
+		assert_int_equal(at_sink_put(&s, &put[i]), 0);
 	assert_int_equal(at_sink_lost(&s, 2), 0); /* after the last event */
 	assert_int_equal(at_sink_close(&s), 0);
 	at_sink_stats(&s, &st);
@@ -199,8 +261,15 @@ static void roundtrip_atz(int munged)
 	const struct at_atz_header *h = at_atz_reader_header(src.atz);
 	assert_string_equal(h->host, "box");
 	assert_int_equal(h->start_ns, 99);
+	assert_int_equal(h->major, 2);
+	at_source_on_stack(&src, see_stack, &seen);
+	at_source_on_mapping(&src, see_mapping, &seen);
+	static const char *const order[] = { "M/bin/x S1 ", "M/bin/x S1 S2 " };
 	for (size_t i = 0; i < NEVENTS; i++) {
 		assert_int_equal(at_source_next(&src, &ev), 1);
+		assert_string_equal(seen.order, order[i > 0]);
+		assert_int_equal(ev.time_ns, events[i].time_ns);
+		assert_int_equal(ev.stack, event_stacks[i]);
 		assert_memory_equal(&ev.arg, &events[i].arg, sizeof(ev.arg));
 		assert_int_equal(ev.pid, events[i].pid);
 		assert_int_equal(ev.tid, events[i].tid);
@@ -214,8 +283,19 @@ static void roundtrip_atz(int munged)
 	at_atz_reader_stats(src.atz, &ast);
 	assert_int_equal(ast.lost, 7);
 	assert_int_equal(ast.processes, 1);
+	assert_int_equal(ast.stacks, 2);
+	assert_int_equal(ast.mappings, 1);
 	at_source_close(&src);
 	close(fd);
+	assert_memory_equal(&seen.stack[0], &st1, offsetof(struct at_stack, pcs) + 3 * 8);
+	assert_memory_equal(&seen.stack[1], &st2, offsetof(struct at_stack, pcs) + 8);
+	assert_int_equal(seen.map.pid, 10);
+	assert_int_equal(seen.map.start, 0x400000);
+	assert_int_equal(seen.map.end, 0x402000);
+	assert_int_equal(seen.map.offset, 0);
+	assert_int_equal(seen.map.build_id_len, 3);
+	assert_memory_equal(seen.map.build_id, map.build_id, 3);
+	assert_string_equal(seen.path, "/bin/x");
 }
 
 static void test_atz_roundtrip(void **state)
@@ -410,7 +490,7 @@ static struct at_sink_stats write_limited(const char *path, const struct at_sink
 		for (unsigned i = 0; i < count; i++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			struct at_event ev = { 100 + (uint32_t)(x % 3), 7, AT_MALLOC, 1,
-					       { x % 100000, 0 }, x & ~15ull };
+					       { x % 100000, 0 }, x & ~15ull, 0, 0 };
 			at_sink_put(&s, &ev);
 			if (flush_every && (i + 1) % flush_every == 0)
 				at_sink_flush(&s);

@@ -145,9 +145,9 @@ static void test_binary(void **state)
 {
 	(void)state;
 	const struct at_event ev[] = {
-		{ 1, 1, AT_MALLOC, 1, { 32, 0 }, 1 },
-		{ 1, 2, AT_REALLOC, 1, { 1, 64 }, 1 },
-		{ 1, 2, AT_FREE, 0, { 1, 0 }, 0 },
+		{ 1, 1, AT_MALLOC, 1, { 32, 0 }, 1, 0, 0 },
+		{ 1, 2, AT_REALLOC, 1, { 1, 64 }, 1, 0, 0 },
+		{ 1, 2, AT_FREE, 0, { 1, 0 }, 0, 0, 0 },
 	};
 	for (unsigned munged = 0; munged < 2; munged++) {
 		int fd = memfd_create("src", 0);
@@ -177,6 +177,88 @@ static void test_binary(void **state)
 		at_source_close(&s);
 		close(fd);
 	}
+}
+
+static unsigned stacks_seen, mappings_seen;
+
+static void count_stack(void *arg, const struct at_stack *st)
+{
+	(void)arg;
+	assert_int_equal(st->id, stacks_seen + 1);
+	stacks_seen++;
+}
+
+static void count_mapping(void *arg, const struct at_mapping *m)
+{
+	(void)arg;
+	assert_string_equal(m->path, "/lib/x.so");
+	mappings_seen++;
+}
+
+/* Time and stack: a 2.0 trace gives them back and calls the stack and mapping callbacks
+ * before the event that follows the records; a 1.1 trace and text give 0 (whatever the
+ * caller's struct held) and never call them. */
+static void test_times_stacks_mappings(void **state)
+{
+	(void)state;
+	struct at_event ev[] = {
+		{ 1, 1, AT_MALLOC, 1, { 32, 0 }, 0x10, 1000, 1 },
+		{ 1, 1, AT_FREE, 0, { 0x10, 0 }, 0, 990, 0 },
+	};
+	struct at_stack st = { .id = 1, .pid = 1, .count = 2, .pcs = { 0x1000, 0x2000 } };
+	struct at_mapping m = { .pid = 1, .start = 0x1000, .end = 0x3000, .path = "/lib/x.so" };
+
+	for (unsigned major = 1; major <= 2; major++) {
+		int fd = memfd_create("src", 0);
+		struct at_atz_options opt = { .major = major };
+		struct at_output o;
+		assert_int_equal(at_output_open_fd(&o, fd, "b.atz"), 0);
+		struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
+		assert_int_equal(at_atz_append_mapping(w, &m), major == 2 ? 0 : -1);
+		assert_int_equal(at_atz_append_stack(w, &st), major == 2 ? 0 : -1);
+		for (size_t i = 0; i < 2; i++)
+			assert_int_equal(at_atz_append(w, &ev[i]), 0);
+		assert_int_equal(at_atz_writer_close(w), 0);
+		at_output_close(&o);
+		lseek(fd, 0, SEEK_SET);
+
+		struct at_source s;
+		struct at_event e;
+		stacks_seen = mappings_seen = 0;
+		assert_int_equal(at_source_open_fd(&s, fd, "b.atz"), 0);
+		at_source_on_stack(&s, count_stack, NULL);
+		at_source_on_mapping(&s, count_mapping, NULL);
+		for (size_t i = 0; i < 2; i++) {
+			memset(&e, 0x5a, sizeof(e));
+			assert_int_equal(at_source_next(&s, &e), 1);
+			assert_int_equal(e.time_ns, major == 2 ? ev[i].time_ns : 0);
+			assert_int_equal(e.stack, major == 2 ? ev[i].stack : 0);
+			assert_int_equal(stacks_seen, major == 2 ? 1 : 0);
+			assert_int_equal(mappings_seen, major == 2 ? 1 : 0);
+		}
+		assert_int_equal(at_source_next(&s, &e), 0);
+		at_source_close(&s);
+		close(fd);
+	}
+
+	static const char text[] = "1 1 malloc(32)=0x10\n1 1 free(0x10)\n";
+	int fd = memfd_with(text, sizeof(text) - 1);
+	struct at_source s;
+	struct at_event e;
+	stacks_seen = mappings_seen = 0;
+	assert_int_equal(at_source_open_fd(&s, fd, "t.log"), 0);
+	at_source_on_stack(&s, count_stack, NULL);
+	at_source_on_mapping(&s, count_mapping, NULL);
+	for (int i = 0; i < 2; i++) {
+		memset(&e, 0x5a, sizeof(e));
+		assert_int_equal(at_source_next(&s, &e), 1);
+		assert_int_equal(e.time_ns, 0);
+		assert_int_equal(e.stack, 0);
+	}
+	assert_int_equal(at_source_next(&s, &e), 0);
+	assert_int_equal(stacks_seen + mappings_seen, 0);
+	at_source_close(&s);
+	close(fd);
 }
 
 /* Binary errors are fatal and carry the reader's message. */
@@ -302,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_binary),
 		cmocka_unit_test(test_binary_errors),
+		cmocka_unit_test(test_times_stacks_mappings),
 		cmocka_unit_test(test_random_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,21 +16,21 @@ static void test_format_raw(void **state)
 		struct at_event ev;
 		const char *line;
 	} cases[] = {
-		{ { 18545, 18545, AT_MALLOC, 1, { 32, 0 }, 0x7f90495120e0 },
+		{ { 18545, 18545, AT_MALLOC, 1, { 32, 0 }, 0x7f90495120e0, 0, 0 },
 		  "18545 18545 malloc(32)=0x7f90495120e0\n" },
-		{ { 1, 2, AT_CALLOC, 1, { 1, 148 }, 0x10 }, "1 2 calloc(1,148)=0x10\n" },
-		{ { 1, 2, AT_REALLOC, 1, { 0, 64 }, 0xabc }, "1 2 realloc(0x0,64)=0xabc\n" },
-		{ { 1, 2, AT_FREE, 0, { 0xdeadbeef, 0 }, 0 }, "1 2 free(0xdeadbeef)\n" },
-		{ { 1, 2, AT_FREE, 0, { 0, 0 }, 0 }, "1 2 free(0x0)\n" },
-		{ { 1, 2, AT_MALLOC, 1, { UINT64_MAX, 0 }, 0 },
+		{ { 1, 2, AT_CALLOC, 1, { 1, 148 }, 0x10, 0, 0 }, "1 2 calloc(1,148)=0x10\n" },
+		{ { 1, 2, AT_REALLOC, 1, { 0, 64 }, 0xabc, 0, 0 }, "1 2 realloc(0x0,64)=0xabc\n" },
+		{ { 1, 2, AT_FREE, 0, { 0xdeadbeef, 0 }, 0, 0, 0 }, "1 2 free(0xdeadbeef)\n" },
+		{ { 1, 2, AT_FREE, 0, { 0, 0 }, 0, 0, 0 }, "1 2 free(0x0)\n" },
+		{ { 1, 2, AT_MALLOC, 1, { UINT64_MAX, 0 }, 0, 0, 0 },
 		  "1 2 malloc(18446744073709551615)=0x0\n" },
-		{ { 4294967295u, 4294967295u, AT_POSIX_MEMALIGN, 1, { 256, 240 }, UINT64_MAX },
+		{ { 4294967295u, 4294967295u, AT_POSIX_MEMALIGN, 1, { 256, 240 }, UINT64_MAX, 0, 0 },
 		  "4294967295 4294967295 posix_memalign(256,240)=0xffffffffffffffff\n" },
-		{ { 7, 7, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 }, "7 7 jemalloc_stats()\n" },
-		{ { 7, 8, AT_VALLOC, 1, { 4096, 0 }, 0x1000 }, "7 8 valloc(4096)=0x1000\n" },
-		{ { 7, 8, AT_ALIGNED_ALLOC, 1, { 64, 128 }, 0x40 },
+		{ { 7, 7, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 0, 0 }, "7 7 jemalloc_stats()\n" },
+		{ { 7, 8, AT_VALLOC, 1, { 4096, 0 }, 0x1000, 0, 0 }, "7 8 valloc(4096)=0x1000\n" },
+		{ { 7, 8, AT_ALIGNED_ALLOC, 1, { 64, 128 }, 0x40, 0, 0 },
 		  "7 8 aligned_alloc(64,128)=0x40\n" },
-		{ { 7, 8, AT_MEMALIGN, 1, { 16, 9 }, 0x7f0000000010 },
+		{ { 7, 8, AT_MEMALIGN, 1, { 16, 9 }, 0x7f0000000010, 0, 0 },
 		  "7 8 memalign(16,9)=0x7f0000000010\n" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -46,10 +46,10 @@ static void test_format_munged(void **state)
 {
 	(void)state;
 	char buf[AT_LINE_MAX];
-	struct at_event e = { 1, 1, AT_REALLOC, 1, { 1, 64 }, 1 };
+	struct at_event e = { 1, 1, AT_REALLOC, 1, { 1, 64 }, 1, 0, 0 };
 	buf[at_format_munged(buf, &e)] = 0;
 	assert_string_equal(buf, "1 1 realloc(#1,64)=#1\n");
-	e = (struct at_event){ 2, 3, AT_FREE, 0, { 12, 0 }, 0 };
+	e = (struct at_event){ 2, 3, AT_FREE, 0, { 12, 0 }, 0, 0, 0 };
 	buf[at_format_munged(buf, &e)] = 0;
 	assert_string_equal(buf, "2 3 free(#12)\n");
 }
@@ -158,15 +158,15 @@ static void test_parse_munged(void **state)
 		int ok;
 		struct at_event ev;
 	} cases[] = {
-		{ "1 1 malloc(32)=#1", 1, { 1, 1, AT_MALLOC, 1, { 32, 0 }, 1 } },
-		{ "1 1 malloc(32)=#1\r", 1, { 1, 1, AT_MALLOC, 1, { 32, 0 }, 1 } },
-		{ "1 2 calloc(1,148)=#2", 1, { 1, 2, AT_CALLOC, 1, { 1, 148 }, 2 } },
-		{ "1 1 realloc(#1,64)=#1", 1, { 1, 1, AT_REALLOC, 1, { 1, 64 }, 1 } },
+		{ "1 1 malloc(32)=#1", 1, { 1, 1, AT_MALLOC, 1, { 32, 0 }, 1, 0, 0 } },
+		{ "1 1 malloc(32)=#1\r", 1, { 1, 1, AT_MALLOC, 1, { 32, 0 }, 1, 0, 0 } },
+		{ "1 2 calloc(1,148)=#2", 1, { 1, 2, AT_CALLOC, 1, { 1, 148 }, 2, 0, 0 } },
+		{ "1 1 realloc(#1,64)=#1", 1, { 1, 1, AT_REALLOC, 1, { 1, 64 }, 1, 0, 0 } },
 		{ "3 1 posix_memalign(256,240)=#3", 1,
-		  { 3, 1, AT_POSIX_MEMALIGN, 1, { 256, 240 }, 3 } },
-		{ "1 1 jemalloc_stats()", 1, { 1, 1, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 } },
-		{ "1 1 free(#1)", 1, { 1, 1, AT_FREE, 0, { 1, 0 }, 0 } },
-		{ "1 1 malloc(32)", 1, { 1, 1, AT_MALLOC, 0, { 32, 0 }, 0 } },
+		  { 3, 1, AT_POSIX_MEMALIGN, 1, { 256, 240 }, 3, 0, 0 } },
+		{ "1 1 jemalloc_stats()", 1, { 1, 1, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 0, 0 } },
+		{ "1 1 free(#1)", 1, { 1, 1, AT_FREE, 0, { 1, 0 }, 0, 0, 0 } },
+		{ "1 1 malloc(32)", 1, { 1, 1, AT_MALLOC, 0, { 32, 0 }, 0, 0, 0 } },
 		{ "1 1 free(#1)=#2", 0, { 0 } },
 		{ "1 1 free(1)", 0, { 0 } },
 		{ "1 1 free(0x10)", 0, { 0 } },

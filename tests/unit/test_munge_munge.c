@@ -295,7 +295,7 @@ static void test_unreplayable(void **state)
 
 	/* events: only a missing result can happen (the numbers are numbers) */
 	struct at_munge m;
-	struct at_event ev = { 5, 5, AT_MALLOC, 0, { 8, 0 }, 0 }, outv[2];
+	struct at_event ev = { 5, 5, AT_MALLOC, 0, { 8, 0 }, 0, 0, 0 }, outv[2];
 	unsigned n;
 	const char *why = "unset";
 	at_munge_init(&m, &plain);
@@ -317,11 +317,11 @@ static void test_unreplayable(void **state)
 	ev.func = AT_FREE;
 	assert_null(at_munge_unreplayable_event(&ev));
 	/* slots a replay does not have (munged input kept as it is, --keep-pointers) */
-	struct at_event big = { 1, 1, AT_FREE, 0, { AT_SLOT_LIMIT, 0 }, 0 };
+	struct at_event big = { 1, 1, AT_FREE, 0, { AT_SLOT_LIMIT, 0 }, 0, 0, 0 };
 	assert_string_equal(at_munge_unreplayable_event(&big), AT_MUNGE_BIG_SLOT);
 	big.arg[0] = AT_SLOT_LIMIT - 1;
 	assert_null(at_munge_unreplayable_event(&big));
-	big = (struct at_event){ 1, 1, AT_REALLOC, 1, { 5, 8 }, AT_SLOT_LIMIT };
+	big = (struct at_event){ 1, 1, AT_REALLOC, 1, { 5, 8 }, AT_SLOT_LIMIT, 0, 0 };
 	assert_string_equal(at_munge_unreplayable_event(&big), AT_MUNGE_BIG_SLOT);
 	big.result = 7;
 	assert_null(at_munge_unreplayable_event(&big));

@@ -26,17 +26,17 @@ const char *__asan_default_options(void)
 
 static struct at_event ev1(enum at_func f, uint64_t a0, uint64_t result)
 {
-	return (struct at_event){ PID, 1, (uint8_t)f, 1, { a0, 0 }, result };
+	return (struct at_event){ PID, 1, (uint8_t)f, 1, { a0, 0 }, result, 0, 0 };
 }
 
 static struct at_event ev2(enum at_func f, uint64_t a0, uint64_t a1, uint64_t result)
 {
-	return (struct at_event){ PID, 1, (uint8_t)f, 1, { a0, a1 }, result };
+	return (struct at_event){ PID, 1, (uint8_t)f, 1, { a0, a1 }, result, 0, 0 };
 }
 
 static struct at_event ev_free(uint64_t slot)
 {
-	return (struct at_event){ PID, 1, AT_FREE, 0, { slot, 0 }, 0 };
+	return (struct at_event){ PID, 1, AT_FREE, 0, { slot, 0 }, 0, 0, 0 };
 }
 
 static void step_ok(struct rp_engine *e, struct at_event ev)
@@ -67,13 +67,13 @@ static void test_allocating_functions(void **state)
 		uint64_t size;
 		uint64_t align;
 	} cases[] = {
-		{ { PID, 1, AT_MALLOC, 1, { 32, 0 }, 1 }, 32, 1 },
-		{ { PID, 1, AT_CALLOC, 1, { 3, 50 }, 2 }, 150, 1 },
-		{ { PID, 1, AT_MEMALIGN, 1, { 256, 10 }, 3 }, 10, 256 },
-		{ { PID, 1, AT_POSIX_MEMALIGN, 1, { 128, 240 }, 4 }, 240, 128 },
-		{ { PID, 1, AT_ALIGNED_ALLOC, 1, { 64, 128 }, 5 }, 128, 64 },
-		{ { PID, 1, AT_VALLOC, 1, { 100, 0 }, 6 }, 100, 4096 },
-		{ { PID, 1, AT_MALLOC, 1, { 0, 0 }, 0 }, 0, 1 },
+		{ { PID, 1, AT_MALLOC, 1, { 32, 0 }, 1, 0, 0 }, 32, 1 },
+		{ { PID, 1, AT_CALLOC, 1, { 3, 50 }, 2, 0, 0 }, 150, 1 },
+		{ { PID, 1, AT_MEMALIGN, 1, { 256, 10 }, 3, 0, 0 }, 10, 256 },
+		{ { PID, 1, AT_POSIX_MEMALIGN, 1, { 128, 240 }, 4, 0, 0 }, 240, 128 },
+		{ { PID, 1, AT_ALIGNED_ALLOC, 1, { 64, 128 }, 5, 0, 0 }, 128, 64 },
+		{ { PID, 1, AT_VALLOC, 1, { 100, 0 }, 6, 0, 0 }, 100, 4096 },
+		{ { PID, 1, AT_MALLOC, 1, { 0, 0 }, 0, 0, 0 }, 0, 1 },
 	};
 	struct rp_engine e;
 	uint64_t total = 0;
@@ -323,7 +323,7 @@ static void test_missing_result(void **state)
 	(void)state;
 	struct rp_engine e;
 	const char *why = NULL;
-	struct at_event ev = { PID, 1, AT_MALLOC, 0, { 10, 0 }, 0 };
+	struct at_event ev = { PID, 1, AT_MALLOC, 0, { 10, 0 }, 0, 0, 0 };
 
 	init(&e, 16, 0);
 	assert_int_equal(rp_engine_step(&e, &ev, &why), RP_STEP_ERROR);
@@ -345,9 +345,9 @@ static void test_other_pids_and_stats(void **state)
 	ev.pid = PID + 1;
 	ev.result = 2;
 	assert_int_equal(rp_engine_step(&e, &ev, &why), RP_STEP_SKIPPED);
-	ev = (struct at_event){ PID + 1, 1, AT_FREE, 0, { 1, 0 }, 0 };
+	ev = (struct at_event){ PID + 1, 1, AT_FREE, 0, { 1, 0 }, 0, 0, 0 };
 	assert_int_equal(rp_engine_step(&e, &ev, &why), RP_STEP_SKIPPED);
-	ev = (struct at_event){ PID, 9, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0 };
+	ev = (struct at_event){ PID, 9, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 0, 0 };
 	assert_int_equal(rp_engine_step(&e, &ev, &why), RP_STEP_STATS);
 	assert_int_equal(e.pid, PID);
 	assert_int_equal(e.other_pid_events, 2);

@@ -35,7 +35,7 @@ static void test_stats_line(void **state)
 {
 	(void)state;
 	struct rp_engine e;
-	struct at_event ev = { 3, 3, AT_MALLOC, 1, { 40, 0 }, 5 };
+	struct at_event ev = { 3, 3, AT_MALLOC, 1, { 40, 0 }, 5, 0, 0 };
 	const char *why;
 	char out[1024];
 	uint64_t v;

@@ -1,0 +1,62 @@
+/* atz_relay.c: stack and mapping records from a source to a sink (atz_relay.h). */
+#include <string.h>
+
+#include "atz_relay.h"
+
+/* Whether the sink's format holds stacks and mappings: a binary trace of 2.x. */
+static int sink_holds_stacks(const struct at_sink *s)
+{
+	return s->opt.format == AT_SINK_ATZ && s->opt.atz.major != 1;
+}
+
+/* A stack record: id 1 starts a new input frame, whose ids follow the ones put so far. */
+static void relay_stack(void *arg, const struct at_stack *s)
+{
+	struct at_stack_relay *r = arg;
+
+	if (s->id == 1)
+		r->offset = r->stacks;
+	if (!sink_holds_stacks(r->sink))
+		return;
+	r->copy = *s;
+	r->copy.id = s->id + r->offset;
+	struct at_sink_record rec = { .kind = AT_SINK_STACK, .stack = &r->copy };
+	if (at_sink_put_record(r->sink, &rec) < 0)
+		r->failed = 1;
+	else
+		r->stacks++;
+}
+
+static void relay_mapping(void *arg, const struct at_mapping *m)
+{
+	struct at_stack_relay *r = arg;
+
+	if (!sink_holds_stacks(r->sink))
+		return;
+	struct at_sink_record rec = { .kind = AT_SINK_MAPPING, .mapping = m };
+	if (at_sink_put_record(r->sink, &rec) < 0)
+		r->failed = 1;
+	else
+		r->mappings++;
+}
+
+void at_stack_relay_attach(struct at_stack_relay *r, struct at_source *src,
+			   struct at_sink *sink)
+{
+	memset(r, 0, sizeof(*r));
+	r->sink = sink;
+	at_source_on_stack(src, relay_stack, r);
+	at_source_on_mapping(src, relay_mapping, r);
+}
+
+unsigned at_stack_relay_flags(const struct at_source *src)
+{
+	const unsigned none = AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS;
+
+	if (src->kind != AT_SOURCE_BINARY || !src->atz)
+		return none;
+	const struct at_atz_header *h = at_atz_reader_header(src->atz);
+	if (!h || h->major < 2)
+		return none;
+	return h->flags & none;
+}
