@@ -40,11 +40,29 @@ static void report_at(const struct at_source *s, uint64_t events, const char *wh
 		at_error_at(s->name, s->lineno, "%s", why);
 }
 
-/* The stack id an event refers to (0: none). */
-static uint32_t stack_of(const struct at_event *ev)
+/* The records the reader meets before an event, handed to the export as they come; the
+ * first failure is kept for the feed loop to report (the callbacks cannot stop the reader). */
+struct records {
+	struct rep_export *x;
+	int err;              /* errno of the first failure, 0: none */
+	const char *what;     /* "stack" or "mapping" */
+	uint32_t id;          /* the stack's id, or the mapping's pid */
+};
+
+static void on_stack(void *arg, const struct at_stack *st)
 {
-	(void)ev;
-	return 0;
+	struct records *r = arg;
+
+	if (!r->err && rep_export_stack(r->x, st) < 0)
+		*r = (struct records){ r->x, errno, "stack", st->id };
+}
+
+static void on_mapping(void *arg, const struct at_mapping *m)
+{
+	struct records *r = arg;
+
+	if (!r->err && rep_export_mapping(r->x, m) < 0)
+		*r = (struct records){ r->x, errno, "mapping of process", m->pid };
 }
 
 int rep_feed(struct at_source *s, struct rep_export *x)
@@ -52,8 +70,11 @@ int rep_feed(struct at_source *s, struct rep_export *x)
 	struct at_progress progress;
 	struct at_event ev;
 	uint64_t events = 0;
+	struct records records = { .x = x };
 	int got, rc = 0;
 
+	at_source_on_stack(s, on_stack, &records);
+	at_source_on_mapping(s, on_mapping, &records);
 	at_progress_start(&progress, s->name, s->kind == AT_SOURCE_BINARY ? "events" : "lines");
 	while ((got = at_source_next(s, &ev)) != 0) {
 		at_progress_tick(&progress, events);
@@ -68,18 +89,36 @@ int rep_feed(struct at_source *s, struct rep_export *x)
 			break;
 		}
 		events++;
-		uint32_t stack = stack_of(&ev);
-		if (rep_export_event(x, &ev, stack) < 0) {
+		if (records.err) {
+			char why[160];
+
+			snprintf(why, sizeof(why), "before this event: bad %s record %" PRIu32 ": %s",
+				 records.what, records.id,
+				 records.err == EINVAL ? "invalid" : strerror(records.err));
+			report_at(s, events, why);
+			rc = -1;
+			break;
+		}
+		if (rep_export_event(x, &ev, ev.stack) < 0) {
 			char why[96];
 
 			if (errno == ENOENT)
-				snprintf(why, sizeof(why), "stack %" PRIu32 " was never defined", stack);
+				snprintf(why, sizeof(why), "stack %" PRIu32 " was never defined",
+					 ev.stack);
 			else
 				snprintf(why, sizeof(why), "%s", strerror(errno));
 			report_at(s, events, why);
 			rc = -1;
 			break;
 		}
+	}
+	if (rc == 0 && records.err) { /* records after the last event */
+		char why[160];
+
+		snprintf(why, sizeof(why), "bad %s record %" PRIu32 ": %s", records.what, records.id,
+			 records.err == EINVAL ? "invalid" : strerror(records.err));
+		at_error("%s: %s", s->name, why);
+		rc = -1;
 	}
 	at_progress_end(&progress);
 	return rc;
