@@ -178,6 +178,10 @@ printf '%s\n' "$prefix;$calls;calloc 368" "$prefix;$calls;malloc 156" \
 	"$prefix;$calls;realloc 540" >"$T/want_chain_bytes"
 check_file_eq "chain: exact folded lines by bytes" "$T/out" "$T/want_chain_bytes"
 
+head -c $(($(wc -c <"$T/chain.atz") - 9)) "$T/chain.atz" >"$T/cut.atz"
+check_err_match "chain trace cut short: named, said truncated, exit 1" 1 \
+	"^alloctap-report: $T/cut.atz: truncated" "$R" export --folded "$T/cut.atz"
+
 # The chain's library, changed since the trace: reported once, its frames object+offset.
 mkdir -p "$T/fx"
 cp "$FX/unwind_chain" "$FX/unwind_chain_lib.so" "$T/fx/" # the program finds it in its folder
