@@ -82,10 +82,12 @@ static int open_regular(const char *path)
 
 	if (fd < 0)
 		return -1;
+	errno = EINVAL; /* a FIFO, a device, a directory: not an object */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		if (!S_ISREG(st.st_mode))
-			errno = EINVAL;
+		int err = errno;
+
 		close(fd);
+		errno = err;
 		return -1;
 	}
 	return fd;

@@ -44,25 +44,25 @@ static void report_at(const struct at_source *s, uint64_t events, const char *wh
  * first failure is kept for the feed loop to report (the callbacks cannot stop the reader). */
 struct records {
 	struct rep_export *x;
-	int err;              /* errno of the first failure, 0: none */
-	const char *what;     /* "stack" or "mapping" */
-	uint32_t id;          /* the stack's id, or the mapping's pid */
+	char failed[160]; /* what the first failure was, "": none */
 };
 
 static void on_stack(void *arg, const struct at_stack *st)
 {
 	struct records *r = arg;
 
-	if (!r->err && rep_export_stack(r->x, st) < 0)
-		*r = (struct records){ r->x, errno, "stack", st->id };
+	if (!r->failed[0] && rep_export_stack(r->x, st) < 0)
+		snprintf(r->failed, sizeof(r->failed), "stack record %" PRIu32 ": %s", st->id,
+			 errno == EINVAL ? "invalid (id, or frame count)" : strerror(errno));
 }
 
 static void on_mapping(void *arg, const struct at_mapping *m)
 {
 	struct records *r = arg;
 
-	if (!r->err && rep_export_mapping(r->x, m) < 0)
-		*r = (struct records){ r->x, errno, "mapping of process", m->pid };
+	if (!r->failed[0] && rep_export_mapping(r->x, m) < 0)
+		snprintf(r->failed, sizeof(r->failed), "mapping record of process %" PRIu32 ": %s",
+			 m->pid, errno == EINVAL ? "invalid (empty range)" : strerror(errno));
 }
 
 int rep_feed(struct at_source *s, struct rep_export *x)
@@ -89,13 +89,8 @@ int rep_feed(struct at_source *s, struct rep_export *x)
 			break;
 		}
 		events++;
-		if (records.err) {
-			char why[160];
-
-			snprintf(why, sizeof(why), "before this event: bad %s record %" PRIu32 ": %s",
-				 records.what, records.id,
-				 records.err == EINVAL ? "invalid" : strerror(records.err));
-			report_at(s, events, why);
+		if (records.failed[0]) {
+			report_at(s, events, records.failed);
 			rc = -1;
 			break;
 		}
@@ -112,12 +107,8 @@ int rep_feed(struct at_source *s, struct rep_export *x)
 			break;
 		}
 	}
-	if (rc == 0 && records.err) { /* records after the last event */
-		char why[160];
-
-		snprintf(why, sizeof(why), "bad %s record %" PRIu32 ": %s", records.what, records.id,
-			 records.err == EINVAL ? "invalid" : strerror(records.err));
-		at_error("%s: %s", s->name, why);
+	if (rc == 0 && records.failed[0]) { /* records after the last event */
+		at_error("%s: %s", s->name, records.failed);
 		rc = -1;
 	}
 	at_progress_end(&progress);

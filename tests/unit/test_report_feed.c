@@ -182,12 +182,39 @@ static void test_text(void **state)
 	assert_null(report(REP_WEIGHT_ALLOC_BYTES));
 }
 
+/* A record the export refuses (a mapping of an empty range) stops the feed: before an event,
+ * or after the last one. */
+static void test_bad_record(void **state)
+{
+	static const struct at_mapping empty = { .pid = 3, .start = 0x2000, .end = 0x2000,
+						 .path = "/x.so" };
+	struct at_sink_record r = { .kind = AT_SINK_MAPPING, .mapping = &empty };
+	struct at_event ev = { .pid = 3, .tid = 3, .func = AT_MALLOC, .has_result = 1,
+			       .arg = { 8 }, .result = 0x10 };
+	struct at_sink_options opt = { .format = AT_SINK_ATZ };
+
+	(void)state;
+	for (int after = 0; after < 2; after++) {
+		struct at_sink sink;
+
+		assert_int_equal(at_sink_open(&sink, path, AT_SINK_TRUNCATE), 0);
+		assert_int_equal(at_sink_start(&sink, &opt), 0);
+		assert_int_equal(at_sink_put(&sink, &ev), 0);
+		assert_int_equal(at_sink_put_record(&sink, &r), 0); /* the writer takes it as is */
+		if (!after)
+			assert_int_equal(at_sink_put(&sink, &ev), 0);
+		assert_int_equal(at_sink_close(&sink), 0);
+		assert_null(report(REP_WEIGHT_ALLOC_COUNT));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stacked_trace),
 		cmocka_unit_test(test_trace_without_stacks),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_bad_record),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
