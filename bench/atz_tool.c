@@ -10,6 +10,11 @@
  *                          prints "EVENTS ATZ_BYTES CONTENT_BYTES BYTES/EVENT ENCODE_NS
  *                          TEXT_NS DECODE_M/S PARSE_M/S". -t gives the events synthetic times
  *                          (bench/synthetic.c), -s STACKS synthetic stacks of 20 frames
+ *   atz_tool synth [-l LEVEL] [-t] [-s STACKS] IN OUT
+ *                          IN's events as a 2.0 trace with synthetic times (-t) and STACKS
+ *                          synthetic stacks of 20 frames, after the three mappings their
+ *                          addresses fall in (-s): input shaped like a --stacks recording
+ *   atz_tool times IN      "TIME STACK" per event (0 0 when the trace has none)
  *   atz_tool stacks IN     for every event with a stack, in event order:
  *                          "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete;
  *                          PCs 0x-prefixed lowercase hex, innermost first)
@@ -40,6 +45,8 @@ static int usage(void)
 		"usage: atz_tool encode [-l LEVEL] [-V MAJOR] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
 		"       atz_tool time [-l LEVEL] [-V MAJOR] [-t] [-s STACKS] IN\n"
+		"       atz_tool synth [-l LEVEL] [-t] [-s STACKS] IN OUT\n"
+		"       atz_tool times IN\n"
 		"       atz_tool stacks IN\n"
 		"       atz_tool mappings IN\n"
 		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR: format 2 (default) or 1.\n"
@@ -311,6 +318,7 @@ static struct at_stack *synth_shapes(unsigned n)
 			continue;
 		}
 		*s = v[k / 2];
+		s->flags = k % 5 == 4 ? AT_STACK_INCOMPLETE : 0;
 		unsigned changed = 1 + (unsigned)(synth_rnd() % 6);
 		for (unsigned j = 1; j <= changed; j++)
 			s->pcs[j] = j < 4 ? 0x7f3a1d000000 + synth_rnd() % 0x400000
@@ -354,22 +362,29 @@ static int synth_stacks(struct event_array *a, unsigned n, struct at_stack **sta
 /* Seconds to write the events of a through a sink of options opt on fd, each stack record
  * before the first event that refers to it; its counters in st. -1 on a write error
  * (reported). */
+/* Puts the events of a into sink, each stack before the first event that refers to it. */
+static void put_events(struct at_sink *sink, const struct event_array *a,
+		       const struct at_stack *stacks)
+{
+	uint32_t put = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		while (a->v[i].stack > put) {
+			struct at_sink_record r = { .kind = AT_SINK_STACK, .stack = &stacks[put++] };
+			at_sink_put_record(sink, &r);
+		}
+		at_sink_put(sink, &a->v[i]);
+	}
+}
+
 static double time_sink(int fd, const struct at_sink_options *opt, const struct event_array *a,
 			const struct at_stack *stacks, struct at_sink_stats *st)
 {
 	struct at_sink sink;
-	uint32_t put = 0;
 	double t0 = at_now_seconds();
 
 	if (at_sink_open_fd(&sink, fd, "<memfd>") == 0 && at_sink_start(&sink, opt) == 0)
-		for (size_t i = 0; i < a->n; i++) {
-			while (a->v[i].stack > put) {
-				struct at_sink_record r = { .kind = AT_SINK_STACK,
-							    .stack = &stacks[put++] };
-				at_sink_put_record(&sink, &r);
-			}
-			at_sink_put(&sink, &a->v[i]);
-		}
+		put_events(&sink, a, stacks);
 	if (st)
 		at_sink_stats(&sink, st);
 	if (close_sink(&sink, 0))
@@ -455,6 +470,92 @@ cleanup:
 	return status;
 }
 
+/* The mappings the synthetic stacks' addresses fall in (synth_shapes). */
+static const struct at_mapping synth_mappings[] = {
+	{ .pid = 1, .build_id_len = 20,
+	  .build_id = { 0x4a, 0x91, 0x2c, 0x07, 0xe3, 0x55, 0x18, 0xb0, 0x6f, 0xd2,
+			0x33, 0x8e, 0x41, 0xc9, 0x0a, 0x7b, 0x95, 0x26, 0xf8, 0x5d },
+	  .start = 0x7f3a1c000000, .end = 0x7f3a1c200000, .offset = 0x28000,
+	  .path = "/usr/lib/x86_64-linux-gnu/libc.so.6" },
+	{ .pid = 1, .start = 0x7f3a1d000000, .end = 0x7f3a1d400000, .offset = 0,
+	  .path = "/usr/lib/libsynth.so" },
+	{ .pid = 1, .build_id_len = 4, .build_id = { 0xde, 0xad, 0xbe, 0xef },
+	  .start = 0x55d0c4200000, .end = 0x55d0c4500000, .offset = 0x1000,
+	  .path = "/usr/bin/synth" },
+};
+
+/* synth: IN's events with synthetic times (-t) and stacks (-s N, with the mappings their
+ * addresses fall in), as a 2.0 trace: test and benchmark input shaped like a recording with
+ * --stacks. */
+static int cmd_synth(const char *in, const char *out, int level, int times, unsigned nstacks)
+{
+	struct at_stack *stacks = NULL;
+	struct event_array a = { 0 };
+	struct at_source src;
+	struct at_sink sink;
+	int status = 1;
+
+	if (at_source_open(&src, in) < 0) {
+		at_error("%s: %s", in, strerror(errno));
+		return 1;
+	}
+	int bad = drain(&src, collect_one, &a);
+	int munged = src.munged == 1;
+	at_source_close(&src);
+	if (bad)
+		goto cleanup;
+	if (times)
+		synth_times(&a);
+	if (nstacks && synth_stacks(&a, nstacks, &stacks) < 0)
+		goto cleanup;
+	struct at_sink_options opt = {
+		.format = AT_SINK_ATZ, .munged = munged,
+		.atz = { .host = "atz_tool", .start_ns = 1, .level = level,
+			 .flags = (times ? 0 : AT_ATZ_FLAG_NO_TIMES) |
+				  (nstacks ? 0 : AT_ATZ_FLAG_NO_STACKS) },
+	};
+	status = 0;
+	if (at_sink_open(&sink, out, AT_SINK_TRUNCATE) == 0 && at_sink_start(&sink, &opt) == 0) {
+		for (size_t i = 0; nstacks && i < sizeof(synth_mappings) / sizeof(synth_mappings[0]);
+		     i++) {
+			struct at_sink_record r = { .kind = AT_SINK_MAPPING,
+						    .mapping = &synth_mappings[i] };
+			at_sink_put_record(&sink, &r);
+		}
+		put_events(&sink, &a, stacks);
+	}
+	status = close_sink(&sink, status);
+cleanup:
+	free(a.v);
+	free(stacks);
+	return status;
+}
+
+static int print_time(void *ctx, const struct at_event *ev)
+{
+	(void)ctx;
+	printf("%" PRIu64 " %" PRIu32 "\n", ev->time_ns, ev->stack);
+	return 0;
+}
+
+/* times: "TIME STACK" per event. */
+static int cmd_times(const char *in)
+{
+	struct at_source src;
+
+	if (at_source_open(&src, in) < 0) {
+		at_error("%s: %s", in, strerror(errno));
+		return 1;
+	}
+	int status = drain(&src, print_time, NULL);
+	at_source_close(&src);
+	if (fflush(stdout) != 0) {
+		at_error("standard output: %s", strerror(errno));
+		status = 1;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	int level = 0, times = 0;
@@ -485,6 +586,10 @@ int main(int argc, char **argv)
 		return convert(argv[i], argv[i + 1], AT_SINK_TEXT, 0, 0);
 	if (strcmp(cmd, "time") == 0 && argc - i == 1)
 		return cmd_time(argv[i], level, major, times, nstacks);
+	if (strcmp(cmd, "synth") == 0 && argc - i == 2)
+		return cmd_synth(argv[i], argv[i + 1], level, times, nstacks);
+	if (strcmp(cmd, "times") == 0 && argc - i == 1)
+		return cmd_times(argv[i]);
 	if (strcmp(cmd, "stacks") == 0 && argc - i == 1)
 		return cmd_records(argv[i], 1);
 	if (strcmp(cmd, "mappings") == 0 && argc - i == 1)

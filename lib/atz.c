@@ -167,7 +167,9 @@ static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt
 	put_bytes(w, ATZ_STREAM_MAGIC, 4);
 	put_byte(w, (uint8_t)w->major);
 	put_byte(w, (uint8_t)w->minor);
-	put_varint(w, opt->flags);
+	/* NO_TIMES and NO_STACKS mean nothing in 1.x, where those bits are 0 */
+	put_varint(w, w->major == 1 ? opt->flags & ~(AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS)
+				    : opt->flags);
 	put_varint(w, opt->start_ns ? opt->start_ns : now_ns());
 	put_varint(w, hl);
 	put_bytes(w, host, hl);

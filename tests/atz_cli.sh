@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # atz_cli.sh: the binary format end to end through build/bench/atz_tool (lib/source.c +
 # lib/atz.c): text -> binary -> text round trips on every text log in tests/data, the lz4 tool's
-# view of the files, golden files, pipes, and damaged files (truncated, corrupt, newer version).
+# view of the files, golden files (1.0 and 2.0), times, stacks and mappings of a 2.0 trace and
+# their passage through a re-encoding, pipes, and damaged files (truncated, corrupt, newer
+# version).
 set -u
 source "$(dirname "$0")/lib.sh"
 A=build/bench/atz_tool
@@ -53,10 +55,58 @@ if [ -f demo/python3-json.log ]; then
 fi
 
 # 3. Golden files: the encoder is deterministic and the format has not drifted.
-check "raw golden file re-encodes byte-identical" \
-	bash -c "'$A' encode '$D/python3-head.log' '$T/g.atz' && cmp -s '$T/g.atz' '$D/python3-head.atz'"
-check "munged golden file re-encodes byte-identical" \
-	bash -c "'$A' encode '$D/munged.log' '$T/m.atz' && cmp -s '$T/m.atz' '$D/munged.atz'"
+# The 1.0 golden files stay as 1.x writers made them: every reader still reads 1.x.
+check "raw golden file re-encodes byte-identical as 1.x" \
+	bash -c "'$A' encode -V 1 '$D/python3-head.log' '$T/g.atz' &&
+		cmp -s '$T/g.atz' '$D/python3-head.atz'"
+check "munged golden file re-encodes byte-identical as 1.x" \
+	bash -c "'$A' encode -V 1 '$D/munged.log' '$T/m.atz' && cmp -s '$T/m.atz' '$D/munged.atz'"
+check "text encodes as 2.0 with the NO_TIMES and NO_STACKS flags (header 02 00 06)" \
+	bash -c "'$A' encode '$D/python3-head.log' - | lz4 -q -d -c | head -c 7 | od -An -tx1 |
+		grep -q '41 54 5a 00 02 00 06'"
+check "2.0 from text decodes back to the same text" \
+	bash -c "'$A' encode '$D/python3-head.log' - | '$A' decode - - |
+		cmp -s - '$D/python3-head.log'"
+
+# 2.0 golden file: python3-head.log with synthetic times and 20 stacks of 20 frames after
+# three mappings (atz_tool synth -t -s 20). Its events, times, stacks and mappings, as the C
+# reader and the document's reader see them, are the files beside it.
+G=$D/synth-v2
+check "2.0 golden file re-synthesizes byte-identical" \
+	bash -c "'$A' synth -t -s 20 '$D/python3-head.log' '$T/s.atz' && cmp -s '$T/s.atz' '$G.atz'"
+check "2.0 golden file: events" bash -c "'$A' decode '$G.atz' - | cmp -s - '$D/python3-head.log'"
+check "2.0 golden file: atz_tool stacks" bash -c "'$A' stacks '$G.atz' | cmp -s - '$G.stacks'"
+check "2.0 golden file: atz_tool mappings" \
+	bash -c "'$A' mappings '$G.atz' | cmp -s - '$G.mappings'"
+check "2.0 golden file: atz_tool times" bash -c "'$A' times '$G.atz' | cmp -s - '$G.times'"
+check_eq "2.0 golden file: one stack line per malloc-family call with a result" \
+	"$(grep -vc 'free(\|jemalloc_stats' "$D/python3-head.log")" "$(wc -l < "$G.stacks")"
+check_eq "2.0 golden file: the first mapping line" \
+	"1 0x7f3a1c000000-0x7f3a1c200000 0x28000 4a912c07e35518b06fd2338e41c90a7b9526f85d /usr/lib/x86_64-linux-gnu/libc.so.6" \
+	"$(head -1 "$G.mappings")"
+for what in stacks mappings times; do
+	check "the document's reader agrees on the 2.0 golden file's $what" \
+		bash -c "lz4 -q -d -c '$G.atz' | python3 tests/atz_spec_reader.py --$what |
+			cmp -s - '$G.$what'"
+done
+check "the document's reader agrees on the 2.0 golden file's events" \
+	bash -c "lz4 -q -d -c '$G.atz' | python3 tests/atz_spec_reader.py |
+		cmp -s - '$D/python3-head.log'"
+check "re-encoding a 2.0 trace keeps its times, stacks and mappings" \
+	bash -c "'$A' encode -l 9 '$G.atz' '$T/re2.atz' && ! cmp -s '$T/re2.atz' '$G.atz' &&
+		'$A' stacks '$T/re2.atz' | cmp -s - '$G.stacks' &&
+		'$A' mappings '$T/re2.atz' | cmp -s - '$G.mappings' &&
+		'$A' times '$T/re2.atz' | cmp -s - '$G.times'"
+check "two 2.0 traces one after the other re-encode as one, stack ids numbered on" \
+	bash -c "cat '$G.atz' '$G.atz' > '$T/twice.atz' && '$A' encode '$T/twice.atz' '$T/one.atz' &&
+		'$A' stacks '$T/one.atz' | cmp -s - <(cat '$G.stacks' '$G.stacks') &&
+		test \"\$('$A' mappings '$T/one.atz' | wc -l)\" = 6 &&
+		lz4 -q -d -c '$T/one.atz' | python3 tests/atz_spec_reader.py --stacks |
+		cmp -s - <(cat '$G.stacks' '$G.stacks')"
+check "a 2.0 trace written as 1.x keeps its events and drops times and stacks" \
+	bash -c "'$A' encode -V 1 '$G.atz' '$T/v1.atz' && '$A' decode '$T/v1.atz' - |
+		cmp -s - '$D/python3-head.log' && test -z \"\$('$A' stacks '$T/v1.atz')\" &&
+		! grep -qv '^0 0\$' <('$A' times '$T/v1.atz')"
 check "munged binary decodes to munged text" \
 	bash -c "'$A' decode '$D/munged.atz' - | cmp -s - '$D/munged.log'"
 check "a recompressed frame (lz4 -d | lz4, 4 MB blocks) still decodes" \
@@ -86,12 +136,20 @@ check "corrupt block: exit 1" test "$rc" -eq 1
 check "corrupt block: message with its offset" \
 	grep -q "^atz_tool: $T/flip.atz: corrupt lz4 block at byte offset 33 " "$T/err"
 
-printf 'ATZ\0\002\001\0\0\0\0' | lz4 -q -c > "$T/v2.atz"
-"$A" decode "$T/v2.atz" /dev/null 2> "$T/err"
+printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c > "$T/v3.atz"
+"$A" decode "$T/v3.atz" /dev/null 2> "$T/err"
 rc=$?
 check "newer major version: exit 1" test "$rc" -eq 1
 check "newer major version: refused with a clear message" \
-	grep -q "^atz_tool: $T/v2.atz: trace format version 2.1 is newer than this reader's (1.1): use a newer alloctap\$" "$T/err"
+	grep -q "^atz_tool: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.0): use a newer alloctap\$" "$T/err"
+
+# A stack id used before its stack record: corruption at its content offset.
+printf 'ATZ\0\002\000\000\001\000\000\221\001\001\160\010\040\003\005' | lz4 -q -c > "$T/early.atz"
+"$A" stacks "$T/early.atz" > /dev/null 2> "$T/err"
+rc=$?
+check "stack used before its record: exit 1" test "$rc" -eq 1
+check "stack used before its record: message with the content offset" \
+	grep -q "^atz_tool: $T/early.atz: corrupt stream at content byte 16 (lz4 block ending at byte offset [0-9]*): event with stack id 5 (used before its stack record)\$" "$T/err"
 
 printf 'hello' | lz4 -q -c > "$T/other.lz4"
 "$A" decode "$T/other.lz4" /dev/null 2> "$T/err"

@@ -5,7 +5,12 @@ Reads the stream content (the lz4 frame already unwrapped, e.g. by `lz4 -d -c FI
 and prints the events as logalloc text (raw, or munged when the header says so), exactly as
 lib/text.c formats them. With --stats it prints, instead, bytes and records per record kind;
 with --processes, one line per process change record (section 5.4):
-"CHANGE PID PARENT FLAGS STATUS EXECUTABLE ARG..." (CHANGE is START, EXEC or EXIT).
+"CHANGE PID PARENT FLAGS STATUS EXECUTABLE ARG..." (CHANGE is START, EXEC or EXIT);
+with --stacks, for each event with a stack (2.0, sections 5.5 and 5.6):
+"FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete; PCs 0x-prefixed hex);
+with --mappings, one line per mapping record (section 5.7):
+"PID START-END OFFSET BUILDID PATH" (BUILDID hex, "-" when empty);
+with --times, one line per event: "TIME STACK" (0 0 for 1.x).
 tests/atz_cli.sh checks that its output equals the C reader's, which keeps the document honest.
 Exit status: 0 ok, 1 malformed stream.
 """
@@ -134,18 +139,27 @@ def fmt(pid, tid, func, has_result, args, result, munged):
 def main():
     stats = "--stats" in sys.argv[1:]
     processes = "--processes" in sys.argv[1:]
+    stacks_out = "--stacks" in sys.argv[1:]
+    mappings_out = "--mappings" in sys.argv[1:]
+    times_out = "--times" in sys.argv[1:]
+    records_only = stats or processes or stacks_out or mappings_out or times_out
     s = Stream(sys.stdin.buffer.read())
     # Section 3: the header.
     if s.take(4) != b"ATZ\0":
         raise Corrupt("not an atz stream")
     major, _minor = s.byte(), s.byte()
-    if major != 1:
-        raise Corrupt("version %d is not 1" % major)
+    if major not in (1, 2):
+        raise Corrupt("version %d is not 1 or 2" % major)
     flags = s.varint()
     s.varint()                      # start time
     s.take(s.varint())              # host
     s.take(s.varint())              # header extension
     munged = flags & 1
+    # Section 5.5: what follows each event record in 2.x.
+    has_times = major == 2 and not flags & 2
+    has_stacks = major == 2 and not flags & 4
+    time_ref = 0
+    stacks = []                     # stack id - 1 -> (flags, frames)
     threads, cur = [], None
     out = []
     kinds = {}
@@ -162,6 +176,22 @@ def main():
             else:
                 name = "EVENT " + FUNCS[op & 15]
                 ev = general(s, t, op & 15)
+            time, stack = 0, 0
+            if has_times and has_stacks:
+                code = s.varint()
+                time_ref = (time_ref + unzigzag(code >> 1)) & M64
+                time = time_ref
+                if code & 1:
+                    stack = s.varint()
+                    if stack == 0:
+                        raise Corrupt("stack id 0 written as present")
+            elif has_times:
+                time_ref = (time_ref + unzigzag(s.varint())) & M64
+                time = time_ref
+            elif has_stacks:
+                stack = s.varint()
+            if stack > len(stacks):
+                raise Corrupt("stack id %d used before its stack record" % stack)
         elif op == 0x90:
             name = "THREAD"
             i = s.varint()
@@ -178,6 +208,36 @@ def main():
         elif op == 0x92:
             name = "LOST"
             s.varint()
+        elif op == 0x93 and has_times:
+            name = "TIME"
+            time_ref = s.varint()
+        elif op == 0xC3 and major == 2:
+            name = "STACK"
+            payload = Stream(s.take(s.varint()))
+            sid, pid, count, sflags, pc = [payload.varint() for _ in range(5)]
+            if sid != len(stacks) + 1:
+                raise Corrupt("stack id %d out of order" % sid)
+            if pid > 0xFFFFFFFF or not 1 <= count <= 128 or sflags > 0xFFFF:
+                raise Corrupt("bad stack record")
+            frames = [pc]
+            for _ in range(count - 1):
+                pc = (pc + unzigzag(payload.varint())) & M64
+                frames.append(pc)
+            stacks.append((sflags, frames))
+        elif op == 0xC4 and major == 2:
+            name = "MAPPING"
+            payload = Stream(s.take(s.varint()))
+            pid, mstart, mend, offset, blen = [payload.varint() for _ in range(5)]
+            if pid > 0xFFFFFFFF or mend < mstart or blen > 20:
+                raise Corrupt("bad mapping record")
+            build_id = payload.take(blen)
+            path = payload.d[payload.p:]
+            if len(path) > 4096:
+                raise Corrupt("mapping path too long")
+            if mappings_out:
+                out.append("%d 0x%x-0x%x 0x%x %s %s" % (
+                    pid, mstart, mend, offset, build_id.hex() or "-",
+                    path.decode("utf-8", "replace")))
         elif op == 0xC2:
             name = "PROCESS_CHANGE"
             payload = Stream(s.take(s.varint()))
@@ -199,7 +259,13 @@ def main():
         k = kinds.setdefault(name, [0, 0])
         k[0] += 1
         k[1] += s.p - start
-        if ev is not None and not stats and not processes:
+        if ev is not None and stacks_out and stack:
+            sflags, frames = stacks[stack - 1]
+            word = "incomplete" if sflags & 2 else "truncated" if sflags & 1 else "complete"
+            out.append(" ".join([FUNCS[ev[0]], word] + ["0x%x" % pc for pc in frames]))
+        if ev is not None and times_out:
+            out.append("%d %d" % (time, stack))
+        if ev is not None and not records_only:
             out.append(fmt(cur.pid, cur.tid, *ev, munged))
     if stats:
         total = sum(b for _, b in kinds.values())

@@ -30,10 +30,24 @@ struct file {
 	size_t n;
 };
 
-/* Writes the events as a trace of version major.0 (1: 1.0, 2: 2.0). */
+/* The stack a test trace gives id: 1 to 5 frames, its own values. */
+static void test_stack(uint32_t id, uint32_t pid, struct at_stack *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->pid = pid;
+	s->count = (uint16_t)(1 + id % 5);
+	s->flags = (uint16_t)(id % 3);
+	for (unsigned i = 0; i < s->count; i++)
+		s->pcs[i] = 0x7f0000000000ull + 0x1000 * id - 0x10 * i * i;
+}
+
+/* Writes the events as a trace of version major.0 (1: 1.0, 2: 2.0); in 2.0 the stacks they
+ * refer to (test_stack) come before the first event that needs each. */
 static struct file write_events_v(const struct at_event *ev, size_t n, size_t flush_every,
 				  unsigned flags, unsigned major)
 {
+	uint32_t stacks = 0;
 	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42,
 				      .major = major };
 	int fd = memfd_create("atz", 0);
@@ -45,6 +59,11 @@ static struct file write_events_v(const struct at_event *ev, size_t n, size_t fl
 	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
 	assert_non_null(w);
 	for (size_t i = 0; i < n; i++) {
+		while (major == 2 && ev[i].stack > stacks) {
+			struct at_stack st;
+			test_stack(++stacks, ev[i].pid, &st);
+			assert_int_equal(at_atz_append_stack(w, &st), 0);
+		}
 		assert_int_equal(at_atz_append(w, &ev[i]), 0);
 		if (flush_every && (i + 1) % flush_every == 0)
 			assert_int_equal(at_atz_flush(w), 0);
@@ -727,17 +746,18 @@ static void test_process_change_bytes(void **state)
 	assert_int_equal(rc, 0);
 }
 
-/* A trace of 40 events flushed every 8: truncating it anywhere yields exactly the events of
- * its whole blocks, then a truncation error naming the event count. */
-static void test_truncate_every_offset(void **state)
+/* A trace of 40 events flushed every 8 (1.0, and 2.0 with times and stacks): truncating it
+ * anywhere yields exactly the events of its whole blocks, then a truncation error naming the
+ * event count. */
+static void truncate_every_offset(unsigned major)
 {
-	(void)state;
 	enum { N = 40, EVERY = 8 };
 	struct at_event ev[N];
 	for (unsigned i = 0; i < N; i++)
 		ev[i] = (struct at_event){ 9, 9 + i % 2, i % 4 == 3 ? AT_FREE : AT_MALLOC,
-					   i % 4 != 3, { 8 * i, 0 }, i % 4 == 3 ? 0 : 0x100 * i, 0, 0 };
-	struct file f = write_events(ev, N, EVERY, 0);
+					   i % 4 != 3, { 8 * i, 0 }, i % 4 == 3 ? 0 : 0x100 * i,
+					   1000000 + 300 * i - 500 * (i % 3 == 1), (i % 4 != 3) * (1 + i / 8) };
+	struct file f = write_events_v(ev, N, EVERY, 0, major);
 	struct at_event out[N];
 	size_t prev = 0;
 
@@ -748,8 +768,11 @@ static void test_truncate_every_offset(void **state)
 		assert_int_equal(rc, -1);
 		assert_true(st == AT_ATZ_ERR_TRUNCATED || (cut < 4 && st == AT_ATZ_ERR_NOT_ATZ));
 		assert_true(k % EVERY == 0 && k >= prev && k <= N);
-		for (size_t i = 0; i < k; i++)
+		for (size_t i = 0; i < k; i++) {
 			assert_event_equal(&out[i], &ev[i]);
+			assert_int_equal(out[i].stack, major == 2 ? ev[i].stack : 0);
+			assert_int_equal(out[i].time_ns, major == 2 ? ev[i].time_ns : 0);
+		}
 		prev = k;
 	}
 	assert_int_equal(prev, N); /* cut just before the end mark: all blocks whole */
@@ -771,16 +794,22 @@ static void test_truncate_every_offset(void **state)
 	free(f.p);
 }
 
-static void test_flip_every_bit(void **state)
+static void test_truncate_every_offset(void **state)
 {
 	(void)state;
+	truncate_every_offset(1);
+	truncate_every_offset(2);
+}
+
+static void flip_every_bit(unsigned major)
+{
 	enum { N = 24 };
 	struct at_event ev[N];
 	for (unsigned i = 0; i < N; i++)
 		ev[i] = (struct at_event){ 2, 2, i & 1 ? AT_FREE : AT_MALLOC, !(i & 1),
 					   { i & 1 ? 0x40 * (i - 1) : 24, 0 },
-					   i & 1 ? 0 : 0x40 * i, 0, 0 };
-	struct file f = write_events(ev, N, 6, 0);
+					   i & 1 ? 0 : 0x40 * i, 5000 + 77 * i, (i & 1) ? 0 : 1 + i % 3 };
+	struct file f = write_events_v(ev, N, 6, 0, major);
 
 	for (size_t bit = 0; bit < f.n * 8; bit++) {
 		int rc;
@@ -794,6 +823,13 @@ static void test_flip_every_bit(void **state)
 			    st == AT_ATZ_ERR_TRUNCATED);
 	}
 	free(f.p);
+}
+
+static void test_flip_every_bit(void **state)
+{
+	(void)state;
+	flip_every_bit(1);
+	flip_every_bit(2);
 }
 
 /* Two files, one after the other. */
@@ -1063,6 +1099,467 @@ static void test_random_inputs(void **state)
 	free(good.p);
 }
 
+/* ---- 2.0: event tails, stacks, mappings ------------------------------------------------- */
+
+/* The 2.0 header with host "testhost", start 42 and flags f. */
+#define HEADER_V2(f) { 'A', 'T', 'Z', 0, 2, 0, f, 42, 8, 't', 'e', 's', 't', 'h', 'o', 's', 't', 0 }
+static const uint8_t header_v2[] = HEADER_V2(0);
+
+/* What the stack and mapping callbacks saw. */
+struct records {
+	unsigned stacks, mappings;
+	struct at_stack stack[4];
+	struct at_mapping map[2];
+	char path[2][AT_ATZ_NAME_MAX + 1];
+	char order[64];
+};
+
+static void record_stack(void *arg, const struct at_stack *st)
+{
+	struct records *c = arg;
+	assert_true(c->stacks < 4);
+	c->stack[c->stacks++] = *st;
+	strcat(c->order, "S");
+}
+
+static void record_mapping(void *arg, const struct at_mapping *m)
+{
+	struct records *c = arg;
+	assert_true(c->mappings < 2);
+	c->map[c->mappings] = *m;
+	strcpy(c->path[c->mappings], m->path);
+	c->map[c->mappings].path = c->path[c->mappings];
+	c->mappings++;
+	strcat(c->order, "M");
+}
+
+/* A file's events into out (at most max), records into c; returns the count, *rc the final
+ * at_atz_next result, *msg (when not NULL) the error message copied. */
+static size_t decode_records(const struct file *f, struct at_event *out, size_t max,
+			     struct records *c, int *rc, char *msg, size_t msg_size)
+{
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f->p, f->n), (ssize_t)f->n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	struct at_event ev;
+	size_t k = 0;
+
+	memset(c, 0, sizeof(*c));
+	at_atz_reader_on_stack(r, record_stack, c);
+	at_atz_reader_on_mapping(r, record_mapping, c);
+	while ((*rc = at_atz_next(r, &ev)) > 0) {
+		if (k < max)
+			out[k] = ev;
+		k++;
+		strcat(c->order, "E");
+	}
+	if (msg)
+		snprintf(msg, msg_size, "%s", *rc < 0 ? at_atz_reader_message(r) : "");
+	at_atz_reader_close(r);
+	close(fd);
+	return k;
+}
+
+/* A writer on a memfd, 2.0 unless opt says otherwise. */
+struct mem_writer {
+	int fd;
+	struct at_output o;
+	struct at_atz_writer *w;
+};
+
+static void mem_writer_open(struct mem_writer *m, unsigned flags, unsigned major)
+{
+	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42,
+				      .major = major };
+	m->fd = memfd_create("atz", 0);
+	assert_int_equal(at_output_open_fd(&m->o, m->fd, "mem"), 0);
+	m->w = at_atz_writer_open(&m->o, &opt);
+	assert_non_null(m->w);
+}
+
+static struct file mem_writer_close(struct mem_writer *m)
+{
+	struct file f;
+	assert_int_equal(at_atz_writer_close(m->w), 0);
+	assert_int_equal(at_output_close(&m->o), 0);
+	f.n = (size_t)lseek(m->fd, 0, SEEK_END);
+	f.p = malloc(f.n);
+	assert_int_equal(pread(m->fd, f.p, f.n, 0), (ssize_t)f.n);
+	close(m->fd);
+	return f;
+}
+
+/* The example of doc/FORMAT.md 5.5 to 5.7, byte for byte, and back through the callbacks in
+ * stream order. */
+static void test_v2_record_bytes(void **state)
+{
+	(void)state;
+	struct mem_writer m;
+	struct at_stack st = { .id = 1, .pid = 7, .count = 2, .flags = 0,
+			       .pcs = { 0x1010, 0x900a } };
+	struct at_mapping map = { .pid = 7, .build_id_len = 2, .build_id = { 0xab, 0xcd },
+				  .start = 0x400000, .end = 0x401000, .offset = 0, .path = "/a" };
+	const struct at_event ev[] = {
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 1000, 1 },
+		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0, 990, 0 },
+	};
+	static const uint8_t want[] = {
+		0xc3, 0x09, 0x01, 0x07, 0x02, 0x00, 0x90, 0x20, 0xf4, 0xff, 0x03,
+		0x91, 0x07, 0x09,
+		0x70, 0x20, 0x80, 0x08, 0xa1, 0x1f, 0x01,
+		0x40, 0x26,
+		0xc4, 0x0f, 0x07, 0x80, 0x80, 0x80, 0x02, 0x80, 0xa0, 0x80, 0x02, 0x00, 0x02, 0xab,
+		0xcd, 0x2f, 0x61,
+	};
+
+	mem_writer_open(&m, 0, 0);
+	assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+	assert_int_equal(at_atz_append(m.w, &ev[0]), 0);
+	assert_int_equal(at_atz_append(m.w, &ev[1]), 0);
+	assert_int_equal(at_atz_append_mapping(m.w, &map), 0);
+	struct at_atz_stats ws;
+	at_atz_writer_stats(m.w, &ws);
+	assert_int_equal(ws.stacks, 1);
+	assert_int_equal(ws.mappings, 1);
+	struct file f = mem_writer_close(&m);
+	uint8_t c[256];
+	size_t n = content_of(&f, c, sizeof(c));
+	assert_int_equal(n, sizeof(header_v2) + sizeof(want));
+	assert_memory_equal(c, header_v2, sizeof(header_v2));
+	assert_memory_equal(c + sizeof(header_v2), want, sizeof(want));
+
+	static struct records rec;
+	struct at_event out[2];
+	int rc;
+	assert_int_equal(decode_records(&f, out, 2, &rec, &rc, NULL, 0), 2);
+	assert_int_equal(rc, 0);
+	assert_string_equal(rec.order, "SEEM");
+	for (int i = 0; i < 2; i++) {
+		assert_event_equal(&out[i], &ev[i]);
+		assert_int_equal(out[i].time_ns, ev[i].time_ns);
+		assert_int_equal(out[i].stack, ev[i].stack);
+	}
+	assert_memory_equal(&rec.stack[0], &st, offsetof(struct at_stack, pcs) + 2 * 8);
+	assert_int_equal(rec.map[0].pid, 7);
+	assert_int_equal(rec.map[0].start, 0x400000);
+	assert_int_equal(rec.map[0].end, 0x401000);
+	assert_int_equal(rec.map[0].build_id_len, 2);
+	assert_memory_equal(rec.map[0].build_id, map.build_id, 2);
+	assert_string_equal(rec.path[0], "/a");
+	free(f.p);
+}
+
+/* The tail under each pair of the NO_TIMES and NO_STACKS flags, byte for byte; the writer
+ * refuses what the flags say the trace has none of. */
+static void test_v2_tail_forms(void **state)
+{
+	(void)state;
+	static const struct {
+		unsigned flags;
+		uint8_t tail[2][4]; /* length, bytes, of the two events' tails */
+	} cases[] = {
+		{ 0, { { 3, 0xa1, 0x1f, 0x01 }, { 1, 0x26 } } },
+		{ AT_ATZ_FLAG_NO_STACKS, { { 2, 0xd0, 0x0f }, { 1, 0x13 } } },
+		{ AT_ATZ_FLAG_NO_TIMES, { { 1, 0x01 }, { 1, 0x00 } } },
+		{ AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS, { { 0 }, { 0 } } },
+	};
+	struct at_stack st = { .id = 1, .pid = 7, .count = 1, .pcs = { 0x1010 } };
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		unsigned fl = cases[k].flags;
+		struct at_event ev[] = {
+			{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 1000, 1 },
+			{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0, 990, 0 },
+		};
+		struct mem_writer m;
+		mem_writer_open(&m, fl, 0);
+		assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+		if (fl & AT_ATZ_FLAG_NO_TIMES) {
+			assert_int_equal(at_atz_append(m.w, &ev[0]), -1);
+			assert_int_equal(errno, EINVAL);
+			ev[0].time_ns = ev[1].time_ns = 0;
+		}
+		if (fl & AT_ATZ_FLAG_NO_STACKS) {
+			assert_int_equal(at_atz_append(m.w, &ev[0]), -1);
+			assert_int_equal(errno, EINVAL);
+			ev[0].stack = 0;
+		}
+		assert_int_equal(at_atz_append(m.w, &ev[0]), 0);
+		assert_int_equal(at_atz_append(m.w, &ev[1]), 0);
+		struct file f = mem_writer_close(&m);
+		uint8_t c[256], want[64];
+		size_t wn = 0;
+		uint8_t hdr[] = HEADER_V2((uint8_t)fl);
+		static const uint8_t stack_rec[] = { 0xc3, 0x06, 0x01, 0x07, 0x01, 0x00, 0x90, 0x20 };
+		memcpy(want, stack_rec, sizeof(stack_rec));
+		wn = sizeof(stack_rec);
+		static const uint8_t head[] = { 0x91, 0x07, 0x09, 0x70, 0x20, 0x80, 0x08 };
+		memcpy(want + wn, head, sizeof(head));
+		wn += sizeof(head);
+		memcpy(want + wn, cases[k].tail[0] + 1, cases[k].tail[0][0]);
+		wn += cases[k].tail[0][0];
+		want[wn++] = 0x40;
+		memcpy(want + wn, cases[k].tail[1] + 1, cases[k].tail[1][0]);
+		wn += cases[k].tail[1][0];
+		size_t n = content_of(&f, c, sizeof(c));
+		assert_int_equal(n, sizeof(hdr) + wn);
+		assert_memory_equal(c, hdr, sizeof(hdr));
+		assert_memory_equal(c + sizeof(hdr), want, wn);
+
+		static struct records rec;
+		struct at_event out[2];
+		int rc;
+		assert_int_equal(decode_records(&f, out, 2, &rec, &rc, NULL, 0), 2);
+		assert_int_equal(rc, 0);
+		for (int i = 0; i < 2; i++) {
+			assert_event_equal(&out[i], &ev[i]);
+			assert_int_equal(out[i].time_ns, ev[i].time_ns);
+			assert_int_equal(out[i].stack, ev[i].stack);
+		}
+		free(f.p);
+	}
+}
+
+/* Every field of stacks, mappings and tails at its extremes, times going backwards and far
+ * (TIME records), ids in order: all come back. */
+static void test_v2_roundtrip_extremes(void **state)
+{
+	(void)state;
+	struct mem_writer m;
+	static struct at_stack st[3];
+	static char long_path[AT_ATZ_NAME_MAX + 50];
+	struct at_mapping map[2] = {
+		{ .pid = 0xffffffffu, .build_id_len = AT_BUILD_ID_MAX, .start = 0,
+		  .end = UINT64_MAX, .offset = UINT64_MAX, .path = long_path },
+		{ .pid = 0, .build_id_len = 0, .start = 5, .end = 5, .offset = 0, .path = "" },
+	};
+	const struct at_event ev[] = {
+		{ 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x10, UINT64_MAX, 1 },
+		{ 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x20, 0, 2 },             /* 2^64 - 1 back */
+		{ 1, 2, AT_CALLOC, 1, { 1, 8 }, 0x30, 1ull << 63, 3 },
+		{ 1, 2, AT_FREE, 0, { 0x30, 0 }, 0, (1ull << 63) - 1, 0 }, /* one back */
+		{ 1, 1, AT_REALLOC, 1, { 0x20, 9 }, 0x20, (1ull << 62) + 7, 2 },
+		{ 2, 3, AT_JEMALLOC_STATS, 0, { 0, 0 }, 0, 12, 0 },
+		{ 2, 3, AT_MALLOC, 1, { 0, 0 }, 0, 11, 3 },
+	};
+	enum { N = sizeof(ev) / sizeof(ev[0]) };
+
+	memset(long_path, 'p', sizeof(long_path) - 1);
+	for (unsigned i = 0; i < AT_BUILD_ID_MAX; i++)
+		map[0].build_id[i] = (uint8_t)(0xf0 + i);
+	for (unsigned k = 0; k < 3; k++) {
+		st[k].id = k + 1;
+		st[k].pid = k == 0 ? 0xffffffffu : k;
+		st[k].count = k == 0 ? AT_STACK_MAX_FRAMES : (uint16_t)k;
+		st[k].flags = k == 0 ? 0xffff : (uint16_t)(k == 1 ? AT_STACK_TRUNCATED
+							     : AT_STACK_INCOMPLETE);
+		for (unsigned i = 0; i < st[k].count; i++)
+			st[k].pcs[i] = i % 3 == 0 ? UINT64_MAX - i : i % 3 == 1 ? i : 1ull << 63;
+	}
+	mem_writer_open(&m, 0, 0);
+	assert_int_equal(at_atz_append_mapping(m.w, &map[0]), 0);
+	assert_int_equal(at_atz_append_mapping(m.w, &map[1]), 0);
+	for (unsigned k = 0; k < 3; k++)
+		assert_int_equal(at_atz_append_stack(m.w, &st[k]), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(at_atz_append(m.w, &ev[i]), 0);
+	struct file f = mem_writer_close(&m);
+
+	static struct records rec;
+	struct at_event out[N];
+	int rc;
+	assert_int_equal(decode_records(&f, out, N, &rec, &rc, NULL, 0), N);
+	assert_int_equal(rc, 0);
+	for (unsigned i = 0; i < N; i++) {
+		assert_event_equal(&out[i], &ev[i]);
+		assert_int_equal(out[i].time_ns, ev[i].time_ns);
+		assert_int_equal(out[i].stack, ev[i].stack);
+	}
+	for (unsigned k = 0; k < 3; k++)
+		assert_memory_equal(&rec.stack[k], &st[k],
+				    offsetof(struct at_stack, pcs) + st[k].count * 8);
+	assert_int_equal(rec.map[0].pid, 0xffffffffu);
+	assert_int_equal(rec.map[0].end, UINT64_MAX);
+	assert_int_equal(rec.map[0].offset, UINT64_MAX);
+	assert_memory_equal(rec.map[0].build_id, map[0].build_id, AT_BUILD_ID_MAX);
+	assert_int_equal(strlen(rec.path[0]), AT_ATZ_NAME_MAX); /* cut to 4096 bytes */
+	assert_int_equal(rec.map[1].build_id_len, 0);
+	assert_string_equal(rec.path[1], "");
+	assert_string_equal(rec.order, "MMSSSEEEEEEE");
+	free(f.p);
+}
+
+/* What the writer refuses (EINVAL, the trace unharmed): stacks out of order or of 0 or 129
+ * frames, an event whose stack is not written yet, a mapping that ends before it starts or
+ * with a build-id too long, and stacks or mappings in a 1.x trace. */
+static void test_v2_refused(void **state)
+{
+	(void)state;
+	struct mem_writer m;
+	struct at_stack st = { .id = 2, .pid = 1, .count = 1, .pcs = { 1 } };
+	struct at_mapping map = { .pid = 1, .start = 9, .end = 8, .path = "/x" };
+	struct at_event ev = { 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x10, 5, 1 };
+
+	mem_writer_open(&m, 0, 0);
+	assert_int_equal(at_atz_append_stack(m.w, &st), -1); /* id 1 comes first */
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_atz_append(m.w, &ev), -1);
+	assert_int_equal(errno, EINVAL);
+	st.id = 1;
+	st.count = 0;
+	assert_int_equal(at_atz_append_stack(m.w, &st), -1);
+	st.count = AT_STACK_MAX_FRAMES + 1;
+	assert_int_equal(at_atz_append_stack(m.w, &st), -1);
+	assert_int_equal(at_atz_append_mapping(m.w, &map), -1);
+	map.end = 10;
+	map.build_id_len = AT_BUILD_ID_MAX + 1;
+	assert_int_equal(at_atz_append_mapping(m.w, &map), -1);
+	assert_int_equal(errno, EINVAL);
+	st.count = 1;
+	assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+	assert_int_equal(at_atz_append_stack(m.w, &st), -1); /* id 1 again */
+	assert_int_equal(at_atz_append(m.w, &ev), 0);
+	struct file f = mem_writer_close(&m);
+	static struct records rec;
+	struct at_event out[1];
+	int rc;
+	assert_int_equal(decode_records(&f, out, 1, &rec, &rc, NULL, 0), 1);
+	assert_int_equal(rc, 0);
+	assert_int_equal(out[0].stack, 1);
+	free(f.p);
+
+	mem_writer_open(&m, 0, 1);
+	map.build_id_len = 0;
+	assert_int_equal(at_atz_append_stack(m.w, &st), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_atz_append_mapping(m.w, &map), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_atz_append(m.w, &ev), 0); /* 1.x: time and stack are not kept */
+	f = mem_writer_close(&m);
+	assert_int_equal(decode_records(&f, out, 1, &rec, &rc, NULL, 0), 1);
+	assert_int_equal(out[0].time_ns, 0);
+	assert_int_equal(out[0].stack, 0);
+	free(f.p);
+}
+
+/* Damaged 2.0 content: each case is corruption reported at the content offset of the bad
+ * record (or tail), after the events before it; a cut tail is truncation. */
+static void test_v2_corrupt(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		uint8_t flags, n;
+		uint8_t rec[24];
+		size_t events;
+		unsigned offset; /* content offset of the damage */
+		const char *why;
+	} cases[] = {
+		{ "stack used before its record", 0, 8, { 0x91, 1, 1, 0x70, 8, 0x20, 0x03, 0x05 }, 0,
+		  24, "event with stack id 5 "
+		  "(used before its stack record)" },
+		{ "id 0 written as present", 0, 8, { 0x91, 1, 1, 0x70, 8, 0x20, 0x01, 0x00 }, 0,
+		  24, "event with stack id 0 "
+		  "(0 written as present)" },
+		{ "stack id 2 first", 0, 8, { 0xc3, 6, 2, 1, 1, 0, 0x10, 0x91 }, 0,
+		  18, "stack record with id 2 "
+		  "where id 1 comes next" },
+		{ "stack of 0 frames", 0, 7, { 0xc3, 5, 1, 1, 0, 0, 0x10 }, 0,
+		  18, "stack record with 0 frames "
+		  "(1 to 128)" },
+		{ "stack of 129 frames", 0, 8, { 0xc3, 6, 1, 1, 0x81, 1, 0, 0x10 }, 0,
+		  18, "stack record with 129 "
+		  "frames (1 to 128)" },
+		{ "stack cut in its frames", 0, 8, { 0xc3, 6, 1, 1, 3, 0, 0x10, 0x02 }, 0,
+		  18, "bad frame in a stack "
+		  "record" },
+		{ "stack id used in a stacks-less trace", AT_ATZ_FLAG_NO_TIMES, 7,
+		  { 0x91, 1, 1, 0x70, 8, 0x20, 0x01 }, 0,
+		  24, "event with stack id 1 "
+		  "(used before its stack record)" },
+		{ "mapping ending before it starts", 0, 8, { 0xc4, 6, 1, 9, 8, 0, 0, '/' }, 0,
+		  18, "mapping record that ends "
+		  "before it starts" },
+		{ "build-id of 21 bytes", 0, 8, { 0xc4, 6, 1, 1, 2, 0, 21, 0 }, 0,
+		  18, "mapping record with a "
+		  "build-id longer than 20 bytes or its payload" },
+		{ "time record without times", AT_ATZ_FLAG_NO_TIMES, 2, { 0x93, 5 }, 0,
+		  18, "unknown record kind" },
+		{ "tail cut by the frame's end", 0, 9,
+		  { 0x91, 1, 1, 0x70, 8, 0x20, 0x02, 0x71, 0x83 }, 1,
+		  26, "the frame ends inside a "
+		  "record" },
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint8_t hdr[] = HEADER_V2(cases[k].flags), c[128];
+		memcpy(c, hdr, sizeof(hdr));
+		memcpy(c + sizeof(hdr), cases[k].rec, cases[k].n);
+		struct file f = frame_of(c, sizeof(hdr) + cases[k].n);
+		static struct records rec;
+		struct at_event out[2];
+		char msg[320], want[320];
+		int rc;
+		print_message("%s\n", cases[k].name);
+		assert_int_equal(decode_records(&f, out, 2, &rec, &rc, msg, sizeof(msg)),
+				 cases[k].events);
+		assert_int_equal(rc, -1);
+		snprintf(want, sizeof(want), "mem: corrupt stream at content byte %u (",
+			 cases[k].offset);
+		assert_memory_equal(msg, want, strlen(want));
+		snprintf(want, sizeof(want), "): %s", cases[k].why);
+		assert_true(strlen(msg) > strlen(want));
+		assert_string_equal(msg + strlen(msg) - strlen(want), want);
+		free(f.p);
+	}
+
+	/* In a 1.x frame, 0xC3 and 0xC4 are sized kinds to skip: no callback, events as ever. */
+	static const uint8_t v1[] = { 0xc3, 2, 0xff, 0xff, 0xc4, 1, 0xff, 0x91, 1, 1, 0x70, 8,
+				      0x20 };
+	uint8_t c[64];
+	memcpy(c, header_v1, sizeof(header_v1));
+	memcpy(c + sizeof(header_v1), v1, sizeof(v1));
+	struct file f = frame_of(c, sizeof(header_v1) + sizeof(v1));
+	static struct records rec;
+	struct at_event out[2];
+	int rc;
+	assert_int_equal(decode_records(&f, out, 2, &rec, &rc, NULL, 0), 1);
+	assert_int_equal(rc, 0);
+	assert_int_equal(rec.stacks + rec.mappings, 0);
+	free(f.p);
+}
+
+/* Two 2.0 traces one after the other (a trace appended to): stack ids start over in the
+ * second frame, and the time reference with them. */
+static void test_v2_frames_restart_ids(void **state)
+{
+	(void)state;
+	struct file part[2];
+	for (int i = 0; i < 2; i++) {
+		struct mem_writer m;
+		struct at_stack st = { .id = 1, .pid = 1, .count = 1, .pcs = { 0x100u + i } };
+		struct at_event ev = { 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x10, 100u + i, 1 };
+		mem_writer_open(&m, 0, 0);
+		assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+		assert_int_equal(at_atz_append(m.w, &ev), 0);
+		part[i] = mem_writer_close(&m);
+	}
+	struct file both = concat(&part[0], part[1].p, part[1].n);
+	static struct records rec;
+	struct at_event out[2];
+	int rc;
+	assert_int_equal(decode_records(&both, out, 2, &rec, &rc, NULL, 0), 2);
+	assert_int_equal(rc, 0);
+	assert_string_equal(rec.order, "SESE");
+	assert_int_equal(rec.stack[1].id, 1);
+	assert_int_equal(rec.stack[1].pcs[0], 0x101);
+	assert_int_equal(out[1].stack, 1);
+	assert_int_equal(out[1].time_ns, 101);
+	free(part[0].p);
+	free(part[1].p);
+	free(both.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1085,6 +1582,12 @@ int main(void)
 		cmocka_unit_test(test_concatenated_frames_damaged),
 		cmocka_unit_test(test_flip_every_bit),
 		cmocka_unit_test(test_random_inputs),
+		cmocka_unit_test(test_v2_record_bytes),
+		cmocka_unit_test(test_v2_tail_forms),
+		cmocka_unit_test(test_v2_roundtrip_extremes),
+		cmocka_unit_test(test_v2_refused),
+		cmocka_unit_test(test_v2_corrupt),
+		cmocka_unit_test(test_v2_frames_restart_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
