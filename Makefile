@@ -1,6 +1,7 @@
 # alloctap: top-level Makefile. Quiet unless V=1.
 #
-#   make            build build/alloctapd, build/alloctap-munge, build/alloctap-replay
+#   make            build build/alloctapd, build/alloctap-munge, build/alloctap-replay,
+#                   build/alloctap-report
 #   make deps       install the Debian packages the build and tests need (skips what is there)
 #   make check      deps, build, unit tests (plain and ASan+UBSan), command-line and
 #                   integration tests; ends with "check: N passed, M failed"
@@ -10,7 +11,7 @@
 #   make fuzz       each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60) seconds
 #   make install    PREFIX=/usr/local DESTDIR= (programs, and man pages under PREFIX/share/man)
 #
-# Layout rule: in lib/, munge/, replay/ and daemon/, every .c file but main.c goes into the
+# Layout rule: in lib/, munge/, replay/, report/ and daemon/, every .c file but main.c goes into the
 # folder's archive build/libat_FOLDER.a; main.c is the program, linked with its folder's archive
 # and libat_lib.a. A unit test driver tests/unit/test_FOLDER_MODULE.c links the same two
 # archives (a lib driver only libat_lib.a), so the linker takes only the code under test.
@@ -39,6 +40,8 @@ BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDLIBS      := -llz4 -lm -lpthread
 BPF_LDLIBS  := -lbpf -ldw -lelf -lz
+# lib/symbolize.c (libdwfl): alloctap-report and the tests of the symbolizer and the report
+DW_LDLIBS   := -ldw -lelf
 
 V ?= 0
 ifeq ($(V),1)
@@ -58,9 +61,9 @@ DEB_PACKAGES := gcc make libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib
 	liblz4-dev libcmocka-dev bpftrace libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 \
 	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux
 
-MODULES  := lib munge replay daemon
+MODULES  := lib munge replay daemon report
 mod_srcs  = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
-PROGRAMS := $(B)/alloctap-munge $(B)/alloctap-replay
+PROGRAMS := $(B)/alloctap-munge $(B)/alloctap-replay $(B)/alloctap-report
 ifneq ($(wildcard daemon/main.c),)
 PROGRAMS += $(B)/alloctapd
 endif
@@ -116,12 +119,14 @@ $(1)/tests/test_lib_%: $(1)/obj/tests/unit/test_lib_%.o $(1)/libat_lib.a
 	$(Q)mkdir -p $$(@D)
 	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $$(LDLIBS)
 
-$(foreach m,munge replay daemon,
+$(foreach m,munge replay daemon report,
 $(1)/tests/test_$(m)_%: $(1)/obj/tests/unit/test_$(m)_%.o $(1)/libat_$(m).a $(1)/libat_lib.a
 	$$(call say,LD,$$@)
 	$(Q)mkdir -p $$(@D)
-	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $(if $(filter daemon,$(m)),$$(BPF_LDLIBS)) $$(LDLIBS)
+	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $(if $(filter daemon,$(m)),$$(BPF_LDLIBS)) $(if $(filter report,$(m)),$$(DW_LDLIBS)) $$(LDLIBS)
 )
+
+$(1)/tests/test_lib_symbolize: LDLIBS += $$(DW_LDLIBS)
 endef
 
 $(eval $(call VARIANT,$(B),))
@@ -134,6 +139,8 @@ $(B)/obj/empty.o $(B)/asan/obj/empty.o:
 $(B)/alloctap-%: $(B)/obj/%/main.o $(B)/libat_%.a $(B)/libat_lib.a
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/alloctap-report: LDLIBS += $(DW_LDLIBS)
 
 $(B)/alloctapd: $(B)/obj/daemon/main.o $(B)/libat_daemon.a $(B)/libat_lib.a
 	$(call say,LD,$@)

@@ -1,0 +1,623 @@
+/* symbolize.c: addresses of a trace's processes to frames, with libdwfl; one Dwfl per object,
+ * reported at base 0, so that a libdwfl address is the object's virtual address. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolize.h"
+
+enum object_state {
+	OBJECT_UNOPENED = 0,
+	OBJECT_READY,
+	OBJECT_UNUSABLE, /* missing, unreadable or changed: reported, never named */
+};
+
+struct load_segment {
+	uint64_t offset, filesz, vaddr;
+};
+
+/* The frames of one looked-up address of an object (a return address and the same pc as a
+ * first frame are two keys: their lookups differ). */
+struct cached_frames {
+	uint64_t key; /* virtual address * 2 + return_address; 0: empty */
+	int n;
+	struct at_frame *frames;
+};
+
+/* A function symbol: [start, start + size) in libdwfl addresses. */
+struct function_symbol {
+	uint64_t start, size;
+	const char *name;
+	int rank; /* among symbols at one address, the lowest wins: global, weak, local */
+};
+
+struct object {
+	char *path;
+	const char *base; /* inside path */
+	uint8_t build_id_len;
+	uint8_t build_id[AT_BUILD_ID_MAX];
+	enum object_state state;
+	Dwfl *dwfl;
+	Dwfl_Module *module;
+	GElf_Addr bias;         /* libdwfl address - object virtual address */
+	struct load_segment *loads;
+	size_t nloads;
+	const char *debug_dir;  /* the symbolizer's, for find_debug_file */
+	struct function_symbol *symbols; /* sorted by start: the function symbols with a size */
+	size_t nsymbols;
+	struct cached_frames *cache; /* open addressing, at most half full */
+	size_t ncache, cache_slots;
+};
+
+struct mapping {
+	uint32_t pid;
+	uint64_t start, end, offset;
+	struct object *object;
+};
+
+struct at_symbolizer {
+	char *debug_dir;
+	at_symbolize_problem_fn problem;
+	void *problem_arg;
+	struct object **objects;
+	size_t nobjects, cap_objects;
+	struct mapping *mappings; /* in order of arrival; lookups go newest first */
+	size_t nmappings, cap_mappings;
+};
+
+/* Opens a regular file read-only without blocking on a FIFO or a device: the fd, or -1. */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	errno = EINVAL; /* a FIFO, a device, a directory: not an object */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	out[2 * n] = '\0';
+}
+
+/* libdwfl's find_debuginfo callback: DIR/.build-id/ab/cdef....debug of the module's build-id,
+ * nothing else (no .gnu_debuglink search next to the object, no debuginfod). The module's
+ * userdata is its struct object. */
+static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname,
+			   Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			   GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct object *o = *userdata;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char id[2 * AT_BUILD_ID_MAX + 1];
+	char *path;
+	int n, fd;
+
+	(void)modname, (void)base, (void)file_name, (void)debuglink_file, (void)debuglink_crc;
+	if (!o)
+		return -1;
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (n < 2 || n > AT_BUILD_ID_MAX)
+		return -1;
+	hex(bits, (size_t)n, id);
+	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", o->debug_dir, id, id + 2) < 0)
+		return -1;
+	fd = open_regular(path);
+	if (fd < 0) {
+		free(path);
+		return -1;
+	}
+	*debuginfo_file_name = path; /* libdwfl frees it */
+	return fd;
+}
+
+static char *debuginfo_path_unused;
+
+static const Dwfl_Callbacks object_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_debug_file,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path_unused,
+};
+
+static void report_problem(struct at_symbolizer *z, struct object *o, const char *why)
+{
+	o->state = OBJECT_UNUSABLE;
+	if (z->problem)
+		z->problem(z->problem_arg, o->path, why);
+}
+
+/* Reads the PT_LOAD segments of the module's ELF file. 0, or -1. */
+static int read_loads(struct object *o)
+{
+	Elf *elf = dwfl_module_getelf(o->module, &o->bias);
+	size_t n;
+
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return -1;
+	o->loads = calloc(n ? n : 1, sizeof(*o->loads));
+	if (!o->loads)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			o->loads[o->nloads++] = (struct load_segment){ ph.p_offset, ph.p_filesz,
+								       ph.p_vaddr };
+	}
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct function_symbol *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return strcmp(x->name, y->name);
+}
+
+/* Reads the module's function symbols (from its best table: .symtab, its debug file's, or
+ * .dynsym) into a sorted array: libdwfl's own address lookup scans every symbol. 0, or -1. */
+static int read_symbols(struct object *o)
+{
+	int n = dwfl_module_getsymtab(o->module);
+	size_t kept = 0, unique = 0;
+
+	if (n <= 0)
+		return 0; /* no symbols: no names */
+	o->symbols = malloc((size_t)n * sizeof(*o->symbols));
+	if (!o->symbols)
+		return -1;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(o->module, i, &sym, &addr, &shndx, NULL,
+							   NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !*name || sym.st_size == 0 || shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		o->symbols[kept++] = (struct function_symbol){
+			addr, sym.st_size, name,
+			bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
+		};
+	}
+	qsort(o->symbols, kept, sizeof(*o->symbols), by_start);
+	/* one symbol per address: the best ranked, first after the sort */
+	for (size_t i = 0; i < kept; i++)
+		if (unique == 0 || o->symbols[unique - 1].start != o->symbols[i].start)
+			o->symbols[unique++] = o->symbols[i];
+	o->nsymbols = unique;
+	return 0;
+}
+
+/* The function symbol holding libdwfl address a, or NULL. */
+static const char *symbol_at(const struct object *o, uint64_t a)
+{
+	size_t lo = 0, hi = o->nsymbols;
+
+	while (lo < hi) { /* first symbol starting after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->symbols[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the nearest symbols starting at or before a; one of them may be larger and hold it */
+	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++)
+		if (a - o->symbols[i].start < o->symbols[i].size)
+			return o->symbols[i].name;
+	return NULL;
+}
+
+/* Opens o with libdwfl and checks its build-id against the trace's; on any failure o becomes
+ * unusable and is reported (once: it is never opened again). */
+static void open_object(struct at_symbolizer *z, struct object *o)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char why[256], want[2 * AT_BUILD_ID_MAX + 1], have[2 * AT_BUILD_ID_MAX + 1];
+	int fd, n;
+
+	o->state = OBJECT_UNUSABLE;
+	if (o->path[0] != '/')
+		return; /* [vdso] and the like: no file, nothing to report */
+	fd = open_regular(o->path);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		report_problem(z, o, why);
+		return;
+	}
+	o->dwfl = dwfl_begin(&object_callbacks);
+	if (!o->dwfl) {
+		close(fd);
+		snprintf(why, sizeof(why), "cannot read: %s", dwfl_errmsg(-1));
+		report_problem(z, o, why);
+		return;
+	}
+	/* on success libdwfl owns fd and closes it with the Dwfl */
+	o->module = dwfl_report_elf(o->dwfl, o->base, o->path, fd, 0, false);
+	dwfl_report_end(o->dwfl, NULL, NULL);
+	if (!o->module) {
+		close(fd);
+		snprintf(why, sizeof(why), "not an ELF object: %s", dwfl_errmsg(-1));
+		report_problem(z, o, why);
+		return;
+	}
+	n = dwfl_module_build_id(o->module, &bits, &vaddr);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n != o->build_id_len || memcmp(bits, o->build_id, (size_t)n) != 0) {
+		hex(o->build_id, o->build_id_len, want);
+		hex(bits, (size_t)(n > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : n), have);
+		snprintf(why, sizeof(why), "build-id %s in the trace, %s on disk: the object changed",
+			 o->build_id_len ? want : "(none)", n ? have : "(none)");
+		report_problem(z, o, why);
+		return;
+	}
+	void **userdata;
+	dwfl_module_info(o->module, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = o;
+	if (read_loads(o) < 0 || read_symbols(o) < 0) {
+		snprintf(why, sizeof(why), "cannot read its program headers: %s", elf_errmsg(-1));
+		report_problem(z, o, why);
+		return;
+	}
+	o->state = OBJECT_READY;
+}
+
+/* The cache entry of (path, build-id), made if new. NULL on allocation failure. */
+static struct object *object_of(struct at_symbolizer *z, const struct at_mapping *m)
+{
+	struct object *o;
+	const char *slash;
+
+	for (size_t i = 0; i < z->nobjects; i++) {
+		o = z->objects[i];
+		if (o->build_id_len == m->build_id_len &&
+		    memcmp(o->build_id, m->build_id, m->build_id_len) == 0 &&
+		    strcmp(o->path, m->path) == 0)
+			return o;
+	}
+	if (z->nobjects == z->cap_objects) {
+		size_t cap = z->cap_objects ? 2 * z->cap_objects : 16;
+		struct object **a = realloc(z->objects, cap * sizeof(*a));
+
+		if (!a)
+			return NULL;
+		z->objects = a;
+		z->cap_objects = cap;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o || !(o->path = strdup(m->path))) {
+		free(o);
+		return NULL;
+	}
+	slash = strrchr(o->path, '/');
+	o->base = slash ? slash + 1 : o->path;
+	o->build_id_len = m->build_id_len > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : m->build_id_len;
+	memcpy(o->build_id, m->build_id, o->build_id_len);
+	o->debug_dir = z->debug_dir;
+	z->objects[z->nobjects++] = o;
+	return o;
+}
+
+struct at_symbolizer *at_symbolizer_new(const char *debug_dir, at_symbolize_problem_fn problem,
+					void *arg)
+{
+	struct at_symbolizer *z = calloc(1, sizeof(*z));
+
+	if (!z)
+		return NULL;
+	z->debug_dir = strdup(debug_dir ? debug_dir : AT_SYMBOLIZE_DEBUG_DIR);
+	if (!z->debug_dir) {
+		free(z);
+		return NULL;
+	}
+	z->problem = problem;
+	z->problem_arg = arg;
+	return z;
+}
+
+void at_symbolizer_free(struct at_symbolizer *z)
+{
+	if (!z)
+		return;
+	for (size_t i = 0; i < z->nobjects; i++) {
+		struct object *o = z->objects[i];
+
+		if (o->dwfl)
+			dwfl_end(o->dwfl);
+		for (size_t c = 0; c < o->cache_slots; c++)
+			free(o->cache[c].frames);
+		free(o->cache);
+		free(o->symbols);
+		free(o->loads);
+		free(o->path);
+		free(o);
+	}
+	free(z->objects);
+	free(z->mappings);
+	free(z->debug_dir);
+	free(z);
+}
+
+int at_symbolizer_add_mapping(struct at_symbolizer *z, const struct at_mapping *m)
+{
+	struct object *o;
+	size_t kept = 0;
+
+	if (!m->path || m->end <= m->start) {
+		errno = EINVAL;
+		return -1;
+	}
+	o = object_of(z, m);
+	if (!o)
+		return -1;
+	/* drop the mappings of the pid this one overlaps */
+	for (size_t i = 0; i < z->nmappings; i++) {
+		const struct mapping *old = &z->mappings[i];
+
+		if (old->pid == m->pid && old->start < m->end && m->start < old->end)
+			continue;
+		z->mappings[kept++] = *old;
+	}
+	z->nmappings = kept;
+	if (z->nmappings == z->cap_mappings) {
+		size_t cap = z->cap_mappings ? 2 * z->cap_mappings : 64;
+		struct mapping *a = realloc(z->mappings, cap * sizeof(*a));
+
+		if (!a)
+			return -1;
+		z->mappings = a;
+		z->cap_mappings = cap;
+	}
+	z->mappings[z->nmappings++] = (struct mapping){ m->pid, m->start, m->end, m->offset, o };
+	return 0;
+}
+
+static const struct mapping *mapping_of(const struct at_symbolizer *z, uint32_t pid,
+					uint64_t pc)
+{
+	for (size_t i = z->nmappings; i-- > 0;) {
+		const struct mapping *m = &z->mappings[i];
+
+		if (m->pid == pid && m->start <= pc && pc < m->end)
+			return m;
+	}
+	return NULL;
+}
+
+/* The virtual address of file offset off through the PT_LOAD segments; 1 found, 0 not. */
+static int vaddr_of(const struct object *o, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < o->nloads; i++) {
+		const struct load_segment *l = &o->loads[i];
+
+		if (l->offset <= off && off - l->offset < l->filesz) {
+			*vaddr = off - l->offset + l->vaddr;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A DIE's name, looking through DW_AT_abstract_origin and DW_AT_specification. */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+/* File name number idx of the CU's line table; NULL if none. */
+static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t n;
+
+	if (dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* The frames DWARF gives at libdwfl address a (the inlined calls at a, innermost first, then
+ * the subprogram holding them): how many, 0 without DWARF there. */
+static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames, int max)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(o->module, a, &bias);
+	Dwarf_Die *scopes = NULL;
+	Dwfl_Line *line;
+	const char *file = NULL;
+	int lineno = 0, nscopes, n = 0;
+
+	if (!cu)
+		return 0;
+	line = dwfl_module_getsrc(o->module, a);
+	if (line)
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	/* dwarf_getscopes follows an inlined function into its abstract definition's scopes;
+	 * its concrete callers are the scopes holding its DIE */
+	nscopes = dwarf_getscopes(cu, a - bias, &scopes);
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Die *chain = NULL;
+			int nchain = dwarf_getscopes_die(&scopes[i], &chain);
+
+			free(scopes);
+			scopes = chain;
+			nscopes = nchain;
+			break;
+		}
+	}
+	for (int i = 0; i < nscopes && n < max; i++) {
+		Dwarf_Die *s = &scopes[i];
+		int tag = dwarf_tag(s);
+		Dwarf_Attribute attr;
+		Dwarf_Word call_file = 0, call_line = 0;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		frames[n] = (struct at_frame){ .function = die_name(s), .file = file,
+					       .line = lineno > 0 ? (unsigned)lineno : 0,
+					       .inlined = tag == DW_TAG_inlined_subroutine };
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* the caller's place is where this inline was called */
+		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &call_file) == 0)
+			file = cu_file(cu, call_file);
+		else
+			file = NULL;
+		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_line, &attr), &call_line) != 0)
+			call_line = 0;
+		lineno = (int)call_line;
+	}
+	free(scopes);
+	return n;
+}
+
+/* The frames of virtual address vaddr of a ready object (return_address: look up vaddr - 1),
+ * into frames (AT_SYMBOLIZE_MAX_INLINE of them): how many, at least 1. */
+static int lookup(struct object *o, uint64_t vaddr, int return_address, struct at_frame *frames)
+{
+	Dwarf_Addr a = vaddr + o->bias - (return_address && vaddr > 0 ? 1 : 0);
+	const char *name = NULL;
+	int n;
+
+	n = dwarf_frames(o, a, frames, AT_SYMBOLIZE_MAX_INLINE);
+	if (n == 0 || !frames[n - 1].function)
+		name = symbol_at(o, a);
+	if (n == 0) {
+		Dwfl_Line *line = dwfl_module_getsrc(o->module, a);
+		int lineno = 0;
+
+		frames[0] = (struct at_frame){ .function = name };
+		frames[0].file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+		frames[0].line = lineno > 0 ? (unsigned)lineno : 0;
+		n = 1;
+	} else if (!frames[n - 1].function) {
+		frames[n - 1].function = name;
+	}
+	for (int i = 0; i < n; i++) {
+		frames[i].object = o->base;
+		frames[i].object_address = vaddr;
+	}
+	return n;
+}
+
+/* The cache slot of key in o: its entry, or the empty slot where it goes. */
+static struct cached_frames *cache_slot(struct object *o, uint64_t key)
+{
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (o->cache_slots - 1);
+
+	while (o->cache[i].key && o->cache[i].key != key)
+		i = (i + 1) & (o->cache_slots - 1);
+	return &o->cache[i];
+}
+
+/* Makes room for one more cache entry: 0, or -1 (the cache is then not used). */
+static int cache_room(struct object *o)
+{
+	struct cached_frames *old = o->cache;
+	size_t nold = o->cache_slots;
+
+	if (2 * (o->ncache + 1) <= o->cache_slots)
+		return 0;
+	o->cache_slots = nold ? 2 * nold : 1024;
+	o->cache = calloc(o->cache_slots, sizeof(*o->cache));
+	if (!o->cache) {
+		o->cache = old;
+		o->cache_slots = nold;
+		return -1;
+	}
+	for (size_t i = 0; i < nold; i++)
+		if (old[i].key)
+			*cache_slot(o, old[i].key) = old[i];
+	free(old);
+	return 0;
+}
+
+int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_address,
+		 struct at_frame *frames, int max)
+{
+	const struct mapping *m = mapping_of(z, pid, pc);
+	struct at_frame all[AT_SYMBOLIZE_MAX_INLINE];
+	struct cached_frames *c = NULL;
+	struct object *o;
+	uint64_t off, vaddr, key;
+	int n;
+
+	frames[0] = (struct at_frame){ 0 };
+	if (!m)
+		return 1;
+	o = m->object;
+	off = pc - m->start + m->offset;
+	frames[0].object = o->base;
+	frames[0].object_address = off;
+	if (o->state == OBJECT_UNOPENED)
+		open_object(z, o);
+	if (o->state != OBJECT_READY || !vaddr_of(o, off, &vaddr))
+		return 1;
+	key = vaddr * 2 + (return_address ? 1 : 0) + 2; /* never 0 */
+	if (cache_room(o) == 0) {
+		c = cache_slot(o, key);
+		if (c->key) {
+			n = c->n < max ? c->n : max;
+			memcpy(frames, c->frames, (size_t)n * sizeof(*frames));
+			return n;
+		}
+	}
+	n = lookup(o, vaddr, return_address, all);
+	if (c && (c->frames = malloc((size_t)n * sizeof(*all)))) {
+		memcpy(c->frames, all, (size_t)n * sizeof(*all));
+		c->n = n;
+		c->key = key;
+		o->ncache++;
+	}
+	if (n > max)
+		n = max;
+	memcpy(frames, all, (size_t)n * sizeof(*frames));
+	return n;
+}
+
+int at_frame_text(const struct at_frame *f, char *buf, size_t size)
+{
+	if (f->function)
+		return snprintf(buf, size, "%s", f->function);
+	if (f->object)
+		return snprintf(buf, size, "%s+0x%" PRIx64, f->object, f->object_address);
+	return snprintf(buf, size, "[unknown]");
+}

@@ -1,0 +1,69 @@
+/* symbolize.h: the addresses of a trace's stacks as function names, source lines and inlined
+ * frames, from the objects their mappings name (lib/stack.h) and those objects' debug files.
+ *
+ * A symbolizer holds the mappings of every process of a trace, as the trace gives them, and
+ * one cache entry per object (path and build-id), opened the first time one of its addresses
+ * is looked up: its symbols come from .symtab (the object's, or its debug file's) or .dynsym,
+ * its lines and inlined functions from DWARF. The debug file of an object is looked up by
+ * build-id under a debug directory: DIR/.build-id/ab/cdef....debug.
+ *
+ * An object that cannot be opened, or whose build-id is not the one the mapping record gives
+ * (the file changed since the trace was taken), is reported once through the problem callback
+ * and its addresses are never given names: their frames carry only the object's base name and
+ * the file offset (at_frame_text: "libfoo.so+0x1234").
+ *
+ * Links with -ldw -lelf. Not thread-safe: one symbolizer per thread. */
+#ifndef ALLOCTAP_SYMBOLIZE_H
+#define ALLOCTAP_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stack.h"
+
+#define AT_SYMBOLIZE_DEBUG_DIR "/usr/lib/debug"
+
+/* The most frames one address gives (itself and the functions inlined into it). */
+#define AT_SYMBOLIZE_MAX_INLINE 32
+
+/* One frame. Strings stay valid until at_symbolizer_free. */
+struct at_frame {
+	const char *function; /* NULL: no symbol covers the address, or its object is unusable */
+	const char *file;     /* source file, NULL without line information */
+	unsigned line;        /* 0 without line information */
+	int inlined;          /* 1: this function was inlined into the next frame */
+	const char *object;   /* the object's base name; NULL: the address is in no mapping */
+	/* The address in the object: its virtual address (through the PT_LOAD segments) when the
+	 * object could be read, else the file offset the mapping gives. */
+	uint64_t object_address;
+};
+
+/* Called once per unusable object: its path and why ("cannot open: No such file or
+ * directory", "build-id 12ab... in the trace, 34cd... on disk"). */
+typedef void (*at_symbolize_problem_fn)(void *arg, const char *path, const char *why);
+
+struct at_symbolizer;
+
+/* A symbolizer looking up debug files under debug_dir (NULL: AT_SYMBOLIZE_DEBUG_DIR). problem
+ * may be NULL. NULL with errno set on failure. */
+struct at_symbolizer *at_symbolizer_new(const char *debug_dir, at_symbolize_problem_fn problem,
+					void *arg);
+void at_symbolizer_free(struct at_symbolizer *z);
+
+/* Adds a mapping of m->pid (its path is copied). A mapping that overlaps earlier ones of the
+ * same pid replaces them for the lookups that follow. 0, or -1 with errno set. */
+int at_symbolizer_add_mapping(struct at_symbolizer *z, const struct at_mapping *m);
+
+/* The frames of address pc of process pid, innermost first: the functions inlined at pc, then
+ * the function holding them; at least one frame, at most max (> 0), returned. A return
+ * address (return_address 1: every stack frame but the first) is looked up at pc - 1, since a
+ * call that ends a function returns past its end; the first pc of a stack is a function's
+ * entry and is looked up as it is. object_address is always that of pc itself. */
+int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_address,
+		 struct at_frame *frames, int max);
+
+/* The frame as one folded-stack word, in buf (NUL-terminated, cut to size): the function name,
+ * else "OBJECT+0xADDRESS", else "[unknown]". Returns the length it wanted, as snprintf. */
+int at_frame_text(const struct at_frame *f, char *buf, size_t size);
+
+#endif

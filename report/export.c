@@ -1,0 +1,136 @@
+/* export.c: events to folded lines, through the stacks' symbolized text. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+/* The line an event of a stack went to last, so that the next event of that stack and
+ * function adds to it without building its text again. */
+struct leaf_cache {
+	int64_t entry; /* -1: none yet */
+	uint8_t func;
+};
+
+/* A line's text: callers, ';', the function (stacks.c bounds the callers' text). */
+#define KEY_MAX (64 * 1024 + 2 * AT_FUNC_NAME_SIZE)
+
+int rep_export_init(struct rep_export *x, enum rep_weight weight, const char *debug_dir,
+		    at_symbolize_problem_fn problem, void *arg)
+{
+	memset(x, 0, sizeof(*x));
+	x->weight = weight;
+	for (int f = 0; f < AT_FUNC_COUNT; f++)
+		x->no_stack_entry[f] = -1;
+	x->symbolizer = at_symbolizer_new(debug_dir, problem, arg);
+	x->stacks = rep_stacks_new();
+	x->folded = rep_folded_new();
+	x->key = malloc(KEY_MAX);
+	if (!x->symbolizer || !x->stacks || !x->folded || !x->key) {
+		rep_export_free(x);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void rep_export_free(struct rep_export *x)
+{
+	at_symbolizer_free(x->symbolizer);
+	rep_stacks_free(x->stacks);
+	rep_folded_free(x->folded);
+	free(x->leaves);
+	free(x->key);
+	memset(x, 0, sizeof(*x));
+}
+
+int rep_export_mapping(struct rep_export *x, const struct at_mapping *m)
+{
+	return at_symbolizer_add_mapping(x->symbolizer, m);
+}
+
+int rep_export_stack(struct rep_export *x, const struct at_stack *s)
+{
+	if (rep_stacks_add(x->stacks, x->symbolizer, s) < 0)
+		return -1;
+	if (s->id < x->nleaves)
+		x->leaves[s->id].entry = -1; /* a record again: its text may have changed */
+	return 0;
+}
+
+/* The cache slot of stack id, grown as needed; NULL on allocation failure. */
+static struct leaf_cache *leaf_of(struct rep_export *x, uint32_t id)
+{
+	if (id >= x->nleaves) {
+		size_t n = x->nleaves ? x->nleaves : 256;
+
+		while (n <= id)
+			n *= 2;
+		struct leaf_cache *a = realloc(x->leaves, n * sizeof(*a));
+		if (!a)
+			return NULL;
+		for (size_t i = x->nleaves; i < n; i++)
+			a[i] = (struct leaf_cache){ -1, 0 };
+		x->leaves = a;
+		x->nleaves = n;
+	}
+	return &x->leaves[id];
+}
+
+/* The line of stack (0: none) ending in function f: its entry, or -1 with errno set. */
+static int64_t line_of(struct rep_export *x, uint32_t stack, unsigned f)
+{
+	const char *callers;
+	size_t len = 0, n;
+	struct leaf_cache *leaf;
+	int64_t entry;
+
+	if (stack == 0) {
+		if (x->no_stack_entry[f] < 0)
+			x->no_stack_entry[f] = rep_folded_intern(x->folded, at_func_name[f],
+								 at_func_name_len[f]);
+		return x->no_stack_entry[f];
+	}
+	callers = rep_stacks_text(x->stacks, stack, &len);
+	if (!callers) {
+		errno = ENOENT;
+		return -1;
+	}
+	leaf = leaf_of(x, stack);
+	if (!leaf)
+		return -1;
+	if (leaf->entry >= 0 && leaf->func == f)
+		return leaf->entry;
+	n = len;
+	memcpy(x->key, callers, len);
+	rep_append_frame(x->key, KEY_MAX, &n, at_func_name[f]);
+	entry = rep_folded_intern(x->folded, x->key, n);
+	if (entry >= 0)
+		*leaf = (struct leaf_cache){ entry, (uint8_t)f };
+	return entry;
+}
+
+int rep_export_event(struct rep_export *x, const struct at_event *ev, uint32_t stack)
+{
+	int64_t entry;
+
+	if (!rep_is_allocation(ev))
+		return 0;
+	entry = line_of(x, stack, ev->func);
+	if (entry < 0)
+		return -1;
+	rep_folded_add(x->folded, entry, rep_event_weight(ev, x->weight));
+	return 0;
+}
+
+int rep_export_write(struct rep_export *x, FILE *out)
+{
+	int rc = rep_folded_write(x->folded, out);
+
+	/* the entries moved: no cached line is valid now */
+	for (size_t i = 0; i < x->nleaves; i++)
+		x->leaves[i].entry = -1;
+	for (int f = 0; f < AT_FUNC_COUNT; f++)
+		x->no_stack_entry[f] = -1;
+	return rc;
+}

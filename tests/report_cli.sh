@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# alloctap-report export --folded: usage and errors; exact folded lines for a text log, the
+# same log in binary and munged, by count and by bytes; a 2.0 trace with stacks whose objects
+# are not here (lines computed from its independent listings); and, from real traces taken with
+# alloctapd --stacks, the fixtures' known call chains (a chain through a shared library,
+# a recursion deeper than 128 frames: truncated stacks). Every output is also read back by an
+# independent parser (python3): one line per stack, frames separated by ';', a space, a
+# positive integer; lines sorted, no stack twice.
+. "$(dirname "$0")/lib.sh"
+R=build/alloctap-report
+need_built "$R" build/alloctap-munge
+
+# folded_ok NAME FILE: the independent parser accepts FILE.
+folded_ok() {
+	check "$1: folded lines an independent parser accepts" python3 - "$2" <<'PY'
+import sys
+lines = open(sys.argv[1], 'rb').read().split(b'\n')
+assert lines[-1] == b'', 'no final newline'
+stacks = []
+for n, line in enumerate(lines[:-1], 1):
+    stack, sep, weight = line.rpartition(b' ')
+    assert sep and weight.isdigit() and int(weight) > 0, 'line %d: weight %r' % (n, weight)
+    frames = stack.split(b';')
+    assert all(frames), 'line %d: an empty frame' % n
+    assert all(b < 0x80 and b >= 0x20 for b in stack), 'line %d: control bytes' % n
+    stacks.append(stack)
+assert stacks == sorted(stacks), 'not sorted'
+assert len(set(stacks)) == len(stacks), 'a stack twice'
+assert stacks, 'no line'
+PY
+}
+
+# --- usage ----------------------------------------------------------------------------------
+run_cmd "$R" --help
+if [ "$rc" -eq 0 ] && grep -q "^Usage: alloctap-report export --folded" "$T/out" &&
+	grep -q -- "--weight" "$T/out" && [ ! -s "$T/err" ]; then
+	ok "--help: usage on stdout, exit 0"
+else
+	fail_run "--help: usage on stdout, exit 0" "exit $rc"
+fi
+echo "alloctap-report 0.5.0" >"$T/want_version"
+check_cmd "--version" 0 "$T/want_version" "" -- "$R" --version
+
+usage_case() {
+	local what=$1 msg=$2
+	shift 2
+	check_err "usage error: $what" 2 "alloctap-report: $msg
+Try 'alloctap-report --help'." "$R" "$@"
+}
+printf '1 1 malloc(8)=0x10\n' >"$T/one.log"
+usage_case "no command" "no command: export"
+usage_case "unknown command" "unknown command flame (the command is export)" flame "$T/one.log"
+usage_case "no --folded" "export needs an output format: --folded" export "$T/one.log"
+usage_case "no TRACE" "export needs a TRACE (a file, or - for standard input)" export --folded
+usage_case "two TRACEs" "more than one TRACE: b" export --folded a b
+usage_case "bad --weight" "--weight needs alloc-count or alloc-bytes, not: bytes" \
+	export --folded --weight bytes "$T/one.log"
+usage_case "--weight without its value" "missing argument for option --weight" \
+	export --folded "$T/one.log" --weight
+usage_case "unknown option" "unknown option --flame" export --flame "$T/one.log"
+
+# --- input errors ---------------------------------------------------------------------------
+check_err "missing file: named, with the reason, exit 1" 1 \
+	"alloctap-report: $T/none.log: No such file or directory" \
+	"$R" export --folded "$T/none.log"
+check_err "a directory: named, exit 1" 1 \
+	"alloctap-report: $T:1: read error: Is a directory" "$R" export --folded "$T"
+printf '1 1 malloc(8)=0x10\nthis is not a log\n' >"$T/garbage.log"
+check_err_match "garbage text: FILE:LINE, exit 1" 1 "^alloctap-report: $T/garbage.log:2: " \
+	"$R" export --folded "$T/garbage.log"
+check_eq "garbage text: nothing on stdout" "$(wc -c <"$T/out")" 0
+head -c 3000 /dev/urandom | sed '1s/^/\x04\x22\x4d\x18/' >"$T/garbage.atz"
+check_err_match "garbage binary: named, exit 1" 1 "^alloctap-report: $T/garbage.atz: " \
+	"$R" export --folded "$T/garbage.atz"
+run_cmd "$R" export --folded -q "$T/none.log"
+check_eq "-q: errors still said" "$rc:$(grep -c . "$T/err")" "1:1"
+run_cmd "$R" export --folded -qq "$T/none.log"
+check_eq "-qq: nothing said, exit 1" "$rc:$(grep -c . "$T/err")" "1:0"
+
+# --- a text log: stacks of one frame, the function -----------------------------------------
+cat >"$T/app.log" <<'LOG'
+10 10 malloc(16)=0x1000
+10 10 calloc(4,8)=0x2000
+10 11 malloc(100)=0x3000
+10 10 realloc(0x1000,64)=0x1000
+10 10 free(0x2000)
+11 12 memalign(64,200)=0x4000
+11 12 posix_memalign(16,48)=0x5000
+11 12 aligned_alloc(32,96)=0x6000
+
+11 12 valloc(4096)=0x7000
+11 12 malloc(7)=0x0
+11 12 free(0x0)
+10 10 free(0x1000)
+10 11 realloc(0x3000,0)=0x0
+LOG
+cat >"$T/want_count" <<'OUT'
+aligned_alloc 1
+calloc 1
+malloc 3
+memalign 1
+posix_memalign 1
+realloc 2
+valloc 1
+OUT
+cat >"$T/want_bytes" <<'OUT'
+aligned_alloc 96
+calloc 32
+malloc 123
+memalign 200
+posix_memalign 48
+realloc 64
+valloc 4096
+OUT
+check_cmd "text log: one line per function, calls counted (failed ones too)" 0 \
+	"$T/want_count" "" -- "$R" export --folded "$T/app.log"
+folded_ok "text log" "$T/out"
+check_cmd "text log --weight alloc-count: the default" 0 "$T/want_count" "" -- \
+	"$R" export --folded --weight alloc-count "$T/app.log"
+check_cmd "text log --weight alloc-bytes: bytes asked" 0 "$T/want_bytes" "" -- \
+	"$R" export --folded --weight alloc-bytes "$T/app.log"
+check_cmd "text log on standard input" 0 "$T/want_count" "" -- \
+	bash -c "'$R' export --folded - <'$T/app.log'"
+# the munge drops failed calls and free(0x0), as logalloc's does: their lines go
+grep -v '0x0' "$T/app.log" >"$T/ok.log"
+sed -e 's/^malloc 3$/malloc 2/' -e 's/^realloc 2$/realloc 1/' "$T/want_count" >"$T/want_ok"
+build/alloctap-munge -qq "$T/ok.log" -o "$T/ok.munged"
+check_cmd "munged text log: the same lines" 0 "$T/want_ok" "" -- \
+	"$R" export --folded "$T/ok.munged"
+build/alloctap-munge -qq --keep-pointers --format binary "$T/app.log" -o "$T/app.atz"
+check_cmd "binary trace without stacks: the same lines" 0 "$T/want_count" "" -- \
+	"$R" export --folded "$T/app.atz"
+check_cmd "binary trace without stacks, by bytes" 0 "$T/want_bytes" "" -- \
+	"$R" export --folded --weight alloc-bytes "$T/app.atz"
+build/alloctap-munge -qq --format binary "$T/ok.log" -o "$T/ok.munged.atz"
+check_cmd "munged binary trace: the same lines" 0 "$T/want_ok" "" -- \
+	"$R" export --folded "$T/ok.munged.atz"
+run_cmd "$R" export --folded -v "$T/app.log"
+check_eq "-v: the number of distinct stacks" "$(cat "$T/err")" \
+	"alloctap-report: $T/app.log: 7 distinct stacks"
+check_err "a full disk: a write error, exit 1" 1 \
+	"alloctap-report: <stdout>: write error: No space left on device" \
+	bash -c "'$R' export --folded '$T/app.log' >/dev/full"
+
+# --- a 2.0 trace with stacks and mappings (tests/data/atz/synth-v2.atz) -----------------------
+# Its objects are not on this machine (or, for libc.so.6, not with its build-id): every frame
+# is OBJECT+0xFILEOFFSET. The expected lines are computed from the trace's independent listings
+# (atz_tool's synth-v2.stacks and synth-v2.mappings, kept with it).
+G=tests/data/atz/synth-v2
+python3 - "$G.stacks" "$G.mappings" >"$T/want_synth" <<'PY'
+import sys, collections
+maps = []
+for line in open(sys.argv[2]):
+    pid, rng, off, bid, path = line.split()
+    start, end = (int(x, 16) for x in rng.split('-'))
+    maps.append((start, end, int(off, 16), path.rsplit('/', 1)[-1]))
+def frame(pc):
+    for start, end, off, base in reversed(maps):
+        if start <= pc < end:
+            return '%s+0x%x' % (base, pc - start + off)
+    return '[unknown]'
+weights = collections.Counter()
+for line in open(sys.argv[1]):
+    func, flags, *pcs = line.split()
+    frames = [frame(int(pc, 16)) for pc in reversed(pcs[1:])]
+    root = {'complete': [], 'incomplete': ['[incomplete]'], 'truncated': ['[truncated]']}[flags]
+    weights[';'.join(root + frames + [func])] += 1
+for stack in sorted(weights, key=lambda s: s.encode()):
+    print(stack, weights[stack])
+PY
+run_cmd "$R" export --folded "$G.atz"
+check_file_eq "2.0 trace with stacks: exact folded lines, unusable objects as OBJECT+0xOFFSET" \
+	"$T/out" "$T/want_synth"
+check_eq "2.0 trace with stacks: each unusable object said once" \
+	"$rc $(wc -l <"$T/err") $(grep -c '^alloctap-report: /usr/bin/synth: cannot open: No such file or directory; its frames are shown as synth+0xOFFSET$' "$T/err") $(grep -c '^alloctap-report: /usr/lib/libsynth.so: cannot open' "$T/err") $(grep -c '^alloctap-report: /usr/lib/x86_64-linux-gnu/libc.so.6: ' "$T/err")" \
+	"0 3 1 1 1"
+folded_ok "2.0 trace with stacks" "$T/out"
+run_cmd "$R" export --folded -q "$G.atz"
+check_eq "2.0 trace with stacks, -q: no warning" "$rc $(wc -c <"$T/err")" "0 0"
+
+# --- real traces with stacks ----------------------------------------------------------------
+D=build/alloctapd
+FX=build/fixtures
+need_bpf "$D"
+need_built "$FX/unwind_chain" "$FX/unwind_recursion"
+
+# traced NAME COMMAND...: alloctapd --stacks -f binary -o $T/NAME.atz -- COMMAND.
+traced() {
+	local name=$1
+	shift
+	if "$D" --stacks -f binary -o "$T/$name.atz" -- "$@" >/dev/null 2>"$T/$name.err"; then
+		ok "$name: traced with --stacks"
+	else
+		fail "$name: traced with --stacks" "$(tail -n 5 "$T/$name.err")"
+	fi
+}
+
+# The chain: main -> chain_outer -> chain_middle (lib) -> chain_inner (lib) -> chain_leaf ->
+# malloc(16 + r), calloc(4, 8 + r), realloc(p, 64 + r), r = 0..7. Every frame below main is
+# named, from the program's and the library's own symbols and DWARF; the C library's frames
+# above main (from _start) are the same on every line.
+traced chain "$FX/unwind_chain" 8
+run_cmd "$R" export --folded "$T/chain.atz"
+cp "$T/out" "$T/chain.count"
+prefix=$(sed -n '1s/;main;.*//p' "$T/chain.count")
+check "chain: the root frame is _start" bash -c "[[ '$prefix' == _start\;* ]]"
+calls="main;chain_outer;chain_middle;chain_inner;chain_leaf"
+printf '%s\n' "$prefix;$calls;calloc 8" "$prefix;$calls;malloc 8" \
+	"$prefix;$calls;realloc 8" >"$T/want_chain"
+check_file_eq "chain: exact folded lines by count" "$T/chain.count" "$T/want_chain"
+check_eq "chain: no problem reported" "$rc:$(cat "$T/err")" "0:"
+folded_ok "chain" "$T/chain.count"
+run_cmd "$R" export --folded --weight alloc-bytes "$T/chain.atz"
+printf '%s\n' "$prefix;$calls;calloc 368" "$prefix;$calls;malloc 156" \
+	"$prefix;$calls;realloc 540" >"$T/want_chain_bytes"
+check_file_eq "chain: exact folded lines by bytes" "$T/out" "$T/want_chain_bytes"
+
+head -c $(($(wc -c <"$T/chain.atz") - 9)) "$T/chain.atz" >"$T/cut.atz"
+check_err_match "chain trace cut short: named, said truncated, exit 1" 1 \
+	"^alloctap-report: $T/cut.atz: truncated" "$R" export --folded "$T/cut.atz"
+
+# The chain's library, changed since the trace: reported once, its frames object+offset.
+mkdir -p "$T/fx"
+cp "$FX/unwind_chain" "$FX/unwind_chain_lib.so" "$T/fx/" # the program finds it in its folder
+traced moved "$T/fx/unwind_chain" 2
+printf 'int changed_since_the_trace = 1;\n' >"$T/changed.c"
+cc -O2 -g -shared -fPIC -DUNWIND_CHAIN_LIBRARY -Wl,--build-id=sha1 \
+	-Wl,-soname,unwind_chain_lib.so -o "$T/fx/unwind_chain_lib.so" \
+	tests/fixtures/unwind_chain.c "$T/changed.c"
+run_cmd "$R" export --folded "$T/moved.atz"
+check_eq "changed library: reported once, naming both build-ids" \
+	"$(grep -c "^alloctap-report: $T/fx/unwind_chain_lib.so: build-id [0-9a-f]* in the trace, [0-9a-f]* on disk: the object changed; its frames are shown as unwind_chain_lib.so+0xOFFSET\$" "$T/err"):$(wc -l <"$T/err")" "1:1"
+check "changed library: its frames as unwind_chain_lib.so+0x..., the program's named" \
+	bash -c "grep -q ';main;chain_outer;unwind_chain_lib.so+0x[0-9a-f]*;unwind_chain_lib.so+0x[0-9a-f]*;chain_leaf;malloc 2\$' '$T/out' && ! grep -q 'chain_middle\|chain_inner' '$T/out'"
+rm -f "$T/fx/unwind_chain_lib.so"
+run_cmd "$R" export --folded -q "$T/moved.atz"
+check "missing library, -q: no message, frames as unwind_chain_lib.so+0x..." \
+	bash -c "[ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';chain_outer;unwind_chain_lib.so+0x' '$T/out'"
+
+# Recursion 200 deep: allocate(32) at depth 0 and allocate(d) in recurse(d) for d = 8, 16,
+# ..., 200. A stack of main, d' = 201 - d recurse frames, allocate and malloc, plus the C
+# library's frames above main, has more than 128 frames for d <= 72: those ten are cut to
+# [truncated], 126 recurse frames, allocate, malloc, and make one line.
+traced deep "$FX/unwind_recursion" 200
+run_cmd "$R" export --folded --weight alloc-bytes "$T/deep.atz"
+folded_ok "recursion" "$T/out"
+rprefix=$(grep -m1 ';main;' "$T/out" | sed 's/;main;.*//')
+{
+	printf '[truncated]'
+	for ((i = 0; i < 126; i++)); do printf ';recurse'; done
+	printf ';allocate;malloc 392\n'
+	for ((d = 80; d <= 200; d += 8)); do
+		printf '%s;main' "$rprefix"
+		for ((i = 0; i < 201 - d; i++)); do printf ';recurse'; done
+		printf ';allocate;malloc %d\n' "$d"
+	done
+} | LC_ALL=C sort >"$T/want_deep"
+check_file_eq "recursion: exact folded lines by bytes, truncated ones as one" "$T/out" "$T/want_deep"
+
+finish

@@ -1,0 +1,471 @@
+/* test_lib_symbolize.c: unit tests of lib/symbolize.c against a shared object compiled here
+ * with -g (a function inlined into another, a function that ends with a call, a static
+ * function), loaded with dlopen so that its addresses and mappings are real: names from
+ * .symtab, .dynsym or a debug file found by build-id, lines and inlined frames, the pc - 1 rule
+ * for return addresses, changed and missing objects reported once and never named. */
+#include <dlfcn.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "procmaps.h"
+#include "symbolize.h"
+
+/* The object's source: the line numbers below are checked. */
+static const char fixture_source[] =
+	"#include <setjmp.h>\n"                                           /* 1 */
+	"void *volatile at_fix_ret;\n"                                    /* 2 */
+	"jmp_buf at_fix_jb;\n"                                            /* 3 */
+	"__attribute__((noinline)) void at_fix_record(void)\n"            /* 4 */
+	"{\n"                                                             /* 5 */
+	"\tat_fix_ret = __builtin_return_address(0);\n"                   /* 6 */
+	"}\n"                                                             /* 7 */
+	"static inline __attribute__((always_inline)) void at_fix_inner(void)\n" /* 8 */
+	"{\n"                                                             /* 9 */
+	"\tat_fix_record();\n"                                            /* 10 */
+	"\t__asm__ volatile(\"\");\n"                                     /* 11 */
+	"}\n"                                                             /* 12 */
+	"__attribute__((noinline)) void at_fix_outer(void)\n"             /* 13 */
+	"{\n"                                                             /* 14 */
+	"\tat_fix_inner();\n"                                             /* 15 */
+	"\t__asm__ volatile(\"\");\n"                                     /* 16 */
+	"}\n"                                                             /* 17 */
+	"__attribute__((noinline, noreturn)) void at_fix_stop(void)\n"    /* 18 */
+	"{\n"                                                             /* 19 */
+	"\tat_fix_ret = __builtin_return_address(0);\n"                   /* 20 */
+	"\tlongjmp(at_fix_jb, 1);\n"                                      /* 21 */
+	"}\n"                                                             /* 22 */
+	"__attribute__((noinline)) void at_fix_ends_with_call(void)\n"    /* 23 */
+	"{\n"                                                             /* 24 */
+	"\tat_fix_stop();\n"                                              /* 25 */
+	"}\n"                                                             /* 26 */
+	"__attribute__((noinline)) void at_fix_after(void)\n"             /* 27 */
+	"{\n"                                                             /* 28 */
+	"\tat_fix_ret = 0;\n"                                             /* 29 */
+	"}\n"                                                             /* 30 */
+	"static __attribute__((noinline)) int at_fix_hidden(int x)\n"     /* 31 */
+	"{\n"                                                             /* 32 */
+	"\treturn x * 3 + 1;\n"                                           /* 33 */
+	"}\n"                                                             /* 34 */
+	"int (*at_fix_hidden_ptr)(int) = at_fix_hidden;\n";               /* 35 */
+
+/* Everything the tests share, made once by setup(). */
+static struct {
+	char dir[64];          /* scratch folder */
+	char lib[128];         /* DIR/libfix.so: with .symtab and DWARF */
+	char stripped[128];    /* DIR/stripped/libfix.so: .dynsym only */
+	char debug_dir[128];   /* DIR/debug: .build-id/ab/cdef....debug of libfix.so */
+	uint8_t build_id[AT_BUILD_ID_MAX];
+	int build_id_len;
+	struct at_mapping maps[8]; /* executable mappings of libfix.so in this process */
+	int nmaps;
+	void *handle;
+	/* addresses in this process */
+	uint64_t outer, inner_call_ret, ends_call_ret, after, hidden;
+} fx;
+
+/* Runs a shell command; 0 when it exits 0. */
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int read_build_id(const char *path, uint8_t *out)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	const void *id;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	if (n > 0 && n <= AT_BUILD_ID_MAX)
+		memcpy(out, id, (size_t)n);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return n > 0 && n <= AT_BUILD_ID_MAX ? (int)n : -1;
+}
+
+static int collect_mapping(const struct at_procmaps_entry *e, void *arg)
+{
+	(void)arg;
+	if (strcmp(e->path, fx.lib) == 0 && e->perms[2] == 'x' && fx.nmaps < 8)
+		fx.maps[fx.nmaps++] = (struct at_mapping){
+			.pid = 7, .build_id_len = (uint8_t)fx.build_id_len,
+			.start = e->start, .end = e->end, .offset = e->offset, .path = fx.lib,
+		};
+	return 0;
+}
+
+static int setup(void **state)
+{
+	char src[128], id[2 * AT_BUILD_ID_MAX + 1];
+	FILE *f;
+
+	(void)state;
+	strcpy(fx.dir, "/tmp/at-symbolize.XXXXXX");
+	if (!mkdtemp(fx.dir))
+		return -1;
+	snprintf(src, sizeof(src), "%s/fix.c", fx.dir);
+	snprintf(fx.lib, sizeof(fx.lib), "%s/libfix.so", fx.dir);
+	snprintf(fx.stripped, sizeof(fx.stripped), "%s/stripped/libfix.so", fx.dir);
+	snprintf(fx.debug_dir, sizeof(fx.debug_dir), "%s/debug", fx.dir);
+	f = fopen(src, "w");
+	if (!f || fputs(fixture_source, f) < 0 || fclose(f) != 0)
+		return -1;
+	/* no sibling calls, functions in source order and packed: at_fix_ends_with_call's
+	 * return address is at_fix_after's first byte */
+	if (run("cc -O2 -g -fPIC -shared -fno-optimize-sibling-calls -fno-toplevel-reorder "
+		"-falign-functions=1 -Wl,--build-id=sha1 -o %s %s",
+		fx.lib, src) < 0)
+		return -1;
+	fx.build_id_len = read_build_id(fx.lib, fx.build_id);
+	if (fx.build_id_len < 2)
+		return -1;
+	for (int i = 0; i < fx.build_id_len; i++)
+		sprintf(id + 2 * i, "%02x", fx.build_id[i]);
+	if (run("mkdir -p %s/stripped %s/.build-id/%.2s && strip --strip-all -o %s %s && "
+		"objcopy --only-keep-debug %s %s/.build-id/%.2s/%s.debug",
+		fx.dir, fx.debug_dir, id, fx.stripped, fx.lib, fx.lib, fx.debug_dir, id,
+		id + 2) < 0)
+		return -1;
+
+	fx.handle = dlopen(fx.lib, RTLD_NOW);
+	if (!fx.handle)
+		return -1;
+	if (at_procmaps_for_each_file("/proc/self/maps", collect_mapping, NULL, NULL) != 0 ||
+	    fx.nmaps == 0)
+		return -1;
+	for (int i = 0; i < fx.nmaps; i++)
+		memcpy(fx.maps[i].build_id, fx.build_id, (size_t)fx.build_id_len);
+
+	void (*outer)(void) = (void (*)(void))dlsym(fx.handle, "at_fix_outer");
+	void (*ends)(void) = (void (*)(void))dlsym(fx.handle, "at_fix_ends_with_call");
+	void *volatile *ret = dlsym(fx.handle, "at_fix_ret");
+	jmp_buf *jb = dlsym(fx.handle, "at_fix_jb");
+	int (**hidden)(int) = dlsym(fx.handle, "at_fix_hidden_ptr");
+	if (!outer || !ends || !ret || !jb || !hidden)
+		return -1;
+	fx.outer = (uint64_t)(uintptr_t)outer;
+	fx.after = (uint64_t)(uintptr_t)dlsym(fx.handle, "at_fix_after");
+	fx.hidden = (uint64_t)(uintptr_t)*hidden;
+	outer();
+	fx.inner_call_ret = (uint64_t)(uintptr_t)*ret;
+	if (setjmp(*jb) == 0)
+		ends();
+	fx.ends_call_ret = (uint64_t)(uintptr_t)*ret;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (fx.handle)
+		dlclose(fx.handle);
+	if (fx.dir[0])
+		run("rm -rf %s", fx.dir);
+	return 0;
+}
+
+/* Problems reported, for the changed and missing objects. */
+struct problems {
+	int count;
+	char path[256], why[256];
+};
+
+static void on_problem(void *arg, const char *path, const char *why)
+{
+	struct problems *p = arg;
+
+	p->count++;
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	snprintf(p->why, sizeof(p->why), "%s", why);
+}
+
+/* A symbolizer holding the mappings of libfix.so under path (pid 7), build-id as given. */
+static struct at_symbolizer *symbolizer(const char *path, const char *debug_dir,
+					const uint8_t *build_id, struct problems *p)
+{
+	struct at_symbolizer *z = at_symbolizer_new(debug_dir, on_problem, p);
+
+	assert_non_null(z);
+	for (int i = 0; i < fx.nmaps; i++) {
+		struct at_mapping m = fx.maps[i];
+
+		m.path = path;
+		memcpy(m.build_id, build_id, AT_BUILD_ID_MAX);
+		assert_int_equal(at_symbolizer_add_mapping(z, &m), 0);
+	}
+	return z;
+}
+
+static const char *text_of(const struct at_frame *f)
+{
+	static char buf[256];
+
+	at_frame_text(f, buf, sizeof(buf));
+	return buf;
+}
+
+/* The file offset of address pc of this process, in libfix.so's mappings. */
+static uint64_t file_offset(uint64_t pc)
+{
+	for (int i = 0; i < fx.nmaps; i++)
+		if (fx.maps[i].start <= pc && pc < fx.maps[i].end)
+			return pc - fx.maps[i].start + fx.maps[i].offset;
+	fail_msg("0x%" PRIx64 " is not in libfix.so", pc);
+	return 0;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = s ? strlen(s) : 0, t = strlen(tail);
+
+	return s && n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* The objects that give names, lines and inlines: libfix.so itself (.symtab, DWARF), and its
+ * stripped copy with the debug file found by build-id. */
+static void test_names_lines_inlines(void **state)
+{
+	static const struct {
+		const char *what;
+		int stripped;
+	} objects[] = {
+		{ "the object itself", 0 },
+		{ "a stripped copy and its debug file", 1 },
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(objects) / sizeof(objects[0]); k++) {
+		struct problems p = { 0 };
+		struct at_symbolizer *z =
+			symbolizer(objects[k].stripped ? fx.stripped : fx.lib,
+				   objects[k].stripped ? fx.debug_dir : "/nonexistent", fx.build_id, &p);
+		struct at_frame fr[AT_SYMBOLIZE_MAX_INLINE];
+		int n;
+
+		print_message("%s\n", objects[k].what);
+		/* a function's entry, the first pc of a stack: looked up as it is */
+		n = at_symbolize(z, 7, fx.outer, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		assert_int_equal(n, 1);
+		assert_string_equal(fr[0].function, "at_fix_outer");
+		assert_true(ends_with(fr[0].file, "/fix.c"));
+		assert_int_equal(fr[0].line, 14);
+		assert_string_equal(fr[0].object, "libfix.so");
+		assert_int_equal(fr[0].object_address, file_offset(fx.outer));
+
+		/* a return address inside an inlined function: the inline first, then its caller
+		 * at the line of the inlined call */
+		n = at_symbolize(z, 7, fx.inner_call_ret, 1, fr, AT_SYMBOLIZE_MAX_INLINE);
+		assert_int_equal(n, 2);
+		assert_string_equal(fr[0].function, "at_fix_inner");
+		assert_true(fr[0].inlined);
+		assert_true(ends_with(fr[0].file, "/fix.c"));
+		assert_int_equal(fr[0].line, 10);
+		assert_string_equal(fr[1].function, "at_fix_outer");
+		assert_false(fr[1].inlined);
+		assert_true(ends_with(fr[1].file, "/fix.c"));
+		assert_int_equal(fr[1].line, 15);
+		assert_int_equal(fr[1].object_address, file_offset(fx.inner_call_ret));
+		/* a table of one frame gets the innermost */
+		n = at_symbolize(z, 7, fx.inner_call_ret, 1, fr, 1);
+		assert_int_equal(n, 1);
+		assert_string_equal(fr[0].function, "at_fix_inner");
+
+		/* a call that ends a function returns to the next function's first byte: pc - 1
+		 * is the caller, the pc itself the next function */
+		assert_int_equal(fx.ends_call_ret, fx.after);
+		n = at_symbolize(z, 7, fx.ends_call_ret, 1, fr, AT_SYMBOLIZE_MAX_INLINE);
+		assert_int_equal(n, 1);
+		assert_string_equal(fr[0].function, "at_fix_ends_with_call");
+		assert_int_equal(fr[0].line, 25);
+		n = at_symbolize(z, 7, fx.ends_call_ret, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		assert_string_equal(fr[n - 1].function, "at_fix_after");
+
+		/* a static function: in .symtab and DWARF only (its first instruction is the
+		 * return statement's) */
+		n = at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		assert_string_equal(fr[n - 1].function, "at_fix_hidden");
+		assert_int_equal(fr[n - 1].line, 33);
+		assert_int_equal(p.count, 0);
+		at_symbolizer_free(z);
+	}
+}
+
+/* A stripped object without its debug file: exported names from .dynsym, no lines, and a
+ * static function as object+address. */
+static void test_dynsym_only(void **state)
+{
+	struct problems p = { 0 };
+	struct at_symbolizer *z = symbolizer(fx.stripped, fx.dir, fx.build_id, &p);
+	struct at_frame fr[AT_SYMBOLIZE_MAX_INLINE];
+	char want[64];
+	int n;
+
+	(void)state;
+	n = at_symbolize(z, 7, fx.inner_call_ret, 1, fr, AT_SYMBOLIZE_MAX_INLINE);
+	assert_int_equal(n, 1);
+	assert_string_equal(fr[0].function, "at_fix_outer");
+	assert_null(fr[0].file);
+	assert_int_equal(fr[0].line, 0);
+	n = at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+	assert_int_equal(n, 1);
+	assert_null(fr[0].function);
+	snprintf(want, sizeof(want), "libfix.so+0x%" PRIx64, file_offset(fx.hidden));
+	assert_string_equal(text_of(&fr[0]), want);
+	assert_int_equal(p.count, 0);
+	at_symbolizer_free(z);
+}
+
+/* Objects that cannot be trusted: reported once each, their frames never named. */
+static void test_unusable_objects(void **state)
+{
+	uint8_t changed[AT_BUILD_ID_MAX];
+	char want_id[2 * AT_BUILD_ID_MAX + 1], have_id[2 * AT_BUILD_ID_MAX + 1];
+	char want_why[256];
+	static const char *const missing = "/nonexistent/dir/libgone.so";
+	const struct {
+		const char *what;
+		const char *path;
+		const uint8_t *build_id;
+		const char *why; /* NULL: the build-id message */
+	} cases[] = {
+		{ "a changed build-id", fx.lib, changed, NULL },
+		{ "a missing object", missing, fx.build_id,
+		  "cannot open: No such file or directory" },
+	};
+
+	(void)state;
+	memcpy(changed, fx.build_id, sizeof(changed));
+	changed[0] ^= 0xff;
+	for (int i = 0; i < fx.build_id_len; i++) {
+		sprintf(want_id + 2 * i, "%02x", changed[i]);
+		sprintf(have_id + 2 * i, "%02x", fx.build_id[i]);
+	}
+	snprintf(want_why, sizeof(want_why),
+		 "build-id %s in the trace, %s on disk: the object changed", want_id, have_id);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct problems p = { 0 };
+		struct at_symbolizer *z =
+			symbolizer(cases[k].path, fx.debug_dir, cases[k].build_id, &p);
+		struct at_frame fr[4];
+		char want[128];
+		const char *base = strrchr(cases[k].path, '/') + 1;
+
+		print_message("%s\n", cases[k].what);
+		for (int round = 0; round < 3; round++) {
+			uint64_t pc = round == 2 ? fx.hidden : fx.inner_call_ret;
+
+			assert_int_equal(at_symbolize(z, 7, pc, round != 2, fr, 4), 1);
+			assert_null(fr[0].function);
+			assert_null(fr[0].file);
+			snprintf(want, sizeof(want), "%s+0x%" PRIx64, base, file_offset(pc));
+			assert_string_equal(text_of(&fr[0]), want);
+		}
+		assert_int_equal(p.count, 1);
+		assert_string_equal(p.path, cases[k].path);
+		assert_string_equal(p.why, cases[k].why ? cases[k].why : want_why);
+		at_symbolizer_free(z);
+	}
+}
+
+/* Which mapping an address falls in: pid, overlap replacement, no mapping, no file. */
+static void test_mappings(void **state)
+{
+	struct problems p = { 0 };
+	struct at_symbolizer *z = at_symbolizer_new(fx.debug_dir, on_problem, &p);
+	struct at_frame fr[4];
+	const struct {
+		uint32_t pid;
+		uint64_t start, end, offset;
+		const char *path;
+	} maps[] = {
+		{ 1, 0x1000, 0x2000, 0x0, "/nonexistent/a.so" },
+		{ 1, 0x2000, 0x3000, 0x1000, "/nonexistent/e.so" },
+		{ 2, 0x1000, 0x3000, 0x5000, "/nonexistent/b.so" },
+		{ 1, 0x8000, 0x9000, 0x0, "[vdso]" },
+		{ 1, 0x2800, 0x2900, 0x100000, "/nonexistent/c.so" }, /* replaces e.so's */
+	};
+	const struct {
+		uint32_t pid;
+		uint64_t pc;
+		const char *text;
+	} lookups[] = {
+		{ 1, 0x1000, "a.so+0x0" },
+		{ 1, 0x1fff, "a.so+0xfff" },
+		{ 1, 0x2000, "[unknown]" }, /* e.so's mapping was replaced as a whole */
+		{ 1, 0x2800, "c.so+0x100000" },
+		{ 1, 0x28ff, "c.so+0x1000ff" },
+		{ 2, 0x2a00, "b.so+0x6a00" },
+		{ 3, 0x1000, "[unknown]" },
+		{ 1, 0x3000, "[unknown]" },
+		{ 1, 0x8010, "[vdso]+0x10" },
+	};
+
+	(void)state;
+	assert_non_null(z);
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct at_mapping m = { .pid = maps[i].pid, .start = maps[i].start,
+					.end = maps[i].end, .offset = maps[i].offset,
+					.path = maps[i].path };
+		assert_int_equal(at_symbolizer_add_mapping(z, &m), 0);
+	}
+	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+		assert_int_equal(at_symbolize(z, lookups[i].pid, lookups[i].pc, 1, fr, 4), 1);
+		assert_string_equal(text_of(&fr[0]), lookups[i].text);
+	}
+	/* a.so, b.so and c.so missing, each once; [vdso] has no file to miss */
+	assert_int_equal(p.count, 3);
+	struct at_mapping empty = { .pid = 1, .start = 0x10, .end = 0x10, .path = "/x" };
+	assert_int_equal(at_symbolizer_add_mapping(z, &empty), -1);
+	assert_int_equal(errno, EINVAL);
+	at_symbolizer_free(z);
+}
+
+/* at_frame_text cuts to the buffer and says the length it wanted. */
+static void test_frame_text(void **state)
+{
+	struct at_frame f = { .function = "a_long_function_name" };
+	char buf[8];
+
+	(void)state;
+	assert_int_equal(at_frame_text(&f, buf, sizeof(buf)), 20);
+	assert_string_equal(buf, "a_long_");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_lines_inlines),
+		cmocka_unit_test(test_dynsym_only),
+		cmocka_unit_test(test_unusable_objects),
+		cmocka_unit_test(test_mappings),
+		cmocka_unit_test(test_frame_text),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
