@@ -190,7 +190,7 @@ $(B)/bench/%: bench/%.c $(B)/libat_lib.a
 	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -o $@ $^ $(LDLIBS)
 
 unit-tests: $(UNIT_TESTS)
-tests: all unit-tests $(FIXTURES)
+tests: all unit-tests $(FIXTURES) $(B)/bench/atz_tool
 include tests/oracle/oracle.mk
 
 # --- the jobs ---------------------------------------------------------------------------------

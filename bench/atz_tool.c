@@ -15,10 +15,13 @@
  *                          synthetic stacks of 20 frames, after the three mappings their
  *                          addresses fall in (-s): input shaped like a --stacks recording
  *   atz_tool times IN      "TIME STACK" per event (0 0 when the trace has none)
- *   atz_tool stacks IN     for every event with a stack, in event order:
+ *   atz_tool stacks [-O] IN
+ *                          for every event with a stack, in event order:
  *                          "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete,
  *                          incomplete when both bits are set; PCs 0x-prefixed lowercase hex,
- *                          innermost first)
+ *                          innermost first); -O prints each PC as OBJECT+0xOFFSET (basename
+ *                          and file offset, through the mapping records met before the stack;
+ *                          the raw address when none holds it), as stack_oracle --objects
  *   atz_tool mappings IN   every mapping record: "PID START-END OFFSET BUILDID PATH" (START,
  *                          END, OFFSET 0x-prefixed lowercase hex; BUILDID lowercase hex, "-"
  *                          when the object has none)
@@ -48,7 +51,7 @@ static int usage(void)
 		"       atz_tool time [-l LEVEL] [-V MAJOR] [-t] [-s STACKS] IN\n"
 		"       atz_tool synth [-l LEVEL] [-t] [-s STACKS] IN OUT\n"
 		"       atz_tool times IN\n"
-		"       atz_tool stacks IN\n"
+		"       atz_tool stacks [-O] IN\n"
 		"       atz_tool mappings IN\n"
 		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR: format 2 (default) or 1.\n"
 		"IN/OUT may be '-'. Exit status: 0 ok, 1 data or I/O error, 2 usage error.\n");
@@ -144,12 +147,70 @@ static int convert(const char *in, const char *out, enum at_sink_format format, 
 
 /* ---- stacks and mappings: the records of a trace as lines ------------------------------ */
 
-/* The stacks of the current input frame, by id (ids start over in each frame). */
+/* The mappings met so far (a later one of the same pid replaces those it overlaps). */
+struct mapping_table {
+	struct at_mapping *v;
+	size_t n, cap;
+};
+
+/* The stacks of the current input frame, by id (ids start over in each frame); with objects,
+ * each stack's pcs become object offsets as its record is read (objects[i] names pcs[i]'s
+ * object: a basename kept in names, or NULL for a pc no mapping holds). */
 struct stack_table {
 	struct at_stack *v;
+	const char *(*objects)[AT_STACK_MAX_FRAMES];
 	size_t n, cap;
 	int failed;
+	int by_object;
+	struct mapping_table maps;
 };
+
+static void keep_mapping(void *arg, const struct at_mapping *m)
+{
+	struct stack_table *t = arg;
+	struct mapping_table *mt = &t->maps;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < mt->n; i++) /* drop what the new one covers */
+		if (mt->v[i].pid != m->pid || mt->v[i].end <= m->start || m->end <= mt->v[i].start)
+			mt->v[kept++] = mt->v[i];
+	mt->n = kept;
+	if (mt->n == mt->cap) {
+		size_t cap = mt->cap ? mt->cap * 2 : 64;
+		struct at_mapping *v = realloc(mt->v, cap * sizeof(*v));
+		if (!v) {
+			t->failed = 1;
+			return;
+		}
+		mt->v = v;
+		mt->cap = cap;
+	}
+	const char *slash = strrchr(m->path, '/');
+	struct at_mapping copy = *m;
+	copy.path = strdup(slash ? slash + 1 : m->path); /* names live until the end */
+	if (!copy.path) {
+		t->failed = 1;
+		return;
+	}
+	mt->v[mt->n++] = copy;
+}
+
+/* Rewrites s's pcs as offsets in their objects; objects[i] gets the object's basename. */
+static void to_objects(const struct mapping_table *mt, struct at_stack *s,
+		       const char *objects[AT_STACK_MAX_FRAMES])
+{
+	for (unsigned i = 0; i < s->count; i++) {
+		objects[i] = NULL;
+		for (size_t k = 0; k < mt->n; k++) {
+			const struct at_mapping *m = &mt->v[k];
+			if (m->pid == s->pid && s->pcs[i] >= m->start && s->pcs[i] < m->end) {
+				s->pcs[i] = s->pcs[i] - m->start + m->offset;
+				objects[i] = m->path;
+				break;
+			}
+		}
+	}
+}
 
 static void keep_stack(void *arg, const struct at_stack *s)
 {
@@ -165,9 +226,20 @@ static void keep_stack(void *arg, const struct at_stack *s)
 			return;
 		}
 		t->v = v;
+		if (t->by_object) {
+			void *o = realloc(t->objects, cap * sizeof(*t->objects));
+			if (!o) {
+				t->failed = 1;
+				return;
+			}
+			t->objects = o;
+		}
 		t->cap = cap;
 	}
-	t->v[t->n++] = *s;
+	t->v[t->n] = *s;
+	if (t->by_object)
+		to_objects(&t->maps, &t->v[t->n], t->objects[t->n]);
+	t->n++;
 }
 
 static const char *stack_flags_name(unsigned flags)
@@ -188,8 +260,13 @@ static int print_stack(void *ctx, const struct at_event *ev)
 		return 0;
 	const struct at_stack *s = &t->v[ev->stack - 1]; /* the reader checked the id */
 	printf("%s %s", at_func_name[ev->func], stack_flags_name(s->flags));
-	for (unsigned i = 0; i < s->count; i++)
-		printf(" 0x%" PRIx64, s->pcs[i]);
+	for (unsigned i = 0; i < s->count; i++) {
+		const char *object = t->by_object ? t->objects[ev->stack - 1][i] : NULL;
+		if (object)
+			printf(" %s+0x%" PRIx64, object, s->pcs[i]);
+		else
+			printf(" 0x%" PRIx64, s->pcs[i]);
+	}
 	putchar('\n');
 	return 0;
 }
@@ -211,10 +288,11 @@ static int count_event(void *ctx, const struct at_event *ev)
 	return 0;
 }
 
-/* stacks (one line per event with a stack) or mappings (one line per mapping record). */
-static int cmd_records(const char *in, int stacks)
+/* stacks (one line per event with a stack; by_object: pcs as object offsets) or mappings
+ * (one line per mapping record). */
+static int cmd_records(const char *in, int stacks, int by_object)
 {
-	struct stack_table table = { 0 };
+	struct stack_table table = { .by_object = by_object };
 	struct at_source src;
 
 	if (at_source_open(&src, in) < 0) {
@@ -223,10 +301,16 @@ static int cmd_records(const char *in, int stacks)
 	}
 	if (stacks)
 		at_source_on_stack(&src, keep_stack, &table);
-	else
+	if (!stacks)
 		at_source_on_mapping(&src, print_mapping, NULL);
+	else if (by_object)
+		at_source_on_mapping(&src, keep_mapping, &table);
 	int status = drain(&src, stacks ? print_stack : count_event, &table);
 	at_source_close(&src);
+	for (size_t i = 0; i < table.maps.n; i++)
+		free((char *)table.maps.v[i].path);
+	free(table.maps.v);
+	free(table.objects);
 	free(table.v);
 	if (fflush(stdout) != 0) {
 		at_error("standard output: %s", strerror(errno));
@@ -559,7 +643,7 @@ static int cmd_times(const char *in)
 
 int main(int argc, char **argv)
 {
-	int level = 0, times = 0;
+	int level = 0, times = 0, by_object = 0;
 	unsigned major = 0, nstacks = 0;
 
 	at_program_name = "atz_tool";
@@ -570,6 +654,8 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (strcmp(argv[i], "-t") == 0)
 			times = 1;
+		else if (strcmp(argv[i], "-O") == 0)
+			by_object = 1;
 		else if (i + 1 < argc && strcmp(argv[i], "-l") == 0)
 			level = atoi(argv[++i]);
 		else if (i + 1 < argc && strcmp(argv[i], "-V") == 0)
@@ -592,8 +678,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "times") == 0 && argc - i == 1)
 		return cmd_times(argv[i]);
 	if (strcmp(cmd, "stacks") == 0 && argc - i == 1)
-		return cmd_records(argv[i], 1);
+		return cmd_records(argv[i], 1, by_object);
 	if (strcmp(cmd, "mappings") == 0 && argc - i == 1)
-		return cmd_records(argv[i], 0);
+		return cmd_records(argv[i], 0, 0);
 	return usage();
 }

@@ -92,7 +92,7 @@ int at_dest_reopen(const struct at_dest *d, struct at_sink *s)
 	}
 	if (rc == 0) {
 		DISPLAYLEVEL(3, "%s: reopened %s\n", at_program_name, d->path);
-		return 0;
+		return 1;
 	}
 	if (!at_sink_error(s)) { /* the path cannot be opened: the old file goes on */
 		at_error("cannot reopen output %s: %s; still writing to the file opened before",

@@ -25,8 +25,9 @@ int at_dest_open(const struct at_dest *d, struct at_sink *s, const struct at_sin
  * the new one is opened for append and the trace goes on there, counters kept; when it still
  * names the same file, or for a descriptor, the output is only flushed (a binary trace stays
  * one lz4 frame). When the path cannot be opened (its folder moved away, a link planted), the
- * trace goes on in the old file after a message. 0, or -1 after a message when the output has
- * failed (the old file's last write, or the new trace's start). */
+ * trace goes on in the old file after a message. 1 when the events go on in a new file (a new
+ * trace, whose stack records start over), 0 when they go on where they went, -1 after a
+ * message when the output has failed (the old file's last write, or the new trace's start). */
 int at_dest_reopen(const struct at_dest *d, struct at_sink *s);
 
 /* Prints the sink's error: "cannot write to NAME: ERROR", with a hint for a closed pipe. */

@@ -273,10 +273,13 @@ static int take_signals(struct at_session *d)
 {
 	if (at_sig_reopen) {
 		at_sig_reopen = 0;
-		if (at_dest_reopen(&d->opt.dest, &d->sink) < 0) {
+		int rc = at_dest_reopen(&d->opt.dest, &d->sink);
+		if (rc < 0) {
 			d->output_reported = 1;
 			return -1;
 		}
+		if (rc == 1) /* a new trace: its stacks and mappings are written again */
+			at_stacks_new_file(&d->stacks);
 	}
 	if (at_sig_stats) {
 		/* the mark goes after every event numbered before the signal */

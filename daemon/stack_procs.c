@@ -183,3 +183,10 @@ int at_stack_procs_scan(struct at_stack_procs *ps, pid_t pid, const char *maps_p
 	p->scanned_ms = now_ms;
 	return 0;
 }
+
+void at_stack_procs_unwritten(struct at_stack_procs *ps)
+{
+	for (size_t i = 0; i < ps->count; i++)
+		for (uint32_t k = 0; k < ps->procs[i].count; k++)
+			ps->procs[i].maps[k].written = 0;
+}

@@ -58,6 +58,9 @@ void at_stack_procs_free(struct at_stack_procs *ps);
 int at_stack_procs_scan(struct at_stack_procs *ps, pid_t pid, const char *maps_path,
 			uint64_t now_ms, struct at_bpf_mappings *out);
 
+/* A new file starts: no mapping is in it yet. */
+void at_stack_procs_unwritten(struct at_stack_procs *ps);
+
 /* What ps knows of pid, or NULL. */
 struct at_stack_proc *at_stack_procs_find(struct at_stack_procs *ps, pid_t pid);
 

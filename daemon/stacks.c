@@ -71,6 +71,7 @@ int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
 		return -1;
 	}
 	at_stack_procs_init(&s->procs, &s->tables, table_loaded, s);
+	at_stack_store_init(&s->store);
 	s->mappings_fd = bpf_map__fd(skel->maps.proc_mappings);
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
 	s->counts_fd = bpf_map__fd(skel->maps.stack_counts);
@@ -88,6 +89,7 @@ void at_stacks_close(struct at_stacks *s)
 		at_stack_procs_free(&s->procs);
 		at_stack_tables_free(&s->tables);
 		at_stack_ids_free(&s->ids);
+		at_stack_store_free(&s->store);
 	}
 	free(s->scan);
 	free(s->copy);
@@ -234,8 +236,6 @@ static void write_stack(struct at_stacks *s, struct at_sink *sink)
 		DISPLAYLEVEL(4, "%s: %s\n", at_program_name, line);
 	}
 	s->written++;
-	s->truncated += (s->stack.flags & AT_STACK_TRUNCATED) != 0;
-	s->incomplete += (s->stack.flags & AT_STACK_INCOMPLETE) != 0;
 }
 
 /* A stack of pid stopped at a pc without a table: reads pid's maps again, at most every
@@ -267,6 +267,18 @@ static void mark_no_table(struct at_stacks *s, uint32_t id)
 	s->no_table[id] = 1;
 }
 
+/* The file id of session id sid, writing the stack (and its process's mappings not in the
+ * file yet) when it is new to the file. 0 for an id without a stack. */
+static uint32_t in_file(struct at_stacks *s, struct at_sink *sink, uint32_t sid)
+{
+	int is_new;
+	uint32_t id = at_stack_store_file_id(&s->store, sid, &s->stack, &is_new);
+
+	if (is_new)
+		write_stack(s, sink);
+	return id;
+}
+
 uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid, uint64_t hash)
 {
 	struct at_bpf_stack raw;
@@ -281,7 +293,7 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 		/* the same incomplete stack again: the maps may have what it lacked by now */
 		if (id < s->no_table_cap && s->no_table[id])
 			rescan(s, pid);
-		return id;
+		return in_file(s, sink, id);
 	}
 	if (bpf_map_lookup_and_delete_elem(s->stacks_fd, &hash, &raw) < 0 &&
 	    bpf_map_lookup_elem(s->stacks_fd, &hash, &raw) < 0) {
@@ -292,13 +304,25 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 		mark_no_table(s, id);
 		rescan(s, pid);
 	}
-	s->stack.id = id;
 	s->stack.pid = raw.pid;
 	s->stack.count = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
 	s->stack.flags = raw.flags & (AT_STACK_TRUNCATED | AT_STACK_INCOMPLETE);
 	memcpy(s->stack.pcs, raw.pcs, s->stack.count * sizeof(s->stack.pcs[0]));
-	write_stack(s, sink);
-	return id;
+	if (s->stack.count == 0 || at_stack_store_add(&s->store, id, &s->stack) < 0) {
+		s->unreadable++;
+		return 0;
+	}
+	s->truncated += (s->stack.flags & AT_STACK_TRUNCATED) != 0;
+	s->incomplete += (s->stack.flags & AT_STACK_INCOMPLETE) != 0;
+	return in_file(s, sink, id);
+}
+
+void at_stacks_new_file(struct at_stacks *s)
+{
+	if (!s->on)
+		return;
+	at_stack_store_new_file(&s->store);
+	at_stack_procs_unwritten(&s->procs);
 }
 
 /* Reads the BPF program's per-CPU stack counters into s->counts. */

@@ -19,6 +19,7 @@
 #include "stack.h"
 #include "stack_ids.h"
 #include "stack_procs.h"
+#include "stack_store.h"
 #include "stack_tables.h"
 
 struct alloctap;
@@ -36,7 +37,8 @@ struct at_stacks {
 	int hold;                     /* the traced processes are ptraced: threads may be held */
 	struct at_stack_tables tables;
 	struct at_stack_procs procs;
-	struct at_stack_ids ids;
+	struct at_stack_ids ids;       /* hashes to session ids */
+	struct at_stack_store store;   /* session ids to stacks and their ids in the file */
 	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
 	size_t mem_len[4];
 	int mappings_fd, stacks_fd, counts_fd, held_fd, threads_fd;
@@ -77,9 +79,14 @@ uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint
 /* pid has ended: its mappings leave the BPF program's map. */
 void at_stacks_forget(struct at_stacks *s, pid_t pid);
 
-/* The id of the stack a record carries (0: none), after writing to the sink whatever the
- * trace needs before it: the process's new mappings and the stack. */
+/* The id of the stack a record carries in the file being written (0: none), after writing to
+ * the sink whatever the trace needs before it: the process's mappings not in this file yet and
+ * the stack. */
 uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid, uint64_t hash);
+
+/* The output moved to a new file (SIGHUP after a rotation): its stack ids start over, and each
+ * stack and mapping is written again before the first event there that needs it. */
+void at_stacks_new_file(struct at_stacks *s);
 
 /* The summary (level 2), and with -v the maps' kernel memory. */
 void at_stacks_summary(struct at_stacks *s);

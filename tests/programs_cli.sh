@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The options every program shares: --version, --help and -h on stdout with exit 0, and -q/-v
 # moving the message level one step each, the same way in alloctapd, alloctap-munge and
-# alloctap-replay.
+# alloctap-replay (and alloctap-report: version and help).
 . "$(dirname "$0")/lib.sh"
-need_built build/alloctapd build/alloctap-munge build/alloctap-replay
+need_built build/alloctapd build/alloctap-munge build/alloctap-replay build/alloctap-report
 
-for p in alloctapd alloctap-munge alloctap-replay; do
+for p in alloctapd alloctap-munge alloctap-replay alloctap-report; do
 	echo "$p 0.5.0" >"$T/want_version"
 	check_cmd "$p --version" 0 "$T/want_version" "" -- "build/$p" --version
 	run_cmd "build/$p" --help

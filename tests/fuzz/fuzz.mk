@@ -26,7 +26,7 @@ FUZZ_BINS    := $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 
 # clang's libFuzzer runtime (libclang_rt.fuzzer) is in libclang-rt-N-dev on Debian 12.
 FUZZ_CLANG_MAJOR = $(or $(firstword $(subst ., ,$(shell $(CLANG) -dumpversion 2>/dev/null))),14)
-FUZZ_DEB_PACKAGES = clang libclang-rt-$(FUZZ_CLANG_MAJOR)-dev gcc libelf-dev liblz4-dev lz4 \
+FUZZ_DEB_PACKAGES = clang libclang-rt-$(FUZZ_CLANG_MAJOR)-dev gcc libelf-dev libdw-dev liblz4-dev lz4 \
 	zlib1g-dev python3
 
 .PHONY: fuzz fuzz-deps fuzz-build fuzz-regress

@@ -1,7 +1,10 @@
 /* stack_oracle: the user call stack of every outermost allocation call of a program, unwound by
  * libdw under ptrace; the reference alloctapd --stacks is compared with.
  *
- * Usage: stack_oracle [-v] [--out FILE] -- COMMAND [ARGS...]
+ * Usage: stack_oracle [-v] [--objects] [--out FILE] -- COMMAND [ARGS...]
+ * --objects prints every PC as OBJECT+0xOFFSET (the basename of the object /proc/PID/maps
+ * shows at the address, and the file offset), so that runs whose objects were mapped at other
+ * addresses compare (`atz_tool stacks --objects` prints a trace's stacks the same way).
  *
  * COMMAND runs with ASLR disabled (ADDR_NO_RANDOMIZE). Its threads are followed, not its child
  * processes. A breakpoint stops every entry of the allocation functions (those of lib/event.h
@@ -130,6 +133,7 @@ struct oracle {
 	pid_t stopped;      /* a thread stopped now, through which memory is read and written */
 	const char *failure;
 	unsigned long lines, traps, nested, internal;
+	int objects;        /* --objects */
 };
 
 static struct thread *thread_of(struct oracle *o, pid_t tid)
@@ -455,6 +459,34 @@ static int attach_libdw(struct oracle *o)
 	return 0;
 }
 
+/* Prints " 0xPC", or with --objects " OBJECT+0xOFFSET" through the executable mappings
+ * libdw was last attached with (the raw address when none holds pc). */
+static void print_pc(struct oracle *o, uint64_t pc)
+{
+	const char *line = o->objects ? o->dwfl_maps : NULL;
+
+	while (line && *line) {
+		unsigned long long start, end, offset;
+		int path_at = 0;
+		const char *eol = strchr(line, '\n');
+		int len = eol ? (int)(eol - line) : (int)strlen(line);
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &offset,
+			   &path_at) >= 3 && path_at > 0 && path_at < len && pc >= start &&
+		    pc < end) {
+			const char *path = line + path_at, *slash = path;
+			for (const char *c = path; c < line + len; c++)
+				if (*c == '/')
+					slash = c + 1;
+			fprintf(o->out, " %.*s+0x%llx", (int)(line + len - slash), slash,
+				pc - start + offset);
+			return;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	fprintf(o->out, " 0x%" PRIx64, pc);
+}
+
 /* Prints the line of an outermost call of function f by thread tid, stopped at its entry. */
 static int print_stack(struct oracle *o, pid_t tid, int f)
 {
@@ -472,7 +504,7 @@ static int print_stack(struct oracle *o, pid_t tid, int f)
 		u.count = AT_STACK_MAX_FRAMES;
 	fprintf(o->out, "%s %s", probed_names[f], flags);
 	for (unsigned i = 0; i < u.count; i++)
-		fprintf(o->out, " 0x%" PRIx64, u.pcs[i]);
+		print_pc(o, u.pcs[i]);
 	fputc('\n', o->out);
 	o->lines++;
 	return 0;
@@ -1026,19 +1058,21 @@ static void run(struct oracle *o, char *const argv[])
 
 static void usage(void)
 {
-	DISPLAY("Usage: %s [-v] [--out FILE] -- COMMAND [ARGS...]\n"
+	DISPLAY("Usage: %s [-v] [--objects] [--out FILE] -- COMMAND [ARGS...]\n"
 		"Runs COMMAND without ASLR and prints the call stack of each of its outermost\n"
-		"allocation calls, unwound by libdw: FUNC FLAGS PC0 PC1 ... PCn.\n",
+		"allocation calls, unwound by libdw: FUNC FLAGS PC0 PC1 ... PCn.\n"
+		"--objects: each PC as OBJECT+0xOFFSET (basename and file offset).\n",
 		at_program_name);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option options[] = { { "out", required_argument, NULL, 'o' },
+						 { "objects", no_argument, NULL, 'O' },
 						 { "help", no_argument, NULL, 'h' },
 						 { NULL, 0, NULL, 0 } };
 	const char *out_path = NULL;
-	int c;
+	int c, objects = 0;
 
 	at_program_name = "stack_oracle";
 	while ((c = getopt_long(argc, argv, "+o:hv", options, NULL)) != -1) {
@@ -1046,6 +1080,8 @@ int main(int argc, char **argv)
 			at_display_step(1);
 		} else if (c == 'o') {
 			out_path = optarg;
+		} else if (c == 'O') {
+			objects = 1;
 		} else if (c == 'h') {
 			usage();
 			return AT_EXIT_OK;
@@ -1058,6 +1094,7 @@ int main(int argc, char **argv)
 	unsetenv("DEBUGINFOD_URLS"); /* libdw unwinds from the objects themselves, offline */
 
 	static struct oracle o;
+	o.objects = objects;
 	o.out = out_path ? fopen(out_path, "w") : stdout;
 	if (!o.out) {
 		at_error("cannot open %s: %s", out_path, strerror(errno));
