@@ -9,8 +9,8 @@
 # than under the oracle. ASLR is off all the same (setarch -R). Fixtures (tests/fixtures/unwind_*.c, -O2 -fomit-frame-pointer): a chain
 # through a shared library, recursion deeper than 100 frames and deeper than 128 (truncated),
 # a static program, threads (their order varies: both sides sorted), and a library mapped with
-# dlopen after the start. python3 (PYTHONMALLOC=malloc, tests/oracle/py_workload.py): complete
-# stacks and stacks identical to the oracle's, each at least 99.9% (the figures are printed).
+# dlopen after the start. python3 (PYTHONMALLOC=malloc): one thread, identical line for line;
+# five threads, complete stacks and stacks among the oracle's, each at least 99.9% (printed).
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -59,14 +59,15 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# common OURS ORACLE: how many lines the two listings have in common, as multisets (each line
-# of ORACLE matched at most once): threads interleave differently in two runs.
-common() {
+# known OURS ORACLE: how many lines of OURS are a line ORACLE has too (anywhere, any number of
+# times): threads interleave differently in two runs, and under the oracle's ptrace stops far
+# more so, which moves where the interpreter collects garbage and so how often each stack
+# comes, not which stacks there are.
+known() {
 	python3 - "$1" "$2" <<'PY'
-import collections, sys
-ours = collections.Counter(open(sys.argv[1]).read().splitlines())
-oracle = collections.Counter(open(sys.argv[2]).read().splitlines())
-print(sum((ours & oracle).values()))
+import sys
+oracle = set(open(sys.argv[2]).read().splitlines())
+print(sum(1 for line in open(sys.argv[1]).read().splitlines() if line in oracle))
 PY
 }
 
@@ -134,24 +135,30 @@ else
 	fail "alloc_paced built" "make tests builds it"
 fi
 
-# python3: at least 99.9% complete and 99.9% identical.
+# python3. Single-threaded (demo/workload.py, PYTHONHASHSEED=0) it makes the same calls in
+# every run, so the two listings must be the same line for line. With four more threads
+# (tests/oracle/py_workload.py) two runs differ a little (the oracle alone gave 285,699 and
+# 285,651 allocations): at least 99.9% of the stacks complete, and at least 99.9% of them
+# stacks libdw also gave in its run.
 # the interpreter itself, not a wrapper that executes it (pyenv's shims are shell scripts)
 PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null)
 if [ -x "$PY" ]; then
+	PYTHONHASHSEED=0 PYTHONMALLOC=malloc trace pyjson 0 "$PY" "$ROOT/demo/workload.py"
+	same pyjson "python3, one thread"
 	PYTHONMALLOC=malloc trace py 1 "$PY" "$ROOT/tests/oracle/py_workload.py"
 	total=$(wc -l <"$T/py.oracle")
 	ours=$(wc -l <"$T/py.ours")
 	# a walk that did not fail: the outermost frame reached, or 128 frames and more to go
 	complete=$(grep -c '^[a-z_]* \(complete\|truncated\) ' "$T/py.ours")
 	truncated=$(grep -c '^[a-z_]* truncated ' "$T/py.ours")
-	same_lines=$(common "$T/py.ours" "$T/py.oracle")
-	echo "# python3: $ours allocations traced, $complete complete ($truncated of them truncated" \
-		"at 128 frames); $same_lines of the oracle's $total identical"
-	check "python3: as many allocations as the oracle" test "$ours" -eq "$total"
-	check "python3: at least 99.9% of the stacks complete (or truncated at 128 frames)" \
+	known_lines=$(known "$T/py.ours" "$T/py.oracle")
+	echo "# python3, five threads: $ours allocations traced, $complete complete ($truncated of" \
+		"them truncated at 128 frames), $known_lines of them stacks of the oracle's run" \
+		"($total allocations)"
+	check "python3, five threads: at least 99.9% of the stacks complete (or truncated at 128 frames)" \
 		test $((complete * 1000)) -ge $((ours * 999)) -a "$ours" -gt 0
-	check "python3: at least 99.9% of the stacks identical to the oracle's" \
-		test $((same_lines * 1000)) -ge $((total * 999)) -a "$total" -gt 0
+	check "python3, five threads: at least 99.9% of the stacks among those of the oracle's run" \
+		test $((known_lines * 1000)) -ge $((ours * 999)) -a "$total" -gt 0
 else
 	fail "python3 is installed" "make deps installs it"
 fi
