@@ -9,6 +9,19 @@ static int sink_holds_stacks(const struct at_sink *s)
 	return s->opt.format == AT_SINK_ATZ && s->opt.atz.major != 1;
 }
 
+/* Whether a record may go to the sink now: nothing failed so far, the sink is ready (its
+ * ready callback may fail it) and it holds stacks. */
+static int relay_admits(struct at_stack_relay *r)
+{
+	if (r->failed)
+		return 0;
+	if (r->ready && r->ready(r->ready_arg)) {
+		r->failed = 1;
+		return 0;
+	}
+	return sink_holds_stacks(r->sink);
+}
+
 /* A stack record: id 1 starts a new input frame, whose ids follow the ones put so far. */
 static void relay_stack(void *arg, const struct at_stack *s)
 {
@@ -16,13 +29,7 @@ static void relay_stack(void *arg, const struct at_stack *s)
 
 	if (s->id == 1)
 		r->offset = r->stacks;
-	if (r->failed)
-		return;
-	if (r->ready && r->ready(r->ready_arg)) {
-		r->failed = 1;
-		return;
-	}
-	if (!sink_holds_stacks(r->sink))
+	if (!relay_admits(r))
 		return;
 	r->copy = *s;
 	r->copy.id = s->id + r->offset;
@@ -37,13 +44,7 @@ static void relay_mapping(void *arg, const struct at_mapping *m)
 {
 	struct at_stack_relay *r = arg;
 
-	if (r->failed)
-		return;
-	if (r->ready && r->ready(r->ready_arg)) {
-		r->failed = 1;
-		return;
-	}
-	if (!sink_holds_stacks(r->sink))
+	if (!relay_admits(r))
 		return;
 	struct at_sink_record rec = { .kind = AT_SINK_MAPPING, .mapping = m };
 	if (at_sink_put_record(r->sink, &rec) < 0)

@@ -122,15 +122,24 @@ static int flush_pending(struct event_run *r)
 	return r->started || start_atz(r) == 0 ? 0 : -1;
 }
 
+/* The event as a text line (AT_LINE_MAX bytes, no newline) in the input's kind, and its
+ * position in the input for messages. */
+static void describe_event(struct event_run *r, const struct at_event *ev, char *line, char *pos,
+			   size_t pos_size)
+{
+	size_t n = r->src->munged == 1 ? at_format_munged(line, ev) : at_format_raw(line, ev);
+
+	line[n - 1] = 0;
+	event_position(r, pos, pos_size);
+}
+
 /* Reports an event the munge dropped, as the text path reports a line; with --strict an
  * error. Returns non-zero to stop. */
 static int report_dropped_event(struct event_run *r, const struct at_event *ev, const char *why)
 {
 	char line[AT_LINE_MAX], pos[4200];
-	size_t n = r->src->munged == 1 ? at_format_munged(line, ev) : at_format_raw(line, ev);
 
-	line[n - 1] = 0;
-	event_position(r, pos, sizeof(pos));
+	describe_event(r, ev, line, pos, sizeof(pos));
 	r->c.ignored++;
 	if (r->opt->strict) {
 		at_error("%s: Ignored \"%s\": %s (--strict)", pos, line, why);
@@ -145,10 +154,8 @@ static int report_dropped_event(struct event_run *r, const struct at_event *ev, 
 static void report_unreplayable(struct event_run *r, const struct at_event *ev, const char *why)
 {
 	char line[AT_LINE_MAX], pos[4200];
-	size_t n = r->src->munged == 1 ? at_format_munged(line, ev) : at_format_raw(line, ev);
 
-	line[n - 1] = 0;
-	event_position(r, pos, sizeof(pos));
+	describe_event(r, ev, line, pos, sizeof(pos));
 	r->c.unreplayable++;
 	DISPLAYLEVEL(2, "%s: %s: Written, but not replayable \"%s\": %s\n", at_program_name, pos,
 		     line, why);
