@@ -27,3 +27,15 @@ preload_of() {
 	mimalloc) echo "$LIBDIR/libmimalloc.so.2" ;;
 	esac
 }
+
+# pairloop_setup PART: for the benchmarks that trace bench/pairloop (needs root): D and PL, the
+# daemon and the loop; PAIRS and RUNS with their defaults (100000 pairs, median of 3 runs); and
+# ns_of, which reads the loop's ns_per_pair figure.
+pairloop_setup() {
+	need_root "$1"
+	D=build/alloctapd
+	PL=build/bench/pairloop
+	PAIRS=${PAIRS:-100000}
+	RUNS=${RUNS:-3}
+}
+ns_of() { sed -n 's/.*ns_per_pair=\([0-9.]*\)$/\1/p'; }

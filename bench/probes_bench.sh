@@ -11,13 +11,7 @@
 # Median of RUNS (default 3) runs of PAIRS (default 100000) pairs per thread.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_root probes
-D=build/alloctapd
-PL=build/bench/pairloop
-PAIRS=${PAIRS:-100000}
-RUNS=${RUNS:-3}
-
-ns_of() { sed -n 's/.*ns_per_pair=\([0-9.]*\)$/\1/p'; }
+pairloop_setup probes
 
 # one_run MODE THREADS: prints the ns per pair of one run.
 one_run() {

@@ -10,16 +10,10 @@
 # Median of RUNS (default 3) runs of PAIRS (default 100000) pairs.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_root stacks
-D=build/alloctapd
-PL=build/bench/pairloop
-PAIRS=${PAIRS:-100000}
-RUNS=${RUNS:-3}
+pairloop_setup stacks
 DEPTH=16
 # the interpreter itself, not a wrapper that executes it (pyenv's shims are shell scripts)
 PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
-
-ns_of() { sed -n 's/.*ns_per_pair=\([0-9.]*\)$/\1/p'; }
 
 # tracer MODE: the alloctapd command line of a mode (nothing when untraced).
 tracer() {
