@@ -138,11 +138,8 @@ static void *allocate(const struct at_event *ev, uint64_t *size)
 	return NULL;
 }
 
-enum rp_step rp_engine_step(struct rp_engine *e, const struct at_event *ev, const char **why)
+enum rp_step rp_engine_admit(struct rp_engine *e, const struct at_event *ev, const char **why)
 {
-	uint64_t size, old_size;
-	void *p;
-
 	if (!e->have_pid) {
 		e->have_pid = 1;
 		e->pid = ev->pid;
@@ -158,27 +155,49 @@ enum rp_step rp_engine_step(struct rp_engine *e, const struct at_event *ev, cons
 	}
 	if (check_slots(e, ev, why) < 0)
 		return RP_STEP_ERROR;
+	return RP_STEP_DONE;
+}
+
+enum rp_step rp_engine_call(struct rp_engine *e, const struct at_event *ev)
+{
+	uint64_t size, old_size;
+	void *p;
+
 	e->calls[ev->func]++;
-	switch (ev->func) {
-	case AT_JEMALLOC_STATS:
+	if (ev->func == AT_JEMALLOC_STATS)
 		return RP_STEP_STATS;
+	uint64_t t0 = 0, t1 = 0;
+	switch (ev->func) {
 	case AT_FREE:
-		free(slot_take(e, ev->arg[0], &old_size));
+		e->taken = slot_take(e, ev->arg[0], &old_size);
+		t0 = e->latency ? rp_clock_ns() : 0;
+		free(e->taken);
+		t1 = e->latency ? rp_clock_ns() : 0;
+		size = old_size;
 		break;
 	case AT_REALLOC:
-		p = slot_take(e, ev->arg[0], &old_size);
-		p = realloc(p, (size_t)ev->arg[1]);
+		e->taken = slot_take(e, ev->arg[0], &old_size);
+		t0 = e->latency ? rp_clock_ns() : 0;
+		p = realloc(e->taken, (size_t)ev->arg[1]);
+		t1 = e->latency ? rp_clock_ns() : 0;
+		size = ev->arg[1];
 		if (e->flags & RP_FILL)
-			fill(p, old_size, ev->arg[1]);
-		slot_store(e, ev->result, p, ev->arg[1]);
+			fill(p, old_size, size);
+		slot_store(e, ev->result, p, size);
+		e->result = p;
 		break;
 	default:
+		t0 = e->latency ? rp_clock_ns() : 0;
 		p = allocate(ev, &size);
+		t1 = e->latency ? rp_clock_ns() : 0;
 		if (e->flags & RP_FILL)
 			fill(p, 0, size);
 		slot_store(e, ev->result, p, size);
+		e->result = p;
 		break;
 	}
+	if (e->latency)
+		rp_latency_add(e->latency, ev->func, size, t1 - t0);
 	e->ops++;
 	return RP_STEP_DONE;
 }

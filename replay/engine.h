@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "latency.h"
 #include "slots.h"
 
 #define RP_FILL_BYTE 0x55
@@ -41,6 +42,9 @@ struct rp_engine {
 	uint64_t slop_bytes;            /* with RP_SLOP: usable - requested over those blocks */
 	uint64_t overwritten;           /* results stored over a slot still holding a pointer */
 	uint64_t failed;                /* allocations of a non-zero size that returned NULL */
+	void *taken;                    /* after a step: the pointer free or realloc passed */
+	void *result;                   /* after a step: the pointer the allocation returned */
+	struct rp_latency *latency;     /* NULL, or where each call's time goes (latency.h) */
 	int has_bad_slot;               /* after RP_STEP_ERROR: whether the error is a slot number */
 	uint64_t bad_slot;              /* beyond the limit, and which */
 };
@@ -57,7 +61,23 @@ enum rp_step {
 int rp_engine_init(struct rp_engine *e, uint64_t slot_limit, unsigned flags);
 /* Unmaps the slots. Blocks still held are left allocated (the process is about to end). */
 void rp_engine_fini(struct rp_engine *e);
-/* Replays one munged event. The first event fixes the process replayed. */
-enum rp_step rp_engine_step(struct rp_engine *e, const struct at_event *ev, const char **why);
+/* Replays one munged event. The first event fixes the process replayed. With e->latency set,
+ * the time of the call (the clock read just before and after it) goes into that histogram. */
+static inline enum rp_step rp_engine_step(struct rp_engine *e, const struct at_event *ev,
+					  const char **why);
+/* The two halves of a step. rp_engine_admit checks ev (its process, function and slots, the
+ * first event fixing the process) and marks its slots used: RP_STEP_DONE when it may be
+ * replayed, RP_STEP_SKIPPED or RP_STEP_ERROR as for a step. rp_engine_call replays an admitted
+ * event: RP_STEP_DONE, or RP_STEP_STATS for jemalloc_stats(). */
+enum rp_step rp_engine_admit(struct rp_engine *e, const struct at_event *ev, const char **why);
+enum rp_step rp_engine_call(struct rp_engine *e, const struct at_event *ev);
+
+static inline enum rp_step rp_engine_step(struct rp_engine *e, const struct at_event *ev,
+					  const char **why)
+{
+	enum rp_step r = rp_engine_admit(e, ev, why);
+
+	return r == RP_STEP_DONE ? rp_engine_call(e, ev) : r;
+}
 
 #endif

@@ -90,9 +90,26 @@ static uint64_t input_resident(const struct at_source *s)
 	return 0;
 }
 
-/* Replays every event of s through e. Returns 0, or -1 after reporting the error with its
- * place (FILE:LINE for text, FILE: event N or the reader's message for binary input). */
-static int feed(struct at_source *s, struct rp_engine *e, struct at_progress *progress)
+/* Reports a slot error of the engine, or why, at the event's place. */
+static void report_step_error(const struct at_source *s, const struct rp_engine *e,
+			      uint64_t events, const char *why)
+{
+	char msg[160];
+
+	if (!e->has_bad_slot) {
+		report_at(s, events, why);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%s: #%" PRIu64 " (slots #0 to #%" PRIu64 ")", why, e->bad_slot,
+		 e->slots.limit - 1);
+	report_at(s, events, msg);
+}
+
+/* Replays every event of s through e, or, with ol, loads them into ol. Returns 0, or -1 after
+ * reporting the error with its place (FILE:LINE for text, FILE: event N or the reader's
+ * message for binary input). */
+static int feed(struct at_source *s, struct rp_engine *e, struct rp_oplist *ol,
+		struct at_progress *progress)
 {
 	struct at_event ev;
 	const char *why;
@@ -116,36 +133,35 @@ static int feed(struct at_source *s, struct rp_engine *e, struct at_progress *pr
 			report_at(s, events, why);
 			return -1;
 		}
-		switch (rp_engine_step(e, &ev, &why)) {
+		switch (rp_engine_admit(e, &ev, &why)) {
 		case RP_STEP_ERROR:
-			if (e->has_bad_slot) {
-				char msg[160];
-				snprintf(msg, sizeof(msg), "%s: #%" PRIu64 " (slots #0 to #%" PRIu64 ")",
-					 why, e->bad_slot, e->slots.limit - 1);
-				report_at(s, events, msg);
-			} else {
-				report_at(s, events, why);
-			}
+			report_step_error(s, e, events, why);
 			return -1;
-		case RP_STEP_STATS: {
-			struct position at = position_of(s, events);
-			rp_report_stats_at(e, at.unit, at.n, input_resident(s));
+		case RP_STEP_SKIPPED:
+			continue;
+		default:
 			break;
 		}
-		case RP_STEP_DONE:
-		case RP_STEP_SKIPPED:
-			break;
+		struct position at = position_of(s, events);
+		if (ol) {
+			if (rp_oplist_add(ol, &ev, at.n) < 0) {
+				report_at(s, events, errno == EMLINK ? "more threads than a threaded "
+						     "replay runs (1024)" : strerror(errno));
+				return -1;
+			}
+		} else if (rp_engine_call(e, &ev) == RP_STEP_STATS) {
+			rp_report_stats_at(e, at.unit, at.n, input_resident(s));
 		}
 	}
 	return 0;
 }
 
-int rp_feed(struct at_source *s, struct rp_engine *e)
+int rp_feed(struct at_source *s, struct rp_engine *e, struct rp_oplist *ol)
 {
 	struct at_progress progress;
 
 	at_progress_start(&progress, s->name, s->kind == AT_SOURCE_BINARY ? "events" : "lines");
-	int rc = feed(s, e, &progress);
+	int rc = feed(s, e, ol, &progress);
 	at_progress_end(&progress);
 	return rc;
 }

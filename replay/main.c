@@ -2,6 +2,7 @@
  * this process runs with (doc/LOGALLOC.md, section 3), without allocating anything of its own while
  * replaying. The input goes through lib/source, which tells the formats apart. */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,30 +11,39 @@
 
 #include "allocator.h"
 #include "cli.h"
+#include "compare.h"
 #include "display.h"
 #include "prim.h"
+#include "emit.h"
 #include "engine.h"
 #include "feed.h"
+#include "latency.h"
+#include "oplist.h"
 #include "report.h"
 #include "slots.h"
 #include "source.h"
-
+#include "threads.h"
 
 struct options {
 	const char *input;     /* NULL or "-" for stdin */
 	const char *allocator; /* --allocator, or NULL */
 	unsigned flags;        /* enum rp_flags */
 	int summary;
+	int threads;           /* --threads */
+	const char *emit;      /* --emit FILE, or NULL */
+	int latency;           /* --latency: 1, --latency=size: 2 */
+	char *compare;         /* --compare LIST, or NULL */
 };
 
 static void usage(void)
 {
 	static const char text[] =
 		"Usage: alloctap-replay [FILE|-] [-s] [-c] [--allocator NAME|PATH] [--summary]\n"
-		"                       [-q|-v] [-h]\n"
+		"                       [--threads] [--emit OUT] [--latency[=size]] [-q|-v] [-h]\n"
+		"       alloctap-replay --compare NAME,NAME... [-s] [-c] [--threads] [--latency[=size]] FILE\n"
 		"Replays a munged logalloc log (alloctap-munge's output; stdin when FILE is - or\n"
 		"absent) against an allocator. Only the lines of the first line's process are\n"
-		"replayed, in file order, in one thread. Empty lines are skipped, CRLF and a\n"
+		"replayed, in file order, in one thread (see --threads). Empty lines are skipped, CRLF and a\n"
 		"missing final newline are fine; a malformed line stops the replay with\n"
 		"FILE:LINE: reason. The replayer allocates nothing itself while replaying, so\n"
 		"the allocator sees only the logged calls.\n"
@@ -54,6 +64,24 @@ static void usage(void)
 		"                     the replayer checks in /proc/self/maps that malloc really\n"
 		"                     comes from it\n"
 		"  --summary          print a summary on stderr at the end\n"
+		"  --threads          replay each recorded thread on a thread of its own; a call\n"
+		"                     waits only for the calls it depends on (its thread's previous\n"
+		"                     call, the allocation of the slot it frees or reallocs, the free\n"
+		"                     that emptied the slot its result goes into), so a block freed\n"
+		"                     by another thread is freed by that thread's replay; the trace\n"
+		"                     is loaded first and the time is the replay's alone; --summary\n"
+		"                     adds the threads' waits (count and ns, total and per thread)\n"
+		"  --emit OUT         after the replay, write it to OUT (- for stdout) as a raw log\n"
+		"                     with the pointers the allocator returned, the munged pid and\n"
+		"                     tid numbers, in the log's order: munging OUT gives back FILE\n"
+		"  --latency[=size]   time every call (CLOCK_MONOTONIC through the vDSO, read around\n"
+		"                     the call; its cost per read is printed, not subtracted) and print\n"
+		"                     per function (=size: and per log2 size class) count, mean, p50,\n"
+		"                     p90, p99, p99.9 and max ns on stderr (histogram buckets with -v;\n"
+		"                     16 buckets per power of two: within 1/16)\n"
+		"  --compare LIST     replay FILE against each allocator of LIST (names or paths, as\n"
+		"                     --allocator takes), each in a process of its own, and print one\n"
+		"                     table on stdout with a column per allocator\n"
 		"  -q                 errors only (no statistics lines)\n"
 		"  -v                 more messages\n"
 		"  -h, --help         this text\n"
@@ -97,10 +125,14 @@ static int usage_error(const char *what, const char *arg)
 /* Parses argv into o. Returns 0, 1 when --help was printed, or -1 on a usage error. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_ALLOCATOR = 256, OPT_SUMMARY };
+	enum { OPT_ALLOCATOR = 256, OPT_SUMMARY, OPT_THREADS, OPT_EMIT, OPT_LATENCY, OPT_COMPARE };
 	static const struct option longopts[] = {
 		{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
+		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "emit", required_argument, NULL, OPT_EMIT },
+		{ "latency", optional_argument, NULL, OPT_LATENCY },
+		{ "compare", required_argument, NULL, OPT_COMPARE },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -122,6 +154,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_SUMMARY:
 			o->summary = 1;
 			break;
+		case OPT_THREADS:
+			o->threads = 1;
+			break;
+		case OPT_EMIT:
+			o->emit = optarg;
+			break;
+		case OPT_LATENCY:
+			if (optarg && strcmp(optarg, "size") != 0)
+				return usage_error("--latency takes nothing or =size, not", optarg);
+			o->latency = optarg ? 2 : 1;
+			break;
+		case OPT_COMPARE:
+			o->compare = optarg;
+			break;
 		case ':':
 			return usage_error("missing value after", argv[optind - 1]);
 		default:
@@ -141,6 +187,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->input = argv[optind];
 	if (argc - optind > 1)
 		return usage_error("more than one input file:", argv[optind + 1]);
+	if (o->compare && (o->allocator || o->emit))
+		return usage_error("--compare chooses the allocators itself; it does not go with",
+				   o->allocator ? "--allocator" : "--emit");
+	if (o->compare && (!o->input || strcmp(o->input, "-") == 0))
+		return usage_error("--compare replays the input once per allocator: it needs a FILE, "
+				   "not", "stdin");
 	if (o->allocator) {
 		const char *path;
 		if (rp_allocator_library(o->allocator, &path) < 0)
@@ -150,11 +202,78 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* --compare: the list checked, the options passed on to each replay. */
+static int compare(struct options *o)
+{
+	const char *names[RP_COMPARE_MAX], *bad, *pass[8];
+	int n = rp_compare_parse(o->compare, names, &bad), k = 0;
+
+	if (n < 0) {
+		usage_error("--compare: not an allocator (jemalloc, tcmalloc, mimalloc, glibc or a "
+			    "path), or more than 16:", bad);
+		return AT_EXIT_USAGE;
+	}
+	if (o->flags & RP_SLOP)
+		pass[k++] = "-s";
+	if (o->flags & RP_FILL)
+		pass[k++] = "-c";
+	if (o->threads)
+		pass[k++] = "--threads";
+	if (o->latency)
+		pass[k++] = o->latency == 2 ? "--latency=size" : "--latency";
+	pass[k] = NULL;
+	return rp_compare_run(names, n, o->input, pass);
+}
+
+/* Loads the trace, then replays it on threads or in order; keeps the pointers for --emit. */
+static int replay_loaded(struct at_source *src, struct rp_engine *e, const struct options *o,
+			 struct rp_run *run)
+{
+	const char *unit = src->kind == AT_SOURCE_BINARY ? "event" : "line";
+	struct rp_oplist ol;
+	struct rp_results res = { 0 };
+	struct rp_threads_run threads = { 0 };
+	int rc = -1;
+
+	if (rp_oplist_init(&ol, e->slots.limit) < 0) {
+		at_error("cannot map the op list: %s", strerror(errno));
+		return -1;
+	}
+	if (rp_feed(src, e, &ol) < 0)
+		goto cleanup;
+	if (o->emit && rp_results_init(&res, ol.n) < 0) {
+		at_error("cannot map the results: %s", strerror(errno));
+		goto cleanup;
+	}
+	at_verbose("%s: %" PRIu64 " calls of %" PRIu32 " threads loaded", src->name, ol.n,
+		   ol.nthreads);
+	if (!o->threads) {
+		rp_replay_serial(&ol, e, unit, o->emit ? &res : NULL, &run->wall_ns);
+	} else if (rp_replay_threads(&ol, e, unit, o->emit ? &res : NULL, &threads) < 0) {
+		at_error("cannot start %" PRIu32 " replay threads: %s", ol.nthreads, strerror(errno));
+		goto cleanup;
+	} else {
+		run->wall_ns = threads.wall_ns;
+	}
+	if (o->summary) {
+		rp_report_summary(e, run);
+		if (o->threads)
+			rp_report_threads(&threads);
+	}
+	rc = o->emit ? rp_emit(o->emit, &ol, &res) : 0;
+cleanup:
+	rp_threads_run_fini(&threads);
+	rp_results_fini(&res);
+	rp_oplist_fini(&ol);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct at_source src;
 	struct rp_engine e;
+	struct rp_latency latency = { 0 };
 	struct rp_run run = { 0 };
 	char allocator_path[PATH_MAX];
 	int status = AT_EXIT_FAILURE, engine_ready = 0, source_ready = 0, fd = -1;
@@ -166,6 +285,8 @@ int main(int argc, char **argv)
 	case -1:
 		return AT_EXIT_USAGE;
 	}
+	if (o.compare)
+		return compare(&o);
 	if (o.allocator && rp_allocator_select(o.allocator, argv) < 0)
 		return AT_EXIT_FAILURE;
 	rp_allocator_identify(&run.allocator, allocator_path, sizeof(allocator_path));
@@ -185,15 +306,31 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	engine_ready = 1;
+	if (o.latency) {
+		if (rp_latency_init(&latency, o.latency == 2) < 0) {
+			at_error("cannot map the latency histograms: %s", strerror(errno));
+			goto cleanup;
+		}
+		e.latency = &latency;
+	}
 
-	uint64_t start = at_now_ns();
-	if (rp_feed(&src, &e) < 0)
-		goto cleanup;
-	run.wall_ns = at_now_ns() - start;
-	if (o.summary)
-		rp_report_summary(&e, &run);
+	if (o.threads || o.emit) {
+		if (replay_loaded(&src, &e, &o, &run) < 0)
+			goto cleanup;
+	} else {
+		uint64_t start = at_now_ns();
+		if (rp_feed(&src, &e, NULL) < 0)
+			goto cleanup;
+		run.wall_ns = at_now_ns() - start;
+		if (o.summary)
+			rp_report_summary(&e, &run);
+	}
+	if (o.latency)
+		rp_latency_report(&latency);
 	status = 0;
 cleanup:
+	if (latency.cell)
+		rp_latency_fini(&latency);
 	if (engine_ready)
 		rp_engine_fini(&e);
 	if (source_ready)

@@ -7,6 +7,7 @@
 #include "display.h"
 #include "procinfo.h"
 #include "report.h"
+#include "threads.h"
 
 void rp_report_stats(const struct rp_engine *e, uint64_t line, uint64_t own_extra)
 {
@@ -60,4 +61,26 @@ void rp_report_summary(const struct rp_engine *e, const struct rp_run *run)
 		at_message_append(&m, "\nfinal slop bytes: %" PRIu64, e->slop_bytes);
 	at_message_append(&m, "\n");
 	at_message_emit(0, &m); /* asked for with --summary: printed whatever the level */
+}
+
+void rp_report_threads(const struct rp_threads_run *run)
+{
+	struct at_message m = { .len = 0 };
+	uint64_t waits = 0, wait_ns = 0;
+
+	for (uint32_t t = 0; t < run->nthreads; t++) {
+		waits += run->thread[t].waits;
+		wait_ns += run->thread[t].wait_ns;
+	}
+	at_message_append(&m, "threads: %" PRIu32 "\nthread waits: %" PRIu64
+			  "\nthread wait time ns: %" PRIu64 "\n", run->nthreads, waits, wait_ns);
+	at_message_emit(0, &m);
+	for (uint32_t t = 0; t < run->nthreads; t++) {
+		const struct rp_thread_figures *f = &run->thread[t];
+		m.len = 0;
+		at_message_append(&m, "thread %" PRIu32 ": tid=%" PRIu32 " ops=%" PRIu64
+				  " waits=%" PRIu64 " wait_ns=%" PRIu64 "\n", t, f->tid, f->ops,
+				  f->waits, f->wait_ns);
+		at_message_emit(0, &m);
+	}
 }

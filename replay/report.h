@@ -52,4 +52,10 @@ struct rp_run {
 
 void rp_report_summary(const struct rp_engine *e, const struct rp_run *run);
 
+struct rp_threads_run;
+/* After the summary of a threaded replay (level 0): "threads: N", "thread waits: N" (ops that
+ * waited for another thread), "thread wait time ns: N" (summed over the threads), then a line
+ * per thread: "thread I: tid=T ops=N waits=N wait_ns=N". */
+void rp_report_threads(const struct rp_threads_run *run);
+
 #endif

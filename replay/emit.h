@@ -1,0 +1,19 @@
+/* emit.h: --emit, the replayed workload as a raw logalloc trace with the pointers the
+ * allocator under test returned.
+ *
+ * One line per op of the loaded trace, in the log's order, with the munged log's pid and tid
+ * numbers: an allocation's result is the pointer it returned (0x0 when it failed), free and
+ * realloc pass the pointer the slot held (0x0 for an empty slot). Munging the output gives back
+ * the input whenever the input is what alloctap-munge writes. Written after the replay, so the
+ * writing costs the timed replay nothing. */
+#ifndef ALLOCTAP_REPLAY_EMIT_H
+#define ALLOCTAP_REPLAY_EMIT_H
+
+#include "oplist.h"
+#include "threads.h"
+
+/* Writes the trace to path ("-": standard output; a file is created or emptied). 0, or -1
+ * after reporting "PATH: reason". */
+int rp_emit(const char *path, const struct rp_oplist *ol, const struct rp_results *res);
+
+#endif

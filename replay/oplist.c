@@ -1,0 +1,150 @@
+/* oplist.c: loading a munged trace into ops, replay threads and dependencies (oplist.h). */
+#include <errno.h>
+
+#include "oplist.h"
+#include "prim.h"
+
+#define FIRST_CAP (UINT64_C(1) << 16)
+
+int rp_oplist_init(struct rp_oplist *ol, uint64_t slot_limit)
+{
+	*ol = (struct rp_oplist){ .slot_limit = slot_limit };
+	ol->last = at_map(slot_limit * sizeof(*ol->last), AT_MAP_NORESERVE);
+	if (!ol->last)
+		return -1;
+	ol->ev = at_map(FIRST_CAP * sizeof(*ol->ev), 0);
+	ol->thread = at_map(FIRST_CAP * sizeof(*ol->thread), 0);
+	ol->dep = at_map(FIRST_CAP * sizeof(*ol->dep), 0);
+	ol->cap = FIRST_CAP;
+	if (!ol->ev || !ol->thread || !ol->dep) {
+		rp_oplist_fini(ol);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void rp_oplist_fini(struct rp_oplist *ol)
+{
+	at_unmap(ol->last, ol->slot_limit * sizeof(*ol->last));
+	at_unmap(ol->ev, ol->cap * sizeof(*ol->ev));
+	at_unmap(ol->thread, ol->cap * sizeof(*ol->thread));
+	at_unmap(ol->dep, ol->cap * sizeof(*ol->dep));
+	*ol = (struct rp_oplist){ 0 };
+}
+
+/* Doubles the room for ops. 0, or -1 with errno (the list is unchanged). */
+static int grow(struct rp_oplist *ol)
+{
+	uint64_t cap = ol->cap * 2;
+	void *ev = at_remap(ol->ev, ol->cap * sizeof(*ol->ev), cap * sizeof(*ol->ev));
+	if (!ev)
+		return -1;
+	ol->ev = ev;
+	void *th = at_remap(ol->thread, ol->cap * sizeof(*ol->thread), cap * sizeof(*ol->thread));
+	if (!th)
+		return -1;
+	ol->thread = th;
+	void *dep = at_remap(ol->dep, ol->cap * sizeof(*ol->dep), cap * sizeof(*ol->dep));
+	if (!dep)
+		return -1;
+	ol->dep = dep;
+	ol->cap = cap;
+	return 0;
+}
+
+/* The replay thread of a recorded tid, created when new; -1 past RP_MAX_THREADS. */
+static int64_t thread_of(struct rp_oplist *ol, uint32_t tid)
+{
+	if (ol->nthreads && ol->tid[ol->last_thread] == tid)
+		return ol->last_thread;
+	for (uint32_t i = 0; i < ol->nthreads; i++)
+		if (ol->tid[i] == tid)
+			return ol->last_thread = i;
+	if (ol->nthreads == RP_MAX_THREADS)
+		return -1;
+	ol->tid[ol->nthreads] = tid;
+	return ol->last_thread = ol->nthreads++;
+}
+
+/* Bytes an allocation asked for, as the replay engine accounts them. */
+static uint64_t requested(const struct at_event *ev)
+{
+	uint64_t n;
+
+	switch (ev->func) {
+	case AT_MALLOC:
+	case AT_VALLOC:
+		return ev->arg[0];
+	case AT_CALLOC:
+		return __builtin_mul_overflow(ev->arg[0], ev->arg[1], &n) ? UINT64_MAX : n;
+	default:
+		return ev->arg[1];
+	}
+}
+
+/* Notes that op uses slot s: a dependency on the last op of another thread that used it. */
+static void use_slot(struct rp_oplist *ol, uint64_t op, uint64_t s, unsigned k)
+{
+	uint32_t prev = ol->last[s] - 1;
+
+	if (prev != RP_NO_OP && ol->thread[prev] != ol->thread[op])
+		ol->dep[op][k] = prev;
+	ol->last[s] = (uint32_t)op + 1;
+}
+
+/* The requested bytes of the block slot s holds in log order: those of the last op that used
+ * it, when that op stored its result there. */
+static uint64_t held_bytes(const struct rp_oplist *ol, uint64_t s)
+{
+	uint32_t prev = ol->last[s] - 1;
+
+	if (prev == RP_NO_OP || !at_func_returns_pointer(ol->ev[prev].func) ||
+	    ol->ev[prev].result != s)
+		return 0;
+	return requested(&ol->ev[prev]);
+}
+
+int rp_oplist_add(struct rp_oplist *ol, const struct at_event *ev, uint64_t pos)
+{
+	uint64_t op = ol->n;
+
+	if (op >= RP_MAX_OPS) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (op == ol->cap && grow(ol) < 0)
+		return -1;
+	ol->ev[op] = *ev;
+	ol->dep[op][0] = ol->dep[op][1] = RP_NO_OP;
+	if (ev->func == AT_JEMALLOC_STATS) {
+		ol->ev[op].result = pos;
+		ol->thread[op] = RP_NO_OP;
+		ol->markers++;
+		ol->n++;
+		return 0;
+	}
+	int64_t t = thread_of(ol, ev->tid);
+	if (t < 0) {
+		errno = EMLINK;
+		return -1;
+	}
+	ol->thread[op] = (uint32_t)t;
+	int takes = at_func_takes_pointer(ev->func), returns = at_func_returns_pointer(ev->func);
+	int same = takes && returns && ev->result == ev->arg[0];
+	if (takes)
+		ol->live_bytes -= held_bytes(ol, ev->arg[0]);
+	if (returns && !same)
+		ol->live_bytes -= held_bytes(ol, ev->result); /* a slot overwritten while live */
+	if (takes)
+		use_slot(ol, op, ev->arg[0], 0);
+	if (returns) {
+		if (!same)
+			use_slot(ol, op, ev->result, 1);
+		ol->live_bytes += requested(ev);
+		if (ol->live_bytes > ol->peak_live_bytes)
+			ol->peak_live_bytes = ol->live_bytes;
+	}
+	ol->n++;
+	return 0;
+}
