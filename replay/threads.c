@@ -25,6 +25,7 @@ struct shared {
 	uint64_t *markers;       /* op indices of the jemalloc_stats() markers */
 	_Atomic uint32_t go;     /* threads may run phase p while go > p (0: not started) */
 	_Atomic uint32_t arrived;/* phases finished, summed over the threads */
+	_Atomic uint64_t next_seq; /* with results: the next call number */
 };
 
 struct worker {
@@ -39,10 +40,12 @@ struct worker {
 
 int rp_results_init(struct rp_results *r, uint64_t n)
 {
-	r->n = n ? n : 1;
+	*r = (struct rp_results){ .n = n ? n : 1 };
 	r->taken = at_map(r->n * sizeof(void *), AT_MAP_NORESERVE);
 	r->result = at_map(r->n * sizeof(void *), AT_MAP_NORESERVE);
-	if (r->taken && r->result)
+	r->seq = at_map(r->n * sizeof(uint64_t), AT_MAP_NORESERVE);
+	r->seq_entry = at_map(r->n * sizeof(uint64_t), AT_MAP_NORESERVE);
+	if (r->taken && r->result && r->seq && r->seq_entry)
 		return 0;
 	rp_results_fini(r);
 	errno = ENOMEM;
@@ -53,7 +56,10 @@ void rp_results_fini(struct rp_results *r)
 {
 	at_unmap(r->taken, r->n * sizeof(void *));
 	at_unmap(r->result, r->n * sizeof(void *));
+	at_unmap(r->seq, r->n * sizeof(uint64_t));
+	at_unmap(r->seq_entry, r->n * sizeof(uint64_t));
 	r->taken = r->result = NULL;
+	r->seq = r->seq_entry = NULL;
 }
 
 static void futex_wait(_Atomic uint32_t *w, uint32_t val)
@@ -124,6 +130,20 @@ static void keep_results(struct rp_results *res, const struct rp_engine *e, uint
 	}
 }
 
+/* Makes an op's call with its numbers (threads.h): a release is numbered before the call, an
+ * allocation after. */
+static void call_numbered(struct shared *sh, struct rp_engine *e, uint64_t op)
+{
+	const struct at_event *ev = &sh->ol->ev[op];
+
+	if (at_func_takes_pointer(ev->func))
+		sh->res->seq_entry[op] = sh->res->seq[op] =
+			atomic_fetch_add_explicit(&sh->next_seq, 1, memory_order_relaxed);
+	rp_engine_call(e, ev);
+	if (at_func_returns_pointer(ev->func))
+		sh->res->seq[op] = atomic_fetch_add_explicit(&sh->next_seq, 1, memory_order_relaxed);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -141,7 +161,10 @@ static void *worker_main(void *arg)
 				if (sh->ol->dep[op][j] != RP_NO_OP)
 					wait_done(w, sh->ol->dep[op][j]);
 			w->e.taken = w->e.result = NULL;
-			rp_engine_call(&w->e, &sh->ol->ev[op]);
+			if (sh->res)
+				call_numbered(sh, &w->e, op);
+			else
+				rp_engine_call(&w->e, &sh->ol->ev[op]);
 			keep_results(sh->res, &w->e, op);
 			mark_done(sh, op);
 		}
@@ -211,6 +234,8 @@ static void run_phases(struct shared *sh, struct worker *w, struct rp_engine *e,
 		for (uint32_t t = 0; t < n; t++)
 			add_counters(&now, &w[t].e);
 		rp_report_stats_at(&now, unit, sh->ol->ev[sh->markers[p]].result, 0);
+		if (sh->res)
+			sh->res->seq[sh->markers[p]] = atomic_fetch_add(&sh->next_seq, 1);
 		e->calls[AT_JEMALLOC_STATS]++;
 		atomic_store_explicit(&sh->go, (uint32_t)p + 2, memory_order_release);
 		futex_wake(&sh->go);
@@ -275,6 +300,8 @@ stop:
 			rp_latency_merge(e->latency, &w[t].latency);
 	}
 	e->peak_live_bytes = ol->peak_live_bytes;
+	if (res)
+		res->numbers = atomic_load(&sh.next_seq);
 cleanup:
 	if (w)
 		for (uint32_t t = 0; t < n; t++) {

@@ -17,10 +17,16 @@
 #include "engine.h"
 #include "oplist.h"
 
-/* Per-op pointers, for --emit: what free and realloc passed, what each allocation returned. */
+/* Per-op pointers, for --emit: what free and realloc passed, what each allocation returned.
+ * A threaded replay also numbers the calls in the order they happened, as alloctapd does: a
+ * free takes its number before the call, an allocation after it, a realloc one before (its
+ * release) and one after (its allocation); the numbers of a replay are 0, 1, ... with none
+ * left out. */
 struct rp_results {
 	void **taken, **result; /* ol->n entries each, mapped */
-	uint64_t n;
+	uint64_t *seq, *seq_entry; /* threaded replays: each op's number (a realloc's return),
+				    * and a realloc's entry number */
+	uint64_t n, numbers;       /* ops, and numbers handed out (threaded) */
 };
 
 int rp_results_init(struct rp_results *r, uint64_t n);
