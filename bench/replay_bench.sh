@@ -157,3 +157,42 @@ else
 fi
 echo
 input_table "genlog: $GENLOG_WHAT" "$T/genlog.log" glibc jemalloc
+echo
+echo "== replay --threads: a recorded 4-thread program, replayed on one thread and on 4"
+# threads_row NAME COMMAND...: records COMMAND with alloctapd (root), then times the program
+# itself, the replay on one thread and with --threads (best of RUNS each), and the waits.
+threads_row() {
+	local name=$1 best_p="" best_1="" best_t="" t0 ms waits
+	shift
+	if [ "$(id -u)" -ne 0 ] || [ ! -x build/alloctapd ]; then
+		printf '  %-28s %s\n' "$name" "(needs root and build/alloctapd to record)"
+		return
+	fi
+	rm -f "$T/threads.raw" # alloctapd appends to a path
+	build/alloctapd -q -o "$T/threads.raw" -- "$@" >/dev/null 2>&1
+	build/alloctap-munge -qq --format binary "$T/threads.raw" -o "$T/threads.atz"
+	for _ in $(seq "$RUNS"); do
+		t0=$(date +%s%N)
+		"$@" >/dev/null
+		ms=$((($(date +%s%N) - t0) / 1000))
+		[ -z "$best_p" ] || [ "$ms" -lt "$best_p" ] && best_p=$ms
+		"$R" -q --summary "$T/threads.atz" 2>"$T/sum"
+		ms=$(($(summary_value "$T/sum" "wall time ns") / 1000))
+		[ -z "$best_1" ] || [ "$ms" -lt "$best_1" ] && best_1=$ms
+		"$R" -q --summary --threads "$T/threads.atz" 2>"$T/sum"
+		ms=$(($(summary_value "$T/sum" "wall time ns") / 1000))
+		if [ -z "$best_t" ] || [ "$ms" -lt "$best_t" ]; then
+			best_t=$ms
+			waits="$(summary_value "$T/sum" "thread waits") / $(($(summary_value "$T/sum" "thread wait time ns") / 1000))"
+		fi
+	done
+	printf '  %-28s %9s %11s %12s %13s %18s\n' "$name" "$(grep -c . "$T/threads.raw")" \
+		"$best_p" "$best_1" "$best_t" "$waits"
+}
+printf '  %-28s %9s %11s %12s %13s %18s\n' workload calls "program us" "1 thread us" \
+	"--threads us" "waits / wait us"
+threads_row "pairloop 100000 x 4 threads" build/bench/pairloop 100000 4
+threads_row "replay_xthread (4 threads)" build/fixtures/replay_xthread
+echo "  (program: the recorded program run untraced, whole process; replays: the replay alone,"
+echo "   from a munged binary trace, glibc; $(nproc) cores; best of $RUNS runs; waits: ops of"
+echo "   --threads that waited for another thread, and the time summed over the threads)"

@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "feed.h"
 #include "latency.h"
+#include "loaded.h"
 #include "oplist.h"
 #include "report.h"
 #include "slots.h"
@@ -30,6 +31,7 @@ struct options {
 	unsigned flags;        /* enum rp_flags */
 	int summary;
 	int threads;           /* --threads */
+	int load;              /* --load (also implied by --threads and --emit) */
 	const char *emit;      /* --emit FILE, or NULL */
 	int latency;           /* --latency: 1, --latency=size: 2 */
 	char *compare;         /* --compare LIST, or NULL */
@@ -39,8 +41,8 @@ static void usage(void)
 {
 	static const char text[] =
 		"Usage: alloctap-replay [FILE|-] [-s] [-c] [--allocator NAME|PATH] [--summary]\n"
-		"                       [--threads] [--emit OUT] [--latency[=size]] [-q|-v] [-h]\n"
-		"       alloctap-replay --compare NAME,NAME... [-s] [-c] [--threads] [--latency[=size]] FILE\n"
+		"                       [--threads] [--load] [--emit OUT] [--latency[=size]] [-q|-v]\n"
+		"       alloctap-replay --compare NAME,... [-s] [-c] [--threads] [--load] [--latency[=size]] FILE\n"
 		"Replays a munged logalloc log (alloctap-munge's output; stdin when FILE is - or\n"
 		"absent) against an allocator. Only the lines of the first line's process are\n"
 		"replayed, in file order, in one thread (see --threads). Empty lines are skipped, CRLF and a\n"
@@ -71,6 +73,9 @@ static void usage(void)
 		"                     by another thread is freed by that thread's replay; the trace\n"
 		"                     is loaded first and the time is the replay's alone; --summary\n"
 		"                     adds the threads' waits (count and ns, total and per thread)\n"
+		"  --load             read the whole trace into memory first (48 bytes a call),\n"
+		"                     then replay it: the time is the calls' alone, not the reading\n"
+		"                     (--threads and --emit load too)\n"
 		"  --emit OUT         after the replay, write it to OUT (- for stdout) as a raw log\n"
 		"                     with the pointers the allocator returned, the munged pid and\n"
 		"                     tid numbers, in the log's order: munging OUT gives back FILE\n"
@@ -125,11 +130,13 @@ static int usage_error(const char *what, const char *arg)
 /* Parses argv into o. Returns 0, 1 when --help was printed, or -1 on a usage error. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_ALLOCATOR = 256, OPT_SUMMARY, OPT_THREADS, OPT_EMIT, OPT_LATENCY, OPT_COMPARE };
+	enum { OPT_ALLOCATOR = 256, OPT_SUMMARY, OPT_THREADS, OPT_LOAD, OPT_EMIT, OPT_LATENCY,
+	       OPT_COMPARE };
 	static const struct option longopts[] = {
 		{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "load", no_argument, NULL, OPT_LOAD },
 		{ "emit", required_argument, NULL, OPT_EMIT },
 		{ "latency", optional_argument, NULL, OPT_LATENCY },
 		{ "compare", required_argument, NULL, OPT_COMPARE },
@@ -156,6 +163,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_THREADS:
 			o->threads = 1;
+			break;
+		case OPT_LOAD:
+			o->load = 1;
 			break;
 		case OPT_EMIT:
 			o->emit = optarg;
@@ -219,53 +229,12 @@ static int compare(struct options *o)
 		pass[k++] = "-c";
 	if (o->threads)
 		pass[k++] = "--threads";
+	if (o->load)
+		pass[k++] = "--load";
 	if (o->latency)
 		pass[k++] = o->latency == 2 ? "--latency=size" : "--latency";
 	pass[k] = NULL;
 	return rp_compare_run(names, n, o->input, pass);
-}
-
-/* Loads the trace, then replays it on threads or in order; keeps the pointers for --emit. */
-static int replay_loaded(struct at_source *src, struct rp_engine *e, const struct options *o,
-			 struct rp_run *run)
-{
-	const char *unit = src->kind == AT_SOURCE_BINARY ? "event" : "line";
-	struct rp_oplist ol;
-	struct rp_results res = { 0 };
-	struct rp_threads_run threads = { 0 };
-	int rc = -1;
-
-	if (rp_oplist_init(&ol, e->slots.limit) < 0) {
-		at_error("cannot map the op list: %s", strerror(errno));
-		return -1;
-	}
-	if (rp_feed(src, e, &ol) < 0)
-		goto cleanup;
-	if (o->emit && rp_results_init(&res, ol.n) < 0) {
-		at_error("cannot map the results: %s", strerror(errno));
-		goto cleanup;
-	}
-	at_verbose("%s: %" PRIu64 " calls of %" PRIu32 " threads loaded", src->name, ol.n,
-		   ol.nthreads);
-	if (!o->threads) {
-		rp_replay_serial(&ol, e, unit, o->emit ? &res : NULL, &run->wall_ns);
-	} else if (rp_replay_threads(&ol, e, unit, o->emit ? &res : NULL, &threads) < 0) {
-		at_error("cannot start %" PRIu32 " replay threads: %s", ol.nthreads, strerror(errno));
-		goto cleanup;
-	} else {
-		run->wall_ns = threads.wall_ns;
-	}
-	if (o->summary) {
-		rp_report_summary(e, run);
-		if (o->threads)
-			rp_report_threads(&threads);
-	}
-	rc = o->emit ? rp_emit(o->emit, &ol, &res) : 0;
-cleanup:
-	rp_threads_run_fini(&threads);
-	rp_results_fini(&res);
-	rp_oplist_fini(&ol);
-	return rc;
 }
 
 int main(int argc, char **argv)
@@ -314,8 +283,9 @@ int main(int argc, char **argv)
 		e.latency = &latency;
 	}
 
-	if (o.threads || o.emit) {
-		if (replay_loaded(&src, &e, &o, &run) < 0)
+	if (o.threads || o.emit || o.load) {
+		struct rp_loaded_options lo = { o.threads, o.summary, o.emit };
+		if (rp_replay_loaded(&src, &e, &lo, &run) < 0)
 			goto cleanup;
 	} else {
 		uint64_t start = at_now_ns();

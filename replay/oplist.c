@@ -9,14 +9,15 @@
 int rp_oplist_init(struct rp_oplist *ol, uint64_t slot_limit)
 {
 	*ol = (struct rp_oplist){ .slot_limit = slot_limit };
-	ol->last = at_map(slot_limit * sizeof(*ol->last), AT_MAP_NORESERVE);
-	if (!ol->last)
+	ol->holder = at_map(slot_limit * sizeof(*ol->holder), AT_MAP_NORESERVE);
+	if (!ol->holder)
 		return -1;
 	ol->ev = at_map(FIRST_CAP * sizeof(*ol->ev), 0);
 	ol->thread = at_map(FIRST_CAP * sizeof(*ol->thread), 0);
 	ol->dep = at_map(FIRST_CAP * sizeof(*ol->dep), 0);
+	ol->awaited = at_map(FIRST_CAP, 0);
 	ol->cap = FIRST_CAP;
-	if (!ol->ev || !ol->thread || !ol->dep) {
+	if (!ol->ev || !ol->thread || !ol->dep || !ol->awaited) {
 		rp_oplist_fini(ol);
 		errno = ENOMEM;
 		return -1;
@@ -26,10 +27,11 @@ int rp_oplist_init(struct rp_oplist *ol, uint64_t slot_limit)
 
 void rp_oplist_fini(struct rp_oplist *ol)
 {
-	at_unmap(ol->last, ol->slot_limit * sizeof(*ol->last));
+	at_unmap(ol->holder, ol->slot_limit * sizeof(*ol->holder));
 	at_unmap(ol->ev, ol->cap * sizeof(*ol->ev));
 	at_unmap(ol->thread, ol->cap * sizeof(*ol->thread));
 	at_unmap(ol->dep, ol->cap * sizeof(*ol->dep));
+	at_unmap(ol->awaited, ol->cap);
 	*ol = (struct rp_oplist){ 0 };
 }
 
@@ -49,6 +51,10 @@ static int grow(struct rp_oplist *ol)
 	if (!dep)
 		return -1;
 	ol->dep = dep;
+	void *awaited = at_remap(ol->awaited, ol->cap, cap);
+	if (!awaited)
+		return -1;
+	ol->awaited = awaited;
 	ol->cap = cap;
 	return 0;
 }
@@ -83,28 +89,6 @@ static uint64_t requested(const struct at_event *ev)
 	}
 }
 
-/* Notes that op uses slot s: a dependency on the last op of another thread that used it. */
-static void use_slot(struct rp_oplist *ol, uint64_t op, uint64_t s, unsigned k)
-{
-	uint32_t prev = ol->last[s] - 1;
-
-	if (prev != RP_NO_OP && ol->thread[prev] != ol->thread[op])
-		ol->dep[op][k] = prev;
-	ol->last[s] = (uint32_t)op + 1;
-}
-
-/* The requested bytes of the block slot s holds in log order: those of the last op that used
- * it, when that op stored its result there. */
-static uint64_t held_bytes(const struct rp_oplist *ol, uint64_t s)
-{
-	uint32_t prev = ol->last[s] - 1;
-
-	if (prev == RP_NO_OP || !at_func_returns_pointer(ol->ev[prev].func) ||
-	    ol->ev[prev].result != s)
-		return 0;
-	return requested(&ol->ev[prev]);
-}
-
 int rp_oplist_add(struct rp_oplist *ol, const struct at_event *ev, uint64_t pos)
 {
 	uint64_t op = ol->n;
@@ -116,7 +100,7 @@ int rp_oplist_add(struct rp_oplist *ol, const struct at_event *ev, uint64_t pos)
 	if (op == ol->cap && grow(ol) < 0)
 		return -1;
 	ol->ev[op] = *ev;
-	ol->dep[op][0] = ol->dep[op][1] = RP_NO_OP;
+	ol->dep[op] = RP_NO_OP;
 	if (ev->func == AT_JEMALLOC_STATS) {
 		ol->ev[op].result = pos;
 		ol->thread[op] = RP_NO_OP;
@@ -130,21 +114,58 @@ int rp_oplist_add(struct rp_oplist *ol, const struct at_event *ev, uint64_t pos)
 		return -1;
 	}
 	ol->thread[op] = (uint32_t)t;
-	int takes = at_func_takes_pointer(ev->func), returns = at_func_returns_pointer(ev->func);
-	int same = takes && returns && ev->result == ev->arg[0];
-	if (takes)
-		ol->live_bytes -= held_bytes(ol, ev->arg[0]);
-	if (returns && !same)
-		ol->live_bytes -= held_bytes(ol, ev->result); /* a slot overwritten while live */
-	if (takes)
-		use_slot(ol, op, ev->arg[0], 0);
-	if (returns) {
-		if (!same)
-			use_slot(ol, op, ev->result, 1);
+	if (at_func_takes_pointer(ev->func)) {
+		uint32_t made = ol->holder[ev->arg[0]]; /* 1 + the op that made the block */
+		ol->holder[ev->arg[0]] = 0;
+		ol->ev[op].arg[0] = made; /* an instance once rp_oplist_finish has run */
+		if (made) {
+			ol->live_bytes -= requested(&ol->ev[made - 1]);
+			if (ol->thread[made - 1] != (uint32_t)t) {
+				ol->dep[op] = made - 1;
+				ol->awaited[made - 1] = 1;
+			}
+		}
+	}
+	if (at_func_returns_pointer(ev->func)) {
+		uint32_t held = ol->holder[ev->result];
+		if (held) { /* its block is leaked, as a replay of the log would leak it */
+			ol->overwritten++;
+			ol->live_bytes -= requested(&ol->ev[held - 1]);
+		}
+		if (ol->instances + 1 >= ol->slot_limit) {
+			errno = E2BIG;
+			return -1;
+		}
+		ol->holder[ev->result] = (uint32_t)op + 1;
+		ol->instances++;
 		ol->live_bytes += requested(ev);
 		if (ol->live_bytes > ol->peak_live_bytes)
 			ol->peak_live_bytes = ol->live_bytes;
 	}
 	ol->n++;
+	return 0;
+}
+
+int rp_oplist_finish(struct rp_oplist *ol)
+{
+	uint64_t next[RP_MAX_THREADS] = { 0 }, base = 1;
+
+	for (uint64_t i = 0; i < ol->n; i++)
+		if (ol->thread[i] != RP_NO_OP && at_func_returns_pointer(ol->ev[i].func))
+			next[ol->thread[i]]++;
+	for (uint32_t t = 0; t < ol->nthreads; t++) {
+		uint64_t count = next[t];
+		next[t] = base;
+		base += count;
+	}
+	for (uint64_t i = 0; i < ol->n; i++) {
+		struct at_event *ev = &ol->ev[i];
+		if (ol->thread[i] == RP_NO_OP)
+			continue;
+		if (at_func_takes_pointer(ev->func))
+			ev->arg[0] = ev->arg[0] ? ol->ev[ev->arg[0] - 1].result : 0;
+		if (at_func_returns_pointer(ev->func))
+			ev->result = next[ol->thread[i]]++;
+	}
 	return 0;
 }
