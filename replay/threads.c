@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -13,7 +14,8 @@
 #include "threads.h"
 
 #define STACK_BYTES ((size_t)1 << 20)
-#define SPINS 200
+#define SPINS 200  /* a wait spins this many pauses, */
+#define YIELDS 64  /* then yields the core this many times, then sleeps on a futex */
 
 enum { PENDING = 0, DONE = 1, WAITED = 2 }; /* states of an op's done word */
 #define ABORT UINT32_MAX /* go's value when the threads could not all be created */
@@ -95,10 +97,13 @@ static void wait_done(struct worker *w, uint32_t d)
 	if (atomic_load_explicit(word, memory_order_acquire) == DONE)
 		return;
 	uint64_t t0 = at_now_ns();
-	for (int i = 0; i < SPINS; i++) {
+	for (int i = 0; i < SPINS + YIELDS; i++) {
 		if (atomic_load_explicit(word, memory_order_acquire) == DONE)
 			goto done;
-		__builtin_ia32_pause();
+		if (i < SPINS)
+			__builtin_ia32_pause();
+		else
+			sched_yield(); /* the op waited for may need this core */
 	}
 	for (;;) {
 		uint32_t v = PENDING;
