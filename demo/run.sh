@@ -4,7 +4,8 @@
 #     object is a malloc call) and writes the raw log; without a daemon build it uses the raw log
 #     bundled in demo/python3-json.log (recorded from the same workload) and says so;
 #  2. munge: pointers become slot numbers;
-#  3. replay: the same workload against glibc and against jemalloc, side by side.
+#  3. replay: the same workload against glibc, jemalloc, tcmalloc and mimalloc, side by side
+#     (alloctap-replay --compare: each replay in a process of its own, one table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${DEMO_OUT:-build/demo}
@@ -25,16 +26,5 @@ echo "== 2. munge: build/alloctap-munge $out/raw.log -o $out/munged.log"
 build/alloctap-munge -q "$out/raw.log" -o "$out/munged.log"
 head -n 3 "$out/munged.log" | sed 's/^/     /'
 
-echo "== 3. replay against glibc and jemalloc"
-for a in glibc jemalloc; do
-	build/alloctap-replay --summary -q --allocator "$a" "$out/munged.log" 2> "$out/summary.$a"
-done
-keys=("operations" "ns per operation" "peak rss bytes" "peak live requested bytes"
-	"final live requested bytes" "final live objects")
-printf '   %-28s %16s %16s\n' "" glibc jemalloc
-for k in "${keys[@]}"; do
-	g=$(sed -n "s/^$k: //p" "$out/summary.glibc")
-	j=$(sed -n "s/^$k: //p" "$out/summary.jemalloc")
-	printf '   %-28s %16s %16s\n' "$k" "$g" "$j"
-done
-echo "   (full summaries: $out/summary.glibc, $out/summary.jemalloc)"
+echo "== 3. replay against glibc, jemalloc, tcmalloc and mimalloc (alloctap-replay --compare)"
+build/alloctap-replay --compare glibc,jemalloc,tcmalloc,mimalloc "$out/munged.log" | sed 's/^/   /'

@@ -137,16 +137,25 @@ static int run_replay(const char *const argv[], char *out, size_t *len)
 	return status;
 }
 
+/* One row a figure, a column an allocator, each column as wide as its longest value. */
 static void print_table(const struct table *t, const char *const names[], int count)
 {
-	printf("%-34s", "allocator");
+	int width[RP_COMPARE_MAX];
+
+	for (int c = 0; c < count; c++) {
+		width[c] = (int)strlen(names[c]) > 12 ? (int)strlen(names[c]) : 12;
+		for (int r = 0; r < t->rows; r++)
+			if ((int)strlen(t->value[r][c]) > width[c])
+				width[c] = (int)strlen(t->value[r][c]);
+	}
+	printf("%-30s", "allocator");
 	for (int c = 0; c < count; c++)
-		printf(" %16s", names[c]);
+		printf(" %*s", width[c], names[c]);
 	putchar('\n');
 	for (int r = 0; r < t->rows; r++) {
-		printf("%-34s", t->name[r]);
+		printf("%-30s", t->name[r]);
 		for (int c = 0; c < count; c++)
-			printf(" %16s", t->value[r][c][0] ? t->value[r][c] : "-");
+			printf(" %*s", width[c], t->value[r][c][0] ? t->value[r][c] : "-");
 		putchar('\n');
 	}
 	fflush(stdout);
