@@ -10,8 +10,9 @@
  *                          prints "EVENTS ATZ_BYTES CONTENT_BYTES BYTES/EVENT ENCODE_NS
  *                          TEXT_NS DECODE_M/S PARSE_M/S". -t gives the events synthetic times
  *                          (bench/synthetic.c), -s STACKS synthetic stacks of 20 frames
- *   atz_tool synth [-l LEVEL] [-t] [-s STACKS] IN OUT
- *                          IN's events as a 2.0 trace with synthetic times (-t) and STACKS
+ *   atz_tool synth [-l LEVEL] [-t | -T STEP] [-s STACKS] IN OUT
+ *                          IN's events as a 2.0 trace with synthetic times (-t; -T: exactly
+ *                          STEP ns apart, event k at 10^12 + k * STEP ns) and STACKS
  *                          synthetic stacks of 20 frames, after the three mappings their
  *                          addresses fall in (-s): input shaped like a --stacks recording
  *   atz_tool times IN      "TIME STACK" per event (0 0 when the trace has none)
@@ -49,7 +50,7 @@ static int usage(void)
 		"usage: atz_tool encode [-l LEVEL] [-V MAJOR] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
 		"       atz_tool time [-l LEVEL] [-V MAJOR] [-t] [-s STACKS] IN\n"
-		"       atz_tool synth [-l LEVEL] [-t] [-s STACKS] IN OUT\n"
+		"       atz_tool synth [-l LEVEL] [-t | -T STEP] [-s STACKS] IN OUT\n"
 		"       atz_tool times IN\n"
 		"       atz_tool stacks [-O] IN\n"
 		"       atz_tool mappings IN\n"
@@ -369,11 +370,17 @@ static uint64_t synth_rnd(void)
 
 /* Times as a recorder sees them: 50 to 1550 ns apart, one event in 8 stamped up to 400 ns
  * early (another CPU's clock), so times sometimes go backwards. */
+static uint64_t synth_step; /* -T: events exactly this far apart instead */
+
 static void synth_times(struct event_array *a)
 {
 	uint64_t t = 1000000000000ull;
 
 	for (size_t i = 0; i < a->n; i++) {
+		if (synth_step) {
+			a->v[i].time_ns = t + i * synth_step;
+			continue;
+		}
 		t += 50 + synth_rnd() % 1500;
 		a->v[i].time_ns = t - (synth_rnd() % 8 == 0 ? synth_rnd() % 400 : 0);
 	}
@@ -658,6 +665,8 @@ int main(int argc, char **argv)
 			by_object = 1;
 		else if (i + 1 < argc && strcmp(argv[i], "-l") == 0)
 			level = atoi(argv[++i]);
+		else if (i + 1 < argc && strcmp(argv[i], "-T") == 0)
+			times = 1, synth_step = strtoull(argv[++i], NULL, 10);
 		else if (i + 1 < argc && strcmp(argv[i], "-V") == 0)
 			major = (unsigned)atoi(argv[++i]);
 		else if (i + 1 < argc && strcmp(argv[i], "-s") == 0)

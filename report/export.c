@@ -110,6 +110,11 @@ static int64_t line_of(struct rep_export *x, uint32_t stack, unsigned f)
 	return entry;
 }
 
+int64_t rep_export_site(struct rep_export *x, const struct at_event *ev)
+{
+	return line_of(x, ev->stack, ev->func);
+}
+
 int rep_export_event(struct rep_export *x, const struct at_event *ev, uint32_t stack)
 {
 	int64_t entry;

@@ -47,6 +47,10 @@ int rep_export_stack(struct rep_export *x, const struct at_stack *s);
  * record of that stack came before it, ENOMEM. */
 int rep_export_event(struct rep_export *x, const struct at_event *ev, uint32_t stack);
 
+/* The line (an entry of x->folded) an allocation event belongs to, without weighing it: its
+ * site. -1 with errno set: ENOENT when no record of its stack came before it, ENOMEM. */
+int64_t rep_export_site(struct rep_export *x, const struct at_event *ev);
+
 /* Writes the folded lines, sorted by stack text; lines of weight 0 are left out. Called once,
  * at the end. 0, or -1 with errno set. */
 int rep_export_write(struct rep_export *x, FILE *out);

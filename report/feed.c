@@ -65,7 +65,17 @@ static void on_mapping(void *arg, const struct at_mapping *m)
 			 m->pid, errno == EINVAL ? "invalid (empty range)" : strerror(errno));
 }
 
+static int export_event(void *arg, const struct at_event *ev)
+{
+	return rep_export_event(arg, ev, ev->stack);
+}
+
 int rep_feed(struct at_source *s, struct rep_export *x)
+{
+	return rep_feed_events(s, x, export_event, x);
+}
+
+int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg)
 {
 	struct at_progress progress;
 	struct at_event ev;
@@ -94,7 +104,7 @@ int rep_feed(struct at_source *s, struct rep_export *x)
 			rc = -1;
 			break;
 		}
-		if (rep_export_event(x, &ev, ev.stack) < 0) {
+		if (fn(arg, &ev) < 0) {
 			char why[96];
 
 			if (errno == ENOENT)

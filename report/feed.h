@@ -16,4 +16,9 @@ int rep_open_input(struct at_source *s, const char *path, int *fd);
  * binary trace. Empty text lines are skipped. */
 int rep_feed(struct at_source *s, struct rep_export *x);
 
+/* The same, each event going to fn (which returns 0, or -1 with errno: ENOENT for a stack
+ * never defined) instead of the folded export; stack and mapping records still go to x. */
+typedef int (*rep_event_fn)(void *arg, const struct at_event *ev);
+int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg);
+
 #endif

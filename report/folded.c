@@ -119,6 +119,17 @@ void rep_folded_add(struct rep_folded *f, int64_t entry, uint64_t weight)
 	e->weight = weight > UINT64_MAX - e->weight ? UINT64_MAX : e->weight + weight;
 }
 
+const char *rep_folded_text(const struct rep_folded *f, int64_t entry, size_t *len)
+{
+	*len = f->entries[entry].len;
+	return f->entries[entry].text;
+}
+
+void rep_folded_set(struct rep_folded *f, int64_t entry, uint64_t weight)
+{
+	f->entries[entry].weight = weight;
+}
+
 size_t rep_folded_count(const struct rep_folded *f)
 {
 	return f->count;

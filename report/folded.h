@@ -22,6 +22,10 @@ int64_t rep_folded_intern(struct rep_folded *f, const char *text, size_t len);
 /* Adds weight to an entry; a total that would pass UINT64_MAX stays there. */
 void rep_folded_add(struct rep_folded *f, int64_t entry, uint64_t weight);
 
+/* The text of an entry (len bytes, NUL-terminated); valid until the table changes. */
+const char *rep_folded_text(const struct rep_folded *f, int64_t entry, size_t *len);
+/* Sets an entry's weight. */
+void rep_folded_set(struct rep_folded *f, int64_t entry, uint64_t weight);
 /* Number of entries (distinct stacks). */
 size_t rep_folded_count(const struct rep_folded *f);
 

@@ -1,102 +1,233 @@
-/* alloctap-report: reports on a trace. This file reads the command line; report/feed.c reads
- * the trace into report/export.c, which aggregates its allocations by stack
- * (report/stacks.c, lib/symbolize.c) and writes them as folded lines (report/folded.c). */
+/* alloctap-report: reports on a trace. This file reads the command line into a request;
+ * report/command.c runs it: report/feed.c reads the trace into the engine of report/heap.c
+ * (live blocks, sites, processes) or the folded export of report/export.c, and
+ * report/tables.c, tree.c, diff.c and folded.c write the command's output. */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "command.h"
 #include "display.h"
-#include "export.h"
-#include "feed.h"
-#include "source.h"
+#include "usage.h"
 
 #define PROGRAM "alloctap-report"
 
-static void usage(void)
+/* A decimal number of seconds ("2", "0.25", ".5") into ns, to the nanosecond; more than nine
+ * decimals are refused rather than rounded. 0, or -1 for anything else or past 2^64-1 ns. */
+static int parse_seconds(const char *s, uint64_t *ns)
 {
-	fputs(
-"Usage: " PROGRAM " export --folded [--weight alloc-count|alloc-bytes] [--debug-dir DIR]\n"
-"                       [-q|-v] TRACE\n"
-"\n"
-"Reads TRACE (a file, or standard input for -), a trace of alloctapd in any of its forms:\n"
-"text or binary (.atz), raw or munged, recognised by its first bytes. A binary trace taken\n"
-"with alloctapd --stacks has a call stack per allocation; its addresses are symbolized from\n"
-"the objects the trace names (checked by build-id) and their debug files.\n"
-"\n"
-"export --folded prints one line per distinct stack: its frames root first, separated by\n"
-"';', then a space and the weight (Brendan Gregg's folded format, which flamegraph.pl,\n"
-"inferno, speedscope and Pyroscope read). Lines are sorted by their stack text. The leaf frame\n"
-"is the allocation function (malloc, calloc, realloc, memalign, posix_memalign,\n"
-"aligned_alloc, valloc); a function inlined at a return address is a frame of its own. A\n"
-"trace without stacks (a text log, or a trace taken without --stacks) gives stacks of one\n"
-"frame, the function name. A stack cut at 128 frames starts with the frame [truncated], one\n"
-"whose walk stopped early with [incomplete]. A frame that has no name is OBJECT+0xADDRESS\n"
-"(the address in the object), or [unknown] for an address in no mapping. Frees weigh nothing\n"
-"and make no line; failed allocations (result 0) count: they were called.\n"
-"\n"
-"Options:\n"
-"      --folded         the folded format (the only export format)\n"
-"      --weight W       alloc-count (default): allocation calls; alloc-bytes: bytes asked\n"
-"                       (malloc n, calloc n*m saturating at 2^64-1, realloc the new size,\n"
-"                       memalign, aligned_alloc and posix_memalign the size, valloc n);\n"
-"                       lines of weight 0 are left out\n"
-"      --debug-dir DIR  look for debug files under DIR/.build-id/ab/cdef....debug\n"
-"                       (default: " AT_SYMBOLIZE_DEBUG_DIR ")\n"
-"  -q, --quiet          no warning about objects missing or changed since the trace\n"
-"  -v, --verbose        also print the number of distinct stacks\n"
-"  -h, --help           this help\n"
-"      --version        the version, then exit\n"
-"\n"
-"Example: alloctapd --stacks -f binary -o app.atz -- ./app\n"
-"         " PROGRAM " export --folded app.atz | flamegraph.pl > app.svg\n"
-"\n"
-"An object whose build-id differs from the trace's (it changed since), or that cannot be\n"
-"opened, is reported once on stderr and its frames are shown as OBJECT+0xOFFSET, never with\n"
-"names that might be wrong.\n"
-"\n"
-"Exit status: 0 success; 1 input or output error (unreadable TRACE, malformed line, damaged\n"
-"binary trace, failed write); 2 usage error.\n",
-		stdout);
+	uint64_t whole = 0, frac = 0;
+	int digits = 0, frac_digits = 0;
+
+	for (; *s >= '0' && *s <= '9'; s++, digits++) {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+			if (++frac_digits > 9)
+				return -1;
+			frac = frac * 10 + (uint64_t)(*s - '0');
+		}
+	if (*s || !digits)
+		return -1;
+	for (; frac_digits < 9; frac_digits++)
+		frac *= 10;
+	if (whole > (UINT64_MAX - frac) / 1000000000u)
+		return -1;
+	*ns = whole * 1000000000u + frac;
+	return 0;
 }
 
-struct report_args {
-	const char *input;
-	const char *debug_dir;
-	enum rep_weight weight;
+/* A decimal count, 0 to max, digits only. */
+static int parse_count(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (errno || *end || n > max)
+		return -1;
+	*v = n;
+	return 0;
+}
+
+/* --window T0:T1, either side may be empty. */
+static int parse_window(const char *s, struct rep_heap_options *o)
+{
+	const char *colon = strchr(s, ':');
+	char from[32];
+
+	if (!colon || (size_t)(colon - s) >= sizeof(from))
+		return -1;
+	memcpy(from, s, (size_t)(colon - s));
+	from[colon - s] = '\0';
+	o->window_from_ns = 0;
+	o->window_to_ns = UINT64_MAX;
+	if (from[0] && parse_seconds(from, &o->window_from_ns) < 0)
+		return -1;
+	if (colon[1] && parse_seconds(colon + 1, &o->window_to_ns) < 0)
+		return -1;
+	o->have_window = 1;
+	return o->window_from_ns <= o->window_to_ns ? 0 : -1;
+}
+
+/* --at heap-peak|end|SECONDS. */
+static int parse_at(const char *s, struct rep_heap_options *o)
+{
+	if (strcmp(s, "heap-peak") == 0 || strcmp(s, "peak") == 0)
+		o->moment = REP_AT_PEAK;
+	else if (strcmp(s, "end") == 0)
+		o->moment = REP_AT_END;
+	else if (parse_seconds(s, &o->moment_ns) == 0)
+		o->moment = REP_AT_TIME;
+	else
+		return -1;
+	return 0;
+}
+
+/* Options given, to check that each goes with the command. */
+struct given {
+	int json, at, dot, every, churn, top, folded, weight, output;
 };
 
-/* Fills a from argv. Returns -1 to go on, else the exit code (0 after --help). */
-static int parse_args(int argc, char **argv, struct report_args *a)
+/* The command's operands and the options it takes. -1 to go on, else the exit code. */
+static int check_command(struct rep_request *r, const struct given *g, int nops, char **ops)
 {
-	enum { OPT_FOLDED = 256, OPT_WEIGHT, OPT_DEBUG_DIR };
+	enum rep_command c = r->command;
+	const char *name = rep_command_name(c);
+	int ntraces = c == REP_CMD_DIFF ? 2 : 1;
+
+	if (nops < ntraces)
+		return at_usage_error("%s needs %s (a file, or - for standard input)", name,
+				      ntraces == 2 ? "two traces, A and B" : "a TRACE");
+	if (nops > ntraces)
+		return at_usage_error("%s: one operand too many: %s", name, ops[ntraces]);
+	r->trace[0] = ops[0];
+	r->trace[1] = ntraces == 2 ? ops[1] : NULL;
+	if (ntraces == 2 && strcmp(ops[0], "-") == 0 && strcmp(ops[1], "-") == 0)
+		return at_usage_error("diff: only one of the traces can be standard input");
+	if (g->json && c != REP_CMD_SUMMARY)
+		return at_usage_error("--json goes with summary, not with %s", name);
+	if ((g->at || g->dot) && c != REP_CMD_PEAK && !(g->at && c == REP_CMD_EXPORT))
+		return at_usage_error("%s goes with peak, not with %s", g->dot ? "--dot" : "--at",
+				      name);
+	if ((g->every || g->churn || g->top) && c != REP_CMD_TIMELINE)
+		return at_usage_error("--every, --churn and --top go with timeline, not with %s",
+				      name);
+	if (c == REP_CMD_TIMELINE && g->every == g->churn)
+		return at_usage_error("timeline needs one of --every SECONDS and --churn BYTES");
+	if ((g->folded || g->weight) && c != REP_CMD_EXPORT)
+		return at_usage_error("--folded and --weight go with export, not with %s", name);
+	if (c == REP_CMD_EXPORT && !g->folded)
+		return at_usage_error("export needs an output format: --folded");
+	if (g->at && c == REP_CMD_EXPORT)
+		return at_usage_error("export takes --weight peak-bytes or leak-bytes, not --at");
+	return -1;
+}
+
+static void usage(void)
+{
+	rep_usage();
+}
+
+/* Fills r from argv. Returns -1 to go on, else the exit code (0 after --help). */
+static int parse_args(int argc, char **argv, struct rep_request *r)
+{
+	enum { OPT_FOLDED = 256, OPT_WEIGHT, OPT_DEBUG_DIR, OPT_PID, OPT_WINDOW, OPT_JSON, OPT_AT,
+	       OPT_DOT, OPT_EVERY, OPT_CHURN, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "at", required_argument, NULL, OPT_AT },
+		{ "dot", no_argument, NULL, OPT_DOT },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "churn", required_argument, NULL, OPT_CHURN },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "output", required_argument, NULL, 'o' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, folded = 0;
+	struct given g = { 0 };
+	uint64_t v;
+	int c;
 
-	memset(a, 0, sizeof(*a));
+	memset(r, 0, sizeof(*r));
+	r->top = 10;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FOLDED:
-			folded = 1;
+			g.folded = 1;
 			break;
 		case OPT_WEIGHT:
-			if (rep_weight_parse(optarg, &a->weight) < 0)
-				return at_usage_error("--weight needs alloc-count or alloc-bytes, "
-						      "not: %s", optarg);
+			g.weight = 1;
+			if (rep_weight_parse(optarg, &r->weight) < 0)
+				return at_usage_error("--weight needs alloc-count, alloc-bytes, "
+						      "peak-bytes, leak-bytes or temp-count, not: %s",
+						      optarg);
 			break;
 		case OPT_DEBUG_DIR:
-			a->debug_dir = optarg;
+			r->debug_dir = optarg;
+			break;
+		case OPT_PID:
+			if (parse_count(optarg, UINT32_MAX, &v) < 0)
+				return at_usage_error("--pid needs a process id, not: %s", optarg);
+			r->heap.have_pid = 1;
+			r->heap.pid = (uint32_t)v;
+			break;
+		case OPT_WINDOW:
+			if (parse_window(optarg, &r->heap) < 0)
+				return at_usage_error("--window needs T0:T1, seconds from the first "
+						      "event with T0 <= T1 (2:5, 1.5:, :0.25), not: %s",
+						      optarg);
+			break;
+		case OPT_JSON:
+			g.json = 1;
+			r->json = 1;
+			break;
+		case OPT_AT:
+			g.at = 1;
+			if (strcmp(optarg, "rss-peak") == 0)
+				return at_usage_error("--at rss-peak: traces hold no RSS records yet; "
+						      "use heap-peak, end or SECONDS");
+			if (parse_at(optarg, &r->heap) < 0)
+				return at_usage_error("--at needs heap-peak, end or SECONDS, not: %s",
+						      optarg);
+			break;
+		case OPT_DOT:
+			g.dot = 1;
+			r->dot = 1;
+			break;
+		case OPT_EVERY:
+			g.every = 1;
+			if (parse_seconds(optarg, &r->every_ns) < 0 || !r->every_ns)
+				return at_usage_error("--every needs SECONDS above 0, not: %s", optarg);
+			break;
+		case OPT_CHURN:
+			g.churn = 1;
+			if (parse_count(optarg, UINT64_MAX, &r->churn_bytes) < 0 || !r->churn_bytes)
+				return at_usage_error("--churn needs BYTES above 0, not: %s", optarg);
+			break;
+		case OPT_TOP:
+			g.top = 1;
+			if (parse_count(optarg, SIZE_MAX, &v) < 0)
+				return at_usage_error("--top needs a count, not: %s", optarg);
+			r->top = (size_t)v;
+			break;
+		case 'o':
+			g.output = 1;
+			r->output = optarg;
 			break;
 		case ':':
 			return at_usage_error("missing argument for option %s", argv[optind - 1]);
@@ -112,61 +243,22 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		}
 	}
 	if (optind >= argc)
-		return at_usage_error("no command: export");
-	if (strcmp(argv[optind], "export") != 0)
-		return at_usage_error("unknown command %s (the command is export)", argv[optind]);
-	if (!folded)
-		return at_usage_error("export needs an output format: --folded");
-	if (argc - optind < 2)
-		return at_usage_error("export needs a TRACE (a file, or - for standard input)");
-	if (argc - optind > 2)
-		return at_usage_error("more than one TRACE: %s", argv[optind + 2]);
-	a->input = argv[optind + 1];
-	return -1;
-}
-
-/* An object the trace names that cannot be used: said once, at the warning level. */
-static void on_problem(void *arg, const char *path, const char *why)
-{
-	const char *slash = strrchr(path, '/');
-
-	(void)arg;
-	at_warn("%s: %s; its frames are shown as %s+0xOFFSET", path, why, slash ? slash + 1 : path);
+		return at_usage_error("no command: summary, peak, leaks, sizes, timeline, diff or "
+				      "export");
+	if (rep_command_parse(argv[optind], &r->command) < 0)
+		return at_usage_error("unknown command %s (summary, peak, leaks, sizes, timeline, "
+				      "diff or export)", argv[optind]);
+	return check_command(r, &g, argc - optind - 1, argv + optind + 1);
 }
 
 int main(int argc, char **argv)
 {
-	struct report_args a;
-	struct at_source src = { .kind = AT_SOURCE_TEXT };
-	struct rep_export x;
-	int rc, fd = -1;
+	struct rep_request r;
+	int rc;
 
 	at_program_name = PROGRAM;
-	rc = parse_args(argc, argv, &a);
+	rc = parse_args(argc, argv, &r);
 	if (rc >= 0)
 		return rc;
-	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
-	if (rep_export_init(&x, a.weight, a.debug_dir, on_problem, NULL) < 0) {
-		at_error("%s", strerror(errno));
-		return AT_EXIT_FAILURE;
-	}
-	rc = AT_EXIT_FAILURE;
-	if (rep_open_input(&src, a.input, &fd) < 0)
-		goto out;
-	if (rep_feed(&src, &x) < 0)
-		goto out;
-	at_verbose("%s: %zu distinct stacks", src.name, rep_folded_count(x.folded));
-	if (rep_export_write(&x, stdout) < 0) {
-		at_error("<stdout>: write error: %s", strerror(errno));
-		goto out;
-	}
-	rc = AT_EXIT_OK;
-out:
-	if (fd >= 0) {
-		at_source_close(&src);
-		if (fd > 0)
-			close(fd);
-	}
-	rep_export_free(&x);
-	return rc;
+	return rep_run(&r);
 }

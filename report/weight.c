@@ -9,6 +9,12 @@ int rep_weight_parse(const char *name, enum rep_weight *w)
 		*w = REP_WEIGHT_ALLOC_COUNT;
 	else if (strcmp(name, "alloc-bytes") == 0)
 		*w = REP_WEIGHT_ALLOC_BYTES;
+	else if (strcmp(name, "peak-bytes") == 0)
+		*w = REP_WEIGHT_PEAK_BYTES;
+	else if (strcmp(name, "leak-bytes") == 0)
+		*w = REP_WEIGHT_LEAK_BYTES;
+	else if (strcmp(name, "temp-count") == 0)
+		*w = REP_WEIGHT_TEMP_COUNT;
 	else
 		return -1;
 	return 0;
@@ -27,6 +33,8 @@ uint64_t rep_event_weight(const struct at_event *ev, enum rep_weight w)
 		return 0;
 	if (w == REP_WEIGHT_ALLOC_COUNT)
 		return 1;
+	if (w != REP_WEIGHT_ALLOC_BYTES)
+		return 0;
 	switch (ev->func) {
 	case AT_CALLOC:
 		n = ev->arg[0];

@@ -1,0 +1,321 @@
+/* command.c: a request run from the trace to the output (command.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "diff.h"
+#include "display.h"
+#include "export.h"
+#include "feed.h"
+#include "output.h"
+#include "tables.h"
+#include "tree.h"
+
+extern char **environ;
+
+static const char *const command_names[] = {
+	[REP_CMD_SUMMARY] = "summary", [REP_CMD_PEAK] = "peak",     [REP_CMD_LEAKS] = "leaks",
+	[REP_CMD_SIZES] = "sizes",     [REP_CMD_TIMELINE] = "timeline", [REP_CMD_DIFF] = "diff",
+	[REP_CMD_EXPORT] = "export",
+};
+
+const char *rep_command_name(enum rep_command c)
+{
+	return command_names[c];
+}
+
+int rep_command_parse(const char *name, enum rep_command *c)
+{
+	for (size_t i = 0; i < sizeof(command_names) / sizeof(command_names[0]); i++)
+		if (strcmp(name, command_names[i]) == 0) {
+			*c = (enum rep_command)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* ---- the output ------------------------------------------------------------------------ */
+
+/* Where the command writes: standard output, a file, or the standard input of Graphviz's dot,
+ * which renders into the file. */
+struct out {
+	FILE *f;
+	const char *name;
+	pid_t dot;  /* > 0: the dot process rendering into name */
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Starts `dot -Tformat -o path` reading a pipe that o->f writes. 0, or -1 reported. */
+static int open_dot(struct out *o, const char *path, const char *format)
+{
+	char type[8];
+	char *argv[] = { "dot", type, "-o", (char *)path, NULL };
+	posix_spawn_file_actions_t fa;
+	int p[2], err;
+
+	snprintf(type, sizeof(type), "-T%s", format);
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		at_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[0], STDIN_FILENO);
+	err = posix_spawnp(&o->dot, "dot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[0]);
+	if (err) {
+		close(p[1]);
+		if (err == ENOENT)
+			at_error("%s: cannot render it: Graphviz's dot is not installed (apt-get "
+				 "install graphviz); -o FILE.dot writes the graph itself", path);
+		else
+			at_error("%s: cannot run dot: %s", path, strerror(err));
+		return -1;
+	}
+	o->f = fdopen(p[1], "w");
+	if (!o->f) {
+		close(p[1]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens r's output: a file by lib/output.h's plain rule (never blocking on a FIFO, emptied
+ * only when it is a regular file), or dot when --dot goes to a .svg or .pdf. 0, or -1
+ * reported. */
+static int open_out(struct out *o, const struct rep_request *r)
+{
+	struct at_output file;
+
+	o->dot = 0;
+	o->name = r->output && strcmp(r->output, "-") != 0 ? r->output : "<stdout>";
+	if (!r->output || strcmp(r->output, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	if (r->dot && (ends_with(r->output, ".svg") || ends_with(r->output, ".pdf")))
+		return open_dot(o, r->output, ends_with(r->output, ".svg") ? "svg" : "pdf");
+	if (at_output_open(&file, r->output) < 0) {
+		at_error("cannot open %s: %s", r->output, file.why);
+		return -1;
+	}
+	int fd = dup(file.fd);
+	at_output_close(&file);
+	o->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!o->f) {
+		at_error("%s: %s", r->output, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+/* Closes the output (waiting for dot). 0, or -1 reported. */
+static int close_out(struct out *o)
+{
+	int rc = 0, status;
+
+	if (o->f != stdout && fclose(o->f) != 0) {
+		at_error("%s: write error: %s", o->name, strerror(errno));
+		rc = -1;
+	}
+	if (o->dot > 0) {
+		while (waitpid(o->dot, &status, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			at_error("%s: Graphviz's dot failed (status %d)", o->name,
+				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* ---- reading a trace --------------------------------------------------------------------- */
+
+/* An object the trace names that cannot be used: said once, at the warning level. */
+static void on_problem(void *arg, const char *path, const char *why)
+{
+	const char *slash = strrchr(path, '/');
+
+	(void)arg;
+	at_warn("%s: %s; its frames are shown as %s+0xOFFSET", path, why, slash ? slash + 1 : path);
+}
+
+static int heap_event(void *arg, const struct at_event *ev)
+{
+	return rep_heap_event(arg, ev);
+}
+
+/* One trace read: its sites named by x, its pass in h (NULL: the plain folded export). */
+struct pass {
+	struct rep_export x;
+	struct rep_heap *h;
+	int x_ready;
+};
+
+/* Reads trace into p: through the engine when heap is set, else into the folded export alone.
+ * A timeline, when given, watches the pass. 0, or -1 reported. */
+static int read_trace(struct pass *p, const struct rep_request *r, const char *trace, int heap,
+		      struct rep_timeline *timeline)
+{
+	struct at_source src = { .kind = AT_SOURCE_TEXT };
+	int fd = -1, rc = -1;
+
+	if (rep_export_init(&p->x, r->weight, r->debug_dir, on_problem, NULL) < 0) {
+		at_error("%s", strerror(errno));
+		return -1;
+	}
+	p->x_ready = 1;
+	if (heap) {
+		struct rep_heap_options o = r->heap;
+		o.sizes = r->command == REP_CMD_SIZES;
+		p->h = rep_heap_new(&p->x, &o);
+		if (!p->h) {
+			at_error("%s", strerror(errno));
+			return -1;
+		}
+		if (timeline && rep_timeline_start(timeline, p->h) < 0) {
+			at_error("a file for the series: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (rep_open_input(&src, trace, &fd) < 0)
+		return -1;
+	if (heap ? rep_feed_events(&src, &p->x, heap_event, p->h) : rep_feed(&src, &p->x))
+		goto out;
+	if (heap) {
+		rep_heap_finish(p->h);
+		if (r->heap.have_window && rep_heap_events_read(p->h) && !rep_heap_has_times(p->h)) {
+			at_error("%s: --window needs times, and this trace has none (a text log; "
+				 "record a binary trace: alloctapd -f binary)", src.name);
+			goto out;
+		}
+	}
+	at_verbose("%s: %zu distinct sites", src.name, rep_folded_count(p->x.folded));
+	rc = 0;
+out:
+	at_source_close(&src);
+	if (fd > 0)
+		close(fd);
+	return rc;
+}
+
+static void pass_free(struct pass *p)
+{
+	rep_heap_free(p->h);
+	if (p->x_ready)
+		rep_export_free(&p->x);
+}
+
+/* ---- the commands ---------------------------------------------------------------------- */
+
+/* export with a weight of the whole pass, or a selection: each site's figure onto its line. */
+static void weigh_sites(struct pass *p, enum rep_weight w)
+{
+	const struct rep_site *sites;
+	size_t n = rep_heap_sites(p->h, &sites);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rep_site *s = &sites[i];
+		uint64_t v = w == REP_WEIGHT_ALLOC_COUNT ? s->allocs
+			   : w == REP_WEIGHT_ALLOC_BYTES ? s->alloc_bytes
+			   : w == REP_WEIGHT_PEAK_BYTES  ? s->peak_bytes
+			   : w == REP_WEIGHT_LEAK_BYTES  ? s->live_bytes
+							 : s->temps;
+		rep_folded_add(p->x.folded, s->entry, v);
+	}
+}
+
+/* Writes the command's output from its finished pass(es). 0, or -1 with errno. */
+static int write_command(FILE *f, const struct rep_request *r, struct pass *a, struct pass *b)
+{
+	char what[48];
+
+	if (r->heap.moment == REP_AT_TIME)
+		snprintf(what, sizeof(what), "%" PRIu64 ".%06" PRIu64 " s",
+			 r->heap.moment_ns / 1000000000u, r->heap.moment_ns % 1000000000u / 1000u);
+	else
+		snprintf(what, sizeof(what), "%s", r->heap.moment == REP_AT_PEAK ? "heap peak" : "end");
+
+	switch (r->command) {
+	case REP_CMD_SUMMARY:
+		return r->json ? rep_write_summary_json(f, a->h) : rep_write_summary(f, a->h);
+	case REP_CMD_PEAK:
+		return r->dot ? rep_write_dot(f, a->h, r->heap.moment, what)
+			      : rep_write_tree(f, a->h, r->heap.moment, what);
+	case REP_CMD_LEAKS:
+		return rep_write_leaks(f, a->h);
+	case REP_CMD_SIZES:
+		return rep_write_sizes(f, a->h);
+	case REP_CMD_DIFF:
+		return rep_write_diff(f, a->h, &a->x, b->h, &b->x);
+	case REP_CMD_EXPORT:
+		if (a->h)
+			weigh_sites(a, r->weight);
+		return rep_export_write(&a->x, f);
+	case REP_CMD_TIMELINE:
+		break;
+	}
+	return 0;
+}
+
+/* Whether export can add each event's weight as it comes, without the engine. */
+static int plain_export(const struct rep_request *r)
+{
+	return r->command == REP_CMD_EXPORT && !r->heap.have_pid && !r->heap.have_window &&
+	       (r->weight == REP_WEIGHT_ALLOC_COUNT || r->weight == REP_WEIGHT_ALLOC_BYTES);
+}
+
+int rep_run(const struct rep_request *r)
+{
+	struct pass a = { 0 }, b = { 0 };
+	struct rep_timeline timeline = { .every_ns = r->every_ns, .churn_bytes = r->churn_bytes,
+					 .top = r->top };
+	struct out out;
+	int heap = !plain_export(r), rc = 1;
+
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
+	if (open_out(&out, r) < 0)
+		return 1;
+	timeline.out = out.f;
+	if (read_trace(&a, r, r->trace[0], heap,
+		       r->command == REP_CMD_TIMELINE ? &timeline : NULL) < 0)
+		goto out;
+	if (r->command == REP_CMD_DIFF && read_trace(&b, r, r->trace[1], heap, NULL) < 0)
+		goto out;
+	if (r->command == REP_CMD_TIMELINE && rep_timeline_end(&timeline, a.h) < 0) {
+		if (errno == ENOTSUP)
+			at_error("%s: --every needs times, and this trace has none (a text log; "
+				 "record a binary trace, or use --churn)", r->trace[0]);
+		else
+			at_error("%s: write error: %s", out.name, strerror(errno));
+		goto out;
+	}
+	if (write_command(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 || ferror(out.f)) {
+		at_error("%s: write error: %s", out.name, strerror(errno ? errno : EIO));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (close_out(&out) < 0)
+		rc = 1;
+	pass_free(&a);
+	pass_free(&b);
+	return rc;
+}

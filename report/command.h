@@ -1,0 +1,46 @@
+/* command.h: one alloctap-report command, run from start to end: the trace read in one pass
+ * (report/feed.h) into the engine (report/heap.h) or the folded export (report/export.h), then
+ * the command's output (report/tables.h, tree.h, diff.h). alloctap-report's main only fills a
+ * request from its arguments. */
+#ifndef ALLOCTAP_REPORT_COMMAND_H
+#define ALLOCTAP_REPORT_COMMAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap.h"
+#include "weight.h"
+
+enum rep_command {
+	REP_CMD_SUMMARY = 0,
+	REP_CMD_PEAK,
+	REP_CMD_LEAKS,
+	REP_CMD_SIZES,
+	REP_CMD_TIMELINE,
+	REP_CMD_DIFF,
+	REP_CMD_EXPORT,
+};
+
+struct rep_request {
+	enum rep_command command;
+	const char *trace[2];       /* TRACE, and TRACE_B for diff ("-": standard input) */
+	const char *output;         /* NULL or "-": standard output */
+	const char *debug_dir;      /* NULL: lib/symbolize.h's default */
+	struct rep_heap_options heap; /* --pid, --window, --at */
+	enum rep_weight weight;     /* export */
+	int json;                   /* summary --json */
+	int dot;                    /* peak --dot */
+	uint64_t every_ns;          /* timeline --every */
+	uint64_t churn_bytes;       /* timeline --churn */
+	size_t top;                 /* timeline --top */
+};
+
+/* The command's name ("summary", ...), and the command of a name: 0, or -1 for none. */
+const char *rep_command_name(enum rep_command c);
+int rep_command_parse(const char *name, enum rep_command *c);
+
+/* Runs r, reporting every error on stderr with its file and place. Returns the exit status:
+ * 0, or 1 (input or output error). */
+int rep_run(const struct rep_request *r);
+
+#endif

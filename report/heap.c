@@ -1,0 +1,520 @@
+/* heap.c: live blocks, sites and processes in one pass (heap.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap.h"
+#include "weight.h"
+
+/* A live block, keyed by (pid, addr); addr 0: an empty entry. */
+struct block {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t pid;
+	uint32_t site;
+};
+
+/* A map of non-zero 64-bit keys to values, open addressing, no deletion. */
+struct u64map {
+	uint64_t *key, *val;
+	size_t cap, count;
+};
+
+struct rep_heap {
+	struct rep_export *x;
+	struct rep_heap_options o;
+	struct block *blocks;
+	size_t blocks_cap, blocks_count;
+	struct rep_site *sites;
+	size_t nsites, sites_cap;
+	struct u64map site_of;    /* (proc << 40 | entry) + 1 -> site */
+	struct rep_proc *procs;
+	size_t nprocs, procs_cap;
+	struct u64map thread_last; /* (pid << 32 | tid) + 1 -> address its last event allocated */
+	struct u64map bucket_site; /* (bucket << 32 | site) + 1 -> bytes */
+	struct rep_size_bucket buckets[REP_SIZE_BUCKETS];
+	uint64_t seq;              /* events applied */
+	uint64_t events;           /* selected */
+	uint64_t read;             /* all */
+	uint64_t first_time_ns;
+	int have_first_time, has_times, moment_taken, finished;
+	uint64_t moment_seq;
+	uint64_t live_bytes, live_blocks;
+	uint64_t peak_bytes, peak_blocks, peak_time_ns; /* of every selected process together */
+	rep_heap_tick_fn tick;
+	void *tick_arg;
+};
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	return k;
+}
+
+static int map_grow(struct u64map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	uint64_t *key = calloc(cap, sizeof(*key)), *val = calloc(cap, sizeof(*val));
+
+	if (!key || !val) {
+		free(key);
+		free(val);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->key[i])
+			continue;
+		size_t j = mix(m->key[i]) & (cap - 1);
+		while (key[j])
+			j = (j + 1) & (cap - 1);
+		key[j] = m->key[i];
+		val[j] = m->val[i];
+	}
+	free(m->key);
+	free(m->val);
+	m->key = key;
+	m->val = val;
+	m->cap = cap;
+	return 0;
+}
+
+/* The value slot of k (inserted with value 0 when new); NULL on ENOMEM. */
+static uint64_t *map_slot(struct u64map *m, uint64_t k, int *is_new)
+{
+	if (2 * (m->count + 1) > m->cap && map_grow(m) < 0)
+		return NULL;
+	size_t i = mix(k) & (m->cap - 1);
+	while (m->key[i] && m->key[i] != k)
+		i = (i + 1) & (m->cap - 1);
+	*is_new = !m->key[i];
+	if (*is_new) {
+		m->key[i] = k;
+		m->val[i] = 0;
+		m->count++;
+	}
+	return &m->val[i];
+}
+
+static void map_free(struct u64map *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
+/* ---- live blocks ---------------------------------------------------------------------- */
+
+static size_t block_home(const struct rep_heap *h, uint32_t pid, uint64_t addr)
+{
+	return mix(addr ^ ((uint64_t)pid << 48)) & (h->blocks_cap - 1);
+}
+
+static int blocks_grow(struct rep_heap *h)
+{
+	size_t cap = h->blocks_cap ? h->blocks_cap * 2 : 4096;
+	struct block *old = h->blocks, *b = calloc(cap, sizeof(*b));
+	size_t old_cap = h->blocks_cap;
+
+	if (!b) {
+		errno = ENOMEM;
+		return -1;
+	}
+	h->blocks = b;
+	h->blocks_cap = cap;
+	for (size_t i = 0; i < old_cap; i++) {
+		if (!old[i].addr)
+			continue;
+		size_t j = block_home(h, old[i].pid, old[i].addr);
+		while (b[j].addr)
+			j = (j + 1) & (cap - 1);
+		b[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The entry of (pid, addr), or NULL. */
+static struct block *block_find(struct rep_heap *h, uint32_t pid, uint64_t addr)
+{
+	if (!h->blocks_cap)
+		return NULL;
+	for (size_t i = block_home(h, pid, addr); h->blocks[i].addr; i = (i + 1) & (h->blocks_cap - 1))
+		if (h->blocks[i].addr == addr && h->blocks[i].pid == pid)
+			return &h->blocks[i];
+	return NULL;
+}
+
+/* Removes an entry of the table, shifting the ones after it back (no tombstones). */
+static void block_remove(struct rep_heap *h, struct block *b)
+{
+	size_t mask = h->blocks_cap - 1, hole = (size_t)(b - h->blocks);
+
+	for (size_t j = (hole + 1) & mask; h->blocks[j].addr; j = (j + 1) & mask) {
+		size_t home = block_home(h, h->blocks[j].pid, h->blocks[j].addr);
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			h->blocks[hole] = h->blocks[j];
+			hole = j;
+		}
+	}
+	h->blocks[hole].addr = 0;
+	h->blocks_count--;
+}
+
+static int block_add(struct rep_heap *h, uint32_t pid, uint64_t addr, uint64_t size, uint32_t site)
+{
+	if (2 * (h->blocks_count + 1) > h->blocks_cap && blocks_grow(h) < 0)
+		return -1;
+	size_t i = block_home(h, pid, addr);
+	while (h->blocks[i].addr)
+		i = (i + 1) & (h->blocks_cap - 1);
+	h->blocks[i] = (struct block){ addr, size, pid, site };
+	h->blocks_count++;
+	return 0;
+}
+
+/* ---- engine ---------------------------------------------------------------------------- */
+
+struct rep_heap *rep_heap_new(struct rep_export *x, const struct rep_heap_options *o)
+{
+	struct rep_heap *h = calloc(1, sizeof(*h));
+
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->x = x;
+	h->o = *o;
+	return h;
+}
+
+void rep_heap_free(struct rep_heap *h)
+{
+	if (!h)
+		return;
+	free(h->blocks);
+	free(h->sites);
+	free(h->procs);
+	map_free(&h->site_of);
+	map_free(&h->thread_last);
+	map_free(&h->bucket_site);
+	free(h);
+}
+
+/* The process record of pid (added when new); NULL on ENOMEM. */
+static struct rep_proc *proc_of(struct rep_heap *h, uint32_t pid, uint32_t *index)
+{
+	for (size_t i = 0; i < h->nprocs; i++)
+		if (h->procs[i].pid == pid) {
+			*index = (uint32_t)i;
+			return &h->procs[i];
+		}
+	if (h->nprocs == h->procs_cap) {
+		size_t cap = h->procs_cap ? 2 * h->procs_cap : 8;
+		struct rep_proc *p = realloc(h->procs, cap * sizeof(*p));
+		if (!p) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		h->procs = p;
+		h->procs_cap = cap;
+	}
+	*index = (uint32_t)h->nprocs;
+	h->procs[h->nprocs] = (struct rep_proc){ .pid = pid };
+	return &h->procs[h->nprocs++];
+}
+
+/* The site of an allocation event of process proc; -1 with errno. */
+static int64_t site_of(struct rep_heap *h, const struct at_event *ev, uint32_t proc)
+{
+	int64_t entry = rep_export_site(h->x, ev);
+	int is_new;
+
+	if (entry < 0)
+		return -1;
+	uint64_t *slot = map_slot(&h->site_of, ((uint64_t)proc << 40 | (uint64_t)entry) + 1, &is_new);
+	if (!slot)
+		return -1;
+	if (!is_new)
+		return (int64_t)*slot;
+	if (h->nsites == h->sites_cap) {
+		size_t cap = h->sites_cap ? 2 * h->sites_cap : 256;
+		struct rep_site *s = realloc(h->sites, cap * sizeof(*s));
+		if (!s) {
+			errno = ENOMEM;
+			return -1;
+		}
+		h->sites = s;
+		h->sites_cap = cap;
+	}
+	h->sites[h->nsites] = (struct rep_site){ .pid = ev->pid, .proc = proc, .entry = entry };
+	*slot = h->nsites;
+	return (int64_t)h->nsites++;
+}
+
+/* Saves a site's values at the peak and the moment before it changes (heap.h). */
+static void before_change(struct rep_heap *h, struct rep_site *s)
+{
+	if (s->changed <= h->procs[s->proc].peak_seq) {
+		s->peak_bytes = s->live_bytes;
+		s->peak_blocks = s->live_blocks;
+	}
+	if (h->moment_taken && s->changed <= h->moment_seq) {
+		s->moment_bytes = s->live_bytes;
+		s->moment_blocks = s->live_blocks;
+	}
+	s->changed = h->seq;
+}
+
+static void release(struct rep_heap *h, struct rep_proc *p, struct block *b)
+{
+	struct rep_site *s = &h->sites[b->site];
+
+	before_change(h, s);
+	s->live_bytes -= b->size;
+	s->live_blocks--;
+	s->frees++;
+	s->since_frees++;
+	p->live_bytes -= b->size;
+	p->live_blocks--;
+	h->live_bytes -= b->size;
+	h->live_blocks--;
+	block_remove(h, b);
+}
+
+static unsigned size_bucket(uint64_t size)
+{
+	return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
+}
+
+static int count_size(struct rep_heap *h, uint32_t site, uint64_t size)
+{
+	struct rep_size_bucket *b = &h->buckets[size_bucket(size)];
+	int is_new;
+	uint64_t *bytes = map_slot(&h->bucket_site,
+				   ((uint64_t)size_bucket(size) << 32 | site) + 1, &is_new);
+
+	if (!bytes)
+		return -1;
+	b->count++;
+	b->bytes += size;
+	*bytes += size;
+	if (*bytes > b->top_bytes || (*bytes == b->top_bytes && site < b->top_site)) {
+		b->top_bytes = *bytes;
+		b->top_site = site;
+	}
+	return 0;
+}
+
+static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const struct at_event *ev)
+{
+	int64_t si = site_of(h, ev, proc);
+	uint64_t size = rep_event_weight(ev, REP_WEIGHT_ALLOC_BYTES);
+
+	if (si < 0)
+		return -1;
+	struct rep_site *s = &h->sites[si];
+	s->allocs++;
+	s->since_allocs++;
+	s->alloc_bytes += size;
+	if (h->o.sizes && count_size(h, (uint32_t)si, size) < 0)
+		return -1;
+	if (!ev->result) {
+		p->failed++;
+		return 0;
+	}
+	struct block *old = block_find(h, ev->pid, ev->result);
+	if (old)
+		release(h, p, old);
+	before_change(h, s);
+	if (block_add(h, ev->pid, ev->result, size, (uint32_t)si) < 0)
+		return -1;
+	s->live_bytes += size;
+	s->live_blocks++;
+	p->live_bytes += size;
+	p->live_blocks++;
+	h->live_bytes += size;
+	h->live_blocks++;
+	if (h->live_bytes > h->peak_bytes) {
+		h->peak_bytes = h->live_bytes;
+		h->peak_blocks = h->live_blocks;
+		h->peak_time_ns = ev->time_ns ? ev->time_ns - h->first_time_ns : 0;
+	}
+	if (p->live_bytes > p->peak_bytes) {
+		p->peak_bytes = p->live_bytes;
+		p->peak_blocks = p->live_blocks;
+		p->peak_seq = h->seq;
+		p->peak_time_ns = ev->time_ns ? ev->time_ns - h->first_time_ns : 0;
+	}
+	return 0;
+}
+
+/* Releases what a free or realloc passes; 1 when it was a live block, 0 when it was not. */
+static int release_pointer(struct rep_heap *h, struct rep_proc *p, const struct at_event *ev)
+{
+	if (!ev->arg[0])
+		return 0;
+	struct block *b = block_find(h, ev->pid, ev->arg[0]);
+	if (!b) {
+		p->unknown_frees++;
+		return 0;
+	}
+	release(h, p, b);
+	return 1;
+}
+
+/* heaptrack's temporary: a free of the block the thread's previous event allocated. */
+static int note_thread(struct rep_heap *h, const struct at_event *ev)
+{
+	int is_new;
+	uint64_t *last = map_slot(&h->thread_last, ((uint64_t)ev->pid << 32 | ev->tid) + 1, &is_new);
+
+	if (!last)
+		return -1;
+	if (ev->func == AT_FREE && ev->arg[0] && *last == ev->arg[0]) {
+		struct block *b = block_find(h, ev->pid, ev->arg[0]);
+		if (b) {
+			h->sites[b->site].temps++;
+			h->procs[h->sites[b->site].proc].temps++;
+		}
+	}
+	*last = rep_is_allocation(ev) ? ev->result : 0;
+	return 0;
+}
+
+/* Whether the event is read: its process selected, its time inside the window. */
+static int selected(struct rep_heap *h, const struct at_event *ev)
+{
+	h->read++;
+	if (ev->time_ns)
+		h->has_times = 1;
+	if (h->o.have_pid && ev->pid != h->o.pid)
+		return 0;
+	if (ev->time_ns && !h->have_first_time) {
+		h->have_first_time = 1;
+		h->first_time_ns = ev->time_ns;
+	}
+	if (!h->o.have_window)
+		return 1;
+	uint64_t t = ev->time_ns - h->first_time_ns;
+	return t >= h->o.window_from_ns && t <= h->o.window_to_ns;
+}
+
+int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
+{
+	uint32_t proc;
+
+	if (ev->func >= AT_FUNC_COUNT || !selected(h, ev))
+		return 0;
+	if (h->o.moment == REP_AT_TIME && !h->moment_taken && ev->time_ns &&
+	    ev->time_ns - h->first_time_ns > h->o.moment_ns) {
+		h->moment_taken = 1; /* the values before this event */
+		h->moment_seq = h->seq;
+	}
+	if (h->tick)
+		h->tick(h->tick_arg, h, ev);
+	struct rep_proc *p = proc_of(h, ev->pid, &proc);
+	if (!p)
+		return -1;
+	h->seq++;
+	h->events++;
+	p->events++;
+	p->calls[ev->func]++;
+	if (ev->time_ns) {
+		if (!p->first_time_ns)
+			p->first_time_ns = ev->time_ns - h->first_time_ns + 1;
+		p->last_time_ns = ev->time_ns - h->first_time_ns + 1;
+	}
+	if (ev->func == AT_JEMALLOC_STATS)
+		return 0;
+	if (note_thread(h, ev) < 0)
+		return -1;
+	if (at_func_takes_pointer(ev->func)) {
+		int failed_realloc = ev->func == AT_REALLOC && !ev->result && ev->arg[1];
+		if (!failed_realloc) /* a failed realloc leaves its block as it was */
+			release_pointer(h, p, ev);
+		if (ev->func == AT_FREE || (!ev->result && ev->arg[1] == 0))
+			return 0; /* free, or realloc(p, 0) that freed */
+	}
+	return allocate(h, p, proc, ev);
+}
+
+void rep_heap_finish(struct rep_heap *h)
+{
+	if (h->finished)
+		return;
+	h->finished = 1;
+	if (h->o.moment != REP_AT_TIME || !h->moment_taken) {
+		h->moment_taken = 1; /* the end, or a time past the last event */
+		h->moment_seq = h->seq;
+	}
+	for (size_t i = 0; i < h->nsites; i++) {
+		struct rep_site *s = &h->sites[i];
+		uint64_t changed = s->changed;
+		before_change(h, s);
+		s->changed = changed;
+	}
+}
+
+size_t rep_heap_sites(const struct rep_heap *h, const struct rep_site **sites)
+{
+	*sites = h->sites;
+	return h->nsites;
+}
+
+size_t rep_heap_procs(const struct rep_heap *h, const struct rep_proc **procs)
+{
+	*procs = h->procs;
+	return h->nprocs;
+}
+
+const struct rep_size_bucket *rep_heap_size_buckets(const struct rep_heap *h)
+{
+	return h->buckets;
+}
+
+uint64_t rep_heap_events(const struct rep_heap *h)
+{
+	return h->events;
+}
+
+uint64_t rep_heap_events_read(const struct rep_heap *h)
+{
+	return h->read;
+}
+
+int rep_heap_has_times(const struct rep_heap *h)
+{
+	return h->has_times;
+}
+
+const char *rep_heap_site_text(const struct rep_heap *h, const struct rep_site *s, size_t *len)
+{
+	return rep_folded_text(h->x->folded, s->entry, len);
+}
+
+void rep_heap_on_event(struct rep_heap *h, rep_heap_tick_fn fn, void *arg)
+{
+	h->tick = fn;
+	h->tick_arg = arg;
+}
+
+void rep_heap_reset_since(struct rep_heap *h)
+{
+	for (size_t i = 0; i < h->nsites; i++)
+		h->sites[i].since_allocs = h->sites[i].since_frees = 0;
+}
+
+void rep_heap_live(const struct rep_heap *h, uint64_t *bytes, uint64_t *blocks)
+{
+	*bytes = h->live_bytes;
+	*blocks = h->live_blocks;
+}
+
+void rep_heap_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *blocks, uint64_t *time_ns)
+{
+	*bytes = h->peak_bytes;
+	*blocks = h->peak_blocks;
+	*time_ns = h->peak_time_ns;
+}

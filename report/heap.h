@@ -1,0 +1,112 @@
+/* heap.h: one pass over a trace's events, keeping what is live and where it was allocated.
+ *
+ * A site is a (process, stack) pair: the folded line of report/export.h (the callers' text of
+ * the event's stack, then the allocation function; the function alone without a stack).
+ * Blocks are kept by (pid, address) while they live, so memory grows with the live blocks and
+ * the sites, never with the events. Per process and per site the engine counts allocations,
+ * bytes asked, frees, what is live, what was live at the process's heap peak (the most
+ * requested bytes live at once) and at one chosen moment, and temporary allocations
+ * (heaptrack's rule: a block freed by the very next event of the thread that allocated it).
+ *
+ * Semantics: an allocation's block belongs to its site until freed; realloc releases the old
+ * block (from its own site) and makes a new one at the realloc's site; realloc(NULL, n) only
+ * allocates; a realloc to 0 bytes that returns NULL only frees. A failed allocation (result 0)
+ * is counted as a call and allocates nothing. A free of an address that is not live (not seen
+ * allocated, or freed already) is counted per process and changes nothing. An allocation at
+ * an address still live (a missed free) replaces the old block, which is counted as freed.
+ * Munged traces work the same, their slots standing for addresses.
+ *
+ * Values at a moment are kept without copying every site: a site's value is saved when it
+ * first changes after the moment (and at the end for the sites that never changed), which is
+ * O(1) per event whatever the number of sites. */
+#ifndef ALLOCTAP_REPORT_HEAP_H
+#define ALLOCTAP_REPORT_HEAP_H
+
+#include <stdint.h>
+
+#include "event.h"
+#include "export.h"
+
+#define REP_SIZE_BUCKETS 65 /* 0 bytes, then [2^k, 2^(k+1)) for k = 0..63 */
+
+struct rep_site {
+	uint32_t pid;
+	uint32_t proc;            /* index into the engine's processes */
+	int64_t entry;            /* its line in the export's folded table */
+	uint64_t allocs, alloc_bytes, frees, temps;
+	uint64_t live_bytes, live_blocks;
+	uint64_t peak_bytes, peak_blocks;     /* at its process's heap peak */
+	uint64_t moment_bytes, moment_blocks; /* at the chosen moment */
+	uint64_t since_allocs, since_frees;   /* since the last timeline snapshot */
+	uint64_t changed;                     /* the event number of its last change */
+};
+
+struct rep_proc {
+	uint32_t pid;
+	uint64_t events, calls[AT_FUNC_COUNT], failed;
+	uint64_t live_bytes, live_blocks;
+	uint64_t peak_bytes, peak_blocks, peak_seq;
+	uint64_t peak_time_ns;                /* from the trace's first event */
+	uint64_t temps, unknown_frees;
+	uint64_t first_time_ns, last_time_ns; /* 1 + ns from the trace's first event; 0: no times */
+};
+
+/* The moment --at names. */
+enum rep_moment_kind {
+	REP_AT_PEAK = 0, /* each process's heap peak (the peak figures) */
+	REP_AT_END,      /* the end of the trace (what is live then) */
+	REP_AT_TIME,     /* a time from the first event */
+};
+
+struct rep_heap_options {
+	int have_pid;
+	uint32_t pid;              /* only this process's events */
+	int have_window;
+	uint64_t window_from_ns, window_to_ns; /* from the first event's time */
+	enum rep_moment_kind moment;
+	uint64_t moment_ns;        /* REP_AT_TIME */
+	int sizes;                 /* keep the size histogram and its biggest site per bucket */
+};
+
+struct rep_size_bucket {
+	uint64_t count, bytes;
+	uint32_t top_site;  /* the site of most bytes in this bucket (valid when count > 0) */
+	uint64_t top_bytes;
+};
+
+struct rep_heap;
+
+/* A new engine naming its sites through x (kept). NULL with errno. */
+struct rep_heap *rep_heap_new(struct rep_export *x, const struct rep_heap_options *o);
+void rep_heap_free(struct rep_heap *h);
+
+/* One event of the trace, in order. 0, or -1 with errno: ENOENT for a stack never defined,
+ * ENOMEM. Events of other processes, or outside the window, are passed over. */
+int rep_heap_event(struct rep_heap *h, const struct at_event *ev);
+
+/* Ends the pass: values at the peak and the moment are completed. Call once. */
+void rep_heap_finish(struct rep_heap *h);
+
+/* What the pass saw. */
+size_t rep_heap_sites(const struct rep_heap *h, const struct rep_site **sites);
+size_t rep_heap_procs(const struct rep_heap *h, const struct rep_proc **procs);
+const struct rep_size_bucket *rep_heap_size_buckets(const struct rep_heap *h);
+/* Events selected (of the process chosen, inside the window); events read in all; whether any
+ * event read had a time. */
+uint64_t rep_heap_events(const struct rep_heap *h);
+uint64_t rep_heap_events_read(const struct rep_heap *h);
+int rep_heap_has_times(const struct rep_heap *h);
+/* The site's text: its folded line (callers root first, ';', the allocation function). */
+const char *rep_heap_site_text(const struct rep_heap *h, const struct rep_site *s, size_t *len);
+
+/* Timeline snapshots: called for each event before it is applied (NULL: none). A callback
+ * that prints site figures resets since_allocs and since_frees with rep_heap_reset_since. */
+typedef void (*rep_heap_tick_fn)(void *arg, struct rep_heap *h, const struct at_event *ev);
+void rep_heap_on_event(struct rep_heap *h, rep_heap_tick_fn fn, void *arg);
+void rep_heap_reset_since(struct rep_heap *h);
+/* The peak of every selected process together: bytes, blocks, ns from the first event. */
+void rep_heap_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *blocks, uint64_t *time_ns);
+/* Live requested bytes and blocks of every selected process together, now. */
+void rep_heap_live(const struct rep_heap *h, uint64_t *bytes, uint64_t *blocks);
+
+#endif

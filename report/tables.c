@@ -1,0 +1,349 @@
+/* tables.c: summary, leaks, sizes and timeline outputs (tables.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tables.h"
+
+/* Sites of one process (proc; SIZE_MAX: all), ordered by a value (most first), then text. */
+struct order {
+	const struct rep_heap *h;
+	const struct rep_site *sites;
+	uint64_t (*value)(const struct rep_site *);
+};
+static struct order order_by;
+
+static int by_value(const void *a, const void *b)
+{
+	const struct rep_site *x = &order_by.sites[*(const uint32_t *)a];
+	const struct rep_site *y = &order_by.sites[*(const uint32_t *)b];
+	uint64_t vx = order_by.value(x), vy = order_by.value(y);
+	size_t lx, ly;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	const char *tx = rep_heap_site_text(order_by.h, x, &lx);
+	const char *ty = rep_heap_site_text(order_by.h, y, &ly);
+	int c = memcmp(tx, ty, lx < ly ? lx : ly);
+	return c ? c : (lx > ly) - (lx < ly);
+}
+
+/* The sites of process proc whose value is not 0, ordered; *n of them. NULL with errno when
+ * out of memory (n 0: an empty list, not NULL). */
+static uint32_t *sorted_sites(const struct rep_heap *h, size_t proc,
+			      uint64_t (*value)(const struct rep_site *), size_t *n)
+{
+	const struct rep_site *sites;
+	size_t count = rep_heap_sites(h, &sites);
+	uint32_t *idx = malloc((count ? count : 1) * sizeof(*idx));
+
+	*n = 0;
+	if (!idx)
+		return NULL;
+	for (size_t i = 0; i < count; i++)
+		if ((proc == SIZE_MAX || sites[i].proc == proc) && value(&sites[i]))
+			idx[(*n)++] = (uint32_t)i;
+	order_by = (struct order){ h, sites, value };
+	qsort(idx, *n, sizeof(*idx), by_value);
+	return idx;
+}
+
+static uint64_t live_bytes_of(const struct rep_site *s)
+{
+	return s->live_bytes;
+}
+
+static int put_site(FILE *out, const struct rep_heap *h, const struct rep_site *s)
+{
+	size_t len;
+	const char *text = rep_heap_site_text(h, s, &len);
+
+	return fwrite(text, 1, len, out) == len && fputc('\n', out) != EOF ? 0 : -1;
+}
+
+static void heading(FILE *out, const struct rep_proc *p, size_t nprocs)
+{
+	if (nprocs > 1)
+		fprintf(out, "== process %" PRIu32 "\n", p->pid);
+}
+
+static void put_seconds(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 ".%06" PRIu64 " s", ns / 1000000000u, ns % 1000000000u / 1000u);
+}
+
+static int finish_output(FILE *out)
+{
+	if (fflush(out) != 0 || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int rep_write_summary(FILE *out, const struct rep_heap *h)
+{
+	const struct rep_proc *procs;
+	size_t n = rep_heap_procs(h, &procs);
+	int times = rep_heap_has_times(h);
+
+	if (!n)
+		fprintf(out, "events: 0\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct rep_proc *p = &procs[i];
+		heading(out, p, n);
+		fprintf(out, "events: %" PRIu64 "\n", p->events);
+		fprintf(out, "duration: ");
+		if (times)
+			put_seconds(out, p->last_time_ns - p->first_time_ns);
+		else
+			fputs("unknown (the trace has no times)", out);
+		fputc('\n', out);
+		for (unsigned f = 0; f < AT_FUNC_COUNT; f++)
+			if (p->calls[f])
+				fprintf(out, "calls %s: %" PRIu64 "\n", at_func_name[f], p->calls[f]);
+		fprintf(out, "peak live bytes: %" PRIu64 " in %" PRIu64 " blocks", p->peak_bytes,
+			p->peak_blocks);
+		if (times && p->peak_bytes) {
+			fputs(" at ", out);
+			put_seconds(out, p->peak_time_ns);
+		}
+		fputc('\n', out);
+		fprintf(out, "peak rss bytes: unknown (the trace has no RSS records)\n");
+		fprintf(out, "final live bytes: %" PRIu64 " in %" PRIu64 " blocks\n", p->live_bytes,
+			p->live_blocks);
+		fprintf(out, "temporary allocations: %" PRIu64 "\n", p->temps);
+		fprintf(out, "failed allocations: %" PRIu64 "\n", p->failed);
+		fprintf(out, "frees of blocks not live: %" PRIu64 "\n", p->unknown_frees);
+	}
+	return finish_output(out);
+}
+
+/* The keys of one process or of the whole selection. */
+static void json_figures(FILE *out, const struct rep_proc *p, int times)
+{
+	fprintf(out, "\"events\":%" PRIu64 ",\"duration_ns\":", p->events);
+	if (times)
+		fprintf(out, "%" PRIu64, p->last_time_ns - p->first_time_ns);
+	else
+		fputs("null", out);
+	fputs(",\"calls\":{", out);
+	for (unsigned f = 0, first = 1; f < AT_FUNC_COUNT; f++)
+		if (p->calls[f]) {
+			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", at_func_name[f], p->calls[f]);
+			first = 0;
+		}
+	fprintf(out, "},\"peak_live_bytes\":%" PRIu64 ",\"peak_live_blocks\":%" PRIu64
+		",\"peak_live_time_ns\":", p->peak_bytes, p->peak_blocks);
+	if (times)
+		fprintf(out, "%" PRIu64, p->peak_time_ns);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"peak_rss_bytes\":null,\"final_live_bytes\":%" PRIu64
+		",\"final_live_blocks\":%" PRIu64 ",\"temporary_allocations\":%" PRIu64
+		",\"failed_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64,
+		p->live_bytes, p->live_blocks, p->temps, p->failed, p->unknown_frees);
+}
+
+int rep_write_summary_json(FILE *out, const struct rep_heap *h)
+{
+	const struct rep_proc *procs;
+	size_t n = rep_heap_procs(h, &procs);
+	int times = rep_heap_has_times(h);
+	struct rep_proc all = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rep_proc *p = &procs[i];
+		all.events += p->events;
+		for (unsigned f = 0; f < AT_FUNC_COUNT; f++)
+			all.calls[f] += p->calls[f];
+		all.temps += p->temps;
+		all.failed += p->failed;
+		all.unknown_frees += p->unknown_frees;
+		if (!all.first_time_ns || (p->first_time_ns && p->first_time_ns < all.first_time_ns))
+			all.first_time_ns = p->first_time_ns;
+		if (p->last_time_ns > all.last_time_ns)
+			all.last_time_ns = p->last_time_ns;
+	}
+	rep_heap_live(h, &all.live_bytes, &all.live_blocks);
+	rep_heap_peak(h, &all.peak_bytes, &all.peak_blocks, &all.peak_time_ns);
+	fprintf(out, "{\"processes\":%zu,", n);
+	json_figures(out, &all, times);
+	fputs(",\"per_process\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "%s{\"pid\":%" PRIu32 ",", i ? "," : "", procs[i].pid);
+		json_figures(out, &procs[i], times);
+		fputc('}', out);
+	}
+	fputs("]}\n", out);
+	return finish_output(out);
+}
+
+int rep_write_leaks(FILE *out, const struct rep_heap *h)
+{
+	const struct rep_proc *procs;
+	const struct rep_site *sites;
+	size_t n = rep_heap_procs(h, &procs);
+
+	rep_heap_sites(h, &sites);
+	for (size_t i = 0; i < n; i++) {
+		size_t count;
+		uint32_t *idx = sorted_sites(h, i, live_bytes_of, &count);
+		if (!idx)
+			return -1;
+		heading(out, &procs[i], n);
+		fprintf(out, "live at the end: %" PRIu64 " bytes in %" PRIu64 " blocks, %zu sites\n",
+			procs[i].live_bytes, procs[i].live_blocks, count);
+		if (count)
+			fprintf(out, "%12s %8s  %s\n", "bytes", "blocks", "site");
+		for (size_t k = 0; k < count; k++) {
+			const struct rep_site *s = &sites[idx[k]];
+			fprintf(out, "%12" PRIu64 " %8" PRIu64 "  ", s->live_bytes, s->live_blocks);
+			put_site(out, h, s);
+		}
+		free(idx);
+	}
+	return finish_output(out);
+}
+
+int rep_write_sizes(FILE *out, const struct rep_heap *h)
+{
+	const struct rep_size_bucket *b = rep_heap_size_buckets(h);
+	const struct rep_site *sites;
+
+	rep_heap_sites(h, &sites);
+	fprintf(out, "%-41s %10s %14s  %s\n", "size (bytes asked)", "calls", "bytes",
+		"site of most bytes");
+	for (unsigned k = 0; k < REP_SIZE_BUCKETS; k++) {
+		char range[48];
+		if (!b[k].count)
+			continue;
+		if (k == 0)
+			snprintf(range, sizeof(range), "0");
+		else if (k == 64)
+			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, UINT64_C(1) << 63, UINT64_MAX);
+		else
+			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, UINT64_C(1) << (k - 1),
+				 (UINT64_C(1) << k) - 1);
+		fprintf(out, "%-41s %10" PRIu64 " %14" PRIu64 "  ", range, b[k].count, b[k].bytes);
+		put_site(out, h, &sites[b[k].top_site]);
+	}
+	return finish_output(out);
+}
+
+/* ---- timeline ------------------------------------------------------------------------- */
+
+static uint64_t since_of(const struct rep_site *s)
+{
+	return s->live_bytes || s->since_allocs || s->since_frees;
+}
+
+/* One snapshot: its time (or event), the live bytes, the top sites. */
+static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns, uint64_t event)
+{
+	const struct rep_site *sites;
+	uint64_t live, blocks;
+	size_t count;
+
+	rep_heap_live(h, &live, &blocks);
+	rep_heap_sites(h, &sites);
+	t->snapshots++;
+	fprintf(t->out, "== snapshot %" PRIu64 " %s ", t->snapshots, t->every_ns ? "at" : "after");
+	if (t->every_ns) {
+		put_seconds(t->out, at_ns);
+	} else {
+		fprintf(t->out, "%" PRIu64 " events", event);
+	}
+	fprintf(t->out, ": %" PRIu64 " bytes live in %" PRIu64 " blocks\n", live, blocks);
+	if (t->series)
+		fprintf(t->series, "%" PRIu64 " %" PRIu64 "\n", t->every_ns ? at_ns : event, live);
+	uint32_t *idx = sorted_sites(h, SIZE_MAX, since_of, &count);
+	if (!idx) {
+		t->failed = errno;
+		return;
+	}
+	/* the sites holding most bytes; ties and sites with nothing live after */
+	order_by = (struct order){ h, sites, live_bytes_of };
+	qsort(idx, count, sizeof(*idx), by_value);
+	fprintf(t->out, "%12s %8s %10s %10s %10s %10s %8s  %s\n", "live bytes", "blocks", "allocs",
+		"frees", "allocs all", "frees all", "pid", "site");
+	for (size_t k = 0; k < count && k < t->top; k++) {
+		const struct rep_site *s = &sites[idx[k]];
+		fprintf(t->out, "%12" PRIu64 " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+			" %10" PRIu64 " %8" PRIu32 "  ", s->live_bytes, s->live_blocks, s->since_allocs,
+			s->since_frees, s->allocs, s->frees, s->pid);
+		put_site(t->out, h, s);
+	}
+	free(idx);
+	rep_heap_reset_since(h);
+}
+
+static void on_event(void *arg, struct rep_heap *h, const struct at_event *ev)
+{
+	struct rep_timeline *t = arg;
+	uint64_t live, blocks;
+
+	if (t->failed)
+		return;
+	if (t->every_ns) {
+		if (!ev->time_ns) {
+			t->failed = ENOTSUP;
+			return;
+		}
+		if (!t->first_ns)
+			t->first_ns = ev->time_ns;
+		t->last_ns = ev->time_ns - t->first_ns;
+		while (ev->time_ns - t->first_ns >= t->next_ns) {
+			snapshot(t, h, t->next_ns, rep_heap_events(h));
+			t->next_ns += t->every_ns;
+		}
+		return;
+	}
+	rep_heap_live(h, &live, &blocks);
+	t->churn += live > t->last_live ? live - t->last_live : t->last_live - live;
+	t->last_live = live;
+	if (t->churn >= t->churn_bytes) {
+		snapshot(t, h, 0, rep_heap_events(h));
+		t->churn = 0;
+	}
+}
+
+int rep_timeline_start(struct rep_timeline *t, struct rep_heap *h)
+{
+	t->next_ns = t->every_ns;
+	t->series = tmpfile();
+	if (!t->series)
+		return -1;
+	rep_heap_on_event(h, on_event, t);
+	return 0;
+}
+
+int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h)
+{
+	char line[64];
+
+	if (t->failed) {
+		fclose(t->series);
+		t->series = NULL;
+		errno = t->failed;
+		return -1;
+	}
+	snapshot(t, h, t->last_ns, rep_heap_events(h)); /* the end */
+	fprintf(t->out, "== series (%s, live bytes)\n", t->every_ns ? "seconds" : "event");
+	rewind(t->series);
+	while (fgets(line, sizeof(line), t->series)) {
+		uint64_t a, b;
+		if (sscanf(line, "%" SCNu64 " %" SCNu64, &a, &b) != 2)
+			continue;
+		if (t->every_ns)
+			put_seconds(t->out, a);
+		else
+			fprintf(t->out, "%" PRIu64, a);
+		fprintf(t->out, " %" PRIu64 "\n", b);
+	}
+	fclose(t->series);
+	t->series = NULL;
+	return finish_output(t->out);
+}

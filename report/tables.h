@@ -1,0 +1,48 @@
+/* tables.h: the text and JSON outputs of alloctap-report's commands, from a finished pass
+ * (heap.h). Each writes to out and returns 0, or -1 with errno when a write fails.
+ *
+ * A trace of several processes is reported process by process, each under a heading
+ * "== process PID"; one process gets no heading. Sites are printed as their folded text
+ * (callers root first, ';', the allocation function). Times are seconds from the first event
+ * (six decimals); a trace without times (text) says "unknown". */
+#ifndef ALLOCTAP_REPORT_TABLES_H
+#define ALLOCTAP_REPORT_TABLES_H
+
+#include <stdio.h>
+
+#include "heap.h"
+
+/* summary: events, duration, calls per function, peak live bytes and when, peak RSS (unknown:
+ * traces hold no RSS records), final live bytes and blocks, temporary and failed allocations,
+ * frees of blocks not live. */
+int rep_write_summary(FILE *out, const struct rep_heap *h);
+/* summary --json: one object; the keys of the whole selection, then "per_process", a list of
+ * one object per process with the same keys and "pid". */
+int rep_write_summary_json(FILE *out, const struct rep_heap *h);
+/* leaks: what is live at the end, per site, most bytes first: BYTES BLOCKS SITE. */
+int rep_write_leaks(FILE *out, const struct rep_heap *h);
+/* sizes: per log2 bucket of the bytes asked, calls, bytes, and the site of most bytes. */
+int rep_write_sizes(FILE *out, const struct rep_heap *h);
+
+/* timeline: snapshots every every_ns of trace time, or each time the live bytes have moved by
+ * churn_bytes (moves up and down added up: bytes allocated and freed, a realloc by its
+ * change), each with the live bytes and the top sites by live bytes (their allocations and frees since
+ * the last snapshot and in all), then the series of live bytes. Set up before the pass with
+ * rep_timeline_start (it registers a per-event callback), ended with rep_timeline_end, which
+ * also writes the last snapshot (the end) and closes series whether it succeeds or not. */
+struct rep_timeline {
+	FILE *out;
+	uint64_t every_ns, churn_bytes;
+	size_t top;
+	uint64_t next_ns;       /* the next snapshot's time, from the first event */
+	uint64_t churn;         /* bytes allocated and freed since the last snapshot */
+	uint64_t last_live;     /* live bytes at the last event seen, for churn */
+	uint64_t first_ns, last_ns; /* the first event's time; the last one's from it */
+	uint64_t snapshots;
+	FILE *series;           /* "TIME LIVE_BYTES" lines, printed at the end */
+	int failed;
+};
+int rep_timeline_start(struct rep_timeline *t, struct rep_heap *h);
+int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h);
+
+#endif

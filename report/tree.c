@@ -1,0 +1,247 @@
+/* tree.c: call trees of the bytes live at a moment, as text and as Graphviz (tree.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree.h"
+
+struct node {
+	const char *name;
+	size_t len;
+	uint64_t bytes, blocks;
+	int64_t child, sibling; /* -1: none */
+};
+
+struct tree {
+	struct node *n;
+	size_t count, cap;
+};
+
+static int64_t add_node(struct tree *t, const char *name, size_t len)
+{
+	if (t->count == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct node *n = realloc(t->n, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		t->n = n;
+		t->cap = cap;
+	}
+	t->n[t->count] = (struct node){ name, len, 0, 0, -1, -1 };
+	return (int64_t)t->count++;
+}
+
+/* The child of parent named name (added when new); -1 on ENOMEM. */
+static int64_t child_of(struct tree *t, int64_t parent, const char *name, size_t len)
+{
+	int64_t c;
+
+	for (c = t->n[parent].child; c >= 0; c = t->n[c].sibling)
+		if (t->n[c].len == len && memcmp(t->n[c].name, name, len) == 0)
+			return c;
+	c = add_node(t, name, len);
+	if (c >= 0) {
+		t->n[c].sibling = t->n[parent].child;
+		t->n[parent].child = c;
+	}
+	return c;
+}
+
+static void value_at(const struct rep_site *s, enum rep_moment_kind at, uint64_t *bytes,
+		     uint64_t *blocks)
+{
+	*bytes = at == REP_AT_PEAK ? s->peak_bytes : s->moment_bytes;
+	*blocks = at == REP_AT_PEAK ? s->peak_blocks : s->moment_blocks;
+}
+
+/* The tree of process proc: node 0 is the root (all), its total the process's. */
+static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep_moment_kind at)
+{
+	const struct rep_site *sites;
+	size_t n = rep_heap_sites(h, &sites);
+
+	t->count = 0;
+	if (add_node(t, "all", 3) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bytes, blocks;
+		size_t len;
+		if (sites[i].proc != proc)
+			continue;
+		value_at(&sites[i], at, &bytes, &blocks);
+		if (!bytes && !blocks)
+			continue;
+		const char *text = rep_heap_site_text(h, &sites[i], &len), *end = text + len;
+		int64_t at_node = 0;
+		t->n[0].bytes += bytes;
+		t->n[0].blocks += blocks;
+		for (const char *f = text; f < end;) {
+			const char *semi = memchr(f, ';', (size_t)(end - f));
+			size_t flen = semi ? (size_t)(semi - f) : (size_t)(end - f);
+			at_node = child_of(t, at_node, f, flen);
+			if (at_node < 0)
+				return -1;
+			t->n[at_node].bytes += bytes;
+			t->n[at_node].blocks += blocks;
+			f += flen + 1;
+		}
+	}
+	return 0;
+}
+
+static const struct tree *sorting;
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct node *x = &sorting->n[*(const int64_t *)a], *y = &sorting->n[*(const int64_t *)b];
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The children of a node, ordered (most bytes first); *n of them; NULL with errno. */
+static int64_t *children(const struct tree *t, int64_t node, size_t *n)
+{
+	size_t count = 0;
+
+	for (int64_t c = t->n[node].child; c >= 0; c = t->n[c].sibling)
+		count++;
+	int64_t *kids = malloc((count ? count : 1) * sizeof(*kids));
+	if (!kids)
+		return NULL;
+	count = 0;
+	for (int64_t c = t->n[node].child; c >= 0; c = t->n[c].sibling)
+		kids[count++] = c;
+	sorting = t;
+	qsort(kids, count, sizeof(*kids), by_bytes);
+	*n = count;
+	return kids;
+}
+
+static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned depth, uint64_t total)
+{
+	const struct node *x = &t->n[node];
+	size_t n;
+
+	if (!x->bytes)
+		return 0;
+	fprintf(out, "%6.2f%% %12" PRIu64 " bytes %8" PRIu64 " blocks  %*s%.*s\n",
+		total ? 100.0 * (double)x->bytes / (double)total : 0.0, x->bytes, x->blocks,
+		(int)(2 * depth), "", (int)x->len, x->name);
+	int64_t *kids = children(t, node, &n);
+	if (!kids)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (print_node(out, t, kids[i], depth + 1, total) < 0) {
+			free(kids);
+			return -1;
+		}
+	free(kids);
+	return 0;
+}
+
+static int finish_output(FILE *out)
+{
+	if (fflush(out) != 0 || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what)
+{
+	const struct rep_proc *procs;
+	size_t np = rep_heap_procs(h, &procs);
+	struct tree t = { 0 };
+	int rc = 0;
+
+	for (size_t p = 0; p < np && rc == 0; p++) {
+		if (np > 1)
+			fprintf(out, "== process %" PRIu32 "\n", procs[p].pid);
+		if (build(&t, h, p, at) < 0) {
+			rc = -1;
+			break;
+		}
+		fprintf(out, "live at %s: %" PRIu64 " bytes in %" PRIu64 " blocks\n", what,
+			t.n[0].bytes, t.n[0].blocks);
+		if (t.n[0].bytes)
+			rc = print_node(out, &t, 0, 0, t.n[0].bytes);
+	}
+	free(t.n);
+	return rc < 0 ? -1 : finish_output(out);
+}
+
+/* A Graphviz string: quotes and backslashes escaped, control bytes as '_'. */
+static void put_dot_string(FILE *out, const char *s, size_t len)
+{
+	fputc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			fputc('\\', out);
+		fputc(c < 0x20 || c == 0x7f ? '_' : c, out);
+	}
+	fputc('"', out);
+}
+
+static void dot_node(FILE *out, const struct tree *t, int64_t node, uint64_t total, size_t p,
+		     uint64_t *dropped)
+{
+	const struct node *x = &t->n[node];
+	size_t n;
+
+	fprintf(out, "  p%zun%" PRId64 " [label=", p, node);
+	put_dot_string(out, x->name, x->len);
+	fprintf(out, ", xlabel=\"%" PRIu64 " B (%.1f%%)\", penwidth=%.2f];\n", x->bytes,
+		100.0 * (double)x->bytes / (double)total, 1.0 + 4.0 * (double)x->bytes / (double)total);
+	int64_t *kids = children(t, node, &n);
+	if (!kids)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct node *c = &t->n[kids[i]];
+		if (100 * c->bytes < total) { /* under 1% */
+			if (c->bytes)
+				(*dropped)++;
+			continue;
+		}
+		fprintf(out, "  p%zun%" PRId64 " -> p%zun%" PRId64 " [penwidth=%.2f, label=\"%" PRIu64
+			" B\"];\n", p, node, p, kids[i], 1.0 + 8.0 * (double)c->bytes / (double)total,
+			c->bytes);
+		dot_node(out, t, kids[i], total, p, dropped);
+	}
+	free(kids);
+}
+
+int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what)
+{
+	const struct rep_proc *procs;
+	size_t np = rep_heap_procs(h, &procs);
+	struct tree t = { 0 };
+
+	fprintf(out, "digraph alloctap {\n  node [shape=box, fontname=\"monospace\"];\n"
+		"  rankdir=TB;\n");
+	for (size_t p = 0; p < np; p++) {
+		uint64_t dropped = 0;
+		if (build(&t, h, p, at) < 0) {
+			free(t.n);
+			return -1;
+		}
+		if (!t.n[0].bytes)
+			continue;
+		fprintf(out, "  subgraph cluster_%zu {\n  label=\"process %" PRIu32 ": %" PRIu64
+			" bytes live at %s\";\n", p, procs[p].pid, t.n[0].bytes, what);
+		dot_node(out, &t, 0, t.n[0].bytes, p, &dropped);
+		if (dropped)
+			fprintf(out, "  p%zudropped [shape=plaintext, label=\"%" PRIu64
+				" nodes under 1%% left out\"];\n", p, dropped);
+		fputs("  }\n", out);
+	}
+	fputs("}\n", out);
+	free(t.n);
+	return finish_output(out);
+}

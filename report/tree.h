@@ -1,0 +1,25 @@
+/* tree.h: the top-down call tree of what was live at one moment (alloctap-report peak).
+ *
+ * Every site of a process adds its bytes and blocks at the moment (its process's heap peak,
+ * the end, or a time: heap.h) to each frame of its folded text, root first, so a node holds
+ * what was allocated below it. Printed indented, two spaces a level, children most bytes
+ * first (then by name), each line "PERCENT% BYTES bytes BLOCKS blocks FRAME", the percentage
+ * of the process's total at the moment; nodes of 0 bytes are left out. As Graphviz (--dot):
+ * one node per tree node of at least 1% of the total (smaller ones are left out with their
+ * subtrees, and said in the graph's label), labelled with its frame, bytes and percentage,
+ * edges from caller to callee as wide as the bytes below them. */
+#ifndef ALLOCTAP_REPORT_TREE_H
+#define ALLOCTAP_REPORT_TREE_H
+
+#include <stdio.h>
+
+#include "heap.h"
+
+/* Writes the tree of every process (a heading each when there are several). 0, or -1 with
+ * errno. */
+int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
+		   const char *what);
+/* Writes the Graphviz graph of every process. 0, or -1 with errno. */
+int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what);
+
+#endif
