@@ -300,7 +300,8 @@ static int count_size(struct rep_heap *h, uint32_t site, uint64_t size)
 	b->count++;
 	b->bytes += size;
 	*bytes += size;
-	if (*bytes > b->top_bytes || (*bytes == b->top_bytes && site < b->top_site)) {
+	if (b->count == 1 || *bytes > b->top_bytes ||
+	    (*bytes == b->top_bytes && site < b->top_site)) {
 		b->top_bytes = *bytes;
 		b->top_site = site;
 	}
@@ -321,7 +322,8 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	if (h->o.sizes && count_size(h, (uint32_t)si, size) < 0)
 		return -1;
 	if (!ev->result) {
-		p->failed++;
+		if (ev->func != AT_REALLOC || ev->arg[1] != 0)
+			p->failed++; /* realloc(p, 0) returning NULL freed p: not a failure */
 		return 0;
 	}
 	struct block *old = block_find(h, ev->pid, ev->result);
@@ -339,13 +341,13 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	if (h->live_bytes > h->peak_bytes) {
 		h->peak_bytes = h->live_bytes;
 		h->peak_blocks = h->live_blocks;
-		h->peak_time_ns = ev->time_ns ? ev->time_ns - h->first_time_ns : 0;
+		h->peak_time_ns = rep_heap_time_of(h, ev);
 	}
 	if (p->live_bytes > p->peak_bytes) {
 		p->peak_bytes = p->live_bytes;
 		p->peak_blocks = p->live_blocks;
 		p->peak_seq = h->seq;
-		p->peak_time_ns = ev->time_ns ? ev->time_ns - h->first_time_ns : 0;
+		p->peak_time_ns = rep_heap_time_of(h, ev);
 	}
 	return 0;
 }
@@ -383,21 +385,25 @@ static int note_thread(struct rep_heap *h, const struct at_event *ev)
 	return 0;
 }
 
+uint64_t rep_heap_time_of(const struct rep_heap *h, const struct at_event *ev)
+{
+	return ev->time_ns > h->first_time_ns ? ev->time_ns - h->first_time_ns : 0;
+}
+
 /* Whether the event is read: its process selected, its time inside the window. */
 static int selected(struct rep_heap *h, const struct at_event *ev)
 {
 	h->read++;
-	if (ev->time_ns)
-		h->has_times = 1;
-	if (h->o.have_pid && ev->pid != h->o.pid)
-		return 0;
-	if (ev->time_ns && !h->have_first_time) {
+	if (ev->time_ns && !h->have_first_time) { /* the trace's first event, of any process */
 		h->have_first_time = 1;
+		h->has_times = 1;
 		h->first_time_ns = ev->time_ns;
 	}
+	if (h->o.have_pid && ev->pid != h->o.pid)
+		return 0;
 	if (!h->o.have_window)
 		return 1;
-	uint64_t t = ev->time_ns - h->first_time_ns;
+	uint64_t t = rep_heap_time_of(h, ev);
 	return t >= h->o.window_from_ns && t <= h->o.window_to_ns;
 }
 
@@ -408,7 +414,7 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
 	if (ev->func >= AT_FUNC_COUNT || !selected(h, ev))
 		return 0;
 	if (h->o.moment == REP_AT_TIME && !h->moment_taken && ev->time_ns &&
-	    ev->time_ns - h->first_time_ns > h->o.moment_ns) {
+	    rep_heap_time_of(h, ev) > h->o.moment_ns) {
 		h->moment_taken = 1; /* the values before this event */
 		h->moment_seq = h->seq;
 	}
@@ -422,9 +428,11 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
 	p->events++;
 	p->calls[ev->func]++;
 	if (ev->time_ns) {
-		if (!p->first_time_ns)
-			p->first_time_ns = ev->time_ns - h->first_time_ns + 1;
-		p->last_time_ns = ev->time_ns - h->first_time_ns + 1;
+		uint64_t t = rep_heap_time_of(h, ev) + 1;
+		if (!p->first_time_ns || t < p->first_time_ns)
+			p->first_time_ns = t;
+		if (t > p->last_time_ns)
+			p->last_time_ns = t;
 	}
 	if (ev->func == AT_JEMALLOC_STATS)
 		return 0;
@@ -434,8 +442,8 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
 		int failed_realloc = ev->func == AT_REALLOC && !ev->result && ev->arg[1];
 		if (!failed_realloc) /* a failed realloc leaves its block as it was */
 			release_pointer(h, p, ev);
-		if (ev->func == AT_FREE || (!ev->result && ev->arg[1] == 0))
-			return 0; /* free, or realloc(p, 0) that freed */
+		if (ev->func == AT_FREE)
+			return 0;
 	}
 	return allocate(h, p, proc, ev);
 }

@@ -10,7 +10,8 @@
  *
  * Semantics: an allocation's block belongs to its site until freed; realloc releases the old
  * block (from its own site) and makes a new one at the realloc's site; realloc(NULL, n) only
- * allocates; a realloc to 0 bytes that returns NULL only frees. A failed allocation (result 0)
+ * allocates; a realloc to 0 bytes that returns NULL frees and is a call of its site that
+ * allocated nothing (not a failure); a failed realloc leaves its block as it was. A failed allocation (result 0)
  * is counted as a call and allocates nothing. A free of an address that is not live (not seen
  * allocated, or freed already) is counted per process and changes nothing. An allocation at
  * an address still live (a missed free) replaces the old block, which is counted as freed.
@@ -106,6 +107,9 @@ void rep_heap_on_event(struct rep_heap *h, rep_heap_tick_fn fn, void *arg);
 void rep_heap_reset_since(struct rep_heap *h);
 /* The peak of every selected process together: bytes, blocks, ns from the first event. */
 void rep_heap_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *blocks, uint64_t *time_ns);
+/* An event's time from the trace's first event (of any process): 0 for an event stamped
+ * before it (another CPU's clock) and for events without times. */
+uint64_t rep_heap_time_of(const struct rep_heap *h, const struct at_event *ev);
 /* Live requested bytes and blocks of every selected process together, now. */
 void rep_heap_live(const struct rep_heap *h, uint64_t *bytes, uint64_t *blocks);
 

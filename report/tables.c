@@ -6,7 +6,8 @@
 
 #include "tables.h"
 
-/* Sites of one process (proc; SIZE_MAX: all), ordered by a value (most first), then text. */
+/* Sites of one process (proc; SIZE_MAX: all), ordered by a value (most first), then text,
+ * then pid. */
 struct order {
 	const struct rep_heap *h;
 	const struct rep_site *sites;
@@ -26,7 +27,9 @@ static int by_value(const void *a, const void *b)
 	const char *tx = rep_heap_site_text(order_by.h, x, &lx);
 	const char *ty = rep_heap_site_text(order_by.h, y, &ly);
 	int c = memcmp(tx, ty, lx < ly ? lx : ly);
-	return c ? c : (lx > ly) - (lx < ly);
+	if (c || lx != ly)
+		return c ? c : (lx > ly) - (lx < ly);
+	return (x->pid > y->pid) - (x->pid < y->pid); /* the same site in two processes */
 }
 
 /* The sites of process proc whose value is not 0, ordered; *n of them. NULL with errno when
@@ -292,10 +295,10 @@ static void on_event(void *arg, struct rep_heap *h, const struct at_event *ev)
 			t->failed = ENOTSUP;
 			return;
 		}
-		if (!t->first_ns)
-			t->first_ns = ev->time_ns;
-		t->last_ns = ev->time_ns - t->first_ns;
-		while (ev->time_ns - t->first_ns >= t->next_ns) {
+		uint64_t at = rep_heap_time_of(h, ev);
+		if (at > t->last_ns)
+			t->last_ns = at;
+		while (at >= t->next_ns) {
 			snapshot(t, h, t->next_ns, rep_heap_events(h));
 			t->next_ns += t->every_ns;
 		}

@@ -37,7 +37,7 @@ struct rep_timeline {
 	uint64_t next_ns;       /* the next snapshot's time, from the first event */
 	uint64_t churn;         /* bytes allocated and freed since the last snapshot */
 	uint64_t last_live;     /* live bytes at the last event seen, for churn */
-	uint64_t first_ns, last_ns; /* the first event's time; the last one's from it */
+	uint64_t last_ns;       /* the latest event's time from the first */
 	uint64_t snapshots;
 	FILE *series;           /* "TIME LIVE_BYTES" lines, printed at the end */
 	int failed;

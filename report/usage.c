@@ -62,7 +62,7 @@ void rep_usage(void)
 "                       (default: " AT_SYMBOLIZE_DEBUG_DIR ")\n"
 "  -o, --output FILE    write there instead of standard output\n"
 "  -q, --quiet          no warning about objects missing or changed since the trace\n"
-"  -v, --verbose        also print the number of distinct stacks\n"
+"  -v, --verbose        also print the number of distinct sites\n"
 "  -h, --help           this help\n"
 "      --version        the version, then exit\n"
 "\n"

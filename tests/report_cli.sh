@@ -32,7 +32,7 @@ PY
 
 # --- usage ----------------------------------------------------------------------------------
 run_cmd "$R" --help
-if [ "$rc" -eq 0 ] && grep -q "^Usage: alloctap-report export --folded" "$T/out" &&
+if [ "$rc" -eq 0 ] && grep -q "^Usage: alloctap-report COMMAND \[OPTIONS\] TRACE" "$T/out" &&
 	grep -q -- "--weight" "$T/out" && [ ! -s "$T/err" ]; then
 	ok "--help: usage on stdout, exit 0"
 else
@@ -48,12 +48,12 @@ usage_case() {
 Try 'alloctap-report --help'." "$R" "$@"
 }
 printf '1 1 malloc(8)=0x10\n' >"$T/one.log"
-usage_case "no command" "no command: export"
-usage_case "unknown command" "unknown command flame (the command is export)" flame "$T/one.log"
+usage_case "no command" "no command: summary, peak, leaks, sizes, timeline, diff or export"
+usage_case "unknown command" "unknown command flame (summary, peak, leaks, sizes, timeline, diff or export)" flame "$T/one.log"
 usage_case "no --folded" "export needs an output format: --folded" export "$T/one.log"
 usage_case "no TRACE" "export needs a TRACE (a file, or - for standard input)" export --folded
-usage_case "two TRACEs" "more than one TRACE: b" export --folded a b
-usage_case "bad --weight" "--weight needs alloc-count or alloc-bytes, not: bytes" \
+usage_case "two TRACEs" "export: one operand too many: b" export --folded a b
+usage_case "bad --weight" "--weight needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or temp-count, not: bytes" \
 	export --folded --weight bytes "$T/one.log"
 usage_case "--weight without its value" "missing argument for option --weight" \
 	export --folded "$T/one.log" --weight
@@ -137,7 +137,7 @@ check_cmd "munged binary trace: the same lines" 0 "$T/want_ok" "" -- \
 	"$R" export --folded "$T/ok.munged.atz"
 run_cmd "$R" export --folded -v "$T/app.log"
 check_eq "-v: the number of distinct stacks" "$(cat "$T/err")" \
-	"alloctap-report: $T/app.log: 7 distinct stacks"
+	"alloctap-report: $T/app.log: 7 distinct sites"
 check_err "a full disk: a write error, exit 1" 1 \
 	"alloctap-report: <stdout>: write error: No space left on device" \
 	bash -c "'$R' export --folded '$T/app.log' >/dev/full"

@@ -1,0 +1,327 @@
+#!/usr/bin/env bash
+# alloctap-report's commands (summary, peak, leaks, sizes, timeline, diff, export weights):
+# - on random text logs (tests/report_model.py gen: three processes, missed frees, frees of
+#   unknown pointers, failed calls, realloc in place and to 0), every figure compared with an
+#   independent model (tests/report_model.py), also with --pid, on the same log in binary, and
+#   with --window on a binary copy whose times are exact (atz_tool synth -T);
+# - a small log whose human-readable outputs are written out here, computed by hand;
+# - a fixture with known sites, peak, leak and churn (tests/fixtures/report_sites.c) traced
+#   with alloctapd --stacks: every command's figures as the fixture makes them;
+# - Graphviz output, and bad input: messages and exit codes.
+. "$(dirname "$0")/lib.sh"
+R=build/alloctap-report
+M=tests/report_model.py
+A=build/bench/atz_tool
+need_built "$R" "$A" build/alloctap-munge build/alloctapd build/fixtures/report_sites
+
+# --- the model on random logs ---------------------------------------------------------------
+python3 "$M" gen 1 4000 >"$T/g1.log"
+python3 "$M" gen 2 3000 >"$T/g2.log"
+"$A" synth -T 1000 "$T/g1.log" "$T/g1.atz" # event k at k microseconds
+build/alloctap-munge -qq --keep-pointers --format binary "$T/g1.log" -o "$T/g1.plain.atz"
+
+# model_case NAME MODEL_ARGS -- REPORT_ARGS: the report's stdout equals the model's.
+model_case() {
+	local name=$1 margs=() rargs=()
+	shift
+	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
+	shift
+	rargs=("$@")
+	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
+	check_cmd "$name" 0 "$T/want" "" -- "$R" "${rargs[@]}"
+}
+for log in g1.log g2.log g1.plain.atz; do
+	src=${log%%.*}.log
+	model_case "$log: summary --json" json "$T/$src" -- summary --json "$T/$log"
+	model_case "$log: leaks" leaks "$T/$src" -- leaks "$T/$log"
+	model_case "$log: sizes" sizes "$T/$src" -- sizes "$T/$log"
+	model_case "$log: peak" tree "$T/$src" -- peak "$T/$log"
+	model_case "$log: peak --at end" tree "$T/$src" end -- peak --at end "$T/$log"
+	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count; do
+		model_case "$log: export --folded --weight $w" export "$w" "$T/$src" -- \
+			export --folded --weight "$w" "$T/$log"
+	done
+done
+for pid in 1001 1002 1003; do
+	model_case "summary --json --pid $pid" json "$T/g1.log" --pid "$pid" -- \
+		summary --json --pid "$pid" "$T/g1.log"
+done
+model_case "leaks --pid 1002" leaks "$T/g1.log" --pid 1002 -- leaks --pid 1002 "$T/g1.log"
+model_case "diff A B" diff "$T/g1.log" "$T/g2.log" -- diff "$T/g1.log" "$T/g2.log"
+model_case "diff B A" diff "$T/g2.log" "$T/g1.log" -- diff "$T/g2.log" "$T/g1.log"
+model_case "diff of a trace and itself: no site differs" diff "$T/g1.log" "$T/g1.log" -- \
+	diff "$T/g1.log" "$T/g1.atz"
+model_case "timeline --churn 100000 (top 10): every snapshot, then the series" \
+	timeline "$T/g1.log" 100000 10 -- timeline --churn 100000 "$T/g1.log"
+model_case "timeline --churn 1000000 --top 3" timeline "$T/g2.log" 1000000 3 -- \
+	timeline --churn 1000000 --top 3 "$T/g2.log"
+# --window on exact times: event k at k us; 0.0005:0.0015 holds events 500..1500
+model_case "--window 0.0005:0.0015: the figures of events 500 to 1500, times exact" \
+	json "$T/g1.log" --from 500 --to 1500 --step 1000 -- \
+	summary --json --window 0.0005:0.0015 "$T/g1.atz"
+model_case "--window with --pid: times from the trace's first event" \
+	json "$T/g1.log" --from 500 --to 1500 --pid 1003 --step 1000 -- \
+	summary --json --pid 1003 --window 0.0005:0.0015 "$T/g1.atz"
+model_case "binary trace with times: summary --json, times exact" \
+	json "$T/g1.log" --step 1000 -- summary --json "$T/g1.atz"
+model_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 1500 -- \
+	leaks --window 0.0005:0.0015 "$T/g1.atz"
+model_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 -- \
+	leaks --window :0.001 "$T/g1.atz"
+
+# --- a small log, the outputs written out by hand -------------------------------------------
+cat >"$T/a.log" <<'EOF'
+1 1 malloc(100)=0x1000
+1 1 malloc(50)=0x2000
+1 1 free(0x2000)
+1 2 calloc(10,20)=0x3000
+1 1 realloc(0x1000,300)=0x4000
+1 2 free(0x9999)
+1 2 malloc(1000)=0x5000
+1 2 free(0x5000)
+1 1 malloc(70)=0
+2 7 malloc(64)=0x1000
+2 7 malloc(16)=0x2000
+2 7 free(0x1000)
+EOF
+"$A" synth -T 250000000 "$T/a.log" "$T/a.atz" # event k at k/4 s
+cat >"$T/want" <<'EOF'
+== process 1
+events: 9
+duration: unknown (the trace has no times)
+calls malloc: 4
+calls calloc: 1
+calls realloc: 1
+calls free: 3
+peak live bytes: 1500 in 3 blocks
+peak rss bytes: unknown (the trace has no RSS records)
+final live bytes: 500 in 2 blocks
+temporary allocations: 2
+failed allocations: 1
+frees of blocks not live: 1
+== process 2
+events: 3
+duration: unknown (the trace has no times)
+calls malloc: 2
+calls free: 1
+peak live bytes: 80 in 2 blocks
+peak rss bytes: unknown (the trace has no RSS records)
+final live bytes: 16 in 1 blocks
+temporary allocations: 0
+failed allocations: 0
+frees of blocks not live: 0
+EOF
+check_cmd "summary: two processes, each under its heading" 0 "$T/want" "" -- "$R" summary "$T/a.log"
+cat >"$T/want" <<'EOF'
+events: 9
+duration: 2.000000 s
+calls malloc: 4
+calls calloc: 1
+calls realloc: 1
+calls free: 3
+peak live bytes: 1500 in 3 blocks at 1.500000 s
+peak rss bytes: unknown (the trace has no RSS records)
+final live bytes: 500 in 2 blocks
+temporary allocations: 2
+failed allocations: 1
+frees of blocks not live: 1
+EOF
+check_cmd "summary --pid 1 of a binary trace: duration and the peak's time" 0 "$T/want" "" -- \
+	"$R" summary --pid 1 "$T/a.atz"
+cat >"$T/want" <<'EOF'
+== snapshot 1 at 1.000000 s: 300 bytes live in 2 blocks
+  live bytes   blocks     allocs      frees allocs all  frees all      pid  site
+         200        1          1          0          1          0        1  calloc
+         100        1          2          1          2          1        1  malloc
+== snapshot 2 at 2.000000 s: 500 bytes live in 2 blocks
+  live bytes   blocks     allocs      frees allocs all  frees all      pid  site
+         300        1          1          0          1          0        1  realloc
+         200        1          0          0          1          0        1  calloc
+           0        0          1          2          3          3        1  malloc
+== snapshot 3 at 2.750000 s: 516 bytes live in 3 blocks
+  live bytes   blocks     allocs      frees allocs all  frees all      pid  site
+         300        1          0          0          1          0        1  realloc
+         200        1          0          0          1          0        1  calloc
+          16        1          2          1          2          1        2  malloc
+           0        0          1          0          4          3        1  malloc
+== series (seconds, live bytes)
+1.000000 s 300
+2.000000 s 500
+2.750000 s 516
+EOF
+check_cmd "timeline --every 1: snapshots at 1 s, 2 s and the end" 0 "$T/want" "" -- \
+	"$R" timeline --every 1 "$T/a.atz"
+run_cmd "$R" timeline --every 1 --top 1 "$T/a.atz"
+check_eq "timeline --top 1: one site per snapshot" "$(grep -c '^ ' "$T/out")" 6
+printf '1 1 calloc(1,8)=0x10\n1 1 malloc(0)=0x20\n2 2 malloc(0)=0x20\n' >"$T/zero.log"
+cat >"$T/want" <<'EOF'
+size (bytes asked)                             calls          bytes  site of most bytes
+0                                                  2              0  malloc
+8-15                                               1              8  calloc
+EOF
+check_cmd "sizes: malloc(0) in the bucket 0, its own site named" 0 "$T/want" "" -- \
+	"$R" sizes "$T/zero.log"
+cat >"$T/want" <<'EOF'
+live at 1.100000 s: 500 bytes in 2 blocks
+100.00%          500 bytes        2 blocks  all
+ 60.00%          300 bytes        1 blocks    realloc
+ 40.00%          200 bytes        1 blocks    calloc
+EOF
+check_cmd "peak --at 1.1 --pid 1: what was live before the event at 1.25 s" 0 "$T/want" "" -- \
+	"$R" peak --at 1.1 --pid 1 "$T/a.atz"
+cat >"$T/want" <<'EOF'
+digraph alloctap {
+  node [shape=box, fontname="monospace"];
+  rankdir=TB;
+  subgraph cluster_0 {
+  label="process 2: 16 bytes live at end";
+  p0n0 [label="all", xlabel="16 B (100.0%)", penwidth=5.00];
+  p0n0 -> p0n1 [penwidth=9.00, label="16 B"];
+  p0n1 [label="malloc", xlabel="16 B (100.0%)", penwidth=5.00];
+  }
+}
+EOF
+check_cmd "peak --dot --at end --pid 2: the Graphviz graph" 0 "$T/want" "" -- \
+	"$R" peak --dot --at end --pid 2 "$T/a.log"
+if command -v dot >/dev/null; then
+	run_cmd "$R" peak --dot -o "$T/a.svg" "$T/a.log"
+	if [ "$rc" -eq 0 ] && grep -q '<svg' "$T/a.svg" && grep -q '>realloc<' "$T/a.svg" &&
+		grep -q '>1000 B (66.7%)<' "$T/a.svg"; then
+		ok "peak --dot -o FILE.svg: rendered by Graphviz's dot"
+	else
+		fail_run "peak --dot -o FILE.svg: rendered by Graphviz's dot" "exit $rc"
+	fi
+else
+	fail "peak --dot -o FILE.svg: rendered by Graphviz's dot" "dot is not installed (make deps)"
+fi
+check_err "peak --dot -o FILE.svg without dot: said, exit 1" 1 \
+	"alloctap-report: $T/b.svg: cannot render it: Graphviz's dot is not installed (apt-get install graphviz); -o FILE.dot writes the graph itself" \
+	env PATH=/nonexistent "$ROOT/$R" peak --dot -o "$T/b.svg" "$T/a.log"
+run_cmd "$R" leaks -o "$T/leaks.txt" "$T/a.log"
+check_eq "-o FILE: nothing on stdout, the file written" "$rc:$(wc -c <"$T/out"):$(head -n 1 "$T/leaks.txt")" \
+	"0:0:== process 1"
+
+# --- a fixture with known sites, traced with its stacks --------------------------------------
+if ! build/alloctapd --stacks -f binary -o "$T/s.atz" -- build/fixtures/report_sites \
+	>/dev/null 2>"$T/s.err"; then
+	fail "report_sites: traced with --stacks" "$(tail -n 5 "$T/s.err")"
+	finish
+fi
+ok "report_sites: traced with --stacks"
+# the frames above main, as this libc names them, from the leak's stack
+run_cmd "$R" leaks "$T/s.atz"
+top=$(sed -n 's/^       10000       10  \(.*\);main;keep_blocks;malloc$/\1/p' "$T/out")
+check_eq "report_sites: leaks: the kept blocks, 10000 bytes in 10 at keep_blocks" \
+	"$(sed -n 3p "$T/out")" "       10000       10  $top;main;keep_blocks;malloc"
+check_eq "report_sites: leaks: nothing else" "$(head -n 1 "$T/out"):$(wc -l <"$T/out")" \
+	"live at the end: 10000 bytes in 10 blocks, 1 sites:3"
+run_cmd "$R" summary --json "$T/s.atz"
+sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9]*/"peak_live_time_ns":P/g' \
+	-e 's/"pid":[0-9]*/"pid":N/' "$T/out" >"$T/got"
+fig='"events":2053,"duration_ns":D,"calls":{"malloc":1030,"calloc":1,"realloc":1,"free":1021},"peak_live_bytes":1014096,"peak_live_blocks":31,"peak_live_time_ns":P,"peak_rss_bytes":null,"final_live_bytes":10000,"final_live_blocks":10,"temporary_allocations":1001,"failed_allocations":0,"unknown_frees":0'
+check_eq "report_sites: summary --json: the fixture's counts, peak, leak and temporaries" \
+	"$(cat "$T/got")" "{\"processes\":1,$fig,\"per_process\":[{\"pid\":N,$fig}]}"
+# the tree at the peak: the table, the kept blocks and the burst, under main
+ind() { printf '%*s' "$1" ''; }
+{
+	echo "live at heap peak: 1014096 bytes in 31 blocks"
+	echo "100.00%      1014096 bytes       31 blocks  all"
+	d=2
+	IFS=';' read -r -a frames <<<"$top;main"
+	for f in "${frames[@]}"; do
+		echo "100.00%      1014096 bytes       31 blocks  $(ind $d)$f"
+		d=$((d + 2))
+	done
+	echo " 98.61%      1000000 bytes       20 blocks  $(ind $d)burst"
+	echo " 98.61%      1000000 bytes       20 blocks  $(ind $((d + 2)))malloc"
+	echo "  0.99%        10000 bytes       10 blocks  $(ind $d)keep_blocks"
+	echo "  0.99%        10000 bytes       10 blocks  $(ind $((d + 2)))malloc"
+	echo "  0.40%         4096 bytes        1 blocks  $(ind $d)grow_table"
+	echo "  0.40%         4096 bytes        1 blocks  $(ind $((d + 2)))calloc"
+} >"$T/want"
+check_cmd "report_sites: peak: the call tree at the heap peak" 0 "$T/want" "" -- "$R" peak "$T/s.atz"
+printf '%s\n' "$top;main;churn;malloc 1000" "$top;main;grow_table;realloc 1" >"$T/want"
+check_cmd "report_sites: export --weight temp-count: the churn, and the table freed at once" 0 \
+	"$T/want" "" -- "$R" export --folded --weight temp-count "$T/s.atz"
+printf '%s\n' "$top;main;burst;malloc 1000000" "$top;main;grow_table;calloc 4096" \
+	"$top;main;keep_blocks;malloc 10000" >"$T/want"
+check_cmd "report_sites: export --weight peak-bytes" 0 "$T/want" "" -- \
+	"$R" export --folded --weight peak-bytes "$T/s.atz"
+printf '%s\n' "$top;main;keep_blocks;malloc 10000" >"$T/want"
+check_cmd "report_sites: export --weight leak-bytes" 0 "$T/want" "" -- \
+	"$R" export --folded --weight leak-bytes "$T/s.atz"
+cat >"$T/want" <<EOF
+size (bytes asked)                             calls          bytes  site of most bytes
+64-127                                          1000          64000  $top;main;churn;malloc
+512-1023                                          10          10000  $top;main;keep_blocks;malloc
+4096-8191                                          1           4096  $top;main;grow_table;calloc
+8192-16383                                         1           8192  $top;main;grow_table;realloc
+32768-65535                                       20        1000000  $top;main;burst;malloc
+EOF
+check_cmd "report_sites: sizes" 0 "$T/want" "" -- "$R" sizes "$T/s.atz"
+run_cmd "$R" timeline --every 0.0001 --top 3 "$T/s.atz"
+check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
+	"$(grep '^== snapshot' "$T/out" | tail -n 1 | sed 's/.*: //'):$(tail -n 1 "$T/out" | sed 's/.* //')" \
+	"10000 bytes live in 10 blocks:10000"
+run_cmd "$R" diff "$T/s.atz" "$T/s.atz"
+check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/out")" "0:(no site differs)"
+
+# --- bad input ---------------------------------------------------------------------------------
+check_err "--every on a text log: said, exit 1" 1 \
+	"alloctap-report: $T/a.log: --every needs times, and this trace has none (a text log; record a binary trace, or use --churn)" \
+	"$R" timeline --every 1 "$T/a.log"
+check_err "--window on a text log: said, exit 1" 1 \
+	"alloctap-report: $T/a.log: --window needs times, and this trace has none (a text log; record a binary trace: alloctapd -f binary)" \
+	"$R" summary --window 2:5 "$T/a.log"
+size=$(stat -c %s "$T/s.atz")
+head -c $((size / 2)) "$T/s.atz" >"$T/cut.atz"
+check_err_match "a truncated binary trace: said where, exit 1" 1 \
+	"^alloctap-report: $T/cut.atz: truncated after [0-9]* events" "$R" summary "$T/cut.atz"
+check_err "-o a directory: said, exit 1" 1 "alloctap-report: cannot open $T: Is a directory" \
+	"$R" summary -o "$T" "$T/a.log"
+printf '1 1 malloc(8)=0x10\n1 1 free(0x10\n' >"$T/bad.log"
+check_err_match "a malformed line: FILE:LINE, exit 1" 1 "^alloctap-report: $T/bad.log:2: " \
+	"$R" leaks "$T/bad.log"
+printf '1 1 free(0x10)\n1 1 free(0x10)\n' >"$T/frees.log"
+run_cmd "$R" summary --json "$T/frees.log"
+check_eq "frees of unknown pointers: counted, nothing live" \
+	"$rc:$(grep -o '"final_live_bytes":[0-9]*,"final_live_blocks":[0-9]*,"temporary_allocations":0,"failed_allocations":0,"unknown_frees":[0-9]*' "$T/out" | head -n 1)" \
+	'0:"final_live_bytes":0,"final_live_blocks":0,"temporary_allocations":0,"failed_allocations":0,"unknown_frees":2'
+: >"$T/empty.log"
+printf 'events: 0\n' >"$T/want"
+check_cmd "an empty trace: no events" 0 "$T/want" "" -- "$R" summary "$T/empty.log"
+
+usage_case() {
+	local what=$1 msg=$2
+	shift 2
+	check_err "usage error: $what" 2 "alloctap-report: $msg
+Try 'alloctap-report --help'." "$R" "$@"
+}
+usage_case "--json with leaks" "--json goes with summary, not with leaks" leaks --json "$T/a.log"
+usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
+usage_case "--at rss-peak" "--at rss-peak: traces hold no RSS records yet; use heap-peak, end or SECONDS" \
+	peak --at rss-peak "$T/a.log"
+usage_case "--at garbage" "--at needs heap-peak, end or SECONDS, not: 1.2.3" peak --at 1.2.3 "$T/a.log"
+usage_case "timeline without a rhythm" "timeline needs one of --every SECONDS and --churn BYTES" \
+	timeline "$T/a.log"
+usage_case "timeline with both" "timeline needs one of --every SECONDS and --churn BYTES" \
+	timeline --every 1 --churn 5 "$T/a.log"
+usage_case "--every 0" "--every needs SECONDS above 0, not: 0" timeline --every 0 "$T/a.log"
+usage_case "--churn -5" "--churn needs BYTES above 0, not: -5" timeline --churn -5 "$T/a.log"
+usage_case "--top with peak" "--every, --churn and --top go with timeline, not with peak" \
+	peak --top 3 "$T/a.log"
+usage_case "--window backwards" \
+	"--window needs T0:T1, seconds from the first event with T0 <= T1 (2:5, 1.5:, :0.25), not: 5:2" \
+	summary --window 5:2 "$T/a.log"
+usage_case "--window of ten decimals" \
+	"--window needs T0:T1, seconds from the first event with T0 <= T1 (2:5, 1.5:, :0.25), not: 0.0000000001:1" \
+	summary --window 0.0000000001:1 "$T/a.log"
+usage_case "--pid x" "--pid needs a process id, not: x" summary --pid x "$T/a.log"
+usage_case "--pid too big" "--pid needs a process id, not: 4294967296" summary --pid 4294967296 "$T/a.log"
+usage_case "diff with one trace" "diff needs two traces, A and B (a file, or - for standard input)" \
+	diff "$T/a.log"
+usage_case "diff of stdin twice" "diff: only one of the traces can be standard input" diff - -
+usage_case "summary with two traces" "summary: one operand too many: b" summary a b
+usage_case "--weight with leaks" "--folded and --weight go with export, not with leaks" \
+	leaks --weight alloc-bytes "$T/a.log"
+finish

@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""report_model.py: an independent model of alloctap-report's figures, for the tests.
+
+Written from the rules in doc/man/alloctap-report.1 (not from report/*.c): it reads a raw text
+log ("PID TID func(args)=result" lines, no stacks, so a site is the function name), keeps the
+live blocks in dicts, and prints what a command should print, in the program's format:
+
+  report_model.py gen SEED N                    a random log of N events on stdout
+  report_model.py json LOG [--pid P] [--from K --to K] [--step NS]
+                                                 summary --json of the events K..K (0-based,
+                                                 inclusive) only; times null, or with --step
+                                                 event k at k * NS from the first
+  report_model.py leaks LOG                     leaks
+  report_model.py export WEIGHT LOG             export --folded --weight WEIGHT
+  report_model.py tree LOG [end]                peak (or peak --at end)
+  report_model.py sizes LOG                     sizes
+  report_model.py timeline LOG CHURN TOP        timeline --churn CHURN --top TOP
+  report_model.py diff A B                      diff
+"""
+import random
+import re
+import sys
+
+U64 = (1 << 64) - 1
+LINE = re.compile(r'^(\d+) (\d+) ([a-z_]+)\(([^)]*)\)(?:=(0x[0-9a-f]+|0))?$')
+FUNCS = ['malloc', 'calloc', 'realloc', 'free', 'memalign', 'posix_memalign', 'aligned_alloc',
+         'valloc']
+
+
+def gen(seed, n):
+    rnd = random.Random(seed)
+    live = {}  # pid -> list of addresses
+    next_addr = {1001: 0x10000, 1002: 0x20000, 1003: 0x30000}
+    out = []
+    for _ in range(n):
+        pid = rnd.choice([1001, 1001, 1002, 1003])
+        tid = pid + rnd.choice([0, 0, 1, 2])
+        blocks = live.setdefault(pid, [])
+
+        def fresh():
+            if blocks and rnd.random() < 0.03:
+                return rnd.choice(blocks)  # an address still live: a missed free
+            next_addr[pid] += rnd.choice([16, 32, 48, 4096])
+            return next_addr[pid]
+
+        r = rnd.random()
+        size = rnd.choice([0, 1, 7, 8, 24, 100, 1000, 4096, 70000, 1 << 20])
+        if r < 0.30 or (r < 0.55 and not blocks):
+            func = rnd.choice(['malloc', 'malloc', 'calloc', 'memalign', 'posix_memalign',
+                               'aligned_alloc', 'valloc'])
+            res = 0 if rnd.random() < 0.03 else fresh()
+            if func == 'calloc':
+                args = '%d,%d' % (rnd.choice([1, 3, 10]), size)
+            elif func in ('memalign', 'posix_memalign', 'aligned_alloc'):
+                args = '%d,%d' % (rnd.choice([16, 64, 4096]), size)
+            else:
+                args = '%d' % size
+            if res and res not in blocks:
+                blocks.append(res)
+            out.append('%d %d %s(%s)=%s' % (pid, tid, func, args, hex(res) if res else '0'))
+        elif r < 0.75:
+            p = rnd.choice(blocks) if blocks and rnd.random() < 0.95 else rnd.choice([0, 0x999])
+            if p in blocks:
+                blocks.remove(p)
+            out.append('%d %d free(%s)' % (pid, tid, hex(p) if p else '0'))
+        else:
+            p = rnd.choice(blocks) if blocks and rnd.random() < 0.9 else 0
+            k = rnd.random()
+            if k < 0.05 and p:
+                out.append('%d %d realloc(%s,0)=0' % (pid, tid, hex(p)))
+                blocks.remove(p)
+                continue
+            if k < 0.10:
+                out.append('%d %d realloc(%s,%d)=0' % (pid, tid, hex(p) if p else '0', size))
+                continue
+            res = p if p and k < 0.3 else fresh()
+            if p in blocks:
+                blocks.remove(p)
+            if res not in blocks:
+                blocks.append(res)
+            out.append('%d %d realloc(%s,%d)=%s' % (pid, tid, hex(p) if p else '0', size,
+                                                    hex(res)))
+    return '\n'.join(out) + '\n'
+
+
+def parse(path):
+    events = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            m = LINE.match(line.rstrip('\n'))
+            assert m, '%s:%d: %r' % (path, n, line)
+            args = [int(a, 0) for a in m.group(4).split(',')] if m.group(4) else []
+            res = int(m.group(5), 16) if m.group(5) and m.group(5) != '0' else 0
+            events.append((int(m.group(1)), int(m.group(2)), m.group(3), args, res))
+    return events
+
+
+def asked(func, args):
+    if func == 'calloc':
+        return min(args[0] * args[1], U64)
+    if func in ('malloc', 'valloc'):
+        return args[0]
+    return args[1]  # realloc, memalign, posix_memalign, aligned_alloc
+
+
+class Site:
+    def __init__(self):
+        self.allocs = self.bytes = self.frees = self.temps = 0
+        self.since_allocs = self.since_frees = 0
+        self.live = self.blocks = 0
+        self.peak = self.peak_blocks = 0
+        self.end = None
+
+
+class Proc:
+    def __init__(self, pid):
+        self.pid = pid
+        self.first = self.last = self.peak_at = 0
+        self.events = 0
+        self.calls = {}
+        self.failed = self.temps = self.unknown = 0
+        self.live = self.blocks = self.peak = self.peak_blocks = 0
+        self.sites = {}  # function -> Site
+
+
+class Model:
+    """The whole pass: processes in order of appearance."""
+
+    def __init__(self, events, index=None, step=None, churn=0, top=10):
+        self.step = step
+        self.snapshots = []
+        self.series = []
+        acc = last_live = applied = 0
+        index = index if index is not None else list(range(len(events)))
+        self.procs = {}
+        self.order = []
+        self.live = self.blocks = self.peak = self.peak_blocks = 0
+        self.buckets = {}  # bucket -> [count, bytes, {site: bytes}]
+        self.series = []
+        blocks = {}      # (pid, addr) -> (size, func)
+        last = {}        # (pid, tid) -> address its last event allocated
+        self.peak_at = 0
+        for k, (pid, tid, func, args, res) in zip(index, events):
+            if churn:
+                acc += abs(self.live - last_live)
+                last_live = self.live
+                if acc >= churn:
+                    self.snapshot(applied, top)
+                    acc = 0
+            applied += 1
+            if pid not in self.procs:
+                self.procs[pid] = Proc(pid)
+                self.procs[pid].first = k
+                self.order.append(pid)
+            p = self.procs[pid]
+            p.last = k
+            p.events += 1
+            p.calls[func] = p.calls.get(func, 0) + 1
+            if func == 'free' and args[0] and last.get((pid, tid)) == args[0] \
+                    and (pid, args[0]) in blocks:
+                f = blocks[(pid, args[0])][1]
+                p.sites[f].temps += 1
+                p.temps += 1
+            last[(pid, tid)] = res if func != 'free' else 0
+
+            def release(addr):
+                size, f = blocks.pop((pid, addr))
+                s = p.sites[f]
+                s.live -= size
+                s.blocks -= 1
+                s.frees += 1
+                s.since_frees += 1
+                p.live -= size
+                p.blocks -= 1
+                self.live -= size
+                self.blocks -= 1
+
+            if func in ('free', 'realloc'):
+                failed_realloc = func == 'realloc' and res == 0 and args[1] != 0
+                if args[0] and not failed_realloc:
+                    if (pid, args[0]) in blocks:
+                        release(args[0])
+                    else:
+                        p.unknown += 1
+                if func == 'free':
+                    continue
+            size = asked(func, args)
+            s = p.sites.setdefault(func, Site())
+            s.allocs += 1
+            s.since_allocs += 1
+            s.bytes += size
+            b = self.buckets.setdefault(size.bit_length(), [0, 0, {}])
+            b[0] += 1
+            b[1] += size
+            b[2][(pid, func)] = b[2].get((pid, func), 0) + size
+            if res == 0:
+                if not (func == 'realloc' and args[1] == 0):
+                    p.failed += 1
+                continue
+            if (pid, res) in blocks:
+                release(res)
+            blocks[(pid, res)] = (size, func)
+            s.live += size
+            s.blocks += 1
+            p.live += size
+            p.blocks += 1
+            self.live += size
+            self.blocks += 1
+            if self.live > self.peak:
+                self.peak, self.peak_blocks = self.live, self.blocks
+                self.peak_at = k
+            if p.live > p.peak:
+                p.peak, p.peak_blocks = p.live, p.blocks
+                p.peak_at = k
+                for t in p.sites.values():
+                    t.peak, t.peak_blocks = t.live, t.blocks
+        if churn:
+            self.snapshot(applied, top)
+
+    def snapshot(self, applied, top):
+        o = self.snapshots
+        o.append('== snapshot %d after %d events: %d bytes live in %d blocks' % (
+            len(self.series) + 1, applied, self.live, self.blocks))
+        self.series.append('%d %d' % (applied, self.live))
+        o.append('%12s %8s %10s %10s %10s %10s %8s  %s' % (
+            'live bytes', 'blocks', 'allocs', 'frees', 'allocs all', 'frees all', 'pid', 'site'))
+        rows = []
+        for p in self.procs.values():
+            for f, s in p.sites.items():
+                if s.live or s.since_allocs or s.since_frees:
+                    rows.append((-s.live, f, p.pid, s))
+        rows.sort(key=lambda r: r[:3])
+        for _, f, pid, s in rows[:top]:
+            o.append('%12d %8d %10d %10d %10d %10d %8d  %s' % (
+                s.live, s.blocks, s.since_allocs, s.since_frees, s.allocs, s.frees, pid, f))
+        for p in self.procs.values():
+            for s in p.sites.values():
+                s.since_allocs = s.since_frees = 0
+
+    def timeline(self):
+        print('\n'.join(self.snapshots))
+        print('== series (event, live bytes)')
+        print('\n'.join(self.series))
+
+    def proc_list(self):
+        return [self.procs[pid] for pid in self.order]
+
+
+def figures(o, p_events, duration, calls, peak, peak_blocks, peak_time, live, blocks, temps,
+            failed, unknown):
+    o.append('"events":%d,"duration_ns":%s,"calls":{%s},"peak_live_bytes":%d,'
+             '"peak_live_blocks":%d,"peak_live_time_ns":%s,"peak_rss_bytes":null,'
+             '"final_live_bytes":%d,"final_live_blocks":%d,"temporary_allocations":%d,'
+             '"failed_allocations":%d,"unknown_frees":%d' % (
+                 p_events, duration,
+                 ','.join('"%s":%d' % (f, calls[f]) for f in FUNCS if calls.get(f)),
+                 peak, peak_blocks, peak_time, live, blocks, temps, failed, unknown))
+
+
+def ns(m, k):
+    """Event k's time from the first event, as JSON."""
+    return 'null' if m.step is None else str(k * m.step)
+
+
+def cmd_json(m):
+    ps = m.proc_list()
+    calls = {}
+    for p in ps:
+        for f, c in p.calls.items():
+            calls[f] = calls.get(f, 0) + c
+    o = ['{"processes":%d,' % len(ps)]
+    span = 'null' if m.step is None or not ps else \
+        str((max(p.last for p in ps) - min(p.first for p in ps)) * m.step)
+    figures(o, sum(p.events for p in ps), span, calls, m.peak, m.peak_blocks,
+            ns(m, m.peak_at) if m.peak else ns(m, 0), m.live, m.blocks,
+            sum(p.temps for p in ps), sum(p.failed for p in ps), sum(p.unknown for p in ps))
+    o.append(',"per_process":[')
+    for i, p in enumerate(ps):
+        o.append('%s{"pid":%d,' % (',' if i else '', p.pid))
+        span = 'null' if m.step is None else str((p.last - p.first) * m.step)
+        figures(o, p.events, span, p.calls, p.peak, p.peak_blocks,
+                ns(m, p.peak_at) if p.peak else ns(m, 0), p.live, p.blocks, p.temps,
+                p.failed, p.unknown)
+        o.append('}')
+    o.append(']}')
+    print(''.join(o))
+
+
+def heading(p, ps):
+    if len(ps) > 1:
+        print('== process %d' % p.pid)
+
+
+def cmd_leaks(m):
+    ps = m.proc_list()
+    for p in ps:
+        heading(p, ps)
+        rows = sorted(((s.live, s.blocks, f) for f, s in p.sites.items() if s.live),
+                      key=lambda r: (-r[0], r[2]))
+        print('live at the end: %d bytes in %d blocks, %d sites' % (p.live, p.blocks, len(rows)))
+        if rows:
+            print('%12s %8s  %s' % ('bytes', 'blocks', 'site'))
+        for live, blocks, f in rows:
+            print('%12d %8d  %s' % (live, blocks, f))
+
+
+def cmd_export(m, weight):
+    tot = {}
+    for p in m.proc_list():
+        for f, s in p.sites.items():
+            v = {'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
+                 'leak-bytes': s.live, 'temp-count': s.temps}[weight]
+            tot[f] = min(tot.get(f, 0) + v, U64)
+    for f in sorted(tot):
+        if tot[f]:
+            print('%s %d' % (f, tot[f]))
+
+
+def cmd_tree(m, end):
+    ps = m.proc_list()
+    for p in ps:
+        heading(p, ps)
+        total = p.live if end else p.peak
+        blocks = p.blocks if end else p.peak_blocks
+        print('live at %s: %d bytes in %d blocks' % ('end' if end else 'heap peak', total, blocks))
+        if not total:
+            continue
+        print('%6.2f%% %12d bytes %8d blocks  all' % (100.0, total, blocks))
+        rows = sorted(((s.live, s.blocks, f) if end else (s.peak, s.peak_blocks, f)
+                       for f, s in p.sites.items()), key=lambda r: (-r[0], r[2]))
+        for b, k, f in rows:
+            if b:
+                print('%6.2f%% %12d bytes %8d blocks    %s' % (100.0 * b / total, b, k, f))
+
+
+def cmd_sizes(m):
+    print('%-41s %10s %14s  %s' % ('size (bytes asked)', 'calls', 'bytes', 'site of most bytes'))
+    for k in sorted(m.buckets):
+        count, total, by_site = m.buckets[k]
+        rng = '0' if k == 0 else '%d-%d' % (1 << (k - 1), (1 << k) - 1)
+        # the site of most bytes; of sites as big, the one that allocated first
+        best = max(by_site.items(), key=lambda kv: (kv[1], -m.site_rank[kv[0]]))[0]
+        print('%-41s %10d %14d  %s' % (rng, count, total, best[1]))
+
+
+def cmd_diff(a, b):
+    def totals(m):
+        t = {}
+        for p in m.proc_list():
+            for f, s in p.sites.items():
+                r = t.setdefault(f, [0, 0, 0])
+                r[0] += s.allocs
+                r[1] += s.peak
+                r[2] += s.live
+        return t
+    ta, tb = totals(a), totals(b)
+    rows = []
+    for f in set(ta) | set(tb):
+        x, y = ta.get(f, [0, 0, 0]), tb.get(f, [0, 0, 0])
+        if x != y:
+            rows.append((f, x, y))
+    rows.sort(key=lambda r: (-abs(r[2][1] - r[1][1]), -abs(r[2][0] - r[1][0]), r[0]))
+    print(' %12s %12s %13s %12s %12s %13s %12s %12s %13s  %s' % (
+        'allocs A', 'allocs B', 'change', 'peak A', 'peak B', 'change', 'leak A', 'leak B',
+        'change', 'site'))
+    if not rows:
+        print('(no site differs)')
+    for f, x, y in rows:
+        print(''.join(' %12d %12d %+13d' % (x[i], y[i], y[i] - x[i]) for i in range(3)) +
+              '  ' + f)
+
+
+def main(argv):
+    cmd = argv[1]
+    if cmd == 'gen':
+        sys.stdout.write(gen(int(argv[2]), int(argv[3])))
+        return
+    if cmd == 'diff':
+        cmd_diff(Model(parse(argv[2])), Model(parse(argv[3])))
+        return
+    if cmd == 'export':
+        cmd_export(Model(parse(argv[3])), argv[2])
+        return
+    if cmd == 'timeline':
+        Model(parse(argv[2]), churn=int(argv[3]), top=int(argv[4])).timeline()
+        return
+    events = parse(argv[2])
+    index = list(range(len(events)))
+    opts = argv[3:]
+    if '--from' in opts:
+        lo, hi = int(opts[opts.index('--from') + 1]), int(opts[opts.index('--to') + 1])
+        events, index = events[lo:hi + 1], index[lo:hi + 1]
+    if '--pid' in opts:
+        pid = int(opts[opts.index('--pid') + 1])
+        index = [k for k, e in zip(index, events) if e[0] == pid]
+        events = [e for e in events if e[0] == pid]
+    step = int(opts[opts.index('--step') + 1]) if '--step' in opts else None
+    m = Model(events, index, step)
+    rank = {}
+    # sites in the order they were first allocated at, for ties in sizes
+    for pid, tid, func, args, res in events:
+        if func != 'free':
+            rank.setdefault((pid, func), len(rank))
+    m.site_rank = rank
+    {'json': cmd_json, 'leaks': cmd_leaks, 'sizes': cmd_sizes}.get(cmd, lambda m: None)(m)
+    if cmd == 'tree':
+        cmd_tree(m, 'end' in opts)
+
+
+if __name__ == '__main__':
+    main(sys.argv)

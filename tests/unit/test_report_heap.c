@@ -1,0 +1,262 @@
+/* test_report_heap.c: unit tests of report/heap.c, table-driven: short event sequences with the
+ * figures they must leave per process and per site (live, peak, the moment, temporaries,
+ * failures, frees of blocks not live), the selection by pid and window, and a large
+ * allocate-and-free run that checks the block table's removals. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../report/heap.h"
+
+#define MAX_EVENTS 16
+#define MAX_SITES 4
+
+/* An event: time in ms from 1 s (0: none). */
+struct ev {
+	uint32_t pid, tid;
+	enum at_func func;
+	uint64_t a0, a1, result;
+	uint64_t ms;
+};
+
+/* What a site must hold at the end: by its function, in process pid. */
+struct want_site {
+	enum at_func func;
+	uint32_t pid;
+	uint64_t allocs, frees, temps, live, peak, moment;
+};
+
+struct heap_case {
+	const char *name;
+	struct rep_heap_options o;
+	struct ev ev[MAX_EVENTS];
+	/* the first process's figures */
+	uint64_t live, blocks, peak, peak_blocks, temps, failed, unknown;
+	struct want_site sites[MAX_SITES];
+};
+
+#define E(pid, tid, f, a0, a1, r) { pid, tid, AT_##f, a0, a1, r, 0 }
+#define T(ms, pid, tid, f, a0, a1, r) { pid, tid, AT_##f, a0, a1, r, ms }
+
+static const struct heap_case cases[] = {
+	{ "malloc and free",
+	  { 0 },
+	  { E(1, 1, MALLOC, 10, 0, 0x100), E(1, 1, MALLOC, 20, 0, 0x200), E(1, 2, FREE, 0x100, 0, 0) },
+	  20, 1, 30, 2, 0, 0, 0,
+	  { { AT_MALLOC, 1, 2, 1, 0, 20, 30, 20 } } },
+	{ "realloc: in place, from NULL, to 0 (frees, not a failure), failed (block kept)",
+	  { 0 },
+	  { E(1, 1, MALLOC, 10, 0, 0x100), E(1, 2, REALLOC, 0x100, 40, 0x100),
+	    E(1, 2, REALLOC, 0, 8, 0x300), E(1, 2, REALLOC, 0x300, 0, 0),
+	    E(1, 2, REALLOC, 0x100, 1000, 0) },
+	  40, 1, 48, 2, 0, 1, 0,
+	  { { AT_MALLOC, 1, 1, 1, 0, 0, 0, 0 }, { AT_REALLOC, 1, 4, 1, 0, 40, 48, 40 } } },
+	{ "an allocation at a live address: the old block counted as freed",
+	  { 0 },
+	  { E(1, 1, MALLOC, 10, 0, 0x100), E(1, 1, CALLOC, 3, 5, 0x100) },
+	  15, 1, 15, 1, 0, 0, 0,
+	  { { AT_MALLOC, 1, 1, 1, 0, 0, 0, 0 }, { AT_CALLOC, 1, 1, 0, 0, 15, 15, 15 } } },
+	{ "temporaries: freed by the thread's very next event only",
+	  { 0 },
+	  { E(1, 1, MALLOC, 8, 0, 0x100), E(1, 2, MALLOC, 8, 0, 0x200), E(1, 1, FREE, 0x100, 0, 0),
+	    E(1, 2, MALLOC, 8, 0, 0x300), E(1, 2, FREE, 0x200, 0, 0), E(1, 2, FREE, 0x300, 0, 0),
+	    E(1, 1, MEMALIGN, 64, 8, 0x400), E(1, 2, FREE, 0x400, 0, 0) },
+	  0, 0, 16, 2, 1, 0, 0,
+	  { { AT_MALLOC, 1, 3, 3, 1, 0, 16, 0 }, { AT_MEMALIGN, 1, 1, 1, 0, 0, 0, 0 } } },
+	{ "frees of blocks not live, free(0), a double free",
+	  { 0 },
+	  { E(1, 1, FREE, 0x500, 0, 0), E(1, 1, FREE, 0, 0, 0), E(1, 1, MALLOC, 1, 0, 0x100),
+	    E(1, 1, FREE, 0x100, 0, 0), E(1, 1, FREE, 0x100, 0, 0) },
+	  0, 0, 1, 1, 1, 0, 2,
+	  { { AT_MALLOC, 1, 1, 1, 1, 0, 1, 0 } } },
+	{ "calloc whose product overflows: a failed call, nothing live",
+	  { 0 },
+	  { E(1, 1, CALLOC, UINT64_C(1) << 33, UINT64_C(1) << 33, 0) },
+	  0, 0, 0, 0, 0, 1, 0,
+	  { { AT_CALLOC, 1, 1, 0, 0, 0, 0, 0 } } },
+	{ "the peak: each site's share when the process was at its most",
+	  { 0 },
+	  { E(1, 1, MALLOC, 100, 0, 0x100), E(1, 1, VALLOC, 50, 0, 0x200),
+	    E(1, 1, FREE, 0x100, 0, 0), E(1, 1, VALLOC, 60, 0, 0x300),
+	    E(1, 1, VALLOC, 70, 0, 0x400) },
+	  180, 3, 180, 3, 0, 0, 0,
+	  { { AT_MALLOC, 1, 1, 1, 0, 0, 0, 0 }, { AT_VALLOC, 1, 3, 0, 0, 180, 180, 180 } } },
+	{ "the peak stays where it was when later events change the sites",
+	  { 0 },
+	  { E(1, 1, MALLOC, 100, 0, 0x100), E(1, 1, VALLOC, 50, 0, 0x200),
+	    E(1, 1, FREE, 0x100, 0, 0), E(1, 1, FREE, 0x200, 0, 0),
+	    E(1, 1, VALLOC, 10, 0, 0x300) },
+	  10, 1, 150, 2, 0, 0, 0,
+	  { { AT_MALLOC, 1, 1, 1, 0, 0, 100, 0 }, { AT_VALLOC, 1, 2, 1, 0, 10, 50, 10 } } },
+	{ "--at a time: what was live before the first event after it",
+	  { .moment = REP_AT_TIME, .moment_ns = 2500000 },
+	  { T(1, 1, 1, MALLOC, 100, 0, 0x100), T(2, 1, 1, POSIX_MEMALIGN, 16, 50, 0x200),
+	    T(3, 1, 1, FREE, 0x100, 0, 0), T(4, 1, 1, POSIX_MEMALIGN, 16, 5, 0x300) },
+	  55, 2, 150, 2, 0, 0, 0,
+	  { { AT_MALLOC, 1, 1, 1, 0, 0, 100, 0 },
+	    { AT_POSIX_MEMALIGN, 1, 2, 0, 0, 55, 50, 50 } } },
+	{ "--at a time past the end: the end",
+	  { .moment = REP_AT_TIME, .moment_ns = 90000000 },
+	  { T(1, 1, 1, MALLOC, 100, 0, 0x100), T(2, 1, 1, MALLOC, 50, 0, 0x200) },
+	  150, 2, 150, 2, 0, 0, 0,
+	  { { AT_MALLOC, 1, 2, 0, 0, 150, 150, 150 } } },
+	{ "--pid: the other process passed over, addresses per process",
+	  { .have_pid = 1, .pid = 2 },
+	  { E(1, 1, MALLOC, 100, 0, 0x100), E(2, 2, MALLOC, 7, 0, 0x100), E(1, 1, FREE, 0x100, 0, 0),
+	    E(2, 2, ALIGNED_ALLOC, 64, 64, 0x200) },
+	  71, 2, 71, 2, 0, 0, 0,
+	  { { AT_MALLOC, 2, 1, 0, 0, 7, 7, 7 }, { AT_ALIGNED_ALLOC, 2, 1, 0, 0, 64, 64, 64 } } },
+	{ "--window: events before it unknown, their frees not live; times from the first event",
+	  { .have_window = 1, .window_from_ns = 1000000, .window_to_ns = 2000000 },
+	  { T(1, 1, 1, MALLOC, 100, 0, 0x100), T(2, 1, 1, FREE, 0x100, 0, 0),
+	    T(3, 1, 1, MALLOC, 1, 0, 0x200), T(4, 1, 1, MALLOC, 5, 0, 0x300),
+	    T(5, 1, 1, MALLOC, 9, 0, 0x400) },
+	  1, 1, 1, 1, 0, 0, 1,
+	  { { AT_MALLOC, 1, 1, 0, 0, 1, 1, 1 } } },
+};
+
+static struct at_event event_of(const struct ev *e)
+{
+	struct at_event ev = {
+		.pid = e->pid, .tid = e->tid, .func = (uint8_t)e->func,
+		.has_result = e->func != AT_FREE, .arg = { e->a0, e->a1 }, .result = e->result,
+		.time_ns = e->ms ? 1000000000u + e->ms * 1000000u : 0,
+	};
+	return ev;
+}
+
+static const struct rep_site *find_site(struct rep_heap *h, enum at_func f, uint32_t pid)
+{
+	const struct rep_site *sites;
+	size_t n = rep_heap_sites(h, &sites), len;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *text = rep_heap_site_text(h, &sites[i], &len);
+		if (sites[i].pid == pid && strcmp(text, at_func_name[f]) == 0)
+			return &sites[i];
+	}
+	return NULL;
+}
+
+static void run_case(const struct heap_case *c)
+{
+	struct rep_export x;
+	const struct rep_proc *procs;
+
+	print_message("case: %s\n", c->name);
+	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	struct rep_heap *h = rep_heap_new(&x, &c->o);
+	assert_non_null(h);
+	for (size_t i = 0; i < MAX_EVENTS && c->ev[i].pid; i++) {
+		struct at_event ev = event_of(&c->ev[i]);
+		assert_int_equal(rep_heap_event(h, &ev), 0);
+	}
+	rep_heap_finish(h);
+	assert_true(rep_heap_procs(h, &procs) >= 1);
+	const struct rep_proc *p = &procs[0];
+	assert_int_equal(p->live_bytes, c->live);
+	assert_int_equal(p->live_blocks, c->blocks);
+	assert_int_equal(p->peak_bytes, c->peak);
+	assert_int_equal(p->peak_blocks, c->peak_blocks);
+	assert_int_equal(p->temps, c->temps);
+	assert_int_equal(p->failed, c->failed);
+	assert_int_equal(p->unknown_frees, c->unknown);
+	for (size_t i = 0; i < MAX_SITES && c->sites[i].allocs; i++) {
+		const struct want_site *w = &c->sites[i];
+		const struct rep_site *s = find_site(h, w->func, w->pid);
+		print_message("  site %s of %u\n", at_func_name[w->func], w->pid);
+		assert_non_null(s);
+		assert_int_equal(s->allocs, w->allocs);
+		assert_int_equal(s->frees, w->frees);
+		assert_int_equal(s->temps, w->temps);
+		assert_int_equal(s->live_bytes, w->live);
+		assert_int_equal(s->peak_bytes, w->peak);
+		assert_int_equal(s->moment_bytes, w->moment);
+	}
+	rep_heap_free(h);
+	rep_export_free(&x);
+}
+
+static void test_cases(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(&cases[i]);
+}
+
+/* The selection by pid and window counts what it passed over apart. */
+static void test_counts(void **state)
+{
+	struct rep_heap_options o = { .have_pid = 1, .pid = 2 };
+	struct rep_export x;
+	struct at_event ev = { .pid = 1, .tid = 1, .func = AT_MALLOC, .has_result = 1,
+			       .arg = { 8 }, .result = 0x10, .time_ns = 5 };
+
+	(void)state;
+	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	struct rep_heap *h = rep_heap_new(&x, &o);
+	assert_non_null(h);
+	assert_int_equal(rep_heap_event(h, &ev), 0);
+	ev.pid = 2;
+	ev.time_ns = 3; /* stamped before the first event: time 0, not 2^64 - 2 */
+	assert_int_equal(rep_heap_event(h, &ev), 0);
+	assert_int_equal(rep_heap_time_of(h, &ev), 0);
+	rep_heap_finish(h);
+	assert_int_equal(rep_heap_events(h), 1);
+	assert_int_equal(rep_heap_events_read(h), 2);
+	assert_true(rep_heap_has_times(h));
+	rep_heap_free(h);
+	rep_export_free(&x);
+}
+
+/* 200000 blocks allocated, then freed in a scrambled order, with lookups all along: the
+ * table's removals (shifting entries back) never lose a block. */
+static void test_many_blocks(void **state)
+{
+	enum { N = 200000 };
+	struct rep_heap_options o = { 0 };
+	struct rep_export x;
+	const struct rep_proc *procs;
+	uint64_t bytes, blocks;
+
+	(void)state;
+	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	struct rep_heap *h = rep_heap_new(&x, &o);
+	assert_non_null(h);
+	for (uint64_t i = 0; i < N; i++) {
+		struct at_event ev = { .pid = 7, .tid = 7, .func = AT_MALLOC, .has_result = 1,
+				       .arg = { i % 13 }, .result = 0x1000 + 16 * i };
+		assert_int_equal(rep_heap_event(h, &ev), 0);
+	}
+	for (uint64_t k = 0; k < N; k++) {
+		uint64_t i = (k * 7919) % N; /* 7919 is prime, N is not its multiple: a permutation */
+		struct at_event ev = { .pid = 7, .tid = 8, .func = AT_FREE, .arg = { 0x1000 + 16 * i } };
+		assert_int_equal(rep_heap_event(h, &ev), 0);
+	}
+	rep_heap_finish(h);
+	rep_heap_live(h, &bytes, &blocks);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(blocks, 0);
+	rep_heap_procs(h, &procs);
+	assert_int_equal(procs[0].unknown_frees, 0);
+	assert_int_equal(procs[0].peak_blocks, N);
+	rep_heap_free(h);
+	rep_export_free(&x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_many_blocks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
