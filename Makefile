@@ -41,7 +41,7 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 LDLIBS      := -llz4 -lm -lpthread
 BPF_LDLIBS  := -lbpf -ldw -lelf -lz
 # lib/symbolize.c (libdwfl): alloctap-report and the tests of the symbolizer and the report
-DW_LDLIBS   := -ldw -lelf
+DW_LDLIBS   := -ldw -lelf -lz
 
 V ?= 0
 ifeq ($(V),1)
@@ -57,7 +57,7 @@ endif
 .SECONDARY:
 .PHONY: all deps check stress unit-tests tests demo bench install uninstall clean
 
-DEB_PACKAGES := gcc make graphviz libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib1g-dev \
+DEB_PACKAGES := gcc make graphviz golang-go libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib1g-dev \
 	liblz4-dev libcmocka-dev bpftrace libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 \
 	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux
 

@@ -16,6 +16,7 @@
 #include "export.h"
 #include "feed.h"
 #include "output.h"
+#include "pprof.h"
 #include "tables.h"
 #include "tree.h"
 
@@ -266,6 +267,8 @@ static int write_command(FILE *f, const struct rep_request *r, struct pass *a, s
 	case REP_CMD_DIFF:
 		return rep_write_diff(f, a->h, &a->x, b->h, &b->x);
 	case REP_CMD_EXPORT:
+		if (r->pprof)
+			return rep_write_pprof(f, a->h, &a->x, r->heap.moment);
 		if (a->h)
 			weigh_sites(a, r->weight);
 		return rep_export_write(&a->x, f);
@@ -278,7 +281,7 @@ static int write_command(FILE *f, const struct rep_request *r, struct pass *a, s
 /* Whether export can add each event's weight as it comes, without the engine. */
 static int plain_export(const struct rep_request *r)
 {
-	return r->command == REP_CMD_EXPORT && !r->heap.have_pid && !r->heap.have_window &&
+	return r->command == REP_CMD_EXPORT && !r->pprof && !r->heap.have_pid && !r->heap.have_window &&
 	       (r->weight == REP_WEIGHT_ALLOC_COUNT || r->weight == REP_WEIGHT_ALLOC_BYTES);
 }
 
@@ -291,6 +294,10 @@ int rep_run(const struct rep_request *r)
 	int heap = !plain_export(r), rc = 1;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
+	if (r->pprof && (!r->output || strcmp(r->output, "-") == 0) && isatty(STDOUT_FILENO)) {
+		at_error("export --pprof writes a binary file: give -o FILE, or redirect stdout");
+		return 1;
+	}
 	if (open_out(&out, r) < 0)
 		return 1;
 	timeline.out = out.f;

@@ -27,7 +27,8 @@ struct rep_request {
 	const char *output;         /* NULL or "-": standard output */
 	const char *debug_dir;      /* NULL: lib/symbolize.h's default */
 	struct rep_heap_options heap; /* --pid, --window, --at */
-	enum rep_weight weight;     /* export */
+	enum rep_weight weight;     /* export --folded */
+	int pprof;                  /* export --pprof */
 	int json;                   /* summary --json */
 	int dot;                    /* peak --dot */
 	uint64_t every_ns;          /* timeline --every */

@@ -41,12 +41,42 @@ void rep_export_free(struct rep_export *x)
 	rep_folded_free(x->folded);
 	free(x->leaves);
 	free(x->key);
+	for (size_t i = 0; i < x->nobjects; i++)
+		free((char *)x->objects[i].path);
+	free(x->objects);
 	memset(x, 0, sizeof(*x));
+}
+
+/* Keeps m in x->objects unless a record of its object came before. 0, or -1 on ENOMEM. */
+static int keep_object(struct rep_export *x, const struct at_mapping *m)
+{
+	for (size_t i = 0; i < x->nobjects; i++) {
+		const struct at_mapping *o = &x->objects[i];
+		if (o->build_id_len == m->build_id_len &&
+		    memcmp(o->build_id, m->build_id, m->build_id_len) == 0 &&
+		    strcmp(o->path, m->path) == 0)
+			return 0;
+	}
+	if ((x->nobjects & (x->nobjects - 1)) == 0) { /* 0, 1, 2, 4...: full */
+		struct at_mapping *a = realloc(x->objects, (x->nobjects ? 2 * x->nobjects : 1) *
+							      sizeof(*a));
+		if (!a)
+			return -1;
+		x->objects = a;
+	}
+	char *path = strdup(m->path);
+	if (!path)
+		return -1;
+	x->objects[x->nobjects] = *m;
+	x->objects[x->nobjects++].path = path;
+	return 0;
 }
 
 int rep_export_mapping(struct rep_export *x, const struct at_mapping *m)
 {
-	return at_symbolizer_add_mapping(x->symbolizer, m);
+	if (at_symbolizer_add_mapping(x->symbolizer, m) < 0)
+		return -1;
+	return keep_object(x, m);
 }
 
 int rep_export_stack(struct rep_export *x, const struct at_stack *s)

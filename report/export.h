@@ -28,6 +28,8 @@ struct rep_export {
 	struct leaf_cache *leaves;              /* by stack id: the line of its last event */
 	size_t nleaves;
 	char *key;                              /* a line's stack text being built */
+	struct at_mapping *objects;             /* one mapping record per path and build-id */
+	size_t nobjects;                        /* (the first seen; paths owned) */
 };
 
 /* Sets x up: debug files under debug_dir (NULL: the default of lib/symbolize.h), unusable
@@ -36,7 +38,8 @@ int rep_export_init(struct rep_export *x, enum rep_weight weight, const char *de
 		    at_symbolize_problem_fn problem, void *arg);
 void rep_export_free(struct rep_export *x);
 
-/* A mapping record. 0, or -1 with errno set. */
+/* A mapping record, given to the symbolizer and, the first of its object (path and build-id),
+ * kept in x->objects. 0, or -1 with errno set. */
 int rep_export_mapping(struct rep_export *x, const struct at_mapping *m);
 
 /* A stack record: symbolized now, with the mappings given so far. 0, or -1 with errno set

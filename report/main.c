@@ -94,7 +94,7 @@ static int parse_at(const char *s, struct rep_heap_options *o)
 
 /* Options given, to check that each goes with the command. */
 struct given {
-	int json, at, dot, every, churn, top, folded, weight, output;
+	int json, at, dot, every, churn, top, folded, pprof, weight, output;
 };
 
 /* The command's operands and the options it takes. -1 to go on, else the exit code. */
@@ -115,7 +115,7 @@ static int check_command(struct rep_request *r, const struct given *g, int nops,
 		return at_usage_error("diff: only one of the traces can be standard input");
 	if (g->json && c != REP_CMD_SUMMARY)
 		return at_usage_error("--json goes with summary, not with %s", name);
-	if ((g->at || g->dot) && c != REP_CMD_PEAK && !(g->at && c == REP_CMD_EXPORT))
+	if ((g->at || g->dot) && c != REP_CMD_PEAK && !(g->at && g->pprof))
 		return at_usage_error("%s goes with peak, not with %s", g->dot ? "--dot" : "--at",
 				      name);
 	if ((g->every || g->churn || g->top) && c != REP_CMD_TIMELINE)
@@ -123,12 +123,21 @@ static int check_command(struct rep_request *r, const struct given *g, int nops,
 				      name);
 	if (c == REP_CMD_TIMELINE && g->every == g->churn)
 		return at_usage_error("timeline needs one of --every SECONDS and --churn BYTES");
-	if ((g->folded || g->weight) && c != REP_CMD_EXPORT)
-		return at_usage_error("--folded and --weight go with export, not with %s", name);
-	if (c == REP_CMD_EXPORT && !g->folded)
-		return at_usage_error("export needs an output format: --folded");
-	if (g->at && c == REP_CMD_EXPORT)
-		return at_usage_error("export takes --weight peak-bytes or leak-bytes, not --at");
+	if ((g->folded || g->pprof || g->weight) && c != REP_CMD_EXPORT)
+		return at_usage_error("--folded, --pprof and --weight go with export, not with %s",
+				      name);
+	if (c == REP_CMD_EXPORT && g->folded == g->pprof)
+		return at_usage_error("export needs one output format: --folded or --pprof");
+	if (g->pprof && g->weight)
+		return at_usage_error("--weight goes with --folded: a pprof profile holds every "
+				      "weight");
+	if (g->pprof && !g->at)
+		r->heap.moment = REP_AT_END; /* in use: at the end, unless --at heap-peak */
+	if (g->at && c == REP_CMD_EXPORT && r->heap.moment == REP_AT_TIME)
+		return at_usage_error("export --pprof takes --at heap-peak or end");
+	if (g->at && c == REP_CMD_EXPORT && g->folded)
+		return at_usage_error("export --folded takes --weight peak-bytes or leak-bytes, "
+				      "not --at");
 	return -1;
 }
 
@@ -140,10 +149,11 @@ static void usage(void)
 /* Fills r from argv. Returns -1 to go on, else the exit code (0 after --help). */
 static int parse_args(int argc, char **argv, struct rep_request *r)
 {
-	enum { OPT_FOLDED = 256, OPT_WEIGHT, OPT_DEBUG_DIR, OPT_PID, OPT_WINDOW, OPT_JSON, OPT_AT,
+	enum { OPT_FOLDED = 256, OPT_PPROF, OPT_WEIGHT, OPT_DEBUG_DIR, OPT_PID, OPT_WINDOW, OPT_JSON, OPT_AT,
 	       OPT_DOT, OPT_EVERY, OPT_CHURN, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "pprof", no_argument, NULL, OPT_PPROF },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "pid", required_argument, NULL, OPT_PID },
@@ -169,6 +179,10 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 		switch (c) {
 		case OPT_FOLDED:
 			g.folded = 1;
+			break;
+		case OPT_PPROF:
+			g.pprof = 1;
+			r->pprof = 1;
 			break;
 		case OPT_WEIGHT:
 			g.weight = 1;

@@ -266,6 +266,62 @@ check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
 run_cmd "$R" diff "$T/s.atz" "$T/s.atz"
 check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/out")" "0:(no site differs)"
 
+# --- pprof, read back by go tool pprof (Debian's golang-go) --------------------------------------
+# pprof_raw FILE: the samples of `go tool pprof -raw FILE`, one line per stack (summed over
+# processes): "ROOT;...;LEAF ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE", sorted.
+pprof_raw() {
+	HOME=$T go tool pprof -raw "$1" 2>"$T/pprof.err" | python3 -c '
+import re, sys
+text = sys.stdin.read()
+names = dict(re.findall(r"^ +(\d+): 0x0 (?:M=\d+ )?(\S+) :0 s=0$", text, re.M))
+tot = {}
+for m in re.finditer(r"^ +(\d+) +(\d+) +(\d+) +(\d+): ([\d ]+)$", text, re.M):
+    stack = ";".join(names[i] for i in reversed(m.group(5).split()))
+    t = tot.setdefault(stack, [0, 0, 0, 0])
+    for k in range(4):
+        t[k] += int(m.group(k + 1))
+for stack in sorted(tot):
+    print(stack, *tot[stack])
+'
+}
+if ! command -v go >/dev/null; then
+	fail "export --pprof: go tool pprof reads it" "go is not installed (make deps installs golang-go)"
+else
+	run_cmd "$R" export --pprof -o "$T/s.pb.gz" "$T/s.atz"
+	check_eq "report_sites: export --pprof -o FILE: exit 0, nothing said" "$rc:$(cat "$T/err")" "0:"
+	check_eq "report_sites: the profile is gzip'd" "$(head -c 2 "$T/s.pb.gz" | od -An -tx1 | tr -d ' ')" 1f8b
+	pprof_raw "$T/s.pb.gz" >"$T/got"
+	printf '%s\n' "$top;main;burst;malloc 20 1000000 0 0" "$top;main;churn;malloc 1000 64000 0 0" \
+		"$top;main;grow_table;calloc 1 4096 0 0" "$top;main;grow_table;realloc 1 8192 0 0" \
+		"$top;main;keep_blocks;malloc 10 10000 10 10000" >"$T/want"
+	check_file_eq "report_sites: go tool pprof -raw: each site's four values, in use at the end" \
+		"$T/got" "$T/want"
+	"$R" export --pprof --at heap-peak "$T/s.atz" >"$T/peak.pb.gz"
+	pprof_raw "$T/peak.pb.gz" >"$T/got"
+	printf '%s\n' "$top;main;burst;malloc 20 1000000 20 1000000" "$top;main;churn;malloc 1000 64000 0 0" \
+		"$top;main;grow_table;calloc 1 4096 1 4096" "$top;main;grow_table;realloc 1 8192 0 0" \
+		"$top;main;keep_blocks;malloc 10 10000 10 10000" >"$T/want"
+	check_file_eq "report_sites: export --pprof --at heap-peak: in use at the peak" "$T/got" "$T/want"
+	HOME=$T go tool pprof -top -sample_index=inuse_space -unit=B "$T/s.pb.gz" >"$T/top" 2>&1
+	check_eq "report_sites: go tool pprof -top: the leak, 10000 B in keep_blocks" \
+		"$(grep -c '^ *10000B  *100%  *100%  *10000B  *100%  malloc$' "$T/top"):$(grep -c ' 10000B  *100%  keep_blocks$' "$T/top")" "1:1"
+	# the random log, three processes: pprof's samples summed per site = the model's weights
+	"$R" export --pprof "$T/g1.log" >"$T/g1.pb.gz"
+	pprof_raw "$T/g1.pb.gz" >"$T/got"
+	for w in alloc-count alloc-bytes leak-bytes; do python3 "$M" export "$w" "$T/g1.log" >"$T/w.$w"; done
+	python3 - "$T/got" "$T/w.alloc-count" "$T/w.alloc-bytes" "$T/w.leak-bytes" >"$T/cmp" <<'PY'
+import sys
+got = {l.split()[0]: [int(v) for v in l.split()[1:]] for l in open(sys.argv[1])}
+for col, path in ((0, sys.argv[2]), (1, sys.argv[3]), (3, sys.argv[4])):
+    want = {l.split()[0]: int(l.split()[1]) for l in open(path)}
+    have = {k: v[col] for k, v in got.items() if v[col]}
+    assert have == want, (path, have, want)
+print("same")
+PY
+	check_eq "random log: pprof's alloc_objects, alloc_space and inuse_space = the model's" \
+		"$(cat "$T/cmp")" same
+fi
+
 # --- bad input ---------------------------------------------------------------------------------
 check_err "--every on a text log: said, exit 1" 1 \
 	"alloctap-report: $T/a.log: --every needs times, and this trace has none (a text log; record a binary trace, or use --churn)" \
@@ -322,6 +378,12 @@ usage_case "diff with one trace" "diff needs two traces, A and B (a file, or - f
 	diff "$T/a.log"
 usage_case "diff of stdin twice" "diff: only one of the traces can be standard input" diff - -
 usage_case "summary with two traces" "summary: one operand too many: b" summary a b
-usage_case "--weight with leaks" "--folded and --weight go with export, not with leaks" \
+usage_case "--pprof with --weight" "--weight goes with --folded: a pprof profile holds every weight" \
+	export --pprof --weight alloc-bytes "$T/a.log"
+usage_case "export --pprof --at 2" "export --pprof takes --at heap-peak or end" \
+	export --pprof --at 2 "$T/a.log"
+usage_case "export with both formats" "export needs one output format: --folded or --pprof" \
+	export --pprof --folded "$T/a.log"
+usage_case "--weight with leaks" "--folded, --pprof and --weight go with export, not with leaks" \
 	leaks --weight alloc-bytes "$T/a.log"
 finish
