@@ -16,6 +16,8 @@
 #include "export.h"
 #include "feed.h"
 #include "output.h"
+#include "layout.h"
+#include "lifetimes.h"
 #include "pprof.h"
 #include "tables.h"
 #include "tree.h"
@@ -25,7 +27,7 @@ extern char **environ;
 static const char *const command_names[] = {
 	[REP_CMD_SUMMARY] = "summary", [REP_CMD_PEAK] = "peak",     [REP_CMD_LEAKS] = "leaks",
 	[REP_CMD_SIZES] = "sizes",     [REP_CMD_TIMELINE] = "timeline", [REP_CMD_DIFF] = "diff",
-	[REP_CMD_EXPORT] = "export",
+	[REP_CMD_EXPORT] = "export",   [REP_CMD_LIFETIMES] = "lifetimes", [REP_CMD_LAYOUT] = "layout",
 };
 
 const char *rep_command_name(enum rep_command c)
@@ -163,6 +165,24 @@ static int heap_event(void *arg, const struct at_event *ev)
 	return rep_heap_event(arg, ev);
 }
 
+static int lifetimes_event(void *arg, const struct at_event *ev)
+{
+	return rep_lifetimes_event(arg, ev);
+}
+
+static int layout_event(void *arg, const struct at_event *ev)
+{
+	return rep_layout_event(arg, ev);
+}
+
+/* What watches the first trace's pass, besides the engine: the command's own. */
+struct watchers {
+	FILE *out;
+	struct rep_timeline timeline;
+	struct rep_lifetimes lifetimes;
+	struct rep_layout layout;
+};
+
 /* One trace read: its sites named by x, its pass in h (NULL: the plain folded export). */
 struct pass {
 	struct rep_export x;
@@ -171,11 +191,13 @@ struct pass {
 };
 
 /* Reads trace into p: through the engine when heap is set, else into the folded export alone.
- * A timeline, when given, watches the pass. 0, or -1 reported. */
+ * The command's watchers, when w is given, watch the pass. 0, or -1 reported. */
 static int read_trace(struct pass *p, const struct rep_request *r, const char *trace, int heap,
-		      struct rep_timeline *timeline)
+		      struct watchers *w)
 {
 	struct at_source src = { .kind = AT_SOURCE_TEXT };
+	rep_event_fn fn = heap_event;
+	void *fn_arg;
 	int fd = -1, rc = -1;
 
 	if (rep_export_init(&p->x, r->weight, r->debug_dir, on_problem, NULL) < 0) {
@@ -191,14 +213,24 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 			at_error("%s", strerror(errno));
 			return -1;
 		}
-		if (timeline && rep_timeline_start(timeline, p->h) < 0) {
+		if (w && r->command == REP_CMD_TIMELINE && rep_timeline_start(&w->timeline, p->h) < 0) {
 			at_error("a file for the series: %s", strerror(errno));
 			return -1;
 		}
 	}
 	if (rep_open_input(&src, trace, &fd) < 0)
 		return -1;
-	if (heap ? rep_feed_events(&src, &p->x, heap_event, p->h) : rep_feed(&src, &p->x))
+	fn_arg = p->h;
+	if (w && r->command == REP_CMD_LIFETIMES) {
+		rep_lifetimes_start(&w->lifetimes, p->h, w->out, r->annotate, &src.munged);
+		fn = lifetimes_event;
+		fn_arg = &w->lifetimes;
+	} else if (w && r->command == REP_CMD_LAYOUT) {
+		rep_layout_start(&w->layout, p->h, w->out, r->annotate, &src.munged);
+		fn = layout_event;
+		fn_arg = &w->layout;
+	}
+	if (heap ? rep_feed_events(&src, &p->x, fn, fn_arg) : rep_feed(&src, &p->x))
 		goto out;
 	if (heap) {
 		rep_heap_finish(p->h);
@@ -273,7 +305,9 @@ static int write_command(FILE *f, const struct rep_request *r, struct pass *a, s
 			weigh_sites(a, r->weight);
 		return rep_export_write(&a->x, f);
 	case REP_CMD_TIMELINE:
-		break;
+	case REP_CMD_LIFETIMES:
+	case REP_CMD_LAYOUT:
+		break; /* written as the pass went, and by end_watchers */
 	}
 	return 0;
 }
@@ -285,11 +319,32 @@ static int plain_export(const struct rep_request *r)
 	       (r->weight == REP_WEIGHT_ALLOC_COUNT || r->weight == REP_WEIGHT_ALLOC_BYTES);
 }
 
+/* Ends the watchers of the first pass: their last output. 0, or -1 reported. */
+static int end_watchers(struct watchers *w, const struct rep_request *r, struct pass *a,
+			const char *out_name)
+{
+	int rc = 0;
+
+	if (r->command == REP_CMD_TIMELINE)
+		rc = rep_timeline_end(&w->timeline, a->h);
+	else if (r->command == REP_CMD_LIFETIMES)
+		rc = rep_lifetimes_end(&w->lifetimes);
+	else if (r->command == REP_CMD_LAYOUT)
+		rc = rep_layout_end(&w->layout);
+	if (rc == 0)
+		return 0;
+	if (errno == ENOTSUP)
+		at_error("%s: --every needs times, and this trace has none (a text log; record a "
+			 "binary trace, or use --churn)", r->trace[0]);
+	else
+		at_error("%s: write error: %s", out_name, strerror(errno));
+	return -1;
+}
+
 int rep_run(const struct rep_request *r)
 {
 	struct pass a = { 0 }, b = { 0 };
-	struct rep_timeline timeline = { .every_ns = r->every_ns, .churn_bytes = r->churn_bytes,
-					 .top = r->top };
+	static struct watchers w; /* large (histograms): not on the stack */
 	struct out out;
 	int heap = !plain_export(r), rc = 1;
 
@@ -300,26 +355,25 @@ int rep_run(const struct rep_request *r)
 	}
 	if (open_out(&out, r) < 0)
 		return 1;
-	timeline.out = out.f;
-	if (read_trace(&a, r, r->trace[0], heap,
-		       r->command == REP_CMD_TIMELINE ? &timeline : NULL) < 0)
+	memset(&w, 0, sizeof(w));
+	w.out = out.f;
+	w.timeline = (struct rep_timeline){ .out = out.f, .every_ns = r->every_ns,
+					    .churn_bytes = r->churn_bytes, .top = r->top };
+	if (read_trace(&a, r, r->trace[0], heap, &w) < 0)
 		goto out;
 	if (r->command == REP_CMD_DIFF && read_trace(&b, r, r->trace[1], heap, NULL) < 0)
 		goto out;
-	if (r->command == REP_CMD_TIMELINE && rep_timeline_end(&timeline, a.h) < 0) {
-		if (errno == ENOTSUP)
-			at_error("%s: --every needs times, and this trace has none (a text log; "
-				 "record a binary trace, or use --churn)", r->trace[0]);
-		else
-			at_error("%s: write error: %s", out.name, strerror(errno));
+	if (end_watchers(&w, r, &a, out.name) < 0)
 		goto out;
-	}
 	if (write_command(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 || ferror(out.f)) {
 		at_error("%s: write error: %s", out.name, strerror(errno ? errno : EIO));
 		goto out;
 	}
 	rc = 0;
 out:
+	if (w.timeline.series)
+		fclose(w.timeline.series);
+	rep_layout_free(&w.layout);
 	if (close_out(&out) < 0)
 		rc = 1;
 	pass_free(&a);

@@ -19,6 +19,8 @@ enum rep_command {
 	REP_CMD_TIMELINE,
 	REP_CMD_DIFF,
 	REP_CMD_EXPORT,
+	REP_CMD_LIFETIMES,
+	REP_CMD_LAYOUT,
 };
 
 struct rep_request {
@@ -31,6 +33,7 @@ struct rep_request {
 	int pprof;                  /* export --pprof */
 	int json;                   /* summary --json */
 	int dot;                    /* peak --dot */
+	int annotate;               /* lifetimes, layout --annotate */
 	uint64_t every_ns;          /* timeline --every */
 	uint64_t churn_bytes;       /* timeline --churn */
 	size_t top;                 /* timeline --top */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "heap.h"
+#include "u64map.h"
 #include "weight.h"
 
 /* A live block, keyed by (pid, addr); addr 0: an empty entry. */
@@ -12,12 +13,8 @@ struct block {
 	uint64_t size;
 	uint32_t pid;
 	uint32_t site;
-};
-
-/* A map of non-zero 64-bit keys to values, open addressing, no deletion. */
-struct u64map {
-	uint64_t *key, *val;
-	size_t cap, count;
+	uint64_t seq;     /* the event that allocated it */
+	uint64_t time_ns; /* its time, 0: none */
 };
 
 struct rep_heap {
@@ -27,11 +24,11 @@ struct rep_heap {
 	size_t blocks_cap, blocks_count;
 	struct rep_site *sites;
 	size_t nsites, sites_cap;
-	struct u64map site_of;    /* (proc << 40 | entry) + 1 -> site */
+	struct rep_u64map site_of;    /* (proc << 40 | entry) + 1 -> site */
 	struct rep_proc *procs;
 	size_t nprocs, procs_cap;
-	struct u64map thread_last; /* (pid << 32 | tid) + 1 -> address its last event allocated */
-	struct u64map bucket_site; /* (bucket << 32 | site) + 1 -> bytes */
+	struct rep_u64map thread_last; /* (pid << 32 | tid) + 1 -> address its last event allocated */
+	struct rep_u64map bucket_site; /* (bucket << 32 | site) + 1 -> bytes */
 	struct rep_size_bucket buckets[REP_SIZE_BUCKETS];
 	uint64_t seq;              /* events applied */
 	uint64_t events;           /* selected */
@@ -43,72 +40,24 @@ struct rep_heap {
 	uint64_t peak_bytes, peak_blocks, peak_time_ns; /* of every selected process together */
 	rep_heap_tick_fn tick;
 	void *tick_arg;
+	rep_heap_block_fn on_block;
+	void *block_arg;
 };
 
-static uint64_t mix(uint64_t k)
+/* Tells the block watcher, if any, that b is allocated (released 0) or released. */
+static void tell(struct rep_heap *h, const struct block *b, int released)
 {
-	k ^= k >> 33;
-	k *= UINT64_C(0xff51afd7ed558ccd);
-	k ^= k >> 33;
-	return k;
-}
-
-static int map_grow(struct u64map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	uint64_t *key = calloc(cap, sizeof(*key)), *val = calloc(cap, sizeof(*val));
-
-	if (!key || !val) {
-		free(key);
-		free(val);
-		errno = ENOMEM;
-		return -1;
+	if (h->on_block) {
+		struct rep_block info = { b->pid, b->site, b->addr, b->size, b->seq, b->time_ns };
+		h->on_block(h->block_arg, &info, released);
 	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->key[i])
-			continue;
-		size_t j = mix(m->key[i]) & (cap - 1);
-		while (key[j])
-			j = (j + 1) & (cap - 1);
-		key[j] = m->key[i];
-		val[j] = m->val[i];
-	}
-	free(m->key);
-	free(m->val);
-	m->key = key;
-	m->val = val;
-	m->cap = cap;
-	return 0;
-}
-
-/* The value slot of k (inserted with value 0 when new); NULL on ENOMEM. */
-static uint64_t *map_slot(struct u64map *m, uint64_t k, int *is_new)
-{
-	if (2 * (m->count + 1) > m->cap && map_grow(m) < 0)
-		return NULL;
-	size_t i = mix(k) & (m->cap - 1);
-	while (m->key[i] && m->key[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	*is_new = !m->key[i];
-	if (*is_new) {
-		m->key[i] = k;
-		m->val[i] = 0;
-		m->count++;
-	}
-	return &m->val[i];
-}
-
-static void map_free(struct u64map *m)
-{
-	free(m->key);
-	free(m->val);
 }
 
 /* ---- live blocks ---------------------------------------------------------------------- */
 
 static size_t block_home(const struct rep_heap *h, uint32_t pid, uint64_t addr)
 {
-	return mix(addr ^ ((uint64_t)pid << 48)) & (h->blocks_cap - 1);
+	return rep_u64map_mix(addr ^ ((uint64_t)pid << 48)) & (h->blocks_cap - 1);
 }
 
 static int blocks_grow(struct rep_heap *h)
@@ -162,15 +111,16 @@ static void block_remove(struct rep_heap *h, struct block *b)
 	h->blocks_count--;
 }
 
-static int block_add(struct rep_heap *h, uint32_t pid, uint64_t addr, uint64_t size, uint32_t site)
+static int block_add(struct rep_heap *h, const struct at_event *ev, uint64_t size, uint32_t site)
 {
 	if (2 * (h->blocks_count + 1) > h->blocks_cap && blocks_grow(h) < 0)
 		return -1;
-	size_t i = block_home(h, pid, addr);
+	size_t i = block_home(h, ev->pid, ev->result);
 	while (h->blocks[i].addr)
 		i = (i + 1) & (h->blocks_cap - 1);
-	h->blocks[i] = (struct block){ addr, size, pid, site };
+	h->blocks[i] = (struct block){ ev->result, size, ev->pid, site, h->seq, ev->time_ns };
 	h->blocks_count++;
+	tell(h, &h->blocks[i], 0);
 	return 0;
 }
 
@@ -196,9 +146,9 @@ void rep_heap_free(struct rep_heap *h)
 	free(h->blocks);
 	free(h->sites);
 	free(h->procs);
-	map_free(&h->site_of);
-	map_free(&h->thread_last);
-	map_free(&h->bucket_site);
+	rep_u64map_free(&h->site_of);
+	rep_u64map_free(&h->thread_last);
+	rep_u64map_free(&h->bucket_site);
 	free(h);
 }
 
@@ -233,7 +183,7 @@ static int64_t site_of(struct rep_heap *h, const struct at_event *ev, uint32_t p
 
 	if (entry < 0)
 		return -1;
-	uint64_t *slot = map_slot(&h->site_of, ((uint64_t)proc << 40 | (uint64_t)entry) + 1, &is_new);
+	uint64_t *slot = rep_u64map_slot(&h->site_of, ((uint64_t)proc << 40 | (uint64_t)entry) + 1, &is_new);
 	if (!slot)
 		return -1;
 	if (!is_new)
@@ -271,6 +221,7 @@ static void release(struct rep_heap *h, struct rep_proc *p, struct block *b)
 {
 	struct rep_site *s = &h->sites[b->site];
 
+	tell(h, b, 1);
 	before_change(h, s);
 	s->live_bytes -= b->size;
 	s->live_blocks--;
@@ -283,17 +234,18 @@ static void release(struct rep_heap *h, struct rep_proc *p, struct block *b)
 	block_remove(h, b);
 }
 
-static unsigned size_bucket(uint64_t size)
+
+unsigned rep_bucket_of(uint64_t v)
 {
-	return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
 static int count_size(struct rep_heap *h, uint32_t site, uint64_t size)
 {
-	struct rep_size_bucket *b = &h->buckets[size_bucket(size)];
+	struct rep_size_bucket *b = &h->buckets[rep_bucket_of(size)];
 	int is_new;
-	uint64_t *bytes = map_slot(&h->bucket_site,
-				   ((uint64_t)size_bucket(size) << 32 | site) + 1, &is_new);
+	uint64_t *bytes = rep_u64map_slot(&h->bucket_site,
+				   ((uint64_t)rep_bucket_of(size) << 32 | site) + 1, &is_new);
 
 	if (!bytes)
 		return -1;
@@ -330,7 +282,7 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	if (old)
 		release(h, p, old);
 	before_change(h, s);
-	if (block_add(h, ev->pid, ev->result, size, (uint32_t)si) < 0)
+	if (block_add(h, ev, size, (uint32_t)si) < 0)
 		return -1;
 	s->live_bytes += size;
 	s->live_blocks++;
@@ -370,7 +322,7 @@ static int release_pointer(struct rep_heap *h, struct rep_proc *p, const struct 
 static int note_thread(struct rep_heap *h, const struct at_event *ev)
 {
 	int is_new;
-	uint64_t *last = map_slot(&h->thread_last, ((uint64_t)ev->pid << 32 | ev->tid) + 1, &is_new);
+	uint64_t *last = rep_u64map_slot(&h->thread_last, ((uint64_t)ev->pid << 32 | ev->tid) + 1, &is_new);
 
 	if (!last)
 		return -1;
@@ -506,6 +458,17 @@ void rep_heap_on_event(struct rep_heap *h, rep_heap_tick_fn fn, void *arg)
 {
 	h->tick = fn;
 	h->tick_arg = arg;
+}
+
+void rep_heap_on_block(struct rep_heap *h, rep_heap_block_fn fn, void *arg)
+{
+	h->on_block = fn;
+	h->block_arg = arg;
+}
+
+uint64_t rep_heap_seq(const struct rep_heap *h)
+{
+	return h->seq;
 }
 
 void rep_heap_reset_since(struct rep_heap *h)

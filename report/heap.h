@@ -69,6 +69,9 @@ struct rep_heap_options {
 	int sizes;                 /* keep the size histogram and its biggest site per bucket */
 };
 
+/* The log2 bucket of a value: 0 for 0, k for 2^(k-1) to 2^k - 1 (k = 1..64). */
+unsigned rep_bucket_of(uint64_t v);
+
 struct rep_size_bucket {
 	uint64_t count, bytes;
 	uint32_t top_site;  /* the site of most bytes in this bucket (valid when count > 0) */
@@ -99,6 +102,22 @@ uint64_t rep_heap_events_read(const struct rep_heap *h);
 int rep_heap_has_times(const struct rep_heap *h);
 /* The site's text: its folded line (callers root first, ';', the allocation function). */
 const char *rep_heap_site_text(const struct rep_heap *h, const struct rep_site *s, size_t *len);
+
+/* A block as it is allocated or released. */
+struct rep_block {
+	uint32_t pid, site;
+	uint64_t addr, size;
+	uint64_t seq;     /* the number of the event that allocated it (rep_heap_seq then) */
+	uint64_t time_ns; /* that event's time (trace clock), 0: none */
+};
+
+/* Block watchers: called inside rep_heap_event as each block is allocated (released 0) or
+ * released (released 1: by a free, a realloc, or a new block at its address, which is
+ * released first). A realloc releases its old block before it allocates the new one. */
+typedef void (*rep_heap_block_fn)(void *arg, const struct rep_block *b, int released);
+void rep_heap_on_block(struct rep_heap *h, rep_heap_block_fn fn, void *arg);
+/* The number of the event being applied (or last applied), from 1, among the events read. */
+uint64_t rep_heap_seq(const struct rep_heap *h);
 
 /* Timeline snapshots: called for each event before it is applied (NULL: none). A callback
  * that prints site figures resets since_allocs and since_frees with rep_heap_reset_since. */

@@ -14,6 +14,7 @@
 #include "usage.h"
 
 #define PROGRAM "alloctap-report"
+#define COMMANDS "summary, peak, leaks, sizes, timeline, lifetimes, layout, diff or export"
 
 /* A decimal number of seconds ("2", "0.25", ".5") into ns, to the nanosecond; more than nine
  * decimals are refused rather than rounded. 0, or -1 for anything else or past 2^64-1 ns. */
@@ -94,7 +95,7 @@ static int parse_at(const char *s, struct rep_heap_options *o)
 
 /* Options given, to check that each goes with the command. */
 struct given {
-	int json, at, dot, every, churn, top, folded, pprof, weight, output;
+	int json, at, dot, every, churn, top, folded, pprof, weight, output, annotate, hist;
 };
 
 /* The command's operands and the options it takes. -1 to go on, else the exit code. */
@@ -113,6 +114,12 @@ static int check_command(struct rep_request *r, const struct given *g, int nops,
 	r->trace[1] = ntraces == 2 ? ops[1] : NULL;
 	if (ntraces == 2 && strcmp(ops[0], "-") == 0 && strcmp(ops[1], "-") == 0)
 		return at_usage_error("diff: only one of the traces can be standard input");
+	if (g->annotate && c != REP_CMD_LIFETIMES && c != REP_CMD_LAYOUT)
+		return at_usage_error("--annotate goes with lifetimes and layout, not with %s", name);
+	if (g->hist && c != REP_CMD_LIFETIMES)
+		return at_usage_error("--hist goes with lifetimes, not with %s", name);
+	if (g->hist && g->annotate)
+		return at_usage_error("lifetimes takes one of --annotate and --hist");
 	if (g->json && c != REP_CMD_SUMMARY)
 		return at_usage_error("--json goes with summary, not with %s", name);
 	if ((g->at || g->dot) && c != REP_CMD_PEAK && !(g->at && g->pprof))
@@ -149,11 +156,13 @@ static void usage(void)
 /* Fills r from argv. Returns -1 to go on, else the exit code (0 after --help). */
 static int parse_args(int argc, char **argv, struct rep_request *r)
 {
-	enum { OPT_FOLDED = 256, OPT_PPROF, OPT_WEIGHT, OPT_DEBUG_DIR, OPT_PID, OPT_WINDOW, OPT_JSON, OPT_AT,
+	enum { OPT_FOLDED = 256, OPT_PPROF, OPT_ANNOTATE, OPT_HIST, OPT_WEIGHT, OPT_DEBUG_DIR, OPT_PID, OPT_WINDOW, OPT_JSON, OPT_AT,
 	       OPT_DOT, OPT_EVERY, OPT_CHURN, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "pprof", no_argument, NULL, OPT_PPROF },
+		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+		{ "hist", no_argument, NULL, OPT_HIST },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "pid", required_argument, NULL, OPT_PID },
@@ -179,6 +188,13 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 		switch (c) {
 		case OPT_FOLDED:
 			g.folded = 1;
+			break;
+		case OPT_ANNOTATE:
+			g.annotate = 1;
+			r->annotate = 1;
+			break;
+		case OPT_HIST:
+			g.hist = 1;
 			break;
 		case OPT_PPROF:
 			g.pprof = 1;
@@ -257,11 +273,9 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 		}
 	}
 	if (optind >= argc)
-		return at_usage_error("no command: summary, peak, leaks, sizes, timeline, diff or "
-				      "export");
+		return at_usage_error("no command: %s", COMMANDS);
 	if (rep_command_parse(argv[optind], &r->command) < 0)
-		return at_usage_error("unknown command %s (summary, peak, leaks, sizes, timeline, "
-				      "diff or export)", argv[optind]);
+		return at_usage_error("unknown command %s (%s)", argv[optind], COMMANDS);
 	return check_command(r, &g, argc - optind - 1, argv + optind + 1);
 }
 

@@ -211,6 +211,17 @@ int rep_write_leaks(FILE *out, const struct rep_heap *h)
 	return finish_output(out);
 }
 
+void rep_bucket_label(unsigned k, char *buf, size_t size)
+{
+	if (k == 0)
+		snprintf(buf, size, "0");
+	else if (k == 64)
+		snprintf(buf, size, "%" PRIu64 "-%" PRIu64, UINT64_C(1) << 63, UINT64_MAX);
+	else
+		snprintf(buf, size, "%" PRIu64 "-%" PRIu64, UINT64_C(1) << (k - 1),
+			 (UINT64_C(1) << k) - 1);
+}
+
 int rep_write_sizes(FILE *out, const struct rep_heap *h)
 {
 	const struct rep_size_bucket *b = rep_heap_size_buckets(h);
@@ -223,13 +234,7 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h)
 		char range[48];
 		if (!b[k].count)
 			continue;
-		if (k == 0)
-			snprintf(range, sizeof(range), "0");
-		else if (k == 64)
-			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, UINT64_C(1) << 63, UINT64_MAX);
-		else
-			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, UINT64_C(1) << (k - 1),
-				 (UINT64_C(1) << k) - 1);
+		rep_bucket_label(k, range, sizeof(range));
 		fprintf(out, "%-41s %10" PRIu64 " %14" PRIu64 "  ", range, b[k].count, b[k].bytes);
 		put_site(out, h, &sites[b[k].top_site]);
 	}

@@ -21,6 +21,8 @@ int rep_write_summary(FILE *out, const struct rep_heap *h);
 int rep_write_summary_json(FILE *out, const struct rep_heap *h);
 /* leaks: what is live at the end, per site, most bytes first: BYTES BLOCKS SITE. */
 int rep_write_leaks(FILE *out, const struct rep_heap *h);
+/* The label of a log2 bucket (heap.h): "0", "1-1", "2-3", ... */
+void rep_bucket_label(unsigned k, char *buf, size_t size);
 /* sizes: per log2 bucket of the bytes asked, calls, bytes, and the site of most bytes. */
 int rep_write_sizes(FILE *out, const struct rep_heap *h);
 

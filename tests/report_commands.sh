@@ -69,6 +69,17 @@ model_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 150
 model_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 -- \
 	leaks --window :0.001 "$T/g1.atz"
 
+# lifetimes and layout --annotate: line for line the model's (written from CMT's description)
+python3 "$M" gen-tidy 3 3000 >"$T/t3.log"
+python3 "$M" gen-tidy 4 2000 >"$T/t4.log"
+for log in t3.log t4.log g1.log; do
+	model_case "$log: lifetimes --annotate" lifetimes "$T/$log" -- lifetimes --annotate "$T/$log"
+done
+for log in t3.log t4.log; do
+	model_case "$log: layout --annotate (blocks that never overlap: pages exact)" \
+		layout "$T/$log" -- layout --annotate "$T/$log"
+done
+
 # --- a small log, the outputs written out by hand -------------------------------------------
 cat >"$T/a.log" <<'EOF'
 1 1 malloc(100)=0x1000
@@ -153,6 +164,55 @@ check_cmd "timeline --every 1: snapshots at 1 s, 2 s and the end" 0 "$T/want" ""
 	"$R" timeline --every 1 "$T/a.atz"
 run_cmd "$R" timeline --every 1 --top 1 "$T/a.atz"
 check_eq "timeline --top 1: one site per snapshot" "$(grep -c '^ ' "$T/out")" 6
+cat >"$T/want" <<'EOF'
+1 1 malloc(100)=0x1000
+1 1 malloc(50)=0x2000
+1 1 free(0x2000)                                  # 50 bytes, allocated 1 lines ago, 250000000 ns
+1 2 calloc(10,20)=0x3000
+1 1 realloc(0x1000,300)=0x4000                    # 100 bytes, allocated 4 lines ago, 1000000000 ns
+1 2 free(0x9999)
+1 2 malloc(1000)=0x5000
+1 2 free(0x5000)                                  # 1000 bytes, allocated 1 lines ago, 250000000 ns
+1 1 malloc(70)=0x0
+2 7 malloc(64)=0x1000
+2 7 malloc(16)=0x2000
+2 7 free(0x1000)                                  # 64 bytes, allocated 2 lines ago, 500000000 ns
+EOF
+check_cmd "lifetimes --annotate of a binary trace: lifetimes in lines and ns" 0 "$T/want" "" -- \
+	"$R" lifetimes --annotate "$T/a.atz"
+cat >"$T/want" <<'EOF'
+blocks freed: 4; still live at the end: 3; temporary: 2
+== lifetime in events (rows) by bytes asked (columns), blocks
+events \ bytes                  32-63       64-127     512-1023
+1-1                                 1            0            1
+2-3                                 0            1            0
+4-7                                 0            1            0
+== lifetime in ns (rows) by bytes asked (columns), blocks
+ns \ bytes                      32-63       64-127     512-1023
+134217728-268435455                 1            0            1
+268435456-536870911                 0            1            0
+536870912-1073741823                0            1            0
+EOF
+check_cmd "lifetimes (--hist): lifetimes by size, in events and ns" 0 "$T/want" "" -- \
+	"$R" lifetimes --hist "$T/a.atz"
+head -n 6 "$T/want" >"$T/want_text"
+check_cmd "lifetimes of a text log: in events only" 0 "$T/want_text" "" -- "$R" lifetimes "$T/a.log"
+cat >"$T/want" <<'EOF'
+blocks placed: 7
+== gap to the block below (bytes), blocks placed
+none                                2
+2048-4095                           4
+4096-8191                           1
+== gap to the block above (bytes), blocks placed
+none                                7
+pages in use (4096 bytes): 3 at the end, for 516 live bytes
+most pages in use: 4 after event 11, for 580 live bytes (3.54% of their bytes)
+EOF
+check_cmd "layout: gaps and pages" 0 "$T/want" "" -- "$R" layout "$T/a.log"
+build/alloctap-munge -qq "$T/a.log" -o "$T/a.munged"
+run_cmd "$R" lifetimes --annotate "$T/a.munged"
+check_eq "lifetimes --annotate of a munged log: its lines with slots" "$(sed -n 3p "$T/out")" \
+	"$(printf '%-50s# %s' '1 1 free(#2)' '50 bytes, allocated 1 lines ago')"
 printf '1 1 calloc(1,8)=0x10\n1 1 malloc(0)=0x20\n2 2 malloc(0)=0x20\n' >"$T/zero.log"
 cat >"$T/want" <<'EOF'
 size (bytes asked)                             calls          bytes  site of most bytes
@@ -384,6 +444,11 @@ usage_case "export --pprof --at 2" "export --pprof takes --at heap-peak or end" 
 	export --pprof --at 2 "$T/a.log"
 usage_case "export with both formats" "export needs one output format: --folded or --pprof" \
 	export --pprof --folded "$T/a.log"
+usage_case "--annotate with leaks" "--annotate goes with lifetimes and layout, not with leaks" \
+	leaks --annotate "$T/a.log"
+usage_case "--hist with layout" "--hist goes with lifetimes, not with layout" layout --hist "$T/a.log"
+usage_case "--hist and --annotate" "lifetimes takes one of --annotate and --hist" \
+	lifetimes --hist --annotate "$T/a.log"
 usage_case "--weight with leaks" "--folded, --pprof and --weight go with export, not with leaks" \
 	leaks --weight alloc-bytes "$T/a.log"
 finish

@@ -16,6 +16,13 @@ live blocks in dicts, and prints what a command should print, in the program's f
   report_model.py sizes LOG                     sizes
   report_model.py timeline LOG CHURN TOP        timeline --churn CHURN --top TOP
   report_model.py diff A B                      diff
+  report_model.py gen-tidy SEED N               a random log whose live blocks never overlap
+  report_model.py lifetimes LOG                 lifetimes --annotate
+  report_model.py layout LOG                    layout --annotate
+
+The annotations follow Compact Memory Traces' description of lifetimes.py and overhead.py
+(the note at column 50: "# S bytes, allocated N lines ago"; "prev P, gap G, next N, gap G,
+pages [A, B], K more pages"), with pages counted one by one here.
 """
 import random
 import re
@@ -81,6 +88,130 @@ def gen(seed, n):
             out.append('%d %d realloc(%s,%d)=%s' % (pid, tid, hex(p) if p else '0', size,
                                                     hex(res)))
     return '\n'.join(out) + '\n'
+
+
+def gen_tidy(seed, n):
+    """Blocks laid out one after another (16-byte aligned, sometimes a page apart), never
+    reused while live; realloc in place only to shrink."""
+    rnd = random.Random(seed)
+    top = {1001: 0x7f0000000000, 1002: 0x7e0000000000}
+    live = {1001: {}, 1002: {}}
+    out = []
+    for _ in range(n):
+        pid = rnd.choice([1001, 1001, 1002])
+        tid = pid + rnd.choice([0, 1])
+        blocks = live[pid]
+        size = rnd.choice([0, 1, 8, 24, 100, 1000, 4000, 4096, 9000, 70000])
+
+        def place(size):
+            a = (top[pid] + 15) & ~15
+            top[pid] = a + size + rnd.choice([0, 0, 16, 4096, 3 * 4096])
+            return a
+        r = rnd.random()
+        if r < 0.45 or not blocks:
+            func = rnd.choice(['malloc', 'malloc', 'calloc', 'memalign'])
+            res = place(size)
+            if func == 'calloc':
+                args = '1,%d' % size
+            elif func == 'memalign':
+                args = '16,%d' % size
+            else:
+                args = '%d' % size
+            blocks[res] = size
+            out.append('%d %d %s(%s)=%s' % (pid, tid, func, args, hex(res)))
+        elif r < 0.8:
+            p = rnd.choice(sorted(blocks))
+            del blocks[p]
+            out.append('%d %d free(%s)' % (pid, tid, hex(p)))
+        else:
+            p = rnd.choice(sorted(blocks))
+            old = blocks.pop(p)
+            if rnd.random() < 0.1:
+                out.append('%d %d realloc(%s,0)=0' % (pid, tid, hex(p)))
+                continue
+            res = p if size <= old and rnd.random() < 0.5 else place(size)
+            blocks[res] = size
+            out.append('%d %d realloc(%s,%d)=%s' % (pid, tid, hex(p), size, hex(res)))
+    return '\n'.join(out) + '\n'
+
+
+def raw_line(pid, tid, func, args, res):
+    ptr_first = func in ('free', 'realloc')
+    text = ','.join(hex(a) if (k == 0 and ptr_first) else str(a) for k, a in enumerate(args))
+    line = '%d %d %s(%s)' % (pid, tid, func, text)
+    return line if func == 'free' else line + '=' + hex(res)
+
+
+def annotated(line, note):
+    if not note:
+        return line
+    return line + ' ' * (50 - len(line) if len(line) < 49 else 1) + '# ' + note
+
+
+def annotate(events, layout):
+    blocks = {}  # (pid, addr) -> (size, line)
+    pages = {}   # (pid, page) -> blocks touching it
+    out = []
+
+    def span(addr, size):
+        return addr >> 12, (addr + max(size, 1) - 1) >> 12
+
+    def where(pid, addr, size):
+        below = [(a, blocks[(p, a)][0]) for (p, a) in blocks if p == pid and a < addr]
+        above = [a for (p, a) in blocks if p == pid and a > addr]
+        w = []
+        if below:
+            a, sz = max(below)
+            w.append('prev %s, gap %d' % (hex(a), addr - (a + sz)))
+        else:
+            w.append('prev none')
+        if above:
+            w.append('next %s, gap %d' % (hex(min(above)), min(above) - (addr + size)))
+        else:
+            w.append('next none')
+        w.append('pages [%d, %d]' % span(addr, size))
+        return ', '.join(w)
+
+    def touch(pid, addr, size, d):
+        first, last = span(addr, size)
+        changed = 0
+        for pg in range(first, last + 1):
+            c = pages.get((pid, pg), 0) + d
+            if (d > 0 and c == 1) or (d < 0 and c == 0):
+                changed += 1
+            if c:
+                pages[(pid, pg)] = c
+            else:
+                pages.pop((pid, pg), None)
+        return changed * d
+
+    for line_no, (pid, tid, func, args, res) in enumerate(events, 1):
+        old = None
+        place = None
+        delta = 0
+        if func in ('free', 'realloc'):
+            failed = func == 'realloc' and res == 0 and args[1] != 0
+            if args[0] and not failed and (pid, args[0]) in blocks:
+                size, at = blocks.pop((pid, args[0]))
+                old = (size, line_no - at)
+                place = where(pid, args[0], size)
+                delta += touch(pid, args[0], size, -1)
+        if func != 'free' and res:
+            size = asked(func, args)
+            if (pid, res) in blocks:  # a block still live at that address: released first
+                osize, _ = blocks.pop((pid, res))
+                delta += touch(pid, res, osize, -1)
+            place = where(pid, res, size)
+            blocks[(pid, res)] = (size, line_no)
+            delta += touch(pid, res, size, +1)
+        note = ''
+        if old:
+            note = '%d bytes, allocated %d lines ago' % old
+        if layout and place:
+            note = (note + ', ' if note else '') + '%s, %d %s pages' % (
+                place, abs(delta), 'fewer' if delta < 0 else 'more')
+        out.append(annotated(raw_line(pid, tid, func, args, res), note))
+    print('\n'.join(out))
 
 
 def parse(path):
@@ -372,6 +503,12 @@ def cmd_diff(a, b):
 
 def main(argv):
     cmd = argv[1]
+    if cmd == 'gen-tidy':
+        sys.stdout.write(gen_tidy(int(argv[2]), int(argv[3])))
+        return
+    if cmd in ('lifetimes', 'layout'):
+        annotate(parse(argv[2]), cmd == 'layout')
+        return
     if cmd == 'gen':
         sys.stdout.write(gen(int(argv[2]), int(argv[3])))
         return

@@ -1,0 +1,18 @@
+/* annotate.c: trace lines with notes (annotate.h). */
+#include "annotate.h"
+#include "text.h"
+
+void rep_put_annotated(FILE *out, const struct at_event *ev, int munged, const char *note)
+{
+	char line[AT_LINE_MAX];
+	size_t n = munged ? at_format_munged(line, ev) : at_format_raw(line, ev);
+
+	if (n && line[n - 1] == '\n')
+		n--;
+	fwrite(line, 1, n, out);
+	if (note && note[0]) {
+		size_t pad = n < REP_NOTE_COLUMN - 1 ? REP_NOTE_COLUMN - n : 1;
+		fprintf(out, "%*s# %s", (int)pad, "", note);
+	}
+	fputc('\n', out);
+}

@@ -1,0 +1,126 @@
+/* lifetimes.c: lifetimes of blocks, annotated or as histograms (lifetimes.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "annotate.h"
+#include "lifetimes.h"
+#include "tables.h"
+
+/* Whether ev released b by its own pointer: a free or realloc of b's address. */
+static int released_by(const struct at_event *ev, const struct rep_block *b)
+{
+	return ev && (ev->func == AT_FREE || ev->func == AT_REALLOC) && ev->pid == b->pid &&
+	       ev->arg[0] == b->addr;
+}
+
+static void on_block(void *arg, const struct rep_block *b, int released)
+{
+	struct rep_lifetimes *l = arg;
+
+	if (!released || !released_by(l->ev, b))
+		return;
+	uint64_t ago = rep_heap_seq(l->h) - b->seq;
+	unsigned size = rep_bucket_of(b->size);
+	int timed = l->ev->time_ns && b->time_ns;
+	uint64_t ns = timed && l->ev->time_ns > b->time_ns ? l->ev->time_ns - b->time_ns : 0;
+
+	l->freed++;
+	l->by_events[rep_bucket_of(ago)][size]++;
+	if (timed) {
+		l->timed++;
+		l->by_ns[rep_bucket_of(ns)][size]++;
+	}
+	if (!l->annotate)
+		return;
+	int n = snprintf(l->note, sizeof(l->note), "%" PRIu64 " bytes, allocated %" PRIu64
+			 " lines ago", b->size, ago);
+	if (timed && n > 0 && (size_t)n < sizeof(l->note))
+		snprintf(l->note + n, sizeof(l->note) - (size_t)n, ", %" PRIu64 " ns", ns);
+}
+
+void rep_lifetimes_start(struct rep_lifetimes *l, struct rep_heap *h, FILE *out, int annotate,
+			 const int *munged)
+{
+	memset(l, 0, sizeof(*l));
+	l->out = out;
+	l->annotate = annotate;
+	l->munged = munged;
+	l->h = h;
+	rep_heap_on_block(h, on_block, l);
+}
+
+int rep_lifetimes_event(struct rep_lifetimes *l, const struct at_event *ev)
+{
+	uint64_t before = rep_heap_events(l->h);
+
+	l->ev = ev;
+	l->note[0] = '\0';
+	int rc = rep_heap_event(l->h, ev);
+	l->ev = NULL;
+	if (rc == 0 && l->annotate && rep_heap_events(l->h) != before) /* selected */
+		rep_put_annotated(l->out, ev, *l->munged == 1, l->note);
+	return rc;
+}
+
+/* One table: rows of lifetime buckets, columns of size buckets, both only where counted. */
+static void put_table(FILE *out, uint64_t t[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS],
+		      const char *unit)
+{
+	int cols[REP_SIZE_BUCKETS] = { 0 };
+	char label[48];
+
+	for (unsigned r = 0; r < REP_SIZE_BUCKETS; r++)
+		for (unsigned c = 0; c < REP_SIZE_BUCKETS; c++)
+			cols[c] |= t[r][c] != 0;
+	fprintf(out, "%-24s", unit);
+	for (unsigned c = 0; c < REP_SIZE_BUCKETS; c++)
+		if (cols[c]) {
+			rep_bucket_label(c, label, sizeof(label));
+			fprintf(out, " %12s", label);
+		}
+	fputc('\n', out);
+	for (unsigned r = 0; r < REP_SIZE_BUCKETS; r++) {
+		uint64_t any = 0;
+		for (unsigned c = 0; c < REP_SIZE_BUCKETS; c++)
+			any |= t[r][c];
+		if (!any)
+			continue;
+		rep_bucket_label(r, label, sizeof(label));
+		fprintf(out, "%-24s", label);
+		for (unsigned c = 0; c < REP_SIZE_BUCKETS; c++)
+			if (cols[c])
+				fprintf(out, " %12" PRIu64, t[r][c]);
+		fputc('\n', out);
+	}
+}
+
+int rep_lifetimes_end(struct rep_lifetimes *l)
+{
+	const struct rep_proc *procs;
+	size_t n = rep_heap_procs(l->h, &procs);
+	uint64_t live = 0, temps = 0;
+
+	if (l->annotate)
+		return fflush(l->out) == 0 && !ferror(l->out) ? 0 : -1;
+	for (size_t i = 0; i < n; i++) {
+		live += procs[i].live_blocks;
+		temps += procs[i].temps;
+	}
+	fprintf(l->out, "blocks freed: %" PRIu64 "; still live at the end: %" PRIu64
+		"; temporary: %" PRIu64 "\n", l->freed, live, temps);
+	if (l->freed) {
+		fputs("== lifetime in events (rows) by bytes asked (columns), blocks\n", l->out);
+		put_table(l->out, l->by_events, "events \\ bytes");
+	}
+	if (l->timed) {
+		fputs("== lifetime in ns (rows) by bytes asked (columns), blocks\n", l->out);
+		put_table(l->out, l->by_ns, "ns \\ bytes");
+	}
+	if (fflush(l->out) != 0 || ferror(l->out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}

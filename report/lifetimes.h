@@ -1,0 +1,40 @@
+/* lifetimes.h: how long blocks live (alloctap-report lifetimes), watching a pass (heap.h).
+ *
+ * A block's lifetime runs from the event that allocated it to the free or realloc of its
+ * address that released it: in events (lines of the trace: 1 when the very next event freed
+ * it) and, when the trace has times, in ns. With annotate, every event is written back as its
+ * trace line, each free and realloc of a live block followed by the note
+ * "# S bytes, allocated N lines ago" (Compact Memory Traces' lifetimes.py), then ", T ns"
+ * when the trace has times. Without it, at the end: histograms of lifetimes (log2 buckets of
+ * events, and of ns) against the size asked (log2 buckets), the blocks still live at the end,
+ * and the temporary allocations (heaptrack's rule: freed by the very next event of their
+ * thread). */
+#ifndef ALLOCTAP_REPORT_LIFETIMES_H
+#define ALLOCTAP_REPORT_LIFETIMES_H
+
+#include <stdio.h>
+
+#include "heap.h"
+
+struct rep_lifetimes {
+	FILE *out;
+	int annotate;
+	const int *munged;             /* the source's: 1 once its lines are munged */
+	struct rep_heap *h;
+	const struct at_event *ev;     /* the event being applied */
+	char note[128];
+	uint64_t by_events[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS]; /* [lifetime][size] */
+	uint64_t by_ns[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS];
+	uint64_t freed, timed;
+};
+
+/* Watches h's blocks; writes to out. */
+void rep_lifetimes_start(struct rep_lifetimes *l, struct rep_heap *h, FILE *out, int annotate,
+			 const int *munged);
+/* Applies ev to the pass (rep_heap_event), then writes its line when annotating. 0, or -1
+ * with errno as rep_heap_event. */
+int rep_lifetimes_event(struct rep_lifetimes *l, const struct at_event *ev);
+/* After the pass: the histograms (without annotate). 0, or -1 with errno on a write error. */
+int rep_lifetimes_end(struct rep_lifetimes *l);
+
+#endif
