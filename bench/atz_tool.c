@@ -133,7 +133,8 @@ static int convert(const char *in, const char *out, enum at_sink_format format, 
 	struct at_sink_options opt = {
 		.format = format, .munged = src.munged == 1,
 		.atz = { .host = "atz_tool", .start_ns = 1, .level = level, .major = major,
-			 .flags = at_stack_relay_flags(&src) },
+			 .flags = at_stack_relay_flags(&src),
+			 .minor = major == 1 ? 0 : at_stack_relay_minor(&src) },
 	};
 	t.sink = &sink;
 	t.src = &src;

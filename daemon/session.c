@@ -17,6 +17,7 @@
 #include "convert.h"
 #include "display.h"
 #include "prim.h"
+#include "rss.h"
 #include "session.h"
 #include "signals.h"
 #include "targets.h"
@@ -45,6 +46,7 @@ static void write_record(void *arg, const struct at_record *rec)
 	struct at_event ev;
 
 	at_record_to_event(rec, d->pagesize, &ev);
+	at_pidset_add(&d->written, ev.pid);
 	if (at_pidset_add(&d->seen, ev.pid)) {
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
 		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
@@ -181,18 +183,18 @@ static int load_bpf(struct at_session *d)
 
 int at_session_open(struct at_session *d)
 {
-	/* a binary trace with --stacks is 2.0 (event times, stacks, mappings); without, 1.1 as
-	 * before (process change records), which every 1.x reader reads */
+	/* a binary trace with --stacks is 2.1 (event times, stacks, mappings, RSS records);
+	 * without, 1.1 as before (process change records), which every 1.x reader reads */
 	struct at_sink_options out = {
 		.format = d->opt.format,
 		.atz = { .major = d->opt.stacks ? AT_ATZ_VERSION_MAJOR : 1,
-			 .minor = d->opt.stacks ? AT_ATZ_VERSION_MINOR : AT_ATZ_V1_MINOR },
+			 .minor = d->opt.stacks ? AT_ATZ_V2_MINOR : AT_ATZ_V1_MINOR },
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	d->child.go_fd = -1;
 	d->events.fd = -1;
-	if (at_pidset_init(&d->seen) < 0 ||
+	if (at_pidset_init(&d->seen) < 0 || at_pidset_init(&d->written) < 0 ||
 	    at_processes_init(&d->procs, d->opt.format == AT_SINK_ATZ) < 0 ||
 	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
@@ -268,6 +270,15 @@ static int tick(struct at_session *d)
 	return 0;
 }
 
+/* RSS records of the processes seen, into a 2.1 binary trace (the only format that has
+ * them). */
+static void take_rss(struct at_session *d)
+{
+	if (d->opt.format == AT_SINK_ATZ && d->opt.stacks)
+		d->rss_records += at_rss_sample(&d->written, d->pagesize, &d->sink);
+	d->last_rss_ms = at_now_ms();
+}
+
 /* The signals the loop polls. 0 to go on, -1 after a failed reopen. */
 static int take_signals(struct at_session *d)
 {
@@ -285,6 +296,7 @@ static int take_signals(struct at_session *d)
 		/* the mark goes after every event numbered before the signal */
 		at_reorder_mark(&d->reorder, at_sig_stats_seq);
 		at_sig_stats = 0;
+		take_rss(d);
 	}
 	if (at_sig_child) {
 		at_sig_child = 0;
@@ -333,6 +345,8 @@ int at_session_run(struct at_session *d)
 			return -1;
 		uint64_t now = at_now_ms();
 
+		if (now - d->last_rss_ms >= AT_RSS_PERIOD_MS)
+			take_rss(d);
 		if (now - last_tick >= TICK_MS) {
 			last_tick = now;
 			if (tick(d))
@@ -430,6 +444,7 @@ int at_session_close(struct at_session *d, int status)
 	alloctap__destroy(d->skel);
 	at_reorder_free(&d->reorder);
 	at_pidset_free(&d->seen);
+	at_pidset_free(&d->written);
 	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
 		at_error("cannot write to %s: %s", at_sink_name(&d->sink),
 			 strerror(at_sink_error(&d->sink)));

@@ -50,7 +50,11 @@ struct at_session {
 	struct at_sink sink;
 	struct at_lost lost;
 	struct at_stacks stacks;    /* --stacks */
-	struct at_pidset seen;      /* processes seen, for the summary and SIGUSR1 */
+	struct at_pidset seen;      /* processes seen, for the summary, SIGUSR1 and RSS records */
+	struct at_pidset written;   /* processes with an event written: RSS is sampled from then
+				     * on (before, a launched child is still the daemon's copy) */
+	uint64_t last_rss_ms;       /* when RSS was last sampled (rss.h) */
+	uint64_t rss_records;
 	struct at_probed probed;    /* the files probed, and for which process */
 	struct at_processes procs;  /* the processes traced now, and their change records */
 	struct at_follow follow;    /* ptrace, once a process is followed */

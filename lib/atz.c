@@ -215,7 +215,7 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	if (!w)
 		return NULL;
 	w->major = major;
-	w->minor = major == 1 ? opt->minor : AT_ATZ_VERSION_MINOR;
+	w->minor = opt->minor; /* 1.0 or 1.1; 2.0 or 2.1 */
 	w->tail = atz_tail_of(major, opt->flags);
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
@@ -668,6 +668,29 @@ int at_atz_append_mapping(struct at_atz_writer *w, const struct at_mapping *m)
 	if (pl)
 		put_bytes(w, m->path, pl);
 	w->st.mappings++;
+	return 0;
+}
+
+int at_atz_append_rss(struct at_atz_writer *w, const struct at_rss *m)
+{
+	uint8_t payload[3 * 10];
+	size_t n = 0;
+
+	if (w->major < 2 || w->minor < 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	n += atz_put_varint(payload + n, m->pid);
+	n += atz_put_varint(payload + n, m->time_ns);
+	n += atz_put_varint(payload + n, m->bytes);
+	if (reserve(w, 1 + 10 + n) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	put_byte(w, ATZ_OP_RSS);
+	put_varint(w, n);
+	put_bytes(w, payload, n);
+	w->st.rss++;
 	return 0;
 }
 

@@ -19,9 +19,11 @@
 #include "stack.h"
 
 /* The version writers write by default (2.0: event times, stacks, mappings). Readers read
- * 1.0, 1.1 and 2.0. */
+ * 1.0, 1.1, 2.0 and 2.1 (RSS records). */
 #define AT_ATZ_VERSION_MAJOR 2
 #define AT_ATZ_VERSION_MINOR 0
+/* The newest 2.x: 2.1 adds RSS records (at_atz_options.minor = 1). */
+#define AT_ATZ_V2_MINOR 1
 /* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
 #define AT_ATZ_V1_MINOR 1
 
@@ -66,6 +68,13 @@ struct at_atz_process {
 	size_t args_len;
 };
 
+/* An RSS record (2.1): the resident set of a process at a time. */
+struct at_rss {
+	uint32_t pid;
+	uint64_t time_ns; /* the events' clock (CLOCK_MONOTONIC) */
+	uint64_t bytes;   /* resident bytes: /proc/PID/statm's resident pages times the page size */
+};
+
 /* The stream header. */
 struct at_atz_header {
 	unsigned major, minor;
@@ -83,7 +92,8 @@ struct at_atz_options {
 	unsigned major;       /* 0: AT_ATZ_VERSION_MAJOR (2); 1: a 1.x trace without times,
 			       * stacks or mappings, which 1.x readers read */
 	unsigned minor;       /* 1.x: 0 writes 1.0, 1 writes 1.1 (needed for process change
-			       * records). 2.x holds all 1.1 holds: 0 or 1 both write 2.0 */
+			       * records). 2.x holds all 1.1 holds: 0 writes 2.0, 1 writes 2.1
+			       * (needed for RSS records) */
 };
 
 /* Counters of a writer or reader. */
@@ -97,6 +107,7 @@ struct at_atz_stats {
 	uint64_t processes;     /* process change records appended / decoded */
 	uint64_t stacks;        /* stack records appended / decoded (over every frame read) */
 	uint64_t mappings;      /* mapping records appended / decoded */
+	uint64_t rss;           /* RSS records appended / decoded */
 };
 
 /* ---- writer ---------------------------------------------------------------------------- */
@@ -138,6 +149,9 @@ int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s);
  * bytes are kept) from file offset, build_id_len <= AT_BUILD_ID_MAX. 0, or -1 with errno
  * (EINVAL for a 1.x trace or start > end or a build-id too long). */
 int at_atz_append_mapping(struct at_atz_writer *w, const struct at_mapping *m);
+/* Appends an RSS record (a 2.1 trace: major 2, minor 1). 0, or -1 with errno (EINVAL for
+ * another version, the output unharmed). */
+int at_atz_append_rss(struct at_atz_writer *w, const struct at_rss *m);
 /* Ends the current lz4 block and writes it out, so everything appended so far survives a
  * crash of the writer. Cheap when little was appended. 0, or -1 with errno. */
 int at_atz_flush(struct at_atz_writer *w);
@@ -184,6 +198,9 @@ typedef void (*at_atz_stack_fn)(void *arg, const struct at_stack *s);
 typedef void (*at_atz_mapping_fn)(void *arg, const struct at_mapping *m);
 void at_atz_reader_on_stack(struct at_atz_reader *r, at_atz_stack_fn fn, void *arg);
 void at_atz_reader_on_mapping(struct at_atz_reader *r, at_atz_mapping_fn fn, void *arg);
+/* RSS records (2.1) likewise. */
+typedef void (*at_atz_rss_fn)(void *arg, const struct at_rss *m);
+void at_atz_reader_on_rss(struct at_atz_reader *r, at_atz_rss_fn fn, void *arg);
 /* Events recorded as lost immediately before the event at_atz_next just returned. */
 uint64_t at_atz_lost_before(const struct at_atz_reader *r);
 /* The stream header (the first frame's), or NULL if it could not be read. */

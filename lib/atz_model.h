@@ -40,6 +40,7 @@
 				    * executable bytes, NUL, command line bytes (1.1) */
 #define ATZ_OP_STACK        0xC3 /* 2.x payload: varint id, pid, count, flags, first pc, then
 				  * zigzag(pc[i] - pc[i-1]) for each further frame */
+#define ATZ_OP_RSS          0xC5 /* 2.1 payload: varint pid, time, bytes */
 #define ATZ_OP_MAPPING      0xC4 /* 2.x payload: varint pid, start, end, offset, build-id
 				  * length, build-id bytes, path bytes */
 

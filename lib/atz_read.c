@@ -79,6 +79,8 @@ struct at_atz_reader {
 	void *on_stack_arg;
 	at_atz_mapping_fn on_mapping;
 	void *on_mapping_arg;
+	at_atz_rss_fn on_rss;
+	void *on_rss_arg;
 	struct at_stack stack;      /* the stack record being handed to on_stack */
 	char path[AT_ATZ_NAME_MAX + 1]; /* the mapping path being handed to on_mapping */
 };
@@ -361,7 +363,7 @@ static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 	if (p[4] != 1 && p[4] != AT_ATZ_VERSION_MAJOR)
 		return fail(r, AT_ATZ_ERR_VERSION, "trace format version %u.%u is %s this reader's "
 			    "(%u.%u): %s", p[4], p[5], p[4] > AT_ATZ_VERSION_MAJOR ? "newer than" :
-			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_VERSION_MINOR,
+			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_V2_MINOR,
 			    p[4] > AT_ATZ_VERSION_MAJOR ? "use a newer alloctap" : "not supported");
 	p += 6;
 	if ((rc = atz_get_varint(&p, end, &flags)) || (rc = atz_get_varint(&p, end, &start)) ||
@@ -693,6 +695,23 @@ static int get_mapping(struct at_atz_reader *r, const uint8_t *p, const uint8_t 
 	return 0;
 }
 
+/* The payload of an RSS record (2.1), [p, end). 0, or -1 when it is malformed. */
+static int get_rss(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t v[3];
+
+	for (unsigned i = 0; i < 3; i++)
+		if (atz_get_varint(&p, end, &v[i]))
+			return corrupt(r, "bad number in an RSS record");
+	if (v[0] > UINT32_MAX)
+		return corrupt(r, "RSS record with a pid above 2^32-1");
+	struct at_rss m = { .pid = (uint32_t)v[0], .time_ns = v[1], .bytes = v[2] };
+	r->st.rss++;
+	if (r->on_rss)
+		r->on_rss(r->on_rss_arg, &m);
+	return 0;
+}
+
 /* A length-prefixed record: kinds this version knows are checked, others skipped. */
 static int get_sized(struct at_atz_reader *r, uint8_t op)
 {
@@ -712,6 +731,12 @@ static int get_sized(struct at_atz_reader *r, uint8_t op)
 		return rc < 0 ? -1 : ran_out(r);
 	p = r->buf + r->pos + head;
 	end = p + n;
+	if (r->frame_major >= 2 && op == ATZ_OP_RSS) {
+		if (get_rss(r, p, end) < 0)
+			return -1;
+		r->pos += head + n;
+		return 0;
+	}
 	if (op == ATZ_OP_PROCESS_CHANGE ||
 	    (r->frame_major >= 2 && (op == ATZ_OP_STACK || op == ATZ_OP_MAPPING))) {
 		if ((op == ATZ_OP_PROCESS_CHANGE ? get_process_change(r, p, end)
@@ -972,6 +997,12 @@ void at_atz_reader_on_stack(struct at_atz_reader *r, at_atz_stack_fn fn, void *a
 {
 	r->on_stack = fn;
 	r->on_stack_arg = arg;
+}
+
+void at_atz_reader_on_rss(struct at_atz_reader *r, at_atz_rss_fn fn, void *arg)
+{
+	r->on_rss = fn;
+	r->on_rss_arg = arg;
 }
 
 void at_atz_reader_on_mapping(struct at_atz_reader *r, at_atz_mapping_fn fn, void *arg)

@@ -1,4 +1,4 @@
-/* atz_relay.c: stack and mapping records from a source to a sink (atz_relay.h). */
+/* atz_relay.c: stack, mapping and RSS records from a source to a sink (atz_relay.h). */
 #include <string.h>
 
 #include "atz_relay.h"
@@ -53,6 +53,19 @@ static void relay_mapping(void *arg, const struct at_mapping *m)
 		r->mappings++;
 }
 
+static void relay_rss(void *arg, const struct at_rss *m)
+{
+	struct at_stack_relay *r = arg;
+
+	if (r->no_rss || !relay_admits(r))
+		return;
+	struct at_sink_record rec = { .kind = AT_SINK_RSS, .rss = *m };
+	if (at_sink_put_record(r->sink, &rec) < 0)
+		r->failed = 1;
+	else
+		r->rss++;
+}
+
 void at_stack_relay_attach(struct at_stack_relay *r, struct at_source *src,
 			   struct at_sink *sink)
 {
@@ -60,12 +73,22 @@ void at_stack_relay_attach(struct at_stack_relay *r, struct at_source *src,
 	r->sink = sink;
 	at_source_on_stack(src, relay_stack, r);
 	at_source_on_mapping(src, relay_mapping, r);
+	at_source_on_rss(src, relay_rss, r);
 }
 
 void at_stack_relay_detach(struct at_source *src)
 {
 	at_source_on_stack(src, NULL, NULL);
 	at_source_on_mapping(src, NULL, NULL);
+	at_source_on_rss(src, NULL, NULL);
+}
+
+unsigned at_stack_relay_minor(const struct at_source *src)
+{
+	if (src->kind != AT_SOURCE_BINARY || !src->atz)
+		return 0;
+	const struct at_atz_header *h = at_atz_reader_header(src->atz);
+	return h && h->major == 2 && h->minor >= 1 ? 1 : 0;
 }
 
 unsigned at_stack_relay_flags(const struct at_source *src)

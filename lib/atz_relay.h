@@ -1,4 +1,5 @@
-/* atz_relay.h: passes the stack and mapping records of a source on to a sink, in stream order.
+/* atz_relay.h: passes the stack, mapping and RSS records of a source on to a sink, in stream
+ * order.
  *
  * A program that converts a trace (munge, atz_tool encode) reads events from a source and puts
  * them into a sink; the relay forwards the stack and mapping records met in between, before
@@ -20,6 +21,9 @@ struct at_stack_relay {
 	uint32_t offset;  /* output id - input id in the current input frame */
 	uint32_t stacks;  /* stack records put into the sink */
 	uint64_t mappings;
+	uint64_t rss;
+	int no_rss;       /* set by the caller: RSS records are dropped (a munge that numbers
+			   * processes anew, so the records' pids would name no process) */
 	int failed;       /* a put failed: the sink holds the error (or ready's) */
 	/* Called before each record is put (NULL: none), so a program that starts its sink at
 	 * the first event can start it earlier; non-zero marks the relay failed. */
@@ -39,6 +43,9 @@ void at_stack_relay_detach(struct at_source *src);
 /* The AT_ATZ_FLAG_NO_TIMES and AT_ATZ_FLAG_NO_STACKS flags an output of src's events takes:
  * both for text and 1.x traces (they have neither), a 2.x trace's own otherwise. */
 unsigned at_stack_relay_flags(const struct at_source *src);
+/* The minor version a 2.x output of src's records takes: 1 (2.1) when src is a 2.1 trace,
+ * which may hold RSS records, else 0. */
+unsigned at_stack_relay_minor(const struct at_source *src);
 
 /* The output id of an input event's stack id (0 stays 0). */
 static inline uint32_t at_stack_relay_id(const struct at_stack_relay *r, uint32_t id)

@@ -152,6 +152,8 @@ static int put_record(struct at_atz_writer *w, const struct at_sink_record *r)
 		return at_atz_append_stack(w, r->stack);
 	case AT_SINK_MAPPING:
 		return at_atz_append_mapping(w, r->mapping);
+	case AT_SINK_RSS:
+		return at_atz_append_rss(w, &r->rss);
 	}
 	errno = EINVAL;
 	return -1;
@@ -165,8 +167,11 @@ int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 		return fail(s, EINVAL);
 	if (r->kind == AT_SINK_LOST)
 		s->lost += r->lost.events;
-	if ((r->kind == AT_SINK_STACK || r->kind == AT_SINK_MAPPING) && s->opt.atz.major == 1)
-		return 0; /* 1.x holds neither */
+	if ((r->kind == AT_SINK_STACK || r->kind == AT_SINK_MAPPING || r->kind == AT_SINK_RSS) &&
+	    s->opt.atz.major == 1)
+		return 0; /* 1.x holds none of them */
+	if (r->kind == AT_SINK_RSS && s->opt.atz.minor < 1)
+		return 0; /* nor does 2.0 */
 	return s->atz ? put_record(s->atz, r) : 0;
 }
 

@@ -44,7 +44,7 @@ struct at_sink_options {
 };
 
 /* Records besides events: a text sink writes none of them (and counts none as events); a
- * binary sink of 1.x writes no stack or mapping record (the format has none). A new kind is a
+ * binary sink of 1.x writes no stack, mapping or RSS record (the format has none). A new kind is a
  * new enum value, a member of the union, and a case in sink.c's put_record. */
 enum at_sink_record_kind {
 	AT_SINK_LOST = 0, /* events lost at this point of the stream */
@@ -53,6 +53,7 @@ enum at_sink_record_kind {
 	AT_SINK_PROCESS_CHANGE, /* a process starts, executes a new image or ends */
 	AT_SINK_STACK,    /* a call stack, before the first event that refers to it (2.x) */
 	AT_SINK_MAPPING,  /* an executable mapping of a process, for symbolizing stacks (2.x) */
+	AT_SINK_RSS,      /* the resident set of a process at a time (2.x) */
 };
 
 struct at_sink_record {
@@ -73,6 +74,7 @@ struct at_sink_record {
 		struct at_atz_process change; /* strings copied before at_sink_put_record returns */
 		const struct at_stack *stack;     /* copied before at_sink_put_record returns */
 		const struct at_mapping *mapping; /* likewise, its path included */
+		struct at_rss rss;
 	};
 };
 

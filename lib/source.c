@@ -189,6 +189,12 @@ void at_source_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg)
 		at_atz_reader_on_mapping(s->atz, fn, arg);
 }
 
+void at_source_on_rss(struct at_source *s, at_atz_rss_fn fn, void *arg)
+{
+	if (s->kind == AT_SOURCE_BINARY && s->atz)
+		at_atz_reader_on_rss(s->atz, fn, arg);
+}
+
 void at_source_report(const struct at_source *s)
 {
 	if (s->kind == AT_SOURCE_BINARY) {

@@ -44,6 +44,8 @@ int at_source_next(struct at_source *s, struct at_event *ev);
  * never calls them. at_source_next gives time_ns and stack 0 for text and 1.x traces. */
 void at_source_on_stack(struct at_source *s, at_atz_stack_fn fn, void *arg);
 void at_source_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg);
+/* RSS records (2.1) likewise. */
+void at_source_on_rss(struct at_source *s, at_atz_rss_fn fn, void *arg);
 /* Prints the last error: "PROGRAM: FILE:LINE: reason" for text, "PROGRAM: FILE: reason" for
  * binary input. */
 void at_source_report(const struct at_source *s);

@@ -49,7 +49,8 @@ static int start_atz(struct event_run *r)
 		.atz = { .level = 9,
 			 .host = h ? h->host : "", /* a text log does not say where it was recorded */
 			 .start_ns = h ? h->start_ns : 0,
-			 .flags = at_stack_relay_flags(r->src) }, /* times and stacks if it has */
+			 .flags = at_stack_relay_flags(r->src), /* times and stacks if it has */
+			 .minor = at_stack_relay_minor(r->src) }, /* 2.1 from 2.1: RSS records */
 	};
 
 	if (at_sink_start(r->sink, &o) < 0)
@@ -309,6 +310,7 @@ int at_convert_run(struct at_source *src, struct at_munge *m, struct at_sink *si
 		refuse_munged(&r);
 	} else if (opt->binary || start_text(&r) == 0) {
 		at_stack_relay_attach(&r.relay, src, sink);
+		r.relay.no_rss = m != NULL; /* munged pids are numbered anew */
 		r.relay.ready = ready_for_record;
 		r.relay.ready_arg = &r;
 		rc = read_events(&r);

@@ -165,6 +165,20 @@ static int heap_event(void *arg, const struct at_event *ev)
 	return rep_heap_event(arg, ev);
 }
 
+/* An RSS record: to the engine; a failure (ENOMEM) is kept for the end of the pass. */
+struct rss_feed {
+	struct rep_heap *h;
+	int failed;
+};
+
+static void heap_rss(void *arg, const struct at_rss *m)
+{
+	struct rss_feed *f = arg;
+
+	if (!f->failed && rep_heap_rss(f->h, m) < 0)
+		f->failed = errno;
+}
+
 static int lifetimes_event(void *arg, const struct at_event *ev)
 {
 	return rep_lifetimes_event(arg, ev);
@@ -197,6 +211,7 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 {
 	struct at_source src = { .kind = AT_SOURCE_TEXT };
 	rep_event_fn fn = heap_event;
+	struct rss_feed rss = { p->h, 0 };
 	void *fn_arg;
 	int fd = -1, rc = -1;
 
@@ -221,6 +236,9 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 	if (rep_open_input(&src, trace, &fd) < 0)
 		return -1;
 	fn_arg = p->h;
+	rss.h = p->h;
+	if (heap)
+		at_source_on_rss(&src, heap_rss, &rss);
 	if (w && r->command == REP_CMD_LIFETIMES) {
 		rep_lifetimes_start(&w->lifetimes, p->h, w->out, r->annotate, &src.munged);
 		fn = lifetimes_event;
@@ -232,8 +250,19 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 	}
 	if (heap ? rep_feed_events(&src, &p->x, fn, fn_arg) : rep_feed(&src, &p->x))
 		goto out;
+	if (rss.failed) {
+		at_error("%s: %s", src.name, strerror(rss.failed));
+		goto out;
+	}
 	if (heap) {
 		rep_heap_finish(p->h);
+		uint64_t rss_peak, rss_at;
+		rep_heap_rss_peak(p->h, &rss_peak, &rss_at);
+		if (r->heap.moment == REP_AT_RSS_PEAK && !rss_peak && r->command == REP_CMD_PEAK) {
+			at_error("%s: --at rss-peak: the trace has no RSS records (alloctapd writes "
+				 "them into binary traces taken with --stacks)", src.name);
+			goto out;
+		}
 		if (r->heap.have_window && rep_heap_events_read(p->h) && !rep_heap_has_times(p->h)) {
 			at_error("%s: --window needs times, and this trace has none (a text log; "
 				 "record a binary trace: alloctapd -f binary)", src.name);
@@ -284,7 +313,9 @@ static int write_command(FILE *f, const struct rep_request *r, struct pass *a, s
 		snprintf(what, sizeof(what), "%" PRIu64 ".%06" PRIu64 " s",
 			 r->heap.moment_ns / 1000000000u, r->heap.moment_ns % 1000000000u / 1000u);
 	else
-		snprintf(what, sizeof(what), "%s", r->heap.moment == REP_AT_PEAK ? "heap peak" : "end");
+		snprintf(what, sizeof(what), "%s", r->heap.moment == REP_AT_PEAK     ? "heap peak"
+						   : r->heap.moment == REP_AT_RSS_PEAK ? "RSS peak"
+										       : "end");
 
 	switch (r->command) {
 	case REP_CMD_SUMMARY:

@@ -36,6 +36,9 @@ struct rep_heap {
 	uint64_t first_time_ns;
 	int have_first_time, has_times, moment_taken, finished;
 	uint64_t moment_seq;
+	int rss_pending;           /* REP_AT_RSS_PEAK: a new peak, the moment at its time */
+	uint64_t rss_pending_ns;
+	uint64_t rss_now, rss_peak, rss_peak_time_ns;
 	uint64_t live_bytes, live_blocks;
 	uint64_t peak_bytes, peak_blocks, peak_time_ns; /* of every selected process together */
 	rep_heap_tick_fn tick;
@@ -365,6 +368,11 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
 
 	if (ev->func >= AT_FUNC_COUNT || !selected(h, ev))
 		return 0;
+	if (h->rss_pending && (!ev->time_ns || rep_heap_time_of(h, ev) > h->rss_pending_ns)) {
+		h->rss_pending = 0;
+		h->moment_taken = 1; /* the values before this event, as for a time */
+		h->moment_seq = h->seq;
+	}
 	if (h->o.moment == REP_AT_TIME && !h->moment_taken && ev->time_ns &&
 	    rep_heap_time_of(h, ev) > h->o.moment_ns) {
 		h->moment_taken = 1; /* the values before this event */
@@ -400,12 +408,59 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
 	return allocate(h, p, proc, ev);
 }
 
+int rep_heap_rss(struct rep_heap *h, const struct at_rss *m)
+{
+	uint32_t proc;
+
+	if (m->time_ns && !h->have_first_time) { /* a record before the first event */
+		h->have_first_time = 1;
+		h->has_times = 1;
+		h->first_time_ns = m->time_ns;
+	}
+	if (h->o.have_pid && m->pid != h->o.pid)
+		return 0;
+	uint64_t t = m->time_ns > h->first_time_ns ? m->time_ns - h->first_time_ns : 0;
+	if (h->o.have_window && (t < h->o.window_from_ns || t > h->o.window_to_ns))
+		return 0;
+	struct rep_proc *p = proc_of(h, m->pid, &proc);
+	if (!p)
+		return -1;
+	h->rss_now = h->rss_now - p->rss_bytes + m->bytes;
+	p->rss_bytes = m->bytes;
+	p->rss_samples++;
+	if (m->bytes > p->rss_peak_bytes) {
+		p->rss_peak_bytes = m->bytes;
+		p->rss_peak_time_ns = t;
+	}
+	if (h->rss_now > h->rss_peak) {
+		h->rss_peak = h->rss_now;
+		h->rss_peak_time_ns = t;
+		if (h->o.moment == REP_AT_RSS_PEAK) {
+			h->rss_pending = 1;
+			h->rss_pending_ns = t;
+		}
+	}
+	return 0;
+}
+
+void rep_heap_rss_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *time_ns)
+{
+	*bytes = h->rss_peak;
+	*time_ns = h->rss_peak_time_ns;
+}
+
+uint64_t rep_heap_rss_now(const struct rep_heap *h)
+{
+	return h->rss_now;
+}
+
 void rep_heap_finish(struct rep_heap *h)
 {
 	if (h->finished)
 		return;
 	h->finished = 1;
-	if (h->o.moment != REP_AT_TIME || !h->moment_taken) {
+	if (h->rss_pending || (h->o.moment != REP_AT_TIME && h->o.moment != REP_AT_RSS_PEAK) ||
+	    !h->moment_taken) {
 		h->moment_taken = 1; /* the end, or a time past the last event */
 		h->moment_seq = h->seq;
 	}

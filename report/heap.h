@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "atz.h"
 #include "event.h"
 #include "export.h"
 
@@ -50,6 +51,8 @@ struct rep_proc {
 	uint64_t peak_time_ns;                /* from the trace's first event */
 	uint64_t temps, unknown_frees;
 	uint64_t first_time_ns, last_time_ns; /* 1 + ns from the trace's first event; 0: no times */
+	uint64_t rss_samples, rss_bytes;      /* RSS records, the last one's bytes */
+	uint64_t rss_peak_bytes, rss_peak_time_ns;
 };
 
 /* The moment --at names. */
@@ -57,6 +60,7 @@ enum rep_moment_kind {
 	REP_AT_PEAK = 0, /* each process's heap peak (the peak figures) */
 	REP_AT_END,      /* the end of the trace (what is live then) */
 	REP_AT_TIME,     /* a time from the first event */
+	REP_AT_RSS_PEAK, /* when the RSS of the selected processes together was at its most */
 };
 
 struct rep_heap_options {
@@ -87,6 +91,19 @@ void rep_heap_free(struct rep_heap *h);
 /* One event of the trace, in order. 0, or -1 with errno: ENOENT for a stack never defined,
  * ENOMEM. Events of other processes, or outside the window, are passed over. */
 int rep_heap_event(struct rep_heap *h, const struct at_event *ev);
+
+/* An RSS record of the trace (2.1), in stream order: the process's resident bytes at its
+ * time. Records of other processes, or outside the window, are passed over. With the moment
+ * REP_AT_RSS_PEAK, a record that raises the RSS of the selected processes together (the
+ * sum of each one's last record) moves the moment to it: the values before the first event
+ * stamped after the record. 0, or -1 on ENOMEM. */
+int rep_heap_rss(struct rep_heap *h, const struct at_rss *m);
+/* The RSS peak of the selected processes together: bytes (0: no RSS records), ns from the
+ * first event. */
+void rep_heap_rss_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *time_ns);
+/* The RSS of the selected processes together now: the sum of each one's last record; 0: no
+ * record yet. */
+uint64_t rep_heap_rss_now(const struct rep_heap *h);
 
 /* Ends the pass: values at the peak and the moment are completed. Call once. */
 void rep_heap_finish(struct rep_heap *h);

@@ -79,11 +79,13 @@ static int parse_window(const char *s, struct rep_heap_options *o)
 	return o->window_from_ns <= o->window_to_ns ? 0 : -1;
 }
 
-/* --at heap-peak|end|SECONDS. */
+/* --at heap-peak|rss-peak|end|SECONDS. */
 static int parse_at(const char *s, struct rep_heap_options *o)
 {
 	if (strcmp(s, "heap-peak") == 0 || strcmp(s, "peak") == 0)
 		o->moment = REP_AT_PEAK;
+	else if (strcmp(s, "rss-peak") == 0)
+		o->moment = REP_AT_RSS_PEAK;
 	else if (strcmp(s, "end") == 0)
 		o->moment = REP_AT_END;
 	else if (parse_seconds(s, &o->moment_ns) == 0)
@@ -140,7 +142,8 @@ static int check_command(struct rep_request *r, const struct given *g, int nops,
 				      "weight");
 	if (g->pprof && !g->at)
 		r->heap.moment = REP_AT_END; /* in use: at the end, unless --at heap-peak */
-	if (g->at && c == REP_CMD_EXPORT && r->heap.moment == REP_AT_TIME)
+	if (g->at && c == REP_CMD_EXPORT && r->heap.moment != REP_AT_PEAK &&
+	    r->heap.moment != REP_AT_END)
 		return at_usage_error("export --pprof takes --at heap-peak or end");
 	if (g->at && c == REP_CMD_EXPORT && g->folded)
 		return at_usage_error("export --folded takes --weight peak-bytes or leak-bytes, "
@@ -228,11 +231,9 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 			break;
 		case OPT_AT:
 			g.at = 1;
-			if (strcmp(optarg, "rss-peak") == 0)
-				return at_usage_error("--at rss-peak: traces hold no RSS records yet; "
-						      "use heap-peak, end or SECONDS");
 			if (parse_at(optarg, &r->heap) < 0)
-				return at_usage_error("--at needs heap-peak, end or SECONDS, not: %s",
+				return at_usage_error("--at needs heap-peak, rss-peak, end or SECONDS, "
+						      "not: %s",
 						      optarg);
 			break;
 		case OPT_DOT:

@@ -114,7 +114,13 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 			put_seconds(out, p->peak_time_ns);
 		}
 		fputc('\n', out);
-		fprintf(out, "peak rss bytes: unknown (the trace has no RSS records)\n");
+		if (p->rss_samples) {
+			fprintf(out, "peak rss bytes: %" PRIu64 " at ", p->rss_peak_bytes);
+			put_seconds(out, p->rss_peak_time_ns);
+			fputc('\n', out);
+		} else {
+			fprintf(out, "peak rss bytes: unknown (the trace has no RSS records of it)\n");
+		}
 		fprintf(out, "final live bytes: %" PRIu64 " in %" PRIu64 " blocks\n", p->live_bytes,
 			p->live_blocks);
 		fprintf(out, "temporary allocations: %" PRIu64 "\n", p->temps);
@@ -144,7 +150,12 @@ static void json_figures(FILE *out, const struct rep_proc *p, int times)
 		fprintf(out, "%" PRIu64, p->peak_time_ns);
 	else
 		fputs("null", out);
-	fprintf(out, ",\"peak_rss_bytes\":null,\"final_live_bytes\":%" PRIu64
+	if (p->rss_samples)
+		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":%" PRIu64,
+			p->rss_peak_bytes, p->rss_peak_time_ns);
+	else
+		fputs(",\"peak_rss_bytes\":null,\"peak_rss_time_ns\":null", out);
+	fprintf(out, ",\"final_live_bytes\":%" PRIu64
 		",\"final_live_blocks\":%" PRIu64 ",\"temporary_allocations\":%" PRIu64
 		",\"failed_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64,
 		p->live_bytes, p->live_blocks, p->temps, p->failed, p->unknown_frees);
@@ -165,6 +176,7 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 		all.temps += p->temps;
 		all.failed += p->failed;
 		all.unknown_frees += p->unknown_frees;
+		all.rss_samples += p->rss_samples;
 		if (!all.first_time_ns || (p->first_time_ns && p->first_time_ns < all.first_time_ns))
 			all.first_time_ns = p->first_time_ns;
 		if (p->last_time_ns > all.last_time_ns)
@@ -172,6 +184,7 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 	}
 	rep_heap_live(h, &all.live_bytes, &all.live_blocks);
 	rep_heap_peak(h, &all.peak_bytes, &all.peak_blocks, &all.peak_time_ns);
+	rep_heap_rss_peak(h, &all.rss_peak_bytes, &all.rss_peak_time_ns);
 	fprintf(out, "{\"processes\":%zu,", n);
 	json_figures(out, &all, times);
 	fputs(",\"per_process\":[", out);
@@ -264,9 +277,14 @@ static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns,
 	} else {
 		fprintf(t->out, "%" PRIu64 " events", event);
 	}
-	fprintf(t->out, ": %" PRIu64 " bytes live in %" PRIu64 " blocks\n", live, blocks);
+	uint64_t rss = rep_heap_rss_now(h);
+	fprintf(t->out, ": %" PRIu64 " bytes live in %" PRIu64 " blocks", live, blocks);
+	if (rss)
+		fprintf(t->out, ", RSS %" PRIu64 " bytes", rss);
+	fputc('\n', t->out);
 	if (t->series)
-		fprintf(t->series, "%" PRIu64 " %" PRIu64 "\n", t->every_ns ? at_ns : event, live);
+		fprintf(t->series, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			t->every_ns ? at_ns : event, live, rss);
 	uint32_t *idx = sorted_sites(h, SIZE_MAX, since_of, &count);
 	if (!idx) {
 		t->failed = errno;
@@ -339,17 +357,21 @@ int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h)
 		return -1;
 	}
 	snapshot(t, h, t->last_ns, rep_heap_events(h)); /* the end */
-	fprintf(t->out, "== series (%s, live bytes)\n", t->every_ns ? "seconds" : "event");
+	fprintf(t->out, "== series (%s, live bytes, RSS bytes)\n", t->every_ns ? "seconds" : "event");
 	rewind(t->series);
 	while (fgets(line, sizeof(line), t->series)) {
-		uint64_t a, b;
-		if (sscanf(line, "%" SCNu64 " %" SCNu64, &a, &b) != 2)
+		uint64_t a, b, c;
+		if (sscanf(line, "%" SCNu64 " %" SCNu64 " %" SCNu64, &a, &b, &c) != 3)
 			continue;
 		if (t->every_ns)
 			put_seconds(t->out, a);
 		else
 			fprintf(t->out, "%" PRIu64, a);
-		fprintf(t->out, " %" PRIu64 "\n", b);
+		fprintf(t->out, " %" PRIu64, b);
+		if (c)
+			fprintf(t->out, " %" PRIu64 "\n", c);
+		else
+			fputs(" -\n", t->out);
 	}
 	fclose(t->series);
 	t->series = NULL;

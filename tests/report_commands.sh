@@ -105,7 +105,7 @@ calls calloc: 1
 calls realloc: 1
 calls free: 3
 peak live bytes: 1500 in 3 blocks
-peak rss bytes: unknown (the trace has no RSS records)
+peak rss bytes: unknown (the trace has no RSS records of it)
 final live bytes: 500 in 2 blocks
 temporary allocations: 2
 failed allocations: 1
@@ -116,7 +116,7 @@ duration: unknown (the trace has no times)
 calls malloc: 2
 calls free: 1
 peak live bytes: 80 in 2 blocks
-peak rss bytes: unknown (the trace has no RSS records)
+peak rss bytes: unknown (the trace has no RSS records of it)
 final live bytes: 16 in 1 blocks
 temporary allocations: 0
 failed allocations: 0
@@ -131,7 +131,7 @@ calls calloc: 1
 calls realloc: 1
 calls free: 3
 peak live bytes: 1500 in 3 blocks at 1.500000 s
-peak rss bytes: unknown (the trace has no RSS records)
+peak rss bytes: unknown (the trace has no RSS records of it)
 final live bytes: 500 in 2 blocks
 temporary allocations: 2
 failed allocations: 1
@@ -155,10 +155,10 @@ cat >"$T/want" <<'EOF'
          200        1          0          0          1          0        1  calloc
           16        1          2          1          2          1        2  malloc
            0        0          1          0          4          3        1  malloc
-== series (seconds, live bytes)
-1.000000 s 300
-2.000000 s 500
-2.750000 s 516
+== series (seconds, live bytes, RSS bytes)
+1.000000 s 300 -
+2.000000 s 500 -
+2.750000 s 516 -
 EOF
 check_cmd "timeline --every 1: snapshots at 1 s, 2 s and the end" 0 "$T/want" "" -- \
 	"$R" timeline --every 1 "$T/a.atz"
@@ -277,8 +277,9 @@ check_eq "report_sites: leaks: nothing else" "$(head -n 1 "$T/out"):$(wc -l <"$T
 	"live at the end: 10000 bytes in 10 blocks, 1 sites:3"
 run_cmd "$R" summary --json "$T/s.atz"
 sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9]*/"peak_live_time_ns":P/g' \
+	-e 's/"peak_rss_bytes":[0-9]*,"peak_rss_time_ns":[0-9]*/"peak_rss_bytes":R/g' \
 	-e 's/"pid":[0-9]*/"pid":N/' "$T/out" >"$T/got"
-fig='"events":2053,"duration_ns":D,"calls":{"malloc":1030,"calloc":1,"realloc":1,"free":1021},"peak_live_bytes":1014096,"peak_live_blocks":31,"peak_live_time_ns":P,"peak_rss_bytes":null,"final_live_bytes":10000,"final_live_blocks":10,"temporary_allocations":1001,"failed_allocations":0,"unknown_frees":0'
+fig='"events":2053,"duration_ns":D,"calls":{"malloc":1030,"calloc":1,"realloc":1,"free":1021},"peak_live_bytes":1014096,"peak_live_blocks":31,"peak_live_time_ns":P,"peak_rss_bytes":R,"final_live_bytes":10000,"final_live_blocks":10,"temporary_allocations":1001,"failed_allocations":0,"unknown_frees":0'
 check_eq "report_sites: summary --json: the fixture's counts, peak, leak and temporaries" \
 	"$(cat "$T/got")" "{\"processes\":1,$fig,\"per_process\":[{\"pid\":N,$fig}]}"
 # the tree at the peak: the table, the kept blocks and the burst, under main
@@ -321,10 +322,37 @@ EOF
 check_cmd "report_sites: sizes" 0 "$T/want" "" -- "$R" sizes "$T/s.atz"
 run_cmd "$R" timeline --every 0.0001 --top 3 "$T/s.atz"
 check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
-	"$(grep '^== snapshot' "$T/out" | tail -n 1 | sed 's/.*: //'):$(tail -n 1 "$T/out" | sed 's/.* //')" \
+	"$(grep '^== snapshot' "$T/out" | tail -n 1 | sed 's/.*: //; s/, RSS.*//'):$(tail -n 1 "$T/out" | cut -d' ' -f3)" \
 	"10000 bytes live in 10 blocks:10000"
 run_cmd "$R" diff "$T/s.atz" "$T/s.atz"
 check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/out")" "0:(no site differs)"
+
+# --- RSS: the daemon samples it; the report puts it beside the heap ------------------------------
+if ! build/alloctapd -q --stacks -f binary -o "$T/h.atz" -- build/fixtures/report_sites hold \
+	>/dev/null 2>"$T/h.err"; then
+	fail "report_sites hold: traced with --stacks" "$(tail -n 5 "$T/h.err")"
+else
+	run_cmd "$R" summary --json "$T/h.atz"
+	rss=$(sed -n 's/^{"processes":1,.*"peak_rss_bytes":\([0-9]*\),"peak_rss_time_ns":[0-9]*,.*/\1/p' "$T/out")
+	check "report_sites hold: peak RSS while 32 MiB were live: 32 to 48 MiB" \
+		test "${rss:-0}" -ge 33554432 -a "${rss:-0}" -le 50331648
+	run_cmd "$R" peak --at rss-peak "$T/h.atz"
+	check_eq "report_sites hold: peak --at rss-peak: the 32 MiB block, at hold_pages" \
+		"$(head -n 1 "$T/out"):$(grep -c '^100.00%     33554432 bytes        1 blocks  *hold_pages$' "$T/out")" \
+		"live at RSS peak: 33554432 bytes in 1 blocks:1"
+	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
+	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
+		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
+	build/alloctap-munge -qq --keep-pointers --format binary "$T/h.atz" -o "$T/hk.atz"
+	run_cmd "$R" summary --json "$T/hk.atz"
+	check_eq "munge --keep-pointers to binary: the RSS records kept" \
+		"$(sed -n 's/^{"processes":1,.*"peak_rss_bytes":\([0-9]*\),.*/\1/p' "$T/out")" "$rss"
+	build/alloctap-munge -qq --format binary "$T/h.atz" -o "$T/hm.atz"
+	run_cmd "$R" summary --json "$T/hm.atz"
+	check_eq "munge to binary: processes numbered anew, RSS records dropped (no phantom process)" \
+		"$(grep -o '"processes":[0-9]*' "$T/out"):$(grep -o '"peak_rss_bytes":null' "$T/out" | head -n 1)" \
+		'"processes":1:"peak_rss_bytes":null'
+fi
 
 # --- pprof, read back by go tool pprof (Debian's golang-go) --------------------------------------
 # pprof_raw FILE: the samples of `go tool pprof -raw FILE`, one line per stack (summed over
@@ -415,9 +443,10 @@ Try 'alloctap-report --help'." "$R" "$@"
 }
 usage_case "--json with leaks" "--json goes with summary, not with leaks" leaks --json "$T/a.log"
 usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
-usage_case "--at rss-peak" "--at rss-peak: traces hold no RSS records yet; use heap-peak, end or SECONDS" \
-	peak --at rss-peak "$T/a.log"
-usage_case "--at garbage" "--at needs heap-peak, end or SECONDS, not: 1.2.3" peak --at 1.2.3 "$T/a.log"
+check_err "--at rss-peak on a trace without RSS records: said, exit 1" 1 \
+	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces taken with --stacks)" \
+	"$R" peak --at rss-peak "$T/a.atz"
+usage_case "--at garbage" "--at needs heap-peak, rss-peak, end or SECONDS, not: 1.2.3" peak --at 1.2.3 "$T/a.log"
 usage_case "timeline without a rhythm" "timeline needs one of --every SECONDS and --churn BYTES" \
 	timeline "$T/a.log"
 usage_case "timeline with both" "timeline needs one of --every SECONDS and --churn BYTES" \

@@ -352,7 +352,7 @@ class Model:
         o = self.snapshots
         o.append('== snapshot %d after %d events: %d bytes live in %d blocks' % (
             len(self.series) + 1, applied, self.live, self.blocks))
-        self.series.append('%d %d' % (applied, self.live))
+        self.series.append('%d %d -' % (applied, self.live))
         o.append('%12s %8s %10s %10s %10s %10s %8s  %s' % (
             'live bytes', 'blocks', 'allocs', 'frees', 'allocs all', 'frees all', 'pid', 'site'))
         rows = []
@@ -370,7 +370,7 @@ class Model:
 
     def timeline(self):
         print('\n'.join(self.snapshots))
-        print('== series (event, live bytes)')
+        print('== series (event, live bytes, RSS bytes)')
         print('\n'.join(self.series))
 
     def proc_list(self):
@@ -381,6 +381,7 @@ def figures(o, p_events, duration, calls, peak, peak_blocks, peak_time, live, bl
             failed, unknown):
     o.append('"events":%d,"duration_ns":%s,"calls":{%s},"peak_live_bytes":%d,'
              '"peak_live_blocks":%d,"peak_live_time_ns":%s,"peak_rss_bytes":null,'
+             '"peak_rss_time_ns":null,'
              '"final_live_bytes":%d,"final_live_blocks":%d,"temporary_allocations":%d,'
              '"failed_allocations":%d,"unknown_frees":%d' % (
                  p_events, duration,

@@ -573,7 +573,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
 	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
-			    "newer than this reader's (2.0): use a newer alloctap");
+			    "newer than this reader's (2.1): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -1250,6 +1250,58 @@ static void test_v2_record_bytes(void **state)
 	free(f.p);
 }
 
+static void record_rss(void *arg, const struct at_rss *m)
+{
+	struct at_rss *got = arg;
+	*got = *m;
+}
+
+/* An RSS record (2.1) byte for byte and back; a 2.0 writer refuses it, a 2.0 reader's rule
+ * (skip sized kinds it does not know) is what lets older readers read 2.1. */
+static void test_v21_rss(void **state)
+{
+	(void)state;
+	struct mem_writer m;
+	struct at_atz_options opt = { .host = "testhost", .start_ns = 42, .minor = 1 };
+	const struct at_rss rss = { .pid = 7, .time_ns = 5, .bytes = 4096 };
+	static const uint8_t want[] = { 0xc5, 0x04, 0x07, 0x05, 0x80, 0x20 };
+	uint8_t c[256];
+
+	m.fd = memfd_create("atz", 0);
+	assert_int_equal(at_output_open_fd(&m.o, m.fd, "mem"), 0);
+	m.w = at_atz_writer_open(&m.o, &opt);
+	assert_non_null(m.w);
+	assert_int_equal(at_atz_append_rss(m.w, &rss), 0);
+	struct file f = mem_writer_close(&m);
+	size_t n = content_of(&f, c, sizeof(c));
+	assert_int_equal(n, sizeof(header_v2) + sizeof(want));
+	assert_int_equal(c[4], 2); /* version 2.1 */
+	assert_int_equal(c[5], 1);
+	assert_memory_equal(c + sizeof(header_v2), want, sizeof(want));
+
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	struct at_rss got = { 0 };
+	struct at_event ev;
+	at_atz_reader_on_rss(r, record_rss, &got);
+	assert_int_equal(at_atz_next(r, &ev), 0);
+	assert_int_equal(got.pid, 7);
+	assert_int_equal(got.time_ns, 5);
+	assert_int_equal(got.bytes, 4096);
+	at_atz_reader_close(r);
+	close(fd);
+	free(f.p);
+
+	mem_writer_open(&m, 0, 0); /* 2.0 */
+	errno = 0;
+	assert_int_equal(at_atz_append_rss(m.w, &rss), -1);
+	assert_int_equal(errno, EINVAL);
+	f = mem_writer_close(&m);
+	free(f.p);
+}
+
 /* The tail under each pair of the NO_TIMES and NO_STACKS flags, byte for byte; the writer
  * refuses what the flags say the trace has none of. */
 static void test_v2_tail_forms(void **state)
@@ -1583,6 +1635,7 @@ int main(void)
 		cmocka_unit_test(test_flip_every_bit),
 		cmocka_unit_test(test_random_inputs),
 		cmocka_unit_test(test_v2_record_bytes),
+		cmocka_unit_test(test_v21_rss),
 		cmocka_unit_test(test_v2_tail_forms),
 		cmocka_unit_test(test_v2_roundtrip_extremes),
 		cmocka_unit_test(test_v2_refused),
