@@ -16,6 +16,7 @@
 #include "export.h"
 #include "feed.h"
 #include "output.h"
+#include "html.h"
 #include "layout.h"
 #include "lifetimes.h"
 #include "pprof.h"
@@ -28,6 +29,7 @@ static const char *const command_names[] = {
 	[REP_CMD_SUMMARY] = "summary", [REP_CMD_PEAK] = "peak",     [REP_CMD_LEAKS] = "leaks",
 	[REP_CMD_SIZES] = "sizes",     [REP_CMD_TIMELINE] = "timeline", [REP_CMD_DIFF] = "diff",
 	[REP_CMD_EXPORT] = "export",   [REP_CMD_LIFETIMES] = "lifetimes", [REP_CMD_LAYOUT] = "layout",
+	[REP_CMD_HTML] = "html",
 };
 
 const char *rep_command_name(enum rep_command c)
@@ -168,6 +170,7 @@ static int heap_event(void *arg, const struct at_event *ev)
 /* An RSS record: to the engine; a failure (ENOMEM) is kept for the end of the pass. */
 struct rss_feed {
 	struct rep_heap *h;
+	struct rep_html *html; /* NULL: no page */
 	int failed;
 };
 
@@ -177,6 +180,8 @@ static void heap_rss(void *arg, const struct at_rss *m)
 
 	if (!f->failed && rep_heap_rss(f->h, m) < 0)
 		f->failed = errno;
+	else if (f->html)
+		rep_html_rss(f->html, f->h, m);
 }
 
 static int lifetimes_event(void *arg, const struct at_event *ev)
@@ -195,6 +200,7 @@ struct watchers {
 	struct rep_timeline timeline;
 	struct rep_lifetimes lifetimes;
 	struct rep_layout layout;
+	struct rep_html html;
 };
 
 /* One trace read: its sites named by x, its pass in h (NULL: the plain folded export). */
@@ -211,7 +217,7 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 {
 	struct at_source src = { .kind = AT_SOURCE_TEXT };
 	rep_event_fn fn = heap_event;
-	struct rss_feed rss = { p->h, 0 };
+	struct rss_feed rss = { p->h, NULL, 0 };
 	void *fn_arg;
 	int fd = -1, rc = -1;
 
@@ -228,6 +234,8 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 			at_error("%s", strerror(errno));
 			return -1;
 		}
+		if (w && r->command == REP_CMD_HTML)
+			rep_html_start(&w->html, p->h, trace);
 		if (w && r->command == REP_CMD_TIMELINE && rep_timeline_start(&w->timeline, p->h) < 0) {
 			at_error("a file for the series: %s", strerror(errno));
 			return -1;
@@ -237,6 +245,8 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 		return -1;
 	fn_arg = p->h;
 	rss.h = p->h;
+	if (w && r->command == REP_CMD_HTML)
+		rss.html = &w->html;
 	if (heap)
 		at_source_on_rss(&src, heap_rss, &rss);
 	if (w && r->command == REP_CMD_LIFETIMES) {
@@ -335,6 +345,8 @@ static int write_command(FILE *f, const struct rep_request *r, struct pass *a, s
 		if (a->h)
 			weigh_sites(a, r->weight);
 		return rep_export_write(&a->x, f);
+	case REP_CMD_HTML:
+		return 0; /* by end_watchers */
 	case REP_CMD_TIMELINE:
 	case REP_CMD_LIFETIMES:
 	case REP_CMD_LAYOUT:
@@ -362,6 +374,8 @@ static int end_watchers(struct watchers *w, const struct rep_request *r, struct 
 		rc = rep_lifetimes_end(&w->lifetimes);
 	else if (r->command == REP_CMD_LAYOUT)
 		rc = rep_layout_end(&w->layout);
+	else if (r->command == REP_CMD_HTML)
+		rc = rep_write_html(w->out, &w->html, a->h);
 	if (rc == 0)
 		return 0;
 	if (errno == ENOTSUP)

@@ -21,6 +21,7 @@ enum rep_command {
 	REP_CMD_EXPORT,
 	REP_CMD_LIFETIMES,
 	REP_CMD_LAYOUT,
+	REP_CMD_HTML,
 };
 
 struct rep_request {

@@ -14,7 +14,7 @@
 #include "usage.h"
 
 #define PROGRAM "alloctap-report"
-#define COMMANDS "summary, peak, leaks, sizes, timeline, lifetimes, layout, diff or export"
+#define COMMANDS "summary, peak, leaks, sizes, timeline, lifetimes, layout, diff, export or html"
 
 /* A decimal number of seconds ("2", "0.25", ".5") into ns, to the nanosecond; more than nine
  * decimals are refused rather than rounded. 0, or -1 for anything else or past 2^64-1 ns. */
@@ -116,6 +116,8 @@ static int check_command(struct rep_request *r, const struct given *g, int nops,
 	r->trace[1] = ntraces == 2 ? ops[1] : NULL;
 	if (ntraces == 2 && strcmp(ops[0], "-") == 0 && strcmp(ops[1], "-") == 0)
 		return at_usage_error("diff: only one of the traces can be standard input");
+	if (c == REP_CMD_HTML && !g->output)
+		return at_usage_error("html needs -o FILE (the page)");
 	if (g->annotate && c != REP_CMD_LIFETIMES && c != REP_CMD_LAYOUT)
 		return at_usage_error("--annotate goes with lifetimes and layout, not with %s", name);
 	if (g->hist && c != REP_CMD_LIFETIMES)

@@ -343,6 +343,30 @@ else
 	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
 		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
+	# html: one page, no network, rendered by headless Chromium with its charts
+	run_cmd "$R" html -o "$T/h.html" "$T/h.atz"
+	check_eq "html -o FILE: exit 0, nothing said" "$rc:$(cat "$T/err")" "0:"
+	check_eq "html: self-contained (no src or href, no URL but SVG's namespace)" \
+		"$(grep -c -E 'src=|href=' "$T/h.html"):$(grep -o 'https\?://[^"]*' "$T/h.html" | sort -u)" \
+		"0:http://www.w3.org/2000/svg"
+	if command -v chromium >/dev/null; then
+		# a copy that clicks the hold_pages frame: the zoom must stretch it to the full width
+		sed 's|</body>|<script>var g=[].filter.call(document.querySelectorAll("svg.flame g.f"),function(e){return e.querySelector("title").textContent.indexOf("hold_pages:")==0})[0];g.dispatchEvent(new Event("click"));document.body.setAttribute("data-zoomed",g.querySelector("rect").getAttribute("width"));</script></body>|' \
+			"$T/h.html" >"$T/zoom.html"
+		HOME=$T timeout 120 chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr \
+			--v=0 --dump-dom "file://$T/zoom.html" >"$T/dom" 2>"$T/chromium.err"
+		check_eq "html in headless Chromium: the script ran, no error, the frame zoomed to full width" \
+			"$(grep -c 'data-ready="1"' "$T/dom"):$(grep -c -i 'uncaught\|SyntaxError' "$T/chromium.err"):$(grep -o 'data-zoomed="[0-9.]*"' "$T/dom")" \
+			'1:0:data-zoomed="1200"'
+		check_eq "html in Chromium: the live-bytes and RSS curves, the flame graph's frames" \
+			"$(grep -c '<polyline class="live"' "$T/dom"):$(grep -c '<polyline class="rss"' "$T/dom"):$(grep -o '<title>hold_pages: 33554432 bytes in 1 blocks (100.00%)</title>' "$T/dom")" \
+			"1:1:<title>hold_pages: 33554432 bytes in 1 blocks (100.00%)</title>"
+		HOME=$T timeout 120 chromium --headless --no-sandbox --disable-gpu --window-size=1300,1400 \
+			--screenshot="$T/h.png" "file://$T/h.html" >/dev/null 2>&1
+		check "html in Chromium: a screenshot of the page" test -s "$T/h.png"
+	else
+		fail "html in headless Chromium" "chromium is not installed (make deps installs it)"
+	fi
 	build/alloctap-munge -qq --keep-pointers --format binary "$T/h.atz" -o "$T/hk.atz"
 	run_cmd "$R" summary --json "$T/hk.atz"
 	check_eq "munge --keep-pointers to binary: the RSS records kept" \
@@ -478,6 +502,7 @@ usage_case "--annotate with leaks" "--annotate goes with lifetimes and layout, n
 usage_case "--hist with layout" "--hist goes with lifetimes, not with layout" layout --hist "$T/a.log"
 usage_case "--hist and --annotate" "lifetimes takes one of --annotate and --hist" \
 	lifetimes --hist --annotate "$T/a.log"
+usage_case "html without -o" "html needs -o FILE (the page)" html "$T/a.log"
 usage_case "--weight with leaks" "--folded, --pprof and --weight go with export, not with leaks" \
 	leaks --weight alloc-bytes "$T/a.log"
 finish
