@@ -5,12 +5,17 @@
 
 #include "export.h"
 
-/* The line an event of a stack went to last, so that the next event of that stack and
- * function adds to it without building its text again. */
+/* The lines of a stack, one per allocation function, so that its events add to them without
+ * building their text again. */
 struct leaf_cache {
-	int64_t entry; /* -1: none yet */
-	uint8_t func;
+	int32_t entry[AT_FUNC_COUNT]; /* -1: none yet */
 };
+
+static void leaf_clear(struct leaf_cache *l)
+{
+	for (int f = 0; f < AT_FUNC_COUNT; f++)
+		l->entry[f] = -1;
+}
 
 /* A line's text: callers, ';', the function (stacks.c bounds the callers' text). */
 #define KEY_MAX (64 * 1024 + 2 * AT_FUNC_NAME_SIZE)
@@ -76,6 +81,7 @@ int rep_export_mapping(struct rep_export *x, const struct at_mapping *m)
 {
 	if (at_symbolizer_add_mapping(x->symbolizer, m) < 0)
 		return -1;
+	rep_stacks_forget_pcs(x->stacks);
 	return keep_object(x, m);
 }
 
@@ -84,7 +90,7 @@ int rep_export_stack(struct rep_export *x, const struct at_stack *s)
 	if (rep_stacks_add(x->stacks, x->symbolizer, s) < 0)
 		return -1;
 	if (s->id < x->nleaves)
-		x->leaves[s->id].entry = -1; /* a record again: its text may have changed */
+		leaf_clear(&x->leaves[s->id]); /* a record again: its text may have changed */
 	return 0;
 }
 
@@ -100,7 +106,7 @@ static struct leaf_cache *leaf_of(struct rep_export *x, uint32_t id)
 		if (!a)
 			return NULL;
 		for (size_t i = x->nleaves; i < n; i++)
-			a[i] = (struct leaf_cache){ -1, 0 };
+			leaf_clear(&a[i]);
 		x->leaves = a;
 		x->nleaves = n;
 	}
@@ -129,14 +135,14 @@ static int64_t line_of(struct rep_export *x, uint32_t stack, unsigned f)
 	leaf = leaf_of(x, stack);
 	if (!leaf)
 		return -1;
-	if (leaf->entry >= 0 && leaf->func == f)
-		return leaf->entry;
+	if (leaf->entry[f] >= 0)
+		return leaf->entry[f];
 	n = len;
 	memcpy(x->key, callers, len);
 	rep_append_frame(x->key, KEY_MAX, &n, at_func_name[f]);
 	entry = rep_folded_intern(x->folded, x->key, n);
-	if (entry >= 0)
-		*leaf = (struct leaf_cache){ entry, (uint8_t)f };
+	if (entry >= 0 && entry <= INT32_MAX)
+		leaf->entry[f] = (int32_t)entry;
 	return entry;
 }
 
@@ -164,7 +170,7 @@ int rep_export_write(struct rep_export *x, FILE *out)
 
 	/* the entries moved: no cached line is valid now */
 	for (size_t i = 0; i < x->nleaves; i++)
-		x->leaves[i].entry = -1;
+		leaf_clear(&x->leaves[i]);
 	for (int f = 0; f < AT_FUNC_COUNT; f++)
 		x->no_stack_entry[f] = -1;
 	return rc;

@@ -25,7 +25,7 @@ struct rep_export {
 	struct rep_stacks *stacks;
 	struct rep_folded *folded;
 	int64_t no_stack_entry[AT_FUNC_COUNT]; /* the line of each function without a stack */
-	struct leaf_cache *leaves;              /* by stack id: the line of its last event */
+	struct leaf_cache *leaves;              /* by stack id: its line per function */
 	size_t nleaves;
 	char *key;                              /* a line's stack text being built */
 	struct at_mapping *objects;             /* one mapping record per path and build-id */
