@@ -40,6 +40,22 @@ struct function_symbol {
 	int rank; /* among symbols at one address, the lowest wins: global, weak, local */
 };
 
+/* The address range of a function's code or of an inlined call, in one compilation unit. */
+struct scope_range {
+	Dwarf_Addr low, high;  /* [low, high) */
+	Dwarf_Off die;         /* the DIE (subprogram or inlined_subroutine) */
+	uint32_t depth;        /* in the CU's tree: an inner scope is deeper */
+};
+
+/* Every scope range of one CU, listed once: dwarf_getscopes walks the CU's DIE tree at each
+ * lookup, milliseconds per address in a CU of thousands of inlined calls (an interpreter's
+ * main loop); the list makes a lookup one scan of plain ranges. */
+struct cu_scopes {
+	Dwarf_Off cu;
+	struct scope_range *r;
+	size_t n, cap;
+};
+
 struct object {
 	char *path;
 	const char *base; /* inside path */
@@ -56,6 +72,8 @@ struct object {
 	size_t nsymbols;
 	struct cached_frames *cache; /* open addressing, at most half full */
 	size_t ncache, cache_slots;
+	struct cu_scopes *cus;  /* the CUs whose scopes are listed */
+	size_t ncus;
 };
 
 struct mapping {
@@ -358,6 +376,9 @@ void at_symbolizer_free(struct at_symbolizer *z)
 		for (size_t c = 0; c < o->cache_slots; c++)
 			free(o->cache[c].frames);
 		free(o->cache);
+		for (size_t c = 0; c < o->ncus; c++)
+			free(o->cus[c].r);
+		free(o->cus);
 		free(o->symbols);
 		free(o->loads);
 		free(o->path);
@@ -448,6 +469,113 @@ static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+static int add_range(struct cu_scopes *c, Dwarf_Addr low, Dwarf_Addr high, Dwarf_Off die,
+		     uint32_t depth)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct scope_range *r = realloc(c->r, cap * sizeof(*r));
+		if (!r)
+			return -1;
+		c->r = r;
+		c->cap = cap;
+	}
+	c->r[c->n++] = (struct scope_range){ low, high, die, depth };
+	return 0;
+}
+
+/* Lists the scope ranges of the CU's tree under die (depth first, iterative: CUs nest
+ * deeply). 0, or -1 on ENOMEM. */
+static int list_scopes(struct cu_scopes *c, Dwarf_Die *cu_die)
+{
+	enum { MAX_DEPTH = 256 };
+	Dwarf_Die stack[MAX_DEPTH];
+	int depth = 0;
+
+	if (dwarf_child(cu_die, &stack[0]) != 0)
+		return 0;
+	for (;;) {
+		Dwarf_Die *d = &stack[depth];
+		int tag = dwarf_tag(d);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Addr base, start, end;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(d, off, &base, &start, &end)) > 0)
+				if (start < end &&
+				    add_range(c, start, end, dwarf_dieoffset(d), (uint32_t)depth) < 0)
+					return -1;
+		}
+		if (depth + 1 < MAX_DEPTH && dwarf_child(d, &stack[depth + 1]) == 0) {
+			depth++;
+			continue;
+		}
+		while (dwarf_siblingof(&stack[depth], &stack[depth]) != 0) {
+			if (depth == 0)
+				return 0;
+			depth--;
+		}
+	}
+}
+
+/* The listed scopes of CU cu_die (listed now if new); NULL when out of memory. */
+static struct cu_scopes *scopes_of(struct object *o, Dwarf_Die *cu_die)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu_die);
+
+	for (size_t i = 0; i < o->ncus; i++)
+		if (o->cus[i].cu == off)
+			return &o->cus[i];
+	struct cu_scopes *a = realloc(o->cus, (o->ncus + 1) * sizeof(*a));
+	if (!a)
+		return NULL;
+	o->cus = a;
+	struct cu_scopes *c = &o->cus[o->ncus];
+	*c = (struct cu_scopes){ .cu = off };
+	if (list_scopes(c, cu_die) < 0) {
+		free(c->r);
+		return NULL;
+	}
+	o->ncus++;
+	return c;
+}
+
+static int deeper_first(const void *a, const void *b)
+{
+	const struct scope_range *x = a, *y = b;
+	return (x->depth < y->depth) - (x->depth > y->depth);
+}
+
+/* The scopes of the CU holding address a (CU-relative), innermost first, up to the first
+ * subprogram: *n of them in a malloc'ed array, or NULL (none, or out of memory). */
+static Dwarf_Die *scopes_at(struct object *o, Dwarf_Die *cu_die, Dwarf_Addr a, int *n)
+{
+	struct cu_scopes *c = scopes_of(o, cu_die);
+	struct scope_range hit[AT_SYMBOLIZE_MAX_INLINE * 2];
+	int k = 0;
+
+	*n = 0;
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->r[i].low <= a && a < c->r[i].high && k < (int)(sizeof(hit) / sizeof(hit[0])))
+			hit[k++] = c->r[i];
+	if (!k)
+		return NULL;
+	qsort(hit, (size_t)k, sizeof(hit[0]), deeper_first);
+	Dwarf_Die *dies = malloc((size_t)k * sizeof(*dies));
+	if (!dies)
+		return NULL;
+	Dwarf *dw = dwarf_cu_getdwarf(cu_die->cu);
+	for (int i = 0; i < k; i++) {
+		if (!dwarf_offdie(dw, hit[i].die, &dies[*n]))
+			continue;
+		(*n)++;
+		if (dwarf_tag(&dies[*n - 1]) == DW_TAG_subprogram)
+			break;
+	}
+	return dies;
+}
+
 /* The frames DWARF gives at libdwfl address a (the inlined calls at a, innermost first, then
  * the subprogram holding them): how many, 0 without DWARF there. */
 static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames, int max)
@@ -464,24 +592,8 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 	line = dwfl_module_getsrc(o->module, a);
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-	/* dwarf_getscopes follows an inlined function into its abstract definition's scopes;
-	 * its concrete callers are the scopes holding its DIE */
-	nscopes = dwarf_getscopes(cu, a - bias, &scopes);
-	for (int i = 0; i < nscopes; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag == DW_TAG_subprogram)
-			break;
-		if (tag == DW_TAG_inlined_subroutine) {
-			Dwarf_Die *chain = NULL;
-			int nchain = dwarf_getscopes_die(&scopes[i], &chain);
-
-			free(scopes);
-			scopes = chain;
-			nscopes = nchain;
-			break;
-		}
-	}
+	/* the concrete scopes holding a: inlined calls innermost first, then their subprogram */
+	scopes = scopes_at(o, cu, a - bias, &nscopes);
 	for (int i = 0; i < nscopes && n < max; i++) {
 		Dwarf_Die *s = &scopes[i];
 		int tag = dwarf_tag(s);

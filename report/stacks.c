@@ -30,6 +30,7 @@ struct rep_stacks {
 	size_t pcs_cap, pcs_count;
 	char *arena;
 	size_t arena_len, arena_cap;
+	char *scratch;            /* TEXT_MAX bytes: a stack's text being built */
 };
 
 struct rep_stacks *rep_stacks_new(void)
@@ -46,6 +47,7 @@ void rep_stacks_free(struct rep_stacks *st)
 	free(st->by_id);
 	free(st->pcs);
 	free(st->arena);
+	free(st->scratch);
 	free(st);
 }
 
@@ -182,18 +184,19 @@ int rep_stacks_add(struct rep_stacks *st, struct at_symbolizer *z, const struct 
 		st->by_id = a;
 		st->cap = cap;
 	}
-	text = malloc(TEXT_MAX);
-	if (!text)
+	if (!st->scratch && !(st->scratch = malloc(TEXT_MAX)))
 		return -1;
+	text = st->scratch; /* built here, then copied at its length */
 	if (s->flags & AT_STACK_INCOMPLETE)
 		rep_append_frame(text, TEXT_MAX, &len, "[incomplete]");
 	if (s->flags & AT_STACK_TRUNCATED)
 		rep_append_frame(text, TEXT_MAX, &len, "[truncated]");
 	for (int i = s->count - 1; i >= 1; i--)
 		append_pc(st, z, s->pid, s->pcs[i], text, &len);
-	char *kept = realloc(text, len ? len : 1);
-	if (kept)
-		text = kept;
+	text = malloc(len ? len : 1);
+	if (!text)
+		return -1;
+	memcpy(text, st->scratch, len);
 	free(st->by_id[s->id].text);
 	st->by_id[s->id] = (struct stack_text){ text, len };
 	if (s->id > st->highest)
