@@ -46,6 +46,8 @@ static void write_record(void *arg, const struct at_record *rec)
 	struct at_event ev;
 
 	at_record_to_event(rec, d->pagesize, &ev);
+	if (!d->opt.stacks)
+		ev.time_ns = 0; /* a trace without --stacks has no times (NO_TIMES) */
 	at_pidset_add(&d->written, ev.pid);
 	if (at_pidset_add(&d->seen, ev.pid)) {
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
@@ -183,12 +185,13 @@ static int load_bpf(struct at_session *d)
 
 int at_session_open(struct at_session *d)
 {
-	/* a binary trace with --stacks is 2.1 (event times, stacks, mappings, RSS records);
-	 * without, 1.1 as before (process change records), which every 1.x reader reads */
+	/* a binary trace is 2.1: event times, stacks and mappings with --stacks; without, the
+	 * NO_TIMES and NO_STACKS flags leave the events as small as in 1.1; RSS records and
+	 * process change records either way */
 	struct at_sink_options out = {
 		.format = d->opt.format,
-		.atz = { .major = d->opt.stacks ? AT_ATZ_VERSION_MAJOR : 1,
-			 .minor = d->opt.stacks ? AT_ATZ_V2_MINOR : AT_ATZ_V1_MINOR },
+		.atz = { .major = AT_ATZ_VERSION_MAJOR, .minor = AT_ATZ_V2_MINOR,
+			 .flags = d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS },
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -270,11 +273,11 @@ static int tick(struct at_session *d)
 	return 0;
 }
 
-/* RSS records of the processes seen, into a 2.1 binary trace (the only format that has
+/* RSS records of the processes with events, into a binary trace (text has no place for
  * them). */
 static void take_rss(struct at_session *d)
 {
-	if (d->opt.format == AT_SINK_ATZ && d->opt.stacks)
+	if (d->opt.format == AT_SINK_ATZ)
 		d->rss_records += at_rss_sample(&d->written, d->pagesize, &d->sink);
 	d->last_rss_ms = at_now_ms();
 }

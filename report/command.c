@@ -245,6 +245,9 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 		return -1;
 	fn_arg = p->h;
 	rss.h = p->h;
+	if (heap && src.kind == AT_SOURCE_BINARY && at_atz_reader_header(src.atz) &&
+	    (at_atz_reader_header(src.atz)->flags & AT_ATZ_FLAG_NO_TIMES))
+		rep_heap_rss_by_position(p->h);
 	if (w && r->command == REP_CMD_HTML)
 		rss.html = &w->html;
 	if (heap)
@@ -270,7 +273,7 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 		rep_heap_rss_peak(p->h, &rss_peak, &rss_at);
 		if (r->heap.moment == REP_AT_RSS_PEAK && !rss_peak && r->command == REP_CMD_PEAK) {
 			at_error("%s: --at rss-peak: the trace has no RSS records (alloctapd writes "
-				 "them into binary traces taken with --stacks)", src.name);
+				 "them into binary traces)", src.name);
 			goto out;
 		}
 		if (r->heap.have_window && rep_heap_events_read(p->h) && !rep_heap_has_times(p->h)) {

@@ -39,6 +39,7 @@ struct rep_heap {
 	int rss_pending;           /* REP_AT_RSS_PEAK: a new peak, the moment at its time */
 	uint64_t rss_pending_ns;
 	uint64_t rss_now, rss_peak, rss_peak_time_ns;
+	int rss_positional;
 	uint64_t live_bytes, live_blocks;
 	uint64_t peak_bytes, peak_blocks, peak_time_ns; /* of every selected process together */
 	rep_heap_tick_fn tick;
@@ -412,14 +413,15 @@ int rep_heap_rss(struct rep_heap *h, const struct at_rss *m)
 {
 	uint32_t proc;
 
-	if (m->time_ns && !h->have_first_time) { /* a record before the first event */
+	if (m->time_ns && !h->have_first_time && !h->rss_positional) { /* before the first event */
 		h->have_first_time = 1;
 		h->has_times = 1;
 		h->first_time_ns = m->time_ns;
 	}
 	if (h->o.have_pid && m->pid != h->o.pid)
 		return 0;
-	uint64_t t = m->time_ns > h->first_time_ns ? m->time_ns - h->first_time_ns : 0;
+	uint64_t t = h->rss_positional ? 0
+		   : m->time_ns > h->first_time_ns ? m->time_ns - h->first_time_ns : 0;
 	if (h->o.have_window && (t < h->o.window_from_ns || t > h->o.window_to_ns))
 		return 0;
 	struct rep_proc *p = proc_of(h, m->pid, &proc);
@@ -431,16 +433,30 @@ int rep_heap_rss(struct rep_heap *h, const struct at_rss *m)
 	if (m->bytes > p->rss_peak_bytes) {
 		p->rss_peak_bytes = m->bytes;
 		p->rss_peak_time_ns = t;
+		p->rss_peak_events = h->read;
 	}
 	if (h->rss_now > h->rss_peak) {
 		h->rss_peak = h->rss_now;
 		h->rss_peak_time_ns = t;
-		if (h->o.moment == REP_AT_RSS_PEAK) {
+		if (h->o.moment == REP_AT_RSS_PEAK && h->rss_positional) {
+			h->moment_taken = 1; /* here, in the stream */
+			h->moment_seq = h->seq;
+		} else if (h->o.moment == REP_AT_RSS_PEAK) {
 			h->rss_pending = 1;
 			h->rss_pending_ns = t;
 		}
 	}
 	return 0;
+}
+
+void rep_heap_rss_by_position(struct rep_heap *h)
+{
+	h->rss_positional = 1;
+}
+
+int rep_heap_rss_positional(const struct rep_heap *h)
+{
+	return h->rss_positional;
 }
 
 void rep_heap_rss_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *time_ns)

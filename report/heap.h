@@ -53,6 +53,7 @@ struct rep_proc {
 	uint64_t first_time_ns, last_time_ns; /* 1 + ns from the trace's first event; 0: no times */
 	uint64_t rss_samples, rss_bytes;      /* RSS records, the last one's bytes */
 	uint64_t rss_peak_bytes, rss_peak_time_ns;
+	uint64_t rss_peak_events;             /* events of the trace read before that record */
 };
 
 /* The moment --at names. */
@@ -98,6 +99,12 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev);
  * sum of each one's last record) moves the moment to it: the values before the first event
  * stamped after the record. 0, or -1 on ENOMEM. */
 int rep_heap_rss(struct rep_heap *h, const struct at_rss *m);
+/* RSS records are placed by their position in the stream: for traces whose events have no
+ * times (a binary trace taken without --stacks), where the records' times would be on no
+ * clock the events share. The peak's time is then unknown (0), its place rss_peak_events. */
+void rep_heap_rss_by_position(struct rep_heap *h);
+/* Whether RSS records are placed by position. */
+int rep_heap_rss_positional(const struct rep_heap *h);
 /* The RSS peak of the selected processes together: bytes (0: no RSS records), ns from the
  * first event. */
 void rep_heap_rss_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *time_ns);

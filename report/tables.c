@@ -114,7 +114,10 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 			put_seconds(out, p->peak_time_ns);
 		}
 		fputc('\n', out);
-		if (p->rss_samples) {
+		if (p->rss_samples && rep_heap_rss_positional(h)) {
+			fprintf(out, "peak rss bytes: %" PRIu64 " after event %" PRIu64 "\n",
+				p->rss_peak_bytes, p->rss_peak_events);
+		} else if (p->rss_samples) {
 			fprintf(out, "peak rss bytes: %" PRIu64 " at ", p->rss_peak_bytes);
 			put_seconds(out, p->rss_peak_time_ns);
 			fputc('\n', out);
@@ -130,7 +133,8 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 	return finish_output(out);
 }
 
-/* The keys of one process or of the whole selection. */
+/* The keys of one process or of the whole selection (times: the trace's times, for the RSS
+ * peak's time too). */
 static void json_figures(FILE *out, const struct rep_proc *p, int times)
 {
 	fprintf(out, "\"events\":%" PRIu64 ",\"duration_ns\":", p->events);
@@ -150,9 +154,12 @@ static void json_figures(FILE *out, const struct rep_proc *p, int times)
 		fprintf(out, "%" PRIu64, p->peak_time_ns);
 	else
 		fputs("null", out);
-	if (p->rss_samples)
+	if (p->rss_samples && times)
 		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":%" PRIu64,
 			p->rss_peak_bytes, p->rss_peak_time_ns);
+	else if (p->rss_samples)
+		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":null",
+			p->rss_peak_bytes);
 	else
 		fputs(",\"peak_rss_bytes\":null,\"peak_rss_time_ns\":null", out);
 	fprintf(out, ",\"final_live_bytes\":%" PRIu64

@@ -343,6 +343,20 @@ else
 	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
 		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
+	# without --stacks: no times, RSS records placed by their position in the stream
+	if build/alloctapd -q -f binary -o "$T/n.atz" -- build/fixtures/report_sites hold \
+		>/dev/null 2>"$T/n.err"; then
+		run_cmd "$R" summary "$T/n.atz"
+		nrss=$(sed -n 's/^peak rss bytes: \([0-9]*\) after event 1$/\1/p' "$T/out")
+		check "no --stacks: peak RSS after the first event (the 32 MiB block): 32 to 48 MiB" \
+			test "${nrss:-0}" -ge 33554432 -a "${nrss:-0}" -le 50331648
+		run_cmd "$R" peak --at rss-peak "$T/n.atz"
+		check_eq "no --stacks: peak --at rss-peak: the 32 MiB block, at malloc" \
+			"$(head -n 1 "$T/out"):$(sed -n 3p "$T/out")" \
+			"live at RSS peak: 33554432 bytes in 1 blocks:100.00%     33554432 bytes        1 blocks    malloc"
+	else
+		fail "report_sites hold: traced without --stacks" "$(tail -n 5 "$T/n.err")"
+	fi
 	# html: one page, no network, rendered by headless Chromium with its charts
 	run_cmd "$R" html -o "$T/h.html" "$T/h.atz"
 	check_eq "html -o FILE: exit 0, nothing said" "$rc:$(cat "$T/err")" "0:"
@@ -468,7 +482,7 @@ Try 'alloctap-report --help'." "$R" "$@"
 usage_case "--json with leaks" "--json goes with summary, not with leaks" leaks --json "$T/a.log"
 usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
 check_err "--at rss-peak on a trace without RSS records: said, exit 1" 1 \
-	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces taken with --stacks)" \
+	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \
 	"$R" peak --at rss-peak "$T/a.atz"
 usage_case "--at garbage" "--at needs heap-peak, rss-peak, end or SECONDS, not: 1.2.3" peak --at 1.2.3 "$T/a.log"
 usage_case "timeline without a rhythm" "timeline needs one of --every SECONDS and --churn BYTES" \
