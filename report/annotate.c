@@ -2,6 +2,24 @@
 #include "annotate.h"
 #include "text.h"
 
+void rep_watch_start(struct rep_watch *w, struct rep_heap *h, FILE *out, int annotate,
+		     const int *munged, rep_heap_block_fn fn, void *arg)
+{
+	*w = (struct rep_watch){ out, annotate, munged, h, NULL };
+	rep_heap_on_block(h, fn, arg);
+}
+
+int rep_watch_event(struct rep_watch *w, const struct at_event *ev, int *selected)
+{
+	uint64_t before = rep_heap_events(w->h);
+
+	w->ev = ev;
+	int rc = rep_heap_event(w->h, ev);
+	w->ev = NULL;
+	*selected = rep_heap_events(w->h) != before;
+	return rc;
+}
+
 void rep_put_annotated(FILE *out, const struct at_event *ev, int munged, const char *note)
 {
 	char line[AT_LINE_MAX];

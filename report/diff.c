@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finish.h"
 #include "diff.h"
 
 struct row {
@@ -105,10 +106,5 @@ int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_export *xa,
 		fprintf(out, "  %.*s\n", (int)len, text);
 	}
 	free(rows);
-	if (fflush(out) != 0 || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return rep_finish_output(out);
 }

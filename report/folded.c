@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finish.h"
 #include "folded.h"
 
 struct entry {
@@ -159,10 +160,5 @@ int rep_folded_write(struct rep_folded *f, FILE *out)
 		    fprintf(out, " %" PRIu64 "\n", e->weight) < 0)
 			return -1;
 	}
-	if (fflush(out) != 0 || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return rep_finish_output(out);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finish.h"
 #include "html.h"
 #include "tree.h"
 
@@ -255,10 +256,5 @@ int rep_write_html(FILE *out, struct rep_html *w, const struct rep_heap *h)
 	    put_top(out, h, "Sites of most temporary allocations", "temporaries", temps_of) < 0)
 		return -1;
 	fprintf(out, "<script>%s</script>\n</body></html>\n", script);
-	if (fflush(out) != 0 || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return rep_finish_output(out);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finish.h"
 #include "annotate.h"
 #include "layout.h"
 #include "tables.h"
@@ -205,12 +206,12 @@ static void on_block(void *arg, const struct rep_block *b, int released)
 		char where[sizeof(l->where)];
 		memcpy(where, l->where, sizeof(where));
 		uint64_t lone = describe(l, b, 0);
-		if (own_pointer(l->ev, b)) {
+		if (own_pointer(l->w.ev, b)) {
 			l->have_old = 1;
 			l->old_size = b->size;
-			l->old_ago = rep_heap_seq(l->h) - b->seq;
+			l->old_ago = rep_heap_seq(l->w.h) - b->seq;
 		}
-		if (l->have_new || !own_pointer(l->ev, b)) /* keep the note of the block placed */
+		if (l->have_new || !own_pointer(l->w.ev, b)) /* keep the note of the block placed */
 			memcpy(l->where, where, sizeof(where));
 		lone = lone < l->pages_now ? lone : l->pages_now;
 		l->pages_now -= lone;
@@ -233,11 +234,7 @@ void rep_layout_start(struct rep_layout *l, struct rep_heap *h, FILE *out, int a
 		      const int *munged)
 {
 	memset(l, 0, sizeof(*l));
-	l->out = out;
-	l->annotate = annotate;
-	l->munged = munged;
-	l->h = h;
-	rep_heap_on_block(h, on_block, l);
+	rep_watch_start(&l->w, h, out, annotate, munged, on_block, l);
 }
 
 static void write_line(struct rep_layout *l, const struct at_event *ev)
@@ -252,18 +249,16 @@ static void write_line(struct rep_layout *l, const struct at_event *ev)
 	if (l->have_old || l->have_new)
 		snprintf(note + n, sizeof(note) - n, "%s, %" PRId64 " %s pages", l->where,
 			 l->delta < 0 ? -l->delta : l->delta, l->delta < 0 ? "fewer" : "more");
-	rep_put_annotated(l->out, ev, *l->munged == 1, note);
+	rep_put_annotated(l->w.out, ev, *l->w.munged == 1, note);
 }
 
 int rep_layout_event(struct rep_layout *l, const struct at_event *ev)
 {
-	uint64_t before_events = rep_heap_events(l->h);
+	int selected;
 
-	l->ev = ev;
 	l->have_old = l->have_new = 0;
 	l->delta = 0;
-	int rc = rep_heap_event(l->h, ev);
-	l->ev = NULL;
+	int rc = rep_watch_event(&l->w, ev, &selected);
 	if (rc == 0 && l->failed) {
 		errno = l->failed;
 		rc = -1;
@@ -273,10 +268,10 @@ int rep_layout_event(struct rep_layout *l, const struct at_event *ev)
 	if (l->pages_now > l->pages_max) {
 		uint64_t blocks;
 		l->pages_max = l->pages_now;
-		l->pages_max_seq = rep_heap_seq(l->h);
-		rep_heap_live(l->h, &l->live_at_max, &blocks);
+		l->pages_max_seq = rep_heap_seq(l->w.h);
+		rep_heap_live(l->w.h, &l->live_at_max, &blocks);
 	}
-	if (l->annotate && rep_heap_events(l->h) != before_events)
+	if (l->w.annotate && selected)
 		write_line(l, ev);
 	return 0;
 }
@@ -299,27 +294,22 @@ static void put_gaps(FILE *out, const char *what, const struct rep_gaps *g)
 
 int rep_layout_end(struct rep_layout *l)
 {
-	if (!l->annotate) {
+	if (!l->w.annotate) {
 		uint64_t bytes, blocks;
-		rep_heap_live(l->h, &bytes, &blocks);
-		fprintf(l->out, "blocks placed: %" PRIu64 "\n", l->placed);
-		put_gaps(l->out, "below", &l->below);
-		put_gaps(l->out, "above", &l->above);
-		fprintf(l->out, "pages in use (4096 bytes): %" PRIu64 " at the end, for %" PRIu64
+		rep_heap_live(l->w.h, &bytes, &blocks);
+		fprintf(l->w.out, "blocks placed: %" PRIu64 "\n", l->placed);
+		put_gaps(l->w.out, "below", &l->below);
+		put_gaps(l->w.out, "above", &l->above);
+		fprintf(l->w.out, "pages in use (4096 bytes): %" PRIu64 " at the end, for %" PRIu64
 			" live bytes\n", l->pages_now, bytes);
-		fprintf(l->out, "most pages in use: %" PRIu64 " after event %" PRIu64 ", for %" PRIu64
+		fprintf(l->w.out, "most pages in use: %" PRIu64 " after event %" PRIu64 ", for %" PRIu64
 			" live bytes", l->pages_max, l->pages_max_seq, l->live_at_max);
 		if (l->pages_max)
-			fprintf(l->out, " (%.2f%% of their bytes)",
+			fprintf(l->w.out, " (%.2f%% of their bytes)",
 				100.0 * (double)l->live_at_max / (double)(l->pages_max << REP_PAGE_SHIFT));
-		fputc('\n', l->out);
+		fputc('\n', l->w.out);
 	}
-	if (fflush(l->out) != 0 || ferror(l->out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return rep_finish_output(l->w.out);
 }
 
 void rep_layout_free(struct rep_layout *l)

@@ -23,6 +23,7 @@
 
 #include <stdio.h>
 
+#include "annotate.h"
 #include "heap.h"
 
 #define REP_PAGE_SHIFT 12
@@ -35,11 +36,8 @@ struct rep_gaps {
 };
 
 struct rep_layout {
-	FILE *out;
-	int annotate, failed;         /* failed: ENOMEM met in a watcher */
-	const int *munged;            /* the source's: 1 once its lines are munged */
-	struct rep_heap *h;
-	const struct at_event *ev;    /* the event being applied */
+	struct rep_watch w;           /* out, annotate, munged, the engine, the event */
+	int failed;                   /* ENOMEM met in a watcher */
 	struct rep_layout_node *nodes;/* a treap by (pid, addr) */
 	size_t nnodes, cap, free_list, root;
 	uint64_t made;                /* nodes made: their priorities come from it */

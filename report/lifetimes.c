@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "finish.h"
 #include "annotate.h"
 #include "lifetimes.h"
 #include "tables.h"
@@ -18,12 +19,12 @@ static void on_block(void *arg, const struct rep_block *b, int released)
 {
 	struct rep_lifetimes *l = arg;
 
-	if (!released || !released_by(l->ev, b))
+	if (!released || !released_by(l->w.ev, b))
 		return;
-	uint64_t ago = rep_heap_seq(l->h) - b->seq;
+	uint64_t ago = rep_heap_seq(l->w.h) - b->seq;
 	unsigned size = rep_bucket_of(b->size);
-	int timed = l->ev->time_ns && b->time_ns;
-	uint64_t ns = timed && l->ev->time_ns > b->time_ns ? l->ev->time_ns - b->time_ns : 0;
+	int timed = l->w.ev->time_ns && b->time_ns;
+	uint64_t ns = timed && l->w.ev->time_ns > b->time_ns ? l->w.ev->time_ns - b->time_ns : 0;
 
 	l->freed++;
 	l->by_events[rep_bucket_of(ago)][size]++;
@@ -31,7 +32,7 @@ static void on_block(void *arg, const struct rep_block *b, int released)
 		l->timed++;
 		l->by_ns[rep_bucket_of(ns)][size]++;
 	}
-	if (!l->annotate)
+	if (!l->w.annotate)
 		return;
 	int n = snprintf(l->note, sizeof(l->note), "%" PRIu64 " bytes, allocated %" PRIu64
 			 " lines ago", b->size, ago);
@@ -43,23 +44,17 @@ void rep_lifetimes_start(struct rep_lifetimes *l, struct rep_heap *h, FILE *out,
 			 const int *munged)
 {
 	memset(l, 0, sizeof(*l));
-	l->out = out;
-	l->annotate = annotate;
-	l->munged = munged;
-	l->h = h;
-	rep_heap_on_block(h, on_block, l);
+	rep_watch_start(&l->w, h, out, annotate, munged, on_block, l);
 }
 
 int rep_lifetimes_event(struct rep_lifetimes *l, const struct at_event *ev)
 {
-	uint64_t before = rep_heap_events(l->h);
+	int selected;
 
-	l->ev = ev;
 	l->note[0] = '\0';
-	int rc = rep_heap_event(l->h, ev);
-	l->ev = NULL;
-	if (rc == 0 && l->annotate && rep_heap_events(l->h) != before) /* selected */
-		rep_put_annotated(l->out, ev, *l->munged == 1, l->note);
+	int rc = rep_watch_event(&l->w, ev, &selected);
+	if (rc == 0 && l->w.annotate && selected)
+		rep_put_annotated(l->w.out, ev, *l->w.munged == 1, l->note);
 	return rc;
 }
 
@@ -98,29 +93,24 @@ static void put_table(FILE *out, uint64_t t[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS],
 int rep_lifetimes_end(struct rep_lifetimes *l)
 {
 	const struct rep_proc *procs;
-	size_t n = rep_heap_procs(l->h, &procs);
+	size_t n = rep_heap_procs(l->w.h, &procs);
 	uint64_t live = 0, temps = 0;
 
-	if (l->annotate)
-		return fflush(l->out) == 0 && !ferror(l->out) ? 0 : -1;
+	if (l->w.annotate)
+		return rep_finish_output(l->w.out);
 	for (size_t i = 0; i < n; i++) {
 		live += procs[i].live_blocks;
 		temps += procs[i].temps;
 	}
-	fprintf(l->out, "blocks freed: %" PRIu64 "; still live at the end: %" PRIu64
+	fprintf(l->w.out, "blocks freed: %" PRIu64 "; still live at the end: %" PRIu64
 		"; temporary: %" PRIu64 "\n", l->freed, live, temps);
 	if (l->freed) {
-		fputs("== lifetime in events (rows) by bytes asked (columns), blocks\n", l->out);
-		put_table(l->out, l->by_events, "events \\ bytes");
+		fputs("== lifetime in events (rows) by bytes asked (columns), blocks\n", l->w.out);
+		put_table(l->w.out, l->by_events, "events \\ bytes");
 	}
 	if (l->timed) {
-		fputs("== lifetime in ns (rows) by bytes asked (columns), blocks\n", l->out);
-		put_table(l->out, l->by_ns, "ns \\ bytes");
+		fputs("== lifetime in ns (rows) by bytes asked (columns), blocks\n", l->w.out);
+		put_table(l->w.out, l->by_ns, "ns \\ bytes");
 	}
-	if (fflush(l->out) != 0 || ferror(l->out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return rep_finish_output(l->w.out);
 }

@@ -14,14 +14,11 @@
 
 #include <stdio.h>
 
+#include "annotate.h"
 #include "heap.h"
 
 struct rep_lifetimes {
-	FILE *out;
-	int annotate;
-	const int *munged;             /* the source's: 1 once its lines are munged */
-	struct rep_heap *h;
-	const struct at_event *ev;     /* the event being applied */
+	struct rep_watch w;            /* out, annotate, munged, the engine, the event */
 	char note[128];
 	uint64_t by_events[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS]; /* [lifetime][size] */
 	uint64_t by_ns[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS];

@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include "export.h"
+#include "finish.h"
 #include "folded.h"
 #include "pprof.h"
 
@@ -236,7 +237,7 @@ static int write_gzip(FILE *out, const struct buf *b)
 		errno = EIO;
 		return -1;
 	}
-	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+	return rep_finish_output(out);
 }
 
 int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_export *x,

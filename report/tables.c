@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finish.h"
 #include "tables.h"
 
 /* Sites of one process (proc; SIZE_MAX: all), ordered by a value (most first), then text,
@@ -76,16 +77,6 @@ static void put_seconds(FILE *out, uint64_t ns)
 	fprintf(out, "%" PRIu64 ".%06" PRIu64 " s", ns / 1000000000u, ns % 1000000000u / 1000u);
 }
 
-static int finish_output(FILE *out)
-{
-	if (fflush(out) != 0 || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
-}
-
 int rep_write_summary(FILE *out, const struct rep_heap *h)
 {
 	const struct rep_proc *procs;
@@ -130,7 +121,7 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 		fprintf(out, "failed allocations: %" PRIu64 "\n", p->failed);
 		fprintf(out, "frees of blocks not live: %" PRIu64 "\n", p->unknown_frees);
 	}
-	return finish_output(out);
+	return rep_finish_output(out);
 }
 
 /* The keys of one process or of the whole selection (times: the trace's times, for the RSS
@@ -201,7 +192,7 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 		fputc('}', out);
 	}
 	fputs("]}\n", out);
-	return finish_output(out);
+	return rep_finish_output(out);
 }
 
 int rep_write_leaks(FILE *out, const struct rep_heap *h)
@@ -228,7 +219,7 @@ int rep_write_leaks(FILE *out, const struct rep_heap *h)
 		}
 		free(idx);
 	}
-	return finish_output(out);
+	return rep_finish_output(out);
 }
 
 void rep_bucket_label(unsigned k, char *buf, size_t size)
@@ -258,7 +249,7 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h)
 		fprintf(out, "%-41s %10" PRIu64 " %14" PRIu64 "  ", range, b[k].count, b[k].bytes);
 		put_site(out, h, &sites[b[k].top_site]);
 	}
-	return finish_output(out);
+	return rep_finish_output(out);
 }
 
 /* ---- timeline ------------------------------------------------------------------------- */
@@ -382,5 +373,5 @@ int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h)
 	}
 	fclose(t->series);
 	t->series = NULL;
-	return finish_output(t->out);
+	return rep_finish_output(t->out);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finish.h"
 #include "tree.h"
 
 struct node {
@@ -143,16 +144,6 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 	return 0;
 }
 
-static int finish_output(FILE *out)
-{
-	if (fflush(out) != 0 || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
-}
-
 int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what)
 {
 	const struct rep_proc *procs;
@@ -173,7 +164,7 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 			rc = print_node(out, &t, 0, 0, t.n[0].bytes);
 	}
 	free(t.n);
-	return rc < 0 ? -1 : finish_output(out);
+	return rc < 0 ? -1 : rep_finish_output(out);
 }
 
 /* A Graphviz string: quotes and backslashes escaped, control bytes as '_'. */
@@ -243,7 +234,7 @@ int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, 
 	}
 	fputs("}\n", out);
 	free(t.n);
-	return finish_output(out);
+	return rep_finish_output(out);
 }
 
 /* ---- flame graph ------------------------------------------------------------------------ */
