@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# What tracing costs the traced program under each allocator, side by side in one run (needs
+# root): ns per malloc+free pair in bench/pairloop with glibc, jemalloc, tcmalloc and mimalloc
+# (preloaded), 1, 2 and 8 threads: bare; alloctapd writing binary; the floor (alloctapd --floor:
+# the same probes at the same sites, programs that return at once); alloctapd's ratio to the
+# floor (what its BPF programs and daemon add to the traps) and each traced pair's ratio to
+# glibc's traced pair (what the allocator's first instructions cost the traps: one the kernel
+# must single-step instead of emulate costs microseconds).
+# Median of RUNS (default 3) runs of PAIRS (default 100000) pairs per thread.
+set -u
+. "$(dirname "$0")/lib.sh"
+pairloop_setup allocators
+if [ ! -x "$PL" ]; then
+	echo "allocators bench: $PL is not built (make bench builds it)"
+	exit 1
+fi
+
+# one_run ALLOCATOR MODE THREADS: the ns per pair of one run.
+one_run() {
+	local pre
+	pre=$(preload_of "$1")
+	case $2 in
+	bare) env ${pre:+LD_PRELOAD=$pre} "$PL" "$PAIRS" "$3" ;;
+	alloctapd) env ${pre:+LD_PRELOAD=$pre} "$D" -q -f binary -o /dev/null -- "$PL" "$PAIRS" "$3" ;;
+	floor) env ${pre:+LD_PRELOAD=$pre} "$D" -q --floor -o /dev/null -- "$PL" "$PAIRS" "$3" ;;
+	esac | ns_of
+}
+
+measure() { # ALLOCATOR MODE THREADS -> median ns
+	for _ in $(seq "$RUNS"); do one_run "$@"; done | median
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b}'; }
+
+echo "allocators: ns per malloc+free pair, $PAIRS pairs per thread, median of $RUNS runs"
+printf '%-10s %8s %10s %12s %10s %10s %12s\n' allocator threads bare alloctapd floor "/floor" "/glibc's"
+declare -A traced
+for a in glibc jemalloc tcmalloc mimalloc; do
+	if [ "$a" != glibc ] && [ ! -e "$(preload_of "$a")" ]; then
+		echo "allocators bench: $(preload_of "$a") is missing (make deps installs it)"
+		exit 1
+	fi
+	for t in 1 2 8; do
+		bare=$(measure "$a" bare "$t")
+		ad=$(measure "$a" alloctapd "$t")
+		fl=$(measure "$a" floor "$t")
+		traced[$a,$t]=$ad
+		printf '%-10s %8s %10s %12s %10s %10s %12s\n' "$a" "$t" "$bare" "$ad" "$fl" \
+			"$(ratio "$ad" "$fl")" "$(ratio "$ad" "${traced[glibc,$t]}")"
+	done
+done
+echo "(goals: /floor <= 1.10 with glibc, <= 1.15 with the others; jemalloc /glibc's <= 1.3)"
