@@ -74,6 +74,8 @@ struct object {
 	size_t ncache, cache_slots;
 	struct cu_scopes *cus;  /* the CUs whose scopes are listed */
 	size_t ncus;
+	char **names;           /* demangled symbol names, kept as long as the object */
+	size_t nnames;
 };
 
 struct mapping {
@@ -235,6 +237,32 @@ static int read_symbols(struct object *o)
 	return 0;
 }
 
+/* libstdc++'s demangler (extern "C" in <cxxabi.h>): the Itanium C++ ABI's names. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* A symbol's name as people read it: a C++ name (_Z...) demangled ("ns::f(int)"), any other
+ * as it is; the demangled text is kept with the object. NULL stays NULL. */
+static const char *demangled(struct object *o, const char *name)
+{
+	int status = -1;
+
+	if (!name || strncmp(name, "_Z", 2) != 0)
+		return name;
+	char *d = __cxa_demangle(name, NULL, NULL, &status);
+	if (status != 0 || !d) {
+		free(d);
+		return name;
+	}
+	char **a = realloc(o->names, (o->nnames + 1) * sizeof(*a));
+	if (!a) {
+		free(d);
+		return name;
+	}
+	o->names = a;
+	o->names[o->nnames++] = d;
+	return d;
+}
+
 /* The function symbol holding libdwfl address a, or NULL. */
 static const char *symbol_at(const struct object *o, uint64_t a)
 {
@@ -378,6 +406,9 @@ void at_symbolizer_free(struct at_symbolizer *z)
 		free(o->cache);
 		for (size_t c = 0; c < o->ncus; c++)
 			free(o->cus[c].r);
+		for (size_t c = 0; c < o->nnames; c++)
+			free(o->names[c]);
+		free(o->names);
 		free(o->cus);
 		free(o->symbols);
 		free(o->loads);
@@ -631,7 +662,7 @@ static int lookup(struct object *o, uint64_t vaddr, int return_address, struct a
 
 	n = dwarf_frames(o, a, frames, AT_SYMBOLIZE_MAX_INLINE);
 	if (n == 0 || !frames[n - 1].function)
-		name = symbol_at(o, a);
+		name = demangled(o, symbol_at(o, a));
 	if (n == 0) {
 		Dwfl_Line *line = dwfl_module_getsrc(o->module, a);
 		int lineno = 0;

@@ -45,7 +45,7 @@ elif g++ -O2 -fomit-frame-pointer -o "$T/cxx" tests/data/stacks/cxx_workload.cpp
 		# 100 of the 300 rounds throw: each exception's memory comes from libstdc++'s
 		# __cxa_allocate_exception, called from work()'s cold part
 		check_eq "C++: the 100 thrown exceptions, allocated by __cxa_allocate_exception under work()" \
-			"$(build/alloctap-report export --folded "$T/cxx.atz" | sed -n 's/.*;main;_ZL4worki[.a-z]*;__cxa_allocate_exception;malloc \([0-9]*\)$/\1/p')" 100
+			"$(build/alloctap-report export --folded "$T/cxx.atz" | sed -n 's/.*;main;work(int)[^;]*;__cxa_allocate_exception;malloc \([0-9]*\)$/\1/p')" 100
 	else
 		fail "C++: traced with --stacks" "$(tail -n 5 "$T/cxx.err")"
 	fi

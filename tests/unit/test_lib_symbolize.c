@@ -59,7 +59,12 @@ static const char fixture_source[] =
 	"{\n"                                                             /* 32 */
 	"\treturn x * 3 + 1;\n"                                           /* 33 */
 	"}\n"                                                             /* 34 */
-	"int (*at_fix_hidden_ptr)(int) = at_fix_hidden;\n";               /* 35 */
+	"int (*at_fix_hidden_ptr)(int) = at_fix_hidden;\n"                /* 35 */
+	"__attribute__((noinline)) int at_fix_mangled(int x) __asm__(\"_ZN2at7mangledEi\");\n"
+	"int at_fix_mangled(int x)\n"                                    /* 37 */
+	"{\n"                                                             /* 38 */
+	"\treturn x + 7;\n"                                               /* 39 */
+	"}\n";                                                            /* 40 */
 
 /* Everything the tests share, made once by setup(). */
 static struct {
@@ -74,6 +79,7 @@ static struct {
 	void *handle;
 	/* addresses in this process */
 	uint64_t outer, inner_call_ret, ends_call_ret, after, hidden;
+	uint64_t mangled;      /* a C++ symbol name: _ZN2at7mangledEi */
 } fx;
 
 /* Runs a shell command; 0 when it exits 0. */
@@ -172,6 +178,9 @@ static int setup(void **state)
 	fx.outer = (uint64_t)(uintptr_t)outer;
 	fx.after = (uint64_t)(uintptr_t)dlsym(fx.handle, "at_fix_after");
 	fx.hidden = (uint64_t)(uintptr_t)*hidden;
+	fx.mangled = (uint64_t)(uintptr_t)dlsym(fx.handle, "_ZN2at7mangledEi");
+	if (!fx.mangled)
+		return -1;
 	outer();
 	fx.inner_call_ret = (uint64_t)(uintptr_t)*ret;
 	if (setjmp(*jb) == 0)
@@ -337,6 +346,10 @@ static void test_dynsym_only(void **state)
 	assert_null(fr[0].function);
 	snprintf(want, sizeof(want), "libfix.so+0x%" PRIx64, file_offset(fx.hidden));
 	assert_string_equal(text_of(&fr[0]), want);
+	/* a C++ symbol, demangled */
+	n = at_symbolize(z, 7, fx.mangled, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+	assert_int_equal(n, 1);
+	assert_string_equal(fr[0].function, "at::mangled(int)");
 	assert_int_equal(p.count, 0);
 	at_symbolizer_free(z);
 }
