@@ -319,9 +319,13 @@ static void on_event(void *arg, struct rep_heap *h, const struct at_event *ev)
 		uint64_t at = rep_heap_time_of(h, ev);
 		if (at > t->last_ns)
 			t->last_ns = at;
-		while (at >= t->next_ns) {
+		if (at >= t->next_ns) {
+			/* one snapshot for the first boundary passed: the periods after it, up to this
+			 * event, had no event and would repeat it (so there are never more snapshots
+			 * than events, whatever SECONDS) */
 			snapshot(t, h, t->next_ns, rep_heap_events(h));
-			t->next_ns += t->every_ns;
+			uint64_t k = at / t->every_ns + 1;
+			t->next_ns = k > UINT64_MAX / t->every_ns ? UINT64_MAX : k * t->every_ns;
 		}
 		return;
 	}

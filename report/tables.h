@@ -26,7 +26,8 @@ void rep_bucket_label(unsigned k, char *buf, size_t size);
 /* sizes: per log2 bucket of the bytes asked, calls, bytes, and the site of most bytes. */
 int rep_write_sizes(FILE *out, const struct rep_heap *h);
 
-/* timeline: snapshots every every_ns of trace time, or each time the live bytes have moved by
+/* timeline: snapshots every every_ns of trace time (one for a run of periods without an
+ * event), or each time the live bytes have moved by
  * churn_bytes (moves up and down added up: bytes allocated and freed, a realloc by its
  * change), each with the live bytes and the top sites by live bytes (their allocations and frees since
  * the last snapshot and in all), then the series of live bytes. Set up before the pass with

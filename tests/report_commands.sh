@@ -221,6 +221,12 @@ size (bytes asked)                             calls          bytes  site of mos
 EOF
 check_cmd "sizes: malloc(0) in the bucket 0, its own site named" 0 "$T/want" "" -- \
 	"$R" sizes "$T/zero.log"
+printf '1 1 malloc(8)=0x10\n1 1 malloc(8)=0x20\n1 1 free(0x10)\n' >"$T/gap.log"
+"$A" synth -T 5000000000 "$T/gap.log" "$T/gap.atz" # 5 s between events
+run_cmd timeout 20 "$R" timeline --every 0.000000001 "$T/gap.atz"
+check_eq "timeline --every 1 ns over 10 s: one snapshot per run of empty periods (3), at once" \
+	"$rc:$(grep -c '^== snapshot' "$T/out"):$(sed -n '/^== series/,$p' "$T/out" | tr '\n' '|')" \
+	"0:3:== series (seconds, live bytes, RSS bytes)|0.000000 s 8 -|5.000000 s 16 -|10.000000 s 8 -|"
 cat >"$T/want" <<'EOF'
 live at 1.100000 s: 500 bytes in 2 blocks
 100.00%          500 bytes        2 blocks  all
