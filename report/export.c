@@ -81,7 +81,6 @@ int rep_export_mapping(struct rep_export *x, const struct at_mapping *m)
 {
 	if (at_symbolizer_add_mapping(x->symbolizer, m) < 0)
 		return -1;
-	rep_stacks_forget_pcs(x->stacks);
 	return keep_object(x, m);
 }
 

@@ -29,10 +29,6 @@ void rep_stacks_free(struct rep_stacks *st);
  * AT_STACK_MAX_FRAMES, or an id more than REP_STACKS_MAX_GAP above the highest seen; ENOMEM. */
 int rep_stacks_add(struct rep_stacks *st, struct at_symbolizer *z, const struct at_stack *s);
 
-/* Forgets the text kept per return address (a mapping record may change what an address of
- * its process means). */
-void rep_stacks_forget_pcs(struct rep_stacks *st);
-
 /* The callers' text of stack id (len bytes, possibly 0; not NUL-terminated), or NULL when no
  * record of that id has come. Valid until the next rep_stacks_add or rep_stacks_free. */
 const char *rep_stacks_text(const struct rep_stacks *st, uint32_t id, size_t *len);
