@@ -156,33 +156,32 @@ static void count_gap(struct rep_gaps *g, int have, int64_t gap)
 }
 
 /* "prev P, gap G, next N, gap G, pages [A, B]" of b among the live blocks (b itself not
- * among them), into l->where; counts the gaps of a block placed. Returns b's pages that no
+ * among them), into w (sizeof l->where bytes; NULL: no text); counts the gaps of a block
+ * placed. Returns b's pages that no
  * other live block touches. */
-static uint64_t describe(struct rep_layout *l, const struct rep_block *b, int placed)
+static uint64_t describe(struct rep_layout *l, const struct rep_block *b, int placed, char *w)
 {
-	size_t prev, next, n = 0;
+	size_t prev, next, n = 0, size = sizeof(l->where);
 	int64_t below = 0, above = 0;
-	char *w = l->where;
 
 	neighbours(l, b->pid, b->addr, &prev, &next);
-	if (prev) {
-		const struct rep_layout_node *p = &l->nodes[prev];
-		below = (int64_t)(b->addr - (p->addr + p->size));
-		n += (size_t)snprintf(w + n, sizeof(l->where) - n, "prev 0x%" PRIx64 ", gap %" PRId64,
-				      p->addr, below);
-	} else {
-		n += (size_t)snprintf(w + n, sizeof(l->where) - n, "prev none");
-	}
-	if (next) {
-		const struct rep_layout_node *x = &l->nodes[next];
-		above = (int64_t)(x->addr - (b->addr + b->size));
-		n += (size_t)snprintf(w + n, sizeof(l->where) - n, ", next 0x%" PRIx64 ", gap %" PRId64,
-				      x->addr, above);
-	} else {
-		n += (size_t)snprintf(w + n, sizeof(l->where) - n, ", next none");
-	}
-	snprintf(w + n, sizeof(l->where) - n, ", pages [%" PRIu64 ", %" PRIu64 "]",
-		 b->addr >> REP_PAGE_SHIFT, last_page(b->addr, b->size));
+	if (prev)
+		below = (int64_t)(b->addr - (l->nodes[prev].addr + l->nodes[prev].size));
+	if (next)
+		above = (int64_t)(l->nodes[next].addr - (b->addr + b->size));
+	if (w && prev)
+		n += (size_t)snprintf(w + n, size - n, "prev 0x%" PRIx64 ", gap %" PRId64,
+				      l->nodes[prev].addr, below);
+	else if (w)
+		n += (size_t)snprintf(w + n, size - n, "prev none");
+	if (w && next)
+		n += (size_t)snprintf(w + n, size - n, ", next 0x%" PRIx64 ", gap %" PRId64,
+				      l->nodes[next].addr, above);
+	else if (w)
+		n += (size_t)snprintf(w + n, size - n, ", next none");
+	if (w)
+		snprintf(w + n, size - n, ", pages [%" PRIu64 ", %" PRIu64 "]",
+			 b->addr >> REP_PAGE_SHIFT, last_page(b->addr, b->size));
 	if (placed) {
 		l->placed++;
 		count_gap(&l->below, prev != 0, below);
@@ -202,23 +201,21 @@ static void on_block(void *arg, const struct rep_block *b, int released)
 	struct rep_layout *l = arg;
 
 	if (released) {
+		int own = own_pointer(l->w.ev, b);
 		erase(l, b->pid, b->addr);
-		char where[sizeof(l->where)];
-		memcpy(where, l->where, sizeof(where));
-		uint64_t lone = describe(l, b, 0);
-		if (own_pointer(l->w.ev, b)) {
+		/* the note describes the block freed, unless a block was placed (a realloc's new one) */
+		uint64_t lone = describe(l, b, 0, own && !l->have_new ? l->where : NULL);
+		if (own) {
 			l->have_old = 1;
 			l->old_size = b->size;
 			l->old_ago = rep_heap_seq(l->w.h) - b->seq;
 		}
-		if (l->have_new || !own_pointer(l->w.ev, b)) /* keep the note of the block placed */
-			memcpy(l->where, where, sizeof(where));
 		lone = lone < l->pages_now ? lone : l->pages_now;
 		l->pages_now -= lone;
 		l->delta -= (int64_t)lone;
 		return;
 	}
-	uint64_t lone = describe(l, b, 1);
+	uint64_t lone = describe(l, b, 1, l->where);
 	l->have_new = 1;
 	l->pages_now += lone;
 	l->delta += (int64_t)lone;
