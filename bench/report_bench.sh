@@ -34,7 +34,7 @@ echo "alloctap-report on $EVENTS synthetic events ($(stat -c %s "$T/big.atz") by
 printf '%-40s %10s %12s %10s\n' command seconds "M events/s" "max KB"
 for cmd in "summary" "export --folded" "export --folded --weight peak-bytes" "leaks" "peak"; do
 	read -r s kb < <(best_of "$R" -qq $cmd "$T/big.atz")
-	printf '%-40s %10s %12.2f %10s\n' "$cmd" "$s" "$(echo "$EVENTS / $s / 1000000" | bc -l)" "$kb"
+	printf '%-40s %10s %12.2f %10s\n' "$cmd" "$s" "$(awk -v e="$EVENTS" -v s="$s" 'BEGIN {print e / s / 1e6}')" "$kb"
 done
 
 echo
