@@ -263,6 +263,15 @@ fi
 check_err "peak --dot -o FILE.svg without dot: said, exit 1" 1 \
 	"alloctap-report: $T/b.svg: cannot render it: Graphviz's dot is not installed (apt-get install graphviz); -o FILE.dot writes the graph itself" \
 	env PATH=/nonexistent "$ROOT/$R" peak --dot -o "$T/b.svg" "$T/a.log"
+if command -v dot >/dev/null; then
+	run_cmd "$R" peak --dot -o "$T/none/b.svg" "$T/a.log"
+	check_eq "peak --dot -o into a missing folder: dot's failure said, exit 1" \
+		"$rc:$(tail -n 1 "$T/err")" "1:alloctap-report: $T/none/b.svg: Graphviz's dot failed (status 1)"
+fi
+run_cmd script -qec "'$ROOT/$R' export --pprof '$T/a.log'" /dev/null
+check_eq "export --pprof to a terminal: refused, exit 1" \
+	"$rc:$(tr -d '\r' <"$T/out")" \
+	"1:alloctap-report: export --pprof writes a binary file: give -o FILE, or redirect stdout"
 run_cmd "$R" leaks -o "$T/leaks.txt" "$T/a.log"
 check_eq "-o FILE: nothing on stdout, the file written" "$rc:$(wc -c <"$T/out"):$(head -n 1 "$T/leaks.txt")" \
 	"0:0:== process 1"
