@@ -1,11 +1,14 @@
 /* probe_site.c: where in a file the probes of a function go.
  *
- * The one place that decides it. Return probes, and the entry probes of functions that have
- * one, sit at the first instruction. The entry probe of a function without a return probe (free)
- * moves to the first instruction the kernel emulates, when nothing before it can change what
- * the probe reads: on Debian's glibc, free's `je` three bytes in, after `test %rdi,%rdi`, so the
- * trap no longer single-steps the test. Since the walk stops at the first branch, every call
- * passes the site: no call, free(NULL) included, goes unrecorded. */
+ * The one place that decides it. With placement on, a function's probes move to the first
+ * instruction the kernel emulates, when nothing before it can change what the probes read: the
+ * argument registers the entry program reads, and the stack pointer, since a return probe
+ * finds the return address at [rsp] when it fires (the kernel's uretprobe code reads it from
+ * there, wherever the probe is). On Debian's glibc, free's `je` three bytes in, after
+ * `test %rdi,%rdi`; on jemalloc's malloc the `ja` seven bytes in, after `cmp $0x1000,%rdi`:
+ * the trap no longer single-steps the instruction before. Since the walk stops at the first
+ * branch, every call passes the site: no call, free(NULL) included, goes unrecorded. A function
+ * with both probes gets both at the same site, so one trap serves the two. */
 #include <unistd.h>
 
 #include "probe_site.h"
@@ -17,8 +20,7 @@
 
 int at_probe_placement = 1;
 
-/* The function's virtual address, size and file offset. Same returns as
- * at_probe_return_offset. */
+/* The function's virtual address, size and file offset. Same returns as at_probe_site. */
 static int locate_function(struct at_elf *e, const char *name, uint64_t *vaddr, uint64_t *size,
 			   uint64_t *offset)
 {
@@ -31,27 +33,15 @@ static int locate_function(struct at_elf *e, const char *name, uint64_t *vaddr, 
 	return 1;
 }
 
-int at_probe_return_offset(struct at_elf *e, const char *name, uint64_t *offset)
-{
-	uint64_t vaddr, size;
-
-	return locate_function(e, name, &vaddr, &size, offset);
-}
-
-int at_probe_entry_site(struct at_elf *e, const char *name, int has_return, uint16_t reads,
-			struct at_probe_choice *c)
+int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, struct at_probe_choice *c)
 {
 	int rc = locate_function(e, name, &c->function_vaddr, &c->function_size,
 				 &c->function_offset);
 
 	if (rc <= 0)
 		return rc;
-	c->entry_offset = c->function_offset;
+	c->site_offset = c->function_offset;
 	c->insn = "entry";
-	if (has_return) {
-		c->why = "a return probe needs the entry";
-		return 1;
-	}
 	if (!at_probe_placement) {
 		c->why = "--probe-at-entry";
 		return 1;
@@ -64,7 +54,7 @@ int at_probe_entry_site(struct at_elf *e, const char *name, int has_return, uint
 	}
 	struct at_probe_site site;
 	at_x86_probe_site(code, (size_t)n, reads, &site);
-	c->entry_offset = c->function_offset + site.offset;
+	c->site_offset = c->function_offset + site.offset;
 	c->insn = site.insn;
 	c->why = site.why;
 	return 1;

@@ -6,31 +6,26 @@
 
 #include "elfsym.h"
 
-/* Whether entry probes are moved to a cheaper instruction (on unless --probe-at-entry). */
+/* Whether probes are moved to a cheaper instruction (on unless --probe-at-entry). */
 extern int at_probe_placement;
 
-/* Where a function's entry probe goes, and why. */
+/* Where a function's probes go, and why. */
 struct at_probe_choice {
-	uint64_t entry_offset;   /* file offset of the entry probe */
+	uint64_t site_offset;    /* file offset of the entry probe and of the return probe */
 	uint64_t function_offset; /* file offset of the function's first instruction */
-	uint64_t function_vaddr; /* its virtual address (the entry probe's is function_vaddr +
-				  * entry_offset - function_offset) */
+	uint64_t function_vaddr; /* its virtual address (the site's is function_vaddr +
+				  * site_offset - function_offset) */
 	uint64_t function_size;  /* its size in bytes, 0 when unknown */
 	const char *insn;        /* mnemonic at the site, "entry" when not moved */
 	const char *why;         /* the reason, for -v */
 };
 
-/* Chooses the entry probe site of function name. A function that also gets a return probe
- * keeps its entry probe at its first instruction: a uretprobe hijacks the return address
- * there, and one trap then serves both. Otherwise, with placement on, the probe moves to the
- * first instruction the kernel emulates (x86_insn.h), given that the probe reads the argument
- * registers in reads. Returns 1 with *c set, 0 if the file does not define the function, -1 if
- * its address is in no executable segment. */
-int at_probe_entry_site(struct at_elf *e, const char *name, int has_return, uint16_t reads,
-			struct at_probe_choice *c);
-
-/* The file offset at which the return probe of function name goes: always its first
- * instruction. Same returns as above. */
-int at_probe_return_offset(struct at_elf *e, const char *name, uint64_t *offset);
+/* Chooses the site of function name's probes: its entry probe and, if it has one, its return
+ * probe, both at one place so that one trap serves the two. With placement on, the site moves
+ * to the first instruction the kernel emulates (x86_insn.h), given that the entry program reads
+ * the argument registers in reads; nothing before it writes them or the stack pointer, so the
+ * return address is still at [rsp] for the return probe. Returns 1 with *c set, 0 if the file
+ * does not define the function, -1 if its address is in no executable segment. */
+int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, struct at_probe_choice *c);
 
 #endif

@@ -1,4 +1,4 @@
-/* x86_insn.h: just enough x86-64 decoding to choose where an entry probe costs least.
+/* x86_insn.h: just enough x86-64 decoding to choose where a function's probes cost least.
  *
  * A uprobe on an instruction the kernel emulates (push reg, jmp, call rel32, jcc, nop) costs a
  * trap; on any other it costs a trap plus a single step out of line, about four times more
@@ -41,8 +41,9 @@ struct at_probe_site {
 	const char *why;      /* why the walk stopped where it did */
 };
 
-/* Chooses the entry-probe site of a function whose first bytes are code[0..len). reads: the
- * registers the probe reads (for free: AT_REG_BIT(AT_RDI)). The walk looks at most `len`
+/* Chooses the probe site of a function whose first bytes are code[0..len). reads: the
+ * registers the entry program reads (for free: AT_REG_BIT(AT_RDI)); the stack pointer is always
+ * kept, for the return probe finds the return address at [rsp]. The walk looks at most `len`
  * bytes and 16 instructions. Always succeeds; offset 0 means "at the entry". */
 void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads,
 		       struct at_probe_site *site);

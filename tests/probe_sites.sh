@@ -1,43 +1,99 @@
 #!/usr/bin/env bash
-# Probe placement: free's entry probe moves to the first instruction the kernel
-# emulates, and the log is the same with and without the move (no call goes unrecorded, not
-# even free(NULL)); --floor attaches the same sites and records nothing.
+# Probe placement: each function's probes (the entry probe and, for allocations, the return
+# probe at the same place) move to the first instruction the kernel emulates, and the log is the
+# same with and without the move (no call goes unrecorded, not even free(NULL)), with glibc,
+# jemalloc, tcmalloc and mimalloc, and with statically linked allocators (glibc's and a
+# program's own); -v prints every site. --floor attaches the same sites and records nothing.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
 need_bpf "$D"
+LIBDIR=/usr/lib/x86_64-linux-gnu
 
 libc=$(ldd "$FX/alloc_sequence" | awk '$1 == "libc.so.6" {print $3}')
 libc=$(readlink -f "$libc")
 
-for mode in placed entry; do
-	opt=()
-	[ $mode = entry ] && opt=(--probe-at-entry)
-	"$D" -v "${opt[@]}" -o "$T/$mode.log" -- "$FX/alloc_sequence" "$T/$mode.exp" \
-		--threads 0 2>"$T/$mode.err"
-	check "$mode: exit status 0" test $? -eq 0
-	check "$mode: the sequence matches exactly, free(0x0) included" \
-		bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/$mode.exp $T/$mode.log && grep -q ' free(0x0)$' $T/$mode.exp"
-	"$ROOT/build/alloctap-munge" -q "$T/$mode.log" -o "$T/$mode.munged" 2>/dev/null
-done
-check_file_eq "placed and at-entry whole traces munge to the same log" "$T/placed.munged" "$T/entry.munged"
-check "... which is not empty" test -s "$T/placed.munged"
+# trace NAME PRELOAD PROGRAM ARGS...: traces the program placed and --probe-at-entry, checks
+# both against the sequence the program expected (when it writes one: $T/NAME.MODE.exp) and
+# that both munge to the same log.
+trace() {
+	local name=$1 pre=$2 mode opt arg args
+	shift 2
+	for mode in placed entry; do
+		opt=()
+		[ $mode = entry ] && opt=(--probe-at-entry)
+		args=()
+		for arg in "$@"; do args+=("${arg//EXP/$T/$name.$mode.exp}"); done
+		env ${pre:+LD_PRELOAD=$pre} "$D" -v "${opt[@]}" -o "$T/$name.$mode.log" -- "${args[@]}" \
+			2>"$T/$name.$mode.err" >/dev/null
+		check "$name, $mode: exit status 0" test $? -eq 0
+		if [ -e "$T/$name.$mode.exp" ]; then
+			check "$name, $mode: the sequence matches exactly" \
+				bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/$name.$mode.exp $T/$name.$mode.log"
+		fi
+		"$ROOT/build/alloctap-munge" -q "$T/$name.$mode.log" -o "$T/$name.$mode.munged" 2>/dev/null
+	done
+	check_file_eq "$name: placed and at-entry traces munge to the same log" \
+		"$T/$name.placed.munged" "$T/$name.entry.munged"
+	check "$name: ... which is not empty" test -s "$T/$name.placed.munged"
+}
 
-# On Debian 12's glibc 2.36, free starts "test %rdi,%rdi; je": the je (+3) is emulated.
-if [ "$(sha256sum < "$libc" | cut -c1-16)" = "$(sha256sum < /usr/lib/x86_64-linux-gnu/libc.so.6 | cut -c1-16)" ] &&
-	objdump -d --start-address=0x$(nm -D "$libc" | awk '$3 ~ /^free@@/ {print $1}') \
-		--stop-address=0x$(printf '%x' $((0x$(nm -D "$libc" | awk '$3 ~ /^free@@/ {print $1}') + 3))) \
-		"$libc" | grep -q 'test *%rdi,%rdi'; then
-	check "-v: free's entry probe at +3 (jcc) in $libc" \
-		grep -qE "^alloctapd: probe free: $libc\+0x[0-9a-f]+, entry probe at \+3 \(jcc: first emulated instruction\)$" "$T/placed.err"
-else
-	check "-v: free's entry probe placed in $libc" \
-		grep -qE "^alloctapd: probe free: $libc\+0x[0-9a-f]+, entry probe at \+[0-9]+ " "$T/placed.err"
+# site_is NAME OBJECT FUNCTION OFFSET INSN: -v put FUNCTION's probes OFFSET bytes into it, on
+# an instruction of kind INSN, and objdump agrees that the instruction there is one (jcc: j*).
+site_is() {
+	local name=$1 obj=$2 fn=$3 off=$4 insn=$5 line start got
+	line=$(grep -E "^alloctapd: probe $fn: $obj\+0x[0-9a-f]+, " "$T/$name.placed.err" | head -n1)
+	start=$(sed -n 's/.*+0x\([0-9a-f]*\), .*/\1/p' <<<"$line")
+	# the file offset of a library's text equals its address in Debian's objects
+	got=$(objdump -d --no-show-raw-insn --start-address=$((0x$start + off)) \
+		--stop-address=$((0x$start + off + 16)) "$obj" | awk -F'\t' 'NF >= 2 {print $2; exit}')
+	check "$name: $fn's probes at +$off ($insn), where objdump shows '${got%% *}'" \
+		bash -c "grep -qE ', entry (and return probes|probe) at \+$off \($insn: first emulated instruction\)' <<<'$line' &&
+			case '$insn:${got%% *}' in jcc:j*|push:push*) ;; *) false ;; esac"
+}
+
+trace glibc "" "$FX/alloc_sequence" EXP --threads 0
+check "glibc: free(0x0) was in the sequence" grep -q ' free(0x0)$' "$T/glibc.placed.exp"
+# On Debian 12's glibc 2.36, free starts "test %rdi,%rdi; je": the je (+3) is emulated; malloc
+# starts with a push, emulated: its probes stay at the entry.
+if [ "$(sha256sum <"$libc" | cut -c1-16)" = "$(sha256sum <$LIBDIR/libc.so.6 | cut -c1-16)" ]; then
+	site_is glibc "$libc" free 3 jcc
+	check "glibc: malloc's probes at its entry (push, emulated)" \
+		grep -qE "^alloctapd: probe malloc: $libc\+0x[0-9a-f]+, entry and return probes at \+0 \(push: the entry is emulated\)$" "$T/glibc.placed.err"
+	check "glibc: its two internal call sites to free are probed" \
+		grep -qE "^alloctapd: $libc: 2 direct calls to its own entry points from outside them \(probed, not recorded\)" "$T/glibc.placed.err"
 fi
-check "-v: malloc keeps its entry (return probe)" \
-	grep -qE "^alloctapd: probe malloc: .*, entry probe at \+0 \(entry: a return probe needs the entry\), return probe$" "$T/placed.err"
 check "--probe-at-entry: free's entry probe at +0" \
-	grep -qE "^alloctapd: probe free: .*, entry probe at \+0 \(entry: --probe-at-entry\)$" "$T/entry.err"
+	grep -qE "^alloctapd: probe free: .*, entry probe at \+0 \(entry: --probe-at-entry\)$" "$T/glibc.entry.err"
+check "--probe-at-entry: malloc's probes at +0" \
+	grep -qE "^alloctapd: probe malloc: .*, entry and return probes at \+0 \(entry: --probe-at-entry\)$" "$T/glibc.entry.err"
+
+for a in jemalloc tcmalloc mimalloc; do
+	case $a in
+	jemalloc) lib=$LIBDIR/libjemalloc.so.2 ;;
+	tcmalloc) lib=$LIBDIR/libtcmalloc_minimal.so.4 ;;
+	mimalloc) lib=$LIBDIR/libmimalloc.so.2 ;;
+	esac
+	if [ ! -e "$lib" ]; then
+		fail "$a is installed" "$lib is missing (make deps installs it)"
+		continue
+	fi
+	# without pvalloc and reallocarray: these allocators do not define them, and glibc's
+	# versions are neither probed nor safe on their blocks
+	trace "$a" "$lib" "$FX/alloc_sequence" EXP --threads 0 --no-extras
+	check "$a: -v prints a site for malloc, free, calloc and realloc" \
+		bash -c "for f in malloc free calloc realloc; do grep -qE \"^alloctapd: probe \$f: $lib\+0x[0-9a-f]+, entry (and return probes|probe) at \+[0-9]+ \" '$T/$a.placed.err' || exit 1; done"
+done
+# Debian 12's jemalloc 5.3 starts malloc with "cmp $0x1000,%rdi; ja": the ja (+7) takes both
+# probes, and tcmalloc's malloc "mov, test, jne": the jne (+10).
+site_is jemalloc "$LIBDIR/libjemalloc.so.2" malloc 7 jcc
+site_is tcmalloc "$LIBDIR/libtcmalloc_minimal.so.4" malloc 10 jcc
+
+# Statically linked: glibc's allocator in the program, and a program's own allocator.
+trace static-glibc "" "$FX/unwind_static"
+trace static-own "" "$FX/alloc_static" EXP
+check "static-glibc: probes placed in the program itself" \
+	grep -qE "^alloctapd: probe free: $FX/unwind_static\+0x[0-9a-f]+, entry probe at \+[1-9][0-9]* \(jcc: first emulated instruction\)$" "$T/static-glibc.placed.err"
 
 # --floor: same probes, nothing recorded.
 "$D" --floor -o "$T/floor.log" -- "$FX/alloc_sequence" "$T/floor.exp" --threads 0 2>"$T/floor.err"

@@ -3,7 +3,7 @@
  *
  * The input goes to an in-memory file opened by its /proc/self/fd path, the way the daemon
  * opens a library: at_elf_open, at_elf_find_function and at_elf_vaddr_to_offset for the
- * functions the daemon probes, at_probe_entry_site (which reads the function's first bytes
+ * functions the daemon probes, at_probe_site (which reads the function's first bytes
  * and walks them with the x86 decoder), and at_elf_defines_malloc. */
 #include "daemon/elfsym.h"
 #include "daemon/probe_site.h"
@@ -22,15 +22,13 @@ static void probe_all(struct at_elf *e)
 			FUZZ_CHECK(at_elf_vaddr_to_offset(e, vaddr, &offset) >= -1);
 
 		struct at_probe_choice c;
-		int has_return = i != 1;
-		uint16_t reads = AT_REG_BIT(AT_RDI) | (has_return ? AT_REG_BIT(AT_RSI) : 0);
-		rc = at_probe_entry_site(e, names[i], has_return, reads, &c);
+		uint16_t reads = AT_REG_BIT(AT_RDI) | (i != 1 ? AT_REG_BIT(AT_RSI) : 0);
+		rc = at_probe_site(e, names[i], reads, &c);
 		FUZZ_CHECK(rc >= -1 && rc <= 1);
 		if (rc == 1) {
 			FUZZ_CHECK(c.insn != NULL && c.why != NULL);
-			FUZZ_CHECK(c.entry_offset >= c.function_offset);
-			FUZZ_CHECK(c.entry_offset - c.function_offset < 64);
-			FUZZ_CHECK(!has_return || c.entry_offset == c.function_offset);
+			FUZZ_CHECK(c.site_offset >= c.function_offset);
+			FUZZ_CHECK(c.site_offset - c.function_offset < 64);
 		}
 	}
 }

@@ -39,23 +39,28 @@ static void check_offsets(const char *name, int want_symtab)
 	char path[512];
 	struct at_elf e;
 	const char *why = NULL;
-	uint64_t want_target, want_malloc, off;
+	uint64_t want_target, want_malloc;
 
 	self_offsets(name, &want_target, &want_malloc);
 	path_of(path, sizeof(path), name);
 	assert_int_equal(at_elf_open(&e, path, &why), 0);
 	assert_int_equal(e.has_symtab, want_symtab);
-	assert_int_equal(at_probe_return_offset(&e, "target_fn", &off), 1);
-	assert_int_equal(off, want_target);
-	/* malloc also gets a return probe: its entry probe stays on its first instruction */
+	/* without placement the site is the first instruction */
 	struct at_probe_choice choice;
-	assert_int_equal(at_probe_entry_site(&e, "malloc", 1, 0, &choice), 1);
+	at_probe_placement = 0;
+	assert_int_equal(at_probe_site(&e, "target_fn", 0, &choice), 1);
+	assert_int_equal(choice.function_offset, want_target);
+	assert_int_equal(choice.site_offset, want_target);
+	assert_int_equal(at_probe_site(&e, "malloc", 0, &choice), 1);
 	assert_int_equal(choice.function_offset, want_malloc);
-	assert_int_equal(choice.entry_offset, want_malloc);
-	assert_int_equal(at_probe_entry_site(&e, "no_such_function", 1, 0, &choice), 0);
+	assert_int_equal(choice.site_offset, want_malloc);
+	at_probe_placement = 1;
+	assert_int_equal(at_probe_site(&e, "malloc", 0, &choice), 1);
+	assert_int_equal(choice.function_offset, want_malloc);
+	assert_true(choice.site_offset - want_malloc < 64);
+	assert_int_equal(at_probe_site(&e, "no_such_function", 0, &choice), 0);
 	/* an undefined reference is not a definition */
-	assert_int_equal(at_probe_entry_site(&e, "fopen", 1, 0, &choice), 0);
-	assert_int_equal(at_probe_return_offset(&e, "fopen", &off), 0);
+	assert_int_equal(at_probe_site(&e, "fopen", 0, &choice), 0);
 	at_elf_close(&e);
 }
 
