@@ -50,3 +50,15 @@ for a in glibc jemalloc tcmalloc mimalloc; do
 	done
 done
 echo "(goals: /floor <= 1.10 with glibc, <= 1.15 with the others; jemalloc /glibc's <= 1.3)"
+
+# What the BPF programs themselves cost, from the kernel's counters, next to the floor's empty
+# programs: the part of alloctapd's added cost that is not the daemon's.
+echo
+echo "allocators: BPF run time per invocation (bpf_stats), ns, glibc, 1 thread"
+printf '%-16s %10s %10s\n' program alloctapd floor
+prog_stats "$T/stats.alloctapd" "$D" -q -f binary -o /dev/null -- "$PL" $((30 * PAIRS)) 1
+prog_stats "$T/stats.floor" "$D" -q --floor -o /dev/null -- "$PL" $((30 * PAIRS)) 1
+for name in malloc_entry alloc_return free_entry; do
+	printf '%-16s %10s %10s\n' "$name" "$(prog_ns "$T/stats.alloctapd" "$name")" \
+		"$(prog_ns "$T/stats.floor" "$name")"
+done

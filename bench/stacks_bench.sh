@@ -63,33 +63,15 @@ awk -v a="${pl[stacks]}" -v b="${pl[binary]}" -v c="${py[stacks]}" -v d="${py[bi
 	'BEGIN {printf "--stacks / binary: %.2f (pairs), %.2f (python3); goal <= 2\n", a / b, c / d}'
 
 echo
-# BPF run time per invocation, from the kernel's own counters.
-prog_stats() { # MODE -> lines "NAME run_cnt run_time_ns" of this alloctapd's programs
-	sysctl -q kernel.bpf_stats_enabled=1
-	# long enough to be read while it runs (the counters go with the programs)
-	$(tracer "$1") "$PL" $((50 * PAIRS)) 1 "$DEPTH" >/dev/null 2>&1 &
-	local pid=$! fd id name
-	sleep 3
-	: >"$T/stats.$1"
-	# this daemon's programs, by their descriptors (other tracers may run programs of the same
-	# names): fdinfo has the id and the counters, bpftool the name
-	for fd in /proc/"$pid"/fd/*; do
-		[ "$(readlink "$fd")" = "anon_inode:bpf-prog" ] || continue
-		id=$(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$pid"/fdinfo/"${fd##*/}")
-		name=$(bpftool prog show id "$id" 2>/dev/null | sed -n 's/.* name \([a-z_]*\) .*/\1/p')
-		echo "$name $(sed -n 's/^run_cnt:[[:space:]]*//p' /proc/"$pid"/fdinfo/"${fd##*/}")" \
-			"$(sed -n 's/^run_time_ns:[[:space:]]*//p' /proc/"$pid"/fdinfo/"${fd##*/}")" \
-			>>"$T/stats.$1"
-	done
-	wait "$pid"
-	sysctl -q kernel.bpf_stats_enabled=0
-}
 echo "stacks: BPF run time per invocation (bpf_stats), pairloop $DEPTH frames deep"
 printf '%-16s %16s %16s\n' program "binary ns" "--stacks ns"
-for m in binary stacks; do prog_stats "$m"; done
+# BPF run time per invocation, from the kernel's own counters
+for m in binary stacks; do
+	# shellcheck disable=SC2046
+	prog_stats "$T/stats.$m" $(tracer "$m") "$PL" $((50 * PAIRS)) 1 "$DEPTH"
+done
 for name in malloc_entry alloc_return free_entry; do
-	b=$(awk -v n="$name" '$1 == n && $2 > 0 {printf "%.0f", $3 / $2}' "$T/stats.binary")
-	s=$(awk -v n="$name" '$1 == n && $2 > 0 {printf "%.0f", $3 / $2}' "$T/stats.stacks")
 	# "-": no count (the kernel collected none: another program may have turned the stats off)
-	printf '%-16s %16s %16s\n' "$name" "${b:--}" "${s:--}"
+	printf '%-16s %16s %16s\n' "$name" "$(prog_ns "$T/stats.binary" "$name")" \
+		"$(prog_ns "$T/stats.stacks" "$name")"
 done

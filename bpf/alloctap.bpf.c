@@ -14,9 +14,11 @@
  * its inner calls look outermost. The per-CPU "inflight" counters let the daemon wait, after
  * turning recording off, until every call of the window has written its record.
  *
- * Calls the allocator makes to itself: a call whose return address is a direct call site of
- * the allocator's own object into one of its entry points (glibc's thread-exit tcache flush
- * calls free so) is not the program's, and is not recorded (the internal_calls map). */
+ * Calls the allocator makes to itself: a direct call from the allocator's own object into one of
+ * its entry points (glibc's thread-exit tcache flush calls free so) is not the program's, and is
+ * not recorded. The daemon puts a probe on each such call instruction (internal_call below); it
+ * marks the thread with the stack pointer the entry will see, and the entry that sees it drops
+ * the call. */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
@@ -36,15 +38,17 @@ const volatile __u64 wakeup_bytes = 0;
 /* 1: every allocation call carries the user stack taken at its entry (alloctapd --stacks).
  * 0: the walk is pruned by the verifier and costs nothing. */
 const volatile __u32 stacks_on = 0;
+/* 1: records carry a time (traces with stacks); reading the clock costs some 50 ns a call. */
+const volatile __u32 times_on = 0;
+/* 1: every probe is attached for one pid, which the kernel checks before the program runs: the
+ * targets map need not be read. */
+const volatile __u32 probes_bound = 0;
 
 /* The one global event counter; the daemon reads it after detaching (see alloctap.h). */
 __u64 next_seq = 0;
 
 /* 1 while the daemon records (written by the daemon through the skeleton's .bss). */
 __u32 recording = 0;
-
-/* Per object number (alloctap.h), the span of its internal calls' return addresses. */
-struct at_call_range internal_ranges[AT_MAX_OBJECTS + 1] = {};
 
 
 struct {
@@ -59,12 +63,12 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* Per-thread call state. LRU so that threads that die inside a call cannot fill it; the exit
- * tracepoint below also deletes a dying thread's entry at once. */
+/* Per-thread call state, kept with the thread itself: found without a hash lookup, and freed
+ * with the thread however it dies. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct at_thread);
 } threads SEC(".maps");
 
@@ -82,14 +86,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } inflight SEC(".maps");
-
-/* Return addresses of the allocators' direct calls to their own entry points (alloctap.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, AT_MAX_INTERNAL_CALLS);
-	__type(key, __u64);
-	__type(value, __u8);
-} internal_calls SEC(".maps");
 
 /* ---- stacks: the unwind tables (alloctap.h), sized by the daemon before load ---- */
 struct {
@@ -147,6 +143,15 @@ struct {
 	__type(value, struct at_bpf_stack);
 } stack_scratch SEC(".maps");
 
+/* The page of the stack the walk is in (struct at_bpf_window). Per CPU: a program that would
+ * run on this CPU while another is running is not run at all (the kernel's bpf_prog_active). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_window);
+} stack_window SEC(".maps");
+
 /* Threads held for the daemon (struct at_bpf_held), by tid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -172,6 +177,8 @@ static __always_inline void count_lost(__u32 which)
 
 static __always_inline int is_traced(__u32 tgid)
 {
+	if (probes_bound)
+		return 1;
 	if (trace_all)
 		return tgid != self_tgid;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
@@ -194,34 +201,33 @@ static __always_inline void inflight_add(__u64 delta)
 		__sync_fetch_and_add(n, delta);
 }
 
-/* Whether the call now entering (outermost) was made by the allocator's own object straight
- * to the probed entry point: its return address, relative to the object, is in internal_calls.
- * The object's load bias is the probe's address less the site's address in the object
- * (rounded down to a page, which holds whether ctx->ip is the site or just past it). */
-static __always_inline int called_by_allocator(struct pt_regs *ctx)
+/* The calling thread's state; created when create is set. NULL when it cannot be had. */
+static __always_inline struct at_thread *thread_state(int create)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u64 object = cookie >> AT_COOKIE_OBJECT_SHIFT & AT_MAX_OBJECTS;
-	__u64 ret, key;
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
 
-	if (!object)
+/* Whether the call now entering was made by the allocator's own object straight to the probed
+ * entry point: internal_call marked the thread with the stack pointer this entry sees (the call
+ * pushed the return address; nothing between the entry and the probe site moves the stack
+ * pointer). The mark is used once. A signal handler that calls malloc in between runs lower on
+ * the stack and does not match. */
+static __always_inline int called_by_allocator(struct pt_regs *ctx, struct at_thread *t)
+{
+	if (!t->internal_sp || t->internal_sp != PT_REGS_SP(ctx))
 		return 0;
-	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)))
-		return 0;
-	ret -= (PT_REGS_IP(ctx) - (cookie & AT_COOKIE_ADDR_MASK)) & ~4095ull;
-	if (ret < internal_ranges[object].lo || ret >= internal_ranges[object].hi)
-		return 0;
-	key = object << AT_COOKIE_OBJECT_SHIFT | ret;
-	return bpf_map_lookup_elem(&internal_calls, &key) != NULL;
+	t->internal_sp = 0;
+	return 1;
 }
 
 /* Whether an outermost call now entering belongs to the window; if so it is counted in flight
  * (with unit) until its record is written. The count goes up before recording is read again:
  * the daemon clears recording, then reads the counts, so either it sees this call in flight or
  * this read sees recording off (then the count goes back down). */
-static __always_inline int window_admits(struct pt_regs *ctx, __u64 unit)
+static __always_inline int window_admits(__u64 unit)
 {
-	if (!*(volatile __u32 *)&recording || called_by_allocator(ctx))
+	if (!*(volatile __u32 *)&recording)
 		return 0;
 	inflight_add(unit);
 	if (*(volatile __u32 *)&recording)
@@ -251,7 +257,7 @@ static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u
 	r->result = result;
 	r->func = func;
 	r->flags = flags;
-	r->time_ns = bpf_ktime_get_ns();
+	r->time_ns = times_on ? bpf_ktime_get_ns() : 0;
 	r->stack = stack;
 	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
 				      ? BPF_RB_FORCE_WAKEUP
@@ -266,9 +272,34 @@ struct walk_state {
 	__u64 hash;
 	struct at_bpf_mappings *maps;
 	struct at_bpf_stack *out;
+	struct at_bpf_window *win;
+	__u64 win_page; /* the user page win holds, 0: none */
 	__u32 flags;   /* how the walk ended (set when it stops) */
 	__u32 tgid;
 };
+
+/* Reads the 8 bytes of the stack at user address addr: from the page in the window, which is
+ * read whole when the walk first needs it (one read costs about as much as eight bytes' read
+ * alone, and holds all the frames on the page). A value that straddles pages, or a page that
+ * cannot be read whole, is read alone. 0, or non-zero when it cannot be read. */
+static __always_inline long read_stack(struct walk_state *w, __u64 addr, __u64 *value)
+{
+	__u64 page = addr & ~(__u64)(AT_BPF_WINDOW - 1);
+	__u32 off = (__u32)(addr & (AT_BPF_WINDOW - 1));
+	struct at_bpf_window *win = w->win;
+
+	if (!win || off > AT_BPF_WINDOW - sizeof(*value))
+		return bpf_probe_read_user(value, sizeof(*value), (void *)addr);
+	if (page != w->win_page) {
+		if (bpf_probe_read_user(win->bytes, sizeof(win->bytes), (void *)page)) {
+			w->win_page = 0;
+			return bpf_probe_read_user(value, sizeof(*value), (void *)addr);
+		}
+		w->win_page = page;
+	}
+	__builtin_memcpy(value, &win->bytes[off & (AT_BPF_WINDOW - 1)], sizeof(*value));
+	return 0;
+}
 
 static __always_inline void count_stacks(__u32 which)
 {
@@ -398,10 +429,10 @@ static long walk_frame(__u32 i, void *arg)
 	}
 	if (cfa <= w->sp)
 		goto incomplete;
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (read_stack(w, cfa - 8, &ra))
 		goto incomplete;
 	if (rule->rbp == AT_BPF_RBP_AT_CFA &&
-	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__u64)(__s64)rule->rbp_offset)))
+	    read_stack(w, cfa + (__u64)(__s64)rule->rbp_offset, &bp))
 		goto incomplete;
 	w->pc = ra;
 	w->sp = cfa;
@@ -425,6 +456,7 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 	w.out = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!w.out)
 		return 0;
+	w.win = bpf_map_lookup_elem(&stack_window, &zero);
 	w.maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
 	if (!w.maps) {
 		count_stacks(AT_STACKS_NO_PROCESS);
@@ -478,26 +510,20 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	if (floor_only)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct at_thread *t;
 
 	if (!is_traced(id >> 32))
 		return 0;
-	t = bpf_map_lookup_elem(&threads, &tid);
+	t = thread_state(1);
 	if (!t) {
-		struct at_thread fresh = {};
-
-		bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
-		t = bpf_map_lookup_elem(&threads, &tid);
-		if (!t) {
-			if (*(volatile __u32 *)&recording)
-				count_lost(AT_LOST_NO_STATE);
-			return 0;
-		}
+		if (*(volatile __u32 *)&recording)
+			count_lost(AT_LOST_NO_STATE);
+		return 0;
 	}
+	int internal = called_by_allocator(ctx, t);
 	if (t->depth++ > 0)
 		return 0;
-	t->recorded = window_admits(ctx, inflight_unit(func));
+	t->recorded = !internal && window_admits(inflight_unit(func));
 	if (!t->recorded)
 		return 0;
 	t->func = func;
@@ -564,8 +590,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	if (floor_only)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	struct at_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct at_thread *t = thread_state(0);
 	__u64 seq, seq_entry, result = ret;
 
 	if (!t || t->depth == 0) /* entered before the entry probe was attached */
@@ -594,15 +619,14 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 	if (floor_only)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct at_thread *t;
 
 	if (!is_traced(id >> 32))
 		return 0;
-	t = bpf_map_lookup_elem(&threads, &tid);
-	if (t && t->depth > 0)
+	t = thread_state(0); /* none yet: not inside a call, not marked */
+	if (t && (called_by_allocator(ctx, t) | (t->depth > 0)))
 		return 0;
-	if (!window_admits(ctx, AT_INFLIGHT_CALL))
+	if (!window_admits(AT_INFLIGHT_CALL))
 		return 0;
 	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
 
@@ -611,19 +635,33 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 	return 0;
 }
 
-/* A thread that dies inside a call leaves no state behind, and its call of the window is no
- * longer in flight (a realloc's entry number stays missing: the reorder counts it lost). */
+/* The allocator is about to call one of its own entry points directly (a probe on the call
+ * instruction, which the kernel emulates): the entry it reaches will see the stack pointer less
+ * the return address the call pushes. */
+SEC("uprobe")
+int BPF_KPROBE(internal_call)
+{
+	if (floor_only)
+		return 0;
+	struct at_thread *t;
+
+	if (!is_traced(bpf_get_current_pid_tgid() >> 32) || !(t = thread_state(1)))
+		return 0;
+	t->internal_sp = PT_REGS_SP(ctx) - 8;
+	return 0;
+}
+
+/* A thread that dies inside a call of the window: that call is no longer in flight (a
+ * realloc's entry number stays missing: the reorder counts it lost). Its state goes with it. */
 SEC("raw_tracepoint/sched_process_exit")
 int thread_exit(void *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct at_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct at_thread *t = thread_state(0);
 
-	if (!t)
-		return 0;
-	if (t->depth > 0 && t->recorded)
+	if (t && t->depth > 0 && t->recorded) {
 		inflight_add(-inflight_unit(t->func));
-	bpf_map_delete_elem(&threads, &tid);
+		t->recorded = 0;
+	}
 	return 0;
 }
 

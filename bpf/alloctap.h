@@ -80,21 +80,6 @@ enum at_lost_counter {
 #define AT_INFLIGHT_CALL 1ull
 #define AT_INFLIGHT_REALLOC ((1ull << 32) | 1ull)
 
-/* A probe's bpf_cookie: the object's number (1 to AT_MAX_OBJECTS; 0: the object has no
- * internal call sites) in the top 16 bits, the probe site's virtual address in the object
- * below. Keys of the internal_calls map: the same number, and the return address of a direct
- * call the object makes to one of its own entry points, relative to the object. */
-#define AT_COOKIE_OBJECT_SHIFT 48
-#define AT_COOKIE_ADDR_MASK ((1ull << AT_COOKIE_OBJECT_SHIFT) - 1)
-#define AT_MAX_OBJECTS 0xff
-#define AT_MAX_INTERNAL_CALLS 16384
-
-/* Per object number, the span [lo, hi) of those return addresses: a return address outside
- * it needs no map lookup (the BPF program's internal_ranges, set by the daemon). */
-struct at_call_range {
-	__u64 lo, hi;
-};
-
 /* ---- stacks (--stacks) -------------------------------------------------------------------
  * The unwind tables of daemon/unwind_table.h, every object's in the same three arrays: a table
  * (unwind_tables[i]) says where its pages, entries and rules start in them. The rule, page and
@@ -107,6 +92,13 @@ struct at_call_range {
 #define AT_BPF_PAGE_SHIFT 16
 #define AT_BPF_SEARCH_STEPS 17       /* binary search steps in one page's entries */
 #define AT_BPF_MAX_FRAMES 128
+
+/* The walk reads the stack a page at a time (struct at_bpf_window): one read of the page that
+ * holds a frame's return address serves every frame on that page. */
+#define AT_BPF_WINDOW 4096
+struct at_bpf_window {
+	__u8 bytes[AT_BPF_WINDOW];
+};
 
 /* Rule kinds and rbp rules, as enum at_unwind_kind and at_unwind_rbp. */
 #define AT_BPF_RULE_NONE 0
@@ -185,6 +177,8 @@ struct at_thread {
 	__u32 flags;
 	__u32 recorded; /* the outermost call in progress belongs to the window */
 	__u64 stack;    /* hash of the stack taken at its entry, 0: none */
+	__u64 internal_sp; /* the stack pointer at which an entry point is being called by the
+			    * allocator itself (probe internal_call), 0: none */
 };
 
 /* How a walk ended, in a stack's flags: AT_STACK_TRUNCATED and AT_STACK_INCOMPLETE of

@@ -23,8 +23,8 @@ struct probed_function {
 	struct bpf_program *entry;
 	int has_return;
 	uint16_t reads; /* argument registers the entry program reads */
-	uint64_t entry_offset, return_offset;
-	uint64_t entry_vaddr, function_vaddr, function_size;
+	uint64_t site_offset, function_offset; /* both probes' site; the first instruction */
+	uint64_t function_vaddr, function_size;
 	const char *site_insn, *site_why;
 };
 
@@ -72,13 +72,12 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 
 	for (unsigned i = 0; i < n; i++) {
 		struct at_probe_choice c = { 0 };
-		int rc = at_probe_entry_site(e, f[i].name, f[i].has_return, f[i].reads, &c);
+		int rc = at_probe_site(e, f[i].name, f[i].reads, &c);
 
-		f[i].entry_offset = c.entry_offset;
-		f[i].return_offset = c.function_offset;
+		f[i].site_offset = c.site_offset;
+		f[i].function_offset = c.function_offset;
 		f[i].function_vaddr = c.function_vaddr;
 		f[i].function_size = c.function_size;
-		f[i].entry_vaddr = c.function_vaddr + (c.entry_offset - c.function_offset);
 		f[i].site_insn = c.insn;
 		f[i].site_why = c.why;
 		if (rc < 0) {
@@ -90,14 +89,15 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 			continue;
 		int alias = 0;
 		for (unsigned j = 0; j < kept; j++)
-			alias |= f[j].return_offset == f[i].return_offset;
+			alias |= f[j].function_offset == f[i].function_offset;
 		if (alias)
 			continue;
 		have_malloc |= strcmp(f[i].name, "malloc") == 0;
-		DISPLAYLEVEL(3, "alloctapd: probe %s: %s+0x%llx, entry probe at +%llu (%s: %s)%s\n",
-			     f[i].name, path, (unsigned long long)f[i].return_offset,
-			     (unsigned long long)(f[i].entry_offset - f[i].return_offset),
-			     f[i].site_insn, f[i].site_why, f[i].has_return ? ", return probe" : "");
+		DISPLAYLEVEL(3, "alloctapd: probe %s: %s+0x%llx, %s at +%llu (%s: %s)\n",
+			     f[i].name, path, (unsigned long long)f[i].function_offset,
+			     f[i].has_return ? "entry and return probes" : "entry probe",
+			     (unsigned long long)(f[i].site_offset - f[i].function_offset),
+			     f[i].site_insn, f[i].site_why);
 		f[kept++] = f[i];
 	}
 	if (!have_malloc) {
@@ -109,14 +109,12 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 
 /* The scan of one object for its internal calls. */
 struct internal_scan {
-	int map_fd;
-	uint64_t object;
+	struct at_elf *e;
 	const char *path;
 	const struct probed_function *f;
 	unsigned n;
-	uint32_t reached;  /* bit i: f[i] is called straight from outside every entry point */
-	unsigned calls, nested, jumps, unstored;
-	uint64_t lo, hi;   /* span of the return addresses stored */
+	struct at_scanned_object *o;
+	unsigned calls, nested, jumps, unprobed;
 };
 
 /* Index in f of the function at vaddr (its entry), or of the one whose body holds vaddr when
@@ -136,23 +134,22 @@ static int function_at(const struct internal_scan *s, uint64_t vaddr, int inside
 
 /* One direct call or tail jump into an entry point. A call from inside an entry point's own
  * body (glibc's realloc calling malloc and free) is nested under that entry's call already;
- * any other call's return address goes into the internal_calls map, and the entry it reaches
- * is marked for the check. A tail jump needs nothing: the entry then sees the return address
+ * any other call instruction gets a probe of its own (internal_call), which tells the entry
+ * that the call is not the program's. A tail jump needs nothing: the entry then sees the stack
  * of the call that reached the jumping function (glibc's are inside malloc and realloc). */
 static int note_internal_call(void *arg, const struct at_direct_call *c)
 {
 	struct internal_scan *s = arg;
-	uint64_t ret = c->site + 5;
-	uint64_t key = s->object << AT_COOKIE_OBJECT_SHIFT | (ret & AT_COOKIE_ADDR_MASK);
+	struct at_scanned_object *o = s->o;
 	int target = function_at(s, c->target, 0), within = function_at(s, c->site, 1);
-	uint8_t one = 1;
+	uint64_t offset;
 
 	DISPLAYLEVEL(3, "alloctapd: %s: %s at 0x%llx straight to %s%s%s: %s\n", s->path,
 		     c->is_call ? "call" : "tail jump", (unsigned long long)c->site,
 		     target >= 0 ? s->f[target].name : "?", within >= 0 ? ", inside " : "",
 		     within >= 0 ? s->f[within].name : "",
 		     !c->is_call ? "a jump, nothing to do"
-				 : within >= 0 ? "nested, nothing to do" : "not recorded");
+				 : within >= 0 ? "nested, nothing to do" : "probed, not recorded");
 	if (!c->is_call) {
 		s->jumps++;
 		return 0;
@@ -162,15 +159,11 @@ static int note_internal_call(void *arg, const struct at_direct_call *c)
 		return 0;
 	}
 	s->calls++;
-	if (target < 0 || bpf_map_update_elem(s->map_fd, &key, &one, BPF_ANY) < 0) {
-		s->unstored++;
+	if (o->ncalls == AT_MAX_CALL_SITES || at_elf_vaddr_to_offset(s->e, c->site, &offset) < 0) {
+		s->unprobed++;
 		return 0;
 	}
-	s->reached |= 1u << target;
-	if (s->lo == s->hi || ret < s->lo)
-		s->lo = ret;
-	if (ret + 1 > s->hi)
-		s->hi = ret + 1;
+	o->call_offsets[o->ncalls++] = offset;
 	return 0;
 }
 
@@ -184,90 +177,65 @@ static const struct at_scanned_object *known_object(const struct at_probes *p,
 	return NULL;
 }
 
-/* Scans the object for its direct calls to its own entry points, puts their return addresses
- * into the internal_calls map under a new object number and their span into internal_ranges.
- * Sets o->object (0 when there are none) and o->entries (bit i: f[i] needs the check). */
-static void scan_internal_calls(struct alloctap *skel, struct at_probes *p, struct at_elf *e,
-				const char *path, const struct probed_function *f, unsigned n,
+/* Scans the object for its direct calls to its own entry points from outside them, and lists
+ * the file offsets of those call instructions in o. */
+static void scan_internal_calls(struct at_elf *e, const char *path,
+				const struct probed_function *f, unsigned n,
 				struct at_scanned_object *o)
 {
 	uint64_t targets[16];
-	struct internal_scan s = { .map_fd = bpf_map__fd(skel->maps.internal_calls),
-				   .object = p->objects + 1, .path = path, .f = f, .n = n };
+	struct internal_scan s = { .e = e, .path = path, .f = f, .n = n, .o = o };
 
-	o->object = 0;
-	o->entries = 0;
-	if (s.object > AT_MAX_OBJECTS) {
-		DISPLAYLEVEL(2, "alloctapd: %s: more than %u allocator files: the calls it makes "
-			     "to its own entry points will be recorded\n", path, AT_MAX_OBJECTS);
-		return;
-	}
+	o->ncalls = 0;
 	for (unsigned i = 0; i < n; i++)
 		targets[i] = f[i].function_vaddr;
 	if (at_elf_find_direct_calls(e, targets, n, note_internal_call, &s) < 0)
 		DISPLAYLEVEL(2, "alloctapd: %s: cannot read its code: the calls it makes to its "
 			     "own entry points will be recorded\n", path);
 	DISPLAYLEVEL(3, "alloctapd: %s: %u direct calls to its own entry points from outside "
-		     "them (not recorded), %u from inside (nested), %u tail jumps\n", path,
+		     "them (probed, not recorded), %u from inside (nested), %u tail jumps\n", path,
 		     s.calls, s.nested, s.jumps);
-	if (s.unstored)
-		DISPLAYLEVEL(2, "alloctapd: %s: %u of its internal call sites did not fit in the "
-			     "BPF map: calls from there will be recorded\n", path, s.unstored);
-	if (!s.reached)
-		return;
-	skel->bss->internal_ranges[s.object].lo = s.lo;
-	skel->bss->internal_ranges[s.object].hi = s.hi;
-	p->objects++;
-	o->object = s.object;
-	o->entries = s.reached;
+	if (s.unprobed)
+		DISPLAYLEVEL(2, "alloctapd: %s: %u of its internal call sites cannot be probed "
+			     "(more than %u, or outside its segments): calls from there will be "
+			     "recorded\n", path, s.unprobed, AT_MAX_CALL_SITES);
 }
 
-/* Which entry probes check for the allocator's own calls (o->entries), and the object number
- * their cookies carry (o->object, 0: none). A file is scanned once, however many processes
- * map it. A program is left alone: its own calls to a malloc it links statically are direct
- * calls too, and nothing tells them from the allocator's. */
-static void note_internal_calls(struct alloctap *skel, struct at_probes *p, struct at_elf *e,
-				const char *path, const struct probed_function *f, unsigned n,
+/* The call instructions of the object that need a probe (o->call_offsets). A file is scanned
+ * once, however many processes map it. A program is left alone: its own calls to a malloc it
+ * links statically are direct calls too, and nothing tells them from the allocator's. */
+static void note_internal_calls(struct at_probes *p, struct at_elf *e, const char *path,
+				const struct probed_function *f, unsigned n,
 				struct at_scanned_object *o)
 {
 	struct stat st;
 	const struct at_scanned_object *known;
 
-	o->object = 0;
-	o->entries = 0;
+	o->ncalls = 0;
 	if (at_elf_is_program(e)) {
 		DISPLAYLEVEL(3, "alloctapd: %s is a program: its calls to its own malloc are all "
 			     "recorded\n", path);
 		return;
 	}
 	if (fstat(e->fd, &st) < 0) {
-		scan_internal_calls(skel, p, e, path, f, n, o);
+		scan_internal_calls(e, path, f, n, o);
 		return;
 	}
 	if ((known = known_object(p, &st))) {
 		*o = *known;
 		return;
 	}
-	scan_internal_calls(skel, p, e, path, f, n, o);
+	scan_internal_calls(e, path, f, n, o);
 	o->dev = st.st_dev;
 	o->ino = st.st_ino;
 	if (p->nscanned < AT_MAX_SCANNED)
 		p->scanned[p->nscanned++] = *o;
 }
 
-/* The cookie of f[i]'s entry probe: the object number only if that entry is called straight
- * from elsewhere in the object (the check then costs a read of the stack, some 50 ns). */
-static uint64_t entry_cookie(const struct at_scanned_object *o, int i, uint64_t site)
-{
-	uint64_t object = o->entries & (1u << i) ? o->object : 0;
-
-	return object << AT_COOKIE_OBJECT_SHIFT | site;
-}
-
 static int attach_one(struct at_probes *p, struct bpf_program *prog, int retprobe, pid_t pid,
-		      const char *path, uint64_t offset, uint64_t cookie)
+		      const char *path, uint64_t offset)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
 	struct bpf_link *link;
 
 	if (p->nlinks == AT_MAX_LINKS) {
@@ -293,20 +261,25 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 		snprintf(why, whylen, "cannot read %s: %s", path, reason);
 		return -1;
 	}
-	struct at_scanned_object internal = { 0 };
+	static struct at_scanned_object internal;
 	int n = locate(&e, path, f, list_functions(skel, f), why, whylen);
+	internal.ncalls = 0;
 	if (n > 0)
-		note_internal_calls(skel, p, &e, path, f, (unsigned)n, &internal);
+		note_internal_calls(p, &e, path, f, (unsigned)n, &internal);
 	at_elf_close(&e);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n; i++)
 		if (f[i].has_return && attach_one(p, skel->progs.alloc_return, 1, pid, path,
-						  f[i].return_offset, 0) < 0)
+						  f[i].site_offset) < 0)
 			goto fail;
 	for (int i = 0; i < n; i++)
-		if (attach_one(p, f[i].entry, 0, pid, path, f[i].entry_offset,
-			       entry_cookie(&internal, i, f[i].entry_vaddr)) < 0)
+		if (attach_one(p, f[i].entry, 0, pid, path, f[i].site_offset) < 0)
+			goto fail;
+	/* after the entries: a call site marked before its entry probe exists would stay marked */
+	for (unsigned i = 0; i < internal.ncalls; i++)
+		if (attach_one(p, skel->progs.internal_call, 0, pid, path,
+			       internal.call_offsets[i]) < 0)
 			goto fail;
 	p->functions += (unsigned)n;
 	return 0;

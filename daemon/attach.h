@@ -11,19 +11,19 @@ struct bpf_link;
 
 #define AT_MAX_LINKS 1024
 #define AT_MAX_SCANNED 256
+#define AT_MAX_CALL_SITES 32
 
 /* A file scanned for the allocator's direct calls to its own entry points. */
 struct at_scanned_object {
 	uint64_t dev, ino;
-	uint64_t object;   /* its number in the BPF program's internal_calls map, 0: none */
-	uint32_t entries;  /* bit i: the i-th function probed is called so, and checks */
+	unsigned ncalls;   /* call instructions probed, each with internal_call */
+	uint64_t call_offsets[AT_MAX_CALL_SITES]; /* their file offsets */
 };
 
 struct at_probes {
 	struct bpf_link *links[AT_MAX_LINKS];
 	unsigned nlinks;
 	unsigned functions; /* functions probed (aliases once) */
-	unsigned objects;   /* object numbers given */
 	struct at_scanned_object scanned[AT_MAX_SCANNED];
 	unsigned nscanned;
 };
@@ -31,10 +31,9 @@ struct at_probes {
 /* Attaches the malloc family of the object at path, for pid (-1: every process). Functions the
  * object does not define are skipped; an alias (same address) is probed once, under the first
  * name. Return probes go in first, so a call already running when we attach is ignored rather
- * than half-seen. A shared library's direct calls to its own entry points go into the BPF
- * program's internal_calls map, and each entry probe's cookie names the object and the
- * site's address in it (alloctap.h), so that those calls are not recorded. 0, or -1 with a
- * reason in why (nothing of this object stays attached). */
+ * than half-seen. A shared library's direct calls to its own entry points from outside them
+ * get a probe on their call instruction (the BPF program's internal_call), so that those calls
+ * are not recorded. 0, or -1 with a reason in why (nothing of this object stays attached). */
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
 		     char *why, size_t whylen);
 

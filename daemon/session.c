@@ -155,6 +155,9 @@ static int load_bpf(struct at_session *d)
 	d->skel->rodata->trace_all = d->opt.all ? 1 : 0;
 	d->skel->rodata->self_tgid = (uint32_t)getpid();
 	d->skel->rodata->floor_only = d->opt.floor ? 1 : 0;
+	/* every probe is attached for its process unless processes join later (targets.c) */
+	d->skel->rodata->probes_bound = d->opt.follow || d->opt.all ? 0 : 1;
+	d->skel->rodata->times_on = d->opt.stacks ? 1 : 0; /* only traces with stacks have times */
 	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
 	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);

@@ -3,10 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,6 +21,7 @@
 #include "stacks.h"
 #include "unwind_walk.h"
 
+#define AT_PIDFD_THREAD O_EXCL /* PIDFD_THREAD, which Debian 12's headers do not define */
 #define HOLD_STACK_COPY (512u << 10) /* bytes of a held thread's stack read */
 
 void at_stacks_configure(struct alloctap *skel, int on)
@@ -170,13 +174,31 @@ static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mapp
 	}
 }
 
+/* The thread's call in progress, whose stack was taken as old_hash, now carries new_hash. The
+ * per-thread state is task storage, found by a descriptor of the thread (pidfd_open with
+ * PIDFD_THREAD, Linux 6.9; a thread group leader's descriptor also works without it). */
+static void retarget_call(int threads_fd, pid_t tid, uint64_t old_hash, uint64_t new_hash)
+{
+	struct at_thread t;
+	int fd = (int)syscall(SYS_pidfd_open, tid, AT_PIDFD_THREAD);
+
+	if (fd < 0)
+		fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (fd < 0)
+		return;
+	if (bpf_map_lookup_elem(threads_fd, &fd, &t) == 0 && t.stack == old_hash) {
+		t.stack = new_hash;
+		bpf_map_update_elem(threads_fd, &fd, &t, BPF_EXIST);
+	}
+	close(fd);
+}
+
 int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 {
 	static struct at_unwind_mappings maps;
 	static struct at_unwind_result r;
 	static struct at_bpf_stack raw;
 	struct at_bpf_held h;
-	struct at_thread t;
 	uint32_t key = (uint32_t)tid;
 
 	if (!s->on || bpf_map_lookup_and_delete_elem(s->held_fd, &key, &h) < 0)
@@ -205,10 +227,7 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, r.count, flags, 1);
 	if (bpf_map_update_elem(s->stacks_fd, &hash, &raw, BPF_NOEXIST) < 0 && errno != EEXIST)
 		return 1;
-	if (bpf_map_lookup_elem(s->threads_fd, &key, &t) == 0 && t.stack == h.hash) {
-		t.stack = hash;
-		bpf_map_update_elem(s->threads_fd, &key, &t, BPF_EXIST);
-	}
+	retarget_call(s->threads_fd, tid, h.hash, hash);
 	return 1;
 }
 
