@@ -58,7 +58,7 @@ echo "allocators: BPF run time per invocation (bpf_stats), ns, glibc, 1 thread"
 printf '%-16s %10s %10s\n' program alloctapd floor
 prog_stats "$T/stats.alloctapd" "$D" -q -f binary -o /dev/null -- "$PL" $((30 * PAIRS)) 1
 prog_stats "$T/stats.floor" "$D" -q --floor -o /dev/null -- "$PL" $((30 * PAIRS)) 1
-for name in malloc_entry alloc_return free_entry; do
+for name in alloc_entry alloc_return free_entry; do
 	printf '%-16s %10s %10s\n' "$name" "$(prog_ns "$T/stats.alloctapd" "$name")" \
 		"$(prog_ns "$T/stats.floor" "$name")"
 done

@@ -5,7 +5,7 @@
 #     alloctapd binary; alloctapd binary --stacks. Ratio of --stacks to binary (goal: <= 2).
 #  2. python3 (PYTHONMALLOC=malloc, demo/workload.py): wall seconds, the same four ways.
 #  3. BPF run time per program invocation (kernel.bpf_stats_enabled, `bpftool prog show`:
-#     run_time_ns / run_cnt) of malloc's entry program and the return program, with and
+#     run_time_ns / run_cnt) of the allocations' entry program and the return program, with and
 #     without --stacks, on the pairloop run.
 # Median of RUNS (default 3) runs of PAIRS (default 100000) pairs.
 set -u
@@ -70,7 +70,7 @@ for m in binary stacks; do
 	# shellcheck disable=SC2046
 	prog_stats "$T/stats.$m" $(tracer "$m") "$PL" $((50 * PAIRS)) 1 "$DEPTH"
 done
-for name in malloc_entry alloc_return free_entry; do
+for name in alloc_entry alloc_return free_entry; do
 	# "-": no count (the kernel collected none: another program may have turned the stats off)
 	printf '%-16s %16s %16s\n' "$name" "$(prog_ns "$T/stats.binary" "$name")" \
 		"$(prog_ns "$T/stats.stacks" "$name")"

@@ -539,50 +539,47 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	return 0;
 }
 
-/* The entry programs of the functions whose arguments the format prints as they are: one or
- * two of them, in the order they are passed. */
-#define ENTRY_1(fn, code)                                                                      \
-	SEC("uprobe") int BPF_KPROBE(fn##_entry, __u64 a0)                                     \
-	{                                                                                      \
-		return enter(ctx, code, a0, 0, 0, 0);                                          \
-	}
-#define ENTRY_2(fn, code)                                                                      \
-	SEC("uprobe") int BPF_KPROBE(fn##_entry, __u64 a0, __u64 a1)                           \
-	{                                                                                      \
-		return enter(ctx, code, a0, a1, 0, 0);                                         \
-	}
-
-ENTRY_1(malloc, AT_PROBE_MALLOC)
-ENTRY_2(calloc, AT_PROBE_CALLOC)
-ENTRY_2(realloc, AT_PROBE_REALLOC)
-
+/* The entry of every function recorded at return: one program at every site, whose cookie is
+ * the function's code (enum at_probe_func). The arguments as the format prints them: one or two
+ * as they are passed; posix_memalign's alignment and size, its out-parameter kept for the
+ * return; reallocarray's pointer and product, saturated when it overflows. One program rather
+ * than one per function: the stack walk it calls is verified once, not nine times. */
 SEC("uprobe")
-int BPF_KPROBE(reallocarray_entry, __u64 ptr, __u64 nmemb, __u64 size)
+int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 {
-	/* n*m, saturated when it overflows */
-	__u64 limit = nmemb ? ~0ULL / nmemb : ~0ULL;
-	__u64 total = ~0ULL;
-	__u32 flags = AT_REC_OVERFLOW;
+	if (floor_only)
+		return 0;
+	__u32 func = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 memptr = 0;
+	__u32 flags = 0;
 
-	asm volatile("" : "+r"(limit)); /* keeps clang from fusing this into a 128-bit multiply */
-	if (size <= limit) {
-		total = nmemb * size;
-		flags = 0;
+	switch (func) {
+	case AT_PROBE_MALLOC:
+	case AT_PROBE_VALLOC:
+	case AT_PROBE_PVALLOC:
+		a1 = 0;
+		break;
+	case AT_PROBE_POSIX_MEMALIGN:
+		memptr = a0;
+		a0 = a1;
+		a1 = a2;
+		break;
+	case AT_PROBE_REALLOCARRAY: {
+		__u64 limit = a1 ? ~0ULL / a1 : ~0ULL;
+
+		asm volatile("" : "+r"(limit)); /* keeps clang from fusing this into a 128-bit multiply */
+		if (a2 <= limit) {
+			a1 = a1 * a2;
+		} else {
+			a1 = ~0ULL;
+			flags = AT_REC_OVERFLOW;
+		}
+		break;
 	}
-	return enter(ctx, AT_PROBE_REALLOCARRAY, ptr, total, 0, flags);
+	}
+	return enter(ctx, func, a0, a1, memptr, flags);
 }
 
-ENTRY_2(memalign, AT_PROBE_MEMALIGN)
-ENTRY_2(aligned_alloc, AT_PROBE_ALIGNED_ALLOC)
-
-SEC("uprobe")
-int BPF_KPROBE(posix_memalign_entry, __u64 memptr, __u64 align, __u64 size)
-{
-	return enter(ctx, AT_PROBE_POSIX_MEMALIGN, align, size, memptr, 0);
-}
-
-ENTRY_1(valloc, AT_PROBE_VALLOC)
-ENTRY_1(pvalloc, AT_PROBE_PVALLOC)
 /* Return of any call recorded at return: records the outermost one of the window. */
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_return, __u64 ret)

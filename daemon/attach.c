@@ -1,9 +1,12 @@
 /* attach.c: planting the probes of one object. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,7 +23,7 @@
 
 struct probed_function {
 	const char *name;
-	struct bpf_program *entry;
+	uint32_t code;  /* enum at_probe_func: the entry program's cookie */
 	int has_return;
 	uint16_t reads; /* argument registers the entry program reads */
 	uint64_t site_offset, function_offset; /* both probes' site; the first instruction */
@@ -46,15 +49,15 @@ enum { AT_FUNCTIONS(PROBE_POSITION, AT_FUNC_SKIP, PROBE_POSITION) PROBED_COUNT }
 AT_FUNCTIONS(SAME_CODES, AT_FUNC_SKIP, SAME_PROBE_CODE)
 _Static_assert((int)PROBED_COUNT == (int)AT_PROBE_FUNC_COUNT, "every probed function is listed");
 
-#define PROBED(code, fn, regs)                                                                 \
+#define PROBED(c, fn, regs)                                                                    \
 	{ .name = #fn,                                                                          \
-	  .entry = skel->progs.fn##_entry,                                                      \
-	  .has_return = AT_PROBE_##code != AT_PROBE_FREE,                                       \
+	  .code = AT_PROBE_##c,                                                                 \
+	  .has_return = AT_PROBE_##c != AT_PROBE_FREE,                                          \
 	  .reads = ARG_REGS(regs) },
-#define PROBED_F(code, name, nargs, regs) PROBED(code, name, regs)
+#define PROBED_F(c, name, nargs, regs) PROBED(c, name, regs)
 
 /* The family, in the order aliases are named (glibc's memalign == aligned_alloc). */
-static unsigned list_functions(struct alloctap *skel, struct probed_function *f)
+static unsigned list_functions(struct probed_function *f)
 {
 	const struct probed_function all[] = { AT_FUNCTIONS(PROBED_F, AT_FUNC_SKIP, PROBED) };
 
@@ -232,21 +235,62 @@ static void note_internal_calls(struct at_probes *p, struct at_elf *e, const cha
 		p->scanned[p->nscanned++] = *o;
 }
 
-static int attach_one(struct at_probes *p, struct bpf_program *prog, int retprobe, pid_t pid,
-		      const char *path, uint64_t offset)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
-	struct bpf_link *link;
+/* What link_create needs of union bpf_attr for a uprobe_multi link (Linux 6.6), which Debian
+ * 12's headers and libbpf 1.1 do not know. */
+struct uprobe_multi_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid;
+};
+#define AT_BPF_LINK_CREATE 28
+#define AT_BPF_UPROBE_MULTI_RETURN 1u
 
+/* One uprobe_multi link of prog at n offsets of path (with their cookies), for pid (0: every
+ * process). The link's descriptor, or -1 with errno set. */
+static int attach_multi(struct bpf_program *prog, int retprobe, pid_t pid, const char *path,
+			const uint64_t *offsets, const uint64_t *cookies, unsigned n)
+{
+	union {
+		struct uprobe_multi_attr a;
+		uint8_t size[128]; /* the kernel's union bpf_attr is larger: the rest must be 0 */
+	} attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.a.prog_fd = (uint32_t)bpf_program__fd(prog);
+	attr.a.attach_type = AT_BPF_TRACE_UPROBE_MULTI;
+	attr.a.path = (uint64_t)(uintptr_t)path;
+	attr.a.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.a.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.a.cnt = n;
+	attr.a.multi_flags = retprobe ? AT_BPF_UPROBE_MULTI_RETURN : 0;
+	attr.a.pid = pid > 0 ? (uint32_t)pid : 0;
+	return (int)syscall(SYS_bpf, AT_BPF_LINK_CREATE, &attr, sizeof(attr));
+}
+
+/* Adds a link of prog at the n sites (none: nothing). 0, or -1 with errno set. */
+static int add_link(struct at_probes *p, struct bpf_program *prog, int retprobe, pid_t pid,
+		    const char *path, const uint64_t *offsets, const uint64_t *cookies, unsigned n)
+{
+	if (n == 0)
+		return 0;
 	if (p->nlinks == AT_MAX_LINKS) {
 		errno = E2BIG;
 		return -1;
 	}
-	link = bpf_program__attach_uprobe_opts(prog, pid, path, (size_t)offset, &opts);
-	if (!link)
+	int fd = attach_multi(prog, retprobe, pid, path, offsets, cookies, n);
+	if (fd < 0)
 		return -1;
-	p->links[p->nlinks++] = link;
+	p->links[p->nlinks++] = fd;
 	return 0;
+}
+
+void at_attach_prepare(struct alloctap *skel)
+{
+	struct bpf_program *progs[] = { skel->progs.alloc_entry, skel->progs.free_entry,
+					skel->progs.alloc_return, skel->progs.internal_call };
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_expected_attach_type(progs[i], AT_BPF_TRACE_UPROBE_MULTI);
 }
 
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
@@ -262,41 +306,81 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 		return -1;
 	}
 	static struct at_scanned_object internal;
-	int n = locate(&e, path, f, list_functions(skel, f), why, whylen);
+	int n = locate(&e, path, f, list_functions(f), why, whylen);
 	internal.ncalls = 0;
 	if (n > 0)
 		note_internal_calls(p, &e, path, f, (unsigned)n, &internal);
 	at_elf_close(&e);
 	if (n < 0)
 		return -1;
-	for (int i = 0; i < n; i++)
-		if (f[i].has_return && attach_one(p, skel->progs.alloc_return, 1, pid, path,
-						  f[i].site_offset) < 0)
-			goto fail;
-	for (int i = 0; i < n; i++)
-		if (attach_one(p, f[i].entry, 0, pid, path, f[i].site_offset) < 0)
-			goto fail;
-	/* after the entries: a call site marked before its entry probe exists would stay marked */
-	for (unsigned i = 0; i < internal.ncalls; i++)
-		if (attach_one(p, skel->progs.internal_call, 0, pid, path,
-			       internal.call_offsets[i]) < 0)
-			goto fail;
+	uint64_t returns[16], entries[16], codes[16], frees[16];
+	unsigned nreturns = 0, nentries = 0, nfrees = 0;
+	for (int i = 0; i < n; i++) {
+		if (!f[i].has_return) {
+			frees[nfrees++] = f[i].site_offset;
+			continue;
+		}
+		returns[nreturns++] = f[i].site_offset;
+		entries[nentries] = f[i].site_offset;
+		codes[nentries++] = f[i].code;
+	}
+	/* Return probes first, so that a call already running is ignored rather than half-seen;
+	 * the call sites last: one marked before its entry probe exists would stay marked. */
+	if (add_link(p, skel->progs.alloc_return, 1, pid, path, returns, NULL, nreturns) < 0 ||
+	    add_link(p, skel->progs.alloc_entry, 0, pid, path, entries, codes, nentries) < 0 ||
+	    add_link(p, skel->progs.free_entry, 0, pid, path, frees, NULL, nfrees) < 0 ||
+	    add_link(p, skel->progs.internal_call, 0, pid, path, internal.call_offsets, NULL,
+		     internal.ncalls) < 0)
+		goto fail;
 	p->functions += (unsigned)n;
 	return 0;
 fail:;
 	int err = errno;
 	int gone = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
 
-	snprintf(why, whylen, "cannot attach a uprobe to %s%s: %s", path,
-		 gone ? " (the process exited during attach)" : "", strerror(err));
+	snprintf(why, whylen, "cannot attach a uprobe to %s%s: %s%s", path,
+		 gone ? " (the process exited during attach)" : "", strerror(err),
+		 err == EINVAL ? " (uprobe_multi links need Linux 6.6 or later)" : "");
 	while (p->nlinks > first)
-		bpf_link__destroy(p->links[--p->nlinks]);
+		close(p->links[--p->nlinks]);
 	return -1;
+}
+
+/* Threads that destroy links together (see at_detach_all). */
+#define DETACH_THREADS 32
+
+/* Every step-th link from first on. */
+struct detach_share {
+	struct at_probes *p;
+	unsigned first, step;
+};
+
+static void *detach_share(void *arg)
+{
+	const struct detach_share *d = arg;
+
+	for (unsigned i = d->first; i < d->p->nlinks; i += d->step)
+		close(d->p->links[i]);
+	return NULL;
 }
 
 void at_detach_all(struct at_probes *p)
 {
-	while (p->nlinks)
-		bpf_link__destroy(p->links[--p->nlinks]);
+	pthread_t threads[DETACH_THREADS];
+	struct detach_share shares[DETACH_THREADS];
+	int started[DETACH_THREADS] = { 0 };
+	unsigned n = p->nlinks < DETACH_THREADS ? p->nlinks : DETACH_THREADS;
+
+	for (unsigned k = 0; k < n; k++) {
+		shares[k] = (struct detach_share){ p, k, n };
+		started[k] = k > 0 && pthread_create(&threads[k], NULL, detach_share, &shares[k]) == 0;
+	}
+	for (unsigned k = 0; k < n; k++)
+		if (!started[k])
+			detach_share(&shares[k]);
+	for (unsigned k = 0; k < n; k++)
+		if (started[k])
+			pthread_join(threads[k], NULL);
+	p->nlinks = 0;
 	p->functions = 0;
 }

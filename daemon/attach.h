@@ -21,7 +21,7 @@ struct at_scanned_object {
 };
 
 struct at_probes {
-	struct bpf_link *links[AT_MAX_LINKS];
+	int links[AT_MAX_LINKS]; /* uprobe_multi link descriptors */
 	unsigned nlinks;
 	unsigned functions; /* functions probed (aliases once) */
 	struct at_scanned_object scanned[AT_MAX_SCANNED];
@@ -37,7 +37,14 @@ struct at_probes {
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
 		     char *why, size_t whylen);
 
-/* Destroys every link. */
+/* The attach type of uprobe_multi links (Linux 6.6), which the probes' programs must be loaded
+ * with (at_attach_prepare, between the skeleton's open and load). */
+#define AT_BPF_TRACE_UPROBE_MULTI 48
+void at_attach_prepare(struct alloctap *skel);
+
+/* Destroys every link. Each link's end waits for the kernel's grace periods (about 120 ms
+ * measured on a VM, whatever the number of sites in it): the links are closed from threads of
+ * their own, so that the waits overlap. */
 void at_detach_all(struct at_probes *p);
 
 #endif

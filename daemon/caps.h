@@ -1,9 +1,9 @@
 /* caps.h: the capabilities alloctapd needs, and the ones this process lacks.
  *
- * Measured on kernel 6.18: loading the BPF program needs CAP_BPF and CAP_PERFMON; attaching a
- * uprobe (a perf event of the uprobe PMU) also needs CAP_SYS_ADMIN; reading the memory map of
- * a process that is not our own child with the same credentials (--pid, --all) needs
- * CAP_SYS_PTRACE. Root has them all. */
+ * Measured on kernel 6.18: loading the BPF program needs CAP_BPF and CAP_PERFMON, and so does
+ * attaching its uprobes as uprobe_multi links (a perf event of the uprobe PMU would also need
+ * CAP_SYS_ADMIN); reading the memory map of a process that is not our own child with the same
+ * credentials (--pid, --all) needs CAP_SYS_PTRACE. Root has them all. */
 #ifndef ALLOCTAP_CAPS_H
 #define ALLOCTAP_CAPS_H
 
@@ -18,7 +18,7 @@
 
 /* What each step needs. */
 #define AT_CAPS_LOAD (AT_CAP_BIT(AT_CAP_BPF) | AT_CAP_BIT(AT_CAP_PERFMON))
-#define AT_CAPS_ATTACH (AT_CAPS_LOAD | AT_CAP_BIT(AT_CAP_SYS_ADMIN))
+#define AT_CAPS_ATTACH AT_CAPS_LOAD
 #define AT_CAPS_OTHER_PROCESS AT_CAP_BIT(AT_CAP_SYS_PTRACE)
 
 /* The effective set from the text of /proc/self/status (its CapEff line); ~0 when it has

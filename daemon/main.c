@@ -85,8 +85,8 @@ static const char usage_text[] =
 	"the command's own status (128+N if killed by signal N), or 0 when SIGINT, SIGTERM or\n"
 	"--duration ended the trace first (the command then goes on untraced). A trace of a\n"
 	"COMMAND ends when it and every process followed from it have exited.\n"
-	"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (uprobes); with --pid or --all\n"
-	"also CAP_SYS_PTRACE, to read other processes' memory maps.\n";
+	"Needs root, or CAP_BPF and CAP_PERFMON; with --pid or --all also CAP_SYS_PTRACE, to\n"
+	"read other processes' memory maps.\n";
 
 /* Adds the pids of a list to o, each once (a pid given twice would be probed twice and every
  * call recorded twice). */

@@ -20,6 +20,7 @@
 #include "rss.h"
 #include "session.h"
 #include "signals.h"
+#include "attach.h"
 #include "targets.h"
 #include "window.h"
 
@@ -162,6 +163,7 @@ static int load_bpf(struct at_session *d)
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
 	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);
 	at_stacks_configure(d->skel, d->opt.stacks);
+	at_attach_prepare(d->skel);
 	err = alloctap__load(d->skel);
 	if (err) {
 		at_error("cannot load the BPF program: %s%s", strerror(-err),
