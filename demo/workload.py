@@ -1,11 +1,13 @@
 # workload.py: the demo workload: builds, serialises and parses JSON documents, the kind of
-# churn a real service has. Deterministic (fixed seed).
+# churn a real service has. Deterministic (fixed seed). Optional argument: how many documents
+# (200 by default; the benchmarks use more to measure the cost per call apart from startup).
 import json
 import random
+import sys
 
 random.seed(7)
 docs = []
-for i in range(200):
+for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 200):
     doc = {
         "id": i,
         "name": "item-%d" % i * (1 + i % 5),
