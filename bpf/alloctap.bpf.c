@@ -208,6 +208,27 @@ static __always_inline struct at_thread *thread_state(int create)
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+/* The calling thread's state if its process is traced, else NULL (*untraced set). The targets
+ * map is read once per thread; the answer stays in its state. With create, a traced thread
+ * without a state gets one; else it may come back NULL with *untraced clear. */
+static __always_inline struct at_thread *traced_thread(__u32 tgid, int create, int *untraced)
+{
+	struct at_thread *t = thread_state(0);
+
+	*untraced = 0;
+	if (t && t->traced)
+		return t;
+	if (!is_traced(tgid)) {
+		*untraced = 1;
+		return NULL;
+	}
+	if (!t && create)
+		t = thread_state(1);
+	if (t)
+		t->traced = 1;
+	return t;
+}
+
 /* Whether the call now entering was made by the allocator's own object straight to the probed
  * entry point: internal_call marked the thread with the stack pointer this entry sees (the call
  * pushed the return address; nothing between the entry and the probe site moves the stack
@@ -510,11 +531,11 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	if (floor_only)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	struct at_thread *t;
+	int untraced;
+	struct at_thread *t = traced_thread(id >> 32, 1, &untraced);
 
-	if (!is_traced(id >> 32))
+	if (untraced)
 		return 0;
-	t = thread_state(1);
 	if (!t) {
 		if (*(volatile __u32 *)&recording)
 			count_lost(AT_LOST_NO_STATE);
@@ -616,11 +637,12 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 	if (floor_only)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	struct at_thread *t;
+	int untraced;
+	/* no state yet: not inside a call, not marked */
+	struct at_thread *t = traced_thread(id >> 32, 0, &untraced);
 
-	if (!is_traced(id >> 32))
+	if (untraced)
 		return 0;
-	t = thread_state(0); /* none yet: not inside a call, not marked */
 	if (t && (called_by_allocator(ctx, t) | (t->depth > 0)))
 		return 0;
 	if (!window_admits(AT_INFLIGHT_CALL))
@@ -640,9 +662,10 @@ int BPF_KPROBE(internal_call)
 {
 	if (floor_only)
 		return 0;
-	struct at_thread *t;
+	int untraced;
+	struct at_thread *t = traced_thread(bpf_get_current_pid_tgid() >> 32, 1, &untraced);
 
-	if (!is_traced(bpf_get_current_pid_tgid() >> 32) || !(t = thread_state(1)))
+	if (!t)
 		return 0;
 	t->internal_sp = PT_REGS_SP(ctx) - 8;
 	return 0;
