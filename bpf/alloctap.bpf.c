@@ -560,18 +560,59 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	return 0;
 }
 
+/* The offset in the saved registers of general register r (ModRM number, low 4 bits). */
+static __always_inline __u32 register_offset(__u32 r)
+{
+	switch (r & 15) {
+	case 0: return __builtin_offsetof(struct pt_regs, rax);
+	case 1: return __builtin_offsetof(struct pt_regs, rcx);
+	case 2: return __builtin_offsetof(struct pt_regs, rdx);
+	case 3: return __builtin_offsetof(struct pt_regs, rbx);
+	case 4: return __builtin_offsetof(struct pt_regs, rsp);
+	case 5: return __builtin_offsetof(struct pt_regs, rbp);
+	case 6: return __builtin_offsetof(struct pt_regs, rsi);
+	case 7: return __builtin_offsetof(struct pt_regs, rdi);
+	case 8: return __builtin_offsetof(struct pt_regs, r8);
+	case 9: return __builtin_offsetof(struct pt_regs, r9);
+	case 10: return __builtin_offsetof(struct pt_regs, r10);
+	case 11: return __builtin_offsetof(struct pt_regs, r11);
+	case 12: return __builtin_offsetof(struct pt_regs, r12);
+	case 13: return __builtin_offsetof(struct pt_regs, r13);
+	case 14: return __builtin_offsetof(struct pt_regs, r14);
+	default: return __builtin_offsetof(struct pt_regs, r15);
+	}
+}
+
+/* The value of general register r at the probe. A read of the saved registers at a variable
+ * offset: the verifier takes no other kind of access to a variable member of the context. */
+static __always_inline __u64 register_value(struct pt_regs *ctx, __u32 r)
+{
+	__u64 value = 0;
+
+	bpf_probe_read_kernel(&value, sizeof(value), (char *)ctx + register_offset(r));
+	return value;
+}
+
 /* The entry of every function recorded at return: one program at every site, whose cookie is
  * the function's code (enum at_probe_func). The arguments as the format prints them: one or two
  * as they are passed; posix_memalign's alignment and size, its out-parameter kept for the
- * return; reallocarray's pointer and product, saturated when it overflows. One program rather
- * than one per function: the stack walk it calls is verified once, not nine times. */
+ * return; reallocarray's pointer and product, saturated when it overflows. At a site past moves
+ * that copied the arguments elsewhere, the cookie says where they are. One program rather than
+ * one per function: the stack walk it calls is verified once, not nine times. */
 SEC("uprobe")
 int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 {
 	if (floor_only)
 		return 0;
-	__u32 func = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 func = (__u32)(cookie & AT_COOKIE_FUNC_MASK);
 	__u64 memptr = 0;
+
+	if (cookie & AT_COOKIE_ARGS_MOVED) {
+		a0 = register_value(ctx, (__u32)(cookie >> AT_COOKIE_ARG_SHIFT));
+		a1 = register_value(ctx, (__u32)(cookie >> (AT_COOKIE_ARG_SHIFT + 4)));
+		a2 = register_value(ctx, (__u32)(cookie >> (AT_COOKIE_ARG_SHIFT + 8)));
+	}
 	__u32 flags = 0;
 
 	switch (func) {

@@ -42,6 +42,14 @@ enum at_probe_func {
 	AT_PROBE_FUNC_COUNT
 };
 
+/* The cookie of an alloc_entry site: the function's code (enum at_probe_func) in the low byte;
+ * when the site lies past a mov that copied an argument elsewhere (daemon/x86_insn.c), the
+ * AT_COOKIE_ARGS_MOVED bit and, 4 bits each from AT_COOKIE_ARG_SHIFT, the registers that hold
+ * the first three arguments there (ModRM numbers: rax 0, rcx 1, rdx 2, ... rdi 7, r8 8, ...). */
+#define AT_COOKIE_FUNC_MASK 0xffu
+#define AT_COOKIE_ARGS_MOVED 0x100u
+#define AT_COOKIE_ARG_SHIFT 12
+
 /* Flags of a record. */
 #define AT_REC_OVERFLOW 1u /* reallocarray: n*m overflowed; arg[1] is the saturated product */
 

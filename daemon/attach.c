@@ -27,6 +27,7 @@ struct probed_function {
 	int has_return;
 	uint16_t reads; /* argument registers the entry program reads */
 	uint64_t site_offset, function_offset; /* both probes' site; the first instruction */
+	uint8_t arg_reg[3]; /* where the arguments are at the site */
 	uint64_t function_vaddr, function_size;
 	const char *site_insn, *site_why;
 };
@@ -65,6 +66,20 @@ static unsigned list_functions(struct probed_function *f)
 	return sizeof(all) / sizeof(all[0]);
 }
 
+/* ", arguments in rsi, rdx, ...": where the arguments the entry program reads are at the site. */
+static void describe_args(const struct probed_function *f, char *out, size_t outlen)
+{
+	static const char *const names[16] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi",
+					       "rdi", "r8",  "r9",  "r10", "r11", "r12", "r13",
+					       "r14", "r15" };
+	size_t n = (size_t)snprintf(out, outlen, ", arguments in");
+
+	for (int a = 0; a < AT_X86_ARGS && n < outlen; a++)
+		if (f->reads & AT_REG_BIT(at_x86_arg_regs[a]))
+			n += (size_t)snprintf(out + n, outlen - n, "%s %s", a ? "," : "",
+					      names[f->arg_reg[a] & 15]);
+}
+
 /* Finds the sites of every function the object defines; drops aliases. Returns how many
  * remain, or -1 (why set). */
 static int locate(struct at_elf *e, const char *path, struct probed_function *f, unsigned n,
@@ -75,8 +90,10 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 
 	for (unsigned i = 0; i < n; i++) {
 		struct at_probe_choice c = { 0 };
-		int rc = at_probe_site(e, f[i].name, f[i].reads, &c);
+		/* alloc_entry reads the arguments where its cookie says; free_entry only rdi */
+		int rc = at_probe_site(e, f[i].name, f[i].reads, f[i].has_return, &c);
 
+		memcpy(f[i].arg_reg, c.arg_reg, sizeof(f[i].arg_reg));
 		f[i].site_offset = c.site_offset;
 		f[i].function_offset = c.function_offset;
 		f[i].function_vaddr = c.function_vaddr;
@@ -96,11 +113,14 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 		if (alias)
 			continue;
 		have_malloc |= strcmp(f[i].name, "malloc") == 0;
-		DISPLAYLEVEL(3, "alloctapd: probe %s: %s+0x%llx, %s at +%llu (%s: %s)\n",
+		char moved[64] = "";
+		if (memcmp(f[i].arg_reg, at_x86_arg_regs, sizeof(f[i].arg_reg)) != 0)
+			describe_args(&f[i], moved, sizeof(moved));
+		DISPLAYLEVEL(3, "alloctapd: probe %s: %s+0x%llx, %s at +%llu (%s: %s)%s\n",
 			     f[i].name, path, (unsigned long long)f[i].function_offset,
 			     f[i].has_return ? "entry and return probes" : "entry probe",
 			     (unsigned long long)(f[i].site_offset - f[i].function_offset),
-			     f[i].site_insn, f[i].site_why);
+			     f[i].site_insn, f[i].site_why, moved);
 		f[kept++] = f[i];
 	}
 	if (!have_malloc) {
@@ -235,6 +255,20 @@ static void note_internal_calls(struct at_probes *p, struct at_elf *e, const cha
 		p->scanned[p->nscanned++] = *o;
 }
 
+/* The cookie of a function's entry site: its code, and where its arguments are when they are
+ * not in their own registers (alloctap.h). */
+static uint64_t entry_cookie(const struct probed_function *f)
+{
+	uint64_t cookie = f->code;
+
+	if (memcmp(f->arg_reg, at_x86_arg_regs, sizeof(f->arg_reg)) == 0)
+		return cookie;
+	cookie |= AT_COOKIE_ARGS_MOVED;
+	for (int a = 0; a < AT_X86_ARGS; a++)
+		cookie |= (uint64_t)(f->arg_reg[a] & 15) << (AT_COOKIE_ARG_SHIFT + 4 * a);
+	return cookie;
+}
+
 /* What link_create needs of union bpf_attr for a uprobe_multi link (Linux 6.6), which Debian
  * 12's headers and libbpf 1.1 do not know. */
 struct uprobe_multi_attr {
@@ -322,7 +356,7 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 		}
 		returns[nreturns++] = f[i].site_offset;
 		entries[nentries] = f[i].site_offset;
-		codes[nentries++] = f[i].code;
+		codes[nentries++] = entry_cookie(&f[i]);
 	}
 	/* Return probes first, so that a call already running is ignored rather than half-seen;
 	 * the call sites last: one marked before its entry probe exists would stay marked. */

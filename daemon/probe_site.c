@@ -9,6 +9,7 @@
  * the trap no longer single-steps the instruction before. Since the walk stops at the first
  * branch, every call passes the site: no call, free(NULL) included, goes unrecorded. A function
  * with both probes gets both at the same site, so one trap serves the two. */
+#include <string.h>
 #include <unistd.h>
 
 #include "probe_site.h"
@@ -33,7 +34,8 @@ static int locate_function(struct at_elf *e, const char *name, uint64_t *vaddr, 
 	return 1;
 }
 
-int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, struct at_probe_choice *c)
+int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, int copies,
+		  struct at_probe_choice *c)
 {
 	int rc = locate_function(e, name, &c->function_vaddr, &c->function_size,
 				 &c->function_offset);
@@ -42,6 +44,7 @@ int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, struct at_
 		return rc;
 	c->site_offset = c->function_offset;
 	c->insn = "entry";
+	memcpy(c->arg_reg, at_x86_arg_regs, sizeof(c->arg_reg));
 	if (!at_probe_placement) {
 		c->why = "--probe-at-entry";
 		return 1;
@@ -53,7 +56,8 @@ int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, struct at_
 		return 1;
 	}
 	struct at_probe_site site;
-	at_x86_probe_site(code, (size_t)n, reads, &site);
+	at_x86_probe_site(code, (size_t)n, reads, copies, &site);
+	memcpy(c->arg_reg, site.arg_reg, sizeof(c->arg_reg));
 	c->site_offset = c->function_offset + site.offset;
 	c->insn = site.insn;
 	c->why = site.why;

@@ -95,6 +95,21 @@ static int modrm_op(struct decoding *d, struct at_x86_insn *out, size_t imm, enu
 	return 0;
 }
 
+/* mov between registers or memory (0x88, 0x89, 0x8a, 0x8b); a 64-bit register-to-register one
+ * is a copy (a 32-bit one truncates). */
+static int mov_op(struct decoding *d, struct at_x86_insn *out, uint8_t op)
+{
+	enum dest dest = op & 2 ? D_REG : D_RM;
+
+	if (modrm_op(d, out, 0, dest, "mov") < 0)
+		return -1;
+	if ((op & 1) && d->rex_w && !d->has_prefix && d->modrm_mod == 3) {
+		out->copy_from = (int8_t)(dest == D_REG ? d->modrm_rm : d->modrm_reg);
+		out->copy_to = (int8_t)(dest == D_REG ? d->modrm_reg : d->modrm_rm);
+	}
+	return 0;
+}
+
 static int branch_op(struct decoding *d, struct at_x86_insn *out, size_t imm, const char *name)
 {
 	if (take(d, imm) < 0)
@@ -241,8 +256,7 @@ static int decode_onebyte(struct decoding *d, struct at_x86_insn *out, uint8_t o
 	case 0x6b: return modrm_op(d, out, 1, D_REG, "imul");
 	case 0x84: case 0x85: return modrm_op(d, out, 0, D_NONE, "test");
 	case 0x86: case 0x87: return modrm_op(d, out, 0, D_BOTH, "xchg");
-	case 0x88: case 0x89: return modrm_op(d, out, 0, D_RM, "mov");
-	case 0x8a: case 0x8b: return modrm_op(d, out, 0, D_REG, "mov");
+	case 0x88: case 0x89: case 0x8a: case 0x8b: return mov_op(d, out, op);
 	case 0x8d: return modrm_op(d, out, 0, D_REG, "lea");
 	case 0x90:
 		if (d->rex_b) { /* xchg r8, rax */
@@ -271,6 +285,7 @@ int at_x86_decode(const uint8_t *code, size_t avail, struct at_x86_insn *out)
 	struct decoding d = { .p = code, .end = code + (avail < 15 ? avail : 15) };
 
 	memset(out, 0, sizeof(*out));
+	out->copy_from = out->copy_to = -1;
 	for (;;) { /* legacy prefixes */
 		if (d.p >= d.end)
 			return -1;
@@ -304,34 +319,72 @@ int at_x86_decode(const uint8_t *code, size_t avail, struct at_x86_insn *out)
 	return 0;
 }
 
-void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads,
+const uint8_t at_x86_arg_regs[AT_X86_ARGS] = { AT_RDI, AT_RSI, AT_RDX };
+#define ARG_BITS (AT_REG_BIT(AT_RDI) | AT_REG_BIT(AT_RSI) | AT_REG_BIT(AT_RDX))
+
+/* The register of the mask to name an argument by: its own when it holds it still, else the
+ * lowest. */
+static uint8_t holder(uint16_t holds, uint8_t own)
+{
+	if (holds & AT_REG_BIT(own))
+		return own;
+	for (uint8_t r = 0; r < 16; r++)
+		if (holds & AT_REG_BIT(r))
+			return r;
+	return own;
+}
+
+/* Ends the walk at offset off (0: the entry, with every argument in its own register). */
+static void settle(struct at_probe_site *site, size_t off, const char *insn, const char *why,
+		   const uint16_t *holds)
+{
+	site->offset = (uint32_t)off;
+	site->insn = insn;
+	site->why = why;
+	for (int a = 0; a < AT_X86_ARGS; a++)
+		site->arg_reg[a] = off ? holder(holds[a], at_x86_arg_regs[a]) : at_x86_arg_regs[a];
+}
+
+void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copies,
 		       struct at_probe_site *site)
 {
-	uint16_t guarded = reads | AT_REG_BIT(AT_RSP);
+	uint16_t holds[AT_X86_ARGS]; /* per argument, the registers that hold it */
 	size_t off = 0;
 
+	for (int a = 0; a < AT_X86_ARGS; a++)
+		holds[a] = AT_REG_BIT(at_x86_arg_regs[a]);
 	for (int i = 0; i < MAX_WALK_INSNS && off < len; i++) {
 		struct at_x86_insn insn;
 		if (at_x86_decode(code + off, len - off, &insn) < 0) {
-			*site = (struct at_probe_site){ 0, "entry", "an instruction the decoder does not know" };
+			settle(site, 0, "entry", "an instruction the decoder does not know", holds);
 			return;
 		}
 		if (insn.emulated) {
-			*site = (struct at_probe_site){ (uint32_t)off, insn.name,
-							off ? "first emulated instruction"
-							    : "the entry is emulated" };
+			settle(site, off, insn.name,
+			       off ? "first emulated instruction" : "the entry is emulated", holds);
 			return;
 		}
 		if (insn.branch) {
-			*site = (struct at_probe_site){ 0, "entry", "a branch the kernel single-steps" };
+			settle(site, 0, "entry", "a branch the kernel single-steps", holds);
 			return;
 		}
-		if (insn.writes & guarded) {
-			*site = (struct at_probe_site){ 0, "entry",
-							"an instruction writes an argument register or the stack pointer" };
+		/* the stack pointer, and any register read that is not an argument, stay put */
+		int lost = (insn.writes & (AT_REG_BIT(AT_RSP) | (reads & ~ARG_BITS))) != 0;
+		for (int a = 0; a < AT_X86_ARGS; a++) {
+			uint16_t had = holds[a];
+			holds[a] &= (uint16_t)~insn.writes;
+			if (copies && insn.copy_from >= 0 && (had & AT_REG_BIT(insn.copy_from)))
+				holds[a] |= AT_REG_BIT(insn.copy_to);
+			if (!copies)
+				holds[a] &= AT_REG_BIT(at_x86_arg_regs[a]);
+			lost |= (reads & AT_REG_BIT(at_x86_arg_regs[a])) && !holds[a];
+		}
+		if (lost) {
+			settle(site, 0, "entry",
+			       "an instruction writes an argument register or the stack pointer", holds);
 			return;
 		}
 		off += insn.len;
 	}
-	*site = (struct at_probe_site){ 0, "entry", "no emulated instruction close to the entry" };
+	settle(site, 0, "entry", "no emulated instruction close to the entry", holds);
 }

@@ -28,6 +28,8 @@ struct at_x86_insn {
 	uint8_t emulated;     /* the kernel emulates it: probing it costs no single step */
 	uint8_t branch;       /* changes control flow (jcc, jmp, call, ret, ...) */
 	uint16_t writes;      /* registers it may write (AT_REG_BIT mask), conservative */
+	int8_t copy_from, copy_to; /* a 64-bit register-to-register mov: its source and its
+				    * destination (written); -1 when it is not one */
 	const char *name;     /* mnemonic family, for messages: "push", "mov", "jcc", ... */
 };
 
@@ -35,17 +37,25 @@ struct at_x86_insn {
  * decoder knows (then nothing may be assumed about it). */
 int at_x86_decode(const uint8_t *code, size_t avail, struct at_x86_insn *out);
 
+/* The argument registers, in order (System V x86-64). */
+#define AT_X86_ARGS 3
+extern const uint8_t at_x86_arg_regs[AT_X86_ARGS];
+
 struct at_probe_site {
 	uint32_t offset;      /* bytes from the function's entry */
+	uint8_t arg_reg[AT_X86_ARGS]; /* where each argument is at the site (enum at_x86_reg) */
 	const char *insn;     /* mnemonic at the site ("entry" when unknown) */
 	const char *why;      /* why the walk stopped where it did */
 };
 
 /* Chooses the probe site of a function whose first bytes are code[0..len). reads: the
  * registers the entry program reads (for free: AT_REG_BIT(AT_RDI)); the stack pointer is always
- * kept, for the return probe finds the return address at [rsp]. The walk looks at most `len`
- * bytes and 16 instructions. Always succeeds; offset 0 means "at the entry". */
-void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads,
+ * kept, for the return probe finds the return address at [rsp]. With copies set, an argument
+ * may move: a 64-bit mov copies it to another register, and the walk goes on as long as every
+ * argument read is still in some register (site->arg_reg says which; without copies, always the
+ * argument's own). The walk looks at most `len` bytes and 16 instructions. Always succeeds;
+ * offset 0 means "at the entry". */
+void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copies,
 		       struct at_probe_site *site);
 
 #endif

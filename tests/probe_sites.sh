@@ -88,6 +88,15 @@ done
 # probes, and tcmalloc's malloc "mov, test, jne": the jne (+10).
 site_is jemalloc "$LIBDIR/libjemalloc.so.2" malloc 7 jcc
 site_is tcmalloc "$LIBDIR/libtcmalloc_minimal.so.4" malloc 10 jcc
+# mimalloc's malloc, calloc and realloc load the thread's heap into rdi first, after copying the
+# arguments elsewhere: the sites follow the copies, and the entry program reads the arguments
+# where they went (the sequence above matched exactly, sizes included).
+site_is mimalloc "$LIBDIR/libmimalloc.so.2" malloc 21 jcc
+site_is mimalloc "$LIBDIR/libmimalloc.so.2" calloc 18 jcc
+check "mimalloc: -v says where the arguments are" \
+	bash -c "grep -qE '^alloctapd: probe malloc: .*libmimalloc.so.2.*, arguments in rsi$' '$T/mimalloc.placed.err' &&
+		grep -qE '^alloctapd: probe calloc: .*libmimalloc.so.2.*, arguments in rax, rsi$' '$T/mimalloc.placed.err' &&
+		grep -qE '^alloctapd: probe realloc: .*libmimalloc.so.2.* at \+20 \(jmp: first emulated instruction\), arguments in rsi, rdx$' '$T/mimalloc.placed.err'"
 
 # Statically linked: glibc's allocator in the program, and a program's own allocator.
 trace static-glibc "" "$FX/unwind_static"

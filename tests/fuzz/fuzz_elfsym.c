@@ -23,7 +23,7 @@ static void probe_all(struct at_elf *e)
 
 		struct at_probe_choice c;
 		uint16_t reads = AT_REG_BIT(AT_RDI) | (i != 1 ? AT_REG_BIT(AT_RSI) : 0);
-		rc = at_probe_site(e, names[i], reads, &c);
+		rc = at_probe_site(e, names[i], reads, i != 1, &c);
 		FUZZ_CHECK(rc >= -1 && rc <= 1);
 		if (rc == 1) {
 			FUZZ_CHECK(c.insn != NULL && c.why != NULL);

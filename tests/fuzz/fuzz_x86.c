@@ -23,25 +23,46 @@ static void check_decode(const uint8_t *code, size_t avail)
 	FUZZ_CHECK(at_x86_decode(code, a.len - 1u, &b) < 0);
 }
 
-/* The site must be the entry, or an emulated instruction on the straight path from it. */
-static void check_site(const uint8_t *code, size_t len, uint16_t reads)
+/* The site must be the entry, or an emulated instruction on the straight path from it, with
+ * every argument read in the register the site names: a model of the registers' contents
+ * (which argument each holds) run over the instructions before it agrees. */
+static void check_site(const uint8_t *code, size_t len, uint16_t reads, int copies)
 {
 	struct at_probe_site site;
+	int holds[16];
 
-	at_x86_probe_site(code, len, reads, &site);
+	at_x86_probe_site(code, len, reads, copies, &site);
 	FUZZ_CHECK(site.insn != NULL && site.why != NULL);
-	if (site.offset == 0)
-		return;
-	FUZZ_CHECK(site.offset < len);
+	for (int r = 0; r < 16; r++)
+		holds[r] = -1;
+	for (int a = 0; a < AT_X86_ARGS; a++)
+		holds[at_x86_arg_regs[a]] = a;
 	size_t off = 0;
 	while (off < site.offset) {
 		struct at_x86_insn insn;
 		FUZZ_CHECK(at_x86_decode(code + off, len - off, &insn) == 0);
 		FUZZ_CHECK(!insn.branch && !insn.emulated);
-		FUZZ_CHECK(!(insn.writes & (reads | AT_REG_BIT(AT_RSP))));
+		FUZZ_CHECK(!(insn.writes & AT_REG_BIT(AT_RSP)));
+		int copied = insn.copy_from >= 0 ? holds[insn.copy_from] : -1;
+		for (int r = 0; r < 16; r++)
+			if (insn.writes & AT_REG_BIT(r))
+				holds[r] = -1;
+		if (insn.copy_from >= 0) {
+			FUZZ_CHECK(insn.writes == AT_REG_BIT(insn.copy_to));
+			holds[insn.copy_to] = copied;
+		}
 		off += insn.len;
 	}
 	FUZZ_CHECK(off == site.offset);
+	for (int a = 0; a < AT_X86_ARGS; a++) {
+		if (!(reads & AT_REG_BIT(at_x86_arg_regs[a])))
+			continue;
+		FUZZ_CHECK(site.arg_reg[a] < 16 && holds[site.arg_reg[a]] == a);
+		FUZZ_CHECK(copies || site.arg_reg[a] == at_x86_arg_regs[a]);
+	}
+	if (site.offset == 0)
+		return;
+	FUZZ_CHECK(site.offset < len);
 	struct at_x86_insn at;
 	FUZZ_CHECK(at_x86_decode(code + off, len - off, &at) == 0 && at.emulated);
 	FUZZ_CHECK(strcmp(at.name, site.insn) == 0);
@@ -59,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t off = 0; off < size; off++)
 		check_decode(code + off, size - off);
 	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
-		check_site(code, size, reads[i]);
+		for (int copies = 0; copies < 2; copies++)
+			check_site(code, size, reads[i], copies);
 	free(code);
 	return 0;
 }

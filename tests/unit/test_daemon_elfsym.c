@@ -48,19 +48,19 @@ static void check_offsets(const char *name, int want_symtab)
 	/* without placement the site is the first instruction */
 	struct at_probe_choice choice;
 	at_probe_placement = 0;
-	assert_int_equal(at_probe_site(&e, "target_fn", 0, &choice), 1);
+	assert_int_equal(at_probe_site(&e, "target_fn", 0, 1, &choice), 1);
 	assert_int_equal(choice.function_offset, want_target);
 	assert_int_equal(choice.site_offset, want_target);
-	assert_int_equal(at_probe_site(&e, "malloc", 0, &choice), 1);
+	assert_int_equal(at_probe_site(&e, "malloc", 0, 1, &choice), 1);
 	assert_int_equal(choice.function_offset, want_malloc);
 	assert_int_equal(choice.site_offset, want_malloc);
 	at_probe_placement = 1;
-	assert_int_equal(at_probe_site(&e, "malloc", 0, &choice), 1);
+	assert_int_equal(at_probe_site(&e, "malloc", 0, 1, &choice), 1);
 	assert_int_equal(choice.function_offset, want_malloc);
 	assert_true(choice.site_offset - want_malloc < 64);
-	assert_int_equal(at_probe_site(&e, "no_such_function", 0, &choice), 0);
+	assert_int_equal(at_probe_site(&e, "no_such_function", 0, 1, &choice), 0);
 	/* an undefined reference is not a definition */
-	assert_int_equal(at_probe_site(&e, "fopen", 0, &choice), 0);
+	assert_int_equal(at_probe_site(&e, "fopen", 0, 1, &choice), 0);
 	at_elf_close(&e);
 }
 
