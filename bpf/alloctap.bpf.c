@@ -47,6 +47,10 @@ const volatile __u32 probes_bound = 0;
 /* The one global event counter; the daemon reads it after detaching (see alloctap.h). */
 __u64 next_seq = 0;
 
+/* The generation of proc_mappings: the daemon adds 1 after each change (struct
+ * at_bpf_rule_cache). */
+__u64 mappings_gen = 0;
+
 /* 1 while the daemon records (written by the daemon through the skeleton's .bss). */
 __u32 recording = 0;
 
@@ -142,6 +146,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct at_bpf_stack);
 } stack_scratch SEC(".maps");
+
+/* Rules found for recent return addresses (struct at_bpf_rule_cache). Per CPU, as the window. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_rule_cache);
+} rule_cache SEC(".maps");
 
 /* The page of the stack the walk is in (struct at_bpf_window). Per CPU: a program that would
  * run on this CPU while another is running is not run at all (the kernel's bpf_prog_active). */
@@ -295,6 +307,8 @@ struct walk_state {
 	struct at_bpf_stack *out;
 	struct at_bpf_window *win;
 	__u64 win_page; /* the user page win holds, 0: none */
+	struct at_bpf_rule_cache *cache;
+	__u64 gen;      /* mappings_gen when the walk began, read before the mappings */
 	__u32 flags;   /* how the walk ended (set when it stops) */
 	__u32 tgid;
 };
@@ -414,16 +428,30 @@ static long walk_frame(__u32 i, void *arg)
 	w->hash ^= w->hash >> 29;
 
 	__u64 lookup = i == 0 ? w->pc : w->pc - 1;
-	int mi = mapping_index(maps, lookup);
-	if (mi < 0)
-		goto no_table;
-	struct at_bpf_mapping *m = &maps->m[mi & (AT_BPF_MAX_MAPPINGS - 1)];
-	if (m->table == AT_BPF_NO_TABLE)
-		goto no_table;
-	int ri = rule_index(m->table, lookup - (__u64)m->bias);
-	if (ri < 0)
-		goto no_table;
-	__u32 rk = (__u32)ri;
+	__u32 rk, slot = (__u32)((lookup * 0x9e3779b97f4a7c15ull) >> 54) & (AT_BPF_RULE_CACHE - 1);
+	struct at_bpf_rule_cache *cache = w->cache;
+
+	if (cache && cache->e[slot].pc == lookup && cache->e[slot].tgid == w->tgid &&
+	    cache->e[slot].gen == w->gen) {
+		rk = cache->e[slot].rule;
+	} else {
+		int mi = mapping_index(maps, lookup);
+		if (mi < 0)
+			goto no_table;
+		struct at_bpf_mapping *m = &maps->m[mi & (AT_BPF_MAX_MAPPINGS - 1)];
+		if (m->table == AT_BPF_NO_TABLE)
+			goto no_table;
+		int ri = rule_index(m->table, lookup - (__u64)m->bias);
+		if (ri < 0)
+			goto no_table;
+		rk = (__u32)ri;
+		if (cache) {
+			cache->e[slot].pc = lookup;
+			cache->e[slot].tgid = w->tgid;
+			cache->e[slot].rule = rk;
+			cache->e[slot].gen = w->gen;
+		}
+	}
 	struct at_bpf_rule *rule = bpf_map_lookup_elem(&unwind_rules, &rk);
 	if (!rule)
 		goto no_table;
@@ -478,6 +506,9 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 	if (!w.out)
 		return 0;
 	w.win = bpf_map_lookup_elem(&stack_window, &zero);
+	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
+	w.gen = *(volatile __u64 *)&mappings_gen;
+	asm volatile("" ::: "memory"); /* the generation is read before the mappings */
 	w.maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
 	if (!w.maps) {
 		count_stacks(AT_STACKS_NO_PROCESS);

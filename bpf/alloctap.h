@@ -101,6 +101,20 @@ enum at_lost_counter {
 #define AT_BPF_SEARCH_STEPS 17       /* binary search steps in one page's entries */
 #define AT_BPF_MAX_FRAMES 128
 
+/* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
+ * return addresses come back in call after call, and a hit skips both binary searches. An entry
+ * holds for one generation of the mappings (mappings_gen, bumped by the daemon after each change
+ * of proc_mappings); a slot is chosen by hashing the address. */
+#define AT_BPF_RULE_CACHE 1024 /* 24 KiB: a per-CPU value holds at most 32 */
+struct at_bpf_rule_cache {
+	struct {
+		__u64 pc;
+		__u32 tgid;
+		__u32 rule;  /* index in unwind_rules */
+		__u64 gen;
+	} e[AT_BPF_RULE_CACHE];
+};
+
 /* The walk reads the stack a page at a time (struct at_bpf_window): one read of the page that
  * holds a frame's return address serves every frame on that page. */
 #define AT_BPF_WINDOW 4096
