@@ -573,7 +573,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
 	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
-			    "newer than this reader's (2.1): use a newer alloctap");
+			    "newer than this reader's (2.2): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -615,10 +615,10 @@ static void test_process_changes(void **state)
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_options v11 = { .major = 1, .minor = 1 }, v12 = { .major = 1, .minor = 2 };
-	struct at_atz_options v22 = { .minor = 2 }, v30 = { .major = 3 };
+	struct at_atz_options v23 = { .minor = 3 }, v30 = { .major = 3 };
 	assert_null(at_atz_writer_open(&o, &v12));
 	assert_int_equal(errno, EINVAL);
-	assert_null(at_atz_writer_open(&o, &v22));
+	assert_null(at_atz_writer_open(&o, &v23));
 	assert_int_equal(errno, EINVAL);
 	assert_null(at_atz_writer_open(&o, &v30));
 	assert_int_equal(errno, EINVAL);
