@@ -460,7 +460,7 @@ static int put_compact(struct at_atz_writer *w, struct atz_thread *t, const stru
 	return 0;
 }
 
-/* ---- 2.2: events coded against the live tables (doc/FORMAT.md 5.8, 6.4) ----------------- */
+/* ---- 2.2: events coded against the live tables (doc/FORMAT.md 5.8, 6.5) ----------------- */
 
 /* Keeps the index in step with a table whose blocks move or drop out: only entries that
  * still name this table and slot (a block allocated again at the same address elsewhere, its
@@ -506,7 +506,7 @@ static int allocated22(struct at_atz_writer *w, struct atz_thread *t, uint64_t x
 	return 0;
 }
 
-/* The address code of x, the result of an allocation of n bytes by t (doc/FORMAT.md 6.4): its
+/* The address code of x, the result of an allocation of n bytes by t (doc/FORMAT.md 6.5): its
  * class rank among t's freed blocks (*k the ring entry), else its adelta from the top (*k -1).
  * 0 when it has neither. */
 static int address_code(const struct atz_thread *t, uint64_t n, uint64_t x, uint64_t *a, int *k)
@@ -536,7 +536,7 @@ static void put_other(struct at_atz_writer *w, const struct atz_thread *t,
 }
 
 /* How a release through a table was coded: its recency index and the zigzag of its rank's
- * distance from the cursor (doc/FORMAT.md 6.4). */
+ * distance from the cursor (doc/FORMAT.md 6.5). */
 struct release_code {
 	uint64_t recency, near;
 };

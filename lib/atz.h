@@ -25,7 +25,7 @@
 #define AT_ATZ_VERSION_MINOR 0
 /* The newest 2.x (at_atz_options.minor = 2): 2.1 adds RSS records, 2.2 codes a free by the
  * block's place among its thread's live blocks and an allocation's address by the size class
- * of the blocks released last (doc/FORMAT.md 6.4), in about two thirds of 2.1's bytes. */
+ * of the blocks released last (doc/FORMAT.md 6.5), in about two thirds of 2.1's bytes. */
 #define AT_ATZ_V2_MINOR 2
 /* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
 #define AT_ATZ_V1_MINOR 1

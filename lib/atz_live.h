@@ -1,4 +1,4 @@
-/* atz_live.h: the live tables of the 2.2 model (doc/FORMAT.md 6.4) and the writer's index of
+/* atz_live.h: the live tables of the 2.2 model (doc/FORMAT.md 6.5) and the writer's index of
  * the blocks they hold. Internal to lib/atz*.c.
  *
  * A live table lists the blocks a thread allocated that are still live, oldest first, so that
@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Live blocks one table holds at most (doc/FORMAT.md 6.4). */
+/* Live blocks one table holds at most (doc/FORMAT.md 6.5). */
 #define ATZ_LIVE_CAP 65536u
 /* The slot a dropped block goes to, for atz_live_moved_fn. */
 #define ATZ_LIVE_DROPPED UINT32_MAX

@@ -234,7 +234,7 @@ static inline void atz_update(struct atz_thread *t, enum atz_role role, uint64_t
 	}
 }
 
-/* ---- 2.2 (doc/FORMAT.md 6.4) ----------------------------------------------------------- */
+/* ---- 2.2 (doc/FORMAT.md 6.5) ----------------------------------------------------------- */
 
 /* The size class of an allocation of n bytes: glibc's chunk size over 16, at least 2, so that
  * blocks an allocator hands out again for a request of the same class are found by class. */

@@ -882,7 +882,7 @@ malloc:
 	return 0;
 }
 
-/* ---- 2.2: events coded against the live tables (FORMAT.md 5.8, 6.4) ---------------------- */
+/* ---- 2.2: events coded against the live tables (FORMAT.md 5.8, 6.5) ---------------------- */
 
 /* The table a release of the current event takes its block from: the OTHER record's thread,
  * else the current one. */
@@ -904,7 +904,7 @@ static int take_rank(struct at_atz_reader *r, struct atz_thread *t, uint64_t ran
 	return 0;
 }
 
-/* The rank a release code P names in the release table (FORMAT.md 6.4). */
+/* The rank a release code P names in the release table (FORMAT.md 6.5). */
 static uint64_t release_rank(struct at_atz_reader *r, uint64_t code)
 {
 	struct atz_thread *o = release_table(r);
