@@ -517,6 +517,7 @@ static int cmd_time(const char *in, int level, unsigned major, int times, unsign
 		return 1;
 	}
 	int bad = drain(&src, collect_one, &a);
+	int munged = src.munged == 1; /* a munged trace is written munged, as munge writes it */
 	at_source_close(&src);
 	if (bad || a.n == 0)
 		goto cleanup;
@@ -527,13 +528,13 @@ static int cmd_time(const char *in, int level, unsigned major, int times, unsign
 	for (int run = 0; run < 9; run++) {
 		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
 			goto cleanup;
-		struct at_sink_options bin = { .format = AT_SINK_ATZ,
+		struct at_sink_options bin = { .format = AT_SINK_ATZ, .munged = munged,
 					       .atz = { .host = "bench", .start_ns = 1, .level = level,
 							.major = major,
 							.minor = minor_for(major, AT_ATZ_V2_MINOR),
 							.flags = (times ? 0 : AT_ATZ_FLAG_NO_TIMES) |
 								 (nstacks ? 0 : AT_ATZ_FLAG_NO_STACKS) } };
-		static const struct at_sink_options text = { .format = AT_SINK_TEXT };
+		struct at_sink_options text = { .format = AT_SINK_TEXT, .munged = munged };
 		double t = time_sink(fd, &bin, &a, stacks, &st);
 		if (t < 0)
 			goto cleanup;

@@ -325,17 +325,15 @@ static int index_grow(struct atz_index *ix)
 int atz_index_put(struct atz_index *ix, uint32_t pid, uint64_t addr, uint32_t thread,
 		  uint32_t slot)
 {
-	struct atz_owner *e = atz_index_find(ix, pid, addr);
-
-	if (!e) {
-		if ((ix->count + 1) * 2 > ix->cap && index_grow(ix) < 0) {
-			errno = ENOMEM;
-			return -1;
-		}
-		size_t mask = ix->cap - 1, i = home(pid, addr, mask);
-		while (ix->v[i].addr)
-			i = (i + 1) & mask;
-		e = &ix->v[i];
+	if ((ix->count + 1) * 2 > ix->cap && index_grow(ix) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	size_t mask = ix->cap - 1, i = home(pid, addr, mask);
+	while (ix->v[i].addr && (ix->v[i].addr != addr || ix->v[i].pid != pid))
+		i = (i + 1) & mask;
+	struct atz_owner *e = &ix->v[i];
+	if (!e->addr) {
 		e->addr = addr;
 		e->pid = pid;
 		ix->count++;

@@ -125,7 +125,13 @@ struct atz_freed {
 	uint32_t head, count;
 	uint64_t addr[ATZ_FREED_CAP];
 	uint64_t cls[ATZ_FREED_CAP];
+	uint8_t seen[256]; /* entries per hash of their address: a writer's search stops early */
 };
+
+static inline uint32_t atz_freed_hash(uint64_t addr)
+{
+	return (uint32_t)((addr >> 4) ^ (addr >> 12)) & 255;
+}
 
 /* Predictor state of one thread. 1.x, 2.0 and 2.1 use the rings sizes, releases and allocs;
  * 2.2 sizes, live (the thread's live table, with its cursor), freed and top. */
@@ -267,10 +273,13 @@ static inline void atz_freed_push(struct atz_freed *f, uint64_t addr, uint64_t c
 {
 	uint32_t i = f->head++ & (ATZ_FREED_CAP - 1);
 
-	f->addr[i] = addr;
-	f->cls[i] = cls;
 	if (f->count < ATZ_FREED_CAP)
 		f->count++;
+	else
+		f->seen[atz_freed_hash(f->addr[i])]--;
+	f->addr[i] = addr;
+	f->cls[i] = cls;
+	f->seen[atz_freed_hash(addr)]++;
 }
 
 /* The array index of ring entry k (0 the newest). */
@@ -282,6 +291,7 @@ static inline uint32_t atz_freed_at(const struct atz_freed *f, uint32_t k)
 /* Removes ring entry k: the newer entries each move one place older. */
 static inline void atz_freed_remove(struct atz_freed *f, uint32_t k)
 {
+	f->seen[atz_freed_hash(f->addr[atz_freed_at(f, k)])]--;
 	for (uint32_t i = k; i > 0; i--) {
 		f->addr[atz_freed_at(f, i)] = f->addr[atz_freed_at(f, i - 1)];
 		f->cls[atz_freed_at(f, i)] = f->cls[atz_freed_at(f, i - 1)];
@@ -290,22 +300,22 @@ static inline void atz_freed_remove(struct atz_freed *f, uint32_t k)
 	f->count--;
 }
 
-/* Writer: the ring entry holding addr with class cls, newest first, or -1; *rank gets how many
- * newer entries have class cls. */
+/* Writer: the newest ring entry holding addr with class cls, or -1; *rank gets how many newer
+ * entries have class cls (the address code's class rank). Addresses are compared first: most
+ * allocations from fresh memory are in no entry. */
 static inline int atz_freed_find(const struct atz_freed *f, uint64_t cls, uint64_t addr,
 				 uint32_t *rank)
 {
-	uint32_t j = 0;
-
+	if (!f->seen[atz_freed_hash(addr)])
+		return -1;
 	for (uint32_t k = 0; k < f->count; k++) {
 		uint32_t i = atz_freed_at(f, k);
-		if (f->cls[i] != cls)
+		if (f->addr[i] != addr || f->cls[i] != cls)
 			continue;
-		if (f->addr[i] == addr) {
-			*rank = j;
-			return (int)k;
-		}
-		j++;
+		*rank = 0;
+		for (uint32_t j = 0; j < k; j++)
+			*rank += f->cls[atz_freed_at(f, j)] == cls;
+		return (int)k;
 	}
 	return -1;
 }
