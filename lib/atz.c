@@ -500,8 +500,10 @@ static int allocated22(struct at_atz_writer *w, struct atz_thread *t, uint64_t x
 		atz_freed_remove(&t->freed, (uint32_t)k);
 	else
 		t->top = atz_next_top(x, n, w->munged);
+	uint64_t cls = atz_size_class(n);
 	if (atz_live_append(&t->live, x, n, &slot, index_follow, &c) < 0 ||
-	    atz_index_put(&w->index, t->pid, x, c.thread, slot) < 0)
+	    atz_index_put(&w->index, t->pid, x, c.thread, slot,
+			  cls < ATZ_CLASS_FAR ? (uint32_t)cls : ATZ_CLASS_FAR) < 0)
 		return fail(w, ENOMEM);
 	return 0;
 }
@@ -554,11 +556,13 @@ static void release_block(struct at_atz_writer *w, struct atz_thread *t, struct 
 {
 	struct atz_thread *o = &w->threads[e->thread];
 	uint32_t slot = e->slot, r = atz_live_rank(&o->live, slot);
+	uint64_t x = e->addr, cls = e->cls != ATZ_CLASS_FAR ? e->cls
+				   : atz_size_class(o->live.block[slot].size);
 
 	rc->recency = o->live.count - 1 - r;
 	rc->near = atz_zigzag(r - o->live.cursor);
 	atz_index_remove(&w->index, e);
-	atz_release_block(t, o, slot, r);
+	atz_release_known(t, o, slot, r, x, cls);
 }
 
 /* The live block x of t's process, or NULL. */

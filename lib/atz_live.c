@@ -323,7 +323,7 @@ static int index_grow(struct atz_index *ix)
 }
 
 int atz_index_put(struct atz_index *ix, uint32_t pid, uint64_t addr, uint32_t thread,
-		  uint32_t slot)
+		  uint32_t slot, uint32_t cls)
 {
 	if ((ix->count + 1) * 2 > ix->cap && index_grow(ix) < 0) {
 		errno = ENOMEM;
@@ -340,6 +340,7 @@ int atz_index_put(struct atz_index *ix, uint32_t pid, uint64_t addr, uint32_t th
 	}
 	e->thread = thread;
 	e->slot = slot;
+	e->cls = cls;
 	return 0;
 }
 

@@ -65,8 +65,10 @@ struct atz_owner {
 	uint32_t pid;
 	uint32_t thread; /* index in the writer's thread table */
 	uint32_t slot;   /* in that thread's live table */
-	uint32_t unused;
+	uint32_t cls;    /* the block's size class, ATZ_CLASS_FAR when it does not fit: the
+			  * writer then reads it from the table (a block it need not touch) */
 };
+#define ATZ_CLASS_FAR UINT32_MAX
 
 struct atz_index {
 	struct atz_owner *v;
@@ -75,10 +77,10 @@ struct atz_index {
 
 /* The entry of (pid, addr), or NULL. */
 struct atz_owner *atz_index_find(const struct atz_index *ix, uint32_t pid, uint64_t addr);
-/* Sets (pid, addr) (addr != 0) to (thread, slot), adding it if absent. 0, or -1 when out of
- * memory. */
+/* Sets (pid, addr) (addr != 0) to (thread, slot, cls), adding it if absent. 0, or -1 when out
+ * of memory. */
 int atz_index_put(struct atz_index *ix, uint32_t pid, uint64_t addr, uint32_t thread,
-		  uint32_t slot);
+		  uint32_t slot, uint32_t cls);
 /* Removes an entry atz_index_find returned (other entries may move). */
 void atz_index_remove(struct atz_index *ix, struct atz_owner *e);
 void atz_index_free(struct atz_index *ix);

@@ -343,6 +343,17 @@ static inline void atz_release_addr(struct atz_thread *t, uint64_t x)
 	t->last_release = x;
 }
 
+/* Takes the live block x of class cls in slot (rank r) out of owner's table onto t's freed
+ * ring. */
+static inline void atz_release_known(struct atz_thread *t, struct atz_thread *owner,
+				     uint32_t slot, uint32_t r, uint64_t x, uint64_t cls)
+{
+	atz_live_remove(&owner->live, slot, r);
+	owner->live.cursor = r;
+	atz_freed_push(&t->freed, x, cls);
+	t->last_release = x;
+}
+
 /* Takes the live block in slot (rank r) out of owner's table onto t's freed ring. Returns
  * its address. */
 static inline uint64_t atz_release_block(struct atz_thread *t, struct atz_thread *owner,
@@ -350,10 +361,7 @@ static inline uint64_t atz_release_block(struct atz_thread *t, struct atz_thread
 {
 	struct atz_block b = owner->live.block[slot];
 
-	atz_live_remove(&owner->live, slot, r);
-	owner->live.cursor = r;
-	atz_freed_push(&t->freed, b.addr, atz_size_class(b.size));
-	t->last_release = b.addr;
+	atz_release_known(t, owner, slot, r, b.addr, atz_size_class(b.size));
 	return b.addr;
 }
 

@@ -232,13 +232,14 @@ static void test_index(void **state)
 			if (e) {
 				assert_int_equal(e->thread, v[i].thread);
 				assert_int_equal(e->slot, v[i].slot);
+				assert_int_equal(e->cls, v[i].thread ^ v[i].slot);
 			}
 			if (e && (n >= cases[c].keys || rnd() % 2)) {
 				atz_index_remove(&ix, e);
 				v[i] = v[--n];
 			} else {
 				uint32_t th = (uint32_t)rnd(), sl = (uint32_t)rnd();
-				assert_int_equal(atz_index_put(&ix, pid, addr, th, sl), 0);
+				assert_int_equal(atz_index_put(&ix, pid, addr, th, sl, th ^ sl), 0);
 				if (i == n)
 					n++;
 				v[i].addr = addr;
