@@ -98,7 +98,7 @@ struct at_atz_options {
 			       * records). 2.x holds all 1.1 holds: 0 writes 2.0, 1 writes 2.1
 			       * (needed for RSS records), 2 writes 2.2 (2.1's records, its events
 			       * smaller; the writer's memory grows with the live blocks, at most
-			       * ATZ_LIVE_CAP (65,536) per thread, about 40 bytes each) */
+			       * 65,536 per thread, up to about 130 bytes each: doc/DESIGN.md 6) */
 };
 
 /* Counters of a writer or reader. */
