@@ -500,7 +500,7 @@ static int allocated22(struct at_atz_writer *w, struct atz_thread *t, uint64_t x
 		atz_freed_remove(&t->freed, (uint32_t)k);
 	else
 		t->top = atz_next_top(x, n, w->munged);
-	uint64_t cls = atz_size_class(n);
+	uint64_t cls = atz_size_class(n, w->munged);
 	if (atz_live_append(&t->live, x, n, &slot, index_follow, &c) < 0 ||
 	    atz_index_put(&w->index, t->pid, x, c.thread, slot,
 			  cls < ATZ_CLASS_FAR ? (uint32_t)cls : ATZ_CLASS_FAR) < 0)
@@ -511,12 +511,13 @@ static int allocated22(struct at_atz_writer *w, struct atz_thread *t, uint64_t x
 /* The address code of x, the result of an allocation of n bytes by t (doc/FORMAT.md 6.5): its
  * class rank among t's freed blocks (*k the ring entry), else its adelta from the top (*k -1).
  * 0 when it has neither. */
-static int address_code(const struct atz_thread *t, uint64_t n, uint64_t x, uint64_t *a, int *k)
+static int address_code(const struct at_atz_writer *w, const struct atz_thread *t, uint64_t n,
+			uint64_t x, uint64_t *a, int *k)
 {
 	uint32_t j;
 	uint64_t c;
 
-	*k = atz_freed_find(&t->freed, atz_size_class(n), x, &j);
+	*k = atz_freed_find(&t->freed, atz_size_class(n, w->munged), x, &j);
 	if (*k >= 0) {
 		*a = (uint64_t)j << 1;
 		return 1;
@@ -557,7 +558,7 @@ static void release_block(struct at_atz_writer *w, struct atz_thread *t, struct 
 	struct atz_thread *o = &w->threads[e->thread];
 	uint32_t slot = e->slot, r = atz_live_rank(&o->live, slot);
 	uint64_t x = e->addr, cls = e->cls != ATZ_CLASS_FAR ? e->cls
-				   : atz_size_class(o->live.block[slot].size);
+				   : atz_size_class(o->live.block[slot].size, w->munged);
 
 	rc->recency = o->live.count - 1 - r;
 	rc->near = atz_zigzag(r - o->live.cursor);
@@ -610,7 +611,7 @@ static int put_malloc22(struct at_atz_writer *w, struct atz_thread *t, uint64_t 
 	uint64_t a;
 	int k;
 
-	if (!address_code(t, n, x, &a, &k))
+	if (!address_code(w, t, n, x, &a, &k))
 		return 0;
 	int s = RING_FIND(t->sizes, n);
 	unsigned field = !(a & 1) && a >> 1 < ATZ_ADDR22_CLASSES ? (unsigned)(a >> 1)
@@ -650,7 +651,7 @@ static int put_realloc22(struct at_atz_writer *w, struct atz_thread *t, uint64_t
 		put_varint(w, release_p(&rc));
 		put_varint(w, n);
 	} else {
-		address_code(t, n, x, &a, &k);
+		address_code(w, t, n, x, &a, &k);
 		put_byte(w, p ? ATZ_OP22_REALLOC_MOVE : ATZ_OP22_REALLOC_NULL);
 		if (p)
 			put_varint(w, release_p(&rc));
@@ -698,7 +699,7 @@ static int put_field22(struct at_atz_writer *w, struct atz_thread *t, const stru
 		return delta ? ATZ_MODE_DELTA : ATZ_MODE_LITERAL;
 	}
 	uint64_t n = atz_alloc_size(ev->func, ev->arg[0], ev->arg[1]);
-	int table = address_code(t, n, x, &code, &k) &&
+	int table = address_code(w, t, n, x, &code, &k) &&
 		    (k >= 0 || atz_varint_len(code) < atz_varint_len(x));
 	put_varint(w, table ? code : x);
 	if (allocated22(w, t, x, n, table ? k : -1) < 0)

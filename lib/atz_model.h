@@ -243,11 +243,12 @@ static inline void atz_update(struct atz_thread *t, enum atz_role role, uint64_t
 /* ---- 2.2 (doc/FORMAT.md 6.5) ----------------------------------------------------------- */
 
 /* The size class of an allocation of n bytes: glibc's chunk size over 16, at least 2, so that
- * blocks an allocator hands out again for a request of the same class are found by class. */
-static inline uint64_t atz_size_class(uint64_t n)
+ * blocks an allocator hands out again for a request of the same class are found by class. In
+ * a munged trace every size is of class 2: slot numbers come back whatever the size. */
+static inline uint64_t atz_size_class(uint64_t n, int munged)
 {
 	uint64_t c = (n >> 4) + (((n & 15) + 23) >> 4);
-	return c < 2 ? 2 : c;
+	return c < 2 || munged ? 2 : c;
 }
 
 /* The size an event allocates: malloc and valloc arg[0], calloc arg[0] * arg[1], realloc and
@@ -333,7 +334,7 @@ static inline int atz_freed_class(const struct atz_freed *f, uint64_t cls, uint6
  * (the chunk after it, or the next slot number in a munged trace). */
 static inline uint64_t atz_next_top(uint64_t x, uint64_t n, int munged)
 {
-	return munged ? x + 1 : x + 16 * atz_size_class(n);
+	return munged ? x + 1 : x + 16 * atz_size_class(n, 0);
 }
 
 /* A release that no table held: the block goes on the freed ring with class 0. */
@@ -357,11 +358,11 @@ static inline void atz_release_known(struct atz_thread *t, struct atz_thread *ow
 /* Takes the live block in slot (rank r) out of owner's table onto t's freed ring. Returns
  * its address. */
 static inline uint64_t atz_release_block(struct atz_thread *t, struct atz_thread *owner,
-					 uint32_t slot, uint32_t r)
+					 uint32_t slot, uint32_t r, int munged)
 {
 	struct atz_block b = owner->live.block[slot];
 
-	atz_release_known(t, owner, slot, r, b.addr, atz_size_class(b.size));
+	atz_release_known(t, owner, slot, r, b.addr, atz_size_class(b.size, munged));
 	return b.addr;
 }
 

@@ -884,6 +884,12 @@ malloc:
 
 /* ---- 2.2: events coded against the live tables (FORMAT.md 5.8, 6.5) ---------------------- */
 
+/* Whether the trace is munged: slot numbers, every size of one class (FORMAT.md 6.5). */
+static int munged(const struct at_atz_reader *r)
+{
+	return (r->hdr.flags & AT_ATZ_FLAG_MUNGED) != 0;
+}
+
 /* The table a release of the current event takes its block from: the OTHER record's thread,
  * else the current one. */
 static struct atz_thread *release_table(struct at_atz_reader *r)
@@ -900,7 +906,7 @@ static int take_rank(struct at_atz_reader *r, struct atz_thread *t, uint64_t ran
 	if (rank >= o->live.count)
 		return corrupt(r, "a release refers past its thread's live blocks");
 	uint32_t slot = atz_live_slot(&o->live, (uint32_t)rank);
-	*x = atz_release_block(t, o, slot, (uint32_t)rank);
+	*x = atz_release_block(t, o, slot, (uint32_t)rank, munged(r));
 	return 0;
 }
 
@@ -935,7 +941,7 @@ static int address_of(struct at_atz_reader *r, struct atz_thread *t, uint64_t n,
 		*k = -1;
 		*x = t->top + atz_unadelta(a >> 1);
 	} else {
-		*k = atz_freed_class(&t->freed, atz_size_class(n), a >> 1);
+		*k = atz_freed_class(&t->freed, atz_size_class(n, munged(r)), a >> 1);
 		if (*k < 0)
 			return corrupt(r, "an address code names a freed block that is not there");
 		*x = t->freed.addr[atz_freed_at(&t->freed, (uint32_t)*k)];
@@ -952,7 +958,7 @@ static int allocated22(struct at_atz_reader *r, struct atz_thread *t, uint64_t x
 	if (k >= 0)
 		atz_freed_remove(&t->freed, (uint32_t)k);
 	else
-		t->top = atz_next_top(x, n, (r->hdr.flags & AT_ATZ_FLAG_MUNGED) != 0);
+		t->top = atz_next_top(x, n, munged(r));
 	if (atz_live_append(&t->live, x, n, &slot, NULL, NULL) < 0)
 		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory for the live blocks of thread %" PRIu32,
 			    t->tid);

@@ -112,8 +112,8 @@ class Live22:
         self.last_size = x
 
 
-def size_class(n):
-    return max(2, n // 16 + (n % 16 + 23) // 16)
+def size_class(n, munged):
+    return 2 if munged else max(2, n // 16 + (n % 16 + 23) // 16)
 
 
 def alloc_size(func, arg0, arg1):
@@ -145,7 +145,7 @@ class Model22:
             raise Corrupt("release code past its table's blocks")
         x, n = table.live.pop(rank)
         table.cursor = rank
-        self.cur.freed.push((x, size_class(n)))
+        self.cur.freed.push((x, size_class(n, self.munged)))
         self.cur.last_release = x
         return x
 
@@ -160,7 +160,7 @@ class Model22:
         if a & 1:
             x, k = (t.top + unadelta(a >> 1)) & M64, None
         else:
-            ks = [i for i, (_, c) in enumerate(t.freed.v) if c == size_class(n)]
+            ks = [i for i, (_, c) in enumerate(t.freed.v) if c == size_class(n, self.munged)]
             if a >> 1 >= len(ks):
                 raise Corrupt("address code names no freed block")
             k = ks[a >> 1]
@@ -174,7 +174,7 @@ class Model22:
         if k is not None:
             t.freed.remove(k)
         else:
-            t.top = (x + 1) & M64 if self.munged else (x + 16 * size_class(n)) & M64
+            t.top = (x + 1) & M64 if self.munged else (x + 16 * size_class(n, 0)) & M64
         if len(t.live) == 65536:
             del t.live[0]
         t.live.append([x, n])
