@@ -1,17 +1,18 @@
 /* atz_tool.c: converts and times logs through lib/source.c and lib/sink.c, for the atz tests
  * (tests/atz_cli.sh) and benchmark (bench/atz_bench.sh). Not an installed program.
  *
- *   atz_tool encode [-l LEVEL] [-V MAJOR] IN OUT
- *                          any log (text or .atz) -> .atz (munged if IN is), format MAJOR.x
- *                          (2, the default, keeps times, stacks and mappings; 1 writes 1.1)
+ *   atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] IN OUT
+ *                          any log (text or .atz) -> .atz (munged if IN is), format MAJOR.MINOR
+ *                          (2.2, the default, keeps times, stacks and mappings; -V 1 writes 1.0,
+ *                          -V 2.1 the 2.1 model, which the benchmark compares)
  *   atz_tool decode IN OUT any log -> text (raw or munged as IN is)
- *   atz_tool time [-l LEVEL] [-V MAJOR] [-t] [-s STACKS] IN
+ *   atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN
  *                          encode, format as text, decode and parse IN in memory, best of 9;
  *                          prints "EVENTS ATZ_BYTES CONTENT_BYTES BYTES/EVENT ENCODE_NS
  *                          TEXT_NS DECODE_M/S PARSE_M/S". -t gives the events synthetic times
  *                          (bench/synthetic.c), -s STACKS synthetic stacks of 20 frames
- *   atz_tool synth [-l LEVEL] [-t | -T STEP] [-s STACKS] IN OUT
- *                          IN's events as a 2.0 trace with synthetic times (-t; -T: exactly
+ *   atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] IN OUT
+ *                          IN's events as a 2.x trace (2.2 unless -V says) with synthetic times (-t; -T: exactly
  *                          STEP ns apart, event k at 10^12 + k * STEP ns) and STACKS
  *                          synthetic stacks of 20 frames, after the three mappings their
  *                          addresses fall in (-s): input shaped like a --stacks recording
@@ -28,6 +29,7 @@
  *                          when the object has none)
  *
  * IN and OUT may be "-". Exit: 0 ok, 1 data or I/O error, 2 usage. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,16 +49,27 @@
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: atz_tool encode [-l LEVEL] [-V MAJOR] IN OUT\n"
+		"usage: atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
-		"       atz_tool time [-l LEVEL] [-V MAJOR] [-t] [-s STACKS] IN\n"
-		"       atz_tool synth [-l LEVEL] [-t | -T STEP] [-s STACKS] IN OUT\n"
+		"       atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN\n"
+		"       atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] IN OUT\n"
 		"       atz_tool times IN\n"
 		"       atz_tool stacks [-O] IN\n"
 		"       atz_tool mappings IN\n"
-		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR: format 2 (default) or 1.\n"
+		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR.MINOR: format 2.2 (default),\n"
+		"2.1, 2.0, 1.1 or 1.0 (MAJOR alone: 2.2 or 1.0).\n"
 		"IN/OUT may be '-'. Exit status: 0 ok, 1 data or I/O error, 2 usage error.\n");
 	return 2;
+}
+
+/* -V's minor version, or -1: the default of the command. */
+static int want_minor = -1;
+
+/* The minor version a trace of major version major gets: -V's, else 0 for 1.x and dflt for
+ * 2.x. */
+static unsigned minor_for(unsigned major, unsigned dflt)
+{
+	return want_minor >= 0 ? (unsigned)want_minor : major == 1 ? 0 : dflt;
 }
 
 /* Reads every event of src; calls back per event. Returns 0 or 1 (error reported). */
@@ -134,7 +147,7 @@ static int convert(const char *in, const char *out, enum at_sink_format format, 
 		.format = format, .munged = src.munged == 1,
 		.atz = { .host = "atz_tool", .start_ns = 1, .level = level, .major = major,
 			 .flags = at_stack_relay_flags(&src),
-			 .minor = major == 1 ? 0 : at_stack_relay_minor(&src) },
+			 .minor = minor_for(major, at_stack_relay_minor(&src)) },
 	};
 	t.sink = &sink;
 	t.src = &src;
@@ -504,6 +517,7 @@ static int cmd_time(const char *in, int level, unsigned major, int times, unsign
 		return 1;
 	}
 	int bad = drain(&src, collect_one, &a);
+	int munged = src.munged == 1; /* a munged trace is written munged, as munge writes it */
 	at_source_close(&src);
 	if (bad || a.n == 0)
 		goto cleanup;
@@ -514,12 +528,13 @@ static int cmd_time(const char *in, int level, unsigned major, int times, unsign
 	for (int run = 0; run < 9; run++) {
 		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
 			goto cleanup;
-		struct at_sink_options bin = { .format = AT_SINK_ATZ,
+		struct at_sink_options bin = { .format = AT_SINK_ATZ, .munged = munged,
 					       .atz = { .host = "bench", .start_ns = 1, .level = level,
 							.major = major,
+							.minor = minor_for(major, AT_ATZ_V2_MINOR),
 							.flags = (times ? 0 : AT_ATZ_FLAG_NO_TIMES) |
 								 (nstacks ? 0 : AT_ATZ_FLAG_NO_STACKS) } };
-		static const struct at_sink_options text = { .format = AT_SINK_TEXT };
+		struct at_sink_options text = { .format = AT_SINK_TEXT, .munged = munged };
 		double t = time_sink(fd, &bin, &a, stacks, &st);
 		if (t < 0)
 			goto cleanup;
@@ -604,6 +619,7 @@ static int cmd_synth(const char *in, const char *out, int level, int times, unsi
 	struct at_sink_options opt = {
 		.format = AT_SINK_ATZ, .munged = munged,
 		.atz = { .host = "atz_tool", .start_ns = 1, .level = level,
+			 .minor = minor_for(2, AT_ATZ_V2_MINOR),
 			 .flags = (times ? 0 : AT_ATZ_FLAG_NO_TIMES) |
 				  (nstacks ? 0 : AT_ATZ_FLAG_NO_STACKS) },
 	};
@@ -649,6 +665,25 @@ static int cmd_times(const char *in)
 	return status;
 }
 
+/* -V MAJOR or MAJOR.MINOR: 1.0, 1.1, 2.0, 2.1 or 2.2. 0, or -1 for anything else. */
+static int parse_version(const char *s, unsigned *major)
+{
+	char *end;
+	unsigned long m = strtoul(s, &end, 10);
+
+	if (m < 1 || m > 2)
+		return -1;
+	*major = (unsigned)m;
+	if (*end == 0)
+		return 0;
+	unsigned long n = strtoul(end + 1, &end, 10);
+	if (s[1] != '.' || !isdigit((unsigned char)s[2]) || *end ||
+	    n > (m == 1 ? AT_ATZ_V1_MINOR : AT_ATZ_V2_MINOR))
+		return -1;
+	want_minor = (int)n;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int level = 0, times = 0, by_object = 0;
@@ -668,14 +703,16 @@ int main(int argc, char **argv)
 			level = atoi(argv[++i]);
 		else if (i + 1 < argc && strcmp(argv[i], "-T") == 0)
 			times = 1, synth_step = strtoull(argv[++i], NULL, 10);
-		else if (i + 1 < argc && strcmp(argv[i], "-V") == 0)
-			major = (unsigned)atoi(argv[++i]);
+		else if (i + 1 < argc && strcmp(argv[i], "-V") == 0) {
+			if (parse_version(argv[++i], &major) < 0)
+				return usage();
+		}
 		else if (i + 1 < argc && strcmp(argv[i], "-s") == 0)
 			nstacks = (unsigned)atoi(argv[++i]);
 		else
 			return usage();
 	}
-	if (major > 2 || nstacks > 1000000)
+	if (nstacks > 1000000)
 		return usage();
 	if (strcmp(cmd, "encode") == 0 && argc - i == 2)
 		return convert(argv[i], argv[i + 1], AT_SINK_ATZ, level, major);

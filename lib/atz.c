@@ -9,6 +9,7 @@
 #include <lz4frame.h>
 
 #include "atz.h"
+#include "atz_live.h"
 #include "atz_model.h"
 #include "output.h"
 #include "prim.h"
@@ -63,6 +64,9 @@ struct at_atz_writer {
 	struct atz_thread *cur;
 	struct at_atz_stats st;
 	unsigned major, minor; /* the header's */
+	int live_model;        /* 2.2: events coded against the live tables */
+	int munged;            /* the header's munged flag: slot numbers, not addresses */
+	struct atz_index index; /* 2.2: where each live block of every thread's table is */
 	unsigned tail;         /* ATZ_TAIL_* bits: what follows each event record */
 	uint64_t last_time;    /* 2.x: the reference of the next event's time delta */
 	uint32_t nstacks;      /* 2.x: stack ids given so far */
@@ -181,6 +185,9 @@ static void free_writer(struct at_atz_writer *w)
 	if (w->cctx)
 		LZ4F_freeCompressionContext(w->cctx);
 	atz_unmap(w->chunk, ATZ_CHUNK);
+	for (size_t i = 0; i < w->nthreads; i++)
+		atz_live_free(&w->threads[i].live);
+	atz_index_free(&w->index);
 	atz_unmap(w->threads, w->threads_cap * sizeof(*w->threads));
 	atz_unmap(w->slots, w->slots_cap * sizeof(*w->slots));
 	atz_unmap(w, sizeof(*w));
@@ -207,7 +214,8 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	if (!opt)
 		opt = &defaults;
 	unsigned major = opt->major ? opt->major : AT_ATZ_VERSION_MAJOR;
-	if ((major != 1 && major != AT_ATZ_VERSION_MAJOR) || opt->minor > AT_ATZ_V1_MINOR) {
+	if ((major != 1 && major != AT_ATZ_VERSION_MAJOR) ||
+	    opt->minor > (major == 1 ? AT_ATZ_V1_MINOR : AT_ATZ_V2_MINOR)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -215,7 +223,9 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	if (!w)
 		return NULL;
 	w->major = major;
-	w->minor = opt->minor; /* 1.0 or 1.1; 2.0 or 2.1 */
+	w->minor = opt->minor; /* 1.0 or 1.1; 2.0, 2.1 or 2.2 */
+	w->live_model = major == 2 && opt->minor >= 2;
+	w->munged = (opt->flags & AT_ATZ_FLAG_MUNGED) != 0;
 	w->tail = atz_tail_of(major, opt->flags);
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
@@ -307,7 +317,7 @@ static struct atz_thread *switch_thread(struct at_atz_writer *w, uint32_t pid, u
 		for (size_t j = slot_of(pid, tid, mask); w->slots[j]; j = (j + 1) & mask) {
 			struct atz_thread *t = &w->threads[w->slots[j] - 1];
 			if (t->pid == pid && t->tid == tid) {
-				put_byte(w, ATZ_OP_THREAD);
+				put_byte(w, w->live_model ? ATZ_OP22_THREAD : ATZ_OP_THREAD);
 				put_varint(w, w->slots[j] - 1);
 				return w->cur = t;
 			}
@@ -318,7 +328,7 @@ static struct atz_thread *switch_thread(struct at_atz_writer *w, uint32_t pid, u
 		fail(w, ENOMEM);
 		return NULL;
 	}
-	put_byte(w, ATZ_OP_NEW_THREAD);
+	put_byte(w, w->live_model ? ATZ_OP22_NEW_THREAD : ATZ_OP_NEW_THREAD);
 	put_varint(w, pid);
 	put_varint(w, tid);
 	return w->cur = &w->threads[i];
@@ -450,6 +460,290 @@ static int put_compact(struct at_atz_writer *w, struct atz_thread *t, const stru
 	return 0;
 }
 
+/* ---- 2.2: events coded against the live tables (doc/FORMAT.md 5.8, 6.5) ----------------- */
+
+/* Keeps the index in step with a table whose blocks move or drop out: only entries that
+ * still name this table and slot (a block allocated again at the same address elsewhere, its
+ * free missed, keeps its old entry in its table, unreachable). */
+struct index_ctx {
+	struct at_atz_writer *w;
+	uint32_t thread, pid;
+};
+
+static void index_follow(void *arg, uint64_t addr, uint32_t from, uint32_t to)
+{
+	struct index_ctx *c = arg;
+	struct atz_owner *e = atz_index_find(&c->w->index, c->pid, addr);
+
+	if (!e || e->thread != c->thread || e->slot != from)
+		return;
+	if (to == ATZ_LIVE_DROPPED)
+		atz_index_remove(&c->w->index, e);
+	else
+		e->slot = to;
+}
+
+static uint32_t thread_index(const struct at_atz_writer *w, const struct atz_thread *t)
+{
+	return (uint32_t)(t - w->threads);
+}
+
+/* Block x of n bytes was allocated by t: from its freed ring entry k (>= 0), or from fresh
+ * memory (the top moves past it). It becomes t's newest live block. 0, or -1 (ENOMEM kept). */
+static int allocated22(struct at_atz_writer *w, struct atz_thread *t, uint64_t x, uint64_t n,
+		       int k)
+{
+	struct index_ctx c = { w, thread_index(w, t), t->pid };
+	uint32_t slot;
+
+	if (k >= 0)
+		atz_freed_remove(&t->freed, (uint32_t)k);
+	else
+		t->top = atz_next_top(x, n, w->munged);
+	uint64_t cls = atz_size_class(n, w->munged);
+	if (atz_live_append(&t->live, x, n, &slot, index_follow, &c) < 0 ||
+	    atz_index_put(&w->index, t->pid, x, c.thread, slot,
+			  cls < ATZ_CLASS_FAR ? (uint32_t)cls : ATZ_CLASS_FAR) < 0)
+		return fail(w, ENOMEM);
+	return 0;
+}
+
+/* The address code of x, the result of an allocation of n bytes by t (doc/FORMAT.md 6.5): its
+ * class rank among t's freed blocks (*k the ring entry), else its adelta from the top (*k -1).
+ * 0 when it has neither. */
+static int address_code(const struct at_atz_writer *w, const struct atz_thread *t, uint64_t n,
+			uint64_t x, uint64_t *a, int *k)
+{
+	uint32_t j;
+	uint64_t c;
+
+	*k = atz_freed_find(&t->freed, atz_size_class(n, w->munged), x, &j);
+	if (*k >= 0) {
+		*a = (uint64_t)j << 1;
+		return 1;
+	}
+	if (!atz_adelta(x - t->top, &c) || c >> 63)
+		return 0;
+	*a = c << 1 | 1;
+	return 1;
+}
+
+/* An OTHER record when the block of e is in another thread's table than t's. */
+static void put_other(struct at_atz_writer *w, const struct atz_thread *t,
+		      const struct atz_owner *e)
+{
+	if (e->thread == thread_index(w, t))
+		return;
+	put_byte(w, ATZ_OP22_OTHER);
+	put_varint(w, e->thread);
+}
+
+/* How a release through a table was coded: its recency index and the zigzag of its rank's
+ * distance from the cursor (doc/FORMAT.md 6.5). */
+struct release_code {
+	uint64_t recency, near;
+};
+
+/* The shorter release code P of r. */
+static uint64_t release_p(const struct release_code *r)
+{
+	uint64_t even = r->recency << 1, odd = r->near << 1 | 1;
+	return even < odd ? even : odd;
+}
+
+/* Takes the live block of e out of its table for a release by t; its codes in *rc. */
+static void release_block(struct at_atz_writer *w, struct atz_thread *t, struct atz_owner *e,
+			  struct release_code *rc)
+{
+	struct atz_thread *o = &w->threads[e->thread];
+	uint32_t slot = e->slot, r = atz_live_rank(&o->live, slot);
+	uint64_t x = e->addr, cls = e->cls != ATZ_CLASS_FAR ? e->cls
+				   : atz_size_class(o->live.block[slot].size, w->munged);
+
+	rc->recency = o->live.count - 1 - r;
+	rc->near = atz_zigzag(r - o->live.cursor);
+	atz_index_remove(&w->index, e);
+	atz_release_known(t, o, slot, r, x, cls);
+}
+
+/* The live block x of t's process, or NULL. */
+static struct atz_owner *owner_of(struct at_atz_writer *w, const struct atz_thread *t, uint64_t x)
+{
+	return x ? atz_index_find(&w->index, t->pid, x) : NULL;
+}
+
+/* free(x) in one of the compact forms. 1 if written, 0 if it needs the EVENT form. */
+static int put_free22(struct at_atz_writer *w, struct atz_thread *t, uint64_t x)
+{
+	struct atz_owner *e = owner_of(w, t, x);
+	struct release_code rc;
+	uint64_t code;
+
+	if (!x) {
+		put_byte(w, ATZ_OP22_FREE_NULL);
+		return 1;
+	}
+	if (!e) {
+		if (!atz_adelta(x - t->last_release, &code))
+			return 0;
+		put_byte(w, ATZ_OP22_FREE_ADDR);
+		put_varint(w, code);
+		atz_release_addr(t, x);
+		return 1;
+	}
+	put_other(w, t, e);
+	release_block(w, t, e, &rc);
+	if (rc.recency < ATZ_QUICK_FREES22) {
+		put_byte(w, (uint8_t)(ATZ_OP22_QUICK_FREE + rc.recency));
+	} else if (rc.near < ATZ_NEAR_FREES22) {
+		put_byte(w, (uint8_t)(ATZ_OP22_FREE_NEAR + rc.near));
+	} else {
+		put_byte(w, ATZ_OP22_FREE_FAR);
+		put_varint(w, release_p(&rc));
+	}
+	return 1;
+}
+
+/* malloc(n) = x in one of the compact forms. 1 if written, 0 if it needs the EVENT form, -1
+ * out of memory. */
+static int put_malloc22(struct at_atz_writer *w, struct atz_thread *t, uint64_t n, uint64_t x)
+{
+	uint64_t a;
+	int k;
+
+	if (!address_code(w, t, n, x, &a, &k))
+		return 0;
+	int s = RING_FIND(t->sizes, n);
+	unsigned field = !(a & 1) && a >> 1 < ATZ_ADDR22_CLASSES ? (unsigned)(a >> 1)
+		       : a == 1 ? ATZ_ADDR22_TOP : ATZ_ADDR22_CODE;
+	if (s >= 0) {
+		put_byte(w, (uint8_t)(ATZ_OP22_QUICK_MALLOC | s << 3 | field));
+	} else {
+		put_byte(w, (uint8_t)(ATZ_OP22_MALLOC | field));
+		put_varint(w, n);
+	}
+	if (field == ATZ_ADDR22_CODE)
+		put_varint(w, a);
+	atz_update(t, ATZ_ROLE_SIZE, n, s);
+	return allocated22(w, t, x, n, k) < 0 ? -1 : 1;
+}
+
+/* realloc(p, n) = x (x != 0) in one of the compact forms: p is 0 or a block of a table. 1 if
+ * written, 0 if it needs the EVENT form, -1 out of memory. */
+static int put_realloc22(struct at_atz_writer *w, struct atz_thread *t, uint64_t p, uint64_t n,
+			 uint64_t x)
+{
+	struct atz_owner *e = owner_of(w, t, p);
+	struct release_code rc = { 0, 0 };
+	uint64_t a = 0, code;
+	int k = 0;
+
+	/* the address code is taken after the release; a top delta tells beforehand it exists */
+	if ((p && !e) || (x != p && (!atz_adelta(x - t->top, &code) || code >> 63)))
+		return 0;
+	if (e) {
+		put_other(w, t, e);
+		release_block(w, t, e, &rc);
+	}
+	atz_update(t, ATZ_ROLE_SIZE, n, -1);
+	if (x == p) {
+		put_byte(w, ATZ_OP22_REALLOC_SAME);
+		put_varint(w, release_p(&rc));
+		put_varint(w, n);
+	} else {
+		address_code(w, t, n, x, &a, &k);
+		put_byte(w, p ? ATZ_OP22_REALLOC_MOVE : ATZ_OP22_REALLOC_NULL);
+		if (p)
+			put_varint(w, release_p(&rc));
+		put_varint(w, n);
+		put_varint(w, a);
+	}
+	return allocated22(w, t, x, n, k) < 0 ? -1 : 1;
+}
+
+/* One field of the EVENT form in 2.2: its mode, its data written, the state updated. e is the
+ * table block of a release (NULL: none). Returns the mode, or -1 out of memory. */
+static int put_field22(struct at_atz_writer *w, struct atz_thread *t, const struct at_event *ev,
+		       unsigned f, struct atz_owner *e)
+{
+	uint64_t x = f < 2 ? ev->arg[f] : ev->result, code;
+	enum atz_role role = atz_field_role(ev->func, f);
+	struct release_code rc;
+	int k;
+
+	if (role == ATZ_ROLE_SIZE) {
+		unsigned mode = choose_mode(t, role, x, &k, &code);
+		if (mode == ATZ_MODE_RING)
+			put_byte(w, (uint8_t)k);
+		else if (mode != ATZ_MODE_ZERO)
+			put_varint(w, mode == ATZ_MODE_DELTA ? code : x);
+		atz_update(t, role, x, k);
+		return (int)mode;
+	}
+	if (x == 0)
+		return ATZ_MODE_ZERO;
+	if (role == ATZ_ROLE_EXTRA) {
+		put_varint(w, x);
+		return ATZ_MODE_LITERAL;
+	}
+	if (role == ATZ_ROLE_RELEASE) {
+		if (e) {
+			release_block(w, t, e, &rc);
+			put_varint(w, release_p(&rc));
+			return ATZ_MODE_TABLE;
+		}
+		int delta = atz_adelta(x - t->last_release, &code) &&
+			    atz_varint_len(code) < atz_varint_len(x);
+		put_varint(w, delta ? code : x);
+		atz_release_addr(t, x);
+		return delta ? ATZ_MODE_DELTA : ATZ_MODE_LITERAL;
+	}
+	uint64_t n = atz_alloc_size(ev->func, ev->arg[0], ev->arg[1]);
+	int table = address_code(w, t, n, x, &code, &k) &&
+		    (k >= 0 || atz_varint_len(code) < atz_varint_len(x));
+	put_varint(w, table ? code : x);
+	if (allocated22(w, t, x, n, table ? k : -1) < 0)
+		return -1;
+	return table ? ATZ_MODE_TABLE : ATZ_MODE_LITERAL;
+}
+
+/* Any event in the EVENT form of 2.2. 0 or -1. */
+static int put_event22(struct at_atz_writer *w, struct atz_thread *t, const struct at_event *ev)
+{
+	struct atz_owner *e = at_func_takes_pointer(ev->func) ? owner_of(w, t, ev->arg[0]) : NULL;
+
+	if (e)
+		put_other(w, t, e);
+	size_t op = w->len;
+	uint8_t fields = ev->has_result ? ATZ_FIELD_HAS_RESULT : 0;
+	put_byte(w, (uint8_t)(ATZ_OP_EVENT | ev->func));
+	put_byte(w, 0);
+	for (unsigned f = 0; f < 3; f++) {
+		int mode = put_field22(w, t, ev, f, f == 0 ? e : NULL);
+		if (mode < 0)
+			return -1;
+		fields |= (uint8_t)(mode << (2 * f));
+	}
+	w->chunk[op + 1] = fields;
+	return 0;
+}
+
+/* One event of a 2.2 trace: a compact form when one fits, else the EVENT form. 0 or -1. */
+static int put_live_event(struct at_atz_writer *w, struct atz_thread *t, const struct at_event *ev)
+{
+	int rc = 0;
+
+	if (ev->func == AT_MALLOC && ev->has_result && ev->arg[1] == 0 && ev->result)
+		rc = put_malloc22(w, t, ev->arg[0], ev->result);
+	else if (ev->func == AT_FREE && !ev->has_result && ev->arg[1] == 0 && ev->result == 0)
+		rc = put_free22(w, t, ev->arg[0]);
+	else if (ev->func == AT_REALLOC && ev->has_result && ev->result)
+		rc = put_realloc22(w, t, ev->arg[0], ev->arg[1], ev->result);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	return put_event22(w, t, ev);
+}
+
 /* 2.x: a TIME record before an event whose time delta has no code (doc/FORMAT.md 5.5). */
 static void put_time_reference(struct at_atz_writer *w, uint64_t time_ns)
 {
@@ -498,6 +792,13 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 	if (!t)
 		goto fail;
 	w->st.events++;
+	if (w->live_model) {
+		if (put_live_event(w, t, ev) < 0)
+			goto fail;
+		if (w->tail)
+			put_event_tail(w, ev);
+		return 0;
+	}
 	if (put_compact(w, t, ev)) {
 		if (w->tail)
 			put_event_tail(w, ev);

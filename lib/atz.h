@@ -3,7 +3,8 @@
  * A file is one lz4 frame (`lz4 -t` validates it, `lz4 -d` unwraps it), or several back to
  * back, which the reader reads as one trace (doc/FORMAT.md 2.1). A frame's content is a
  * versioned stream of records: a header, then events coded against per-thread predictors
- * (recent sizes, recent releases, recent allocations), each with its time and stack id (2.x),
+ * (recent sizes, recent releases, recent allocations; in 2.2 the thread's live blocks and the
+ * size classes of the blocks it released), each with its time and stack id (2.x),
  * thread switches, lost-event counts and length-prefixed table records (processes, stacks,
  * mappings). doc/FORMAT.md is the byte-level specification.
  *
@@ -19,11 +20,13 @@
 #include "stack.h"
 
 /* The version writers write by default (2.0: event times, stacks, mappings). Readers read
- * 1.0, 1.1, 2.0 and 2.1 (RSS records). */
+ * 1.0, 1.1, 2.0, 2.1 (RSS records) and 2.2 (events coded against live tables). */
 #define AT_ATZ_VERSION_MAJOR 2
 #define AT_ATZ_VERSION_MINOR 0
-/* The newest 2.x: 2.1 adds RSS records (at_atz_options.minor = 1). */
-#define AT_ATZ_V2_MINOR 1
+/* The newest 2.x (at_atz_options.minor = 2): 2.1 adds RSS records, 2.2 codes a free by the
+ * block's place among its thread's live blocks and an allocation's address by the size class
+ * of the blocks released last (doc/FORMAT.md 6.5), in about two thirds of 2.1's bytes. */
+#define AT_ATZ_V2_MINOR 2
 /* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
 #define AT_ATZ_V1_MINOR 1
 
@@ -93,7 +96,9 @@ struct at_atz_options {
 			       * stacks or mappings, which 1.x readers read */
 	unsigned minor;       /* 1.x: 0 writes 1.0, 1 writes 1.1 (needed for process change
 			       * records). 2.x holds all 1.1 holds: 0 writes 2.0, 1 writes 2.1
-			       * (needed for RSS records) */
+			       * (needed for RSS records), 2 writes 2.2 (2.1's records, its events
+			       * smaller; the writer's memory grows with the live blocks, at most
+			       * 65,536 per thread, up to about 130 bytes each: doc/DESIGN.md 6) */
 };
 
 /* Counters of a writer or reader. */

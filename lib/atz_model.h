@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "atz.h"
+#include "atz_live.h"
 #include "event.h"
 #include "prim.h"
 #include "stack.h"
@@ -44,6 +45,30 @@
 #define ATZ_OP_MAPPING      0xC4 /* 2.x payload: varint pid, start, end, offset, build-id
 				  * length, build-id bytes, path bytes */
 
+/* Record kinds of a 2.2 frame where they differ (doc/FORMAT.md 5.8): the events are coded
+ * against the live tables and the freed rings, and the thread records move so that a 2.0 or
+ * 2.1 reader stops at the first one instead of misreading the events. */
+#define ATZ_OP22_QUICK_MALLOC 0x00 /* 0x00-0x3F: malloc, size hit (bits 5-3), address (2-0) */
+#define ATZ_OP22_MALLOC       0x40 /* 0x40-0x47: malloc, varint size, address (bits 2-0) */
+#define ATZ_OP22_QUICK_FREE   0x48 /* 0x48-0x67: free of the live block of recency 0-31 */
+#define ATZ_OP22_FREE_NEAR    0x68 /* 0x68-0x77: free of rank cursor + unzigzag(0-15) */
+#define ATZ_OP22_FREE_FAR     0x78 /* free, varint release code */
+#define ATZ_OP22_FREE_NULL    0x79 /* free(0) */
+#define ATZ_OP22_FREE_ADDR    0x7A /* free, adelta against last_release (a block of no table) */
+#define ATZ_OP22_REALLOC_SAME 0x7B /* varint release code, varint size: the same pointer */
+#define ATZ_OP22_REALLOC_MOVE 0x7C /* varint release code, varint size, varint address code */
+#define ATZ_OP22_REALLOC_NULL 0x7D /* realloc(0, varint size) = varint address code */
+#define ATZ_OP22_OTHER        0x7E /* varint thread: the next event releases from its table */
+#define ATZ_OP22_THREAD       0x94 /* as ATZ_OP_THREAD */
+#define ATZ_OP22_NEW_THREAD   0x95 /* as ATZ_OP_NEW_THREAD */
+/* The address field (bits 2-0) of the 2.2 malloc forms: 0-5 the freed block of that class
+ * rank, ATZ_ADDR22_TOP the top, ATZ_ADDR22_CODE a varint address code follows. */
+#define ATZ_ADDR22_TOP  6
+#define ATZ_ADDR22_CODE 7
+#define ATZ_ADDR22_CLASSES 6
+#define ATZ_QUICK_FREES22  32 /* recency indexes of QUICK_FREE */
+#define ATZ_NEAR_FREES22   16 /* zigzag cursor deltas of FREE_NEAR */
+
 /* 2.x: what follows every event record, as the header's flags say (doc/FORMAT.md 5.5):
  * times and stacks: varint zigzag(time - previous time) << 1 | S, then when S is 1 the varint
  * stack id; times only: varint zigzag(time - previous time); stacks only: varint stack id
@@ -66,6 +91,7 @@ static inline unsigned atz_tail_of(unsigned major, uint64_t flags)
 #define ATZ_MODE_RING    1 /* one byte k: entry k of the field's ring */
 #define ATZ_MODE_DELTA   2 /* varint delta code of value - reference (adelta for addresses) */
 #define ATZ_MODE_LITERAL 3 /* varint value */
+#define ATZ_MODE_TABLE   1 /* 2.2, release and result fields: varint release or address code */
 #define ATZ_FIELD_HAS_RESULT 0x40
 #define ATZ_FIELD_RESERVED   0x80
 
@@ -91,13 +117,33 @@ enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA 
 		uint64_t v[cap];                                                               \
 	}
 
-/* Predictor state of one thread. */
+#define ATZ_FREED_CAP    64 /* 2.2: ring of recently released blocks and their classes */
+
+/* 2.2: the blocks a thread released last, newest first, each with the size class it was
+ * allocated with (0 when no table held it). */
+struct atz_freed {
+	uint32_t head, count;
+	uint64_t addr[ATZ_FREED_CAP];
+	uint64_t cls[ATZ_FREED_CAP];
+	uint8_t seen[256]; /* entries per hash of their address: a writer's search stops early */
+};
+
+static inline uint32_t atz_freed_hash(uint64_t addr)
+{
+	return (uint32_t)((addr >> 4) ^ (addr >> 12)) & 255;
+}
+
+/* Predictor state of one thread. 1.x, 2.0 and 2.1 use the rings sizes, releases and allocs;
+ * 2.2 sizes, live (the thread's live table, with its cursor), freed and top. */
 struct atz_thread {
 	uint32_t pid, tid;
 	uint64_t last_size, last_release, last_alloc;
 	ATZ_RING(ATZ_SIZES_CAP) sizes;
 	ATZ_RING(ATZ_RELEASES_CAP) releases;
 	ATZ_RING(ATZ_ALLOCS_CAP) allocs;
+	uint64_t top;          /* 2.2: where the next allocation from fresh memory is expected */
+	struct atz_freed freed;
+	struct atz_live live;
 };
 
 /* Newest index of x in the ring, or -1. Scans the array in two straight runs (newest
@@ -192,6 +238,132 @@ static inline void atz_update(struct atz_thread *t, enum atz_role role, uint64_t
 	case ATZ_ROLE_EXTRA:
 		break;
 	}
+}
+
+/* ---- 2.2 (doc/FORMAT.md 6.5) ----------------------------------------------------------- */
+
+/* The size class of an allocation of n bytes: glibc's chunk size over 16, at least 2, so that
+ * blocks an allocator hands out again for a request of the same class are found by class. In
+ * a munged trace every size is of class 2: slot numbers come back whatever the size. */
+static inline uint64_t atz_size_class(uint64_t n, int munged)
+{
+	uint64_t c = (n >> 4) + (((n & 15) + 23) >> 4);
+	return c < 2 || munged ? 2 : c;
+}
+
+/* The size an event allocates: malloc and valloc arg[0], calloc arg[0] * arg[1], realloc and
+ * the memalign family arg[1]; free and jemalloc_stats 0. */
+static inline uint64_t atz_alloc_size(unsigned func, uint64_t arg0, uint64_t arg1)
+{
+	switch (func) {
+	case AT_MALLOC:
+	case AT_VALLOC:
+		return arg0;
+	case AT_CALLOC:
+		return arg0 * arg1;
+	case AT_FREE:
+	case AT_JEMALLOC_STATS:
+		return 0;
+	default:
+		return arg1;
+	}
+}
+
+/* Pushes a released block onto the freed ring (the oldest drops out of a full ring). */
+static inline void atz_freed_push(struct atz_freed *f, uint64_t addr, uint64_t cls)
+{
+	uint32_t i = f->head++ & (ATZ_FREED_CAP - 1);
+
+	if (f->count < ATZ_FREED_CAP)
+		f->count++;
+	else
+		f->seen[atz_freed_hash(f->addr[i])]--;
+	f->addr[i] = addr;
+	f->cls[i] = cls;
+	f->seen[atz_freed_hash(addr)]++;
+}
+
+/* The array index of ring entry k (0 the newest). */
+static inline uint32_t atz_freed_at(const struct atz_freed *f, uint32_t k)
+{
+	return (f->head - 1 - k) & (ATZ_FREED_CAP - 1);
+}
+
+/* Removes ring entry k: the newer entries each move one place older. */
+static inline void atz_freed_remove(struct atz_freed *f, uint32_t k)
+{
+	f->seen[atz_freed_hash(f->addr[atz_freed_at(f, k)])]--;
+	for (uint32_t i = k; i > 0; i--) {
+		f->addr[atz_freed_at(f, i)] = f->addr[atz_freed_at(f, i - 1)];
+		f->cls[atz_freed_at(f, i)] = f->cls[atz_freed_at(f, i - 1)];
+	}
+	f->head--;
+	f->count--;
+}
+
+/* Writer: the newest ring entry holding addr with class cls, or -1; *rank gets how many newer
+ * entries have class cls (the address code's class rank). Addresses are compared first: most
+ * allocations from fresh memory are in no entry. */
+static inline int atz_freed_find(const struct atz_freed *f, uint64_t cls, uint64_t addr,
+				 uint32_t *rank)
+{
+	if (!f->seen[atz_freed_hash(addr)])
+		return -1;
+	for (uint32_t k = 0; k < f->count; k++) {
+		uint32_t i = atz_freed_at(f, k);
+		if (f->addr[i] != addr || f->cls[i] != cls)
+			continue;
+		*rank = 0;
+		for (uint32_t j = 0; j < k; j++)
+			*rank += f->cls[atz_freed_at(f, j)] == cls;
+		return (int)k;
+	}
+	return -1;
+}
+
+/* Reader: the ring entry of class rank j within class cls, or -1. */
+static inline int atz_freed_class(const struct atz_freed *f, uint64_t cls, uint64_t j)
+{
+	for (uint32_t k = 0; k < f->count; k++)
+		if (f->cls[atz_freed_at(f, k)] == cls && j-- == 0)
+			return (int)k;
+	return -1;
+}
+
+/* After block x of n bytes was allocated from fresh memory: where the next one is expected
+ * (the chunk after it, or the next slot number in a munged trace). */
+static inline uint64_t atz_next_top(uint64_t x, uint64_t n, int munged)
+{
+	return munged ? x + 1 : x + 16 * atz_size_class(n, 0);
+}
+
+/* A release that no table held: the block goes on the freed ring with class 0. */
+static inline void atz_release_addr(struct atz_thread *t, uint64_t x)
+{
+	atz_freed_push(&t->freed, x, 0);
+	t->last_release = x;
+}
+
+/* Takes the live block x of class cls in slot (rank r) out of owner's table onto t's freed
+ * ring. */
+static inline void atz_release_known(struct atz_thread *t, struct atz_thread *owner,
+				     uint32_t slot, uint32_t r, uint64_t x, uint64_t cls)
+{
+	atz_live_remove(&owner->live, slot, r);
+	owner->live.cursor = r;
+	atz_freed_push(&t->freed, x, cls);
+	t->last_release = x;
+}
+
+/* Takes the live block in slot (rank r) out of owner's table onto t's freed ring. Returns
+ * its address. */
+static inline uint64_t atz_release_block(struct atz_thread *t, struct atz_thread *owner,
+					 uint32_t slot, uint32_t r, int munged)
+{
+	struct atz_block b = owner->live.block[slot];
+
+	atz_release_known(t, owner, slot, r, b.addr, atz_size_class(b.size, munged));
+	return b.addr;
 }
 
 static inline uint64_t atz_zigzag(uint64_t d)

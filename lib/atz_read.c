@@ -17,6 +17,7 @@
 #include <lz4frame.h>
 
 #include "atz.h"
+#include "atz_live.h"
 #include "atz_model.h"
 #include "prim.h"
 
@@ -72,6 +73,9 @@ struct at_atz_reader {
 	void *on_process_arg;
 	/* 2.x, per frame */
 	unsigned frame_major;       /* the current frame's major version */
+	int live_model;             /* 2.2: events coded against the live tables */
+	int64_t other;              /* 2.2: the thread whose table the next event releases from
+				     * (an OTHER record), or -1: the current thread's */
 	unsigned tail;              /* ATZ_TAIL_* bits of the current frame */
 	uint64_t last_time;         /* the reference of the next time delta */
 	uint32_t nstacks;           /* stack ids defined so far */
@@ -391,8 +395,19 @@ static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 	return 0;
 }
 
+/* Frees the threads' live tables (the thread table itself is kept). */
+static void drop_threads(struct at_atz_reader *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		atz_live_free(&r->threads[i].live);
+	r->nthreads = 0;
+	r->cur = NULL;
+	r->other = -1;
+}
+
 static void free_reader(struct at_atz_reader *r)
 {
+	drop_threads(r);
 	if (r->dctx)
 		LZ4F_freeDecompressionContext(r->dctx);
 	atz_unmap(r->threads, r->threads_cap * sizeof(*r->threads));
@@ -421,6 +436,7 @@ static int open_stream(struct at_atz_reader *r)
 		return -1;
 	r->have_header = 1;
 	r->frame_major = r->hdr.major;
+	r->live_model = r->hdr.major == 2 && r->hdr.minor >= 2;
 	r->tail = atz_tail_of(r->hdr.major, r->hdr.flags);
 	return 0;
 }
@@ -443,9 +459,9 @@ static int next_frame(struct at_atz_reader *r)
 			    "a %s trace, the first frame a %s one: not one trace", r->frame_off,
 			    h.flags & AT_ATZ_FLAG_MUNGED ? "munged" : "raw",
 			    h.flags & AT_ATZ_FLAG_MUNGED ? "raw" : "munged");
-	r->nthreads = 0;
-	r->cur = NULL;
+	drop_threads(r);
 	r->frame_major = h.major;
+	r->live_model = h.major == 2 && h.minor >= 2;
 	r->tail = atz_tail_of(h.major, h.flags);
 	r->last_time = 0;
 	r->nstacks = 0;
@@ -494,6 +510,7 @@ struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *p
 	if (preload_len)
 		memcpy(r->in, preload, preload_len);
 	r->in_len = preload_len;
+	r->other = -1;
 	open_stream(r);
 	return r;
 }
@@ -865,6 +882,252 @@ malloc:
 	return 0;
 }
 
+/* ---- 2.2: events coded against the live tables (FORMAT.md 5.8, 6.5) ---------------------- */
+
+/* Whether the trace is munged: slot numbers, every size of one class (FORMAT.md 6.5). */
+static int munged(const struct at_atz_reader *r)
+{
+	return (r->hdr.flags & AT_ATZ_FLAG_MUNGED) != 0;
+}
+
+/* The table a release of the current event takes its block from: the OTHER record's thread,
+ * else the current one. */
+static struct atz_thread *release_table(struct at_atz_reader *r)
+{
+	return r->other >= 0 ? &r->threads[r->other] : r->cur;
+}
+
+/* Takes the block of rank `rank` (mod 2^64) out of the release table onto t's freed ring,
+ * its address in *x. 0, or -1 when the table has no such rank. */
+static int take_rank(struct at_atz_reader *r, struct atz_thread *t, uint64_t rank, uint64_t *x)
+{
+	struct atz_thread *o = release_table(r);
+
+	if (rank >= o->live.count)
+		return corrupt(r, "a release refers past its thread's live blocks");
+	uint32_t slot = atz_live_slot(&o->live, (uint32_t)rank);
+	*x = atz_release_block(t, o, slot, (uint32_t)rank, munged(r));
+	return 0;
+}
+
+/* The rank a release code P names in the release table (FORMAT.md 6.5). */
+static uint64_t release_rank(struct at_atz_reader *r, uint64_t code)
+{
+	struct atz_thread *o = release_table(r);
+
+	if (code & 1)
+		return o->live.cursor + atz_unzigzag(code >> 1);
+	return (uint64_t)o->live.count - 1 - (code >> 1);
+}
+
+/* Reads a release code and takes its block. 0, 1 past the end, -1 corrupt. */
+static int get_release(struct at_atz_reader *r, struct atz_thread *t, const uint8_t **pp,
+		       const uint8_t *end, uint64_t *x)
+{
+	uint64_t code;
+	int rc = atz_get_varint(pp, end, &code);
+
+	if (rc)
+		return rc > 0 ? 1 : corrupt(r, "bad release code varint");
+	return take_rank(r, t, release_rank(r, code), x);
+}
+
+/* Decodes address code a of an allocation of n bytes by t into *x (never 0), with the freed
+ * ring entry it came from in *k (-1: the top). 0 or -1. */
+static int address_of(struct at_atz_reader *r, struct atz_thread *t, uint64_t n, uint64_t a,
+		      uint64_t *x, int *k)
+{
+	if (a & 1) {
+		*k = -1;
+		*x = t->top + atz_unadelta(a >> 1);
+	} else {
+		*k = atz_freed_class(&t->freed, atz_size_class(n, munged(r)), a >> 1);
+		if (*k < 0)
+			return corrupt(r, "an address code names a freed block that is not there");
+		*x = t->freed.addr[atz_freed_at(&t->freed, (uint32_t)*k)];
+	}
+	return *x ? 0 : corrupt(r, "an allocation at address 0");
+}
+
+/* Block x of n bytes was allocated by t, from freed ring entry k (-1: fresh memory). 0 or -1. */
+static int allocated22(struct at_atz_reader *r, struct atz_thread *t, uint64_t x, uint64_t n,
+		       int k)
+{
+	uint32_t slot;
+
+	if (k >= 0)
+		atz_freed_remove(&t->freed, (uint32_t)k);
+	else
+		t->top = atz_next_top(x, n, munged(r));
+	if (atz_live_append(&t->live, x, n, &slot, NULL, NULL) < 0)
+		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory for the live blocks of thread %" PRIu32,
+			    t->tid);
+	return 0;
+}
+
+/* Reads an address code for an allocation of n bytes and applies it. 0, 1 past the end, -1. */
+static int get_allocation(struct at_atz_reader *r, struct atz_thread *t, const uint8_t **pp,
+			  const uint8_t *end, uint64_t n, uint64_t *x)
+{
+	uint64_t a;
+	int k, rc = atz_get_varint(pp, end, &a);
+
+	if (rc)
+		return rc > 0 ? 1 : corrupt(r, "bad address code varint");
+	if (address_of(r, t, n, a, x, &k) < 0)
+		return -1;
+	return allocated22(r, t, *x, n, k);
+}
+
+/* The 2.2 malloc forms. 0, 1 past the end, -1 corrupt. */
+static int get_malloc22(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
+			const uint8_t **pp, const uint8_t *end, struct at_event *ev)
+{
+	unsigned field = op & 7;
+	int s = -1, k, rc;
+	uint64_t n, a;
+
+	if (op < ATZ_OP22_MALLOC) {
+		s = (op >> 3) & 7;
+		if ((unsigned)s >= t->sizes.count)
+			return corrupt(r, "compact malloc refers past the size ring");
+		n = RING_GET(t->sizes, s);
+	} else if ((rc = atz_get_varint(pp, end, &n))) {
+		return rc > 0 ? 1 : corrupt(r, "bad size varint in a malloc record");
+	}
+	atz_update(t, ATZ_ROLE_SIZE, n, s);
+	ev->func = AT_MALLOC;
+	ev->has_result = 1;
+	ev->arg[0] = n;
+	if (field == ATZ_ADDR22_CODE)
+		return get_allocation(r, t, pp, end, n, &ev->result);
+	a = field == ATZ_ADDR22_TOP ? 1 : (uint64_t)field << 1;
+	if (address_of(r, t, n, a, &ev->result, &k) < 0)
+		return -1;
+	return allocated22(r, t, ev->result, n, k);
+}
+
+/* The 2.2 free forms. 0, 1 past the end, -1 corrupt. */
+static int get_free22(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
+		      const uint8_t **pp, const uint8_t *end, struct at_event *ev)
+{
+	uint64_t x = 0;
+	int rc = 0;
+
+	ev->func = AT_FREE;
+	ev->has_result = 0;
+	ev->result = 0;
+	if (op < ATZ_OP22_FREE_NEAR) {
+		rc = take_rank(r, t, release_rank(r, (uint64_t)(op - ATZ_OP22_QUICK_FREE) << 1), &x);
+	} else if (op < ATZ_OP22_FREE_FAR) {
+		rc = take_rank(r, t, release_rank(r, (uint64_t)(op - ATZ_OP22_FREE_NEAR) << 1 | 1),
+			       &x);
+	} else if (op == ATZ_OP22_FREE_FAR) {
+		rc = get_release(r, t, pp, end, &x);
+	} else if (op == ATZ_OP22_FREE_ADDR) {
+		if ((rc = atz_get_varint(pp, end, &x)))
+			return rc > 0 ? 1 : corrupt(r, "bad varint in a free record");
+		x = t->last_release + atz_unadelta(x);
+		if (x == 0)
+			return corrupt(r, "free address record of a null pointer");
+		atz_release_addr(t, x);
+	}
+	ev->arg[0] = x;
+	return rc;
+}
+
+/* The 2.2 realloc forms. 0, 1 past the end, -1 corrupt. */
+static int get_realloc22(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
+			 const uint8_t **pp, const uint8_t *end, struct at_event *ev)
+{
+	uint64_t p = 0, n;
+	int rc;
+
+	if (op != ATZ_OP22_REALLOC_NULL && (rc = get_release(r, t, pp, end, &p)))
+		return rc;
+	if ((rc = atz_get_varint(pp, end, &n)))
+		return rc > 0 ? 1 : corrupt(r, "bad size varint in a realloc record");
+	atz_update(t, ATZ_ROLE_SIZE, n, -1);
+	ev->func = AT_REALLOC;
+	ev->has_result = 1;
+	ev->arg[0] = p;
+	ev->arg[1] = n;
+	if (op != ATZ_OP22_REALLOC_SAME)
+		return get_allocation(r, t, pp, end, n, &ev->result);
+	ev->result = p; /* the block just released, entry 0 of the freed ring */
+	return allocated22(r, t, p, n, 0);
+}
+
+/* The 2.2 compact forms (0x00-0x7D). 0, 1 past the end, -1 corrupt. */
+static int get_compact22(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
+			 const uint8_t **pp, const uint8_t *end, struct at_event *ev)
+{
+	if (op < ATZ_OP22_QUICK_FREE)
+		return get_malloc22(r, t, op, pp, end, ev);
+	if (op <= ATZ_OP22_FREE_ADDR)
+		return get_free22(r, t, op, pp, end, ev);
+	return get_realloc22(r, t, op, pp, end, ev);
+}
+
+/* One field of a 2.2 EVENT record (FORMAT.md 5.8): its value in *x, the state updated. 0, 1
+ * past the end, -1 corrupt. */
+static int get_field22(struct at_atz_reader *r, struct atz_thread *t, unsigned mode,
+		       enum atz_role role, const uint8_t **pp, const uint8_t *end,
+		       const struct at_event *ev, uint64_t *x)
+{
+	int k, rc;
+
+	if (role == ATZ_ROLE_SIZE || role == ATZ_ROLE_EXTRA || mode == ATZ_MODE_ZERO) {
+		if ((rc = get_field(t, mode, role, pp, end, x, &k)))
+			return rc > 0 ? 1 : -2;
+		if (role == ATZ_ROLE_SIZE)
+			atz_update(t, role, *x, k);
+		return 0;
+	}
+	if (role == ATZ_ROLE_RELEASE && mode == ATZ_MODE_TABLE)
+		return get_release(r, t, pp, end, x);
+	if (role == ATZ_ROLE_ALLOC && mode == ATZ_MODE_TABLE)
+		return get_allocation(r, t, pp, end,
+				      atz_alloc_size(ev->func, ev->arg[0], ev->arg[1]), x);
+	if (role == ATZ_ROLE_ALLOC && mode == ATZ_MODE_DELTA)
+		return -2;
+	if ((rc = get_field(t, mode, role, pp, end, x, &k)))
+		return rc > 0 ? 1 : -2;
+	if (*x && role == ATZ_ROLE_RELEASE)
+		atz_release_addr(t, *x);
+	if (*x && role == ATZ_ROLE_ALLOC)
+		return allocated22(r, t, *x, atz_alloc_size(ev->func, ev->arg[0], ev->arg[1]), -1);
+	return 0;
+}
+
+/* The EVENT form of a 2.2 frame. 0, 1 past the end, -1 corrupt. */
+static int get_event22(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
+		       unsigned func, struct at_event *ev)
+{
+	if (*pp == end)
+		return 1;
+	uint8_t fields = *(*pp)++;
+	if (fields & ATZ_FIELD_RESERVED)
+		return corrupt(r, "reserved bit set in an event's field byte");
+	ev->func = (uint8_t)func;
+	ev->has_result = (fields & ATZ_FIELD_HAS_RESULT) != 0;
+	for (unsigned f = 0; f < 3; f++) {
+		uint64_t x;
+		int rc = get_field22(r, r->cur, (fields >> (2 * f)) & 3, atz_field_role(func, f),
+				     pp, end, ev, &x);
+		if (rc == -2)
+			return corrupt(r, "bad field in an event (ring index past the ring, "
+				       "delta on an unused argument or a result, or varint)");
+		if (rc)
+			return rc;
+		if (f < 2)
+			ev->arg[f] = x;
+		else
+			ev->result = x;
+	}
+	return 0;
+}
+
 /* 2.x: the time and stack id after an event record, as the header's flags say. 0, 1 past the
  * end, -1 corrupt. */
 static int get_event_tail(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
@@ -893,40 +1156,64 @@ static int get_event_tail(struct at_atz_reader *r, const uint8_t **pp, const uin
 	return 0;
 }
 
+/* Whether op is an event record in the current frame. */
+static int is_event_kind(const struct at_atz_reader *r, uint8_t op)
+{
+	if ((op & 0xf0) == ATZ_OP_EVENT)
+		return 1;
+	return op <= (r->live_model ? ATZ_OP22_REALLOC_NULL : ATZ_OP_REALLOC_MOVE);
+}
+
+/* An event record at pos, its kind op and its tail. 1 (ev filled) or -1. */
+static int get_event_record(struct at_atz_reader *r, uint8_t op, struct at_event *ev)
+{
+	const uint8_t *p = r->buf + r->pos + 1, *end = r->buf + r->len;
+	struct atz_thread *t = r->cur;
+	int rc;
+
+	if (!t)
+		return corrupt(r, "event before any thread record");
+	if (op >= ATZ_OP_EVENT && (op & 15) >= AT_FUNC_COUNT)
+		return corrupt(r, "unknown function code in an event record");
+	ev->pid = t->pid;
+	ev->tid = t->tid;
+	ev->arg[1] = 0;
+	if (r->live_model)
+		rc = op < ATZ_OP_EVENT ? get_compact22(r, t, op, &p, end, ev)
+				       : get_event22(r, &p, end, op & 15, ev);
+	else
+		rc = op < ATZ_OP_EVENT ? get_compact(r, t, op, &p, end, ev)
+				       : get_event(r, &p, end, op & 15, ev);
+	r->other = -1;
+	if (rc == 0 && r->tail) {
+		r->pos = (size_t)(p - r->buf); /* a corrupt tail is reported at its offset */
+		rc = get_event_tail(r, &p, end, ev);
+	} else if (rc == 0) {
+		ev->time_ns = 0;
+		ev->stack = 0;
+	}
+	if (rc)
+		return rc > 0 ? ran_out(r) : -1;
+	r->pos = (size_t)(p - r->buf);
+	r->st.events++;
+	return 1;
+}
+
 /* Decodes one record at pos. 1: an event in ev; 0: another record; -1: error. */
 static int get_record(struct at_atz_reader *r, struct at_event *ev)
 {
 	const uint8_t *start = r->buf + r->pos, *p = start + 1, *end = r->buf + r->len;
 	uint8_t op = *start;
-	struct atz_thread *t = r->cur;
 	uint64_t a, b;
 	int rc;
 
-	if (op <= ATZ_OP_REALLOC_MOVE || (op & 0xf0) == ATZ_OP_EVENT) {
-		if (!t)
-			return corrupt(r, "event before any thread record");
-		if (op >= ATZ_OP_EVENT && (op & 15) >= AT_FUNC_COUNT)
-			return corrupt(r, "unknown function code in an event record");
-		ev->pid = t->pid;
-		ev->tid = t->tid;
-		ev->arg[1] = 0;
-		rc = op < ATZ_OP_EVENT ? get_compact(r, t, op, &p, end, ev)
-				       : get_event(r, &p, end, op & 15, ev);
-		if (rc == 0 && r->tail) {
-			r->pos = (size_t)(p - r->buf); /* a corrupt tail is reported at its offset */
-			rc = get_event_tail(r, &p, end, ev);
-		} else if (rc == 0) {
-			ev->time_ns = 0;
-			ev->stack = 0;
-		}
-		if (rc)
-			return rc > 0 ? ran_out(r) : -1;
-		r->pos = (size_t)(p - r->buf);
-		r->st.events++;
-		return 1;
-	}
+	if (is_event_kind(r, op))
+		return get_event_record(r, op, ev);
 	switch (op) {
 	case ATZ_OP_THREAD:
+	case ATZ_OP22_THREAD:
+		if ((op == ATZ_OP22_THREAD) != r->live_model)
+			return corrupt(r, "unknown record kind");
 		if ((rc = atz_get_varint(&p, end, &a)))
 			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a thread record");
 		if (a >= r->nthreads)
@@ -934,10 +1221,22 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 		r->cur = &r->threads[a];
 		break;
 	case ATZ_OP_NEW_THREAD:
+	case ATZ_OP22_NEW_THREAD:
+		if ((op == ATZ_OP22_NEW_THREAD) != r->live_model)
+			return corrupt(r, "unknown record kind");
 		if ((rc = atz_get_varint(&p, end, &a)) || (rc = atz_get_varint(&p, end, &b)))
 			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a thread record");
 		if (new_thread(r, a, b) < 0)
 			return -1;
+		break;
+	case ATZ_OP22_OTHER:
+		if (!r->live_model)
+			return corrupt(r, "unknown record kind");
+		if ((rc = atz_get_varint(&p, end, &a)))
+			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in an other-table record");
+		if (a >= r->nthreads)
+			return corrupt(r, "other-table record names a thread not in the table");
+		r->other = (int64_t)a;
 		break;
 	case ATZ_OP_TIME:
 		if (!(r->tail & ATZ_TAIL_TIME))

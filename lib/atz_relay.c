@@ -85,10 +85,8 @@ void at_stack_relay_detach(struct at_source *src)
 
 unsigned at_stack_relay_minor(const struct at_source *src)
 {
-	if (src->kind != AT_SOURCE_BINARY || !src->atz)
-		return 0;
-	const struct at_atz_header *h = at_atz_reader_header(src->atz);
-	return h && h->major == 2 && h->minor >= 1 ? 1 : 0;
+	(void)src;
+	return AT_ATZ_V2_MINOR;
 }
 
 unsigned at_stack_relay_flags(const struct at_source *src)

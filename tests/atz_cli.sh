@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # atz_cli.sh: the binary format end to end through build/bench/atz_tool (lib/source.c +
 # lib/atz.c): text -> binary -> text round trips on every text log in tests/data, the lz4 tool's
-# view of the files, golden files (1.0 and 2.0), times, stacks and mappings of a 2.0 trace and
-# their passage through a re-encoding, pipes, and damaged files (truncated, corrupt, newer
-# version).
+# view of the files, golden files (1.0, 2.0, 2.1 and 2.2), times, stacks and mappings of 2.0 and
+# 2.2 traces and their passage through a re-encoding, the document's reader against the C
+# reader on every version, pipes, and damaged files (truncated, corrupt, newer version).
 set -u
 source "$(dirname "$0")/lib.sh"
 A=build/bench/atz_tool
@@ -44,14 +44,30 @@ check "lz4 -d unwraps it to the ATZ stream" \
 		grep -q '41 54 5a 00 01 00'"
 
 # An independent reader written from doc/FORMAT.md alone decodes the same events.
-for f in "$D/python3-head.atz" "$D/munged.atz"; do
-	check "the document's reader (tests/atz_spec_reader.py) agrees on $f" \
-		bash -c "lz4 -q -d -c '$f' | python3 tests/atz_spec_reader.py | cmp -s - '${f%.atz}.log'"
+for f in python3-head munged python3-head-v21:python3-head; do
+	check "the document's reader (tests/atz_spec_reader.py) agrees on $D/${f%:*}.atz" \
+		bash -c "lz4 -q -d -c '$D/${f%:*}.atz' | python3 tests/atz_spec_reader.py |
+			cmp -s - '$D/${f#*:}.log'"
 done
 if [ -f demo/python3-json.log ]; then
-	check "the document's reader agrees on the python3 trace" \
-		bash -c "lz4 -q -d -c '$T/p.atz' | python3 tests/atz_spec_reader.py |
-			cmp -s - demo/python3-json.log"
+	"$A" encode -V 2.1 demo/python3-json.log "$T/p21.atz"
+	"$A" encode -V 2.2 demo/python3-json.log "$T/p22.atz"
+	for v in 21 22; do
+		check "the document's reader agrees on the python3 trace as $v" \
+			bash -c "lz4 -q -d -c '$T/p$v.atz' | python3 tests/atz_spec_reader.py |
+				cmp -s - demo/python3-json.log"
+	done
+	check "the python3 trace: 2.2 is the default, and at least 25% smaller than 2.1" \
+		bash -c "cmp -s '$T/p.atz' '$T/p22.atz' &&
+			test \$((\$(stat -c %s '$T/p22.atz') * 4)) -le \$((\$(stat -c %s '$T/p21.atz') * 3))"
+	build/alloctap-munge -q --format binary demo/python3-json.log -o "$T/munged22.atz" 2>/dev/null
+	build/alloctap-munge -q demo/python3-json.log -o "$T/munged.log" 2>/dev/null
+	check "the document's reader agrees on the munged python3 trace (2.2, munge's output)" \
+		bash -c "lz4 -q -d -c '$T/munged22.atz' | python3 tests/atz_spec_reader.py |
+			cmp -s - '$T/munged.log'"
+	check "2.2 -> 2.1 -> 2.2 gives the same trace back" \
+		bash -c "'$A' encode -V 2.1 '$T/p22.atz' '$T/back21.atz' &&
+			'$A' encode '$T/back21.atz' '$T/back22.atz' && cmp -s '$T/back22.atz' '$T/p22.atz'"
 fi
 
 # 3. Golden files: the encoder is deterministic and the format has not drifted.
@@ -61,37 +77,56 @@ check "raw golden file re-encodes byte-identical as 1.x" \
 		cmp -s '$T/g.atz' '$D/python3-head.atz'"
 check "munged golden file re-encodes byte-identical as 1.x" \
 	bash -c "'$A' encode -V 1 '$D/munged.log' '$T/m.atz' && cmp -s '$T/m.atz' '$D/munged.atz'"
-check "text encodes as 2.0 with the NO_TIMES and NO_STACKS flags (header 02 00 06)" \
+check "text encodes as 2.2 with the NO_TIMES and NO_STACKS flags (header 02 02 06)" \
 	bash -c "'$A' encode '$D/python3-head.log' - | lz4 -q -d -c | head -c 7 | od -An -tx1 |
-		grep -q '41 54 5a 00 02 00 06'"
-check "2.0 from text decodes back to the same text" \
-	bash -c "'$A' encode '$D/python3-head.log' - | '$A' decode - - |
-		cmp -s - '$D/python3-head.log'"
+		grep -q '41 54 5a 00 02 02 06'"
+for v in 2.0 2.1 2.2; do
+	check "$v from text decodes back to the same text" \
+		bash -c "'$A' encode -V $v '$D/python3-head.log' - | '$A' decode - - |
+			cmp -s - '$D/python3-head.log'"
+done
+# 2.1 golden file: python3-head.log as 2.1 writes it, which every later reader reads.
+check "2.1 golden file re-encodes byte-identical as 2.1" \
+	bash -c "'$A' encode -V 2.1 '$D/python3-head.log' '$T/g21.atz' &&
+		cmp -s '$T/g21.atz' '$D/python3-head-v21.atz'"
+check "2.1 golden file: events" \
+	bash -c "'$A' decode '$D/python3-head-v21.atz' - | cmp -s - '$D/python3-head.log'"
 
-# 2.0 golden file: python3-head.log with synthetic times and 20 stacks of 20 frames after
-# three mappings (atz_tool synth -t -s 20). Its events, times, stacks and mappings, as the C
-# reader and the document's reader see them, are the files beside it.
+# 2.0 and 2.2 golden files: python3-head.log with synthetic times and 20 stacks of 20 frames
+# after three mappings (atz_tool synth -V 2.0 -t -s 20, and the same as 2.2). Their events,
+# times, stacks and mappings, as the C reader and the document's reader see them, are the files
+# beside the 2.0 one (synth-v2.*).
 G=$D/synth-v2
 check "2.0 golden file re-synthesizes byte-identical" \
-	bash -c "'$A' synth -t -s 20 '$D/python3-head.log' '$T/s.atz' && cmp -s '$T/s.atz' '$G.atz'"
-check "2.0 golden file: events" bash -c "'$A' decode '$G.atz' - | cmp -s - '$D/python3-head.log'"
-check "2.0 golden file: atz_tool stacks" bash -c "'$A' stacks '$G.atz' | cmp -s - '$G.stacks'"
-check "2.0 golden file: atz_tool mappings" \
-	bash -c "'$A' mappings '$G.atz' | cmp -s - '$G.mappings'"
-check "2.0 golden file: atz_tool times" bash -c "'$A' times '$G.atz' | cmp -s - '$G.times'"
+	bash -c "'$A' synth -V 2.0 -t -s 20 '$D/python3-head.log' '$T/s.atz' &&
+		cmp -s '$T/s.atz' '$G.atz'"
+check "2.2 golden file re-synthesizes byte-identical" \
+	bash -c "'$A' synth -t -s 20 '$D/python3-head.log' '$T/s22.atz' &&
+		cmp -s '$T/s22.atz' '$D/synth-v22.atz'"
+for g in "$G" "$D/synth-v22"; do
+	v=2.0
+	[ "$g" = "$G" ] || v=2.2
+	check "$v golden file: events" bash -c "'$A' decode '$g.atz' - | cmp -s - '$D/python3-head.log'"
+	check "$v golden file: atz_tool stacks" bash -c "'$A' stacks '$g.atz' | cmp -s - '$G.stacks'"
+	check "$v golden file: atz_tool mappings" \
+		bash -c "'$A' mappings '$g.atz' | cmp -s - '$G.mappings'"
+	check "$v golden file: atz_tool times" bash -c "'$A' times '$g.atz' | cmp -s - '$G.times'"
+	for what in stacks mappings times; do
+		check "the document's reader agrees on the $v golden file's $what" \
+			bash -c "lz4 -q -d -c '$g.atz' | python3 tests/atz_spec_reader.py --$what |
+				cmp -s - '$G.$what'"
+	done
+done
 check_eq "2.0 golden file: one stack line per malloc-family call with a result" \
 	"$(grep -vc 'free(\|jemalloc_stats' "$D/python3-head.log")" "$(wc -l < "$G.stacks")"
 check_eq "2.0 golden file: the first mapping line" \
 	"1 0x7f3a1c000000-0x7f3a1c200000 0x28000 4a912c07e35518b06fd2338e41c90a7b9526f85d /usr/lib/x86_64-linux-gnu/libc.so.6" \
 	"$(head -1 "$G.mappings")"
-for what in stacks mappings times; do
-	check "the document's reader agrees on the 2.0 golden file's $what" \
-		bash -c "lz4 -q -d -c '$G.atz' | python3 tests/atz_spec_reader.py --$what |
-			cmp -s - '$G.$what'"
+for g in "$G" "$D/synth-v22"; do
+	check "the document's reader agrees on the golden file $g.atz's events" \
+		bash -c "lz4 -q -d -c '$g.atz' | python3 tests/atz_spec_reader.py |
+			cmp -s - '$D/python3-head.log'"
 done
-check "the document's reader agrees on the 2.0 golden file's events" \
-	bash -c "lz4 -q -d -c '$G.atz' | python3 tests/atz_spec_reader.py |
-		cmp -s - '$D/python3-head.log'"
 check "re-encoding a 2.0 trace keeps its times, stacks and mappings" \
 	bash -c "'$A' encode -l 9 '$G.atz' '$T/re2.atz' && ! cmp -s '$T/re2.atz' '$G.atz' &&
 		'$A' stacks '$T/re2.atz' | cmp -s - '$G.stacks' &&
@@ -141,7 +176,7 @@ printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c > "$T/v3.atz"
 rc=$?
 check "newer major version: exit 1" test "$rc" -eq 1
 check "newer major version: refused with a clear message" \
-	grep -q "^atz_tool: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.1): use a newer alloctap\$" "$T/err"
+	grep -q "^atz_tool: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.2): use a newer alloctap\$" "$T/err"
 
 # A stack id used before its stack record: corruption at its content offset.
 printf 'ATZ\0\002\000\000\001\000\000\221\001\001\160\010\040\003\005' | lz4 -q -c > "$T/early.atz"

@@ -10,7 +10,8 @@ with --stacks, for each event with a stack (2.0, sections 5.5 and 5.6):
 "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete; PCs 0x-prefixed hex);
 with --mappings, one line per mapping record (section 5.7):
 "PID START-END OFFSET BUILDID PATH" (BUILDID hex, "-" when empty);
-with --times, one line per event: "TIME STACK" (0 0 for 1.x).
+with --times, one line per event: "TIME STACK" (0 0 for 1.x). Reads 1.0 to 2.2 (2.2: sections
+5.8 and 6.5).
 tests/atz_cli.sh checks that its output equals the C reader's, which keeps the document honest.
 Exit status: 0 ok, 1 malformed stream.
 """
@@ -93,6 +94,191 @@ def role_of(func, field):
     return "SIZE" if field < NARGS[func] else "EXTRA"
 
 
+class Live22:
+    """Section 6.5: a thread of a 2.2 frame (sizes as in 6.1 and 6.3)."""
+
+    def __init__(self, pid, tid):
+        self.pid, self.tid = pid, tid
+        self.sizes, self.last_size = Ring(8), 0
+        self.live = []                  # [address, size], oldest first
+        self.cursor = 0
+        self.freed = Ring(64)           # (address, class), entry 0 the newest
+        self.top, self.last_release = 0, 0
+
+    def update_size(self, x, k):
+        if k is not None:
+            self.sizes.remove(k)
+        self.sizes.push(x)
+        self.last_size = x
+
+
+def size_class(n, munged):
+    return 2 if munged else max(2, n // 16 + (n % 16 + 23) // 16)
+
+
+def alloc_size(func, arg0, arg1):
+    if func in (0, 7):
+        return arg0
+    if func == 1:
+        return (arg0 * arg1) & M64
+    return arg1 if func in (2, 4, 5, 6) else 0
+
+
+class Model22:
+    """Section 6.5: the thread table of a 2.2 frame and its updates."""
+
+    def __init__(self, munged):
+        self.munged = munged
+        self.threads, self.cur, self.other = [], None, None
+
+    def release_table(self):
+        return self.threads[self.other] if self.other is not None else self.cur
+
+    def release_code(self, p):
+        """The block a release code P names: taken out of its table, onto the freed ring."""
+        table = self.release_table()
+        if p & 1:
+            rank = (table.cursor + unzigzag(p >> 1)) & M64
+        else:
+            rank = (len(table.live) - 1 - (p >> 1)) & M64
+        if rank >= len(table.live):
+            raise Corrupt("release code past its table's blocks")
+        x, n = table.live.pop(rank)
+        table.cursor = rank
+        self.cur.freed.push((x, size_class(n, self.munged)))
+        self.cur.last_release = x
+        return x
+
+    def release_address(self, x):
+        if x:
+            self.cur.freed.push((x, 0))
+            self.cur.last_release = x
+
+    def address_code(self, a, n):
+        """(address, freed entry or None) of address code A for an allocation of n bytes."""
+        t = self.cur
+        if a & 1:
+            x, k = (t.top + unadelta(a >> 1)) & M64, None
+        else:
+            ks = [i for i, (_, c) in enumerate(t.freed.v) if c == size_class(n, self.munged)]
+            if a >> 1 >= len(ks):
+                raise Corrupt("address code names no freed block")
+            k = ks[a >> 1]
+            x = t.freed.v[k][0]
+        if x == 0:
+            raise Corrupt("allocation at address 0")
+        return x, k
+
+    def allocate(self, x, n, k):
+        t = self.cur
+        if k is not None:
+            t.freed.remove(k)
+        else:
+            t.top = (x + 1) & M64 if self.munged else (x + 16 * size_class(n, 0)) & M64
+        if len(t.live) == 65536:
+            del t.live[0]
+        t.live.append([x, n])
+
+
+def compact22(s, m, op):
+    """Section 5.8: the compact forms of a 2.2 frame."""
+    t = m.cur
+    if op < 0x48:
+        if op < 0x40:
+            k = (op >> 3) & 7
+            n, name = t.sizes.get(k), "QUICK_MALLOC"
+        else:
+            k, n, name = None, s.varint(), "MALLOC"
+        t.update_size(n, k)
+        field = op & 7
+        a = 2 * field if field < 6 else 1 if field == 6 else s.varint()
+        x, fk = m.address_code(a, n)
+        m.allocate(x, n, fk)
+        return name, (0, 1, [n, 0], x)
+    if op <= 0x7A:
+        if op < 0x68:
+            x, name = m.release_code(2 * (op - 0x48)), "QUICK_FREE"
+        elif op < 0x78:
+            x, name = m.release_code(2 * (op - 0x68) + 1), "FREE_NEAR"
+        elif op == 0x78:
+            x, name = m.release_code(s.varint()), "FREE_FAR"
+        elif op == 0x79:
+            x, name = 0, "FREE_NULL"
+        else:
+            x, name = (t.last_release + unadelta(s.varint())) & M64, "FREE_ADDR"
+            if x == 0:
+                raise Corrupt("FREE_ADDR of 0")
+            m.release_address(x)
+        return name, (3, 0, [x, 0], 0)
+    if op > 0x7D:
+        raise Corrupt("reserved record kind 0x%02x" % op)
+    p = m.release_code(s.varint()) if op != 0x7D else 0
+    n = s.varint()
+    t.update_size(n, None)
+    if op == 0x7B:
+        t.freed.remove(0)
+        if len(t.live) == 65536:
+            del t.live[0]
+        t.live.append([p, n])
+        return "REALLOC_SAME", (2, 1, [p, n], p)
+    x, fk = m.address_code(s.varint(), n)
+    m.allocate(x, n, fk)
+    return ("REALLOC_MOVE" if op == 0x7C else "REALLOC_NULL"), (2, 1, [p, n], x)
+
+
+def general22(s, m, func):
+    """Section 5.8: the EVENT form of a 2.2 frame, fields in order, each update applied before
+    the next field."""
+    t = m.cur
+    fb = s.byte()
+    if fb & 0x80:
+        raise Corrupt("reserved field bit")
+    vals = []
+    for f in range(3):
+        mode, role = (fb >> (2 * f)) & 3, role_of(func, f)
+        if role == "EXTRA" and mode in (1, 2):
+            raise Corrupt("ring or delta on an extra field")
+        if role == "SIZE":
+            k = None
+            if mode == 0:
+                x = 0
+            elif mode == 1:
+                k = s.byte()
+                x = t.sizes.get(k)
+            elif mode == 2:
+                x = (t.last_size + unzigzag(s.varint())) & M64
+            else:
+                x = s.varint()
+            t.update_size(x, k)
+        elif role == "RELEASE":
+            if mode == 0:
+                x = 0
+            elif mode == 1:
+                x = m.release_code(s.varint())
+            else:
+                x = s.varint()
+                if mode == 2:
+                    x = (t.last_release + unadelta(x)) & M64
+                m.release_address(x)
+        elif role == "ALLOC":
+            n = alloc_size(func, vals[0], vals[1])
+            if mode == 0:
+                x = 0
+            elif mode == 1:
+                x, fk = m.address_code(s.varint(), n)
+                m.allocate(x, n, fk)
+            elif mode == 2:
+                raise Corrupt("delta on a result in 2.2")
+            else:
+                x = s.varint()
+                if x:
+                    m.allocate(x, n, None)
+        else:
+            x = s.varint() if mode == 3 else 0
+        vals.append(x)
+    return func, (fb >> 6) & 1, vals[:2], vals[2]
+
+
 class Stream:
     def __init__(self, data):
         self.d, self.p = data, 0
@@ -147,7 +333,7 @@ def main():
     # Section 3: the header.
     if s.take(4) != b"ATZ\0":
         raise Corrupt("not an atz stream")
-    major, _minor = s.byte(), s.byte()
+    major, minor = s.byte(), s.byte()
     if major not in (1, 2):
         raise Corrupt("version %d is not 1 or 2" % major)
     flags = s.varint()
@@ -155,7 +341,8 @@ def main():
     s.take(s.varint())              # host
     s.take(s.varint())              # header extension
     munged = flags & 1
-    # Section 5.5: what follows each event record in 2.x.
+    v22 = major == 2 and minor >= 2
+    model = Model22(munged)    # Section 5.5: what follows each event record in 2.x.
     has_times = major == 2 and not flags & 2
     has_stacks = major == 2 and not flags & 4
     time_ref = 0
@@ -167,15 +354,16 @@ def main():
         start = s.p
         op = s.byte()
         ev = None
-        if op <= 0x77 or 0x80 <= op <= 0x88:
+        if op <= (0x7D if v22 else 0x77) or 0x80 <= op <= 0x88:
             if cur is None:
                 raise Corrupt("event before any thread")
             t = cur
             if op < 0x80:
-                name, ev = compact(s, t, op)
+                name, ev = compact22(s, model, op) if v22 else compact(s, t, op)
             else:
                 name = "EVENT " + FUNCS[op & 15]
-                ev = general(s, t, op & 15)
+                ev = general22(s, model, op & 15) if v22 else general(s, t, op & 15)
+            model.other = None
             time, stack = 0, 0
             if has_times and has_stacks:
                 code = s.varint()
@@ -192,19 +380,26 @@ def main():
                 stack = s.varint()
             if stack > len(stacks):
                 raise Corrupt("stack id %d used before its stack record" % stack)
-        elif op == 0x90:
+        elif op == (0x94 if v22 else 0x90):
             name = "THREAD"
             i = s.varint()
             if i >= len(threads):
                 raise Corrupt("unknown thread")
-            cur = threads[i]
-        elif op == 0x91:
+            cur = model.cur = threads[i]
+        elif op == (0x95 if v22 else 0x91):
             name = "NEW_THREAD"
             pid, tid = s.varint(), s.varint()
             if pid > 0xFFFFFFFF or tid > 0xFFFFFFFF:
                 raise Corrupt("pid or tid too large")
-            cur = Thread(pid, tid)
+            cur = model.cur = Live22(pid, tid) if v22 else Thread(pid, tid)
             threads.append(cur)
+            model.threads = threads
+        elif op == 0x7E and v22:
+            name = "OTHER"
+            i = s.varint()
+            if i >= len(threads):
+                raise Corrupt("OTHER names no thread")
+            model.other = i
         elif op == 0x92:
             name = "LOST"
             s.varint()

@@ -8,8 +8,8 @@
  *                decoder instead of failing a checksum. Bit 1 adds block checksums, bit 2 a
  *                content checksum; bits 7-3 give the content bytes per block (0: 64 KiB, else
  *                7 times the value), so records span blocks.
- * Every event decoded is written again with the atz writer (2.0, whatever the input's version)
- * and read back: the same events with their times and stack ids (numbered on across frames),
+ * Every event decoded is written again with the atz writer, as 2.0 and as 2.2 (whatever the
+ * input's version), and read back: the same events with their times and stack ids (numbered on across frames),
  * the same stack and mapping records before the same events, lost counts and munged flag
  * (FORMAT.md: lossless, whatever the values). */
 #include <lz4frame.h>
@@ -153,12 +153,12 @@ static int same_event(const struct at_event *a, const struct at_event *b)
 	       a->stack == b->stack;
 }
 
-/* Writes d's events with the atz writer and decodes them again. */
-static void round_trip(const struct decoded *d)
+/* Writes d's events with the atz writer as 2.minor and decodes them again. */
+static void round_trip(const struct decoded *d, unsigned minor)
 {
-	/* 2.0 with times and stacks whatever the input's frames said */
+	/* times and stacks whatever the input's frames said */
 	struct at_atz_options opt = { .flags = d->flags & AT_ATZ_FLAG_MUNGED, .host = "fuzz",
-				      .start_ns = 1 };
+				      .start_ns = 1, .minor = minor };
 	size_t k = 0;
 	int fd = fuzz_memfd(NULL, 0);
 	struct at_output out;
@@ -279,8 +279,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	if (mode & 1)
 		FUZZ_CHECK(d.binary);
-	if (d.have_header)
-		round_trip(&d);
+	if (d.have_header) {
+		round_trip(&d, 0);
+		round_trip(&d, AT_ATZ_V2_MINOR);
+	}
 	free(d.ev);
 	free(d.lost);
 	free(d.rec);

@@ -42,14 +42,14 @@ static void test_stack(uint32_t id, uint32_t pid, struct at_stack *s)
 		s->pcs[i] = 0x7f0000000000ull + 0x1000 * id - 0x10 * i * i;
 }
 
-/* Writes the events as a trace of version major.0 (1: 1.0, 2: 2.0); in 2.0 the stacks they
- * refer to (test_stack) come before the first event that needs each. */
-static struct file write_events_v(const struct at_event *ev, size_t n, size_t flush_every,
-				  unsigned flags, unsigned major)
+/* Writes the events as a trace of version major.minor; in 2.x the stacks they refer to
+ * (test_stack) come before the first event that needs each. */
+static struct file write_events_vm(const struct at_event *ev, size_t n, size_t flush_every,
+				   unsigned flags, unsigned major, unsigned minor)
 {
 	uint32_t stacks = 0;
 	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42,
-				      .major = major };
+				      .major = major, .minor = minor };
 	int fd = memfd_create("atz", 0);
 	struct file f;
 
@@ -75,6 +75,13 @@ static struct file write_events_v(const struct at_event *ev, size_t n, size_t fl
 	assert_int_equal(pread(fd, f.p, f.n, 0), (ssize_t)f.n);
 	close(fd);
 	return f;
+}
+
+/* Writes the events as a trace of version major.0 (1: 1.0, 2: 2.0). */
+static struct file write_events_v(const struct at_event *ev, size_t n, size_t flush_every,
+				  unsigned flags, unsigned major)
+{
+	return write_events_vm(ev, n, flush_every, flags, major, 0);
 }
 
 /* The tests of the 1.x records write 1.0 traces: a 1.x trace must stay readable. */
@@ -125,11 +132,12 @@ static void assert_event_equal(const struct at_event *a, const struct at_event *
 	assert_int_equal(a->result, b->result);
 }
 
-/* Both versions give every event back; 2.0 its time and stack too, 1.0 zeros there. */
+/* 1.0, 2.0 and 2.2 give every event back; 2.x its time and stack too, 1.0 zeros there. */
 static void roundtrip(const struct at_event *ev, size_t n, size_t flush_every)
 {
-	for (unsigned major = 1; major <= 2; major++) {
-		struct file f = write_events_v(ev, n, flush_every, 0, major);
+	for (unsigned v = 0; v < 3; v++) {
+		unsigned major = v ? 2 : 1;
+		struct file f = write_events_vm(ev, n, flush_every, 0, major, v == 2 ? 2 : 0);
 		struct at_event *out = calloc(n + 1, sizeof(*out));
 		int rc;
 		enum at_atz_status st;
@@ -573,7 +581,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
 	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
-			    "newer than this reader's (2.1): use a newer alloctap");
+			    "newer than this reader's (2.2): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -615,10 +623,10 @@ static void test_process_changes(void **state)
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_options v11 = { .major = 1, .minor = 1 }, v12 = { .major = 1, .minor = 2 };
-	struct at_atz_options v22 = { .minor = 2 }, v30 = { .major = 3 };
+	struct at_atz_options v23 = { .minor = 3 }, v30 = { .major = 3 };
 	assert_null(at_atz_writer_open(&o, &v12));
 	assert_int_equal(errno, EINVAL);
-	assert_null(at_atz_writer_open(&o, &v22));
+	assert_null(at_atz_writer_open(&o, &v23));
 	assert_int_equal(errno, EINVAL);
 	assert_null(at_atz_writer_open(&o, &v30));
 	assert_int_equal(errno, EINVAL);
@@ -746,10 +754,10 @@ static void test_process_change_bytes(void **state)
 	assert_int_equal(rc, 0);
 }
 
-/* A trace of 40 events flushed every 8 (1.0, and 2.0 with times and stacks): truncating it
- * anywhere yields exactly the events of its whole blocks, then a truncation error naming the
- * event count. */
-static void truncate_every_offset(unsigned major)
+/* A trace of 40 events flushed every 8 (1.0, and 2.0 and 2.2 with times and stacks):
+ * truncating it anywhere yields exactly the events of its whole blocks, then a truncation
+ * error naming the event count. */
+static void truncate_every_offset(unsigned major, unsigned minor)
 {
 	enum { N = 40, EVERY = 8 };
 	struct at_event ev[N];
@@ -757,7 +765,7 @@ static void truncate_every_offset(unsigned major)
 		ev[i] = (struct at_event){ 9, 9 + i % 2, i % 4 == 3 ? AT_FREE : AT_MALLOC,
 					   i % 4 != 3, { 8 * i, 0 }, i % 4 == 3 ? 0 : 0x100 * i,
 					   1000000 + 300 * i - 500 * (i % 3 == 1), (i % 4 != 3) * (1 + i / 8) };
-	struct file f = write_events_v(ev, N, EVERY, 0, major);
+	struct file f = write_events_vm(ev, N, EVERY, 0, major, minor);
 	struct at_event out[N];
 	size_t prev = 0;
 
@@ -797,11 +805,12 @@ static void truncate_every_offset(unsigned major)
 static void test_truncate_every_offset(void **state)
 {
 	(void)state;
-	truncate_every_offset(1);
-	truncate_every_offset(2);
+	truncate_every_offset(1, 0);
+	truncate_every_offset(2, 0);
+	truncate_every_offset(2, 2);
 }
 
-static void flip_every_bit(unsigned major)
+static void flip_every_bit(unsigned major, unsigned minor)
 {
 	enum { N = 24 };
 	struct at_event ev[N];
@@ -809,7 +818,7 @@ static void flip_every_bit(unsigned major)
 		ev[i] = (struct at_event){ 2, 2, i & 1 ? AT_FREE : AT_MALLOC, !(i & 1),
 					   { i & 1 ? 0x40 * (i - 1) : 24, 0 },
 					   i & 1 ? 0 : 0x40 * i, 5000 + 77 * i, (i & 1) ? 0 : 1 + i % 3 };
-	struct file f = write_events_v(ev, N, 6, 0, major);
+	struct file f = write_events_vm(ev, N, 6, 0, major, minor);
 
 	for (size_t bit = 0; bit < f.n * 8; bit++) {
 		int rc;
@@ -828,8 +837,9 @@ static void flip_every_bit(unsigned major)
 static void test_flip_every_bit(void **state)
 {
 	(void)state;
-	flip_every_bit(1);
-	flip_every_bit(2);
+	flip_every_bit(1, 0);
+	flip_every_bit(2, 0);
+	flip_every_bit(2, 2);
 }
 
 /* Two files, one after the other. */
@@ -1168,14 +1178,20 @@ struct mem_writer {
 	struct at_atz_writer *w;
 };
 
-static void mem_writer_open(struct mem_writer *m, unsigned flags, unsigned major)
+static void mem_writer_open_v(struct mem_writer *m, unsigned flags, unsigned major,
+			      unsigned minor)
 {
 	struct at_atz_options opt = { .flags = flags, .host = "testhost", .start_ns = 42,
-				      .major = major };
+				      .major = major, .minor = minor };
 	m->fd = memfd_create("atz", 0);
 	assert_int_equal(at_output_open_fd(&m->o, m->fd, "mem"), 0);
 	m->w = at_atz_writer_open(&m->o, &opt);
 	assert_non_null(m->w);
+}
+
+static void mem_writer_open(struct mem_writer *m, unsigned flags, unsigned major)
+{
+	mem_writer_open_v(m, flags, major, 0);
 }
 
 static struct file mem_writer_close(struct mem_writer *m)
@@ -1612,6 +1628,499 @@ static void test_v2_frames_restart_ids(void **state)
 	free(both.p);
 }
 
+/* ---- 2.2: events coded against live tables ------------------------------------------------ */
+
+/* The 2.2 header with host "testhost", start 42 and flags f. */
+#define HEADER_V22(f) { 'A', 'T', 'Z', 0, 2, 2, f, 42, 8, 't', 'e', 's', 't', 'h', 'o', 's', 't', 0 }
+#define NO_TAIL (AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS)
+
+/* The example of doc/FORMAT.md 6.6, then an example of every other 2.2 kind, byte for byte:
+ * each byte below was worked out by hand from the document. */
+static void test_v22_record_bytes(void **state)
+{
+	(void)state;
+	struct at_event ev[80];
+	size_t n = 0;
+#define EV(tid, f, hr, a0, a1, r) ev[n++] = (struct at_event){ 7, tid, f, hr, { a0, a1 }, r, 0, 0 }
+	EV(9, AT_MALLOC, 1, 32, 0, 0x1000);
+	EV(9, AT_MALLOC, 1, 32, 0, 0x1030);
+	EV(9, AT_FREE, 0, 0x1000, 0, 0);
+	EV(9, AT_MALLOC, 1, 40, 0, 0x1000);
+	EV(10, AT_FREE, 0, 0x1030, 0, 0);
+	EV(9, AT_FREE, 0, 0x1000, 0, 0);
+	EV(9, AT_FREE, 0, 0x5003, 0, 0);           /* no table holds it */
+	EV(9, AT_FREE, 0, 0, 0, 0);
+	EV(9, AT_REALLOC, 1, 0, 100, 0x1060);      /* the top */
+	EV(9, AT_REALLOC, 1, 0x1060, 200, 0x1060); /* in place */
+	EV(9, AT_REALLOC, 1, 0x1060, 300, 0x2000); /* moved: from the top */
+	EV(9, AT_CALLOC, 1, 1, 200, 0x1060);       /* the freed block of class 13 */
+	EV(9, AT_REALLOC, 1, 0x7000, 64, 0x7000);  /* a pointer no table holds */
+	for (unsigned i = 0; i < 60; i++)          /* B_i, each from the top */
+		EV(9, AT_MALLOC, 1, 16, 0, 0x7050 + 32 * i);
+	EV(9, AT_FREE, 0, 0x7050 + 32 * 20, 0, 0);
+	EV(9, AT_FREE, 0, 0x7050 + 32 * 21, 0, 0);
+	EV(9, AT_FREE, 0, 0x7050 + 32 * 59, 0, 0);
+	EV(9, AT_FREE, 0, 0x2000, 0, 0);
+#undef EV
+	static const uint8_t head[] = {
+		0x95, 7, 9, 0x47, 0x20, 0x81, 0x10, 0x06, 0x49, 0x40, 0x28, /* FORMAT.md 6.6 */
+		0x95, 7, 10, 0x7e, 0, 0x49, 0x94, 0, 0x48,
+		/* FREE_ADDR: adelta(0x5003 - 0x1000) = zz(0x4003) << 1 | 1 = 0x1000d */
+		0x7a, 0x8d, 0x80, 0x04,
+		0x79,
+		/* REALLOC_NULL size 100 (class 7), A = 1: the top 0x1060; the top becomes 0x10d0 */
+		0x7d, 100, 0x01,
+		/* REALLOC_SAME P = 0 (recency 0), size 200 */
+		0x7b, 0, 0xc8, 0x01,
+		/* REALLOC_MOVE P = 0, size 300 (class 20): A = adelta(0x2000 - 0x10d0) << 1 | 1 */
+		0x7c, 0, 0xac, 0x02, 0x99, 0x0f,
+		/* calloc(1,200): 1 LITERAL, 200 RING 2 (after 1 was pushed), TABLE A = 0 */
+		0x81, 0x40 | 3 | 1 << 2 | 1 << 4, 1, 2, 0,
+		/* realloc(0x7000,64)=0x7000: pointer DELTA adelta(0x7000 - 0x1060) = 0x17e8, 64
+		 * LITERAL, result TABLE A = adelta(0x7000 - 0x2140) << 1 | 1 = 0x2761 */
+		0x82, 0x40 | 2 | 3 << 2 | 1 << 4, 0xe8, 0x2f, 0x40, 0xe1, 0x4e,
+		0x46, 16, /* B_0: MALLOC size 16, the top */
+	};
+	/* live: 0x2000 0x1060 0x7000 B_0..B_59, cursor 0. B_20: rank 23, recency 39, distance
+	 * zz(23) = 46: FREE_FAR P = 78; B_21: rank 23 again, FREE_NEAR 0; B_59: recency 0;
+	 * 0x2000: rank 0, recency 59, distance zz(-60) = 119: FREE_FAR P = 118 */
+	static const uint8_t tail[] = { 0x78, 78, 0x68, 0x48, 0x78, 118 };
+	static const uint8_t hdr[] = HEADER_V22(NO_TAIL);
+	struct file f = write_events_vm(ev, n, 0, NO_TAIL, 2, 2);
+	uint8_t c[4096];
+	size_t cn = content_of(&f, c, sizeof(c));
+
+	assert_int_equal(cn, sizeof(hdr) + sizeof(head) + 59 + sizeof(tail));
+	assert_memory_equal(c, hdr, sizeof(hdr));
+	assert_memory_equal(c + sizeof(hdr), head, sizeof(head));
+	for (unsigned i = 0; i < 59; i++) /* B_1..B_59: QUICK_MALLOC size 0, the top */
+		assert_int_equal(c[sizeof(hdr) + sizeof(head) + i], 0x06);
+	assert_memory_equal(c + cn - sizeof(tail), tail, sizeof(tail));
+	roundtrip(ev, n, 0);
+	roundtrip(ev, n, 5);
+	free(f.p);
+}
+
+/* A random program for the 2.2 round trips: its processes, threads and live blocks, an
+ * allocator that gives a block of a class back last in first out, else from its top, so the
+ * model's predictions hit and miss as on a real program. */
+struct sim_block {
+	uint64_t addr, size;
+	uint32_t thread;
+};
+
+struct sim {
+	unsigned pids, threads; /* threads per process */
+	struct sim_block *live;
+	size_t nlive, cap;
+	uint64_t top[8];
+	uint64_t *freed[8][64]; /* per process and class (small ones): stack of addresses */
+	size_t nfreed[8][64];
+};
+
+static uint64_t sim_class(uint64_t n)
+{
+	uint64_t c = (n + 23) / 16;
+	return c < 2 ? 2 : c;
+}
+
+/* An address for n bytes in process p: a freed one of its class, or the top's. */
+static uint64_t sim_alloc(struct sim *s, unsigned p, uint64_t n)
+{
+	uint64_t c = sim_class(n);
+
+	if (c < 64 && s->nfreed[p][c] && rnd() % 8)
+		return s->freed[p][c][--s->nfreed[p][c]];
+	uint64_t x = s->top[p];
+	s->top[p] += 16 * c + (rnd() % 16 == 0 ? 64 : 0);
+	return x;
+}
+
+static void sim_keep(struct sim *s, uint64_t addr, uint64_t size, uint32_t thread)
+{
+	if (s->nlive == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		s->live = realloc(s->live, s->cap * sizeof(*s->live));
+	}
+	s->live[s->nlive++] = (struct sim_block){ addr, size, thread };
+}
+
+/* Takes live block i out (its address goes on its class's freed stack). */
+static uint64_t sim_release(struct sim *s, size_t i)
+{
+	struct sim_block b = s->live[i];
+	unsigned p = b.thread / s->threads;
+	uint64_t c = sim_class(b.size);
+
+	s->live[i] = s->live[--s->nlive];
+	if (c < 64 && s->nfreed[p][c] < 4096) {
+		if (!s->freed[p][c])
+			s->freed[p][c] = malloc(4096 * sizeof(uint64_t));
+		s->freed[p][c][s->nfreed[p][c]++] = b.addr;
+	}
+	return b.addr;
+}
+
+/* A live block of thread t's process: mostly t's own and recent, sometimes another thread's
+ * (cross percent). -1 when there is none. */
+static long sim_pick(struct sim *s, uint32_t t, unsigned cross)
+{
+	unsigned p = t / s->threads;
+
+	for (unsigned tries = 0; tries < 32 && s->nlive; tries++) {
+		size_t back = rnd() % 4 ? rnd() % 16 : rnd() % s->nlive;
+		size_t i = s->nlive - 1 - (back < s->nlive ? back : 0);
+		if (s->live[i].thread / s->threads == p &&
+		    (s->live[i].thread == t || rnd() % 100 < cross))
+			return (long)i;
+	}
+	return -1;
+}
+
+struct sim_case {
+	const char *name;
+	unsigned pids, threads, events;
+	unsigned cross, unknown, lost, missed; /* percent of frees, of frees, of events, of mallocs */
+	unsigned flags, flush;                 /* header flags; flush every (0: never) */
+};
+
+/* The next event of thread t: malloc, free, realloc or the rest, with NULL pointers, failures,
+ * frees of pointers no one allocated, and allocations at a live address (a lost free). */
+static struct at_event sim_event(struct sim *s, const struct sim_case *k, uint32_t t)
+{
+	unsigned p = t / s->threads, r = (unsigned)(rnd() % 100);
+	struct at_event e = { 100 + p, 1000 + t, AT_MALLOC, 1, { 0, 0 }, 0, 0, 0 };
+	uint64_t n = rnd() % 8 ? 8 * (1 + rnd() % 40) : rnd() % 100000;
+	long i;
+
+	if (r < 40) {
+		e.arg[0] = n;
+		if (rnd() % 100 < k->missed && (i = sim_pick(s, t, 100)) >= 0) {
+			e.result = s->live[i].addr;       /* its free was lost */
+			s->live[i] = s->live[--s->nlive];
+		} else {
+			e.result = rnd() % 50 ? sim_alloc(s, p, n) : 0;
+		}
+	} else if (r < 80) {
+		e.func = AT_FREE;
+		e.has_result = 0;
+		if (rnd() % 100 < k->unknown)
+			e.arg[0] = rnd() % 20 ? 0x7f0000000000ull + 16 * (rnd() % 1000) : rnd();
+		else if ((i = sim_pick(s, t, k->cross)) >= 0)
+			e.arg[0] = sim_release(s, (size_t)i);
+	} else if (r < 92) {
+		e.func = AT_REALLOC;
+		e.arg[1] = n;
+		i = rnd() % 5 ? sim_pick(s, t, k->cross) : -1;
+		if (i >= 0 && rnd() % 3 == 0) { /* in place */
+			e.arg[0] = e.result = s->live[i].addr;
+			s->live[i].size = n;
+			s->live[i].thread = t;
+			return e;
+		}
+		if (i >= 0)
+			e.arg[0] = sim_release(s, (size_t)i);
+		else if (rnd() % 4 == 0)
+			e.arg[0] = 0x6f0000000000ull + 16 * (rnd() % 1000); /* no one's */
+		e.result = rnd() % 30 ? sim_alloc(s, p, n) : 0;
+	} else {
+		static const uint8_t funcs[] = { AT_CALLOC, AT_MEMALIGN, AT_POSIX_MEMALIGN,
+						 AT_ALIGNED_ALLOC, AT_VALLOC, AT_JEMALLOC_STATS };
+		e.func = funcs[rnd() % sizeof(funcs)];
+		e.arg[0] = e.func == AT_VALLOC ? n : e.func == AT_CALLOC ? 1 + rnd() % 4 : 64;
+		e.arg[1] = at_func_nargs[e.func] == 2 ? n : 0;
+		e.has_result = e.func != AT_JEMALLOC_STATS;
+		if (e.has_result && rnd() % 20)
+			e.result = sim_alloc(s, p, e.arg[at_func_nargs[e.func] == 2]);
+	}
+	if (e.has_result && e.result)
+		sim_keep(s, e.result, e.func == AT_REALLOC || e.func >= AT_MEMALIGN ? e.arg[1]
+				    : e.func == AT_CALLOC ? e.arg[0] * e.arg[1] : e.arg[0], t);
+	return e;
+}
+
+/* Random programs through a 2.2 writer and back: every event and every lost count where it
+ * was, with cross-thread frees, frees of unknown pointers, free(NULL), failed calls, lost
+ * frees, many threads and processes, munged or raw, with or without times. */
+static void test_v22_random_streams(void **state)
+{
+	(void)state;
+	static const struct sim_case cases[] = {
+		{ "one thread", 1, 1, 60000, 0, 1, 0, 0, NO_TAIL, 0 },
+		{ "threads freeing each other's", 1, 6, 60000, 30, 2, 0, 0, NO_TAIL, 4096 },
+		{ "processes, lost events, lost frees", 5, 3, 60000, 10, 5, 2, 3, NO_TAIL, 1000 },
+		{ "munged", 2, 2, 30000, 10, 2, 1, 1, NO_TAIL | AT_ATZ_FLAG_MUNGED, 0 },
+		{ "with times", 2, 4, 30000, 20, 2, 1, 1, AT_ATZ_FLAG_NO_STACKS, 333 },
+		{ "many threads", 3, 700, 60000, 20, 2, 0, 0, NO_TAIL, 0 },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const struct sim_case *k = &cases[c];
+		static struct sim s;
+		struct at_event *ev = calloc(k->events, sizeof(*ev)), e;
+		uint64_t *lost = calloc(k->events, sizeof(*lost));
+		struct mem_writer m;
+
+		memset(&s, 0, sizeof(s));
+		s.pids = k->pids;
+		s.threads = k->threads;
+		for (unsigned p = 0; p < k->pids; p++)
+			s.top[p] = k->flags & AT_ATZ_FLAG_MUNGED ? 1 : 0x55550000ull + (p << 20);
+		mem_writer_open_v(&m, k->flags, 2, 2);
+		for (unsigned i = 0; i < k->events; i++) {
+			if (rnd() % 100 < k->lost) {
+				lost[i] = 1 + rnd() % 300;
+				assert_int_equal(at_atz_append_lost(m.w, lost[i]), 0);
+			}
+			ev[i] = sim_event(&s, k, (uint32_t)(rnd() % (k->pids * k->threads)));
+			if (!(k->flags & AT_ATZ_FLAG_NO_TIMES))
+				ev[i].time_ns = 1000000 + 100 * i - rnd() % 50;
+			assert_int_equal(at_atz_append(m.w, &ev[i]), 0);
+			if (k->flush && i % k->flush == 0)
+				assert_int_equal(at_atz_flush(m.w), 0);
+		}
+		struct file f = mem_writer_close(&m);
+		int fd = memfd_create("atz", 0);
+		assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
+		lseek(fd, 0, SEEK_SET);
+		struct at_atz_reader *r = at_atz_reader_open(fd, k->name, NULL, 0);
+		for (unsigned i = 0; i < k->events; i++) {
+			assert_int_equal(at_atz_next(r, &e), 1);
+			assert_event_equal(&e, &ev[i]);
+			assert_int_equal(e.time_ns, ev[i].time_ns);
+			assert_int_equal(at_atz_lost_before(r), lost[i]);
+		}
+		assert_int_equal(at_atz_next(r, &e), 0);
+		assert_int_equal(at_atz_reader_header(r)->minor, 2);
+		at_atz_reader_close(r);
+		close(fd);
+		free(f.p);
+		for (unsigned p = 0; p < 8; p++)
+			for (unsigned j = 0; j < 64; j++)
+				free(s.freed[p][j]);
+		free(s.live);
+		free(lost);
+		free(ev);
+	}
+}
+
+/* A thread with more live blocks than a table holds: the oldest drop out of it, and their
+ * frees go by address; frees in every order, and a second thread freeing the first's. */
+static void test_v22_live_cap(void **state)
+{
+	(void)state;
+	enum { N = 70000 };
+	struct at_event *ev = calloc(3 * N, sizeof(*ev));
+	size_t n = 0;
+	uint32_t *order = calloc(N, sizeof(*order));
+
+	for (unsigned i = 0; i < N; i++) {
+		ev[n++] = (struct at_event){ 3, 3, AT_MALLOC, 1, { 24 + i % 50, 0 },
+					     0x10000000ull + 0x100ull * i, 0, 0 };
+		order[i] = i;
+	}
+	for (unsigned i = N; i-- > 1;) { /* a random order */
+		unsigned j = (unsigned)(rnd() % (i + 1));
+		uint32_t x = order[i];
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (unsigned i = 0; i < N; i++)
+		ev[n++] = (struct at_event){ 3, 3 + (i % 7 == 0), AT_FREE, 0,
+					     { 0x10000000ull + 0x100ull * order[i], 0 }, 0, 0, 0 };
+	for (unsigned i = 0; i < N / 2; i++) /* again, freed in allocation order */
+		ev[n++] = (struct at_event){ 3, 3, AT_MALLOC, 1, { 24, 0 },
+					     0x20000000ull + 0x20ull * i, 0, 0 };
+	for (unsigned i = 0; i < N / 2; i++)
+		ev[n++] = (struct at_event){ 3, 3, AT_FREE, 0, { 0x20000000ull + 0x20ull * i, 0 },
+					     0, 0, 0 };
+	struct file f = write_events_vm(ev, n, 0, NO_TAIL, 2, 2);
+	struct at_event *out = calloc(n, sizeof(*out));
+	int rc;
+	enum at_atz_status st;
+
+	assert_int_equal(decode_all(f.p, f.n, out, n, &rc, &st), n);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < n; i++)
+		assert_event_equal(&out[i], &ev[i]);
+	free(f.p);
+	free(out);
+	free(order);
+	free(ev);
+}
+
+/* Content that no 2.2 writer makes: each stops the reader with its reason, at its offset,
+ * after the events before it. */
+static void test_v22_corrupt(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *why;
+		unsigned events;
+		size_t n;
+		uint8_t rec[24];
+	} cases[] = {
+		{ "a release refers past its thread's live blocks", 0, 4, { 0x95, 7, 9, 0x48 } },
+		{ "a release refers past its thread's live blocks", 0, 4, { 0x95, 7, 9, 0x68 } },
+		{ "a release refers past its thread's live blocks", 0, 5, { 0x95, 7, 9, 0x78, 3 } },
+		{ "a release refers past its thread's live blocks", 1, 9,
+		  { 0x95, 7, 9, 0x47, 0x20, 0x81, 0x10, 0x78, 2 } },
+		{ "a release refers past its thread's live blocks", 0, 6, { 0x95, 7, 9, 0x7b, 0, 16 } },
+		{ "compact malloc refers past the size ring", 0, 4, { 0x95, 7, 9, 0x00 } },
+		{ "an address code names a freed block that is not there", 0, 5,
+		  { 0x95, 7, 9, 0x40, 0x20 } },
+		{ "an address code names a freed block that is not there", 0, 6,
+		  { 0x95, 7, 9, 0x7d, 16, 0 } },
+		{ "an allocation at address 0", 0, 5, { 0x95, 7, 9, 0x46, 0x20 } },
+		{ "other-table record names a thread not in the table", 0, 2, { 0x7e, 0 } },
+		{ "other-table record names a thread not in the table", 1, 15,
+		  { 0x95, 7, 9, 0x47, 0x20, 0x81, 0x10, 0x95, 7, 10, 0x7e, 2, 0x48 } },
+		{ "unknown record kind", 0, 6, { 0x95, 7, 9, 0x91, 7, 9 } },
+		{ "unknown record kind", 0, 5, { 0x95, 7, 9, 0x90, 0 } },
+		{ "unknown record kind", 0, 4, { 0x95, 7, 9, 0x7f } },
+		{ "bad field in an event", 0, 7, { 0x95, 7, 9, 0x80, 0x40 | 3 | 2 << 4, 8, 0x10 } },
+		{ "bad field in an event", 0, 7, { 0x95, 7, 9, 0x80, 3 | 1 << 2, 8, 0 } },
+		{ "free address record of a null pointer", 0, 5, { 0x95, 7, 9, 0x7a, 0 } },
+		{ "event before any thread record", 0, 1, { 0x79 } },
+		{ "the frame ends inside a record", 0, 5, { 0x95, 7, 9, 0x47, 0x20 } },
+	};
+	static const uint8_t hdr[] = HEADER_V22(NO_TAIL);
+	struct at_event out[4];
+	int rc;
+	enum at_atz_status st;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint8_t c[128];
+		char msg[400];
+		size_t got;
+		memcpy(c, hdr, sizeof(hdr));
+		memcpy(c + sizeof(hdr), cases[k].rec, cases[k].n);
+		struct file f = frame_of(c, sizeof(hdr) + cases[k].n);
+		assert_int_equal(decode_message(f.p, f.n, &got, msg, sizeof(msg), NULL),
+				 AT_ATZ_ERR_CORRUPT);
+		if (!strstr(msg, cases[k].why))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", k, msg, cases[k].why);
+		assert_int_equal(got, cases[k].events);
+		free(f.p);
+	}
+	/* 2.2's thread kinds are reserved before 2.2 */
+	static const uint8_t v21[] = { 0x95, 7, 9, 0x79 };
+	uint8_t h21[] = HEADER_V22(NO_TAIL);
+	h21[5] = 1;
+	assert_int_equal(decode_content(v21, sizeof(v21), &rc, &st, out, 4, h21, sizeof(h21)), 0);
+	assert_int_equal(st, AT_ATZ_ERR_CORRUPT);
+
+	/* random records after a 2.2 header, and a real 2.2 content with bytes changed: a clean
+	 * end or an error, never a crash or a hang (ASan build too) */
+	struct at_event ev[64];
+	for (unsigned i = 0; i < 64; i++)
+		ev[i] = (struct at_event){ 1 + i % 2, 7 + i % 3, (uint8_t)(rnd() % AT_FUNC_COUNT),
+					   (uint8_t)(rnd() & 1), { rnd() % 300, rnd() % 3 },
+					   (rnd() % 64) * 16, 0, 0 };
+	struct file good = write_events_vm(ev, 64, 0, NO_TAIL, 2, 2);
+	static uint8_t content[8192], buf[8192];
+	size_t cn = content_of(&good, content, sizeof(content));
+	for (unsigned i = 0; i < 6000; i++) {
+		size_t n = 1 + rnd() % 300;
+		if (i % 2) {
+			memcpy(buf, hdr, sizeof(hdr));
+			for (size_t j = 0; j < n; j++)
+				buf[sizeof(hdr) + j] = j < 3 ? (uint8_t)"\x95\x07\x09"[j]
+							     : (uint8_t)rnd();
+			n += sizeof(hdr);
+		} else {
+			memcpy(buf, content, cn);
+			for (unsigned j = 1 + rnd() % 4; j > 0; j--)
+				buf[sizeof(hdr) + rnd() % (cn - sizeof(hdr))] = (uint8_t)rnd();
+			n = rnd() % 4 ? cn : sizeof(hdr) + rnd() % (cn - sizeof(hdr));
+		}
+		struct file f = frame_of(buf, n);
+		decode_all(f.p, f.n, NULL, 0, &rc, &st);
+		assert_true(rc == 0 || (rc == -1 && (st == AT_ATZ_ERR_CORRUPT ||
+						     st == AT_ATZ_ERR_NOMEM)));
+		free(f.p);
+	}
+	free(good.p);
+}
+
+/* What a 2.0 or 2.1 reader does with a 2.2 trace (the same code reads a 2.1 frame): the
+ * records before the first thread record, then it stops there, before any event, instead of
+ * misreading them. */
+static void test_v22_old_readers_stop(void **state)
+{
+	(void)state;
+	const struct at_event ev[] = {
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 },
+		{ 7, 9, AT_FREE, 0, { 0x1000, 0 }, 0, 0, 0 },
+	};
+	struct mem_writer m;
+	struct at_rss rss = { 7, 5, 4096 };
+
+	mem_writer_open_v(&m, NO_TAIL, 2, 2);
+	assert_int_equal(at_atz_append_rss(m.w, &rss), 0);
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(at_atz_append(m.w, &ev[i]), 0);
+	struct file f = mem_writer_close(&m);
+	uint8_t c[256];
+	size_t cn = content_of(&f, c, sizeof(c)), got;
+	static const uint8_t hdr[] = HEADER_V22(NO_TAIL);
+	char msg[400], want[200];
+
+	c[5] = 1; /* the same content as a 2.1 reader sees it */
+	struct file old = frame_of(c, cn);
+	assert_int_equal(decode_message(old.p, old.n, &got, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	assert_int_equal(got, 0);
+	snprintf(want, sizeof(want), "corrupt stream at content byte %zu ", sizeof(hdr) + 6);
+	assert_non_null(strstr(msg, want)); /* after the RSS record: c5 04 07 05 80 20 */
+	assert_non_null(strstr(msg, "unknown record kind"));
+	c[5] = 2;
+	struct file now = frame_of(c, cn);
+	assert_int_equal(decode_message(now.p, now.n, &got, msg, sizeof(msg), NULL), AT_ATZ_OK);
+	assert_int_equal(got, 2);
+	free(now.p);
+	free(old.p);
+	free(f.p);
+}
+
+/* A 2.2 trace cut in two and each half written on its own, one after the other: every table
+ * starts over in the second frame (a free there of a block of the first goes by address), and
+ * the events read as one stream; 2.1 and 2.2 frames mix. */
+static void test_v22_frames_restart(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	static struct sim s;
+	static const struct sim_case k = { "halves", 2, 3, N, 20, 2, 0, 2, NO_TAIL, 0 };
+	struct at_event ev[N], out[N];
+	int rc;
+	enum at_atz_status st;
+
+	memset(&s, 0, sizeof(s));
+	s.pids = k.pids;
+	s.threads = k.threads;
+	s.top[0] = 0x10000;
+	s.top[1] = 0x90000;
+	for (unsigned i = 0; i < N; i++)
+		ev[i] = sim_event(&s, &k, (uint32_t)(rnd() % 6));
+	for (unsigned v = 1; v <= 2; v++) {
+		struct file a = write_events_vm(ev, N / 3, 0, NO_TAIL, 2, 2);
+		struct file b = write_events_vm(ev + N / 3, N - N / 3, 0, NO_TAIL, 2, v);
+		struct file two = concat(&a, b.p, b.n);
+		assert_int_equal(decode_all(two.p, two.n, out, N, &rc, &st), N);
+		assert_int_equal(rc, 0);
+		for (size_t i = 0; i < N; i++)
+			assert_event_equal(&out[i], &ev[i]);
+		free(two.p);
+		free(a.p);
+		free(b.p);
+	}
+	for (unsigned p = 0; p < 8; p++)
+		for (unsigned j = 0; j < 64; j++)
+			free(s.freed[p][j]);
+	free(s.live);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1641,6 +2150,12 @@ int main(void)
 		cmocka_unit_test(test_v2_refused),
 		cmocka_unit_test(test_v2_corrupt),
 		cmocka_unit_test(test_v2_frames_restart_ids),
+		cmocka_unit_test(test_v22_record_bytes),
+		cmocka_unit_test(test_v22_random_streams),
+		cmocka_unit_test(test_v22_live_cap),
+		cmocka_unit_test(test_v22_corrupt),
+		cmocka_unit_test(test_v22_old_readers_stop),
+		cmocka_unit_test(test_v22_frames_restart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
