@@ -582,18 +582,30 @@ static int get_field(struct atz_thread *t, unsigned mode, enum atz_role role, co
 }
 
 /* The general event form (FORMAT.md 5.3). */
+/* The field byte of an EVENT record (any version): *fields, and the event's function and
+ * whether it has a result. 0, 1 past the end, -1 corrupt. */
+static int get_field_byte(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
+			  unsigned func, struct at_event *ev, uint8_t *fields)
+{
+	if (*pp == end)
+		return 1;
+	*fields = *(*pp)++;
+	if (*fields & ATZ_FIELD_RESERVED)
+		return corrupt(r, "reserved bit set in an event's field byte");
+	ev->func = (uint8_t)func;
+	ev->has_result = (*fields & ATZ_FIELD_HAS_RESULT) != 0;
+	return 0;
+}
+
 static int get_event(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
 		     unsigned func, struct at_event *ev)
 {
 	struct atz_thread *t = r->cur;
+	uint8_t fields;
+	int got = get_field_byte(r, pp, end, func, ev, &fields);
 
-	if (*pp == end)
-		return 1;
-	uint8_t fields = *(*pp)++;
-	if (fields & ATZ_FIELD_RESERVED)
-		return corrupt(r, "reserved bit set in an event's field byte");
-	ev->func = (uint8_t)func;
-	ev->has_result = (fields & ATZ_FIELD_HAS_RESULT) != 0;
+	if (got)
+		return got;
 	for (unsigned f = 0; f < 3; f++) {
 		enum atz_role role = atz_field_role(func, f);
 		uint64_t x;
@@ -1104,13 +1116,11 @@ static int get_field22(struct at_atz_reader *r, struct atz_thread *t, unsigned m
 static int get_event22(struct at_atz_reader *r, const uint8_t **pp, const uint8_t *end,
 		       unsigned func, struct at_event *ev)
 {
-	if (*pp == end)
-		return 1;
-	uint8_t fields = *(*pp)++;
-	if (fields & ATZ_FIELD_RESERVED)
-		return corrupt(r, "reserved bit set in an event's field byte");
-	ev->func = (uint8_t)func;
-	ev->has_result = (fields & ATZ_FIELD_HAS_RESULT) != 0;
+	uint8_t fields;
+	int got = get_field_byte(r, pp, end, func, ev, &fields);
+
+	if (got)
+		return got;
 	for (unsigned f = 0; f < 3; f++) {
 		uint64_t x;
 		int rc = get_field22(r, r->cur, (fields >> (2 * f)) & 3, atz_field_role(func, f),

@@ -128,50 +128,46 @@ static void test_tricky_sequences(void **state)
 /* With copies, the walk follows 64-bit register moves: a site past them, with the registers
  * the arguments are in there. */
 struct moved_case {
-	const char *what;
-	uint8_t code[32];
-	size_t len;
-	uint16_t reads;
-	uint32_t offset;
-	const char *insn;
+	struct site_case site;
 	uint8_t arg_reg[3];
 };
 
 static const struct moved_case moved[] = {
 	/* mov 0xb449(%rip),%rax; mov %rdi,%rsi; mov %fs:(%rax),%rdi; cmp $0x400,%rsi; ja */
-	{ "mimalloc malloc", { 0x48, 0x8b, 0x05, 0x49, 0xb4, 0x00, 0x00, 0x48, 0x89, 0xfe, 0x64, 0x48, 0x8b, 0x38, 0x48, 0x81, 0xfe, 0x00, 0x04, 0x00, 0x00, 0x77, 0x29, 0x48 }, 24, RDI, 21, "jcc", { AT_RSI, AT_RSI, AT_RDX } },
+	{ { "mimalloc malloc", { 0x48, 0x8b, 0x05, 0x49, 0xb4, 0x00, 0x00, 0x48, 0x89, 0xfe, 0x64, 0x48, 0x8b, 0x38, 0x48, 0x81, 0xfe, 0x00, 0x04, 0x00, 0x00, 0x77, 0x29, 0x48 }, 24, RDI, 21, "jcc" }, { AT_RSI, AT_RSI, AT_RDX } },
 	/* mov 0xadc9(%rip),%rdx; mov %rdi,%rax; mov %fs:(%rdx),%rdi; cmp $0x1,%rax; je */
-	{ "mimalloc calloc", { 0x48, 0x8b, 0x15, 0xc9, 0xad, 0x00, 0x00, 0x48, 0x89, 0xf8, 0x64, 0x48, 0x8b, 0x3a, 0x48, 0x83, 0xf8, 0x01, 0x74, 0x08, 0x48, 0xf7, 0xe6, 0x48 }, 24, RDI | RSI, 18, "jcc", { AT_RAX, AT_RSI, AT_RDX } },
+	{ { "mimalloc calloc", { 0x48, 0x8b, 0x15, 0xc9, 0xad, 0x00, 0x00, 0x48, 0x89, 0xf8, 0x64, 0x48, 0x8b, 0x3a, 0x48, 0x83, 0xf8, 0x01, 0x74, 0x08, 0x48, 0xf7, 0xe6, 0x48 }, 24, RDI | RSI, 18, "jcc" }, { AT_RAX, AT_RSI, AT_RDX } },
 	/* mov ..,%rax; mov %rsi,%rdx; mov %rdi,%rsi; mov %fs:(%rax),%rax; mov %rax,%rdi; jmp */
-	{ "mimalloc realloc", { 0x48, 0x8b, 0x05, 0x49, 0xa9, 0x00, 0x00, 0x48, 0x89, 0xf2, 0x48, 0x89, 0xfe, 0x64, 0x48, 0x8b, 0x00, 0x48, 0x89, 0xc7, 0xe9, 0xf7, 0x4e, 0xff, 0xff }, 25, RDI | RSI, 20, "jmp", { AT_RSI, AT_RDX, AT_RDX } },
+	{ { "mimalloc realloc", { 0x48, 0x8b, 0x05, 0x49, 0xa9, 0x00, 0x00, 0x48, 0x89, 0xf2, 0x48, 0x89, 0xfe, 0x64, 0x48, 0x8b, 0x00, 0x48, 0x89, 0xc7, 0xe9, 0xf7, 0x4e, 0xff, 0xff }, 25, RDI | RSI, 20, "jmp" }, { AT_RSI, AT_RDX, AT_RDX } },
 	/* glibc's malloc: nothing to follow, the entry is emulated */
-	{ "glibc malloc", { 0x41, 0x54, 0x55, 0x53, 0x48, 0x89, 0xfb }, 7, RDI, 0, "push", { AT_RDI, AT_RSI, AT_RDX } },
+	{ { "glibc malloc", { 0x41, 0x54, 0x55, 0x53, 0x48, 0x89, 0xfb }, 7, RDI, 0, "push" }, { AT_RDI, AT_RSI, AT_RDX } },
 	/* mov %rdi,%rax (8b form: 48 8b c7); xor %edi,%edi; push: rdi's value is in rax */
-	{ "8b-form copy", { 0x48, 0x8b, 0xc7, 0x31, 0xff, 0x55 }, 6, RDI, 5, "push", { AT_RAX, AT_RSI, AT_RDX } },
+	{ { "8b-form copy", { 0x48, 0x8b, 0xc7, 0x31, 0xff, 0x55 }, 6, RDI, 5, "push" }, { AT_RAX, AT_RSI, AT_RDX } },
 	/* a 32-bit mov truncates: not a copy */
-	{ "32-bit mov is no copy", { 0x89, 0xf8, 0x31, 0xff, 0x55 }, 5, RDI, 0, "entry", { AT_RDI, AT_RSI, AT_RDX } },
+	{ { "32-bit mov is no copy", { 0x89, 0xf8, 0x31, 0xff, 0x55 }, 5, RDI, 0, "entry" }, { AT_RDI, AT_RSI, AT_RDX } },
 	/* the copy is overwritten before the site: lost */
-	{ "copy overwritten", { 0x48, 0x89, 0xfe, 0x31, 0xff, 0x31, 0xf6, 0x55 }, 8, RDI, 0, "entry", { AT_RDI, AT_RSI, AT_RDX } },
+	{ { "copy overwritten", { 0x48, 0x89, 0xfe, 0x31, 0xff, 0x31, 0xf6, 0x55 }, 8, RDI, 0, "entry" }, { AT_RDI, AT_RSI, AT_RDX } },
 	/* its own register kept, a copy made too: the own register is named */
-	{ "own register kept", { 0x48, 0x89, 0xf8, 0x55 }, 4, RDI, 3, "push", { AT_RDI, AT_RSI, AT_RDX } },
+	{ { "own register kept", { 0x48, 0x89, 0xf8, 0x55 }, 4, RDI, 3, "push" }, { AT_RDI, AT_RSI, AT_RDX } },
 	/* the stack pointer is never given up */
-	{ "mov to rsp", { 0x48, 0x89, 0xfc, 0x55 }, 4, RDI, 0, "entry", { AT_RDI, AT_RSI, AT_RDX } },
+	{ { "mov to rsp", { 0x48, 0x89, 0xfc, 0x55 }, 4, RDI, 0, "entry" }, { AT_RDI, AT_RSI, AT_RDX } },
 };
 
 static void test_moved_arguments(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
-		const struct moved_case *c = &moved[i];
+		const struct site_case *c = &moved[i].site;
 		struct at_probe_site site;
 		at_x86_probe_site(c->code, c->len, c->reads, 1, &site);
 		if (site.offset != c->offset || strcmp(site.insn, c->insn) != 0)
 			fail_msg("%s: got +%u %s (%s), want +%u %s", c->what, site.offset, site.insn,
 				 site.why, c->offset, c->insn);
 		for (int a = 0; a < 3; a++)
-			if ((c->reads & AT_REG_BIT(at_x86_arg_regs[a])) && site.arg_reg[a] != c->arg_reg[a])
+			if ((c->reads & AT_REG_BIT(at_x86_arg_regs[a])) &&
+			    site.arg_reg[a] != moved[i].arg_reg[a])
 				fail_msg("%s: argument %d in register %u, want %u", c->what, a,
-					 site.arg_reg[a], c->arg_reg[a]);
+					 site.arg_reg[a], moved[i].arg_reg[a]);
 	}
 }
 
