@@ -339,29 +339,28 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 		snprintf(why, whylen, "cannot read %s: %s", path, reason);
 		return -1;
 	}
-	static struct at_scanned_object internal;
+	struct at_scanned_object internal = { 0 };
 	int n = locate(&e, path, f, list_functions(f), why, whylen);
-	internal.ncalls = 0;
 	if (n > 0)
 		note_internal_calls(p, &e, path, f, (unsigned)n, &internal);
 	at_elf_close(&e);
 	if (n < 0)
 		return -1;
-	uint64_t returns[16], entries[16], codes[16], frees[16];
-	unsigned nreturns = 0, nentries = 0, nfrees = 0;
+	/* an allocation function's entry and return probes share its site */
+	uint64_t allocs[16], codes[16], frees[16];
+	unsigned nallocs = 0, nfrees = 0;
 	for (int i = 0; i < n; i++) {
 		if (!f[i].has_return) {
 			frees[nfrees++] = f[i].site_offset;
 			continue;
 		}
-		returns[nreturns++] = f[i].site_offset;
-		entries[nentries] = f[i].site_offset;
-		codes[nentries++] = entry_cookie(&f[i]);
+		allocs[nallocs] = f[i].site_offset;
+		codes[nallocs++] = entry_cookie(&f[i]);
 	}
 	/* Return probes first, so that a call already running is ignored rather than half-seen;
 	 * the call sites last: one marked before its entry probe exists would stay marked. */
-	if (add_link(p, skel->progs.alloc_return, 1, pid, path, returns, NULL, nreturns) < 0 ||
-	    add_link(p, skel->progs.alloc_entry, 0, pid, path, entries, codes, nentries) < 0 ||
+	if (add_link(p, skel->progs.alloc_return, 1, pid, path, allocs, NULL, nallocs) < 0 ||
+	    add_link(p, skel->progs.alloc_entry, 0, pid, path, allocs, codes, nallocs) < 0 ||
 	    add_link(p, skel->progs.free_entry, 0, pid, path, frees, NULL, nfrees) < 0 ||
 	    add_link(p, skel->progs.internal_call, 0, pid, path, internal.call_offsets, NULL,
 		     internal.ncalls) < 0)

@@ -46,9 +46,7 @@ static void write_record(void *arg, const struct at_record *rec)
 	struct at_session *d = arg;
 	struct at_event ev;
 
-	at_record_to_event(rec, d->pagesize, &ev);
-	if (!d->opt.stacks)
-		ev.time_ns = 0; /* a trace without --stacks has no times (NO_TIMES) */
+	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
 	at_pidset_add(&d->written, ev.pid);
 	if (at_pidset_add(&d->seen, ev.pid)) {
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
@@ -156,8 +154,7 @@ static int load_bpf(struct at_session *d)
 	d->skel->rodata->trace_all = d->opt.all ? 1 : 0;
 	d->skel->rodata->self_tgid = (uint32_t)getpid();
 	d->skel->rodata->floor_only = d->opt.floor ? 1 : 0;
-	/* every probe is attached for its process unless processes join later (targets.c) */
-	d->skel->rodata->probes_bound = d->opt.follow || d->opt.all ? 0 : 1;
+	d->skel->rodata->probes_bound = (uint32_t)at_targets_bound(d);
 	d->skel->rodata->times_on = d->opt.stacks ? 1 : 0; /* only traces with stacks have times */
 	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);

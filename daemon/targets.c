@@ -27,10 +27,15 @@ static const char *attach_hint(void)
 	return errno == EPERM || errno == EACCES ? at_caps_hint(AT_CAPS_ATTACH) : "";
 }
 
+int at_targets_bound(const struct at_session *d)
+{
+	return !d->opt.follow && !d->opt.all;
+}
+
 int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *why,
 		     size_t whylen)
 {
-	pid_t scope = d->opt.follow || d->opt.all ? -1 : pid;
+	pid_t scope = at_targets_bound(d) ? pid : -1;
 	struct stat st;
 
 	if (stat(path, &st) < 0) {

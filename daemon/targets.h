@@ -14,6 +14,10 @@ struct at_session;
  * released once its probes are in). 0, or -1 after a message. */
 int at_targets_attach(struct at_session *d);
 
+/* 1 when every probe is attached for one process (neither following new processes nor
+ * tracing them all): the kernel then checks the process before the BPF program runs. */
+int at_targets_bound(const struct at_session *d);
+
 /* Probes the object at path for pid in the session's scope: for every process when the
  * session follows new processes or traces them all, else for pid alone; nothing if that file is
  * probed in that scope already. 0, or -1 with a reason in why. */

@@ -375,8 +375,6 @@ void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copi
 			holds[a] &= (uint16_t)~insn.writes;
 			if (copies && insn.copy_from >= 0 && (had & AT_REG_BIT(insn.copy_from)))
 				holds[a] |= AT_REG_BIT(insn.copy_to);
-			if (!copies)
-				holds[a] &= AT_REG_BIT(at_x86_arg_regs[a]);
 			lost |= (reads & AT_REG_BIT(at_x86_arg_regs[a])) && !holds[a];
 		}
 		if (lost) {
