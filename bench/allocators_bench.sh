@@ -6,9 +6,11 @@
 # floor (what its BPF programs and daemon add to the traps) and each traced pair's ratio to
 # glibc's traced pair (what the allocator's first instructions cost the traps: one the kernel
 # must single-step instead of emulate costs microseconds).
-# Median of RUNS (default 3) runs of PAIRS (default 100000) pairs per thread.
+# Median of RUNS (default 5) rounds of PAIRS (default 100000) pairs per thread; each round runs
+# bare, alloctapd and the floor one after the other.
 set -u
 . "$(dirname "$0")/lib.sh"
+RUNS=${RUNS:-5}
 pairloop_setup allocators
 if [ ! -x "$PL" ]; then
 	echo "allocators bench: $PL is not built (make bench builds it)"
@@ -26,13 +28,20 @@ one_run() {
 	esac | ns_of
 }
 
-measure() { # ALLOCATOR MODE THREADS -> median ns
-	for _ in $(seq "$RUNS"); do one_run "$@"; done | median
+# measure_all ALLOCATOR THREADS: "bare alloctapd floor", each the median of RUNS runs, the three
+# modes taken in turn in every round so that the machine's drift moves them together.
+measure_all() {
+	local r
+	for r in $(seq "$RUNS"); do
+		echo "$(one_run "$1" bare "$2") $(one_run "$1" alloctapd "$2") $(one_run "$1" floor "$2")"
+	done >"$T/rounds"
+	echo "$(cut -d' ' -f1 "$T/rounds" | median) $(cut -d' ' -f2 "$T/rounds" | median)" \
+		"$(cut -d' ' -f3 "$T/rounds" | median)"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b}'; }
 
-echo "allocators: ns per malloc+free pair, $PAIRS pairs per thread, median of $RUNS runs"
+echo "allocators: ns per malloc+free pair, $PAIRS pairs per thread, median of $RUNS rounds"
 printf '%-10s %8s %10s %12s %10s %10s %12s\n' allocator threads bare alloctapd floor "/floor" "/glibc's"
 declare -A traced
 for a in glibc jemalloc tcmalloc mimalloc; do
@@ -41,9 +50,7 @@ for a in glibc jemalloc tcmalloc mimalloc; do
 		exit 1
 	fi
 	for t in 1 2 8; do
-		bare=$(measure "$a" bare "$t")
-		ad=$(measure "$a" alloctapd "$t")
-		fl=$(measure "$a" floor "$t")
+		read -r bare ad fl < <(measure_all "$a" "$t")
 		traced[$a,$t]=$ad
 		printf '%-10s %8s %10s %12s %10s %10s %12s\n' "$a" "$t" "$bare" "$ad" "$fl" \
 			"$(ratio "$ad" "$fl")" "$(ratio "$ad" "${traced[glibc,$t]}")"
@@ -58,7 +65,7 @@ echo "allocators: BPF run time per invocation (bpf_stats), ns, glibc, 1 thread"
 printf '%-16s %10s %10s\n' program alloctapd floor
 prog_stats "$T/stats.alloctapd" "$D" -q -f binary -o /dev/null -- "$PL" $((30 * PAIRS)) 1
 prog_stats "$T/stats.floor" "$D" -q --floor -o /dev/null -- "$PL" $((30 * PAIRS)) 1
-for name in alloc_entry alloc_return free_entry; do
+for name in malloc_entry alloc_return free_entry; do
 	printf '%-16s %10s %10s\n' "$name" "$(prog_ns "$T/stats.alloctapd" "$name")" \
 		"$(prog_ns "$T/stats.floor" "$name")"
 done

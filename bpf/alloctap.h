@@ -19,7 +19,11 @@
  *           every object, mmapable arrays the daemon fills), proc_mappings (tgid -> struct
  *           at_bpf_mappings), stacks (stack hash -> struct at_bpf_stack, read and deleted by
  *           the daemon), stack_scratch (per-CPU), stack_counts (enum at_stack_counter)
- *   progs   one entry program per function, alloc_return, thread_exit */
+ *   maps    thread_slots (struct at_thread by at_thread_slot(tid), read by the daemon at a hold),
+ *           threads (task storage: the state of a thread whose slot another holds)
+ *   progs   alloc_entry (any allocation function: the cookie says which), malloc_entry,
+ *           calloc_entry, realloc_entry (not loaded with --stacks), free_entry, alloc_return,
+ *           internal_call, thread_exit, thread_exec */
 #ifndef ALLOCTAP_BPF_H
 #define ALLOCTAP_BPF_H
 
@@ -78,6 +82,9 @@ enum at_lost_counter {
 	AT_LOST_RECORDS = 0,  /* ring reservations that failed (one event each) */
 	AT_LOST_REALLOCS,     /* of those, realloc returns (two numbers, one event) */
 	AT_LOST_NO_STATE,     /* entries with no room for per-thread state */
+	/* not losses: where threads got their state (struct at_thread) */
+	AT_LOST_STATE_SLOT,    /* threads that claimed their slot */
+	AT_LOST_STATE_STORAGE, /* threads given task storage: another thread held their slot */
 	AT_LOST_COUNT
 };
 
@@ -189,8 +196,13 @@ struct at_bpf_held {
 };
 #define AT_BPF_HOLD_GAP_NS 50000000ull /* at most one hold per process per 50 ms */
 
-/* Per-thread call state (the threads map; the daemon rewrites stack at a hold). */
+/* Per-thread call state. A thread's state is the slot of thread_slots at its tid modulo
+ * AT_THREAD_SLOTS (an array element: found without a call), claimed at the thread's first call
+ * and released when it exits or execs; a thread whose slot another thread holds keeps its state
+ * in task storage (the threads map) instead, for life. The daemon rewrites stack at a hold. */
+#define AT_THREAD_SLOTS 32768
 struct at_thread {
+	__u64 owner;    /* a slot's thread (tgid << 32 | tid), 0: free; unused in task storage */
 	__u64 seq_entry;
 	__u64 arg[2];
 	__u64 memptr;   /* posix_memalign's out-parameter */
@@ -205,6 +217,12 @@ struct at_thread {
 			 * targets only when it ends) */
 	__u32 unused;
 };
+
+/* The slot of thread tid in thread_slots. */
+static inline __u32 at_thread_slot(__u32 tid)
+{
+	return tid & (AT_THREAD_SLOTS - 1);
+}
 
 /* How a walk ended, in a stack's flags: AT_STACK_TRUNCATED and AT_STACK_INCOMPLETE of
  * lib/stack.h, and this bit with the latter when the pc had no mapping or no table (the daemon

@@ -318,13 +318,79 @@ static int add_link(struct at_probes *p, struct bpf_program *prog, int retprobe,
 	return 0;
 }
 
-void at_attach_prepare(struct alloctap *skel)
+/* The entry program of its own of function code, or NULL (see the BPF program). */
+static struct bpf_program *own_entry_program(struct alloctap *skel, uint32_t code)
 {
-	struct bpf_program *progs[] = { skel->progs.alloc_entry, skel->progs.free_entry,
-					skel->progs.alloc_return, skel->progs.internal_call };
+	switch (code) {
+	case AT_PROBE_MALLOC:
+		return skel->progs.malloc_entry;
+	case AT_PROBE_CALLOC:
+		return skel->progs.calloc_entry;
+	case AT_PROBE_REALLOC:
+		return skel->progs.realloc_entry;
+	default:
+		return NULL;
+	}
+}
+
+void at_attach_prepare(struct alloctap *skel, int stacks)
+{
+	struct bpf_program *progs[] = { skel->progs.alloc_entry,   skel->progs.malloc_entry,
+					skel->progs.calloc_entry,  skel->progs.realloc_entry,
+					skel->progs.free_entry,    skel->progs.alloc_return,
+					skel->progs.internal_call };
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_expected_attach_type(progs[i], AT_BPF_TRACE_UPROBE_MULTI);
+	/* with stacks, the one alloc_entry: each program that walks is verified on its own */
+	for (uint32_t code = 0; code < AT_PROBE_FUNC_COUNT; code++)
+		if (own_entry_program(skel, code))
+			bpf_program__set_autoload(own_entry_program(skel, code), !stacks);
+}
+
+/* The program for the entry of function f: its own when it has one (loaded) and the arguments
+ * are in their registers at the site, else alloc_entry, told by the cookie. */
+static struct bpf_program *entry_program(struct alloctap *skel, const struct probed_function *f)
+{
+	struct bpf_program *own = own_entry_program(skel, f->code);
+
+	if (own && bpf_program__autoload(own) &&
+	    memcmp(f->arg_reg, at_x86_arg_regs, sizeof(f->arg_reg)) == 0)
+		return own;
+	return skel->progs.alloc_entry;
+}
+
+/* Links entry programs at the nallocs allocation functions of f (indexed by allocs_of): one
+ * link per program. 0, or -1 with errno set. */
+static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, const char *path,
+			const struct probed_function *f, const unsigned *allocs_of, unsigned nallocs)
+{
+	struct bpf_program *progs[16];
+	unsigned nprogs = 0;
+
+	for (unsigned i = 0; i < nallocs; i++) {
+		struct bpf_program *prog = entry_program(skel, &f[allocs_of[i]]);
+		unsigned k = 0;
+
+		while (k < nprogs && progs[k] != prog)
+			k++;
+		if (k == nprogs)
+			progs[nprogs++] = prog;
+	}
+	for (unsigned k = 0; k < nprogs; k++) {
+		uint64_t offsets[16], cookies[16];
+		unsigned n = 0;
+
+		for (unsigned i = 0; i < nallocs; i++) {
+			if (entry_program(skel, &f[allocs_of[i]]) != progs[k])
+				continue;
+			offsets[n] = f[allocs_of[i]].site_offset;
+			cookies[n++] = entry_cookie(&f[allocs_of[i]]);
+		}
+		if (add_link(p, progs[k], 0, pid, path, offsets, cookies, n) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
@@ -347,20 +413,20 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 	if (n < 0)
 		return -1;
 	/* an allocation function's entry and return probes share its site */
-	uint64_t allocs[16], codes[16], frees[16];
-	unsigned nallocs = 0, nfrees = 0;
+	uint64_t allocs[16], frees[16];
+	unsigned allocs_of[16], nallocs = 0, nfrees = 0;
 	for (int i = 0; i < n; i++) {
 		if (!f[i].has_return) {
 			frees[nfrees++] = f[i].site_offset;
 			continue;
 		}
-		allocs[nallocs] = f[i].site_offset;
-		codes[nallocs++] = entry_cookie(&f[i]);
+		allocs_of[nallocs] = (unsigned)i;
+		allocs[nallocs++] = f[i].site_offset;
 	}
 	/* Return probes first, so that a call already running is ignored rather than half-seen;
 	 * the call sites last: one marked before its entry probe exists would stay marked. */
 	if (add_link(p, skel->progs.alloc_return, 1, pid, path, allocs, NULL, nallocs) < 0 ||
-	    add_link(p, skel->progs.alloc_entry, 0, pid, path, allocs, codes, nallocs) < 0 ||
+	    link_entries(skel, p, pid, path, f, allocs_of, nallocs) < 0 ||
 	    add_link(p, skel->progs.free_entry, 0, pid, path, frees, NULL, nfrees) < 0 ||
 	    add_link(p, skel->progs.internal_call, 0, pid, path, internal.call_offsets, NULL,
 		     internal.ncalls) < 0)

@@ -37,10 +37,11 @@ struct at_probes {
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
 		     char *why, size_t whylen);
 
-/* The attach type of uprobe_multi links (Linux 6.6), which the probes' programs must be loaded
- * with (at_attach_prepare, between the skeleton's open and load). */
+/* Between the skeleton's open and load: the probes' programs are loaded with the attach type of
+ * uprobe_multi links (Linux 6.6); with stacks, the entry programs of single functions are not
+ * loaded (alloc_entry serves every function). */
 #define AT_BPF_TRACE_UPROBE_MULTI 48
-void at_attach_prepare(struct alloctap *skel);
+void at_attach_prepare(struct alloctap *skel, int stacks);
 
 /* Destroys every link. Each link's end waits for the kernel's grace periods (about 120 ms
  * measured on a VM, whatever the number of sites in it): the links are closed from threads of

@@ -160,7 +160,7 @@ static int load_bpf(struct at_session *d)
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
 	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);
 	at_stacks_configure(d->skel, d->opt.stacks);
-	at_attach_prepare(d->skel);
+	at_attach_prepare(d->skel, d->opt.stacks);
 	err = alloctap__load(d->skel);
 	if (err) {
 		at_error("cannot load the BPF program: %s%s", strerror(-err),
@@ -172,6 +172,11 @@ static int load_bpf(struct at_session *d)
 	d->skel->links.thread_exit = bpf_program__attach(d->skel->progs.thread_exit);
 	if (!d->skel->links.thread_exit) {
 		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));
+		return -1;
+	}
+	d->skel->links.thread_exec = bpf_program__attach(d->skel->progs.thread_exec);
+	if (!d->skel->links.thread_exec) {
+		at_error("cannot attach the exec tracepoint: %s", strerror(errno));
 		return -1;
 	}
 	d->ring = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_ring_record, d, NULL);
@@ -388,6 +393,10 @@ static void print_summary(struct at_session *d)
 		     (unsigned long long)d->reorder.missing, (unsigned long long)d->reorder.late,
 		     (unsigned long long)d->lost.bpf[AT_LOST_RECORDS],
 		     (unsigned long long)d->lost.bpf[AT_LOST_NO_STATE]);
+	DISPLAYLEVEL(3, "%s: per-thread state: %llu threads in their slots, %llu in task storage "
+		     "(their slot was held)\n", at_program_name,
+		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_SLOT],
+		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_STORAGE]);
 	if (d->late_processes || d->events.overflows)
 		DISPLAYLEVEL(2, "%s: %llu processes and programs picked up late: their first calls "
 			     "are missing%s\n", at_program_name,

@@ -81,6 +81,7 @@ int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
 	s->counts_fd = bpf_map__fd(skel->maps.stack_counts);
 	s->held_fd = bpf_map__fd(skel->maps.held);
 	s->threads_fd = bpf_map__fd(skel->maps.threads);
+	s->slots_fd = bpf_map__fd(skel->maps.thread_slots);
 	return 0;
 }
 
@@ -175,20 +176,32 @@ static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mapp
 }
 
 /* The thread's call in progress, whose stack was taken as old_hash, now carries new_hash. The
- * per-thread state is task storage, found by a descriptor of the thread (pidfd_open with
- * PIDFD_THREAD, Linux 6.9; a thread group leader's descriptor also works without it). */
-static void retarget_call(int threads_fd, pid_t tid, uint64_t old_hash, uint64_t new_hash)
+ * thread is stopped. Its state is its slot in thread_slots if it holds it, else task storage,
+ * found by a descriptor of the thread (pidfd_open with PIDFD_THREAD, Linux 6.9; a thread group
+ * leader's descriptor also works without it). */
+static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint64_t old_hash,
+			  uint64_t new_hash)
 {
 	struct at_thread t;
+	uint32_t slot = at_thread_slot((uint32_t)tid);
+
+	if (bpf_map_lookup_elem(s->slots_fd, &slot, &t) == 0 &&
+	    t.owner == ((uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid)) {
+		if (t.stack == old_hash) {
+			t.stack = new_hash;
+			bpf_map_update_elem(s->slots_fd, &slot, &t, BPF_EXIST);
+		}
+		return;
+	}
 	int fd = (int)syscall(SYS_pidfd_open, tid, AT_PIDFD_THREAD);
 
 	if (fd < 0)
 		fd = (int)syscall(SYS_pidfd_open, tid, 0);
 	if (fd < 0)
 		return;
-	if (bpf_map_lookup_elem(threads_fd, &fd, &t) == 0 && t.stack == old_hash) {
+	if (bpf_map_lookup_elem(s->threads_fd, &fd, &t) == 0 && t.stack == old_hash) {
 		t.stack = new_hash;
-		bpf_map_update_elem(threads_fd, &fd, &t, BPF_EXIST);
+		bpf_map_update_elem(s->threads_fd, &fd, &t, BPF_EXIST);
 	}
 	close(fd);
 }
@@ -227,7 +240,7 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, r.count, flags, 1);
 	if (bpf_map_update_elem(s->stacks_fd, &hash, &raw, BPF_NOEXIST) < 0 && errno != EEXIST)
 		return 1;
-	retarget_call(s->threads_fd, tid, h.hash, hash);
+	retarget_call(s, tid, tgid, h.hash, hash);
 	return 1;
 }
 

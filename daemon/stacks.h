@@ -41,7 +41,7 @@ struct at_stacks {
 	struct at_stack_store store;   /* session ids to stacks and their ids in the file */
 	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
 	size_t mem_len[4];
-	int mappings_fd, stacks_fd, counts_fd, held_fd, threads_fd;
+	int mappings_fd, stacks_fd, counts_fd, held_fd, threads_fd, slots_fd;
 	uint64_t *mappings_gen;       /* the BPF program's: bumped after each change of the map */
 	struct at_bpf_mappings *scan; /* one scan's result, before it goes into the map */
 	struct at_stack stack;        /* the stack being written */
