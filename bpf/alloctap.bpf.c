@@ -45,6 +45,8 @@ const volatile __u32 times_on = 0;
 /* 1: every probe is attached for one pid, which the kernel checks before the program runs: the
  * targets map need not be read. */
 const volatile __u32 probes_bound = 0;
+/* The slots of thread_slots less 1 (a power of two less 1; the daemon sizes the map). */
+const volatile __u32 thread_slot_mask = AT_THREAD_SLOTS - 1;
 
 /* The one global event counter; the daemon reads it after detaching (see alloctap.h). */
 __u64 next_seq = 0;
@@ -69,11 +71,11 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* Per-thread call state (struct at_thread): a thread's slot in thread_slots, found by its tid
- * without a call; or, for a thread whose slot another thread holds, its task storage in threads,
- * which goes with the thread. thread_exit and thread_exec release a slot. (Task storage alone
- * costs two calls per program, some 20 ns each here: bpf_get_current_task_btf and
- * bpf_task_storage_get.) */
+/* Per-thread call state (struct at_thread): a thread's slot in thread_slots, found from the
+ * address of its saved registers without a call (regs_key); or, for a thread whose slot another
+ * thread holds, its task storage in threads, which goes with the thread. thread_exit releases a
+ * slot. (Task storage costs two calls per program, some 20 ns each here:
+ * bpf_get_current_task_btf and bpf_task_storage_get; bpf_get_current_pid_tgid a third.) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, AT_THREAD_SLOTS);
@@ -225,42 +227,65 @@ static __always_inline void inflight_add(__u64 delta)
 		__sync_fetch_and_add(n, delta);
 }
 
-/* The state of the calling thread, id (tgid << 32 | tid); NULL when it has none. */
-static __always_inline struct at_thread *thread_state(__u64 id)
+/* The key of a thread's slot: the address of its saved user registers (the probes' context; a
+ * fixed place atop the thread's kernel stack for its whole life, and no other live thread's),
+ * as a distance from a variable of ours: a privileged program may subtract two pointers, and
+ * nothing else turns one into a number. Never 0. */
+static __always_inline __u64 regs_key(const void *regs)
 {
-	__u32 i = at_thread_slot((__u32)id);
+	return (__u64)regs - (__u64)&next_seq;
+}
+
+static __always_inline __u32 key_slot(__u64 key)
+{
+	return (__u32)((key * 0x9e3779b97f4a7c15ull) >> 32) & thread_slot_mask;
+}
+
+/* The state of the thread whose saved registers are at regs (the calling thread's); NULL when
+ * it has none. */
+static __always_inline struct at_thread *thread_state(const void *regs)
+{
+	__u64 key = regs_key(regs);
+	__u32 i = key_slot(key);
 	struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
 
-	if (s && s->owner == id)
+	if (s && s->owner == key)
 		return s;
 	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
 }
 
-/* A state for the calling thread, which has none: its slot if free (a released slot is all
- * zeros), else task storage. NULL when neither can be had. */
-static __always_inline struct at_thread *thread_state_new(__u64 id)
+/* A state for the calling thread (id: tgid << 32 | tid, registers at regs), which has none: its
+ * slot if free (a released slot is all zeros), else task storage. NULL when neither can be
+ * had. */
+static __always_inline struct at_thread *thread_state_new(const void *regs, __u64 id)
 {
-	__u32 i = at_thread_slot((__u32)id);
+	__u64 key = regs_key(regs);
+	__u32 i = key_slot(key);
 	struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
 
-	if (s && s->owner == 0 && __sync_val_compare_and_swap(&s->owner, 0, id) == 0) {
+	if (s && s->owner == 0 && __sync_val_compare_and_swap(&s->owner, 0, key) == 0) {
+		s->id = id;
 		count_lost(AT_LOST_STATE_SLOT);
 		return s;
 	}
 	struct at_thread *t = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 						   BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (t)
+	if (t) {
+		t->id = id;
 		count_lost(AT_LOST_STATE_STORAGE);
+	}
 	return t;
 }
 
-/* Gives back the slot of thread id, if it holds one: zeroed, then free. */
-static __always_inline void thread_slot_release(__u64 id)
+/* Gives back the slot of the thread whose registers are at regs, if it holds one: zeroed,
+ * then free. */
+static __always_inline void thread_slot_release(const void *regs)
 {
-	__u32 i = at_thread_slot((__u32)id);
+	__u64 key = regs_key(regs);
+	__u32 i = key_slot(key);
 	struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
 
-	if (!s || s->owner != id)
+	if (!s || s->owner != key)
 		return;
 	__builtin_memset((char *)s + sizeof(s->owner), 0, sizeof(*s) - sizeof(s->owner));
 	asm volatile("" ::: "memory"); /* zeroed before it is free */
@@ -270,19 +295,21 @@ static __always_inline void thread_slot_release(__u64 id)
 /* The calling thread's state if its process is traced, else NULL (*untraced set). The targets
  * map is read once per thread; the answer stays in its state. With create, a traced thread
  * without a state gets one; else it may come back NULL with *untraced clear. */
-static __always_inline struct at_thread *traced_thread(__u64 id, int create, int *untraced)
+static __always_inline struct at_thread *traced_thread(struct pt_regs *ctx, int create,
+						       int *untraced)
 {
-	struct at_thread *t = thread_state(id);
+	struct at_thread *t = thread_state(ctx);
 
 	*untraced = 0;
 	if (t && t->traced)
 		return t;
+	__u64 id = bpf_get_current_pid_tgid();
 	if (!is_traced(id >> 32)) {
 		*untraced = 1;
 		return NULL;
 	}
 	if (!t && create)
-		t = thread_state_new(id);
+		t = thread_state_new(ctx, id);
 	if (t)
 		t->traced = 1;
 	return t;
@@ -599,8 +626,14 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 
 		if (now >= w.maps->hold_after_ns) {
 			struct at_bpf_held h = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0,
-						 w.hash };
+						 w.hash, 0, 0 };
 			__u32 tid = (__u32)bpf_get_current_pid_tgid();
+			__u64 key = regs_key(ctx);
+			__u32 slot = key_slot(key);
+			struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &slot);
+
+			if (s && s->owner == key)
+				h.slot = slot + 1;
 
 			w.maps->hold_after_ns = now + AT_BPF_HOLD_GAP_NS;
 			if (bpf_probe_read_user(&h.ra, sizeof(h.ra), (void *)h.sp) == 0 &&
@@ -619,9 +652,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 {
 	if (floor_only)
 		return 0;
-	__u64 id = bpf_get_current_pid_tgid();
 	int untraced;
-	struct at_thread *t = traced_thread(id, 1, &untraced);
+	struct at_thread *t = traced_thread(ctx, 1, &untraced);
 
 	if (untraced)
 		return 0;
@@ -645,7 +677,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 		t->seq_entry = __sync_fetch_and_add(&next_seq, 1);
 	t->stack = 0;
 	if (stacks_on)
-		t->stack = take_stack(ctx, id >> 32);
+		t->stack = take_stack(ctx, t->id >> 32);
 	return 0;
 }
 
@@ -764,8 +796,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 {
 	if (floor_only)
 		return 0;
-	__u64 id = bpf_get_current_pid_tgid();
-	struct at_thread *t = thread_state(id);
+	struct at_thread *t = thread_state(ctx);
 	__u64 seq, seq_entry, result = ret;
 
 	if (!t || t->depth == 0) /* entered before the entry probe was attached */
@@ -782,7 +813,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		if ((int)ret == 0)
 			bpf_probe_read_user(&result, sizeof(result), (void *)t->memptr);
 	}
-	emit(id, seq, seq_entry, t->func, t->flags, t->arg[0], t->arg[1], result, t->stack);
+	emit(t->id, seq, seq_entry, t->func, t->flags, t->arg[0], t->arg[1], result, t->stack);
 	inflight_add(-inflight_unit(t->func));
 	return 0;
 }
@@ -793,10 +824,9 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 {
 	if (floor_only)
 		return 0;
-	__u64 id = bpf_get_current_pid_tgid();
 	int untraced;
 	/* no state yet: not inside a call, not marked */
-	struct at_thread *t = traced_thread(id, 0, &untraced);
+	struct at_thread *t = traced_thread(ctx, 0, &untraced);
 
 	if (untraced)
 		return 0;
@@ -805,6 +835,7 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 	if (!window_admits(AT_INFLIGHT_CALL))
 		return 0;
 	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
+	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
 
 	emit(id, seq, seq, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
 	inflight_add(-AT_INFLIGHT_CALL);
@@ -820,7 +851,7 @@ int BPF_KPROBE(internal_call)
 	if (floor_only)
 		return 0;
 	int untraced;
-	struct at_thread *t = traced_thread(bpf_get_current_pid_tgid(), 1, &untraced);
+	struct at_thread *t = traced_thread(ctx, 1, &untraced);
 
 	if (!t)
 		return 0;
@@ -834,27 +865,28 @@ int BPF_KPROBE(internal_call)
 SEC("raw_tracepoint/sched_process_exit")
 int thread_exit(void *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct at_thread *t = thread_state(id);
+	const void *regs = (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct at_thread *t = thread_state(regs);
 
 	if (t && t->depth > 0 && t->recorded) {
 		inflight_add(-inflight_unit(t->func));
 		t->recorded = 0;
 	}
-	thread_slot_release(id);
+	thread_slot_release(regs);
 	return 0;
 }
 
 /* A thread other than the leader that execs takes the leader's tid (the leader has exited):
- * the slot of its old tid is released. (It is not inside a call: exec is not called from one.) */
+ * its state, which goes on (same task, same registers), gets its new id. (It is not inside a
+ * call: exec is not called from one.) */
 SEC("raw_tracepoint/sched_process_exec")
-int thread_exec(struct bpf_raw_tracepoint_args *ctx)
+int thread_exec(void *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 old_tid = (__u32)ctx->args[1];
+	const void *regs = (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct at_thread *t = thread_state(regs);
 
-	if (old_tid != (__u32)id)
-		thread_slot_release((id & ~0xffffffffull) | old_tid);
+	if (t)
+		t->id = bpf_get_current_pid_tgid();
 	return 0;
 }
 

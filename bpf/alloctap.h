@@ -8,7 +8,8 @@
  * and in daemon/convert.c stop a build whose two sides disagree.
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields):
- *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on: set before load
+ *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,
+ *           thread_slot_mask: set before load
  *   bss     next_seq: the one global event counter (__u64). Every event takes its number with
  *           an atomic fetch-and-add on it. After detaching every probe the daemon reads it once:
  *           every number below it was handed out, so a number the reorder window has not seen
@@ -19,7 +20,7 @@
  *           every object, mmapable arrays the daemon fills), proc_mappings (tgid -> struct
  *           at_bpf_mappings), stacks (stack hash -> struct at_bpf_stack, read and deleted by
  *           the daemon), stack_scratch (per-CPU), stack_counts (enum at_stack_counter)
- *   maps    thread_slots (struct at_thread by at_thread_slot(tid), read by the daemon at a hold),
+ *   maps    thread_slots (struct at_thread, sized before load; read by the daemon at a hold),
  *           threads (task storage: the state of a thread whose slot another holds)
  *   progs   alloc_entry (any allocation function: the cookie says which), malloc_entry,
  *           calloc_entry, realloc_entry (not loaded with --stacks), free_entry, alloc_return,
@@ -193,16 +194,22 @@ struct at_bpf_mappings {
 struct at_bpf_held {
 	__u64 pc, sp, bp, ra;
 	__u64 hash;  /* of the incomplete stack the program stored */
+	__u32 slot;  /* the thread's state: 1 + its index in thread_slots; 0: in task storage */
+	__u32 pad;
 };
 #define AT_BPF_HOLD_GAP_NS 50000000ull /* at most one hold per process per 50 ms */
 
-/* Per-thread call state. A thread's state is the slot of thread_slots at its tid modulo
- * AT_THREAD_SLOTS (an array element: found without a call), claimed at the thread's first call
- * and released when it exits or execs; a thread whose slot another thread holds keeps its state
- * in task storage (the threads map) instead, for life. The daemon rewrites stack at a hold. */
+/* Per-thread call state. A thread's state is a slot of the array thread_slots, chosen by a hash
+ * of the address of the thread's saved user registers (the probes' context, fixed for the
+ * thread's life; the key is that address less the address of next_seq), and so found without a
+ * call. The thread claims it at its first call; it is released when the thread exits. A thread
+ * whose slot another thread holds keeps its state in task storage (the threads map) instead,
+ * for life. The daemon sizes thread_slots (a power of two, AT_THREAD_SLOTS unless told) and
+ * rewrites stack at a hold. */
 #define AT_THREAD_SLOTS 32768
 struct at_thread {
-	__u64 owner;    /* a slot's thread (tgid << 32 | tid), 0: free; unused in task storage */
+	__u64 owner;    /* a slot's thread (its registers' key), 0: free; unused in task storage */
+	__u64 id;       /* the thread: tgid << 32 | tid (set again when it execs) */
 	__u64 seq_entry;
 	__u64 arg[2];
 	__u64 memptr;   /* posix_memalign's out-parameter */
@@ -218,11 +225,6 @@ struct at_thread {
 	__u32 unused;
 };
 
-/* The slot of thread tid in thread_slots. */
-static inline __u32 at_thread_slot(__u32 tid)
-{
-	return tid & (AT_THREAD_SLOTS - 1);
-}
 
 /* How a walk ended, in a stack's flags: AT_STACK_TRUNCATED and AT_STACK_INCOMPLETE of
  * lib/stack.h, and this bit with the latter when the pc had no mapping or no table (the daemon

@@ -141,9 +141,32 @@ int at_session_add_target(struct at_session *d, pid_t pid)
 	return 0;
 }
 
+/* The number of per-thread state slots: AT_THREAD_SLOTS, or ALLOCTAP_THREAD_SLOTS from the
+ * environment (a power of two from 1 to 2^20; tests make threads share slots with few). 0 after
+ * an error message when the variable is not such a number. */
+static uint32_t thread_slots(void)
+{
+	const char *v = getenv("ALLOCTAP_THREAD_SLOTS");
+	char *end;
+
+	if (!v)
+		return AT_THREAD_SLOTS;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || n == 0 || n > (1ul << 20) || (n & (n - 1))) {
+		at_error("ALLOCTAP_THREAD_SLOTS=%s: not a power of two from 1 to 1048576", v);
+		return 0;
+	}
+	return (uint32_t)n;
+}
+
 static int load_bpf(struct at_session *d)
 {
 	int err;
+	uint32_t slots = thread_slots();
+
+	if (slots == 0)
+		return -1;
 
 	libbpf_set_print(libbpf_message);
 	d->skel = alloctap__open();
@@ -159,6 +182,8 @@ static int load_bpf(struct at_session *d)
 	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
 	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);
+	bpf_map__set_max_entries(d->skel->maps.thread_slots, slots);
+	d->skel->rodata->thread_slot_mask = slots - 1;
 	at_stacks_configure(d->skel, d->opt.stacks);
 	at_attach_prepare(d->skel, d->opt.stacks);
 	err = alloctap__load(d->skel);

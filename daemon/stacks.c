@@ -176,20 +176,21 @@ static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mapp
 }
 
 /* The thread's call in progress, whose stack was taken as old_hash, now carries new_hash. The
- * thread is stopped. Its state is its slot in thread_slots if it holds it, else task storage,
- * found by a descriptor of the thread (pidfd_open with PIDFD_THREAD, Linux 6.9; a thread group
- * leader's descriptor also works without it). */
-static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint64_t old_hash,
-			  uint64_t new_hash)
+ * thread is stopped. Its state is in thread_slots when the program said which slot (slot, 1 +
+ * the index), else in task storage, found by a descriptor of the thread (pidfd_open with
+ * PIDFD_THREAD, Linux 6.9; a thread group leader's descriptor also works without it). */
+static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint32_t slot,
+			  uint64_t old_hash, uint64_t new_hash)
 {
 	struct at_thread t;
-	uint32_t slot = at_thread_slot((uint32_t)tid);
 
-	if (bpf_map_lookup_elem(s->slots_fd, &slot, &t) == 0 &&
-	    t.owner == ((uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid)) {
-		if (t.stack == old_hash) {
+	if (slot > 0) {
+		uint32_t i = slot - 1;
+
+		if (bpf_map_lookup_elem(s->slots_fd, &i, &t) == 0 &&
+		    t.id == ((uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid) && t.stack == old_hash) {
 			t.stack = new_hash;
-			bpf_map_update_elem(s->slots_fd, &slot, &t, BPF_EXIST);
+			bpf_map_update_elem(s->slots_fd, &i, &t, BPF_EXIST);
 		}
 		return;
 	}
@@ -240,7 +241,7 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, r.count, flags, 1);
 	if (bpf_map_update_elem(s->stacks_fd, &hash, &raw, BPF_NOEXIST) < 0 && errno != EEXIST)
 		return 1;
-	retarget_call(s, tid, tgid, h.hash, hash);
+	retarget_call(s, tid, tgid, h.slot, h.hash, hash);
 	return 1;
 }
 
