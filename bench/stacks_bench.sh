@@ -89,7 +89,10 @@ for m in binary stacks; do
 	# shellcheck disable=SC2046
 	prog_stats "$T/stats.$m" $(tracer "$m") "$PL" $((50 * PAIRS)) 1 "$DEPTH"
 done
-for name in alloc_entry alloc_return free_entry; do
+# malloc's entry: its own program without stacks, alloc_entry (every function's) with them
+printf '%-16s %16s %16s\n' "malloc's entry" "$(prog_ns "$T/stats.binary" malloc_entry)" \
+	"$(prog_ns "$T/stats.stacks" alloc_entry)"
+for name in alloc_return free_entry; do
 	# "-": no count (the kernel collected none: another program may have turned the stats off)
 	printf '%-16s %16s %16s\n' "$name" "$(prog_ns "$T/stats.binary" "$name")" \
 		"$(prog_ns "$T/stats.stacks" "$name")"
