@@ -26,7 +26,6 @@
 
 #include "alloctap.h"
 
-
 /* Set by the daemon before load. */
 const volatile __u32 trace_all = 0;   /* 1: every tgid but self_tgid; 0: those in targets */
 const volatile __u32 self_tgid = 0;
@@ -236,9 +235,11 @@ static __always_inline __u64 regs_key(const void *regs)
 	return (__u64)regs - (__u64)&next_seq;
 }
 
-static __always_inline __u32 key_slot(__u64 key)
+/* The slot for key (whoever holds it), its index in *index; NULL when there is none. */
+static __always_inline struct at_thread *key_slot(__u64 key, __u32 *index)
 {
-	return (__u32)((key * 0x9e3779b97f4a7c15ull) >> 32) & thread_slot_mask;
+	*index = (__u32)((key * 0x9e3779b97f4a7c15ull) >> 32) & thread_slot_mask;
+	return bpf_map_lookup_elem(&thread_slots, index);
 }
 
 /* The state of the thread whose saved registers are at regs (the calling thread's); NULL when
@@ -246,8 +247,8 @@ static __always_inline __u32 key_slot(__u64 key)
 static __always_inline struct at_thread *thread_state(const void *regs)
 {
 	__u64 key = regs_key(regs);
-	__u32 i = key_slot(key);
-	struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
+	__u32 i;
+	struct at_thread *s = key_slot(key, &i);
 
 	if (s && s->owner == key)
 		return s;
@@ -260,8 +261,8 @@ static __always_inline struct at_thread *thread_state(const void *regs)
 static __always_inline struct at_thread *thread_state_new(const void *regs, __u64 id)
 {
 	__u64 key = regs_key(regs);
-	__u32 i = key_slot(key);
-	struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
+	__u32 i;
+	struct at_thread *s = key_slot(key, &i);
 
 	if (s && s->owner == 0 && __sync_val_compare_and_swap(&s->owner, 0, key) == 0) {
 		s->id = id;
@@ -282,8 +283,8 @@ static __always_inline struct at_thread *thread_state_new(const void *regs, __u6
 static __always_inline void thread_slot_release(const void *regs)
 {
 	__u64 key = regs_key(regs);
-	__u32 i = key_slot(key);
-	struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &i);
+	__u32 i;
+	struct at_thread *s = key_slot(key, &i);
 
 	if (!s || s->owner != key)
 		return;
@@ -292,27 +293,24 @@ static __always_inline void thread_slot_release(const void *regs)
 	*(volatile __u64 *)&s->owner = 0;
 }
 
-/* The calling thread's state if its process is traced, else NULL (*untraced set). The targets
- * map is read once per thread; the answer stays in its state. With create, a traced thread
- * without a state gets one; else it may come back NULL with *untraced clear. */
+/* The calling thread's state if its process is traced, else NULL (*untraced set). Only a
+ * traced thread gets a state, so the targets map is read only by a thread without one. With
+ * create, a traced thread without a state gets one; else it may come back NULL with *untraced
+ * clear. */
 static __always_inline struct at_thread *traced_thread(struct pt_regs *ctx, int create,
 						       int *untraced)
 {
 	struct at_thread *t = thread_state(ctx);
 
 	*untraced = 0;
-	if (t && t->traced)
+	if (t)
 		return t;
 	__u64 id = bpf_get_current_pid_tgid();
 	if (!is_traced(id >> 32)) {
 		*untraced = 1;
 		return NULL;
 	}
-	if (!t && create)
-		t = thread_state_new(ctx, id);
-	if (t)
-		t->traced = 1;
-	return t;
+	return create ? thread_state_new(ctx, id) : NULL;
 }
 
 /* Whether the call now entering was made by the allocator's own object straight to the probed
@@ -629,8 +627,8 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 						 w.hash, 0, 0 };
 			__u32 tid = (__u32)bpf_get_current_pid_tgid();
 			__u64 key = regs_key(ctx);
-			__u32 slot = key_slot(key);
-			struct at_thread *s = bpf_map_lookup_elem(&thread_slots, &slot);
+			__u32 slot;
+			struct at_thread *s = key_slot(key, &slot);
 
 			if (s && s->owner == key)
 				h.slot = slot + 1;

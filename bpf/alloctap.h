@@ -220,11 +220,7 @@ struct at_thread {
 	__u64 stack;    /* hash of the stack taken at its entry, 0: none */
 	__u64 internal_sp; /* the stack pointer at which an entry point is being called by the
 			    * allocator itself (probe internal_call), 0: none */
-	__u32 traced;   /* 1: its process is a target (looked up once: a process leaves the
-			 * targets only when it ends) */
-	__u32 unused;
 };
-
 
 /* How a walk ended, in a stack's flags: AT_STACK_TRUNCATED and AT_STACK_INCOMPLETE of
  * lib/stack.h, and this bit with the latter when the pc had no mapping or no table (the daemon

@@ -66,6 +66,12 @@ static unsigned list_functions(struct probed_function *f)
 	return sizeof(all) / sizeof(all[0]);
 }
 
+/* Whether the site lies past moves that copied f's arguments out of their own registers. */
+static int args_moved(const struct probed_function *f)
+{
+	return memcmp(f->arg_reg, at_x86_arg_regs, sizeof(f->arg_reg)) != 0;
+}
+
 /* ", arguments in rsi, rdx, ...": where the arguments the entry program reads are at the site. */
 static void describe_args(const struct probed_function *f, char *out, size_t outlen)
 {
@@ -114,7 +120,7 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 			continue;
 		have_malloc |= strcmp(f[i].name, "malloc") == 0;
 		char moved[64] = "";
-		if (memcmp(f[i].arg_reg, at_x86_arg_regs, sizeof(f[i].arg_reg)) != 0)
+		if (args_moved(&f[i]))
 			describe_args(&f[i], moved, sizeof(moved));
 		DISPLAYLEVEL(3, "alloctapd: probe %s: %s+0x%llx, %s at +%llu (%s: %s)%s\n",
 			     f[i].name, path, (unsigned long long)f[i].function_offset,
@@ -261,7 +267,7 @@ static uint64_t entry_cookie(const struct probed_function *f)
 {
 	uint64_t cookie = f->code;
 
-	if (memcmp(f->arg_reg, at_x86_arg_regs, sizeof(f->arg_reg)) == 0)
+	if (!args_moved(f))
 		return cookie;
 	cookie |= AT_COOKIE_ARGS_MOVED;
 	for (int a = 0; a < AT_X86_ARGS; a++)
@@ -354,40 +360,35 @@ static struct bpf_program *entry_program(struct alloctap *skel, const struct pro
 {
 	struct bpf_program *own = own_entry_program(skel, f->code);
 
-	if (own && bpf_program__autoload(own) &&
-	    memcmp(f->arg_reg, at_x86_arg_regs, sizeof(f->arg_reg)) == 0)
+	if (own && bpf_program__autoload(own) && !args_moved(f))
 		return own;
 	return skel->progs.alloc_entry;
 }
 
 /* Links entry programs at the nallocs allocation functions of f (indexed by allocs_of): one
- * link per program. 0, or -1 with errno set. */
+ * link per program, with the sites of every function it serves. 0, or -1 with errno set. */
 static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, const char *path,
 			const struct probed_function *f, const unsigned *allocs_of, unsigned nallocs)
 {
-	struct bpf_program *progs[16];
-	unsigned nprogs = 0;
+	struct bpf_program *prog_of[16];
+	int linked[16] = { 0 };
 
+	for (unsigned i = 0; i < nallocs; i++)
+		prog_of[i] = entry_program(skel, &f[allocs_of[i]]);
 	for (unsigned i = 0; i < nallocs; i++) {
-		struct bpf_program *prog = entry_program(skel, &f[allocs_of[i]]);
-		unsigned k = 0;
-
-		while (k < nprogs && progs[k] != prog)
-			k++;
-		if (k == nprogs)
-			progs[nprogs++] = prog;
-	}
-	for (unsigned k = 0; k < nprogs; k++) {
 		uint64_t offsets[16], cookies[16];
 		unsigned n = 0;
 
-		for (unsigned i = 0; i < nallocs; i++) {
-			if (entry_program(skel, &f[allocs_of[i]]) != progs[k])
+		if (linked[i])
+			continue;
+		for (unsigned k = i; k < nallocs; k++) {
+			if (linked[k] || prog_of[k] != prog_of[i])
 				continue;
-			offsets[n] = f[allocs_of[i]].site_offset;
-			cookies[n++] = entry_cookie(&f[allocs_of[i]]);
+			linked[k] = 1;
+			offsets[n] = f[allocs_of[k]].site_offset;
+			cookies[n++] = entry_cookie(&f[allocs_of[k]]);
 		}
-		if (add_link(p, progs[k], 0, pid, path, offsets, cookies, n) < 0)
+		if (add_link(p, prog_of[i], 0, pid, path, offsets, cookies, n) < 0)
 			return -1;
 	}
 	return 0;

@@ -175,6 +175,19 @@ static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mapp
 	}
 }
 
+/* In map_fd's element at key, the state of thread id: its call's stack old_hash becomes
+ * new_hash. */
+static void restack_state(int map_fd, const void *key, uint64_t id, uint64_t old_hash,
+			  uint64_t new_hash)
+{
+	struct at_thread t;
+
+	if (bpf_map_lookup_elem(map_fd, key, &t) == 0 && t.id == id && t.stack == old_hash) {
+		t.stack = new_hash;
+		bpf_map_update_elem(map_fd, key, &t, BPF_EXIST);
+	}
+}
+
 /* The thread's call in progress, whose stack was taken as old_hash, now carries new_hash. The
  * thread is stopped. Its state is in thread_slots when the program said which slot (slot, 1 +
  * the index), else in task storage, found by a descriptor of the thread (pidfd_open with
@@ -182,16 +195,12 @@ static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mapp
 static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint32_t slot,
 			  uint64_t old_hash, uint64_t new_hash)
 {
-	struct at_thread t;
+	uint64_t id = (uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid;
 
 	if (slot > 0) {
 		uint32_t i = slot - 1;
 
-		if (bpf_map_lookup_elem(s->slots_fd, &i, &t) == 0 &&
-		    t.id == ((uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid) && t.stack == old_hash) {
-			t.stack = new_hash;
-			bpf_map_update_elem(s->slots_fd, &i, &t, BPF_EXIST);
-		}
+		restack_state(s->slots_fd, &i, id, old_hash, new_hash);
 		return;
 	}
 	int fd = (int)syscall(SYS_pidfd_open, tid, AT_PIDFD_THREAD);
@@ -200,10 +209,7 @@ static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint
 		fd = (int)syscall(SYS_pidfd_open, tid, 0);
 	if (fd < 0)
 		return;
-	if (bpf_map_lookup_elem(s->threads_fd, &fd, &t) == 0 && t.stack == old_hash) {
-		t.stack = new_hash;
-		bpf_map_update_elem(s->threads_fd, &fd, &t, BPF_EXIST);
-	}
+	restack_state(s->threads_fd, &fd, id, old_hash, new_hash);
 	close(fd);
 }
 
