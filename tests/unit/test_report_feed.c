@@ -119,7 +119,8 @@ static char *report(enum rep_weight w)
 
 	assert_int_equal(rep_export_init(&x, w, "/nonexistent", NULL, NULL), 0);
 	assert_int_equal(rep_open_input(&src, path, &fd), 0);
-	rc = rep_feed(&src, &x);
+	struct rep_damage strict = { .strict = 1 };
+	rc = rep_feed(&src, &x, &strict);
 	if (rc == 0) {
 		FILE *out = open_memstream(&buf, &n);
 		assert_int_equal(rep_export_write(&x, out), 0);
