@@ -15,7 +15,11 @@
  *                          IN's events as a 2.x trace (2.2 unless -V says) with synthetic times (-t; -T: exactly
  *                          STEP ns apart, event k at 10^12 + k * STEP ns) and STACKS
  *                          synthetic stacks of 20 frames, after the three mappings their
- *                          addresses fall in (-s): input shaped like a --stacks recording
+ *                          addresses fall in (-s): input shaped like a --stacks recording;
+ *                          -m N adds N mapping records of process 1 after those three (each
+ *                          its own range and object, /alloctap-synth/objK.so, no build-id),
+ *                          -P PATH names PATH as the object of the second of the three,
+ *                          where the stacks' 2nd to 4th frames lie
  *   atz_tool times IN      "TIME STACK" per event (0 0 when the trace has none)
  *   atz_tool stacks [-O] IN
  *                          for every event with a stack, in event order:
@@ -52,7 +56,8 @@ static int usage(void)
 		"usage: atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
 		"       atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN\n"
-		"       atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] IN OUT\n"
+		"       atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] [-m N] [-P PATH]\n"
+		"                      IN OUT\n"
 		"       atz_tool times IN\n"
 		"       atz_tool stacks [-O] IN\n"
 		"       atz_tool mappings IN\n"
@@ -592,10 +597,43 @@ static const struct at_mapping synth_mappings[] = {
 	  .path = "/usr/bin/synth" },
 };
 
+/* What synth adds to the mapping records: extra ones, and another object for the second. */
+struct synth_maps {
+	unsigned extra;        /* mapping records added after the three */
+	const char *object;    /* NULL: libsynth.so */
+};
+
+/* The three mappings (the second naming maps->object if given), then maps->extra more, each
+ * of its own range and object. 0, or -1 with errno from the sink. */
+static int put_synth_mappings(struct at_sink *sink, const struct synth_maps *maps)
+{
+	char path[64];
+
+	for (size_t i = 0; i < sizeof(synth_mappings) / sizeof(synth_mappings[0]); i++) {
+		struct at_mapping m = synth_mappings[i];
+		if (i == 1 && maps->object)
+			m.path = maps->object;
+		struct at_sink_record r = { .kind = AT_SINK_MAPPING, .mapping = &m };
+		if (at_sink_put_record(sink, &r) < 0)
+			return -1;
+	}
+	for (unsigned k = 0; k < maps->extra; k++) {
+		struct at_mapping m = { .pid = 1, .start = 0x100000000ull + (uint64_t)k * 0x10000,
+					.end = 0x100000000ull + (uint64_t)k * 0x10000 + 0x8000,
+					.path = path };
+		snprintf(path, sizeof(path), "/alloctap-synth/obj%u.so", k);
+		struct at_sink_record r = { .kind = AT_SINK_MAPPING, .mapping = &m };
+		if (at_sink_put_record(sink, &r) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* synth: IN's events with synthetic times (-t) and stacks (-s N, with the mappings their
- * addresses fall in), as a 2.0 trace: test and benchmark input shaped like a recording with
- * --stacks. */
-static int cmd_synth(const char *in, const char *out, int level, int times, unsigned nstacks)
+ * addresses fall in, and those maps adds), as a 2.x trace: test and benchmark input shaped
+ * like a recording with --stacks. */
+static int cmd_synth(const char *in, const char *out, int level, int times, unsigned nstacks,
+		     const struct synth_maps *maps)
 {
 	struct at_stack *stacks = NULL;
 	struct event_array a = { 0 };
@@ -625,12 +663,8 @@ static int cmd_synth(const char *in, const char *out, int level, int times, unsi
 	};
 	status = 0;
 	if (at_sink_open(&sink, out, AT_SINK_TRUNCATE) == 0 && at_sink_start(&sink, &opt) == 0) {
-		for (size_t i = 0; nstacks && i < sizeof(synth_mappings) / sizeof(synth_mappings[0]);
-		     i++) {
-			struct at_sink_record r = { .kind = AT_SINK_MAPPING,
-						    .mapping = &synth_mappings[i] };
-			at_sink_put_record(&sink, &r);
-		}
+		if (nstacks)
+			put_synth_mappings(&sink, maps);
 		put_events(&sink, &a, stacks);
 	}
 	status = close_sink(&sink, status);
@@ -688,6 +722,7 @@ int main(int argc, char **argv)
 {
 	int level = 0, times = 0, by_object = 0;
 	unsigned major = 0, nstacks = 0;
+	struct synth_maps maps = { 0 };
 
 	at_program_name = "atz_tool";
 	if (argc < 2)
@@ -709,6 +744,10 @@ int main(int argc, char **argv)
 		}
 		else if (i + 1 < argc && strcmp(argv[i], "-s") == 0)
 			nstacks = (unsigned)atoi(argv[++i]);
+		else if (i + 1 < argc && strcmp(argv[i], "-m") == 0)
+			maps.extra = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (i + 1 < argc && strcmp(argv[i], "-P") == 0)
+			maps.object = argv[++i];
 		else
 			return usage();
 	}
@@ -721,7 +760,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "time") == 0 && argc - i == 1)
 		return cmd_time(argv[i], level, major, times, nstacks);
 	if (strcmp(cmd, "synth") == 0 && argc - i == 2)
-		return cmd_synth(argv[i], argv[i + 1], level, times, nstacks);
+		return cmd_synth(argv[i], argv[i + 1], level, times, nstacks, &maps);
 	if (strcmp(cmd, "times") == 0 && argc - i == 1)
 		return cmd_times(argv[i]);
 	if (strcmp(cmd, "stacks") == 0 && argc - i == 1)

@@ -45,4 +45,17 @@ struct at_mapping {
 	const char *path;     /* as /proc/PID/maps shows it; kept by the caller */
 };
 
+/* A hash of an object's identity, its path and build-id (FNV-1a), for the tables that keep
+ * each object of a trace once. */
+static inline uint64_t at_object_hash(const char *path, const uint8_t *build_id, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ build_id[i]) * 0x100000001b3ull;
+	for (; *path; path++)
+		h = (h ^ (uint8_t)*path) * 0x100000001b3ull;
+	return h;
+}
+
 #endif

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "prim.h"
+#include "ranges.h"
 #include "symbolize.h"
 
 enum object_state {
@@ -78,11 +80,6 @@ struct object {
 	size_t nnames;
 };
 
-struct mapping {
-	uint32_t pid;
-	uint64_t start, end, offset;
-	struct object *object;
-};
 
 struct at_symbolizer {
 	char *debug_dir;
@@ -90,27 +87,17 @@ struct at_symbolizer {
 	void *problem_arg;
 	struct object **objects;
 	size_t nobjects, cap_objects;
-	struct mapping *mappings; /* in order of arrival; lookups go newest first */
-	size_t nmappings, cap_mappings;
+	struct object **index;    /* the objects by at_object_hash, open addressing, half full */
+	size_t index_slots;
+	struct at_ranges *mappings; /* each pid's mappings, the value its struct object */
 };
 
-/* Opens a regular file read-only without blocking on a FIFO or a device: the fd, or -1. */
-static int open_regular(const char *path)
+/* Opens a regular file read-only (lib/prim.h): a FIFO, a device, a socket or a directory is
+ * refused before any open that could have an effect (a writer blocked on a FIFO released, a
+ * device's open run). The fd, or -1 with errno and *why ("a FIFO, not a regular file"). */
+static int open_regular(const char *path, const char **why)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return -1;
-	errno = EINVAL; /* a FIFO, a device, a directory: not an object */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	return fd;
+	return at_open_regular(path, 0, why);
 }
 
 static void hex(const uint8_t *b, size_t n, char *out)
@@ -143,7 +130,8 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 	hex(bits, (size_t)n, id);
 	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", o->debug_dir, id, id + 2) < 0)
 		return -1;
-	fd = open_regular(path);
+	const char *why;
+	fd = open_regular(path, &why);
 	if (fd < 0) {
 		free(path);
 		return -1;
@@ -295,9 +283,10 @@ static void open_object(struct at_symbolizer *z, struct object *o)
 	o->state = OBJECT_UNUSABLE;
 	if (o->path[0] != '/')
 		return; /* [vdso] and the like: no file, nothing to report */
-	fd = open_regular(o->path);
+	const char *reason;
+	fd = open_regular(o->path, &reason);
 	if (fd < 0) {
-		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		snprintf(why, sizeof(why), "cannot open: %s", reason);
 		report_problem(z, o, why);
 		return;
 	}
@@ -339,19 +328,56 @@ static void open_object(struct at_symbolizer *z, struct object *o)
 	o->state = OBJECT_READY;
 }
 
+/* The index slot of the object of (path, build-id): the object's, or the empty slot where it
+ * would go. The index must have an empty slot. */
+static struct object **index_slot(struct at_symbolizer *z, const char *path, const uint8_t *id,
+				  size_t id_len)
+{
+	size_t mask = z->index_slots - 1;
+	uint64_t h = at_object_hash(path, id, id_len);
+	size_t i = (size_t)((h ^ h >> 29) * 0xbf58476d1ce4e5b9ull >> 32) & mask; /* high bits mixed down */
+
+	for (;; i = (i + 1) & mask) {
+		struct object *o = z->index[i];
+		if (!o || (o->build_id_len == id_len && memcmp(o->build_id, id, id_len) == 0 &&
+			   strcmp(o->path, path) == 0))
+			return &z->index[i];
+	}
+}
+
+/* Makes room in the index for one more object (at most half full). 0, or -1 (ENOMEM). */
+static int index_room(struct at_symbolizer *z)
+{
+	if (2 * (z->nobjects + 1) <= z->index_slots)
+		return 0;
+	size_t slots = z->index_slots ? 2 * z->index_slots : 64;
+	struct object **old = z->index;
+	size_t nold = z->index_slots;
+	z->index = calloc(slots, sizeof(*z->index));
+	if (!z->index) {
+		z->index = old;
+		return -1;
+	}
+	z->index_slots = slots;
+	for (size_t i = 0; i < nold; i++)
+		if (old[i])
+			*index_slot(z, old[i]->path, old[i]->build_id, old[i]->build_id_len) = old[i];
+	free(old);
+	return 0;
+}
+
 /* The cache entry of (path, build-id), made if new. NULL on allocation failure. */
 static struct object *object_of(struct at_symbolizer *z, const struct at_mapping *m)
 {
-	struct object *o;
+	struct object *o, **slot;
 	const char *slash;
+	size_t id_len = m->build_id_len > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : m->build_id_len;
 
-	for (size_t i = 0; i < z->nobjects; i++) {
-		o = z->objects[i];
-		if (o->build_id_len == m->build_id_len &&
-		    memcmp(o->build_id, m->build_id, m->build_id_len) == 0 &&
-		    strcmp(o->path, m->path) == 0)
-			return o;
-	}
+	if (index_room(z) < 0)
+		return NULL;
+	slot = index_slot(z, m->path, m->build_id, id_len);
+	if (*slot)
+		return *slot;
 	if (z->nobjects == z->cap_objects) {
 		size_t cap = z->cap_objects ? 2 * z->cap_objects : 16;
 		struct object **a = realloc(z->objects, cap * sizeof(*a));
@@ -372,6 +398,7 @@ static struct object *object_of(struct at_symbolizer *z, const struct at_mapping
 	memcpy(o->build_id, m->build_id, o->build_id_len);
 	o->debug_dir = z->debug_dir;
 	z->objects[z->nobjects++] = o;
+	*slot = o;
 	return o;
 }
 
@@ -384,6 +411,12 @@ struct at_symbolizer *at_symbolizer_new(const char *debug_dir, at_symbolize_prob
 		return NULL;
 	z->debug_dir = strdup(debug_dir ? debug_dir : AT_SYMBOLIZE_DEBUG_DIR);
 	if (!z->debug_dir) {
+		free(z);
+		return NULL;
+	}
+	z->mappings = at_ranges_new();
+	if (!z->mappings) {
+		free(z->debug_dir);
 		free(z);
 		return NULL;
 	}
@@ -416,7 +449,8 @@ void at_symbolizer_free(struct at_symbolizer *z)
 		free(o);
 	}
 	free(z->objects);
-	free(z->mappings);
+	at_ranges_free(z->mappings);
+	free(z->index);
 	free(z->debug_dir);
 	free(z);
 }
@@ -424,7 +458,6 @@ void at_symbolizer_free(struct at_symbolizer *z)
 int at_symbolizer_add_mapping(struct at_symbolizer *z, const struct at_mapping *m)
 {
 	struct object *o;
-	size_t kept = 0;
 
 	if (!m->path || m->end <= m->start) {
 		errno = EINVAL;
@@ -433,38 +466,16 @@ int at_symbolizer_add_mapping(struct at_symbolizer *z, const struct at_mapping *
 	o = object_of(z, m);
 	if (!o)
 		return -1;
-	/* drop the mappings of the pid this one overlaps */
-	for (size_t i = 0; i < z->nmappings; i++) {
-		const struct mapping *old = &z->mappings[i];
-
-		if (old->pid == m->pid && old->start < m->end && m->start < old->end)
-			continue;
-		z->mappings[kept++] = *old;
-	}
-	z->nmappings = kept;
-	if (z->nmappings == z->cap_mappings) {
-		size_t cap = z->cap_mappings ? 2 * z->cap_mappings : 64;
-		struct mapping *a = realloc(z->mappings, cap * sizeof(*a));
-
-		if (!a)
-			return -1;
-		z->mappings = a;
-		z->cap_mappings = cap;
-	}
-	z->mappings[z->nmappings++] = (struct mapping){ m->pid, m->start, m->end, m->offset, o };
-	return 0;
+	/* the mappings of the pid this one overlaps go (lib/ranges.h): O(log n) */
+	struct at_range r = { m->pid, m->start, m->end, m->offset, o };
+	return at_ranges_put(z->mappings, &r);
 }
 
-static const struct mapping *mapping_of(const struct at_symbolizer *z, uint32_t pid,
-					uint64_t pc)
+/* The mapping of pid holding pc (its value the struct object), or NULL. */
+static const struct at_range *mapping_of(const struct at_symbolizer *z, uint32_t pid,
+					 uint64_t pc)
 {
-	for (size_t i = z->nmappings; i-- > 0;) {
-		const struct mapping *m = &z->mappings[i];
-
-		if (m->pid == pid && m->start <= pc && pc < m->end)
-			return m;
-	}
-	return NULL;
+	return at_ranges_find(z->mappings, pid, pc);
 }
 
 /* The virtual address of file offset off through the PT_LOAD segments; 1 found, 0 not. */
@@ -716,7 +727,7 @@ static int cache_room(struct object *o)
 int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_address,
 		 struct at_frame *frames, int max)
 {
-	const struct mapping *m = mapping_of(z, pid, pc);
+	const struct at_range *m = mapping_of(z, pid, pc);
 	struct at_frame all[AT_SYMBOLIZE_MAX_INLINE];
 	struct cached_frames *c = NULL;
 	struct object *o;
@@ -726,7 +737,7 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 	frames[0] = (struct at_frame){ 0 };
 	if (!m)
 		return 1;
-	o = m->object;
+	o = m->value;
 	off = pc - m->start + m->offset;
 	frames[0].object = o->base;
 	frames[0].object_address = off;

@@ -211,10 +211,12 @@ struct pass {
 };
 
 /* Reads trace into p: through the engine when heap is set, else into the folded export alone.
- * The command's watchers, when w is given, watch the pass. 0, or -1 reported. */
+ * The command's watchers, when w is given, watch the pass. Damage read past is added to
+ * *damaged (1). 0, or -1 reported. */
 static int read_trace(struct pass *p, const struct rep_request *r, const char *trace, int heap,
-		      struct watchers *w)
+		      struct watchers *w, int *damaged)
 {
+	struct rep_damage d = { .strict = r->strict };
 	struct at_source src = { .kind = AT_SOURCE_TEXT };
 	rep_event_fn fn = heap_event;
 	struct rss_feed rss = { p->h, NULL, 0 };
@@ -261,8 +263,10 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 		fn = layout_event;
 		fn_arg = &w->layout;
 	}
-	if (heap ? rep_feed_events(&src, &p->x, fn, fn_arg) : rep_feed(&src, &p->x))
+	if (heap ? rep_feed_events(&src, &p->x, fn, fn_arg, &d) : rep_feed(&src, &p->x, &d))
 		goto out;
+	if (rep_damaged(&d))
+		*damaged = 1;
 	if (rss.failed) {
 		at_error("%s: %s", src.name, strerror(rss.failed));
 		goto out;
@@ -394,7 +398,7 @@ int rep_run(const struct rep_request *r)
 	struct pass a = { 0 }, b = { 0 };
 	static struct watchers w; /* large (histograms): not on the stack */
 	struct out out;
-	int heap = !plain_export(r), rc = 1;
+	int heap = !plain_export(r), rc = 1, damaged = 0;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
 	if (r->pprof && (!r->output || strcmp(r->output, "-") == 0) && isatty(STDOUT_FILENO)) {
@@ -407,9 +411,9 @@ int rep_run(const struct rep_request *r)
 	w.out = out.f;
 	w.timeline = (struct rep_timeline){ .out = out.f, .every_ns = r->every_ns,
 					    .churn_bytes = r->churn_bytes, .top = r->top };
-	if (read_trace(&a, r, r->trace[0], heap, &w) < 0)
+	if (read_trace(&a, r, r->trace[0], heap, &w, &damaged) < 0)
 		goto out;
-	if (r->command == REP_CMD_DIFF && read_trace(&b, r, r->trace[1], heap, NULL) < 0)
+	if (r->command == REP_CMD_DIFF && read_trace(&b, r, r->trace[1], heap, NULL, &damaged) < 0)
 		goto out;
 	if (end_watchers(&w, r, &a, out.name) < 0)
 		goto out;
@@ -417,7 +421,7 @@ int rep_run(const struct rep_request *r)
 		at_error("%s: write error: %s", out.name, strerror(errno ? errno : EIO));
 		goto out;
 	}
-	rc = 0;
+	rc = damaged ? REP_EXIT_DAMAGED : 0;
 out:
 	if (w.timeline.series)
 		fclose(w.timeline.series);

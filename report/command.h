@@ -38,14 +38,20 @@ struct rep_request {
 	uint64_t every_ns;          /* timeline --every */
 	uint64_t churn_bytes;       /* timeline --churn */
 	size_t top;                 /* timeline --top */
+	int strict;                 /* --strict: damaged input is an error, not reported */
 };
+
+/* The exit status of a report written from a damaged input (a trace cut short or corrupt, a
+ * text log with malformed lines): what could be read, the damage said on stderr. */
+#define REP_EXIT_DAMAGED 3
 
 /* The command's name ("summary", ...), and the command of a name: 0, or -1 for none. */
 const char *rep_command_name(enum rep_command c);
 int rep_command_parse(const char *name, enum rep_command *c);
 
 /* Runs r, reporting every error on stderr with its file and place. Returns the exit status:
- * 0, or 1 (input or output error). */
+ * 0, 1 (input or output error, or with r->strict damaged input), or REP_EXIT_DAMAGED (the
+ * output written from what a damaged input held before or around its damage). */
 int rep_run(const struct rep_request *r);
 
 #endif

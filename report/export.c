@@ -49,29 +49,61 @@ void rep_export_free(struct rep_export *x)
 	for (size_t i = 0; i < x->nobjects; i++)
 		free((char *)x->objects[i].path);
 	free(x->objects);
+	rep_u64map_free(&x->object_index);
 	memset(x, 0, sizeof(*x));
+}
+
+static int same_object(const struct at_mapping *o, const struct at_mapping *m)
+{
+	return o->build_id_len == m->build_id_len &&
+	       memcmp(o->build_id, m->build_id, m->build_id_len) == 0 && strcmp(o->path, m->path) == 0;
+}
+
+/* Whether a record of m's object came before: found by its hash in O(1), or for another
+ * object of the same hash (rare) by a scan. */
+static int known_object(const struct rep_export *x, const struct at_mapping *m, uint64_t key)
+{
+	const uint64_t *first = rep_u64map_find(&x->object_index, key);
+
+	if (!first)
+		return 0;
+	if (same_object(&x->objects[*first - 1], m))
+		return 1;
+	for (size_t i = 0; i < x->nobjects; i++)
+		if (same_object(&x->objects[i], m))
+			return 1;
+	return 0;
 }
 
 /* Keeps m in x->objects unless a record of its object came before. 0, or -1 on ENOMEM. */
 static int keep_object(struct rep_export *x, const struct at_mapping *m)
 {
-	for (size_t i = 0; i < x->nobjects; i++) {
-		const struct at_mapping *o = &x->objects[i];
-		if (o->build_id_len == m->build_id_len &&
-		    memcmp(o->build_id, m->build_id, m->build_id_len) == 0 &&
-		    strcmp(o->path, m->path) == 0)
-			return 0;
-	}
+	uint64_t key = at_object_hash(m->path, m->build_id, m->build_id_len) | 1;
+	int is_new;
+
+	if (known_object(x, m, key))
+		return 0;
+	uint64_t *first = rep_u64map_slot(&x->object_index, key, &is_new);
+	if (!first)
+		return -1;
+	if (is_new)
+		*first = x->nobjects + 1; /* the slot this object takes below */
 	if ((x->nobjects & (x->nobjects - 1)) == 0) { /* 0, 1, 2, 4...: full */
 		struct at_mapping *a = realloc(x->objects, (x->nobjects ? 2 * x->nobjects : 1) *
 							      sizeof(*a));
-		if (!a)
+		if (!a) {
+			if (is_new)
+				rep_u64map_remove(&x->object_index, key);
 			return -1;
+		}
 		x->objects = a;
 	}
 	char *path = strdup(m->path);
-	if (!path)
+	if (!path) {
+		if (is_new)
+			rep_u64map_remove(&x->object_index, key);
 		return -1;
+	}
 	x->objects[x->nobjects] = *m;
 	x->objects[x->nobjects++].path = path;
 	return 0;

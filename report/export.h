@@ -17,6 +17,7 @@
 #include "stack.h"
 #include "stacks.h"
 #include "symbolize.h"
+#include "u64map.h"
 #include "weight.h"
 
 struct rep_export {
@@ -30,6 +31,7 @@ struct rep_export {
 	char *key;                              /* a line's stack text being built */
 	struct at_mapping *objects;             /* one mapping record per path and build-id */
 	size_t nobjects;                        /* (the first seen; paths owned) */
+	struct rep_u64map object_index;         /* at_object_hash | 1 -> first object of it + 1 */
 };
 
 /* Sets x up: debug files under debug_dir (NULL: the default of lib/symbolize.h), unusable

@@ -70,12 +70,59 @@ static int export_event(void *arg, const struct at_event *ev)
 	return rep_export_event(arg, ev, ev->stack);
 }
 
-int rep_feed(struct at_source *s, struct rep_export *x)
+int rep_feed(struct at_source *s, struct rep_export *x, struct rep_damage *d)
 {
-	return rep_feed_events(s, x, export_event, x);
+	return rep_feed_events(s, x, export_event, x, d);
 }
 
-int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg)
+/* The malformed lines reported one by one; those after are only counted. */
+#define LINES_SAID 10
+
+/* Whether a binary trace that stopped can be reported up to there: its header was read and
+ * it stopped at damage (truncated, a corrupt block, a read error), not at a stream this
+ * reader cannot read at all (not a trace, a newer version). */
+static int binary_readable(const struct at_source *s)
+{
+	enum at_atz_status st = at_atz_reader_status(s->atz);
+
+	return at_atz_reader_header(s->atz) &&
+	       (st == AT_ATZ_ERR_TRUNCATED || st == AT_ATZ_ERR_CORRUPT || st == AT_ATZ_ERR_IO);
+}
+
+/* The reader's error after events events: 1 to go on (an empty or, without d->strict, a
+ * malformed line, skipped), 0 to end the feed there as at the end of the input (damage, said
+ * and noted in d), -1 to fail (reported). */
+static int take_damage(struct at_source *s, uint64_t events, struct rep_damage *d)
+{
+	if (is_empty_line(s))
+		return 1;
+	if (s->kind == AT_SOURCE_TEXT && !s->fatal) {
+		if (d->strict) {
+			at_source_report(s);
+			return -1;
+		}
+		if (++d->skipped_lines <= LINES_SAID)
+			at_error_at(s->name, s->lineno, "%s; line skipped", s->why);
+		return 1;
+	}
+	if (s->kind == AT_SOURCE_TEXT) {
+		at_error_at(s->name, s->lineno + 1, "read error: %s%s", s->why,
+			    d->strict ? "" : "; the report covers the lines before it");
+		d->stopped = !d->strict;
+		return d->strict ? -1 : 0;
+	}
+	if (d->strict || !binary_readable(s)) {
+		at_source_report(s);
+		return -1;
+	}
+	at_error("%s; the report covers the %" PRIu64 " events before it",
+		 at_atz_reader_message(s->atz), events);
+	d->stopped = 1;
+	return 0;
+}
+
+int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg,
+		    struct rep_damage *d)
 {
 	struct at_progress progress;
 	struct at_event ev;
@@ -89,13 +136,10 @@ int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, 
 	while ((got = at_source_next(s, &ev)) != 0) {
 		at_progress_tick(&progress, events);
 		if (got < 0) {
-			if (is_empty_line(s))
+			int go_on = take_damage(s, events, d);
+			if (go_on > 0)
 				continue;
-			if (s->kind == AT_SOURCE_TEXT && s->fatal)
-				at_error_at(s->name, s->lineno + 1, "read error: %s", s->why);
-			else
-				at_source_report(s);
-			rc = -1;
+			rc = go_on;
 			break;
 		}
 		events++;
@@ -121,6 +165,9 @@ int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, 
 		at_error("%s: %s", s->name, records.failed);
 		rc = -1;
 	}
+	if (rc == 0 && d->skipped_lines)
+		at_error("%s: %" PRIu64 " malformed line%s skipped; the report covers the others",
+			 s->name, d->skipped_lines, d->skipped_lines == 1 ? "" : "s");
 	at_progress_end(&progress);
 	return rc;
 }

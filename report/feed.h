@@ -10,15 +10,35 @@
  * reason" (its first bytes cannot be read: a directory). */
 int rep_open_input(struct at_source *s, const char *path, int *fd);
 
-/* Feeds every mapping, stack and event of s to x. Returns 0, or -1 after reporting the error
- * with its place: "FILE:LINE: reason" for a malformed text line, "FILE: event N: reason" for
- * an event of a binary trace (a stack never defined), the reader's message for a damaged
- * binary trace. Empty text lines are skipped. */
-int rep_feed(struct at_source *s, struct rep_export *x);
+/* How a feed takes a damaged input (in), and the damage it met (out). */
+struct rep_damage {
+	int strict;             /* in: a malformed line or a damaged trace is an error */
+	uint64_t skipped_lines; /* out: malformed text lines skipped (reported, the first few
+				 * one by one, then their count) */
+	int stopped;            /* out: the input stopped at damage: a binary trace truncated or
+				 * corrupt, a read error; what came before it was fed */
+};
+
+/* Whether the feed met damage and went on: the report then covers what could be read. */
+static inline int rep_damaged(const struct rep_damage *d)
+{
+	return d->skipped_lines || d->stopped;
+}
+
+/* Feeds every mapping, stack and event of s to x. Damage is reported with its place and,
+ * without d->strict, read past: a malformed text line ("FILE:LINE: reason; line skipped") is
+ * skipped, and a binary trace that stops (truncated, a corrupt block, a read error: the
+ * reader's message, then how many events came before) ends the feed as its end would; d says
+ * what was met. Returns 0, or -1 after reporting the error with its place: with d->strict the
+ * first damage; "FILE: event N: reason" for an event of a binary trace (a stack never
+ * defined); a trace that cannot be read at all (not a trace, a newer version, its header cut).
+ * Empty text lines are skipped. */
+int rep_feed(struct at_source *s, struct rep_export *x, struct rep_damage *d);
 
 /* The same, each event going to fn (which returns 0, or -1 with errno: ENOENT for a stack
  * never defined) instead of the folded export; stack and mapping records still go to x. */
 typedef int (*rep_event_fn)(void *arg, const struct at_event *ev);
-int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg);
+int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg,
+		    struct rep_damage *d);
 
 #endif

@@ -322,15 +322,19 @@ static int release_pointer(struct rep_heap *h, struct rep_proc *p, const struct 
 	return 1;
 }
 
-/* heaptrack's temporary: a free of the block the thread's previous event allocated. */
+/* heaptrack's temporary: a free, or a realloc, that releases the block the thread's previous
+ * event allocated (heaptrack sees a realloc as the free of its old block, then an allocation).
+ * A failed realloc releases nothing and is no temporary. 0, or -1 (ENOMEM). */
 static int note_thread(struct rep_heap *h, const struct at_event *ev)
 {
 	int is_new;
 	uint64_t *last = rep_u64map_slot(&h->thread_last, ((uint64_t)ev->pid << 32 | ev->tid) + 1, &is_new);
+	int releases = ev->func == AT_FREE ||
+		       (ev->func == AT_REALLOC && (ev->result || !ev->arg[1]));
 
 	if (!last)
 		return -1;
-	if (ev->func == AT_FREE && ev->arg[0] && *last == ev->arg[0]) {
+	if (releases && ev->arg[0] && *last == ev->arg[0]) {
 		struct block *b = block_find(h, ev->pid, ev->arg[0]);
 		if (b) {
 			h->sites[b->site].temps++;

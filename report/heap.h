@@ -6,7 +6,8 @@
  * the sites, never with the events. Per process and per site the engine counts allocations,
  * bytes asked, frees, what is live, what was live at the process's heap peak (the most
  * requested bytes live at once) and at one chosen moment, and temporary allocations
- * (heaptrack's rule: a block freed by the very next event of the thread that allocated it).
+ * (heaptrack's rule: a block freed, or released by a realloc, by the very next event of the
+ * thread that allocated it).
  *
  * Semantics: an allocation's block belongs to its site until freed; realloc releases the old
  * block (from its own site) and makes a new one at the realloc's site; realloc(NULL, n) only

@@ -162,7 +162,7 @@ static void usage(void)
 static int parse_args(int argc, char **argv, struct rep_request *r)
 {
 	enum { OPT_FOLDED = 256, OPT_PPROF, OPT_ANNOTATE, OPT_HIST, OPT_WEIGHT, OPT_DEBUG_DIR, OPT_PID, OPT_WINDOW, OPT_JSON, OPT_AT,
-	       OPT_DOT, OPT_EVERY, OPT_CHURN, OPT_TOP };
+	       OPT_DOT, OPT_EVERY, OPT_CHURN, OPT_TOP, OPT_STRICT };
 	static const struct option longopts[] = {
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "pprof", no_argument, NULL, OPT_PPROF },
@@ -178,6 +178,7 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "churn", required_argument, NULL, OPT_CHURN },
 		{ "top", required_argument, NULL, OPT_TOP },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "output", required_argument, NULL, 'o' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -257,6 +258,9 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 			if (parse_count(optarg, SIZE_MAX, &v) < 0)
 				return at_usage_error("--top needs a count, not: %s", optarg);
 			r->top = (size_t)v;
+			break;
+		case OPT_STRICT:
+			r->strict = 1;
 			break;
 		case 'o':
 			g.output = 1;

@@ -12,7 +12,8 @@
 R=build/alloctap-report
 M=tests/report_model.py
 A=build/bench/atz_tool
-need_built "$R" "$A" build/alloctap-munge build/alloctapd build/fixtures/report_sites
+need_built "$R" "$A" build/alloctap-munge build/alloctapd build/fixtures/report_sites \
+	build/fixtures/realloc_temps
 
 # --- the model on random logs ---------------------------------------------------------------
 python3 "$M" gen 1 4000 >"$T/g1.log"
@@ -463,6 +464,39 @@ PY
 		"$(cat "$T/cmp")" same
 fi
 
+# --- temporary allocations as heaptrack counts them -----------------------------------------
+# realloc_temps: 1000 x (malloc, realloc of that block, free of the realloc's): heaptrack sees
+# a realloc as a free then an allocation, so the realloc is a temporary of malloc's site and
+# the free one of realloc's. Both tools trace the fixture; their counts at its sites compare.
+FXR=build/fixtures/realloc_temps
+if ! command -v heaptrack >/dev/null || ! command -v heaptrack_print >/dev/null; then
+	fail "realloc_temps: heaptrack runs" "heaptrack is not installed (apt-get install heaptrack)"
+elif ! heaptrack -o "$T/heaptrack-rt" "$FXR" >"$T/ht.out" 2>&1 || ! ls "$T"/heaptrack-rt.* >/dev/null 2>&1; then
+	fail "realloc_temps: heaptrack runs" "$(tail -n 5 "$T/ht.out")"
+elif ! build/alloctapd -q -f binary -o "$T/rt.atz" -- "$FXR" 2>"$T/rt.err"; then
+	fail "realloc_temps: traced by alloctapd" "$(tail -n 5 "$T/rt.err")"
+else
+	# heaptrack's temporaries at the fixture's lines, each named by the call on its line
+	heaptrack_print -p 0 -a 0 -T 1 "$(ls "$T"/heaptrack-rt.* | head -n 1)" 2>/dev/null |
+		awk '/^MOST TEMPORARY/ {on = 1; next}
+		     on && /^[0-9]+ temporary allocations of .* from$/ {n = $1; next}
+		     on && n != "" && /^  at tests\/fixtures\/realloc_temps.c:/ {split($2, a, ":"); line = a[2]}
+		     on && n != "" && /^  in / {if ($0 ~ /\/realloc_temps$/) print line, n; n = ""; line = ""}' \
+		>"$T/ht.sites"
+	ht=$(while read -r line n; do
+		echo "$(sed -n "${line}p" tests/fixtures/realloc_temps.c | grep -o 'realloc\|malloc' | head -n 1) $n"
+	done <"$T/ht.sites" | sort)
+	run_cmd "$R" export --folded --weight temp-count "$T/rt.atz"
+	check_eq "realloc_temps: temporaries per site as heaptrack_print counts them" \
+		"$(cat "$T/out")" "$ht"
+	check_eq "realloc_temps: heaptrack counts 1000 at malloc, 1000 at realloc" \
+		"$(echo $ht)" "malloc 1000 realloc 1000"
+	run_cmd "$R" summary --json "$T/rt.atz"
+	check_eq "realloc_temps: summary: 2000 temporary allocations" \
+		"$(grep -o '"temporary_allocations":[0-9]*' "$T/out" | head -n 1)" \
+		'"temporary_allocations":2000'
+fi
+
 # --- bad input ---------------------------------------------------------------------------------
 check_err "--every on a text log: said, exit 1" 1 \
 	"alloctap-report: $T/a.log: --every needs times, and this trace has none (a text log; record a binary trace, or use --churn)" \
@@ -472,13 +506,44 @@ check_err "--window on a text log: said, exit 1" 1 \
 	"$R" summary --window 2:5 "$T/a.log"
 size=$(stat -c %s "$T/s.atz")
 head -c $((size / 2)) "$T/s.atz" >"$T/cut.atz"
-check_err_match "a truncated binary trace: said where, exit 1" 1 \
-	"^alloctap-report: $T/cut.atz: truncated after [0-9]* events" "$R" summary "$T/cut.atz"
+check_err_match "a truncated binary trace with --strict: said where, exit 1" 1 \
+	"^alloctap-report: $T/cut.atz: truncated after [0-9]* events" "$R" --strict summary "$T/cut.atz"
+check_eq "a truncated binary trace with --strict: no report" "$(wc -c <"$T/out")" 0
+# A trace cut as kill -9 or a full disk leaves it: the report of the events before the cut
+# (the model's, on as many lines of the log), the cut said, exit 3.
+python3 "$M" gen 3 60000 >"$T/g3.log"
+build/alloctap-munge -qq --keep-pointers --format binary "$T/g3.log" -o "$T/g3.atz"
+head -c $(($(stat -c %s "$T/g3.atz") * 6 / 10)) "$T/g3.atz" >"$T/g3cut.atz"
+run_cmd "$R" summary --json "$T/g3cut.atz"
+n=$(sed -n 's/^alloctap-report: .*: truncated after \([0-9]*\) events: .*; the report covers the \1 events before it$/\1/p' "$T/err")
+check_eq "a truncated binary trace: exit 3, the cut said once with the events before it" \
+	"$rc:$(wc -l <"$T/err"):${n:-none}" "3:1:${n:-none}"
+if [ -n "$n" ] && [ "$n" -gt 1000 ] && [ "$n" -lt 60000 ]; then
+	head -n "$n" "$T/g3.log" >"$T/g3head.log"
+	python3 "$M" json "$T/g3head.log" >"$T/want"
+	check_file_eq "a truncated binary trace: summary --json of the $n events before the cut = the model's" \
+		"$T/out" "$T/want"
+	python3 "$M" leaks "$T/g3head.log" >"$T/want"
+	check_cmd "a truncated binary trace: leaks of the events before the cut = the model's, exit 3" \
+		3 "$T/want" - -- "$R" leaks "$T/g3cut.atz"
+else
+	fail "a truncated binary trace: some whole blocks before the cut" "events: ${n:-none}"
+fi
 check_err "-o a directory: said, exit 1" 1 "alloctap-report: cannot open $T: Is a directory" \
 	"$R" summary -o "$T" "$T/a.log"
 printf '1 1 malloc(8)=0x10\n1 1 free(0x10\n' >"$T/bad.log"
-check_err_match "a malformed line: FILE:LINE, exit 1" 1 "^alloctap-report: $T/bad.log:2: " \
-	"$R" leaks "$T/bad.log"
+check_err_match "a malformed line with --strict: FILE:LINE, exit 1" 1 "^alloctap-report: $T/bad.log:2: " \
+	"$R" leaks --strict "$T/bad.log"
+# One malformed line in a log: skipped and said; the report is the model's on the other lines.
+{ head -n 2000 "$T/g1.log"; echo '1001 1 malloc(12'; tail -n +2001 "$T/g1.log"; } >"$T/g1bad.log"
+python3 "$M" json "$T/g1.log" >"$T/want"
+printf '%s\n' "alloctap-report: $T/g1bad.log:2001: Malformed input; line skipped" \
+	"alloctap-report: $T/g1bad.log: 1 malformed line skipped; the report covers the others" \
+	>"$T/want_err"
+check_cmd "a malformed line: skipped and said, the report of the others, exit 3" 3 "$T/want" \
+	"$T/want_err" -- "$R" summary --json "$T/g1bad.log"
+check_cmd "a malformed line with --strict: no report, exit 1" 1 "" - -- \
+	"$R" summary --strict --json "$T/g1bad.log"
 printf '1 1 free(0x10)\n1 1 free(0x10)\n' >"$T/frees.log"
 run_cmd "$R" summary --json "$T/frees.log"
 check_eq "frees of unknown pointers: counted, nothing live" \

@@ -287,7 +287,10 @@ class Model:
             p.last = k
             p.events += 1
             p.calls[func] = p.calls.get(func, 0) + 1
-            if func == 'free' and args[0] and last.get((pid, tid)) == args[0] \
+            # heaptrack's temporary: a free or a (successful) realloc of the block the
+            # thread's previous event allocated
+            releases = func == 'free' or (func == 'realloc' and (res != 0 or args[1] == 0))
+            if releases and args[0] and last.get((pid, tid)) == args[0] \
                     and (pid, args[0]) in blocks:
                 f = blocks[(pid, args[0])][1]
                 p.sites[f].temps += 1

@@ -1,7 +1,8 @@
 /* test_report_feed.c: unit tests of report/feed.c: binary 2.0 traces written here with
  * lib/sink (mapping and stack records, events referring to stacks, stack-less events, records
  * after the last event), read back through lib/source into the export: the exact folded lines.
- * A 1.1 trace of the same events (no stacks): one frame per function. Text input. */
+ * A 1.1 trace of the same events (no stacks): one frame per function. Text input. Damage: a
+ * malformed line skipped, a cut binary trace fed up to the cut; with strict, both refused. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -107,9 +108,9 @@ static void write_trace(unsigned major)
 	assert_int_equal(at_sink_close(&sink), 0);
 }
 
-/* Feeds path into a new export and returns what it writes (malloc'ed), or NULL when the feed
- * failed. */
-static char *report(enum rep_weight w)
+/* Feeds path into a new export, damage read past as d says (d->strict) and noted there, and
+ * returns what it writes (malloc'ed), or NULL when the feed failed. */
+static char *report_damaged(enum rep_weight w, struct rep_damage *d)
 {
 	struct at_source src;
 	struct rep_export x;
@@ -119,7 +120,7 @@ static char *report(enum rep_weight w)
 
 	assert_int_equal(rep_export_init(&x, w, "/nonexistent", NULL, NULL), 0);
 	assert_int_equal(rep_open_input(&src, path, &fd), 0);
-	rc = rep_feed(&src, &x);
+	rc = rep_feed(&src, &x, d);
 	if (rc == 0) {
 		FILE *out = open_memstream(&buf, &n);
 		assert_int_equal(rep_export_write(&x, out), 0);
@@ -129,6 +130,14 @@ static char *report(enum rep_weight w)
 	close(fd);
 	rep_export_free(&x);
 	return buf;
+}
+
+/* The same with --strict: any damage fails. */
+static char *report(enum rep_weight w)
+{
+	struct rep_damage strict = { .strict = 1 };
+
+	return report_damaged(w, &strict);
 }
 
 static void test_stacked_trace(void **state)
@@ -182,6 +191,38 @@ static void test_text(void **state)
 	assert_null(report(REP_WEIGHT_ALLOC_BYTES));
 }
 
+/* Damage read past: a malformed line skipped and counted; a binary trace cut inside its last
+ * block ends the feed there, noted; --strict fails on both. */
+static void test_damage(void **state)
+{
+	struct rep_damage d = { 0 };
+	FILE *f = fopen(path, "w");
+	char *got;
+
+	(void)state;
+	at_display_level = 0;
+	fputs("1 1 malloc(3)=0x10\n1 1 nonsense\n1 1 malloc(4)=0x20\n", f);
+	fclose(f);
+	got = report_damaged(REP_WEIGHT_ALLOC_BYTES, &d);
+	assert_string_equal(got, "malloc 7\n");
+	assert_int_equal(d.skipped_lines, 1);
+	assert_int_equal(d.stopped, 0);
+	free(got);
+	write_trace(2);
+	f = fopen(path, "r+");
+	fseek(f, 0, SEEK_END);
+	assert_int_equal(ftruncate(fileno(f), ftell(f) - 12), 0);
+	fclose(f);
+	assert_null(report(REP_WEIGHT_ALLOC_COUNT));
+	d = (struct rep_damage){ 0 };
+	got = report_damaged(REP_WEIGHT_ALLOC_COUNT, &d);
+	assert_non_null(got);
+	assert_int_equal(d.stopped, 1);
+	assert_int_equal(d.skipped_lines, 0);
+	free(got);
+	at_display_level = 2;
+}
+
 /* A record the export refuses (a mapping of an empty range) stops the feed: before an event,
  * or after the last one. */
 static void test_bad_record(void **state)
@@ -215,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_trace_without_stacks),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_bad_record),
+		cmocka_unit_test(test_damage),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
