@@ -237,6 +237,25 @@ run_cmd "$R" export --folded -q "$T/moved.atz"
 check "missing library, -q: no message, frames as unwind_chain_lib.so+0x..." \
 	bash -c "[ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';chain_outer;unwind_chain_lib.so+0x' '$T/out'"
 
+# A folder whose name holds terminal escapes (ESC [31m, ESC ]0;...BEL): the daemon's -v lines
+# and the report's warning name it escaped (\x1b), and no raw control byte reaches stderr.
+E="$T/esc"$'\033[31m\033]0;title\a'
+mkdir -p "$E"
+cp "$FX/unwind_chain" "$FX/unwind_chain_lib.so" "$E/"
+if "$D" -v --stacks -f binary -o "$T/esc.atz" -- "$E/unwind_chain" 1 >/dev/null 2>"$T/esc.err"; then
+	ok "escapes in a path: traced with -v"
+else
+	fail "escapes in a path: traced with -v" "$(tail -n 5 "$T/esc.err" | cat -v)"
+fi
+check "escapes in a path: alloctapd -v names it escaped, no control byte" bash -c \
+	"grep -qF 'launched $T/esc\\x1b[31m\\x1b]0;title\\x07/unwind_chain as pid' '$T/esc.err' &&
+	 ! LC_ALL=C grep -q '[[:cntrl:]]' '$T/esc.err'"
+rm -f "$E/unwind_chain_lib.so"
+run_cmd "$R" export --folded "$T/esc.atz"
+check_eq "escapes in a path: the report's warning names it escaped, no control byte" \
+	"$rc $(grep -cxF "alloctap-report: $T/esc\x1b[31m\x1b]0;title\x07/unwind_chain_lib.so: cannot open: No such file or directory; its frames are shown as unwind_chain_lib.so+0xOFFSET" "$T/err") $(LC_ALL=C grep -c '[[:cntrl:]]' "$T/err")" \
+	"0 1 0"
+
 # Recursion 200 deep: allocate(32) at depth 0 and allocate(d) in recurse(d) for d = 8, 16,
 # ..., 200. A stack of main, d' = 201 - d recurse frames, allocate and malloc, plus the C
 # library's frames above main, has more than 128 frames for d <= 72: those ten are cut to
