@@ -240,6 +240,21 @@ static int read_symbols(struct object *o)
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>): the Itanium C++ ABI's names. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* Keeps the allocated name d with the object and returns it; when d is NULL or cannot be
+ * kept, frees it and returns fallback. */
+static const char *kept_name(struct object *o, char *d, const char *fallback)
+{
+	char **a = d ? realloc(o->names, (o->nnames + 1) * sizeof(*a)) : NULL;
+
+	if (!a) {
+		free(d);
+		return fallback;
+	}
+	o->names = a;
+	o->names[o->nnames++] = d;
+	return d;
+}
+
 /* A symbol's name as people read it: a C++ name (_Z...) demangled ("ns::f(int)"), any other
  * as it is; the demangled text is kept with the object. NULL stays NULL. */
 static const char *demangled(struct object *o, const char *name)
@@ -253,14 +268,7 @@ static const char *demangled(struct object *o, const char *name)
 		free(d);
 		return name;
 	}
-	char **a = realloc(o->names, (o->nnames + 1) * sizeof(*a));
-	if (!a) {
-		free(d);
-		return name;
-	}
-	o->names = a;
-	o->names[o->nnames++] = d;
-	return d;
+	return kept_name(o, d, name);
 }
 
 /* The function symbol holding libdwfl address a, or NULL. */
@@ -481,12 +489,96 @@ static int vaddr_of(const struct object *o, uint64_t off, uint64_t *vaddr)
 	return 0;
 }
 
-/* A DIE's name, looking through DW_AT_abstract_origin and DW_AT_specification. */
-static const char *die_name(Dwarf_Die *die)
+/* The DIE that gives die its DW_AT_name, through DW_AT_abstract_origin and
+ * DW_AT_specification (an inlined call's abstract function, a member function's declaration
+ * in its class); 1 found, 0 not. */
+static int named_die(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Die d = *die;
+
+	for (int hops = 0; hops < 8; hops++) {
+		Dwarf_Attribute attr;
+
+		if (dwarf_hasattr(&d, DW_AT_name)) {
+			*out = d;
+			return 1;
+		}
+		if (!dwarf_attr(&d, DW_AT_abstract_origin, &attr) &&
+		    !dwarf_attr(&d, DW_AT_specification, &attr))
+			return 0;
+		if (!dwarf_formref_die(&attr, &d))
+			return 0;
+	}
+	return 0;
+}
+
+/* Appends the name of scope s ("ns", "vector<int, std::allocator<int> >", "(anonymous
+ * namespace)") and "::" to the n bytes of buf (size bytes); the new length. */
+static size_t add_scope(Dwarf_Die *s, char *buf, size_t size, size_t n)
+{
+	const char *name = dwarf_diename(s);
+	int w = snprintf(buf + n, size - n, "%s::",
+			 name ? name : dwarf_tag(s) == DW_TAG_namespace ? "(anonymous namespace)"
+									: "{unnamed}");
+
+	return w < 0 || (size_t)w >= size - n ? size - 1 : n + (size_t)w;
+}
+
+/* The qualified name of a C++ function without a linkage name: DW_AT_name after the
+ * namespaces, classes, structures and unions holding the DIE that names it ("ns::C::f"),
+ * kept with the object; the bare name when its scopes cannot be read. */
+static const char *qualified_name(struct object *o, Dwarf_Die *die)
+{
+	Dwarf_Die named, *scopes = NULL;
+	char buf[1024];
+	size_t len = 0;
+	int n;
+
+	if (!named_die(die, &named))
+		return NULL;
+	const char *name = dwarf_diename(&named);
+	n = dwarf_getscopes_die(&named, &scopes); /* named, its parents, ..., its CU */
+	for (int i = n - 1; i > 0; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+		    tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
+			len = add_scope(&scopes[i], buf, sizeof(buf), len);
+	}
+	free(scopes);
+	if (len == 0 || !name)
+		return name;
+	snprintf(buf + len, sizeof(buf) - len, "%s", name);
+	return kept_name(o, strdup(buf), name);
+}
+
+/* A function DIE's name as the symbol table gives it once demangled ("std::vector<int,
+ * std::allocator<int> >::push_back(int const&)"): its linkage name (looking through the
+ * abstract function of an inlined call and a member's declaration), demangled. In C++
+ * without one (main, an extern "C" function, a function of an anonymous namespace): for the
+ * function holding libdwfl address a (a subprogram), the symbol there, demangled, else the
+ * name qualified by its scopes. In other languages its DW_AT_name. Kept with the object; NULL
+ * without a name. */
+static const char *die_name(struct object *o, Dwarf_Die *cu, Dwarf_Die *die, Dwarf_Addr a)
 {
 	Dwarf_Attribute attr;
+	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 
-	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	if (!linkage)
+		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (linkage)
+		return demangled(o, linkage);
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+		if (dwarf_tag(die) == DW_TAG_subprogram && (linkage = symbol_at(o, a)))
+			return demangled(o, linkage);
+		return qualified_name(o, die);
+	default:
+		return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	}
 }
 
 /* File name number idx of the CU's line table; NULL if none. */
@@ -633,7 +725,7 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		frames[n] = (struct at_frame){ .function = die_name(s), .file = file,
+		frames[n] = (struct at_frame){ .function = die_name(o, cu, s, a), .file = file,
 					       .line = lineno > 0 ? (unsigned)lineno : 0,
 					       .inlined = tag == DW_TAG_inlined_subroutine };
 		n++;

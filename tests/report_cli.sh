@@ -256,6 +256,63 @@ check_eq "escapes in a path: the report's warning names it escaped, no control b
 	"$rc $(grep -cxF "alloctap-report: $T/esc\x1b[31m\x1b]0;title\x07/unwind_chain_lib.so: cannot open: No such file or directory; its frames are shown as unwind_chain_lib.so+0xOFFSET" "$T/err") $(LC_ALL=C grep -c '[[:cntrl:]]' "$T/err")" \
 	"0 1 0"
 
+# C++: frames named from DWARF carry their qualified names, as the symbol table's demangled
+# ("std::vector<int, std::allocator<int> >::push_back(int const&)", not "push_back"), inlined
+# ones too. The expected lines are llvm-symbolizer's, for every pc of every stack (atz_tool's
+# listings; a return address looked up at pc - 1), the leaf named after the event.
+need_built build/bench/atz_tool "$FX/cxx_sites"
+traced cxx "$FX/cxx_sites" 4
+build/bench/atz_tool stacks "$T/cxx.atz" >"$T/cxx.stacks"
+build/bench/atz_tool mappings "$T/cxx.atz" >"$T/cxx.mappings"
+check "cxx: llvm-symbolizer's names for every stack" bash -c \
+	"python3 - '$FX/cxx_sites' '$T/cxx.stacks' '$T/cxx.mappings' >'$T/want_cxx' <<'PY'
+import sys, subprocess, collections
+binary, stacks_file, maps_file = sys.argv[1:4]
+loads = []  # (file offset, virtual address, file size) of each PT_LOAD
+for line in subprocess.run(['readelf', '-lW', binary], capture_output=True, text=True,
+                           check=True).stdout.splitlines():
+    f = line.split()
+    if f and f[0] == 'LOAD':
+        loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+maps = []
+for line in open(maps_file):
+    pid, rng, off, bid, path = line.split()
+    start, end = (int(x, 16) for x in rng.split('-'))
+    maps.append((start, end, int(off, 16), path))
+def vaddr(pc):
+    for start, end, off, path in reversed(maps):
+        if start <= pc < end:
+            assert path.endswith('/cxx_sites'), 'pc %x in %s' % (pc, path)
+            o = pc - start + off
+            for lo, va, size in loads:
+                if lo <= o < lo + size:
+                    return o - lo + va
+    raise AssertionError('pc %x in no mapping of the program' % pc)
+stacks = [line.split() for line in open(stacks_file)]
+addrs = sorted({vaddr(int(pc, 16)) - 1 for s in stacks for pc in s[3:]})
+out = subprocess.run(['llvm-symbolizer', '--obj=' + binary, '--inlining', '--demangle']
+                     + ['0x%x' % a for a in addrs], capture_output=True, text=True,
+                     check=True).stdout.split('\n\n')
+assert len(out) >= len(addrs), 'llvm-symbolizer: %d answers, %d addresses' % (len(out), len(addrs))
+chains = {a: block.strip('\n').split('\n')[0::2] for a, block in zip(addrs, out)}
+weights = collections.Counter()
+for func, flags, *pcs in stacks:
+    frames = []
+    for pc in reversed(pcs[1:]):
+        frames += reversed(chains[vaddr(int(pc, 16)) - 1])
+    root = {'complete': [], 'incomplete': ['[incomplete]'], 'truncated': ['[truncated]']}[flags]
+    weights[';'.join(root + frames + [func])] += 1
+for stack in sorted(weights, key=lambda s: s.encode()):
+    print(stack, weights[stack])
+PY"
+run_cmd "$R" export --folded "$T/cxx.atz"
+check_file_eq "cxx: exact folded lines, every frame named as llvm-symbolizer names it" \
+	"$T/out" "$T/want_cxx"
+check_eq "cxx: the containers' allocations apart: vector, list<long>, list<double>, map" \
+	"$(grep -c ';std::__new_allocator<int>::allocate(unsigned long, void const\*);operator new(unsigned long);malloc 3$' "$T/out"):$(grep -c ';std::__cxx11::list<long, std::allocator<long> >::push_back(long&&);' "$T/out"):$(grep -c ';std::__cxx11::list<double, std::allocator<double> >::push_back(double&&);' "$T/out"):$(grep -c ';main;(anonymous namespace)::index_of(int);std::map<int, long, ' "$T/out")" \
+	"1:1:1:1"
+folded_ok "cxx" "$T/out"
+
 # Recursion 200 deep: allocate(32) at depth 0 and allocate(d) in recurse(d) for d = 8, 16,
 # ..., 200. A stack of main, d' = 201 - d recurse frames, allocate and malloc, plus the C
 # library's frames above main, has more than 128 frames for d <= 72: those ten are cut to
