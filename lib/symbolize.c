@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbolize.h"
@@ -62,6 +63,8 @@ struct object {
 	uint8_t build_id_len;
 	uint8_t build_id[AT_BUILD_ID_MAX];
 	enum object_state state;
+	uint64_t trace_start_ns; /* the recording start of the traces naming it (the earliest);
+				  * 0 unknown */
 	Dwfl *dwfl;
 	Dwfl_Module *module;
 	GElf_Addr bias;         /* libdwfl address - object virtual address */
@@ -86,6 +89,7 @@ struct mapping {
 
 struct at_symbolizer {
 	char *debug_dir;
+	uint64_t trace_start_ns; /* at_symbolizer_trace_start */
 	at_symbolize_problem_fn problem;
 	void *problem_arg;
 	struct object **objects;
@@ -291,21 +295,64 @@ static const char *symbol_at(const struct object *o, uint64_t a)
 	return NULL;
 }
 
-/* Opens o with libdwfl and checks its build-id against the trace's; on any failure o becomes
- * unusable and is reported (once: it is never opened again). */
+/* Writes ns (since the Unix epoch) as "2026-11-26 19:40:01.123 UTC" into out. */
+static void utc_text(uint64_t ns, char *out, size_t size)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char day[32];
+
+	if (!gmtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(day, sizeof(day), "%llu s", (unsigned long long)t);
+	snprintf(out, size, "%s.%03u UTC", day, (unsigned)(ns % 1000000000u / 1000000u));
+}
+
+/* The slack of a file's change time: the kernel stamps it from a clock that may lag the
+ * real time by a tick, so a change just after the trace began can read as just before. */
+#define CTIME_SLACK_NS 20000000u
+
+/* Whether the file of an object without a build-id (st: its status) can be the one traced:
+ * nothing in the trace identifies it, so it must not have changed (content, name, links:
+ * its ctime) since the trace began. 1 yes; 0 no, with the reason in why. */
+static int unchanged_since_trace(const struct object *o, const struct stat *st, char *why,
+				 size_t size)
+{
+	uint64_t ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+	char changed[48], began[48];
+
+	if (!o->trace_start_ns) {
+		snprintf(why, size, "no build-id, and the trace has no start time: nothing tells "
+				    "whether this file is the one traced");
+		return 0;
+	}
+	if (ctime_ns + CTIME_SLACK_NS < o->trace_start_ns)
+		return 1;
+	utc_text(ctime_ns, changed, sizeof(changed));
+	utc_text(o->trace_start_ns, began, sizeof(began));
+	snprintf(why, size, "no build-id, and the file changed at %s, after the trace began (%s): "
+			    "it may not be the one traced", changed, began);
+	return 0;
+}
+
+/* Opens o with libdwfl and checks its build-id against the trace's (without one, that the
+ * file has not changed since the trace began); on any failure o becomes unusable and is
+ * reported (once: it is never opened again). */
 static void open_object(struct at_symbolizer *z, struct object *o)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	char why[256], want[2 * AT_BUILD_ID_MAX + 1], have[2 * AT_BUILD_ID_MAX + 1];
+	struct stat st;
 	int fd, n;
 
 	o->state = OBJECT_UNUSABLE;
 	if (o->path[0] != '/')
 		return; /* [vdso] and the like: no file, nothing to report */
 	fd = open_regular(o->path);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		report_problem(z, o, why);
 		return;
 	}
@@ -336,6 +383,10 @@ static void open_object(struct at_symbolizer *z, struct object *o)
 		report_problem(z, o, why);
 		return;
 	}
+	if (n == 0 && !unchanged_since_trace(o, &st, why, sizeof(why))) {
+		report_problem(z, o, why);
+		return;
+	}
 	void **userdata;
 	dwfl_module_info(o->module, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	*userdata = o;
@@ -357,8 +408,11 @@ static struct object *object_of(struct at_symbolizer *z, const struct at_mapping
 		o = z->objects[i];
 		if (o->build_id_len == m->build_id_len &&
 		    memcmp(o->build_id, m->build_id, m->build_id_len) == 0 &&
-		    strcmp(o->path, m->path) == 0)
+		    strcmp(o->path, m->path) == 0) {
+			if (!z->trace_start_ns || z->trace_start_ns < o->trace_start_ns)
+				o->trace_start_ns = z->trace_start_ns; /* the earliest; unknown wins */
 			return o;
+		}
 	}
 	if (z->nobjects == z->cap_objects) {
 		size_t cap = z->cap_objects ? 2 * z->cap_objects : 16;
@@ -379,6 +433,7 @@ static struct object *object_of(struct at_symbolizer *z, const struct at_mapping
 	o->build_id_len = m->build_id_len > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : m->build_id_len;
 	memcpy(o->build_id, m->build_id, o->build_id_len);
 	o->debug_dir = z->debug_dir;
+	o->trace_start_ns = z->trace_start_ns;
 	z->objects[z->nobjects++] = o;
 	return o;
 }
@@ -427,6 +482,11 @@ void at_symbolizer_free(struct at_symbolizer *z)
 	free(z->mappings);
 	free(z->debug_dir);
 	free(z);
+}
+
+void at_symbolizer_trace_start(struct at_symbolizer *z, uint64_t unix_ns)
+{
+	z->trace_start_ns = unix_ns;
 }
 
 int at_symbolizer_add_mapping(struct at_symbolizer *z, const struct at_mapping *m)

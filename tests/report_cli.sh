@@ -237,6 +237,31 @@ run_cmd "$R" export --folded -q "$T/moved.atz"
 check "missing library, -q: no message, frames as unwind_chain_lib.so+0x..." \
 	bash -c "[ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';chain_outer;unwind_chain_lib.so+0x' '$T/out'"
 
+# A library without a build-id (--build-id=none): named while its file is the one traced
+# (unchanged since the trace began); rebuilt differently at the same path, it is reported once
+# and its frames are unwind_chain_lib.so+0x..., never the new file's names.
+mkdir -p "$T/nb"
+cp "$FX/unwind_chain" "$T/nb/"
+nobid_lib() {
+	cc -O2 -g -shared -fPIC -DUNWIND_CHAIN_LIBRARY -Wl,--build-id=none \
+		-Wl,-soname,unwind_chain_lib.so -o "$T/nb/unwind_chain_lib.so" "$@"
+}
+nobid_lib tests/fixtures/unwind_chain.c
+check "no build-id: the library has no GNU build-id note" \
+	bash -c "! readelf -n '$T/nb/unwind_chain_lib.so' | grep -q 'Build ID'"
+traced nobid "$T/nb/unwind_chain" 2
+run_cmd "$R" export --folded "$T/nobid.atz"
+check "no build-id, unchanged: no problem reported, its frames named" \
+	bash -c "[ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';main;chain_outer;chain_middle;chain_inner;chain_leaf;malloc 2\$' '$T/out'"
+# the rebuild puts a function of its own first: the library's code moves
+printf 'int moved_by_the_rebuild(int x)\n{\n\treturn x * x + (x >> 3) - 7 * (x & 5);\n}\nint moved_too(int x)\n{\n\treturn moved_by_the_rebuild(x) * 3 + moved_by_the_rebuild(x + 1);\n}\n' >"$T/moved.c"
+nobid_lib -O0 "$T/moved.c" tests/fixtures/unwind_chain.c
+run_cmd "$R" export --folded "$T/nobid.atz"
+check_eq "no build-id, rebuilt at its path: reported once, naming the change's time" \
+	"$(grep -c "^alloctap-report: $T/nb/unwind_chain_lib.so: no build-id, and the file changed at 20[0-9-]* [0-9:.]* UTC, after the trace began (20[0-9-]* [0-9:.]* UTC): it may not be the one traced; its frames are shown as unwind_chain_lib.so+0xOFFSET\$" "$T/err"):$(wc -l <"$T/err")" "1:1"
+check "no build-id, rebuilt: its frames as unwind_chain_lib.so+0x..., not the new file's names" \
+	bash -c "grep -q ';main;chain_outer;unwind_chain_lib.so+0x[0-9a-f]*;unwind_chain_lib.so+0x[0-9a-f]*;chain_leaf;malloc 2\$' '$T/out' && ! grep -q 'chain_middle\|chain_inner' '$T/out'"
+
 # A folder whose name holds terminal escapes (ESC [31m, ESC ]0;...BEL): the daemon's -v lines
 # and the report's warning name it escaped (\x1b), and no raw control byte reaches stderr.
 E="$T/esc"$'\033[31m\033]0;title\a'
