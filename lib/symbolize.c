@@ -71,6 +71,8 @@ struct object {
 	struct load_segment *loads;
 	size_t nloads;
 	const char *debug_dir;  /* the symbolizer's, for find_debug_file */
+	int debug_errno;        /* find_debug_file: its debug file is there, but opening failed */
+	int debug_opened;       /* find_debug_file gave libdwfl its debug file */
 	struct function_symbol *symbols; /* sorted by start: the function symbols with a size */
 	size_t nsymbols;
 	struct cached_frames *cache; /* open addressing, at most half full */
@@ -131,7 +133,7 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 			   Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			   GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const struct object *o = *userdata;
+	struct object *o = *userdata;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	char id[2 * AT_BUILD_ID_MAX + 1];
@@ -147,11 +149,16 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 	hex(bits, (size_t)n, id);
 	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", o->debug_dir, id, id + 2) < 0)
 		return -1;
-	fd = open_regular(path);
+	do
+		fd = open_regular(path);
+	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			o->debug_errno = errno; /* there, but not for us now: said, never silent */
 		free(path);
 		return -1;
 	}
+	o->debug_opened = 1;
 	*debuginfo_file_name = path; /* libdwfl frees it */
 	return fd;
 }
@@ -334,43 +341,103 @@ static int unchanged_since_trace(const struct object *o, const struct stat *st, 
 	return 0;
 }
 
-/* Opens o with libdwfl and checks its build-id against the trace's (without one, that the
- * file has not changed since the trace began); on any failure o becomes unusable and is
- * reported (once: it is never opened again). */
-static void open_object(struct at_symbolizer *z, struct object *o)
+/* Whether the reason why says this process lacked a resource (descriptors, memory), not
+ * that the object is wrong: the same report with more would name it. */
+static int resource_error(const char *why)
+{
+	return strstr(why, strerror(EMFILE)) || strstr(why, strerror(ENFILE)) ||
+	       strstr(why, strerror(ENOMEM)) || strstr(why, "out of memory");
+}
+
+/* Whether the file at path is no longer the one st describes (another inode, size, content
+ * or status change time): it was rewritten or replaced while it was read. */
+static int changed_since(const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	return stat(path, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+	       now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	       now.st_mtim.tv_nsec != st->st_mtim.tv_nsec || now.st_ctim.tv_sec != st->st_ctim.tv_sec ||
+	       now.st_ctim.tv_nsec != st->st_ctim.tv_nsec;
+}
+
+/* Undoes a failed try_open: o as it was before it. */
+static void close_object(struct object *o)
+{
+	if (o->dwfl)
+		dwfl_end(o->dwfl);
+	o->dwfl = NULL;
+	o->module = NULL;
+	free(o->loads);
+	free(o->symbols);
+	o->loads = NULL;
+	o->symbols = NULL;
+	o->nloads = o->nsymbols = 0;
+	o->debug_errno = o->debug_opened = 0;
+}
+
+/* Reads o's symbols and checks that its debug file, if there is one, was opened and read: a
+ * debug file there but not opened or read (no descriptor or memory left) would give fewer
+ * names, silently (libdwfl falls back on .dynsym). 0, or -1 with the reason in why. */
+static int read_names(struct object *o, char *why, size_t size)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw;
+
+	if (read_loads(o) < 0 || read_symbols(o) < 0) {
+		snprintf(why, size, "cannot read its program headers: %s", elf_errmsg(-1));
+		return -1;
+	}
+	if (o->debug_errno) {
+		snprintf(why, size, "its debug file (by build-id under %s) cannot be opened: %s",
+			 o->debug_dir, strerror(o->debug_errno));
+		return -1;
+	}
+	if (!o->debug_opened)
+		return 0;
+	dw = dwfl_module_getdwarf(o->module, &bias);
+	int err = dw ? 0 : dwfl_errno(); /* reading it clears it */
+	if (err && !strstr(dwfl_errmsg(err), "No DWARF")) {
+		snprintf(why, size, "its debug file (by build-id under %s) cannot be read: %s",
+			 o->debug_dir, dwfl_errmsg(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* One try at opening o: 0 ready; -1 failed, with the reason in why and *again set when the
+ * failure may pass (a signal, the file rewritten while read). */
+static int try_open(struct object *o, char *why, size_t size, int *again)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	char why[256], want[2 * AT_BUILD_ID_MAX + 1], have[2 * AT_BUILD_ID_MAX + 1];
+	char want[2 * AT_BUILD_ID_MAX + 1], have[2 * AT_BUILD_ID_MAX + 1];
 	struct stat st;
 	int fd, n;
 
-	o->state = OBJECT_UNUSABLE;
-	if (o->path[0] != '/')
-		return; /* [vdso] and the like: no file, nothing to report */
+	*again = 0;
 	fd = open_regular(o->path);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		*again = errno == EINTR || errno == EAGAIN;
+		snprintf(why, size, "cannot open: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		report_problem(z, o, why);
-		return;
+		return -1;
 	}
 	o->dwfl = dwfl_begin(&object_callbacks);
 	if (!o->dwfl) {
 		close(fd);
-		snprintf(why, sizeof(why), "cannot read: %s", dwfl_errmsg(-1));
-		report_problem(z, o, why);
-		return;
+		snprintf(why, size, "cannot read: %s", dwfl_errmsg(-1));
+		return -1;
 	}
 	/* on success libdwfl owns fd and closes it with the Dwfl */
 	o->module = dwfl_report_elf(o->dwfl, o->base, o->path, fd, 0, false);
 	dwfl_report_end(o->dwfl, NULL, NULL);
 	if (!o->module) {
 		close(fd);
-		snprintf(why, sizeof(why), "not an ELF object: %s", dwfl_errmsg(-1));
-		report_problem(z, o, why);
-		return;
+		snprintf(why, size, "not an ELF object: %s", dwfl_errmsg(-1));
+		*again = changed_since(o->path, &st);
+		return -1;
 	}
 	n = dwfl_module_build_id(o->module, &bits, &vaddr);
 	if (n < 0)
@@ -378,24 +445,60 @@ static void open_object(struct at_symbolizer *z, struct object *o)
 	if ((size_t)n != o->build_id_len || memcmp(bits, o->build_id, (size_t)n) != 0) {
 		hex(o->build_id, o->build_id_len, want);
 		hex(bits, (size_t)(n > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : n), have);
-		snprintf(why, sizeof(why), "build-id %s in the trace, %s on disk: the object changed",
+		snprintf(why, size, "build-id %s in the trace, %s on disk: the object changed",
 			 o->build_id_len ? want : "(none)", n ? have : "(none)");
-		report_problem(z, o, why);
-		return;
+		*again = changed_since(o->path, &st);
+		return -1;
 	}
-	if (n == 0 && !unchanged_since_trace(o, &st, why, sizeof(why))) {
-		report_problem(z, o, why);
-		return;
-	}
+	if (n == 0 && !unchanged_since_trace(o, &st, why, size))
+		return -1;
 	void **userdata;
 	dwfl_module_info(o->module, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	*userdata = o;
-	if (read_loads(o) < 0 || read_symbols(o) < 0) {
-		snprintf(why, sizeof(why), "cannot read its program headers: %s", elf_errmsg(-1));
-		report_problem(z, o, why);
-		return;
+	if (read_names(o, why, size) < 0) {
+		*again = changed_since(o->path, &st);
+		return -1;
 	}
-	o->state = OBJECT_READY;
+	return 0;
+}
+
+/* The tries open_object makes, and the wait between two: a file rewritten in place (cp over
+ * it) reads short or empty for as long as its writer takes. */
+#define OPEN_TRIES 5
+#define OPEN_RETRY_NS 100000000L
+
+/* Opens o with libdwfl and checks its build-id against the trace's (without one, that the
+ * file has not changed since the trace began); a failure that may pass is tried again. On
+ * failure o becomes unusable and is reported (once: it is never opened again), saying when
+ * the cause is this process's limits rather than the object. */
+static void open_object(struct at_symbolizer *z, struct object *o)
+{
+	char why[320];
+	int again = 0;
+
+	o->state = OBJECT_UNUSABLE;
+	if (o->path[0] != '/')
+		return; /* [vdso] and the like: no file, nothing to report */
+	for (int i = 0; i < OPEN_TRIES; i++) {
+		if (i) {
+			struct timespec wait = { 0, OPEN_RETRY_NS };
+
+			close_object(o);
+			nanosleep(&wait, NULL);
+		}
+		if (try_open(o, why, sizeof(why) - 96, &again) == 0) {
+			o->state = OBJECT_READY;
+			return;
+		}
+		if (!again) {
+			if (resource_error(why))
+				strcat(why, " (a limit of this process, not a fault of the object)");
+			break;
+		}
+	}
+	if (again)
+		strcat(why, " (it kept changing while it was read)");
+	report_problem(z, o, why);
 }
 
 /* The cache entry of (path, build-id), made if new. NULL on allocation failure. */

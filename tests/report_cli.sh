@@ -262,6 +262,45 @@ check_eq "no build-id, rebuilt at its path: reported once, naming the change's t
 check "no build-id, rebuilt: its frames as unwind_chain_lib.so+0x..., not the new file's names" \
 	bash -c "grep -q ';main;chain_outer;unwind_chain_lib.so+0x[0-9a-f]*;unwind_chain_lib.so+0x[0-9a-f]*;chain_leaf;malloc 2\$' '$T/out' && ! grep -q 'chain_middle\|chain_inner' '$T/out'"
 
+# Too few file descriptors: an object or its debug file that cannot be opened for want of
+# descriptors is said, naming the limit; never are names silently fewer. The program is
+# stripped, its debug file under a --debug-dir of ours (chain_leaf, static, is named only from
+# it). For each limit, every frame of the output is one of the full run's, or OBJECT+0x... of
+# an object a warning names with "(a limit of this process, not a fault of the object)".
+mkdir -p "$T/sd"
+cp "$FX/unwind_chain" "$FX/unwind_chain_lib.so" "$T/sd/"
+bid=$(readelf -n "$T/sd/unwind_chain" | sed -n 's/^ *Build ID: *//p')
+mkdir -p "$T/dbg/.build-id/${bid:0:2}"
+objcopy --only-keep-debug "$T/sd/unwind_chain" "$T/dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+strip --strip-all "$T/sd/unwind_chain"
+traced stripped "$T/sd/unwind_chain" 2
+run_cmd "$R" export --folded --debug-dir "$T/dbg" "$T/stripped.atz"
+cp "$T/out" "$T/stripped.full"
+check "stripped program, its debug file by build-id: chain_leaf named, no problem" \
+	bash -c "[ -n '$bid' ] && [ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';main;chain_outer;chain_middle;chain_inner;chain_leaf;malloc 2\$' '$T/stripped.full'"
+limits_ok=""
+for n in 4 5 6 7 8 9 10 11 12 16; do
+	(ulimit -n $n && exec "$R" export --folded --debug-dir "$T/dbg" "$T/stripped.atz") \
+		>"$T/lim.out" 2>"$T/lim.err"
+	why=$(python3 - "$T/stripped.full" "$T/lim.out" "$T/lim.err" <<'PY'
+import sys, re
+full = {f for line in open(sys.argv[1]) for f in line.rsplit(' ', 1)[0].split(';')}
+said = set()
+for line in open(sys.argv[3]):
+    m = re.match(r'alloctap-report: .*/([^/]*): .*\(a limit of this process, not a fault of the object\); its frames are shown as (.*)\+0xOFFSET$', line)
+    if m:
+        said.add(m.group(2))
+for line in open(sys.argv[2]):
+    for f in line.rsplit(' ', 1)[0].split(';'):
+        if f not in full and not any(f.startswith(o + '+0x') for o in said):
+            print('frame %s: not in the full run, its object not said' % f)
+            sys.exit(0)
+PY
+)
+	[ -z "$why" ] || limits_ok="$limits_ok ulimit -n $n: $why;"
+done
+check_eq "too few descriptors: never fewer names silently, at every limit from 4 to 16" "$limits_ok" ""
+
 # A folder whose name holds terminal escapes (ESC [31m, ESC ]0;...BEL): the daemon's -v lines
 # and the report's warning name it escaped (\x1b), and no raw control byte reaches stderr.
 E="$T/esc"$'\033[31m\033]0;title\a'
