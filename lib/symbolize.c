@@ -73,6 +73,7 @@ struct object {
 	const char *debug_dir;  /* the symbolizer's, for find_debug_file */
 	int debug_errno;        /* find_debug_file: its debug file is there, but opening failed */
 	int debug_opened;       /* find_debug_file gave libdwfl its debug file */
+	int debug_has_dwarf;    /* and that file has a .debug_info section */
 	struct function_symbol *symbols; /* sorted by start: the function symbols with a size */
 	size_t nsymbols;
 	struct cached_frames *cache; /* open addressing, at most half full */
@@ -80,6 +81,7 @@ struct object {
 	struct cu_scopes *cus;  /* the CUs whose scopes are listed */
 	size_t ncus;
 	char **names;           /* demangled symbol names, kept as long as the object */
+	char lookup_error[128]; /* why DWARF gave no answer at an address: "" none */
 	size_t nnames;
 };
 
@@ -126,6 +128,29 @@ static void hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* Whether the ELF file fd has a .debug_info section (compressed or not): its section headers
+ * only are read, from a duplicate of fd. */
+static int has_debug_info(int fd)
+{
+	int dup_fd = dup(fd), found = 0;
+	Elf *elf = dup_fd >= 0 ? elf_begin(dup_fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		while (!found && (scn = elf_nextscn(elf, scn)))
+			if (gelf_getshdr(scn, &sh)) {
+				const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+				found = name && (!strcmp(name, ".debug_info") ||
+						 !strcmp(name, ".zdebug_info"));
+			}
+	elf_end(elf);
+	if (dup_fd >= 0)
+		close(dup_fd);
+	return found;
+}
+
 /* libdwfl's find_debuginfo callback: DIR/.build-id/ab/cdef....debug of the module's build-id,
  * nothing else (no .gnu_debuglink search next to the object, no debuginfod). The module's
  * userdata is its struct object. */
@@ -159,6 +184,7 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 		return -1;
 	}
 	o->debug_opened = 1;
+	o->debug_has_dwarf = has_debug_info(fd);
 	*debuginfo_file_name = path; /* libdwfl frees it */
 	return fd;
 }
@@ -373,7 +399,7 @@ static void close_object(struct object *o)
 	o->loads = NULL;
 	o->symbols = NULL;
 	o->nloads = o->nsymbols = 0;
-	o->debug_errno = o->debug_opened = 0;
+	o->debug_errno = o->debug_opened = o->debug_has_dwarf = 0;
 }
 
 /* Reads o's symbols and checks that its debug file, if there is one, was opened and read: a
@@ -397,6 +423,13 @@ static int read_names(struct object *o, char *why, size_t size)
 		return 0;
 	dw = dwfl_module_getdwarf(o->module, &bias);
 	int err = dw ? 0 : dwfl_errno(); /* reading it clears it */
+	if (err && strstr(dwfl_errmsg(err), "No DWARF") && o->debug_has_dwarf) {
+		/* libdwfl says so when it could not load the DWARF the file holds */
+		snprintf(why, size, "its debug file (by build-id under %s) holds DWARF that cannot "
+				    "be read (out of memory? a limit of this process, not a fault of "
+				    "the object)", o->debug_dir);
+		return -1;
+	}
 	if (err && !strstr(dwfl_errmsg(err), "No DWARF")) {
 		snprintf(why, size, "its debug file (by build-id under %s) cannot be read: %s",
 			 o->debug_dir, dwfl_errmsg(err));
@@ -771,15 +804,16 @@ static int add_range(struct cu_scopes *c, Dwarf_Addr low, Dwarf_Addr high, Dwarf
 }
 
 /* Lists the scope ranges of the CU's tree under die (depth first, iterative: CUs nest
- * deeply). 0, or -1 on ENOMEM. */
+ * deeply). 0, or -1 when out of memory or when libdw could not read the tree (a partial list
+ * would name some addresses from the symbols instead, silently). */
 static int list_scopes(struct cu_scopes *c, Dwarf_Die *cu_die)
 {
 	enum { MAX_DEPTH = 256 };
 	Dwarf_Die stack[MAX_DEPTH];
-	int depth = 0;
+	int depth = 0, rc = dwarf_child(cu_die, &stack[0]);
 
-	if (dwarf_child(cu_die, &stack[0]) != 0)
-		return 0;
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
 	for (;;) {
 		Dwarf_Die *d = &stack[depth];
 		int tag = dwarf_tag(d);
@@ -790,12 +824,18 @@ static int list_scopes(struct cu_scopes *c, Dwarf_Die *cu_die)
 				if (start < end &&
 				    add_range(c, start, end, dwarf_dieoffset(d), (uint32_t)depth) < 0)
 					return -1;
+			if (off < 0 && strstr(dwarf_errmsg(-1), "memory"))
+				return -1;
 		}
-		if (depth + 1 < MAX_DEPTH && dwarf_child(d, &stack[depth + 1]) == 0) {
+		if (depth + 1 < MAX_DEPTH && (rc = dwarf_child(d, &stack[depth + 1])) == 0) {
 			depth++;
 			continue;
 		}
-		while (dwarf_siblingof(&stack[depth], &stack[depth]) != 0) {
+		if (rc < 0)
+			return -1;
+		while ((rc = dwarf_siblingof(&stack[depth], &stack[depth])) != 0) {
+			if (rc < 0)
+				return -1;
 			if (depth == 0)
 				return 0;
 			depth--;
@@ -812,13 +852,17 @@ static struct cu_scopes *scopes_of(struct object *o, Dwarf_Die *cu_die)
 		if (o->cus[i].cu == off)
 			return &o->cus[i];
 	struct cu_scopes *a = realloc(o->cus, (o->ncus + 1) * sizeof(*a));
-	if (!a)
+	if (!a) {
+		snprintf(o->lookup_error, sizeof(o->lookup_error), "%s", strerror(ENOMEM));
 		return NULL;
+	}
 	o->cus = a;
 	struct cu_scopes *c = &o->cus[o->ncus];
 	*c = (struct cu_scopes){ .cu = off };
 	if (list_scopes(c, cu_die) < 0) {
 		free(c->r);
+		snprintf(o->lookup_error, sizeof(o->lookup_error), "%s",
+			 dwarf_errno() ? dwarf_errmsg(-1) : strerror(ENOMEM));
 		return NULL;
 	}
 	o->ncus++;
@@ -873,8 +917,16 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 	const char *file = NULL;
 	int lineno = 0, nscopes, n = 0;
 
-	if (!cu)
+	if (!cu) {
+		int err = dwfl_errno();
+		const char *msg = err ? dwfl_errmsg(err) : NULL;
+
+		/* no CU holds a, or the object has no DWARF: a name from the symbols; anything
+		 * else (libdw out of memory reads "invalid DWARF") is no answer at all */
+		if (msg && !strstr(msg, "address out of range") && !strstr(msg, "DWARF information"))
+			snprintf(o->lookup_error, sizeof(o->lookup_error), "%s", msg);
 		return 0;
+	}
 	line = dwfl_module_getsrc(o->module, a);
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -908,7 +960,8 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 }
 
 /* The frames of virtual address vaddr of a ready object (return_address: look up vaddr - 1),
- * into frames (AT_SYMBOLIZE_MAX_INLINE of them): how many, at least 1. */
+ * into frames (AT_SYMBOLIZE_MAX_INLINE of them): how many, at least 1; 0 when its DWARF
+ * could not be read there (o->lookup_error says why). */
 static int lookup(struct object *o, uint64_t vaddr, int return_address, struct at_frame *frames)
 {
 	Dwarf_Addr a = vaddr + o->bias - (return_address && vaddr > 0 ? 1 : 0);
@@ -916,6 +969,8 @@ static int lookup(struct object *o, uint64_t vaddr, int return_address, struct a
 	int n;
 
 	n = dwarf_frames(o, a, frames, AT_SYMBOLIZE_MAX_INLINE);
+	if (o->lookup_error[0])
+		return 0; /* a name from the symbols would differ from DWARF's: none */
 	if (n == 0 || !frames[n - 1].function)
 		name = demangled(o, symbol_at(o, a));
 	if (n == 0) {
@@ -999,6 +1054,17 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 		}
 	}
 	n = lookup(o, vaddr, return_address, all);
+	if (n == 0) { /* from here on its frames are offsets, and that is said */
+		char why[256];
+
+		snprintf(why, sizeof(why), "its DWARF cannot be read at 0x%" PRIx64 ", from this frame "
+			 "on: %s%s", vaddr, o->lookup_error,
+			 resource_error(o->lookup_error) || strstr(o->lookup_error, "invalid DWARF")
+				 ? " (out of memory? a limit of this process, not a fault of the object)"
+				 : "");
+		report_problem(z, o, why);
+		return 1;
+	}
 	if (c && (c->frames = malloc((size_t)n * sizeof(*all)))) {
 		memcpy(c->frames, all, (size_t)n * sizeof(*all));
 		c->n = n;

@@ -278,16 +278,21 @@ run_cmd "$R" export --folded --debug-dir "$T/dbg" "$T/stripped.atz"
 cp "$T/out" "$T/stripped.full"
 check "stripped program, its debug file by build-id: chain_leaf named, no problem" \
 	bash -c "[ -n '$bid' ] && [ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';main;chain_outer;chain_middle;chain_inner;chain_leaf;malloc 2\$' '$T/stripped.full'"
-limits_ok=""
-for n in 4 5 6 7 8 9 10 11 12 16; do
-	(ulimit -n $n && exec "$R" export --folded --debug-dir "$T/dbg" "$T/stripped.atz") \
-		>"$T/lim.out" 2>"$T/lim.err"
-	why=$(python3 - "$T/stripped.full" "$T/lim.out" "$T/lim.err" <<'PY'
+# limited FULL OPTION VALUE REPORT-ARGS...: the report under ulimit OPTION VALUE; prints what
+# is wrong, nothing when all is right: it failed with an error said, or every frame is one of
+# the full run's (FULL) or an offset of an object said to be unreadable for want of resources.
+limited() {
+	local full=$1 opt=$2 value=$3
+	shift 3
+	(ulimit "$opt" "$value" && exec "$R" export --folded "$@") >"$T/lim.out" 2>"$T/lim.err"
+	local st=$?
+	[ $st -ne 0 ] && { [ -s "$T/lim.err" ] || echo "exit $st, no message"; } && return
+	python3 - "$full" "$T/lim.out" "$T/lim.err" <<'PY'
 import sys, re
 full = {f for line in open(sys.argv[1]) for f in line.rsplit(' ', 1)[0].split(';')}
 said = set()
 for line in open(sys.argv[3]):
-    m = re.match(r'alloctap-report: .*/([^/]*): .*\(a limit of this process, not a fault of the object\); its frames are shown as (.*)\+0xOFFSET$', line)
+    m = re.match(r'alloctap-report: .*/([^/]*): .*a limit of this process, not a fault of the object\); its frames are shown as (.*)\+0xOFFSET$', line)
     if m:
         said.add(m.group(2))
 for line in open(sys.argv[2]):
@@ -296,10 +301,24 @@ for line in open(sys.argv[2]):
             print('frame %s: not in the full run, its object not said' % f)
             sys.exit(0)
 PY
-)
+}
+limits_ok=""
+for n in 4 5 6 7 8 9 10 11 12 16; do
+	why=$(limited "$T/stripped.full" -n $n --debug-dir "$T/dbg" "$T/stripped.atz")
 	[ -z "$why" ] || limits_ok="$limits_ok ulimit -n $n: $why;"
 done
 check_eq "too few descriptors: never fewer names silently, at every limit from 4 to 16" "$limits_ok" ""
+# The same with too little memory (address space from 30 to 60 MB), on the chain's trace with
+# the system's debug files: libc's (libc6-dbg), compressed, is what runs short. libdw reports
+# its want of memory as "invalid DWARF", or exits with its own message.
+run_cmd "$R" export --folded "$T/chain.atz"
+cp "$T/out" "$T/chain.full"
+limits_ok=""
+for ((kb = 30000; kb <= 60000; kb += 1000)); do
+	why=$(limited "$T/chain.full" -v $kb "$T/chain.atz")
+	[ -z "$why" ] || limits_ok="$limits_ok ulimit -v $kb: $why;"
+done
+check_eq "too little memory: never other names silently, at every limit from 30 to 60 MB" "$limits_ok" ""
 
 # A folder whose name holds terminal escapes (ESC [31m, ESC ]0;...BEL): the daemon's -v lines
 # and the report's warning name it escaped (\x1b), and no raw control byte reaches stderr.
