@@ -375,12 +375,22 @@ static int resource_error(const char *why)
 	       strstr(why, strerror(ENOMEM)) || strstr(why, "out of memory");
 }
 
-/* Whether the file at path is no longer the one st describes (another inode, size, content
- * or status change time): it was rewritten or replaced while it was read. */
+/* How recent a change makes a file possibly still being written. */
+#define WRITING_NS 1000000000ull
+
+/* Whether the file at path may have been read in the middle of a change: it is no longer the
+ * one st describes (another inode, size, content or status change time), or st says it
+ * changed less than WRITING_NS ago (a writer rewriting it in place, as cp over it does, leaves
+ * it empty or partial for as long as it writes). */
 static int changed_since(const char *path, const struct stat *st)
 {
 	struct stat now;
+	struct timespec clock;
+	uint64_t changed = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
 
+	if (clock_gettime(CLOCK_REALTIME, &clock) == 0 &&
+	    (uint64_t)clock.tv_sec * 1000000000u + (uint64_t)clock.tv_nsec < changed + WRITING_NS)
+		return 1;
 	return stat(path, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
 	       now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
 	       now.st_mtim.tv_nsec != st->st_mtim.tv_nsec || now.st_ctim.tv_sec != st->st_ctim.tv_sec ||
@@ -438,8 +448,31 @@ static int read_names(struct object *o, char *why, size_t size)
 	return 0;
 }
 
+/* Whether the ELF file's section header table and segments lie within its size bytes: a file
+ * read while it is written is shorter, and its symbols would be missing, silently. */
+static int elf_whole(Elf *elf, uint64_t size)
+{
+	GElf_Ehdr eh;
+	size_t n = 0;
+
+	if (!gelf_getehdr(elf, &eh))
+		return 0;
+	if (eh.e_shoff && (eh.e_shoff > size || (uint64_t)eh.e_shnum * eh.e_shentsize > size - eh.e_shoff))
+		return 0;
+	if (elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+			return 0;
+	}
+	return 1;
+}
+
 /* One try at opening o: 0 ready; -1 failed, with the reason in why and *again set when the
- * failure may pass (a signal, the file rewritten while read). */
+ * failure may pass (a signal, the file changing or just changed: changed_since). */
 static int try_open(struct object *o, char *why, size_t size, int *again)
 {
 	const unsigned char *bits;
@@ -472,6 +505,13 @@ static int try_open(struct object *o, char *why, size_t size, int *again)
 		*again = changed_since(o->path, &st);
 		return -1;
 	}
+	GElf_Addr elf_bias;
+	if (!elf_whole(dwfl_module_getelf(o->module, &elf_bias), (uint64_t)st.st_size)) {
+		snprintf(why, size, "not an ELF object: its headers say more than its %llu bytes",
+			 (unsigned long long)st.st_size);
+		*again = changed_since(o->path, &st);
+		return -1;
+	}
 	n = dwfl_module_build_id(o->module, &bits, &vaddr);
 	if (n < 0)
 		n = 0;
@@ -496,7 +536,8 @@ static int try_open(struct object *o, char *why, size_t size, int *again)
 }
 
 /* The tries open_object makes, and the wait between two: a file rewritten in place (cp over
- * it) reads short or empty for as long as its writer takes. */
+ * it) reads short or empty for as long as its writer takes. A file that stays as it is gets
+ * its last try's reason. */
 #define OPEN_TRIES 5
 #define OPEN_RETRY_NS 100000000L
 
@@ -529,8 +570,6 @@ static void open_object(struct at_symbolizer *z, struct object *o)
 			break;
 		}
 	}
-	if (again)
-		strcat(why, " (it kept changing while it was read)");
 	report_problem(z, o, why);
 }
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -406,6 +408,61 @@ static void test_unusable_objects(void **state)
 	}
 }
 
+/* A writer rewriting libfix.so in place at a path, as cp over it does: truncated, then 1 KiB
+ * every 5 ms; started says the first KiB is there. */
+struct rewriter {
+	const char *path;
+	volatile int started;
+};
+
+static void *rewrite_in_place(void *arg)
+{
+	struct rewriter *w = arg;
+	char buf[1024];
+	int in = open(fx.lib, O_RDONLY), out = open(w->path, O_WRONLY | O_TRUNC | O_CREAT, 0600);
+	ssize_t n;
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n)
+			break;
+		w->started = 1;
+		usleep(5000);
+	}
+	w->started = 1;
+	close(in);
+	close(out);
+	return NULL;
+}
+
+/* An object read while a writer rewrites it in place (empty, then partial: "not an ELF
+ * object", or a build-id that is not there yet) is read again once written: named, nothing
+ * reported. */
+static void test_rewritten_while_read(void **state)
+{
+	char path[160];
+	struct rewriter w = { path, 0 };
+	struct problems p = { 0 };
+	struct at_frame fr[4];
+	struct stat st;
+	pthread_t writer;
+
+	(void)state;
+	assert_int_equal(stat(fx.lib, &st), 0);
+	assert_true(st.st_size > 8 * 1024); /* the writer takes 40 ms or more */
+	snprintf(path, sizeof(path), "%s/rewritten.so", fx.dir);
+	assert_int_equal(pthread_create(&writer, NULL, rewrite_in_place, &w), 0);
+	while (!w.started)
+		usleep(100);
+	/* no debug file: the names are in the object's .symtab, at its end */
+	struct at_symbolizer *z = symbolizer(path, fx.dir, fx.build_id, &p);
+	int n = at_symbolize(z, 7, fx.outer, 0, fr, 4);
+	pthread_join(writer, NULL);
+	assert_int_equal(p.count, 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(text_of(&fr[0]), "at_fix_outer");
+	at_symbolizer_free(z);
+}
+
 /* Which mapping an address falls in: pid, overlap replacement, no mapping, no file. */
 static void test_mappings(void **state)
 {
@@ -476,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_names_lines_inlines),
 		cmocka_unit_test(test_dynsym_only),
 		cmocka_unit_test(test_unusable_objects),
+		cmocka_unit_test(test_rewritten_while_read),
 		cmocka_unit_test(test_mappings),
 		cmocka_unit_test(test_frame_text),
 	};
