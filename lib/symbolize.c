@@ -309,7 +309,7 @@ static const char *demangled(struct object *o, const char *name)
 }
 
 /* The function symbol holding libdwfl address a, or NULL. */
-static const char *symbol_at(const struct object *o, uint64_t a)
+static const struct function_symbol *symbol_holding(const struct object *o, uint64_t a)
 {
 	size_t lo = 0, hi = o->nsymbols;
 
@@ -324,8 +324,16 @@ static const char *symbol_at(const struct object *o, uint64_t a)
 	/* the nearest symbols starting at or before a; one of them may be larger and hold it */
 	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++)
 		if (a - o->symbols[i].start < o->symbols[i].size)
-			return o->symbols[i].name;
+			return &o->symbols[i];
 	return NULL;
+}
+
+/* The name of the function symbol holding libdwfl address a, or NULL. */
+static const char *symbol_at(const struct object *o, uint64_t a)
+{
+	const struct function_symbol *f = symbol_holding(o, a);
+
+	return f ? f->name : NULL;
 }
 
 /* Writes ns (since the Unix epoch) as "2026-11-26 19:40:01.123 UTC" into out. */
@@ -791,11 +799,14 @@ static const char *qualified_name(struct object *o, Dwarf_Die *die)
  * std::allocator<int> >::push_back(int const&)"): its linkage name (looking through the
  * abstract function of an inlined call and a member's declaration), demangled. In C++
  * without one (main, an extern "C" function, a function of an anonymous namespace): for the
- * function holding libdwfl address a (a subprogram), the symbol there, demangled, else the
- * name qualified by its scopes. In other languages its DW_AT_name. Kept with the object; NULL
+ * function holding libdwfl address a (a subprogram), the symbol at its entry (its DWARF
+ * address + bias), demangled, else the name qualified by its scopes. In other languages its DW_AT_name. Kept with the object; NULL
  * without a name. */
-static const char *die_name(struct object *o, Dwarf_Die *cu, Dwarf_Die *die, Dwarf_Addr a)
+static const char *die_name(struct object *o, Dwarf_Die *cu, Dwarf_Die *die, Dwarf_Addr a,
+			    Dwarf_Addr bias)
 {
+	const struct function_symbol *f;
+	Dwarf_Addr entry;
 	Dwarf_Attribute attr;
 	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 
@@ -808,8 +819,10 @@ static const char *die_name(struct object *o, Dwarf_Die *cu, Dwarf_Die *die, Dwa
 	case DW_LANG_C_plus_plus_03:
 	case DW_LANG_C_plus_plus_11:
 	case DW_LANG_C_plus_plus_14:
-		if (dwarf_tag(die) == DW_TAG_subprogram && (linkage = symbol_at(o, a)))
-			return demangled(o, linkage);
+		/* the symbol of this function, not of a part of it moved away (f.cold) */
+		if (dwarf_tag(die) == DW_TAG_subprogram && (f = symbol_holding(o, a)) &&
+		    dwarf_entrypc(die, &entry) == 0 && f->start == entry + bias)
+			return demangled(o, f->name);
 		return qualified_name(o, die);
 	default:
 		return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
@@ -979,7 +992,7 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		frames[n] = (struct at_frame){ .function = die_name(o, cu, s, a), .file = file,
+		frames[n] = (struct at_frame){ .function = die_name(o, cu, s, a, bias), .file = file,
 					       .line = lineno > 0 ? (unsigned)lineno : 0,
 					       .inlined = tag == DW_TAG_inlined_subroutine };
 		n++;
