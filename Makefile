@@ -58,7 +58,7 @@ endif
 .PHONY: all deps check stress unit-tests tests demo bench install uninstall clean
 
 DEB_PACKAGES := gcc g++ make graphviz golang-go chromium heaptrack libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib1g-dev \
-	liblz4-dev libcmocka-dev bpftrace libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 \
+	liblz4-dev libcmocka-dev bpftrace libc6-dbg libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 \
 	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux
 
 MODULES  := lib munge replay daemon report
@@ -77,6 +77,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS)) \
 	      $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(UNIT_SRCS))
 FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
 FIXTURES     := $(patsubst tests/fixtures/%.c,$(B)/fixtures/%,$(FIXTURE_SRCS))
+FIXTURES     += $(patsubst tests/fixtures/%.cc,$(B)/fixtures/%,$(wildcard tests/fixtures/*.cc))
 BENCH_SRCS   := $(wildcard bench/*.c)
 BENCH_PROGS  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 
@@ -152,6 +153,13 @@ $(B)/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -Itests/fixtures \
 		$(if $(filter %_static,$*),-static) -o $@ $< $(if $(filter %_static,$*),,-ldl)
+
+# C++ fixtures: statically linked, so that every object of a stack (libstdc++, the C library)
+# has its symbols for the symbolizer's tests.
+$(B)/fixtures/%: tests/fixtures/%.cc
+	$(call say,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -std=gnu++17 $(WARN) -O1 -g -static -o $@ $<
 
 # Unwinding fixtures: -O2 without frame pointers, as distributions build. unwind_chain calls
 # through unwind_chain_lib.so, the library half of the same file.

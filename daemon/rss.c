@@ -28,6 +28,10 @@ int at_rss_read(const char *proc, pid_t pid, uint64_t pagesize, uint64_t *bytes)
 		errno = EINVAL;
 		return -1;
 	}
+	if (resident == 0) { /* no memory at all: it has exited, and waits to be reaped */
+		errno = ESRCH;
+		return -1;
+	}
 	*bytes = (uint64_t)resident * pagesize;
 	return 0;
 }

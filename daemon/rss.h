@@ -16,7 +16,9 @@
 #define AT_RSS_PERIOD_MS 100
 
 /* Resident bytes of pid from PROC/PID/statm (proc is normally "/proc"): 0 with *bytes, or
- * -1 with errno (the process is gone: ENOENT or ESRCH; a malformed file: EINVAL). */
+ * -1 with errno (the process is gone: ENOENT, or ESRCH when statm says 0 resident pages, as
+ * it does for a process that has exited and is not reaped yet: its memory is released, and a
+ * 0 would read as its RSS; a malformed file: EINVAL). */
 int at_rss_read(const char *proc, pid_t pid, uint64_t pagesize, uint64_t *bytes);
 
 /* One RSS record per process of seen that is still there, all with the time now. Returns the

@@ -38,7 +38,13 @@ extern int at_display_level;
 extern int at_display_line_open;
 extern const char *at_program_name;
 
-/* The text as it is, at level l: no program name, no newline added. */
+/* Every message goes out with its control characters escaped as "\xHH" (ESC as "\x1b"; C1
+ * controls too, byte by byte): a path or a name taken from a trace, a process or a file may
+ * hold terminal escapes, and none reaches the terminal raw. Tabs stay; newlines stay in text
+ * written as it is (at_display, at_message_append), and are escaped inside the message of an
+ * at_say line (at_error, at_warn...), which ends with the one newline at_say adds. */
+
+/* The text as it is (escaped as above), at level l: no program name, no newline added. */
 void at_display(int l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void at_vdisplay(int l, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
@@ -48,6 +54,10 @@ void at_vdisplay(int l, const char *fmt, va_list ap) __attribute__((format(print
 		if (at_display_level >= (l))                                                   \
 			at_display((l), __VA_ARGS__);                                          \
 	} while (0)
+
+/* A progress line at level 0: a carriage return, then the text, no newline; the next message
+ * erases it first (at_display_line_open). */
+void at_display_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "PROGRAM: [FILE:LINE: ]MESSAGE\n" at level l (file NULL: no place). */
 void at_say(int l, const char *file, uint64_t line, const char *fmt, ...)

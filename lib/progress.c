@@ -24,9 +24,8 @@ void at_progress_show(struct at_progress *p, uint64_t count)
 		return;
 	p->last_ns = now;
 	p->shown = 1;
-	at_display(0, "\r%s: %s: %.1f M %s, %.1f s ", at_program_name, p->name,
-		   (double)count / 1e6, p->unit, (double)(now - p->start_ns) / 1e9);
-	at_display_line_open = 1;
+	at_display_progress("%s: %s: %.1f M %s, %.1f s ", at_program_name, p->name,
+			    (double)count / 1e6, p->unit, (double)(now - p->start_ns) / 1e9);
 }
 
 void at_progress_end(struct at_progress *p)

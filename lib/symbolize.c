@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "prim.h"
@@ -64,12 +65,17 @@ struct object {
 	uint8_t build_id_len;
 	uint8_t build_id[AT_BUILD_ID_MAX];
 	enum object_state state;
+	uint64_t trace_start_ns; /* the recording start of the traces naming it (the earliest);
+				  * 0 unknown */
 	Dwfl *dwfl;
 	Dwfl_Module *module;
 	GElf_Addr bias;         /* libdwfl address - object virtual address */
 	struct load_segment *loads;
 	size_t nloads;
 	const char *debug_dir;  /* the symbolizer's, for find_debug_file */
+	int debug_errno;        /* find_debug_file: its debug file is there, but opening failed */
+	int debug_opened;       /* find_debug_file gave libdwfl its debug file */
+	int debug_has_dwarf;    /* and that file has a .debug_info section */
 	struct function_symbol *symbols; /* sorted by start: the function symbols with a size */
 	size_t nsymbols;
 	struct cached_frames *cache; /* open addressing, at most half full */
@@ -77,12 +83,14 @@ struct object {
 	struct cu_scopes *cus;  /* the CUs whose scopes are listed */
 	size_t ncus;
 	char **names;           /* demangled symbol names, kept as long as the object */
+	char lookup_error[128]; /* why DWARF gave no answer at an address: "" none */
 	size_t nnames;
 };
 
 
 struct at_symbolizer {
 	char *debug_dir;
+	uint64_t trace_start_ns; /* at_symbolizer_trace_start */
 	at_symbolize_problem_fn problem;
 	void *problem_arg;
 	struct object **objects;
@@ -107,6 +115,29 @@ static void hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* Whether the ELF file fd has a .debug_info section (compressed or not): its section headers
+ * only are read, from a duplicate of fd. */
+static int has_debug_info(int fd)
+{
+	int dup_fd = dup(fd), found = 0;
+	Elf *elf = dup_fd >= 0 ? elf_begin(dup_fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		while (!found && (scn = elf_nextscn(elf, scn)))
+			if (gelf_getshdr(scn, &sh)) {
+				const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+				found = name && (!strcmp(name, ".debug_info") ||
+						 !strcmp(name, ".zdebug_info"));
+			}
+	elf_end(elf);
+	if (dup_fd >= 0)
+		close(dup_fd);
+	return found;
+}
+
 /* libdwfl's find_debuginfo callback: DIR/.build-id/ab/cdef....debug of the module's build-id,
  * nothing else (no .gnu_debuglink search next to the object, no debuginfod). The module's
  * userdata is its struct object. */
@@ -114,7 +145,7 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 			   Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			   GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const struct object *o = *userdata;
+	struct object *o = *userdata;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	char id[2 * AT_BUILD_ID_MAX + 1];
@@ -131,11 +162,17 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", o->debug_dir, id, id + 2) < 0)
 		return -1;
 	const char *why;
-	fd = open_regular(path, &why);
+	do
+		fd = open_regular(path, &why);
+	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			o->debug_errno = errno; /* there, but not for us now: said, never silent */
 		free(path);
 		return -1;
 	}
+	o->debug_opened = 1;
+	o->debug_has_dwarf = has_debug_info(fd);
 	*debuginfo_file_name = path; /* libdwfl frees it */
 	return fd;
 }
@@ -228,6 +265,21 @@ static int read_symbols(struct object *o)
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>): the Itanium C++ ABI's names. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* Keeps the allocated name d with the object and returns it; when d is NULL or cannot be
+ * kept, frees it and returns fallback. */
+static const char *kept_name(struct object *o, char *d, const char *fallback)
+{
+	char **a = d ? realloc(o->names, (o->nnames + 1) * sizeof(*a)) : NULL;
+
+	if (!a) {
+		free(d);
+		return fallback;
+	}
+	o->names = a;
+	o->names[o->nnames++] = d;
+	return d;
+}
+
 /* A symbol's name as people read it: a C++ name (_Z...) demangled ("ns::f(int)"), any other
  * as it is; the demangled text is kept with the object. NULL stays NULL. */
 static const char *demangled(struct object *o, const char *name)
@@ -241,18 +293,11 @@ static const char *demangled(struct object *o, const char *name)
 		free(d);
 		return name;
 	}
-	char **a = realloc(o->names, (o->nnames + 1) * sizeof(*a));
-	if (!a) {
-		free(d);
-		return name;
-	}
-	o->names = a;
-	o->names[o->nnames++] = d;
-	return d;
+	return kept_name(o, d, name);
 }
 
 /* The function symbol holding libdwfl address a, or NULL. */
-static const char *symbol_at(const struct object *o, uint64_t a)
+static const struct function_symbol *symbol_holding(const struct object *o, uint64_t a)
 {
 	size_t lo = 0, hi = o->nsymbols;
 
@@ -267,44 +312,202 @@ static const char *symbol_at(const struct object *o, uint64_t a)
 	/* the nearest symbols starting at or before a; one of them may be larger and hold it */
 	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++)
 		if (a - o->symbols[i].start < o->symbols[i].size)
-			return o->symbols[i].name;
+			return &o->symbols[i];
 	return NULL;
 }
 
-/* Opens o with libdwfl and checks its build-id against the trace's; on any failure o becomes
- * unusable and is reported (once: it is never opened again). */
-static void open_object(struct at_symbolizer *z, struct object *o)
+/* The name of the function symbol holding libdwfl address a, or NULL. */
+static const char *symbol_at(const struct object *o, uint64_t a)
+{
+	const struct function_symbol *f = symbol_holding(o, a);
+
+	return f ? f->name : NULL;
+}
+
+/* Writes ns (since the Unix epoch) as "2026-11-26 19:40:01.123 UTC" into out. */
+static void utc_text(uint64_t ns, char *out, size_t size)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char day[32];
+
+	if (!gmtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(day, sizeof(day), "%llu s", (unsigned long long)t);
+	snprintf(out, size, "%s.%03u UTC", day, (unsigned)(ns % 1000000000u / 1000000u));
+}
+
+/* The slack of a file's change time: the kernel stamps it from a clock that may lag the
+ * real time by a tick, so a change just after the trace began can read as just before. */
+#define CTIME_SLACK_NS 20000000u
+
+/* Whether the file of an object without a build-id (st: its status) can be the one traced:
+ * nothing in the trace identifies it, so it must not have changed (content, name, links:
+ * its ctime) since the trace began. 1 yes; 0 no, with the reason in why. */
+static int unchanged_since_trace(const struct object *o, const struct stat *st, char *why,
+				 size_t size)
+{
+	uint64_t ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+	char changed[48], began[48];
+
+	if (!o->trace_start_ns) {
+		snprintf(why, size, "no build-id, and the trace has no start time: nothing tells "
+				    "whether this file is the one traced");
+		return 0;
+	}
+	if (ctime_ns + CTIME_SLACK_NS < o->trace_start_ns)
+		return 1;
+	utc_text(ctime_ns, changed, sizeof(changed));
+	utc_text(o->trace_start_ns, began, sizeof(began));
+	snprintf(why, size, "no build-id, and the file changed at %s, after the trace began (%s): "
+			    "it may not be the one traced", changed, began);
+	return 0;
+}
+
+/* Whether the reason why says this process lacked a resource (descriptors, memory), not
+ * that the object is wrong: the same report with more would name it. */
+static int resource_error(const char *why)
+{
+	return strstr(why, strerror(EMFILE)) || strstr(why, strerror(ENFILE)) ||
+	       strstr(why, strerror(ENOMEM)) || strstr(why, "out of memory");
+}
+
+/* How recent a change makes a file possibly still being written. */
+#define WRITING_NS 1000000000ull
+
+/* Whether the file at path may have been read in the middle of a change: it is no longer the
+ * one st describes (another inode, size, content or status change time), or st says it
+ * changed less than WRITING_NS ago (a writer rewriting it in place, as cp over it does, leaves
+ * it empty or partial for as long as it writes). */
+static int changed_since(const char *path, const struct stat *st)
+{
+	struct stat now;
+	struct timespec clock;
+	uint64_t changed = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+
+	if (clock_gettime(CLOCK_REALTIME, &clock) == 0 &&
+	    (uint64_t)clock.tv_sec * 1000000000u + (uint64_t)clock.tv_nsec < changed + WRITING_NS)
+		return 1;
+	return stat(path, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+	       now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	       now.st_mtim.tv_nsec != st->st_mtim.tv_nsec || now.st_ctim.tv_sec != st->st_ctim.tv_sec ||
+	       now.st_ctim.tv_nsec != st->st_ctim.tv_nsec;
+}
+
+/* Undoes a failed try_open: o as it was before it. */
+static void close_object(struct object *o)
+{
+	if (o->dwfl)
+		dwfl_end(o->dwfl);
+	o->dwfl = NULL;
+	o->module = NULL;
+	free(o->loads);
+	free(o->symbols);
+	o->loads = NULL;
+	o->symbols = NULL;
+	o->nloads = o->nsymbols = 0;
+	o->debug_errno = o->debug_opened = o->debug_has_dwarf = 0;
+}
+
+/* Reads o's symbols and checks that its debug file, if there is one, was opened and read: a
+ * debug file there but not opened or read (no descriptor or memory left) would give fewer
+ * names, silently (libdwfl falls back on .dynsym). 0, or -1 with the reason in why. */
+static int read_names(struct object *o, char *why, size_t size)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw;
+
+	if (read_loads(o) < 0 || read_symbols(o) < 0) {
+		snprintf(why, size, "cannot read its program headers: %s", elf_errmsg(-1));
+		return -1;
+	}
+	if (o->debug_errno) {
+		snprintf(why, size, "its debug file (by build-id under %s) cannot be opened: %s",
+			 o->debug_dir, strerror(o->debug_errno));
+		return -1;
+	}
+	if (!o->debug_opened)
+		return 0;
+	dw = dwfl_module_getdwarf(o->module, &bias);
+	int err = dw ? 0 : dwfl_errno(); /* reading it clears it */
+	if (err && strstr(dwfl_errmsg(err), "No DWARF") && o->debug_has_dwarf) {
+		/* libdwfl says so when it could not load the DWARF the file holds */
+		snprintf(why, size, "its debug file (by build-id under %s) holds DWARF that cannot "
+				    "be read (out of memory? a limit of this process, not a fault of "
+				    "the object)", o->debug_dir);
+		return -1;
+	}
+	if (err && !strstr(dwfl_errmsg(err), "No DWARF")) {
+		snprintf(why, size, "its debug file (by build-id under %s) cannot be read: %s",
+			 o->debug_dir, dwfl_errmsg(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the ELF file's section header table and segments lie within its size bytes: a file
+ * read while it is written is shorter, and its symbols would be missing, silently. */
+static int elf_whole(Elf *elf, uint64_t size)
+{
+	GElf_Ehdr eh;
+	size_t n = 0;
+
+	if (!gelf_getehdr(elf, &eh))
+		return 0;
+	if (eh.e_shoff && (eh.e_shoff > size || (uint64_t)eh.e_shnum * eh.e_shentsize > size - eh.e_shoff))
+		return 0;
+	if (elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+			return 0;
+	}
+	return 1;
+}
+
+/* One try at opening o: 0 ready; -1 failed, with the reason in why and *again set when the
+ * failure may pass (a signal, the file changing or just changed: changed_since). */
+static int try_open(struct object *o, char *why, size_t size, int *again)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	char why[256], want[2 * AT_BUILD_ID_MAX + 1], have[2 * AT_BUILD_ID_MAX + 1];
+	char want[2 * AT_BUILD_ID_MAX + 1], have[2 * AT_BUILD_ID_MAX + 1];
+	struct stat st;
 	int fd, n;
 
-	o->state = OBJECT_UNUSABLE;
-	if (o->path[0] != '/')
-		return; /* [vdso] and the like: no file, nothing to report */
-	const char *reason;
+	const char *reason = NULL;
+	*again = 0;
 	fd = open_regular(o->path, &reason);
-	if (fd < 0) {
-		snprintf(why, sizeof(why), "cannot open: %s", reason);
-		report_problem(z, o, why);
-		return;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		*again = errno == EINTR || errno == EAGAIN;
+		snprintf(why, size, "cannot open: %s", fd < 0 ? reason : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
 	}
 	o->dwfl = dwfl_begin(&object_callbacks);
 	if (!o->dwfl) {
 		close(fd);
-		snprintf(why, sizeof(why), "cannot read: %s", dwfl_errmsg(-1));
-		report_problem(z, o, why);
-		return;
+		snprintf(why, size, "cannot read: %s", dwfl_errmsg(-1));
+		return -1;
 	}
 	/* on success libdwfl owns fd and closes it with the Dwfl */
 	o->module = dwfl_report_elf(o->dwfl, o->base, o->path, fd, 0, false);
 	dwfl_report_end(o->dwfl, NULL, NULL);
 	if (!o->module) {
 		close(fd);
-		snprintf(why, sizeof(why), "not an ELF object: %s", dwfl_errmsg(-1));
-		report_problem(z, o, why);
-		return;
+		snprintf(why, size, "not an ELF object: %s", dwfl_errmsg(-1));
+		*again = changed_since(o->path, &st);
+		return -1;
+	}
+	GElf_Addr elf_bias;
+	if (!elf_whole(dwfl_module_getelf(o->module, &elf_bias), (uint64_t)st.st_size)) {
+		snprintf(why, size, "not an ELF object: its headers say more than its %llu bytes",
+			 (unsigned long long)st.st_size);
+		*again = changed_since(o->path, &st);
+		return -1;
 	}
 	n = dwfl_module_build_id(o->module, &bits, &vaddr);
 	if (n < 0)
@@ -312,20 +515,59 @@ static void open_object(struct at_symbolizer *z, struct object *o)
 	if ((size_t)n != o->build_id_len || memcmp(bits, o->build_id, (size_t)n) != 0) {
 		hex(o->build_id, o->build_id_len, want);
 		hex(bits, (size_t)(n > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : n), have);
-		snprintf(why, sizeof(why), "build-id %s in the trace, %s on disk: the object changed",
+		snprintf(why, size, "build-id %s in the trace, %s on disk: the object changed",
 			 o->build_id_len ? want : "(none)", n ? have : "(none)");
-		report_problem(z, o, why);
-		return;
+		*again = changed_since(o->path, &st);
+		return -1;
 	}
+	if (n == 0 && !unchanged_since_trace(o, &st, why, size))
+		return -1;
 	void **userdata;
 	dwfl_module_info(o->module, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	*userdata = o;
-	if (read_loads(o) < 0 || read_symbols(o) < 0) {
-		snprintf(why, sizeof(why), "cannot read its program headers: %s", elf_errmsg(-1));
-		report_problem(z, o, why);
-		return;
+	if (read_names(o, why, size) < 0) {
+		*again = changed_since(o->path, &st);
+		return -1;
 	}
-	o->state = OBJECT_READY;
+	return 0;
+}
+
+/* The tries open_object makes, and the wait between two: a file rewritten in place (cp over
+ * it) reads short or empty for as long as its writer takes. A file that stays as it is gets
+ * its last try's reason. */
+#define OPEN_TRIES 5
+#define OPEN_RETRY_NS 100000000L
+
+/* Opens o with libdwfl and checks its build-id against the trace's (without one, that the
+ * file has not changed since the trace began); a failure that may pass is tried again. On
+ * failure o becomes unusable and is reported (once: it is never opened again), saying when
+ * the cause is this process's limits rather than the object. */
+static void open_object(struct at_symbolizer *z, struct object *o)
+{
+	char why[320];
+	int again = 0;
+
+	o->state = OBJECT_UNUSABLE;
+	if (o->path[0] != '/')
+		return; /* [vdso] and the like: no file, nothing to report */
+	for (int i = 0; i < OPEN_TRIES; i++) {
+		if (i) {
+			struct timespec wait = { 0, OPEN_RETRY_NS };
+
+			close_object(o);
+			nanosleep(&wait, NULL);
+		}
+		if (try_open(o, why, sizeof(why) - 96, &again) == 0) {
+			o->state = OBJECT_READY;
+			return;
+		}
+		if (!again) {
+			if (resource_error(why))
+				strcat(why, " (a limit of this process, not a fault of the object)");
+			break;
+		}
+	}
+	report_problem(z, o, why);
 }
 
 /* The index slot of the object of (path, build-id): the object's, or the empty slot where it
@@ -376,8 +618,12 @@ static struct object *object_of(struct at_symbolizer *z, const struct at_mapping
 	if (index_room(z) < 0)
 		return NULL;
 	slot = index_slot(z, m->path, m->build_id, id_len);
-	if (*slot)
-		return *slot;
+	if (*slot) {
+		o = *slot;
+		if (!z->trace_start_ns || z->trace_start_ns < o->trace_start_ns)
+			o->trace_start_ns = z->trace_start_ns; /* the earliest; unknown wins */
+		return o;
+	}
 	if (z->nobjects == z->cap_objects) {
 		size_t cap = z->cap_objects ? 2 * z->cap_objects : 16;
 		struct object **a = realloc(z->objects, cap * sizeof(*a));
@@ -397,6 +643,7 @@ static struct object *object_of(struct at_symbolizer *z, const struct at_mapping
 	o->build_id_len = m->build_id_len > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : m->build_id_len;
 	memcpy(o->build_id, m->build_id, o->build_id_len);
 	o->debug_dir = z->debug_dir;
+	o->trace_start_ns = z->trace_start_ns;
 	z->objects[z->nobjects++] = o;
 	*slot = o;
 	return o;
@@ -455,6 +702,11 @@ void at_symbolizer_free(struct at_symbolizer *z)
 	free(z);
 }
 
+void at_symbolizer_trace_start(struct at_symbolizer *z, uint64_t unix_ns)
+{
+	z->trace_start_ns = unix_ns;
+}
+
 int at_symbolizer_add_mapping(struct at_symbolizer *z, const struct at_mapping *m)
 {
 	struct object *o;
@@ -492,12 +744,101 @@ static int vaddr_of(const struct object *o, uint64_t off, uint64_t *vaddr)
 	return 0;
 }
 
-/* A DIE's name, looking through DW_AT_abstract_origin and DW_AT_specification. */
-static const char *die_name(Dwarf_Die *die)
+/* The DIE that gives die its DW_AT_name, through DW_AT_abstract_origin and
+ * DW_AT_specification (an inlined call's abstract function, a member function's declaration
+ * in its class); 1 found, 0 not. */
+static int named_die(Dwarf_Die *die, Dwarf_Die *out)
 {
-	Dwarf_Attribute attr;
+	Dwarf_Die d = *die;
 
-	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	for (int hops = 0; hops < 8; hops++) {
+		Dwarf_Attribute attr;
+
+		if (dwarf_hasattr(&d, DW_AT_name)) {
+			*out = d;
+			return 1;
+		}
+		if (!dwarf_attr(&d, DW_AT_abstract_origin, &attr) &&
+		    !dwarf_attr(&d, DW_AT_specification, &attr))
+			return 0;
+		if (!dwarf_formref_die(&attr, &d))
+			return 0;
+	}
+	return 0;
+}
+
+/* Appends the name of scope s ("ns", "vector<int, std::allocator<int> >", "(anonymous
+ * namespace)") and "::" to the n bytes of buf (size bytes); the new length. */
+static size_t add_scope(Dwarf_Die *s, char *buf, size_t size, size_t n)
+{
+	const char *name = dwarf_diename(s);
+	int w = snprintf(buf + n, size - n, "%s::",
+			 name ? name : dwarf_tag(s) == DW_TAG_namespace ? "(anonymous namespace)"
+									: "{unnamed}");
+
+	return w < 0 || (size_t)w >= size - n ? size - 1 : n + (size_t)w;
+}
+
+/* The qualified name of a C++ function without a linkage name: DW_AT_name after the
+ * namespaces, classes, structures and unions holding the DIE that names it ("ns::C::f"),
+ * kept with the object; the bare name when its scopes cannot be read. */
+static const char *qualified_name(struct object *o, Dwarf_Die *die)
+{
+	Dwarf_Die named, *scopes = NULL;
+	char buf[1024];
+	size_t len = 0;
+	int n;
+
+	if (!named_die(die, &named))
+		return NULL;
+	const char *name = dwarf_diename(&named);
+	n = dwarf_getscopes_die(&named, &scopes); /* named, its parents, ..., its CU */
+	for (int i = n - 1; i > 0; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+		    tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
+			len = add_scope(&scopes[i], buf, sizeof(buf), len);
+	}
+	free(scopes);
+	if (len == 0 || !name)
+		return name;
+	snprintf(buf + len, sizeof(buf) - len, "%s", name);
+	return kept_name(o, strdup(buf), name);
+}
+
+/* A function DIE's name as the symbol table gives it once demangled ("std::vector<int,
+ * std::allocator<int> >::push_back(int const&)"): its linkage name (looking through the
+ * abstract function of an inlined call and a member's declaration), demangled. In C++
+ * without one (main, an extern "C" function, a function of an anonymous namespace): for the
+ * function holding libdwfl address a (a subprogram), the symbol at its entry (its DWARF
+ * address + bias), demangled, else the name qualified by its scopes. In other languages its DW_AT_name. Kept with the object; NULL
+ * without a name. */
+static const char *die_name(struct object *o, Dwarf_Die *cu, Dwarf_Die *die, Dwarf_Addr a,
+			    Dwarf_Addr bias)
+{
+	const struct function_symbol *f;
+	Dwarf_Addr entry;
+	Dwarf_Attribute attr;
+	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+
+	if (!linkage)
+		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (linkage)
+		return demangled(o, linkage);
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+		/* the symbol of this function, not of a part of it moved away (f.cold) */
+		if (dwarf_tag(die) == DW_TAG_subprogram && (f = symbol_holding(o, a)) &&
+		    dwarf_entrypc(die, &entry) == 0 && f->start == entry + bias)
+			return demangled(o, f->name);
+		return qualified_name(o, die);
+	default:
+		return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	}
 }
 
 /* File name number idx of the CU's line table; NULL if none. */
@@ -527,15 +868,16 @@ static int add_range(struct cu_scopes *c, Dwarf_Addr low, Dwarf_Addr high, Dwarf
 }
 
 /* Lists the scope ranges of the CU's tree under die (depth first, iterative: CUs nest
- * deeply). 0, or -1 on ENOMEM. */
+ * deeply). 0, or -1 when out of memory or when libdw could not read the tree (a partial list
+ * would name some addresses from the symbols instead, silently). */
 static int list_scopes(struct cu_scopes *c, Dwarf_Die *cu_die)
 {
 	enum { MAX_DEPTH = 256 };
 	Dwarf_Die stack[MAX_DEPTH];
-	int depth = 0;
+	int depth = 0, rc = dwarf_child(cu_die, &stack[0]);
 
-	if (dwarf_child(cu_die, &stack[0]) != 0)
-		return 0;
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
 	for (;;) {
 		Dwarf_Die *d = &stack[depth];
 		int tag = dwarf_tag(d);
@@ -546,12 +888,18 @@ static int list_scopes(struct cu_scopes *c, Dwarf_Die *cu_die)
 				if (start < end &&
 				    add_range(c, start, end, dwarf_dieoffset(d), (uint32_t)depth) < 0)
 					return -1;
+			if (off < 0 && strstr(dwarf_errmsg(-1), "memory"))
+				return -1;
 		}
-		if (depth + 1 < MAX_DEPTH && dwarf_child(d, &stack[depth + 1]) == 0) {
+		if (depth + 1 < MAX_DEPTH && (rc = dwarf_child(d, &stack[depth + 1])) == 0) {
 			depth++;
 			continue;
 		}
-		while (dwarf_siblingof(&stack[depth], &stack[depth]) != 0) {
+		if (rc < 0)
+			return -1;
+		while ((rc = dwarf_siblingof(&stack[depth], &stack[depth])) != 0) {
+			if (rc < 0)
+				return -1;
 			if (depth == 0)
 				return 0;
 			depth--;
@@ -568,13 +916,17 @@ static struct cu_scopes *scopes_of(struct object *o, Dwarf_Die *cu_die)
 		if (o->cus[i].cu == off)
 			return &o->cus[i];
 	struct cu_scopes *a = realloc(o->cus, (o->ncus + 1) * sizeof(*a));
-	if (!a)
+	if (!a) {
+		snprintf(o->lookup_error, sizeof(o->lookup_error), "%s", strerror(ENOMEM));
 		return NULL;
+	}
 	o->cus = a;
 	struct cu_scopes *c = &o->cus[o->ncus];
 	*c = (struct cu_scopes){ .cu = off };
 	if (list_scopes(c, cu_die) < 0) {
 		free(c->r);
+		snprintf(o->lookup_error, sizeof(o->lookup_error), "%s",
+			 dwarf_errno() ? dwarf_errmsg(-1) : strerror(ENOMEM));
 		return NULL;
 	}
 	o->ncus++;
@@ -629,8 +981,16 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 	const char *file = NULL;
 	int lineno = 0, nscopes, n = 0;
 
-	if (!cu)
+	if (!cu) {
+		int err = dwfl_errno();
+		const char *msg = err ? dwfl_errmsg(err) : NULL;
+
+		/* no CU holds a, or the object has no DWARF: a name from the symbols; anything
+		 * else (libdw out of memory reads "invalid DWARF") is no answer at all */
+		if (msg && !strstr(msg, "address out of range") && !strstr(msg, "DWARF information"))
+			snprintf(o->lookup_error, sizeof(o->lookup_error), "%s", msg);
 		return 0;
+	}
 	line = dwfl_module_getsrc(o->module, a);
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -644,7 +1004,7 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		frames[n] = (struct at_frame){ .function = die_name(s), .file = file,
+		frames[n] = (struct at_frame){ .function = die_name(o, cu, s, a, bias), .file = file,
 					       .line = lineno > 0 ? (unsigned)lineno : 0,
 					       .inlined = tag == DW_TAG_inlined_subroutine };
 		n++;
@@ -664,7 +1024,8 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 }
 
 /* The frames of virtual address vaddr of a ready object (return_address: look up vaddr - 1),
- * into frames (AT_SYMBOLIZE_MAX_INLINE of them): how many, at least 1. */
+ * into frames (AT_SYMBOLIZE_MAX_INLINE of them): how many, at least 1; 0 when its DWARF
+ * could not be read there (o->lookup_error says why). */
 static int lookup(struct object *o, uint64_t vaddr, int return_address, struct at_frame *frames)
 {
 	Dwarf_Addr a = vaddr + o->bias - (return_address && vaddr > 0 ? 1 : 0);
@@ -672,6 +1033,8 @@ static int lookup(struct object *o, uint64_t vaddr, int return_address, struct a
 	int n;
 
 	n = dwarf_frames(o, a, frames, AT_SYMBOLIZE_MAX_INLINE);
+	if (o->lookup_error[0])
+		return 0; /* a name from the symbols would differ from DWARF's: none */
 	if (n == 0 || !frames[n - 1].function)
 		name = demangled(o, symbol_at(o, a));
 	if (n == 0) {
@@ -755,6 +1118,17 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 		}
 	}
 	n = lookup(o, vaddr, return_address, all);
+	if (n == 0) { /* from here on its frames are offsets, and that is said */
+		char why[256];
+
+		snprintf(why, sizeof(why), "its DWARF cannot be read at 0x%" PRIx64 ", from this frame "
+			 "on: %s%s", vaddr, o->lookup_error,
+			 resource_error(o->lookup_error) || strstr(o->lookup_error, "invalid DWARF")
+				 ? " (out of memory? a limit of this process, not a fault of the object)"
+				 : "");
+		report_problem(z, o, why);
+		return 1;
+	}
 	if (c && (c->frames = malloc((size_t)n * sizeof(*all)))) {
 		memcpy(c->frames, all, (size_t)n * sizeof(*all));
 		c->n = n;

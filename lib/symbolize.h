@@ -10,7 +10,10 @@
  * An object that cannot be opened, or whose build-id is not the one the mapping record gives
  * (the file changed since the trace was taken), is reported once through the problem callback
  * and its addresses are never given names: their frames carry only the object's base name and
- * the file offset (at_frame_text: "libfoo.so+0x1234").
+ * the file offset (at_frame_text: "libfoo.so+0x1234"). An object without a build-id (linked
+ * with --build-id=none, a Go program) has nothing in the trace to compare with but the time
+ * the trace began (at_symbolizer_trace_start): its file is used only if it has not changed
+ * since (its ctime, which no one can set back, is older), else it is reported and unnamed.
  *
  * Links with -ldw -lelf. Not thread-safe: one symbolizer per thread. */
 #ifndef ALLOCTAP_SYMBOLIZE_H
@@ -49,6 +52,10 @@ struct at_symbolizer;
 struct at_symbolizer *at_symbolizer_new(const char *debug_dir, at_symbolize_problem_fn problem,
 					void *arg);
 void at_symbolizer_free(struct at_symbolizer *z);
+
+/* The recording start of the trace whose mappings are added next (the .atz header's, ns since
+ * the Unix epoch; 0, the default: unknown, and no object without a build-id is named). */
+void at_symbolizer_trace_start(struct at_symbolizer *z, uint64_t unix_ns);
 
 /* Adds a mapping of m->pid (its path is copied). A mapping that overlaps earlier ones of the
  * same pid replaces them for the lookups that follow. 0, or -1 with errno set. */

@@ -44,6 +44,7 @@ static void report_at(const struct at_source *s, uint64_t events, const char *wh
  * first failure is kept for the feed loop to report (the callbacks cannot stop the reader). */
 struct records {
 	struct rep_export *x;
+	struct at_source *s; /* for its header's start time, given to the symbolizer */
 	char failed[160]; /* what the first failure was, "": none */
 };
 
@@ -59,7 +60,9 @@ static void on_stack(void *arg, const struct at_stack *st)
 static void on_mapping(void *arg, const struct at_mapping *m)
 {
 	struct records *r = arg;
+	const struct at_atz_header *h = r->s->atz ? at_atz_reader_header(r->s->atz) : NULL;
 
+	at_symbolizer_trace_start(r->x->symbolizer, h ? h->start_ns : 0);
 	if (!r->failed[0] && rep_export_mapping(r->x, m) < 0)
 		snprintf(r->failed, sizeof(r->failed), "mapping record of process %" PRIu32 ": %s",
 			 m->pid, errno == EINVAL ? "invalid (empty range)" : strerror(errno));
@@ -127,7 +130,7 @@ int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, 
 	struct at_progress progress;
 	struct at_event ev;
 	uint64_t events = 0;
-	struct records records = { .x = x };
+	struct records records = { .x = x, .s = s };
 	int got, rc = 0;
 
 	at_source_on_stack(s, on_stack, &records);

@@ -72,6 +72,14 @@ static void heading(FILE *out, const struct rep_proc *p, size_t nprocs)
 		fprintf(out, "== process %" PRIu32 "\n", p->pid);
 }
 
+/* Whether p has an RSS sample: a record of 0 bytes is none (alloctapd wrote one for a process
+ * that had exited and was not reaped yet, and a process shorter than the sampling period had
+ * no other). */
+static int has_rss(const struct rep_proc *p)
+{
+	return p->rss_samples && p->rss_peak_bytes;
+}
+
 static void put_seconds(FILE *out, uint64_t ns)
 {
 	fprintf(out, "%" PRIu64 ".%06" PRIu64 " s", ns / 1000000000u, ns % 1000000000u / 1000u);
@@ -105,10 +113,10 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 			put_seconds(out, p->peak_time_ns);
 		}
 		fputc('\n', out);
-		if (p->rss_samples && rep_heap_rss_positional(h)) {
+		if (has_rss(p) && rep_heap_rss_positional(h)) {
 			fprintf(out, "peak rss bytes: %" PRIu64 " after event %" PRIu64 "\n",
 				p->rss_peak_bytes, p->rss_peak_events);
-		} else if (p->rss_samples) {
+		} else if (has_rss(p)) {
 			fprintf(out, "peak rss bytes: %" PRIu64 " at ", p->rss_peak_bytes);
 			put_seconds(out, p->rss_peak_time_ns);
 			fputc('\n', out);
@@ -145,10 +153,10 @@ static void json_figures(FILE *out, const struct rep_proc *p, int times)
 		fprintf(out, "%" PRIu64, p->peak_time_ns);
 	else
 		fputs("null", out);
-	if (p->rss_samples && times)
+	if (has_rss(p) && times)
 		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":%" PRIu64,
 			p->rss_peak_bytes, p->rss_peak_time_ns);
-	else if (p->rss_samples)
+	else if (has_rss(p))
 		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":null",
 			p->rss_peak_bytes);
 	else

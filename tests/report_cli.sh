@@ -302,6 +302,164 @@ check_file_eq "40,000 mapping records: the folded lines of the trace without the
 	"$T/maps.out" "$T/want_maps"
 check "40,000 mapping records: under 3 s of CPU (took $(cat "$T/cpu") s, exit $rc)" \
 	awk -v s="$(cat "$T/cpu")" -v rc="$rc" 'BEGIN { exit !(rc == 0 && s + 0 < 3) }'
+# A library without a build-id (--build-id=none): named while its file is the one traced
+# (unchanged since the trace began); rebuilt differently at the same path, it is reported once
+# and its frames are unwind_chain_lib.so+0x..., never the new file's names.
+mkdir -p "$T/nb"
+cp "$FX/unwind_chain" "$T/nb/"
+nobid_lib() {
+	cc -O2 -g -shared -fPIC -DUNWIND_CHAIN_LIBRARY -Wl,--build-id=none \
+		-Wl,-soname,unwind_chain_lib.so -o "$T/nb/unwind_chain_lib.so" "$@"
+}
+nobid_lib tests/fixtures/unwind_chain.c
+check "no build-id: the library has no GNU build-id note" \
+	bash -c "! readelf -n '$T/nb/unwind_chain_lib.so' | grep -q 'Build ID'"
+traced nobid "$T/nb/unwind_chain" 2
+run_cmd "$R" export --folded "$T/nobid.atz"
+check "no build-id, unchanged: no problem reported, its frames named" \
+	bash -c "[ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';main;chain_outer;chain_middle;chain_inner;chain_leaf;malloc 2\$' '$T/out'"
+# the rebuild puts a function of its own first: the library's code moves
+printf 'int moved_by_the_rebuild(int x)\n{\n\treturn x * x + (x >> 3) - 7 * (x & 5);\n}\nint moved_too(int x)\n{\n\treturn moved_by_the_rebuild(x) * 3 + moved_by_the_rebuild(x + 1);\n}\n' >"$T/moved.c"
+nobid_lib -O0 "$T/moved.c" tests/fixtures/unwind_chain.c
+run_cmd "$R" export --folded "$T/nobid.atz"
+check_eq "no build-id, rebuilt at its path: reported once, naming the change's time" \
+	"$(grep -c "^alloctap-report: $T/nb/unwind_chain_lib.so: no build-id, and the file changed at 20[0-9-]* [0-9:.]* UTC, after the trace began (20[0-9-]* [0-9:.]* UTC): it may not be the one traced; its frames are shown as unwind_chain_lib.so+0xOFFSET\$" "$T/err"):$(wc -l <"$T/err")" "1:1"
+check "no build-id, rebuilt: its frames as unwind_chain_lib.so+0x..., not the new file's names" \
+	bash -c "grep -q ';main;chain_outer;unwind_chain_lib.so+0x[0-9a-f]*;unwind_chain_lib.so+0x[0-9a-f]*;chain_leaf;malloc 2\$' '$T/out' && ! grep -q 'chain_middle\|chain_inner' '$T/out'"
+
+# Too few file descriptors: an object or its debug file that cannot be opened for want of
+# descriptors is said, naming the limit; never are names silently fewer. The program is
+# stripped, its debug file under a --debug-dir of ours (chain_leaf, static, is named only from
+# it). For each limit, every frame of the output is one of the full run's, or OBJECT+0x... of
+# an object a warning names with "(a limit of this process, not a fault of the object)".
+mkdir -p "$T/sd"
+cp "$FX/unwind_chain" "$FX/unwind_chain_lib.so" "$T/sd/"
+bid=$(readelf -n "$T/sd/unwind_chain" | sed -n 's/^ *Build ID: *//p')
+mkdir -p "$T/dbg/.build-id/${bid:0:2}"
+objcopy --only-keep-debug "$T/sd/unwind_chain" "$T/dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+strip --strip-all "$T/sd/unwind_chain"
+traced stripped "$T/sd/unwind_chain" 2
+run_cmd "$R" export --folded --debug-dir "$T/dbg" "$T/stripped.atz"
+cp "$T/out" "$T/stripped.full"
+check "stripped program, its debug file by build-id: chain_leaf named, no problem" \
+	bash -c "[ -n '$bid' ] && [ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';main;chain_outer;chain_middle;chain_inner;chain_leaf;malloc 2\$' '$T/stripped.full'"
+# limited FULL OPTION VALUE REPORT-ARGS...: the report under ulimit OPTION VALUE; prints what
+# is wrong, nothing when all is right: it failed with an error said, or every frame is one of
+# the full run's (FULL) or an offset of an object said to be unreadable for want of resources.
+limited() {
+	local full=$1 opt=$2 value=$3
+	shift 3
+	(ulimit "$opt" "$value" && exec "$R" export --folded "$@") >"$T/lim.out" 2>"$T/lim.err"
+	local st=$?
+	[ $st -ne 0 ] && { [ -s "$T/lim.err" ] || echo "exit $st, no message"; } && return
+	python3 - "$full" "$T/lim.out" "$T/lim.err" <<'PY'
+import sys, re
+full = {f for line in open(sys.argv[1]) for f in line.rsplit(' ', 1)[0].split(';')}
+said = set()
+for line in open(sys.argv[3]):
+    m = re.match(r'alloctap-report: .*/([^/]*): .*a limit of this process, not a fault of the object\); its frames are shown as (.*)\+0xOFFSET$', line)
+    if m:
+        said.add(m.group(2))
+for line in open(sys.argv[2]):
+    for f in line.rsplit(' ', 1)[0].split(';'):
+        if f not in full and not any(f.startswith(o + '+0x') for o in said):
+            print('frame %s: not in the full run, its object not said' % f)
+            sys.exit(0)
+PY
+}
+limits_ok=""
+for n in 4 5 6 7 8 9 10 11 12 16; do
+	why=$(limited "$T/stripped.full" -n $n --debug-dir "$T/dbg" "$T/stripped.atz")
+	[ -z "$why" ] || limits_ok="$limits_ok ulimit -n $n: $why;"
+done
+check_eq "too few descriptors: never fewer names silently, at every limit from 4 to 16" "$limits_ok" ""
+# The same with too little memory (address space from 30 to 60 MB), on the chain's trace with
+# the system's debug files: libc's (libc6-dbg), compressed, is what runs short. libdw reports
+# its want of memory as "invalid DWARF", or exits with its own message.
+run_cmd "$R" export --folded "$T/chain.atz"
+cp "$T/out" "$T/chain.full"
+limits_ok=""
+for ((kb = 30000; kb <= 60000; kb += 1000)); do
+	why=$(limited "$T/chain.full" -v $kb "$T/chain.atz")
+	[ -z "$why" ] || limits_ok="$limits_ok ulimit -v $kb: $why;"
+done
+check_eq "too little memory: never other names silently, at every limit from 30 to 60 MB" "$limits_ok" ""
+
+# A folder whose name holds terminal escapes (ESC [31m, ESC ]0;...BEL): the daemon's -v lines
+# and the report's warning name it escaped (\x1b), and no raw control byte reaches stderr.
+E="$T/esc"$'\033[31m\033]0;title\a'
+mkdir -p "$E"
+cp "$FX/unwind_chain" "$FX/unwind_chain_lib.so" "$E/"
+if "$D" -v --stacks -f binary -o "$T/esc.atz" -- "$E/unwind_chain" 1 >/dev/null 2>"$T/esc.err"; then
+	ok "escapes in a path: traced with -v"
+else
+	fail "escapes in a path: traced with -v" "$(tail -n 5 "$T/esc.err" | cat -v)"
+fi
+check "escapes in a path: alloctapd -v names it escaped, no control byte" bash -c \
+	"grep -qF 'launched $T/esc\\x1b[31m\\x1b]0;title\\x07/unwind_chain as pid' '$T/esc.err' &&
+	 ! LC_ALL=C grep -q '[[:cntrl:]]' '$T/esc.err'"
+rm -f "$E/unwind_chain_lib.so"
+run_cmd "$R" export --folded "$T/esc.atz"
+check_eq "escapes in a path: the report's warning names it escaped, no control byte" \
+	"$rc $(grep -cxF "alloctap-report: $T/esc\x1b[31m\x1b]0;title\x07/unwind_chain_lib.so: cannot open: No such file or directory; its frames are shown as unwind_chain_lib.so+0xOFFSET" "$T/err") $(LC_ALL=C grep -c '[[:cntrl:]]' "$T/err")" \
+	"0 1 0"
+
+# C++: frames named from DWARF carry their qualified names, as the symbol table's demangled
+# ("std::vector<int, std::allocator<int> >::push_back(int const&)", not "push_back"), inlined
+# ones too. The expected lines are llvm-symbolizer's, for every pc of every stack (atz_tool's
+# listings; a return address looked up at pc - 1), the leaf named after the event.
+need_built build/bench/atz_tool "$FX/cxx_sites"
+traced cxx "$FX/cxx_sites" 4
+build/bench/atz_tool stacks "$T/cxx.atz" >"$T/cxx.stacks"
+build/bench/atz_tool mappings "$T/cxx.atz" >"$T/cxx.mappings"
+check "cxx: llvm-symbolizer's names for every stack" bash -c \
+	"python3 - '$FX/cxx_sites' '$T/cxx.stacks' '$T/cxx.mappings' >'$T/want_cxx' <<'PY'
+import sys, subprocess, collections
+binary, stacks_file, maps_file = sys.argv[1:4]
+loads = []  # (file offset, virtual address, file size) of each PT_LOAD
+for line in subprocess.run(['readelf', '-lW', binary], capture_output=True, text=True,
+                           check=True).stdout.splitlines():
+    f = line.split()
+    if f and f[0] == 'LOAD':
+        loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+maps = []
+for line in open(maps_file):
+    pid, rng, off, bid, path = line.split()
+    start, end = (int(x, 16) for x in rng.split('-'))
+    maps.append((start, end, int(off, 16), path))
+def vaddr(pc):
+    for start, end, off, path in reversed(maps):
+        if start <= pc < end:
+            assert path.endswith('/cxx_sites'), 'pc %x in %s' % (pc, path)
+            o = pc - start + off
+            for lo, va, size in loads:
+                if lo <= o < lo + size:
+                    return o - lo + va
+    raise AssertionError('pc %x in no mapping of the program' % pc)
+stacks = [line.split() for line in open(stacks_file)]
+addrs = sorted({vaddr(int(pc, 16)) - 1 for s in stacks for pc in s[3:]})
+out = subprocess.run(['llvm-symbolizer', '--obj=' + binary, '--inlining', '--demangle']
+                     + ['0x%x' % a for a in addrs], capture_output=True, text=True,
+                     check=True).stdout.split('\n\n')
+assert len(out) >= len(addrs), 'llvm-symbolizer: %d answers, %d addresses' % (len(out), len(addrs))
+chains = {a: block.strip('\n').split('\n')[0::2] for a, block in zip(addrs, out)}
+weights = collections.Counter()
+for func, flags, *pcs in stacks:
+    frames = []
+    for pc in reversed(pcs[1:]):
+        frames += reversed(chains[vaddr(int(pc, 16)) - 1])
+    root = {'complete': [], 'incomplete': ['[incomplete]'], 'truncated': ['[truncated]']}[flags]
+    weights[';'.join(root + frames + [func])] += 1
+for stack in sorted(weights, key=lambda s: s.encode()):
+    print(stack, weights[stack])
+PY"
+run_cmd "$R" export --folded "$T/cxx.atz"
+check_file_eq "cxx: exact folded lines, every frame named as llvm-symbolizer names it" \
+	"$T/out" "$T/want_cxx"
+check_eq "cxx: the containers' allocations apart: vector, list<long>, list<double>, map" \
+	"$(grep -c ';std::__new_allocator<int>::allocate(unsigned long, void const\*);operator new(unsigned long);malloc 3$' "$T/out"):$(grep -c ';std::__cxx11::list<long, std::allocator<long> >::push_back(long&&);' "$T/out"):$(grep -c ';std::__cxx11::list<double, std::allocator<double> >::push_back(double&&);' "$T/out"):$(grep -c ';main;(anonymous namespace)::index_of(int);std::map<int, long, ' "$T/out")" \
+	"1:1:1:1"
+folded_ok "cxx" "$T/out"
 
 # Recursion 200 deep: allocate(32) at depth 0 and allocate(d) in recurse(d) for d = 8, 16,
 # ..., 200. A stack of main, d' = 201 - d recurse frames, allocate and malloc, plus the C

@@ -140,6 +140,15 @@ frees of blocks not live: 1
 EOF
 check_cmd "summary --pid 1 of a binary trace: duration and the peak's time" 0 "$T/want" "" -- \
 	"$R" summary --pid 1 "$T/a.atz"
+
+# tests/data/atz/rss-zero.atz: alloc_sequence traced with --stacks by an alloctapd that wrote an
+# RSS record of 0 bytes for the exited, unreaped process: a peak of 0 is no RSS at all
+run_cmd "$R" summary tests/data/atz/rss-zero.atz
+check_eq "a trace whose only RSS record says 0 bytes: summary says no RSS record" \
+	"$rc:$(grep '^peak rss bytes' "$T/out")" "0:peak rss bytes: unknown (the trace has no RSS records of it)"
+run_cmd "$R" summary --json tests/data/atz/rss-zero.atz
+check_eq "the same, --json: no peak RSS" "$rc:$(grep -o '"peak_rss_bytes":[a-z0-9]*,"peak_rss_time_ns":[a-z0-9]*' "$T/out" | sort -u)" \
+	'0:"peak_rss_bytes":null,"peak_rss_time_ns":null'
 cat >"$T/want" <<'EOF'
 == snapshot 1 at 1.000000 s: 300 bytes live in 2 blocks
   live bytes   blocks     allocs      frees allocs all  frees all      pid  site
@@ -293,7 +302,7 @@ check_eq "report_sites: leaks: nothing else" "$(head -n 1 "$T/out"):$(wc -l <"$T
 	"live at the end: 10000 bytes in 10 blocks, 1 sites:3"
 run_cmd "$R" summary --json "$T/s.atz"
 sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9]*/"peak_live_time_ns":P/g' \
-	-e 's/"peak_rss_bytes":[0-9]*,"peak_rss_time_ns":[0-9]*/"peak_rss_bytes":R/g' \
+	-e 's/"peak_rss_bytes":\(null,"peak_rss_time_ns":null\|[1-9][0-9]*,"peak_rss_time_ns":[0-9]*\)/"peak_rss_bytes":R/g' \
 	-e 's/"pid":[0-9]*/"pid":N/' "$T/out" >"$T/got"
 fig='"events":2053,"duration_ns":D,"calls":{"malloc":1030,"calloc":1,"realloc":1,"free":1021},"peak_live_bytes":1014096,"peak_live_blocks":31,"peak_live_time_ns":P,"peak_rss_bytes":R,"final_live_bytes":10000,"final_live_blocks":10,"temporary_allocations":1001,"failed_allocations":0,"unknown_frees":0'
 check_eq "report_sites: summary --json: the fixture's counts, peak, leak and temporaries" \
@@ -372,6 +381,16 @@ else
 			"live at RSS peak: 33554432 bytes in 1 blocks:100.00%     33554432 bytes        1 blocks    malloc"
 	else
 		fail "report_sites hold: traced without --stacks" "$(tail -n 5 "$T/n.err")"
+	fi
+	# a process shorter than the sampling period: no RSS record, and no "0 bytes" peak
+	if build/alloctapd -q --stacks -f binary -o "$T/short.atz" -- \
+		build/fixtures/alloc_sequence "$T/short.expect" --threads 0 >/dev/null 2>"$T/short.err"; then
+		run_cmd "$R" summary "$T/short.atz"
+		check_eq "a process shorter than 100 ms: summary says no RSS record, not a peak of 0" \
+			"$rc:$(grep '^peak rss bytes' "$T/out")" \
+			"0:peak rss bytes: unknown (the trace has no RSS records of it)"
+	else
+		fail "alloc_sequence: traced with --stacks" "$(tail -n 5 "$T/short.err")"
 	fi
 	# html: one page, no network, rendered by headless Chromium with its charts
 	run_cmd "$R" html -o "$T/h.html" "$T/h.atz"

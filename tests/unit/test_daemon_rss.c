@@ -55,7 +55,9 @@ static void test_statm(void **state)
 		int err;
 	} cases[] = {
 		{ "2530 845 600 1 0 200 0\n", 0, 845 * 4096, 0 },
-		{ "1 0 0 0 0 0 0", 0, 0, 0 },
+		{ "1 1 0 0 0 0 0", 0, 4096, 0 },
+		/* an exited process not reaped yet (a zombie): no memory, no sample */
+		{ "0 0 0 0 0 0 0\n", -1, 0, ESRCH },
 		{ "99999999999 4294967296 0 0 0 0 0\n", 0, UINT64_C(4294967296) * 4096, 0 },
 		{ "", -1, 0, EINVAL },
 		{ "12\n", -1, 0, EINVAL },

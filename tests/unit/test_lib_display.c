@@ -159,12 +159,73 @@ static void test_errno_kept(void **state)
 	captured();
 }
 
+/* Control characters in a message (a path holding a terminal escape) are written as \xHH:
+ * one table of what each function writes for text holding them. */
+static void test_controls_escaped(void **state)
+{
+	static const char esc_path[] = "/tmp/lib\033]0;owned\007\033[2J.so";
+	struct at_message m = { .len = 0 };
+
+	(void)state;
+	at_display_level = 2;
+	at_warn("%s: not an ELF object", esc_path);
+	assert_string_equal(captured(), "prog: /tmp/lib\\x1b]0;owned\\x07\\x1b[2J.so: not an ELF object\n");
+	/* a newline inside an at_say message would forge a line of its own */
+	at_error_at("a\nprog: b", 3, "x%sy", "\n\r");
+	assert_string_equal(captured(), "prog: a\nprog: b:3: x\\x0a\\x0dy\n");
+	/* text written as it is keeps its newlines and tabs */
+	DISPLAYLEVEL(2, "%s\t%s\n", esc_path, "ok");
+	assert_string_equal(captured(), "/tmp/lib\\x1b]0;owned\\x07\\x1b[2J.so\tok\n");
+	/* C1 controls (U+009B, CSI) both bytes escaped; other UTF-8 as it is; DEL escaped */
+	at_warn("\xc2\x9b" "31m \xc3\xa9\xc2\xa0 \x7f");
+	assert_string_equal(captured(), "prog: \\xc2\\x9b31m \xc3\xa9\xc2\xa0 \\x7f\n");
+	at_message_append(&m, "%s\n", esc_path);
+	at_message_emit(2, &m);
+	assert_string_equal(captured(), "/tmp/lib\\x1b]0;owned\\x07\\x1b[2J.so\n");
+}
+
+/* A message of escapes longer than the buffer: cut with "..." at the same length as any, no
+ * escape cut raw. */
+static void test_long_escaped(void **state)
+{
+	static char big[AT_DISPLAY_MAX];
+	const char *out;
+	size_t n;
+
+	(void)state;
+	at_display_level = 2;
+	memset(big, '\033', sizeof(big) - 1);
+	at_error("%s", big);
+	out = captured();
+	n = strlen(out);
+	assert_int_equal(n, AT_DISPLAY_MAX);
+	assert_memory_equal(out, "prog: \\x1b\\x1b", 14);
+	assert_memory_equal(out + n - 4, "...\n", 4);
+	assert_null(memchr(out, '\033', n));
+}
+
+/* A progress line: a carriage return, the text escaped, no newline; the next message erases
+ * it first. */
+static void test_progress_line(void **state)
+{
+	(void)state;
+	at_display_level = 2;
+	at_display_progress("%s: 1.0 M lines ", "in\033[1mx");
+	assert_string_equal(captured(), "\rin\\x1b[1mx: 1.0 M lines ");
+	assert_int_equal(at_display_line_open, 1);
+	at_warn("done");
+	assert_string_equal(captured(), "\r\033[Kprog: done\n");
+	assert_int_equal(at_display_line_open, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_formats),     cmocka_unit_test(test_levels),
 		cmocka_unit_test(test_steps),       cmocka_unit_test(test_long_message),
 		cmocka_unit_test(test_message_parts), cmocka_unit_test(test_errno_kept),
+		cmocka_unit_test(test_controls_escaped), cmocka_unit_test(test_long_escaped),
+		cmocka_unit_test(test_progress_line),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -406,6 +408,123 @@ static void test_unusable_objects(void **state)
 	}
 }
 
+/* A writer rewriting libfix.so in place at a path, as cp over it does: truncated, then 1 KiB
+ * every 5 ms; started says the first KiB is there. */
+struct rewriter {
+	const char *path;
+	volatile int started;
+};
+
+static void *rewrite_in_place(void *arg)
+{
+	struct rewriter *w = arg;
+	char buf[1024];
+	int in = open(fx.lib, O_RDONLY), out = open(w->path, O_WRONLY | O_TRUNC | O_CREAT, 0600);
+	ssize_t n;
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n)
+			break;
+		w->started = 1;
+		usleep(5000);
+	}
+	w->started = 1;
+	close(in);
+	close(out);
+	return NULL;
+}
+
+/* An object read while a writer rewrites it in place (empty, then partial: "not an ELF
+ * object", or a build-id that is not there yet) is read again once written: named, nothing
+ * reported. */
+static void test_rewritten_while_read(void **state)
+{
+	char path[160];
+	struct rewriter w = { path, 0 };
+	struct problems p = { 0 };
+	struct at_frame fr[4];
+	struct stat st;
+	pthread_t writer;
+
+	(void)state;
+	assert_int_equal(stat(fx.lib, &st), 0);
+	assert_true(st.st_size > 8 * 1024); /* the writer takes 40 ms or more */
+	snprintf(path, sizeof(path), "%s/rewritten.so", fx.dir);
+	assert_int_equal(pthread_create(&writer, NULL, rewrite_in_place, &w), 0);
+	while (!w.started)
+		usleep(100);
+	/* no debug file: the names are in the object's .symtab, at its end */
+	struct at_symbolizer *z = symbolizer(path, fx.dir, fx.build_id, &p);
+	int n = at_symbolize(z, 7, fx.outer, 0, fr, 4);
+	pthread_join(writer, NULL);
+	assert_int_equal(p.count, 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(text_of(&fr[0]), "at_fix_outer");
+	at_symbolizer_free(z);
+}
+
+/* An object without a build-id (libfix.so, its note removed): named only when its file has
+ * not changed since the trace began (ctime older than the trace's start); a trace without a
+ * start time names it never. Each case: the trace's start against the file's ctime. */
+static void test_no_build_id(void **state)
+{
+	static const uint8_t none[AT_BUILD_ID_MAX];
+	char path[160];
+	struct stat st;
+	const struct {
+		const char *what;
+		int64_t start_minus_ctime_ns; /* INT64_MIN: no start time */
+		const char *name;             /* NULL: unnamed, one problem */
+		const char *why_starts;
+	} cases[] = {
+		{ "a trace begun after the file's last change", 60000000000, "at_fix_outer", NULL },
+		{ "a trace begun before the file changed", -1000000000, NULL,
+		  "no build-id, and the file changed at 20" },
+		{ "a change 10 ms after the start: within the clock's slack, changed", -10000000, NULL,
+		  "no build-id, and the file changed at 20" },
+		{ "a trace without a start time", INT64_MIN, NULL,
+		  "no build-id, and the trace has no start time: nothing tells whether this file "
+		  "is the one traced" },
+	};
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/nobid/libfix.so", fx.dir);
+	assert_int_equal(run("mkdir -p %s/nobid && objcopy --remove-section .note.gnu.build-id %s %s",
+			     fx.dir, fx.lib, path), 0);
+	uint8_t id[AT_BUILD_ID_MAX];
+	assert_int_equal(read_build_id(path, id), -1);
+	assert_int_equal(stat(path, &st), 0);
+	uint64_t ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct problems p = { 0 };
+		struct at_symbolizer *z = at_symbolizer_new(fx.dir, on_problem, &p);
+		struct at_frame fr[4];
+
+		print_message("%s\n", cases[k].what);
+		assert_non_null(z);
+		if (cases[k].start_minus_ctime_ns != INT64_MIN)
+			at_symbolizer_trace_start(z, ctime_ns + (uint64_t)cases[k].start_minus_ctime_ns);
+		for (int i = 0; i < fx.nmaps; i++) {
+			struct at_mapping m = fx.maps[i];
+
+			m.path = path;
+			m.build_id_len = 0;
+			memcpy(m.build_id, none, sizeof(none));
+			assert_int_equal(at_symbolizer_add_mapping(z, &m), 0);
+		}
+		assert_int_equal(at_symbolize(z, 7, fx.outer, 0, fr, 4), 1);
+		if (cases[k].name) {
+			assert_string_equal(text_of(&fr[0]), cases[k].name);
+			assert_int_equal(p.count, 0);
+		} else {
+			assert_null(fr[0].function);
+			assert_int_equal(p.count, 1);
+			assert_memory_equal(p.why, cases[k].why_starts, strlen(cases[k].why_starts));
+		}
+		at_symbolizer_free(z);
+	}
+}
+
 /* Which mapping an address falls in: pid, overlap replacement, no mapping, no file. */
 static void test_mappings(void **state)
 {
@@ -476,6 +595,8 @@ int main(void)
 		cmocka_unit_test(test_names_lines_inlines),
 		cmocka_unit_test(test_dynsym_only),
 		cmocka_unit_test(test_unusable_objects),
+		cmocka_unit_test(test_rewritten_while_read),
+		cmocka_unit_test(test_no_build_id),
 		cmocka_unit_test(test_mappings),
 		cmocka_unit_test(test_frame_text),
 	};
