@@ -16,10 +16,11 @@
  *                          STEP ns apart, event k at 10^12 + k * STEP ns) and STACKS
  *                          synthetic stacks of 20 frames, after the three mappings their
  *                          addresses fall in (-s): input shaped like a --stacks recording
- *   atz_tool threads [-V 2.MINOR] N OUT
+ *   atz_tool threads [-V 2.MINOR] [-k] N OUT
  *                          a trace (2.3 unless -V says) of N threads of process 1000 (tids 1
  *                          to N), each making one malloc(16), at 32-byte steps, and ending
- *                          right after it (an END record in 2.3; nothing says so before):
+ *                          right after it (an END record in 2.3; nothing says so before; -k:
+ *                          never, so the writer ends states itself past the reader's limit):
  *                          the many-threads input whose memory tests/atz_cli.sh measures
  *   atz_tool times IN      "TIME STACK" per event (0 0 when the trace has none)
  *   atz_tool stacks [-O] IN
@@ -58,7 +59,7 @@ static int usage(void)
 		"       atz_tool decode IN OUT\n"
 		"       atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN\n"
 		"       atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] IN OUT\n"
-		"       atz_tool threads [-V 2.MINOR] N OUT\n"
+		"       atz_tool threads [-V 2.MINOR] [-k] N OUT\n"
 		"       atz_tool times IN\n"
 		"       atz_tool stacks [-O] IN\n"
 		"       atz_tool mappings IN\n"
@@ -646,8 +647,8 @@ cleanup:
 	return status;
 }
 
-/* threads: n threads of one process, one malloc each, each ended after it (2.3). */
-static int cmd_threads(const char *n_text, const char *out)
+/* threads: n threads of one process, one malloc each, each ended after it (2.3) unless keep. */
+static int cmd_threads(const char *n_text, const char *out, int keep)
 {
 	char *end;
 	unsigned long long n = strtoull(n_text, &end, 10);
@@ -667,7 +668,8 @@ static int cmd_threads(const char *n_text, const char *out)
 	for (uint32_t tid = 1; rc == 0 && tid <= n; tid++) {
 		struct at_event ev = { .pid = 1000, .tid = tid, .func = AT_MALLOC, .has_result = 1,
 				       .arg = { 16, 0 }, .result = 0x10000000ull + 32ull * tid };
-		rc = at_atz_append(w, &ev) < 0 || at_atz_end_thread(w, 1000, tid) < 0 ? -1 : 0;
+		rc = at_atz_append(w, &ev) < 0 || (!keep && at_atz_end_thread(w, 1000, tid) < 0) ? -1
+												 : 0;
 	}
 	if (w && at_atz_writer_close(w) < 0)
 		rc = -1;
@@ -726,7 +728,7 @@ static int parse_version(const char *s, unsigned *major)
 
 int main(int argc, char **argv)
 {
-	int level = 0, times = 0, by_object = 0;
+	int level = 0, times = 0, by_object = 0, keep_threads = 0;
 	unsigned major = 0, nstacks = 0;
 
 	at_program_name = "atz_tool";
@@ -737,6 +739,8 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (strcmp(argv[i], "-t") == 0)
 			times = 1;
+		else if (strcmp(argv[i], "-k") == 0)
+			keep_threads = 1;
 		else if (strcmp(argv[i], "-O") == 0)
 			by_object = 1;
 		else if (i + 1 < argc && strcmp(argv[i], "-l") == 0)
@@ -763,7 +767,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "synth") == 0 && argc - i == 2)
 		return cmd_synth(argv[i], argv[i + 1], level, times, nstacks);
 	if (strcmp(cmd, "threads") == 0 && argc - i == 2)
-		return cmd_threads(argv[i], argv[i + 1]);
+		return cmd_threads(argv[i], argv[i + 1], keep_threads);
 	if (strcmp(cmd, "times") == 0 && argc - i == 1)
 		return cmd_times(argv[i]);
 	if (strcmp(cmd, "stacks") == 0 && argc - i == 1)
