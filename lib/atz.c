@@ -327,7 +327,7 @@ static struct atz_thread *add_thread(struct at_atz_writer *w, uint32_t pid, uint
 {
 	if (w->entries == UINT32_MAX)
 		return NULL;
-	if (w->ends && w->by_entry.count >= ATZ_THREADS_MAX)
+	if (w->ends && w->by_entry.count >= atz_limits.threads)
 		end_some_state(w, 0);
 	struct atz_thread *t = atz_thread_new(&w->pool, pid, tid, w->entries);
 	if (!t)
@@ -834,7 +834,7 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 		goto fail;
 	if (w->tail & ATZ_TAIL_TIME)
 		put_time_reference(w, ev->time_ns);
-	if (w->ends && w->blocks >= ATZ_BLOCKS_MAX)
+	if (w->ends && w->blocks >= atz_limits.blocks)
 		end_some_state(w, 1); /* an event adds one block at most */
 	struct atz_thread *t = switch_thread(w, ev->pid, ev->tid);
 	if (!t)

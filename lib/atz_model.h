@@ -55,6 +55,13 @@
 #define ATZ_THREADS_MAX (1u << 22)
 #define ATZ_BLOCKS_MAX  (1u << 24)
 
+/* The limits in force: ATZ_THREADS_MAX and ATZ_BLOCKS_MAX, lowered only by unit tests (so
+ * that a writer's ending states itself is tested without millions of them). */
+struct atz_limits {
+	uint32_t threads, blocks;
+};
+extern struct atz_limits atz_limits;
+
 /* Record kinds of a 2.2 frame where they differ (doc/FORMAT.md 5.8): the events are coded
  * against the live tables and the freed rings, and the thread records move so that a 2.0 or
  * 2.1 reader stops at the first one instead of misreading the events. */

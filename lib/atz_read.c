@@ -529,9 +529,9 @@ static int new_thread(struct at_atz_reader *r, uint64_t pid, uint64_t tid)
 
 	if (pid > UINT32_MAX || tid > UINT32_MAX)
 		return corrupt(r, "thread record with a pid or tid above 2^32-1");
-	if (r->threads.count >= ATZ_THREADS_MAX || r->entries == UINT32_MAX) {
+	if (r->threads.count >= atz_limits.threads || r->entries == UINT32_MAX) {
 		snprintf(why, sizeof(why), "a new thread while %zu threads have not ended (this "
-			 "reader holds at most %u at once)", r->threads.count, ATZ_THREADS_MAX);
+			 "reader holds at most %u at once)", r->threads.count, atz_limits.threads);
 		return corrupt(r, why);
 	}
 	struct atz_thread *t = atz_thread_new(&r->pool, (uint32_t)pid, (uint32_t)tid, r->entries);
@@ -1022,10 +1022,10 @@ static int allocated22(struct at_atz_reader *r, struct atz_thread *t, uint64_t x
 		atz_freed_remove(&t->freed, (uint32_t)k);
 	else
 		t->top = atz_next_top(x, n, munged(r));
-	if (before < ATZ_LIVE_CAP && r->blocks >= ATZ_BLOCKS_MAX) {
+	if (before < ATZ_LIVE_CAP && r->blocks >= atz_limits.blocks) {
 		char why[128];
 		snprintf(why, sizeof(why), "an allocation while %" PRIu64 " blocks are live in the "
-			 "threads' tables (this reader holds at most %u)", r->blocks, ATZ_BLOCKS_MAX);
+			 "threads' tables (this reader holds at most %u)", r->blocks, atz_limits.blocks);
 		return corrupt(r, why);
 	}
 	if (atz_live_append(&t->live, &r->pool, x, n, &slot, NULL, NULL) < 0)

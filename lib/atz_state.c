@@ -7,6 +7,8 @@
 #include "atz_state.h"
 #include "prim.h"
 
+struct atz_limits atz_limits = { ATZ_THREADS_MAX, ATZ_BLOCKS_MAX };
+
 #define CHUNK_BYTES (1u << 20) /* a chunk of the pool: only its touched pages cost memory */
 #define CHUNK_HEAD 64u         /* the chunk list's link, keeping blocks 64-byte aligned */
 

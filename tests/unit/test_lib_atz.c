@@ -20,6 +20,7 @@
 #include <lz4frame.h>
 
 #include "atz.h"
+#include "atz_model.h"
 #include "output.h"
 
 #define MAX_FILE (1u << 20)
@@ -2232,6 +2233,87 @@ static void test_v23_many_ended_threads(void **state)
 	free(f.p);
 }
 
+/* A random program of `threads` threads, two mallocs for one free, written as 2.3 and as 2.2
+ * under lowered limits: the 2.3 writer ends states itself to stay within them (a block of an
+ * ended thread freed later goes by address) and a reader under the same limits reads every
+ * event back; one under lower limits (`lower`), or reading the 2.2 trace (no END records),
+ * refuses it with the limit it met (`why`, `why22`). */
+static void keeps_limits(uint32_t threads, struct atz_limits limits, struct atz_limits lower,
+			 const char *why22, const char *why)
+{
+	enum { EVENTS = 30000 };
+	struct atz_limits saved = atz_limits;
+	struct at_event *ev = calloc(EVENTS, sizeof(*ev));
+	uint64_t *live = calloc(EVENTS, sizeof(*live)), next = 0x10000;
+	size_t nlive = 0;
+
+	for (size_t i = 0; i < EVENTS; i++) {
+		uint32_t tid = 1 + (uint32_t)(rnd() % threads);
+		if (nlive && rnd() % 3 == 0) {
+			size_t k = rnd() % nlive;
+			ev[i] = (struct at_event){ 7, tid, AT_FREE, 0, { live[k], 0 }, 0, 0, 0 };
+			live[k] = live[--nlive];
+		} else {
+			ev[i] = (struct at_event){ 7, tid, AT_MALLOC, 1, { 16 + rnd() % 100, 0 }, next,
+						   0, 0 };
+			live[nlive++] = next;
+			next += 16 * (1 + rnd() % 8);
+		}
+	}
+	struct file f[2];
+	struct at_atz_stats ws;
+	atz_limits = limits;
+	for (unsigned v = 0; v < 2; v++) {
+		struct mem_writer m;
+		mem_writer_open_v(&m, NO_TAIL, 2, 3 - v);
+		for (size_t i = 0; i < EVENTS; i++)
+			assert_int_equal(at_atz_append(m.w, &ev[i]), 0);
+		at_atz_writer_stats(m.w, &ws);
+		assert_true(v ? ws.ended == 0 : ws.ended > 100);
+		f[v] = mem_writer_close(&m);
+	}
+	struct at_event *out = calloc(EVENTS, sizeof(*out));
+	enum at_atz_status st;
+	char msg[400];
+	size_t got;
+	int rc;
+	assert_int_equal(decode_all(f[0].p, f[0].n, out, EVENTS, &rc, &st), EVENTS);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < EVENTS; i++)
+		assert_event_equal(&out[i], &ev[i]);
+	assert_int_equal(decode_message(f[1].p, f[1].n, &got, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	if (!strstr(msg, why22))
+		fail_msg("\"%s\" lacks \"%s\"", msg, why22);
+	atz_limits = lower;
+	assert_int_equal(decode_message(f[0].p, f[0].n, &got, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	if (!strstr(msg, why))
+		fail_msg("\"%s\" lacks \"%s\"", msg, why);
+	atz_limits = saved;
+	free(out);
+	free(live);
+	free(ev);
+	free(f[0].p);
+	free(f[1].p);
+}
+
+static void test_v23_writer_keeps_limits(void **state)
+{
+	(void)state;
+	struct atz_limits all = atz_limits;
+
+	keeps_limits(200, (struct atz_limits){ 50, all.blocks }, (struct atz_limits){ 20, all.blocks },
+		     "a new thread while 50 threads have not ended (this reader holds at most 50 "
+		     "at once)", "a new thread while 20 threads have not ended (this reader "
+		     "holds at most 20 at once)");
+	keeps_limits(20, (struct atz_limits){ all.threads, 1000 },
+		     (struct atz_limits){ all.threads, 100 },
+		     "an allocation while 1000 blocks are live in the threads' tables (this reader "
+		     "holds at most 1000)", "an allocation while 100 blocks are live in the threads' "
+		     "tables (this reader holds at most 100)");
+}
+
 /* A 2.2 trace cut in two and each half written on its own, one after the other: every table
  * starts over in the second frame (a free there of a block of the first goes by address), and
  * the events read as one stream; 2.1 and 2.2 frames mix. */
@@ -2308,6 +2390,7 @@ int main(void)
 		cmocka_unit_test(test_v23_thread_ends),
 		cmocka_unit_test(test_v23_no_ends_before),
 		cmocka_unit_test(test_v23_many_ended_threads),
+		cmocka_unit_test(test_v23_writer_keeps_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
