@@ -3,7 +3,7 @@
  *
  *   atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] IN OUT
  *                          any log (text or .atz) -> .atz (munged if IN is), format MAJOR.MINOR
- *                          (2.2, the default, keeps times, stacks and mappings; -V 1 writes 1.0,
+ *                          (2.3, the default, keeps times, stacks and mappings; -V 1 writes 1.0,
  *                          -V 2.1 the 2.1 model, which the benchmark compares)
  *   atz_tool decode IN OUT any log -> text (raw or munged as IN is)
  *   atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN
@@ -12,7 +12,7 @@
  *                          TEXT_NS DECODE_M/S PARSE_M/S". -t gives the events synthetic times
  *                          (bench/synthetic.c), -s STACKS synthetic stacks of 20 frames
  *   atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] IN OUT
- *                          IN's events as a 2.x trace (2.2 unless -V says) with synthetic times (-t; -T: exactly
+ *                          IN's events as a 2.x trace (2.3 unless -V says) with synthetic times (-t; -T: exactly
  *                          STEP ns apart, event k at 10^12 + k * STEP ns) and STACKS
  *                          synthetic stacks of 20 frames, after the three mappings their
  *                          addresses fall in (-s): input shaped like a --stacks recording;
@@ -20,6 +20,12 @@
  *                          its own range and object, /alloctap-synth/objK.so, no build-id),
  *                          -P PATH names PATH as the object of the second of the three,
  *                          where the stacks' 2nd to 4th frames lie
+ *   atz_tool threads [-V 2.MINOR] [-k] N OUT
+ *                          a trace (2.3 unless -V says) of N threads of process 1000 (tids 1
+ *                          to N), each making one malloc(16), at 32-byte steps, and ending
+ *                          right after it (an END record in 2.3; nothing says so before; -k:
+ *                          never, so the writer ends states itself past the reader's limit):
+ *                          the many-threads input whose memory tests/atz_cli.sh measures
  *   atz_tool times IN      "TIME STACK" per event (0 0 when the trace has none)
  *   atz_tool stacks [-O] IN
  *                          for every event with a stack, in event order:
@@ -58,11 +64,12 @@ static int usage(void)
 		"       atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN\n"
 		"       atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] [-m N] [-P PATH]\n"
 		"                      IN OUT\n"
+		"       atz_tool threads [-V 2.MINOR] [-k] N OUT\n"
 		"       atz_tool times IN\n"
 		"       atz_tool stacks [-O] IN\n"
 		"       atz_tool mappings IN\n"
-		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR.MINOR: format 2.2 (default),\n"
-		"2.1, 2.0, 1.1 or 1.0 (MAJOR alone: 2.2 or 1.0).\n"
+		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR.MINOR: format 2.3 (default),\n"
+		"2.2, 2.1, 2.0, 1.1 or 1.0 (MAJOR alone: 2.3 or 1.0).\n"
 		"IN/OUT may be '-'. Exit status: 0 ok, 1 data or I/O error, 2 usage error.\n");
 	return 2;
 }
@@ -674,6 +681,41 @@ cleanup:
 	return status;
 }
 
+/* threads: n threads of one process, one malloc each, each ended after it (2.3) unless keep. */
+static int cmd_threads(const char *n_text, const char *out, int keep)
+{
+	char *end;
+	unsigned long long n = strtoull(n_text, &end, 10);
+	struct at_output o;
+
+	if (*end || n == 0 || n > UINT32_MAX)
+		return usage();
+	if (at_output_open(&o, out) < 0) {
+		at_error("%s: %s", out, strerror(errno));
+		return 1;
+	}
+	struct at_atz_options opt = { .host = "atz_tool", .start_ns = 1,
+				      .minor = minor_for(2, AT_ATZ_V2_MINOR),
+				      .flags = AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS };
+	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
+	int rc = w ? 0 : -1;
+	for (uint32_t tid = 1; rc == 0 && tid <= n; tid++) {
+		struct at_event ev = { .pid = 1000, .tid = tid, .func = AT_MALLOC, .has_result = 1,
+				       .arg = { 16, 0 }, .result = 0x10000000ull + 32ull * tid };
+		rc = at_atz_append(w, &ev) < 0 || (!keep && at_atz_end_thread(w, 1000, tid) < 0) ? -1
+												 : 0;
+	}
+	if (w && at_atz_writer_close(w) < 0)
+		rc = -1;
+	if (rc < 0)
+		at_error("%s: %s", out, strerror(errno));
+	if (at_output_close(&o) < 0 && rc == 0) {
+		at_error("%s: %s", out, strerror(errno));
+		rc = -1;
+	}
+	return rc < 0 ? 1 : 0;
+}
+
 static int print_time(void *ctx, const struct at_event *ev)
 {
 	(void)ctx;
@@ -699,7 +741,7 @@ static int cmd_times(const char *in)
 	return status;
 }
 
-/* -V MAJOR or MAJOR.MINOR: 1.0, 1.1, 2.0, 2.1 or 2.2. 0, or -1 for anything else. */
+/* -V MAJOR or MAJOR.MINOR: 1.0, 1.1, 2.0, 2.1, 2.2 or 2.3. 0, or -1 for anything else. */
 static int parse_version(const char *s, unsigned *major)
 {
 	char *end;
@@ -720,7 +762,7 @@ static int parse_version(const char *s, unsigned *major)
 
 int main(int argc, char **argv)
 {
-	int level = 0, times = 0, by_object = 0;
+	int level = 0, times = 0, by_object = 0, keep_threads = 0;
 	unsigned major = 0, nstacks = 0;
 	struct synth_maps maps = { 0 };
 
@@ -732,6 +774,8 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (strcmp(argv[i], "-t") == 0)
 			times = 1;
+		else if (strcmp(argv[i], "-k") == 0)
+			keep_threads = 1;
 		else if (strcmp(argv[i], "-O") == 0)
 			by_object = 1;
 		else if (i + 1 < argc && strcmp(argv[i], "-l") == 0)
@@ -761,6 +805,8 @@ int main(int argc, char **argv)
 		return cmd_time(argv[i], level, major, times, nstacks);
 	if (strcmp(cmd, "synth") == 0 && argc - i == 2)
 		return cmd_synth(argv[i], argv[i + 1], level, times, nstacks, &maps);
+	if (strcmp(cmd, "threads") == 0 && argc - i == 2)
+		return cmd_threads(argv[i], argv[i + 1], keep_threads);
 	if (strcmp(cmd, "times") == 0 && argc - i == 1)
 		return cmd_times(argv[i]);
 	if (strcmp(cmd, "stacks") == 0 && argc - i == 1)

@@ -11,6 +11,7 @@
 #include "atz.h"
 #include "atz_live.h"
 #include "atz_model.h"
+#include "atz_state.h"
 #include "output.h"
 #include "prim.h"
 
@@ -57,15 +58,18 @@ struct at_atz_writer {
 	uint8_t *chunk;        /* content of the block being built, ATZ_CHUNK bytes */
 	size_t len;
 	size_t block_cap;      /* bound of one compressed block, frame header or end mark */
-	struct atz_thread *threads;
-	size_t nthreads, threads_cap;
-	uint32_t *slots;       /* (pid, tid) hash: thread index + 1, 0 empty */
-	size_t slots_cap;
+	struct atz_pool pool;  /* every thread's state */
+	struct atz_tmap by_tid;   /* (pid, tid) -> the state of a thread that has not ended */
+	struct atz_tmap by_entry; /* thread table entry -> the same states */
+	uint32_t entries;      /* thread table entries given (the next NEW_THREAD's) */
+	uint64_t blocks;       /* 2.2: live blocks in all tables */
+	size_t end_at;         /* where the next search of a state to end starts in by_entry */
 	struct atz_thread *cur;
 	struct at_atz_stats st;
 	unsigned major, minor; /* the header's */
 	int live_model;        /* 2.2: events coded against the live tables */
 	int munged;            /* the header's munged flag: slot numbers, not addresses */
+	int ends;              /* 2.3: END records release the states of threads that ended */
 	struct atz_index index; /* 2.2: where each live block of every thread's table is */
 	unsigned tail;         /* ATZ_TAIL_* bits: what follows each event record */
 	uint64_t last_time;    /* 2.x: the reference of the next event's time delta */
@@ -185,11 +189,13 @@ static void free_writer(struct at_atz_writer *w)
 	if (w->cctx)
 		LZ4F_freeCompressionContext(w->cctx);
 	atz_unmap(w->chunk, ATZ_CHUNK);
-	for (size_t i = 0; i < w->nthreads; i++)
-		atz_live_free(&w->threads[i].live);
+	for (size_t i = 0; i < w->by_entry.cap; i++)
+		if (atz_tmap_at(&w->by_entry, i))
+			atz_thread_free(&w->pool, atz_tmap_at(&w->by_entry, i), 1);
 	atz_index_free(&w->index);
-	atz_unmap(w->threads, w->threads_cap * sizeof(*w->threads));
-	atz_unmap(w->slots, w->slots_cap * sizeof(*w->slots));
+	atz_tmap_free(&w->by_tid);
+	atz_tmap_free(&w->by_entry);
+	atz_pool_free(&w->pool);
 	atz_unmap(w, sizeof(*w));
 }
 
@@ -226,6 +232,7 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	w->minor = opt->minor; /* 1.0 or 1.1; 2.0, 2.1 or 2.2 */
 	w->live_model = major == 2 && opt->minor >= 2;
 	w->munged = (opt->flags & AT_ATZ_FLAG_MUNGED) != 0;
+	w->ends = major == 2 && opt->minor >= 3;
 	w->tail = atz_tail_of(major, opt->flags);
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
@@ -252,58 +259,91 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	return w;
 }
 
-static size_t slot_of(uint32_t pid, uint32_t tid, size_t mask)
+/* ---- thread states and their ends (doc/FORMAT.md 5.9) ----------------------------------- */
+
+/* Keeps the index in step with a table whose blocks move or drop out: only entries that
+ * still name this table and slot (a block allocated again at the same address elsewhere, its
+ * free missed, keeps its old entry in its table, unreachable). */
+struct index_ctx {
+	struct at_atz_writer *w;
+	uint32_t thread, pid;
+};
+
+static void index_follow(void *arg, uint64_t addr, uint32_t from, uint32_t to)
 {
-	uint64_t k = ((uint64_t)pid << 32 | tid) * 0x9E3779B97F4A7C15ull;
-	return (size_t)(k >> 32) & mask;
+	struct index_ctx *c = arg;
+	struct atz_owner *e = atz_index_find(&c->w->index, c->pid, addr);
+
+	if (!e || e->thread != c->thread || e->slot != from)
+		return;
+	if (to == ATZ_LIVE_DROPPED)
+		atz_index_remove(&c->w->index, e);
+	else
+		e->slot = to;
 }
 
-/* Doubles the (pid, tid) hash and re-inserts every thread. */
-static int grow_slots(struct at_atz_writer *w)
+/* Writes an END record for t and releases its state: its blocks leave the index (a later
+ * free of one is coded by address), it leaves the maps. The caller reserved room. */
+static void end_state(struct at_atz_writer *w, struct atz_thread *t)
 {
-	size_t cap = w->slots_cap ? w->slots_cap * 2 : 1024;
-	uint32_t *s = atz_map(cap * sizeof(*s));
+	struct index_ctx c = { w, t->entry, t->pid };
 
-	if (!s)
-		return -1;
-	for (size_t i = 0; i < w->nthreads; i++) {
-		size_t j = slot_of(w->threads[i].pid, w->threads[i].tid, cap - 1);
-		while (s[j])
-			j = (j + 1) & (cap - 1);
-		s[j] = (uint32_t)i + 1;
-	}
-	atz_unmap(w->slots, w->slots_cap * sizeof(*s));
-	w->slots = s;
-	w->slots_cap = cap;
-	return 0;
+	put_byte(w, ATZ_OP_END);
+	put_varint(w, atz_varint_len(t->entry));
+	put_varint(w, t->entry);
+	for (uint32_t s = 0; s < t->live.next; s++)
+		if (atz_live_holds(&t->live, s))
+			index_follow(&c, t->live.block[s].addr, s, ATZ_LIVE_DROPPED);
+	w->blocks -= t->live.count;
+	atz_tmap_remove(&w->by_tid, atz_tid_key(t->pid, t->tid));
+	atz_tmap_remove(&w->by_entry, t->entry);
+	if (w->cur == t)
+		w->cur = NULL;
+	atz_thread_free(&w->pool, t, 1);
+	w->st.ended++;
 }
 
-/* Adds a thread with fresh predictor state; returns its index or -1. */
-static long add_thread(struct at_atz_writer *w, uint32_t pid, uint32_t tid)
+/* Bytes an END record takes at most: kind, length, entry. */
+#define END_RECORD_MAX 8
+
+/* Ends one state to keep within the reader's limits (ATZ_THREADS_MAX, ATZ_BLOCKS_MAX): the
+ * next one from where the last search stopped, one holding live blocks when with_blocks. The
+ * thread, if it goes on, comes back with a NEW_THREAD record and fresh state. */
+static void end_some_state(struct at_atz_writer *w, int with_blocks)
 {
-	if (w->nthreads == UINT32_MAX - 1)
-		return -1;
-	if ((w->nthreads + 1) * 2 > w->slots_cap && grow_slots(w) < 0)
-		return -1;
-	if (w->nthreads == w->threads_cap) {
-		size_t cap = w->threads_cap ? w->threads_cap * 2 : 64;
-		void *p = atz_remap(w->threads, w->threads_cap * sizeof(*w->threads),
-				    cap * sizeof(*w->threads));
-		if (!p)
-			return -1;
-		w->threads = p;
-		w->threads_cap = cap;
+	for (size_t k = 0; k < w->by_entry.cap; k++) {
+		size_t i = (w->end_at + k) & (w->by_entry.cap - 1);
+		struct atz_thread *t = atz_tmap_at(&w->by_entry, i);
+		if (t && (!with_blocks || t->live.count)) {
+			w->end_at = i + 1;
+			end_state(w, t);
+			return;
+		}
 	}
-	struct atz_thread *t = &w->threads[w->nthreads];
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	t->tid = tid;
-	size_t j = slot_of(pid, tid, w->slots_cap - 1);
-	while (w->slots[j])
-		j = (j + 1) & (w->slots_cap - 1);
-	w->slots[j] = (uint32_t)w->nthreads + 1;
-	w->st.threads = ++w->nthreads;
-	return (long)(w->nthreads - 1);
+}
+
+/* Adds a thread with fresh predictor state, as the next table entry; NULL out of memory. */
+static struct atz_thread *add_thread(struct at_atz_writer *w, uint32_t pid, uint32_t tid)
+{
+	if (w->entries == UINT32_MAX)
+		return NULL;
+	if (w->ends && w->by_entry.count >= atz_limits.threads)
+		end_some_state(w, 0);
+	struct atz_thread *t = atz_thread_new(&w->pool, pid, tid, w->entries);
+	if (!t)
+		return NULL;
+	if (atz_tmap_put(&w->by_tid, atz_tid_key(pid, tid), t) < 0) {
+		atz_thread_free(&w->pool, t, 1);
+		return NULL;
+	}
+	if (atz_tmap_put(&w->by_entry, t->entry, t) < 0) {
+		atz_tmap_remove(&w->by_tid, atz_tid_key(pid, tid));
+		atz_thread_free(&w->pool, t, 1);
+		return NULL;
+	}
+	w->entries++;
+	w->st.threads++;
+	return t;
 }
 
 /* Makes (pid, tid) the current thread, writing a THREAD or NEW_THREAD record if it is not.
@@ -312,26 +352,56 @@ static struct atz_thread *switch_thread(struct at_atz_writer *w, uint32_t pid, u
 {
 	if (w->cur && w->cur->pid == pid && w->cur->tid == tid)
 		return w->cur;
-	if (w->slots_cap) {
-		size_t mask = w->slots_cap - 1;
-		for (size_t j = slot_of(pid, tid, mask); w->slots[j]; j = (j + 1) & mask) {
-			struct atz_thread *t = &w->threads[w->slots[j] - 1];
-			if (t->pid == pid && t->tid == tid) {
-				put_byte(w, w->live_model ? ATZ_OP22_THREAD : ATZ_OP_THREAD);
-				put_varint(w, w->slots[j] - 1);
-				return w->cur = t;
-			}
-		}
+	struct atz_thread *t = atz_tmap_find(&w->by_tid, atz_tid_key(pid, tid));
+	if (t) {
+		put_byte(w, w->live_model ? ATZ_OP22_THREAD : ATZ_OP_THREAD);
+		put_varint(w, t->entry);
+		return w->cur = t;
 	}
-	long i = add_thread(w, pid, tid);
-	if (i < 0) {
+	t = add_thread(w, pid, tid);
+	if (!t) {
 		fail(w, ENOMEM);
 		return NULL;
 	}
 	put_byte(w, w->live_model ? ATZ_OP22_NEW_THREAD : ATZ_OP_NEW_THREAD);
 	put_varint(w, pid);
 	put_varint(w, tid);
-	return w->cur = &w->threads[i];
+	return w->cur = t;
+}
+
+int at_atz_end_thread(struct at_atz_writer *w, uint32_t pid, uint32_t tid)
+{
+	struct atz_thread *t = w->ends ? atz_tmap_find(&w->by_tid, atz_tid_key(pid, tid)) : NULL;
+
+	if (!t)
+		return 0;
+	if (reserve(w, END_RECORD_MAX) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	end_state(w, t);
+	return 0;
+}
+
+/* Removing a state moves later ones of its probe run back, maybe into slot i: slot i is
+ * looked at again after each end, and the walk misses none. */
+int at_atz_end_process(struct at_atz_writer *w, uint32_t pid)
+{
+	if (!w->ends)
+		return 0;
+	for (size_t i = 0; i < w->by_entry.cap;) {
+		struct atz_thread *t = atz_tmap_at(&w->by_entry, i);
+		if (!t || t->pid != pid) {
+			i++;
+			continue;
+		}
+		if (reserve(w, END_RECORD_MAX) < 0) {
+			errno = w->out->err;
+			return -1;
+		}
+		end_state(w, t);
+	}
+	return 0;
 }
 
 /* The delta code of x against the role's reference. 0 if it cannot be coded. */
@@ -462,49 +532,24 @@ static int put_compact(struct at_atz_writer *w, struct atz_thread *t, const stru
 
 /* ---- 2.2: events coded against the live tables (doc/FORMAT.md 5.8, 6.5) ----------------- */
 
-/* Keeps the index in step with a table whose blocks move or drop out: only entries that
- * still name this table and slot (a block allocated again at the same address elsewhere, its
- * free missed, keeps its old entry in its table, unreachable). */
-struct index_ctx {
-	struct at_atz_writer *w;
-	uint32_t thread, pid;
-};
-
-static void index_follow(void *arg, uint64_t addr, uint32_t from, uint32_t to)
-{
-	struct index_ctx *c = arg;
-	struct atz_owner *e = atz_index_find(&c->w->index, c->pid, addr);
-
-	if (!e || e->thread != c->thread || e->slot != from)
-		return;
-	if (to == ATZ_LIVE_DROPPED)
-		atz_index_remove(&c->w->index, e);
-	else
-		e->slot = to;
-}
-
-static uint32_t thread_index(const struct at_atz_writer *w, const struct atz_thread *t)
-{
-	return (uint32_t)(t - w->threads);
-}
-
 /* Block x of n bytes was allocated by t: from its freed ring entry k (>= 0), or from fresh
  * memory (the top moves past it). It becomes t's newest live block. 0, or -1 (ENOMEM kept). */
 static int allocated22(struct at_atz_writer *w, struct atz_thread *t, uint64_t x, uint64_t n,
 		       int k)
 {
-	struct index_ctx c = { w, thread_index(w, t), t->pid };
-	uint32_t slot;
+	struct index_ctx c = { w, t->entry, t->pid };
+	uint32_t slot, before = t->live.count;
 
 	if (k >= 0)
 		atz_freed_remove(&t->freed, (uint32_t)k);
 	else
 		t->top = atz_next_top(x, n, w->munged);
 	uint64_t cls = atz_size_class(n, w->munged);
-	if (atz_live_append(&t->live, x, n, &slot, index_follow, &c) < 0 ||
+	if (atz_live_append(&t->live, &w->pool, x, n, &slot, index_follow, &c) < 0 ||
 	    atz_index_put(&w->index, t->pid, x, c.thread, slot,
 			  cls < ATZ_CLASS_FAR ? (uint32_t)cls : ATZ_CLASS_FAR) < 0)
 		return fail(w, ENOMEM);
+	w->blocks += t->live.count - before;
 	return 0;
 }
 
@@ -532,7 +577,7 @@ static int address_code(const struct at_atz_writer *w, const struct atz_thread *
 static void put_other(struct at_atz_writer *w, const struct atz_thread *t,
 		      const struct atz_owner *e)
 {
-	if (e->thread == thread_index(w, t))
+	if (e->thread == t->entry)
 		return;
 	put_byte(w, ATZ_OP22_OTHER);
 	put_varint(w, e->thread);
@@ -555,7 +600,7 @@ static uint64_t release_p(const struct release_code *r)
 static void release_block(struct at_atz_writer *w, struct atz_thread *t, struct atz_owner *e,
 			  struct release_code *rc)
 {
-	struct atz_thread *o = &w->threads[e->thread];
+	struct atz_thread *o = e->thread == t->entry ? t : atz_tmap_find(&w->by_entry, e->thread);
 	uint32_t slot = e->slot, r = atz_live_rank(&o->live, slot);
 	uint64_t x = e->addr, cls = e->cls != ATZ_CLASS_FAR ? e->cls
 				   : atz_size_class(o->live.block[slot].size, w->munged);
@@ -564,6 +609,7 @@ static void release_block(struct at_atz_writer *w, struct atz_thread *t, struct 
 	rc->near = atz_zigzag(r - o->live.cursor);
 	atz_index_remove(&w->index, e);
 	atz_release_known(t, o, slot, r, x, cls);
+	w->blocks--;
 }
 
 /* The live block x of t's process, or NULL. */
@@ -784,13 +830,19 @@ int at_atz_append(struct at_atz_writer *w, const struct at_event *ev)
 		errno = EINVAL;
 		return -1;
 	}
-	if (reserve(w, 64 + 11 + ATZ_EVENT_TAIL_MAX) < 0)
+	if (reserve(w, 64 + 11 + ATZ_EVENT_TAIL_MAX + 2 * END_RECORD_MAX) < 0)
 		goto fail;
 	if (w->tail & ATZ_TAIL_TIME)
 		put_time_reference(w, ev->time_ns);
+	if (w->ends && w->blocks >= atz_limits.blocks)
+		end_some_state(w, 1); /* an event adds one block at most */
 	struct atz_thread *t = switch_thread(w, ev->pid, ev->tid);
 	if (!t)
 		goto fail;
+	if (atz_thread_reserve(&w->pool, t, w->live_model, 1) < 0) {
+		fail(w, ENOMEM);
+		goto fail;
+	}
 	w->st.events++;
 	if (w->live_model) {
 		if (put_live_event(w, t, ev) < 0)
@@ -911,6 +963,8 @@ int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_pr
 	if (al)
 		put_bytes(w, p->args, al);
 	w->st.processes++;
+	if (p->change == AT_ATZ_PROCESS_EXIT) /* its threads' states go with it (2.3) */
+		return at_atz_end_process(w, p->pid);
 	return 0;
 }
 

@@ -20,13 +20,16 @@
 #include "stack.h"
 
 /* The version writers write by default (2.0: event times, stacks, mappings). Readers read
- * 1.0, 1.1, 2.0, 2.1 (RSS records) and 2.2 (events coded against live tables). */
+ * 1.0, 1.1, 2.0, 2.1 (RSS records), 2.2 (events coded against live tables) and 2.3 (END
+ * records: a thread's state is released when it ends). */
 #define AT_ATZ_VERSION_MAJOR 2
 #define AT_ATZ_VERSION_MINOR 0
-/* The newest 2.x (at_atz_options.minor = 2): 2.1 adds RSS records, 2.2 codes a free by the
+/* The newest 2.x (at_atz_options.minor = 3): 2.1 adds RSS records, 2.2 codes a free by the
  * block's place among its thread's live blocks and an allocation's address by the size class
- * of the blocks released last (doc/FORMAT.md 6.5), in about two thirds of 2.1's bytes. */
-#define AT_ATZ_V2_MINOR 2
+ * of the blocks released last (doc/FORMAT.md 6.5), in about two thirds of 2.1's bytes; 2.3
+ * says when a thread ended (END records, doc/FORMAT.md 5.9), so that both sides release its
+ * state and their memory follows the threads alive. */
+#define AT_ATZ_V2_MINOR 3
 /* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
 #define AT_ATZ_V1_MINOR 1
 
@@ -98,7 +101,9 @@ struct at_atz_options {
 			       * records). 2.x holds all 1.1 holds: 0 writes 2.0, 1 writes 2.1
 			       * (needed for RSS records), 2 writes 2.2 (2.1's records, its events
 			       * smaller; the writer's memory grows with the live blocks, at most
-			       * 65,536 per thread, up to about 130 bytes each: doc/DESIGN.md 6) */
+			       * 65,536 per thread, up to about 130 bytes each: doc/DESIGN.md 6),
+			       * 3 writes 2.3 (2.2 with END records: the states of threads that
+			       * ended are released; see at_atz_end_thread) */
 };
 
 /* Counters of a writer or reader. */
@@ -109,6 +114,7 @@ struct at_atz_stats {
 	uint64_t content_bytes; /* uncompressed stream bytes */
 	uint64_t file_bytes;    /* lz4 frame bytes written / consumed */
 	uint64_t threads;       /* thread table entries (over every frame read) */
+	uint64_t ended;         /* threads whose state an END record released (2.3) */
 	uint64_t processes;     /* process change records appended / decoded */
 	uint64_t stacks;        /* stack records appended / decoded (over every frame read) */
 	uint64_t mappings;      /* mapping records appended / decoded */
@@ -136,6 +142,14 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 int at_atz_append(struct at_atz_writer *w, const struct at_event *ev);
 /* Records that n events were lost at this point of the stream (nothing for n == 0). 0 or -1. */
 int at_atz_append_lost(struct at_atz_writer *w, uint64_t n);
+/* Says that thread (pid, tid) ended (2.3): an END record, and the writer releases the
+ * thread's state (its live blocks, freed later by another thread, are then coded by address).
+ * Events of (pid, tid) after it start a new thread table entry. Nothing for a thread the writer
+ * holds no state of, or a trace of another version. 0, or -1 with the output's errno. */
+int at_atz_end_thread(struct at_atz_writer *w, uint32_t pid, uint32_t tid);
+/* Says that every thread of process pid ended (2.3), as at_atz_end_thread for each. A process
+ * change record EXIT does it too (at_atz_append_process_change). 0 or -1. */
+int at_atz_end_process(struct at_atz_writer *w, uint32_t pid);
 /* Appends a process table entry (pid and its command name, at most AT_ATZ_NAME_MAX bytes). */
 int at_atz_append_process(struct at_atz_writer *w, uint32_t pid, const char *name);
 /* Appends a mapped-object table entry: [start, end) of pid maps path at file offset. */
@@ -143,7 +157,7 @@ int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, 
 			 uint64_t offset, const char *path);
 /* Appends a process change record (a trace opened with minor >= 1). An executable longer than
  * AT_ATZ_NAME_MAX or a command line longer than AT_ATZ_ARGS_MAX is cut (the command line with
- * the ARGS_CUT flag). 0 or -1 with errno (EINVAL for a change code outside the enum or a 1.0
+ * the ARGS_CUT flag). In 2.3, EXIT also ends every thread of the process (at_atz_end_process). 0 or -1 with errno (EINVAL for a change code outside the enum or a 1.0
  * trace, the output unharmed). */
 int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_process *p);
 /* Appends a stack record (2.x only). s->id must be the next id (1 for the first stack of the

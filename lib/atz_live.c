@@ -3,22 +3,25 @@
 #include <string.h>
 
 #include "atz_live.h"
+#include "atz_state.h"
 #include "prim.h"
 
-#define FIRST_CAP 128u /* slots of a table's first mapping: about a page */
+#define FIRST_CAP 4u   /* slots of a table's first block: most threads hold few */
 #define NEAR_WORDS 4u  /* words atz_live_slot scans back from the newest before the tree */
 
 /* ---- live tables ------------------------------------------------------------------------ */
 
-/* Bytes of one mapping holding cap slots: blocks, then bits, then the tree. */
-static size_t table_bytes(uint32_t cap)
+/* 64-slot words of a table of cap slots (the last one partly used below 64 slots). */
+static uint32_t table_words(uint32_t cap)
 {
-	return (size_t)cap * sizeof(struct atz_block) + cap / 8 + (cap / 64 + 1) * sizeof(uint32_t);
+	return (cap + 63) / 64;
 }
 
-static void *table_map(uint32_t cap)
+/* Bytes of one block holding cap slots: blocks, then bits, then the tree. */
+static size_t table_bytes(uint32_t cap)
 {
-	return at_map(table_bytes(cap), AT_MAP_NORESERVE);
+	return (size_t)cap * sizeof(struct atz_block) + table_words(cap) * sizeof(uint64_t) +
+	       (table_words(cap) + 1) * sizeof(uint32_t);
 }
 
 /* Points t's arrays into the mapping m of cap slots. */
@@ -26,7 +29,7 @@ static void table_place(struct atz_live *t, void *m, uint32_t cap)
 {
 	t->block = m;
 	t->bits = (uint64_t *)(t->block + cap);
-	t->tree = (uint32_t *)(t->bits + cap / 64);
+	t->tree = (uint32_t *)(t->bits + table_words(cap));
 	t->cap = cap;
 }
 
@@ -81,7 +84,7 @@ static uint32_t tail_word(const struct atz_live *t)
 static uint32_t sealed_count(const struct atz_live *t)
 {
 	uint32_t w = tail_word(t);
-	return w < t->cap / 64 ? t->count - popcount64(t->bits[w]) : t->count;
+	return w < table_words(t->cap) ? t->count - popcount64(t->bits[w]) : t->count;
 }
 
 /* Builds the tree of the words before the tail word from the bits, in O(words). */
@@ -101,13 +104,14 @@ static void tree_build(struct atz_live *t)
 
 /* Moves the live blocks of t, in order, to the first slots of a table of cap slots (t's own
  * mapping when cap is t->cap), telling moved of each that changes slot. 0 or -1. */
-static int pack(struct atz_live *t, uint32_t cap, atz_live_moved_fn moved, void *arg)
+static int pack(struct atz_live *t, struct atz_pool *pool, uint32_t cap,
+		atz_live_moved_fn moved, void *arg)
 {
 	struct atz_live n = *t;
 	void *m = t->block;
 
 	if (cap != t->cap) {
-		m = table_map(cap);
+		m = atz_pool_get(pool, table_bytes(cap));
 		if (!m)
 			return -1;
 	}
@@ -121,13 +125,13 @@ static int pack(struct atz_live *t, uint32_t cap, atz_live_moved_fn moved, void 
 			moved(arg, n.block[to].addr, from, to);
 		to++;
 	}
-	memset(n.bits, 0, cap / 8);
+	memset(n.bits, 0, table_words(cap) * sizeof(uint64_t));
 	for (uint32_t w = 0; w < to / 64; w++)
 		n.bits[w] = ~0ull;
 	if (to % 64)
 		n.bits[to / 64] = (1ull << (to % 64)) - 1;
 	if (cap != t->cap)
-		at_unmap(t->block, table_bytes(t->cap));
+		atz_pool_put(pool, t->block, table_bytes(t->cap));
 	n.next = to;
 	n.mark = n.mark_rank; /* the block of rank r is in slot r now */
 	*t = n;
@@ -136,24 +140,25 @@ static int pack(struct atz_live *t, uint32_t cap, atz_live_moved_fn moved, void 
 }
 
 /* Room for one more slot: packs, or doubles when more than half the slots are live. */
-static int make_room(struct atz_live *t, atz_live_moved_fn moved, void *arg)
+static int make_room(struct atz_live *t, struct atz_pool *pool, atz_live_moved_fn moved,
+		     void *arg)
 {
 	if (t->cap == 0) {
 		if (!select_in_byte[255][7])
 			build_select_table();
-		void *m = table_map(FIRST_CAP);
+		void *m = atz_pool_get(pool, table_bytes(FIRST_CAP));
 		if (!m)
 			return -1;
 		table_place(t, m, FIRST_CAP);
 		return 0;
 	}
-	return pack(t, t->count * 2 > t->cap ? t->cap * 2 : t->cap, moved, arg);
+	return pack(t, pool, t->count * 2 > t->cap ? t->cap * 2 : t->cap, moved, arg);
 }
 
-int atz_live_append(struct atz_live *t, uint64_t addr, uint64_t size, uint32_t *slot,
-		    atz_live_moved_fn moved, void *arg)
+int atz_live_append(struct atz_live *t, struct atz_pool *pool, uint64_t addr, uint64_t size,
+		    uint32_t *slot, atz_live_moved_fn moved, void *arg)
 {
-	if (t->next == t->cap && make_room(t, moved, arg) < 0) {
+	if (t->next == t->cap && make_room(t, pool, moved, arg) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -274,10 +279,10 @@ void atz_live_remove(struct atz_live *t, uint32_t slot, uint32_t r)
 	t->count--;
 }
 
-void atz_live_free(struct atz_live *t)
+void atz_live_free(struct atz_live *t, struct atz_pool *pool)
 {
 	if (t->cap)
-		at_unmap(t->block, table_bytes(t->cap));
+		atz_pool_put(pool, t->block, table_bytes(t->cap));
 	memset(t, 0, sizeof(*t));
 }
 

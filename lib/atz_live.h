@@ -8,6 +8,8 @@
  * slot into rank and rank into slot in O(log n). When the slots run out the live blocks are
  * packed to the front (the table doubles when more than half are live), so memory follows the
  * live blocks, and a table holds at most ATZ_LIVE_CAP of them: the oldest is dropped first.
+ * A table starts with a few slots from the pool (atz_state.h): a thread with one live block
+ * costs some 80 bytes.
  *
  * The index (writer only) finds the table and slot of a live block from its process and
  * address: one hash over every thread's table, so a free by another thread finds the block
@@ -17,6 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct atz_pool;
 
 /* Live blocks one table holds at most (doc/FORMAT.md 6.5). */
 #define ATZ_LIVE_CAP 65536u
@@ -45,18 +49,23 @@ struct atz_live {
 typedef void (*atz_live_moved_fn)(void *arg, uint64_t addr, uint32_t from, uint32_t to);
 
 /* Appends a block as the newest, dropping the oldest first when the table holds ATZ_LIVE_CAP;
- * its slot goes to *slot. moved (may be NULL) is told of the blocks that move or go. 0, or -1
- * when out of memory (the table is unchanged). */
-int atz_live_append(struct atz_live *t, uint64_t addr, uint64_t size, uint32_t *slot,
-		    atz_live_moved_fn moved, void *arg);
+ * its slot goes to *slot. Memory comes from pool. moved (may be NULL) is told of the blocks
+ * that move or go. 0, or -1 when out of memory (the table is unchanged). */
+int atz_live_append(struct atz_live *t, struct atz_pool *pool, uint64_t addr, uint64_t size,
+		    uint32_t *slot, atz_live_moved_fn moved, void *arg);
 /* The rank of the live block in slot: how many live blocks are older. */
 uint32_t atz_live_rank(const struct atz_live *t, uint32_t slot);
 /* The slot of the live block of rank r (r < t->count). */
 uint32_t atz_live_slot(const struct atz_live *t, uint32_t r);
 /* Takes the live block in slot, of rank r, out of the table. */
 void atz_live_remove(struct atz_live *t, uint32_t slot, uint32_t r);
-/* Frees the table's memory; it is empty and usable again. */
-void atz_live_free(struct atz_live *t);
+/* Whether slot holds a live block (slot < t->next). */
+static inline int atz_live_holds(const struct atz_live *t, uint32_t slot)
+{
+	return t->bits[slot / 64] >> (slot % 64) & 1;
+}
+/* Gives the table's memory back to pool; it is empty and usable again. */
+void atz_live_free(struct atz_live *t, struct atz_pool *pool);
 
 /* ---- the writer's index: (pid, address) -> (thread, slot) --------------------------------- */
 

@@ -9,6 +9,7 @@
 
 #include "atz.h"
 #include "atz_live.h"
+#include "atz_state.h"
 #include "event.h"
 #include "prim.h"
 #include "stack.h"
@@ -44,6 +45,22 @@
 #define ATZ_OP_RSS          0xC5 /* 2.1 payload: varint pid, time, bytes */
 #define ATZ_OP_MAPPING      0xC4 /* 2.x payload: varint pid, start, end, offset, build-id
 				  * length, build-id bytes, path bytes */
+#define ATZ_OP_END          0xC6 /* 2.3 payload: varint thread table entry: the thread ended,
+				  * its state is released (doc/FORMAT.md 5.9) */
+
+/* What a reader holds at most in one frame (doc/FORMAT.md 8), and what a writer keeps within
+ * by ending threads' states itself (2.3), so every trace it writes is read: thread states at
+ * once (Linux's PID_MAX_LIMIT: no more threads can be alive at once), and live blocks in all
+ * live tables together. */
+#define ATZ_THREADS_MAX (1u << 22)
+#define ATZ_BLOCKS_MAX  (1u << 24)
+
+/* The limits in force: ATZ_THREADS_MAX and ATZ_BLOCKS_MAX, lowered only by unit tests (so
+ * that a writer's ending states itself is tested without millions of them). */
+struct atz_limits {
+	uint32_t threads, blocks;
+};
+extern struct atz_limits atz_limits;
 
 /* Record kinds of a 2.2 frame where they differ (doc/FORMAT.md 5.8): the events are coded
  * against the live tables and the freed rings, and the thread records move so that a 2.0 or
@@ -109,45 +126,84 @@ enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA 
 #define ATZ_SIZED_MAX    (1u << 20) /* largest length-prefixed payload a reader accepts */
 #define ATZ_CHUNK        (64u * 1024) /* content bytes per lz4 block, as written */
 
-/* A ring of recent values of capacity cap (a power of two): entry 0 is the newest. Address
- * rings never hold 0. */
-#define ATZ_RING(cap)                                                                          \
-	struct {                                                                               \
-		uint32_t head, count;                                                          \
-		uint64_t v[cap];                                                               \
-	}
+/* A ring of recent values of the model's capacity cap (a power of two, given by the caller):
+ * entry 0 is the newest. Its storage (room entries, a power of two up to cap) grows with its
+ * entries: atz_thread_reserve makes room before each event, so a push never needs memory and
+ * drops the oldest entry only when the ring holds cap. Address rings never hold 0. */
+struct atz_ring {
+	uint64_t *v;      /* room entries from the pool, NULL while room is 0 */
+	uint32_t head, count, room;
+};
+
+/* Grows r's storage to at least need entries (at most cap). 0, or -1 when out of memory. */
+int atz_ring_grow(struct atz_pool *p, struct atz_ring *r, uint32_t cap, uint32_t need);
 
 #define ATZ_FREED_CAP    64 /* 2.2: ring of recently released blocks and their classes */
+#define ATZ_FREED_HINTS 256 /* writer: entries per hash of their address */
 
 /* 2.2: the blocks a thread released last, newest first, each with the size class it was
- * allocated with (0 when no table held it). */
-struct atz_freed {
-	uint32_t head, count;
-	uint64_t addr[ATZ_FREED_CAP];
-	uint64_t cls[ATZ_FREED_CAP];
-	uint8_t seen[256]; /* entries per hash of their address: a writer's search stops early */
+ * allocated with (0 when no table held it). Its storage grows as the rings'. */
+struct atz_freed_entry {
+	uint64_t addr, cls;
 };
+
+struct atz_freed {
+	struct atz_freed_entry *e; /* room entries from the pool */
+	uint8_t *seen;             /* writer: entries per hash of their address, after e, so a
+				    * search stops early; NULL in a reader */
+	uint32_t head, count, room;
+};
+
+/* Grows f's storage to at least need entries (at most ATZ_FREED_CAP), with the writer's hints
+ * when hints is set. 0 or -1. */
+int atz_freed_grow(struct atz_pool *p, struct atz_freed *f, int hints, uint32_t need);
 
 static inline uint32_t atz_freed_hash(uint64_t addr)
 {
-	return (uint32_t)((addr >> 4) ^ (addr >> 12)) & 255;
+	return (uint32_t)((addr >> 4) ^ (addr >> 12)) & (ATZ_FREED_HINTS - 1);
 }
 
 /* Predictor state of one thread. 1.x, 2.0 and 2.1 use the rings sizes, releases and allocs;
- * 2.2 sizes, live (the thread's live table, with its cursor), freed and top. */
+ * 2.2 sizes, live (the thread's live table, with its cursor), freed and top. Every part
+ * starts empty and grows with what it holds. */
 struct atz_thread {
 	uint32_t pid, tid;
+	uint32_t entry;        /* its thread table entry (doc/FORMAT.md 6.1) */
 	uint64_t last_size, last_release, last_alloc;
-	ATZ_RING(ATZ_SIZES_CAP) sizes;
-	ATZ_RING(ATZ_RELEASES_CAP) releases;
-	ATZ_RING(ATZ_ALLOCS_CAP) allocs;
+	struct atz_ring sizes, releases, allocs;
 	uint64_t top;          /* 2.2: where the next allocation from fresh memory is expected */
 	struct atz_freed freed;
 	struct atz_live live;
 };
 
+/* A fresh state of thread (pid, tid), table entry entry, from the pool; NULL out of memory. */
+struct atz_thread *atz_thread_new(struct atz_pool *p, uint32_t pid, uint32_t tid,
+				  uint32_t entry);
+/* Gives back t and all it holds (hints: the writer's freed-ring hints were allocated). */
+void atz_thread_free(struct atz_pool *p, struct atz_thread *t, int hints);
+
+/* Makes room, before an event of t, for what one event may add: two sizes, one release, one
+ * allocation (1.x to 2.1), one freed block (2.2). 0, or -1 when out of memory. */
+static inline int atz_thread_reserve(struct atz_pool *p, struct atz_thread *t, int live_model,
+				     int hints)
+{
+	if (t->sizes.count + 2 > t->sizes.room && t->sizes.room < ATZ_SIZES_CAP &&
+	    atz_ring_grow(p, &t->sizes, ATZ_SIZES_CAP, t->sizes.count + 2) < 0)
+		return -1;
+	if (live_model)
+		return t->freed.count + 1 > t->freed.room && t->freed.room < ATZ_FREED_CAP
+		       ? atz_freed_grow(p, &t->freed, hints, t->freed.count + 1) : 0;
+	if (t->releases.count + 1 > t->releases.room && t->releases.room < ATZ_RELEASES_CAP &&
+	    atz_ring_grow(p, &t->releases, ATZ_RELEASES_CAP, t->releases.count + 1) < 0)
+		return -1;
+	if (t->allocs.count + 1 > t->allocs.room && t->allocs.room < ATZ_ALLOCS_CAP &&
+	    atz_ring_grow(p, &t->allocs, ATZ_ALLOCS_CAP, t->allocs.count + 1) < 0)
+		return -1;
+	return 0;
+}
+
 /* Newest index of x in the ring, or -1. Scans the array in two straight runs (newest
- * first): slots top..0, then the older slots cap-1 down past top. */
+ * first): slots top..0, then the older slots mask down past top. */
 static inline int atz_ring_find(const uint64_t *v, uint32_t head, uint32_t count,
 				uint32_t mask, uint64_t x)
 {
@@ -163,20 +219,21 @@ static inline int atz_ring_find(const uint64_t *v, uint32_t head, uint32_t count
 	return -1;
 }
 
-static inline void atz_ring_push(uint64_t *v, uint32_t *head, uint32_t *count, uint32_t cap,
+/* Pushes x as entry 0 of a ring of room entries (room > count, or the ring is full). */
+static inline void atz_ring_push(uint64_t *v, uint32_t *head, uint32_t *count, uint32_t room,
 				 uint64_t x)
 {
-	v[*head & (cap - 1)] = x;
+	v[*head & (room - 1)] = x;
 	(*head)++;
-	if (*count < cap)
+	if (*count < room)
 		(*count)++;
 }
 
 /* Removes entry k (< count): the k newer entries each move one place older. */
-static inline void atz_ring_remove(uint64_t *v, uint32_t *head, uint32_t *count, uint32_t cap,
+static inline void atz_ring_remove(uint64_t *v, uint32_t *head, uint32_t *count, uint32_t room,
 				   uint32_t k)
 {
-	uint32_t mask = cap - 1;
+	uint32_t mask = room - 1;
 
 	for (uint32_t i = k; i > 0; i--)
 		v[(*head - 1 - i) & mask] = v[(*head - i) & mask];
@@ -184,13 +241,11 @@ static inline void atz_ring_remove(uint64_t *v, uint32_t *head, uint32_t *count,
 	(*count)--;
 }
 
-#define RING_FIND(r, x) atz_ring_find((r).v, (r).head, (r).count, \
-				      (uint32_t)(sizeof((r).v) / 8 - 1), (x))
-#define RING_PUSH(r, x) atz_ring_push((r).v, &(r).head, &(r).count, \
-				      (uint32_t)(sizeof((r).v) / 8), (x))
-#define RING_REMOVE(r, k) atz_ring_remove((r).v, &(r).head, &(r).count, \
-					  (uint32_t)(sizeof((r).v) / 8), (k))
-#define RING_GET(r, k) ((r).v[((r).head - 1 - (k)) & (uint32_t)(sizeof((r).v) / 8 - 1)])
+#define RING_FIND(r, x) ((r).count ? atz_ring_find((r).v, (r).head, (r).count, \
+						    (r).room - 1, (x)) : -1)
+#define RING_PUSH(r, x) atz_ring_push((r).v, &(r).head, &(r).count, (r).room, (x))
+#define RING_REMOVE(r, k) atz_ring_remove((r).v, &(r).head, &(r).count, (r).room, (k))
+#define RING_GET(r, k) ((r).v[((r).head - 1 - (k)) & ((r).room - 1)])
 
 static inline enum atz_role atz_field_role(unsigned func, unsigned field)
 {
@@ -269,34 +324,35 @@ static inline uint64_t atz_alloc_size(unsigned func, uint64_t arg0, uint64_t arg
 	}
 }
 
-/* Pushes a released block onto the freed ring (the oldest drops out of a full ring). */
+/* Pushes a released block onto the freed ring (the oldest drops out of a full ring). The
+ * caller made room (atz_thread_reserve). */
 static inline void atz_freed_push(struct atz_freed *f, uint64_t addr, uint64_t cls)
 {
-	uint32_t i = f->head++ & (ATZ_FREED_CAP - 1);
+	uint32_t i = f->head++ & (f->room - 1);
 
-	if (f->count < ATZ_FREED_CAP)
+	if (f->count < f->room)
 		f->count++;
-	else
-		f->seen[atz_freed_hash(f->addr[i])]--;
-	f->addr[i] = addr;
-	f->cls[i] = cls;
-	f->seen[atz_freed_hash(addr)]++;
+	else if (f->seen)
+		f->seen[atz_freed_hash(f->e[i].addr)]--;
+	f->e[i].addr = addr;
+	f->e[i].cls = cls;
+	if (f->seen)
+		f->seen[atz_freed_hash(addr)]++;
 }
 
 /* The array index of ring entry k (0 the newest). */
 static inline uint32_t atz_freed_at(const struct atz_freed *f, uint32_t k)
 {
-	return (f->head - 1 - k) & (ATZ_FREED_CAP - 1);
+	return (f->head - 1 - k) & (f->room - 1);
 }
 
 /* Removes ring entry k: the newer entries each move one place older. */
 static inline void atz_freed_remove(struct atz_freed *f, uint32_t k)
 {
-	f->seen[atz_freed_hash(f->addr[atz_freed_at(f, k)])]--;
-	for (uint32_t i = k; i > 0; i--) {
-		f->addr[atz_freed_at(f, i)] = f->addr[atz_freed_at(f, i - 1)];
-		f->cls[atz_freed_at(f, i)] = f->cls[atz_freed_at(f, i - 1)];
-	}
+	if (f->seen)
+		f->seen[atz_freed_hash(f->e[atz_freed_at(f, k)].addr)]--;
+	for (uint32_t i = k; i > 0; i--)
+		f->e[atz_freed_at(f, i)] = f->e[atz_freed_at(f, i - 1)];
 	f->head--;
 	f->count--;
 }
@@ -307,15 +363,15 @@ static inline void atz_freed_remove(struct atz_freed *f, uint32_t k)
 static inline int atz_freed_find(const struct atz_freed *f, uint64_t cls, uint64_t addr,
 				 uint32_t *rank)
 {
-	if (!f->seen[atz_freed_hash(addr)])
+	if (!f->count || !f->seen[atz_freed_hash(addr)])
 		return -1;
 	for (uint32_t k = 0; k < f->count; k++) {
-		uint32_t i = atz_freed_at(f, k);
-		if (f->addr[i] != addr || f->cls[i] != cls)
+		const struct atz_freed_entry *e = &f->e[atz_freed_at(f, k)];
+		if (e->addr != addr || e->cls != cls)
 			continue;
 		*rank = 0;
 		for (uint32_t j = 0; j < k; j++)
-			*rank += f->cls[atz_freed_at(f, j)] == cls;
+			*rank += f->e[atz_freed_at(f, j)].cls == cls;
 		return (int)k;
 	}
 	return -1;
@@ -325,7 +381,7 @@ static inline int atz_freed_find(const struct atz_freed *f, uint64_t cls, uint64
 static inline int atz_freed_class(const struct atz_freed *f, uint64_t cls, uint64_t j)
 {
 	for (uint32_t k = 0; k < f->count; k++)
-		if (f->cls[atz_freed_at(f, k)] == cls && j-- == 0)
+		if (f->e[atz_freed_at(f, k)].cls == cls && j-- == 0)
 			return (int)k;
 	return -1;
 }

@@ -19,12 +19,13 @@
 #include "atz.h"
 #include "atz_live.h"
 #include "atz_model.h"
+#include "atz_state.h"
 #include "prim.h"
 
 /* op, field byte, three 10-byte varints, the 2.x time and stack, with margin */
 #define EVENT_RECORD_MAX (40 + ATZ_EVENT_TAIL_MAX)
 
-/* Everything but the thread table lives in one mapping (munmap is costly in some VMs, and one
+/* Everything but the thread states lives in one mapping (munmap is costly in some VMs, and one
  * mapping is one munmap): the reader, the input slot, the content slot, and an arena for
  * lz4frame's buffers. Only touched pages cost memory. */
 #define BLOCK_MAX_ANY (4u << 20)
@@ -62,8 +63,10 @@ struct at_atz_reader {
 	size_t arena_used;          /* bytes of the lz4frame arena handed out */
 	uint64_t buf_off;           /* content offset of buf[0] */
 	/* predictor state */
-	struct atz_thread *threads;
-	size_t nthreads, threads_cap;
+	struct atz_pool pool;       /* the thread states and their tables */
+	struct atz_tmap threads;    /* thread table entry -> state, for threads not ended */
+	uint32_t entries;           /* thread table entries of the frame so far */
+	uint64_t blocks;            /* 2.2: live blocks in all tables (at most ATZ_BLOCKS_MAX) */
 	struct atz_thread *cur;
 	struct at_atz_header hdr;
 	int have_header;
@@ -395,12 +398,15 @@ static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 	return 0;
 }
 
-/* Frees the threads' live tables (the thread table itself is kept). */
+/* Releases every thread's state: the frame's thread table is empty again. */
 static void drop_threads(struct at_atz_reader *r)
 {
-	for (size_t i = 0; i < r->nthreads; i++)
-		atz_live_free(&r->threads[i].live);
-	r->nthreads = 0;
+	for (size_t i = 0; i < r->threads.cap; i++)
+		if (atz_tmap_at(&r->threads, i))
+			atz_thread_free(&r->pool, atz_tmap_at(&r->threads, i), 0);
+	atz_tmap_free(&r->threads);
+	r->entries = 0;
+	r->blocks = 0;
 	r->cur = NULL;
 	r->other = -1;
 }
@@ -408,9 +414,9 @@ static void drop_threads(struct at_atz_reader *r)
 static void free_reader(struct at_atz_reader *r)
 {
 	drop_threads(r);
+	atz_pool_free(&r->pool);
 	if (r->dctx)
 		LZ4F_freeDecompressionContext(r->dctx);
-	atz_unmap(r->threads, r->threads_cap * sizeof(*r->threads));
 	atz_unmap(r, REGION_SIZE);
 }
 
@@ -515,26 +521,63 @@ struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *p
 	return r;
 }
 
+/* A NEW_THREAD record: the next table entry, with fresh state, becomes current. Past the
+ * limit of states held at once (FORMAT.md 8) the trace is refused. 0 or -1. */
 static int new_thread(struct at_atz_reader *r, uint64_t pid, uint64_t tid)
 {
+	char why[128];
+
 	if (pid > UINT32_MAX || tid > UINT32_MAX)
 		return corrupt(r, "thread record with a pid or tid above 2^32-1");
-	if (r->nthreads == r->threads_cap) {
-		size_t cap = r->threads_cap ? r->threads_cap * 2 : 64;
-		void *p = atz_remap(r->threads, r->threads_cap * sizeof(*r->threads),
-				    cap * sizeof(*r->threads));
-		if (!p)
-			return fail(r, AT_ATZ_ERR_NOMEM, "out of memory for %zu threads", cap);
-		r->threads = p;
-		r->threads_cap = cap;
+	if (r->threads.count >= atz_limits.threads || r->entries == UINT32_MAX) {
+		snprintf(why, sizeof(why), "a new thread while %zu threads have not ended (this "
+			 "reader holds at most %u at once)", r->threads.count, atz_limits.threads);
+		return corrupt(r, why);
 	}
-	struct atz_thread *t = &r->threads[r->nthreads];
-	memset(t, 0, sizeof(*t));
-	t->pid = (uint32_t)pid;
-	t->tid = (uint32_t)tid;
+	struct atz_thread *t = atz_thread_new(&r->pool, (uint32_t)pid, (uint32_t)tid, r->entries);
+	if (!t || atz_tmap_put(&r->threads, t->entry, t) < 0) {
+		atz_pool_put(&r->pool, t, sizeof(*t));
+		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory for %zu threads",
+			    r->threads.count + 1);
+	}
 	r->cur = t;
-	r->nthreads++;
+	r->entries++;
 	r->st.threads++;
+	return 0;
+}
+
+/* The state of thread table entry a, or NULL after a corruption report naming what (a
+ * record kind) and why it names no thread. */
+static struct atz_thread *entry_state(struct at_atz_reader *r, uint64_t a, const char *what)
+{
+	struct atz_thread *t = a < r->entries ? atz_tmap_find(&r->threads, a) : NULL;
+	char why[128];
+
+	if (!t) {
+		snprintf(why, sizeof(why), "%s names thread table entry %" PRIu64 ", %s", what, a,
+			 a < r->entries ? "a thread that ended" : "not in the table");
+		corrupt(r, why);
+	}
+	return t;
+}
+
+/* The payload of an END record (2.3), [p, end): the thread of the entry it names ended, its
+ * state is released. Bytes after the entry are skipped. 0, or -1 when it is malformed. */
+static int get_end(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t a;
+
+	if (atz_get_varint(&p, end, &a))
+		return corrupt(r, "bad thread table entry in an end record");
+	struct atz_thread *t = entry_state(r, a, "an end record");
+	if (!t)
+		return -1;
+	r->blocks -= t->live.count;
+	atz_tmap_remove(&r->threads, a);
+	if (r->cur == t)
+		r->cur = NULL;
+	atz_thread_free(&r->pool, t, 0);
+	r->st.ended++;
 	return 0;
 }
 
@@ -760,8 +803,8 @@ static int get_sized(struct at_atz_reader *r, uint8_t op)
 		return rc < 0 ? -1 : ran_out(r);
 	p = r->buf + r->pos + head;
 	end = p + n;
-	if (r->frame_major >= 2 && op == ATZ_OP_RSS) {
-		if (get_rss(r, p, end) < 0)
+	if (r->frame_major >= 2 && (op == ATZ_OP_RSS || op == ATZ_OP_END)) {
+		if ((op == ATZ_OP_RSS ? get_rss(r, p, end) : get_end(r, p, end)) < 0)
 			return -1;
 		r->pos += head + n;
 		return 0;
@@ -903,34 +946,42 @@ static int munged(const struct at_atz_reader *r)
 }
 
 /* The table a release of the current event takes its block from: the OTHER record's thread,
- * else the current one. */
+ * else the current one. NULL (reported) when the OTHER record's thread ended since. */
 static struct atz_thread *release_table(struct at_atz_reader *r)
 {
-	return r->other >= 0 ? &r->threads[r->other] : r->cur;
+	return r->other >= 0 ? entry_state(r, (uint64_t)r->other, "an other-table record")
+			     : r->cur;
 }
 
-/* Takes the block of rank `rank` (mod 2^64) out of the release table onto t's freed ring,
+/* Takes the block of rank `rank` (mod 2^64) out of the release table o onto t's freed ring,
  * its address in *x. 0, or -1 when the table has no such rank. */
-static int take_rank(struct at_atz_reader *r, struct atz_thread *t, uint64_t rank, uint64_t *x)
+static int take_rank(struct at_atz_reader *r, struct atz_thread *t, struct atz_thread *o,
+		     uint64_t rank, uint64_t *x)
 {
-	struct atz_thread *o = release_table(r);
-
 	if (rank >= o->live.count)
 		return corrupt(r, "a release refers past its thread's live blocks");
 	uint32_t slot = atz_live_slot(&o->live, (uint32_t)rank);
 	*x = atz_release_block(t, o, slot, (uint32_t)rank, munged(r));
+	r->blocks--;
 	return 0;
 }
 
-/* The rank a release code P names in the release table (FORMAT.md 6.5). */
-static uint64_t release_rank(struct at_atz_reader *r, uint64_t code)
+/* The rank a release code P names in table o (FORMAT.md 6.5). */
+static uint64_t release_rank(const struct atz_thread *o, uint64_t code)
 {
-	struct atz_thread *o = release_table(r);
-
 	if (code & 1)
 		return o->live.cursor + atz_unzigzag(code >> 1);
 	return (uint64_t)o->live.count - 1 - (code >> 1);
 }
+
+/* Takes the block of release code P (FORMAT.md 6.5) out of the release table. 0 or -1. */
+static int take_code(struct at_atz_reader *r, struct atz_thread *t, uint64_t code, uint64_t *x)
+{
+	struct atz_thread *o = release_table(r);
+
+	return o ? take_rank(r, t, o, release_rank(o, code), x) : -1;
+}
+
 
 /* Reads a release code and takes its block. 0, 1 past the end, -1 corrupt. */
 static int get_release(struct at_atz_reader *r, struct atz_thread *t, const uint8_t **pp,
@@ -941,7 +992,7 @@ static int get_release(struct at_atz_reader *r, struct atz_thread *t, const uint
 
 	if (rc)
 		return rc > 0 ? 1 : corrupt(r, "bad release code varint");
-	return take_rank(r, t, release_rank(r, code), x);
+	return take_code(r, t, code, x);
 }
 
 /* Decodes address code a of an allocation of n bytes by t into *x (never 0), with the freed
@@ -956,7 +1007,7 @@ static int address_of(struct at_atz_reader *r, struct atz_thread *t, uint64_t n,
 		*k = atz_freed_class(&t->freed, atz_size_class(n, munged(r)), a >> 1);
 		if (*k < 0)
 			return corrupt(r, "an address code names a freed block that is not there");
-		*x = t->freed.addr[atz_freed_at(&t->freed, (uint32_t)*k)];
+		*x = t->freed.e[atz_freed_at(&t->freed, (uint32_t)*k)].addr;
 	}
 	return *x ? 0 : corrupt(r, "an allocation at address 0");
 }
@@ -965,15 +1016,22 @@ static int address_of(struct at_atz_reader *r, struct atz_thread *t, uint64_t n,
 static int allocated22(struct at_atz_reader *r, struct atz_thread *t, uint64_t x, uint64_t n,
 		       int k)
 {
-	uint32_t slot;
+	uint32_t slot, before = t->live.count;
 
 	if (k >= 0)
 		atz_freed_remove(&t->freed, (uint32_t)k);
 	else
 		t->top = atz_next_top(x, n, munged(r));
-	if (atz_live_append(&t->live, x, n, &slot, NULL, NULL) < 0)
+	if (before < ATZ_LIVE_CAP && r->blocks >= atz_limits.blocks) {
+		char why[128];
+		snprintf(why, sizeof(why), "an allocation while %" PRIu64 " blocks are live in the "
+			 "threads' tables (this reader holds at most %u)", r->blocks, atz_limits.blocks);
+		return corrupt(r, why);
+	}
+	if (atz_live_append(&t->live, &r->pool, x, n, &slot, NULL, NULL) < 0)
 		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory for the live blocks of thread %" PRIu32,
 			    t->tid);
+	r->blocks += t->live.count - before;
 	return 0;
 }
 
@@ -1030,10 +1088,9 @@ static int get_free22(struct at_atz_reader *r, struct atz_thread *t, uint8_t op,
 	ev->has_result = 0;
 	ev->result = 0;
 	if (op < ATZ_OP22_FREE_NEAR) {
-		rc = take_rank(r, t, release_rank(r, (uint64_t)(op - ATZ_OP22_QUICK_FREE) << 1), &x);
+		rc = take_code(r, t, (uint64_t)(op - ATZ_OP22_QUICK_FREE) << 1, &x);
 	} else if (op < ATZ_OP22_FREE_FAR) {
-		rc = take_rank(r, t, release_rank(r, (uint64_t)(op - ATZ_OP22_FREE_NEAR) << 1 | 1),
-			       &x);
+		rc = take_code(r, t, (uint64_t)(op - ATZ_OP22_FREE_NEAR) << 1 | 1, &x);
 	} else if (op == ATZ_OP22_FREE_FAR) {
 		rc = get_release(r, t, pp, end, &x);
 	} else if (op == ATZ_OP22_FREE_ADDR) {
@@ -1182,7 +1239,10 @@ static int get_event_record(struct at_atz_reader *r, uint8_t op, struct at_event
 	int rc;
 
 	if (!t)
-		return corrupt(r, "event before any thread record");
+		return corrupt(r, "event before any thread record (or after its thread's end)");
+	if (atz_thread_reserve(&r->pool, t, r->live_model, 0) < 0)
+		return fail(r, AT_ATZ_ERR_NOMEM, "out of memory for the state of thread %" PRIu32,
+			    t->tid);
 	if (op >= ATZ_OP_EVENT && (op & 15) >= AT_FUNC_COUNT)
 		return corrupt(r, "unknown function code in an event record");
 	ev->pid = t->pid;
@@ -1226,9 +1286,8 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 			return corrupt(r, "unknown record kind");
 		if ((rc = atz_get_varint(&p, end, &a)))
 			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in a thread record");
-		if (a >= r->nthreads)
-			return corrupt(r, "thread record names a thread not in the table");
-		r->cur = &r->threads[a];
+		if (!(r->cur = entry_state(r, a, "a thread record")))
+			return -1;
 		break;
 	case ATZ_OP_NEW_THREAD:
 	case ATZ_OP22_NEW_THREAD:
@@ -1244,8 +1303,8 @@ static int get_record(struct at_atz_reader *r, struct at_event *ev)
 			return corrupt(r, "unknown record kind");
 		if ((rc = atz_get_varint(&p, end, &a)))
 			return rc > 0 ? ran_out(r) : corrupt(r, "bad varint in an other-table record");
-		if (a >= r->nthreads)
-			return corrupt(r, "other-table record names a thread not in the table");
+		if (!entry_state(r, a, "an other-table record"))
+			return -1;
 		r->other = (int64_t)a;
 		break;
 	case ATZ_OP_TIME:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # atz_cli.sh: the binary format end to end through build/bench/atz_tool (lib/source.c +
 # lib/atz.c): text -> binary -> text round trips on every text log in tests/data, the lz4 tool's
-# view of the files, golden files (1.0, 2.0, 2.1 and 2.2), times, stacks and mappings of 2.0 and
-# 2.2 traces and their passage through a re-encoding, the document's reader against the C
-# reader on every version, pipes, and damaged files (truncated, corrupt, newer version).
+# view of the files, golden files (1.0, 2.0, 2.1, 2.2 and 2.3), times, stacks and mappings of 2.0
+# and 2.2 traces and their passage through a re-encoding, the document's reader against the C
+# reader on every version, pipes, damaged files (truncated, corrupt, newer version), and thread
+# ends: the memory of a trace of a million threads, files past the reader's limits.
 set -u
 source "$(dirname "$0")/lib.sh"
 A=build/bench/atz_tool
@@ -52,22 +53,25 @@ done
 if [ -f demo/python3-json.log ]; then
 	"$A" encode -V 2.1 demo/python3-json.log "$T/p21.atz"
 	"$A" encode -V 2.2 demo/python3-json.log "$T/p22.atz"
-	for v in 21 22; do
+	"$A" encode -V 2.3 demo/python3-json.log "$T/p23.atz"
+	for v in 21 22 23; do
 		check "the document's reader agrees on the python3 trace as $v" \
 			bash -c "lz4 -q -d -c '$T/p$v.atz' | python3 tests/atz_spec_reader.py |
 				cmp -s - demo/python3-json.log"
 	done
-	check "the python3 trace: 2.2 is the default, and at least 25% smaller than 2.1" \
-		bash -c "cmp -s '$T/p.atz' '$T/p22.atz' &&
-			test \$((\$(stat -c %s '$T/p22.atz') * 4)) -le \$((\$(stat -c %s '$T/p21.atz') * 3))"
+	check "the python3 trace: 2.3 is the default, and at least 25% smaller than 2.1" \
+		bash -c "cmp -s '$T/p.atz' '$T/p23.atz' &&
+			test \$((\$(stat -c %s '$T/p23.atz') * 4)) -le \$((\$(stat -c %s '$T/p21.atz') * 3))"
+	check_eq "the python3 trace (no thread ends): 2.3 takes the bytes 2.2 takes" \
+		"$(stat -c %s "$T/p22.atz")" "$(stat -c %s "$T/p23.atz")"
 	build/alloctap-munge -q --format binary demo/python3-json.log -o "$T/munged21.atz" 2>/dev/null
 	build/alloctap-munge -q demo/python3-json.log -o "$T/munged.log" 2>/dev/null
 	check "the document's reader agrees on the munged python3 trace (2.1, munge's output)" \
 		bash -c "lz4 -q -d -c '$T/munged21.atz' | python3 tests/atz_spec_reader.py |
 			cmp -s - '$T/munged.log'"
-	check "2.2 -> 2.1 -> 2.2 gives the same trace back" \
-		bash -c "'$A' encode -V 2.1 '$T/p22.atz' '$T/back21.atz' &&
-			'$A' encode '$T/back21.atz' '$T/back22.atz' && cmp -s '$T/back22.atz' '$T/p22.atz'"
+	check "2.3 -> 2.1 -> 2.3 gives the same trace back" \
+		bash -c "'$A' encode -V 2.1 '$T/p23.atz' '$T/back21.atz' &&
+			'$A' encode '$T/back21.atz' '$T/back23.atz' && cmp -s '$T/back23.atz' '$T/p23.atz'"
 fi
 
 # 3. Golden files: the encoder is deterministic and the format has not drifted.
@@ -77,10 +81,10 @@ check "raw golden file re-encodes byte-identical as 1.x" \
 		cmp -s '$T/g.atz' '$D/python3-head.atz'"
 check "munged golden file re-encodes byte-identical as 1.x" \
 	bash -c "'$A' encode -V 1 '$D/munged.log' '$T/m.atz' && cmp -s '$T/m.atz' '$D/munged.atz'"
-check "text encodes as 2.2 with the NO_TIMES and NO_STACKS flags (header 02 02 06)" \
+check "text encodes as 2.3 with the NO_TIMES and NO_STACKS flags (header 02 03 06)" \
 	bash -c "'$A' encode '$D/python3-head.log' - | lz4 -q -d -c | head -c 7 | od -An -tx1 |
-		grep -q '41 54 5a 00 02 02 06'"
-for v in 2.0 2.1 2.2; do
+		grep -q '41 54 5a 00 02 03 06'"
+for v in 2.0 2.1 2.2 2.3; do
 	check "$v from text decodes back to the same text" \
 		bash -c "'$A' encode -V $v '$D/python3-head.log' - | '$A' decode - - |
 			cmp -s - '$D/python3-head.log'"
@@ -93,7 +97,7 @@ check "2.1 golden file: events" \
 	bash -c "'$A' decode '$D/python3-head-v21.atz' - | cmp -s - '$D/python3-head.log'"
 
 # 2.0 and 2.2 golden files: python3-head.log with synthetic times and 20 stacks of 20 frames
-# after three mappings (atz_tool synth -V 2.0 -t -s 20, and the same as 2.2). Their events,
+# after three mappings (atz_tool synth -V 2.0 -t -s 20, and the same with -V 2.2). Their events,
 # times, stacks and mappings, as the C reader and the document's reader see them, are the files
 # beside the 2.0 one (synth-v2.*).
 G=$D/synth-v2
@@ -101,7 +105,7 @@ check "2.0 golden file re-synthesizes byte-identical" \
 	bash -c "'$A' synth -V 2.0 -t -s 20 '$D/python3-head.log' '$T/s.atz' &&
 		cmp -s '$T/s.atz' '$G.atz'"
 check "2.2 golden file re-synthesizes byte-identical" \
-	bash -c "'$A' synth -t -s 20 '$D/python3-head.log' '$T/s22.atz' &&
+	bash -c "'$A' synth -V 2.2 -t -s 20 '$D/python3-head.log' '$T/s22.atz' &&
 		cmp -s '$T/s22.atz' '$D/synth-v22.atz'"
 for g in "$G" "$D/synth-v22"; do
 	v=2.0
@@ -176,7 +180,7 @@ printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c > "$T/v3.atz"
 rc=$?
 check "newer major version: exit 1" test "$rc" -eq 1
 check "newer major version: refused with a clear message" \
-	grep -q "^atz_tool: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.2): use a newer alloctap\$" "$T/err"
+	grep -q "^atz_tool: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.3): use a newer alloctap\$" "$T/err"
 
 # A stack id used before its stack record: corruption at its content offset.
 printf 'ATZ\0\002\000\000\001\000\000\221\001\001\160\010\040\003\005' | lz4 -q -c > "$T/early.atz"
@@ -201,5 +205,79 @@ head -c 100000 /dev/urandom > "$T/random.bin"
 timeout 10 "$A" decode "$T/random.bin" /dev/null 2>/dev/null
 rc=$?
 check "random bytes: exit 1, no crash or hang" test "$rc" -eq 1
+
+# 6. Thread ends (2.3, doc/FORMAT.md 5.9). The golden file: three threads of process 1000, one
+# malloc each, each ended after it (atz_tool threads 3).
+check "2.3 golden file re-generates byte-identical" \
+	bash -c "'$A' threads 3 '$T/t3.atz' && cmp -s '$T/t3.atz' '$D/threads-v23.atz'"
+check "2.3 golden file: its END records (lz4 -d)" \
+	bash -c "lz4 -q -d -c '$D/threads-v23.atz' | tail -c +19 | od -An -tx1 | tr -d '\n' |
+		grep -qx ' 95 e8 07 01 47 10 91 80 80 40 c6 01 00 95 e8 07 02 47 10 a1 80 80 40 c6 01 01 95 e8 07 03 47 10 b1 80 80 40 c6 01 02'"
+"$A" threads 2000 "$T/t2k.atz"
+check "2.3 threads trace: the document's reader agrees" \
+	bash -c "lz4 -q -d -c '$T/t2k.atz' | python3 tests/atz_spec_reader.py |
+		cmp -s - <('$A' decode '$T/t2k.atz' -)"
+check_eq "2.3 threads trace: one malloc a thread" \
+	"2000 1000 1999 malloc(16)=0x1000f9e0" "$("$A" decode "$T/t2k.atz" - | wc -l) $(sed -n 1999p < <("$A" decode "$T/t2k.atz" -))"
+
+# A million threads, one malloc each: reading the trace costs what reading its text costs, not
+# the 6 KB a thread it cost before thread states were small and released at their ends (6.3 GB
+# in report and munge, 8.4 GB in munge --format binary). Peak RSS by /usr/bin/time.
+peak_kb() { # COMMAND...: its peak RSS in KB (its output dropped), or "failed"
+	/usr/bin/time -f '%M' -o "$T/peak" "$@" > /dev/null 2>&1 && cat "$T/peak" || echo failed
+}
+"$A" threads 1000000 "$T/t1m.atz"
+"$A" threads -V 2.2 1000000 "$T/t1m22.atz"
+"$A" decode "$T/t1m.atz" "$T/t1m.log"
+for c in "report:build/alloctap-report summary" "munge:build/alloctap-munge -q -o $T/m1m.log" \
+	 "munge --format binary:build/alloctap-munge -q --format binary -o $T/m1m.atz"; do
+	text=$(peak_kb ${c#*:} "$T/t1m.log")
+	bin=$(peak_kb ${c#*:} "$T/t1m.atz")
+	old=$(peak_kb ${c#*:} "$T/t1m22.atz")
+	check "1,000,000 threads, ${c%%:*}: 2.3 peak RSS ${bin} KB within text's ${text} KB + 64 MB" \
+		test "$bin" != failed -a "$text" != failed -a "${bin:-0}" -le $((${text:-0} + 65536))
+	check "1,000,000 threads, ${c%%:*}: 2.2 (no ends) peak RSS ${old} KB within text's + 600 MB" \
+		test "$old" != failed -a "${old:-0}" -le $((${text:-0} + 614400))
+done
+w=$(peak_kb "$A" threads 100000 "$T/t100k.atz")
+check "the writer's peak RSS after 100,000 threads that ended: $w KB, under 16 MB" \
+	test "$w" != failed -a "${w:-0}" -le 16384
+
+# Files past the reader's limits (doc/FORMAT.md 8), which no writer makes: refused with the
+# offset and the limit, in bounded memory.
+python3 - "$T" <<'PY'
+import sys
+def varint(v):
+    b = bytearray()
+    while v >= 0x80:
+        b.append(v & 0x7f | 0x80)
+        v >>= 7
+    b.append(v)
+    return bytes(b)
+hdr = b"ATZ\0\x02\x03\x06\x00\x00\x00"
+# 2^22 + 1 threads that never end
+open(sys.argv[1] + "/threads.raw", "wb").write(
+    hdr + b"".join(b"\x95\x01" + varint(t) for t in range(1, (1 << 22) + 2)))
+# 257 threads of 65,536 live blocks each: one more block than 2^24
+one = b"\x47\x10\x81\x10" + b"\x06" * 65535  # 0x1000, then from the top
+open(sys.argv[1] + "/blocks.raw", "wb").write(
+    hdr + b"".join(b"\x95\x01" + varint(t) + one for t in range(1, 258)))
+PY
+lz4 -q -c "$T/threads.raw" > "$T/threads.atz"
+lz4 -q -c "$T/blocks.raw" > "$T/blocks.atz"
+/usr/bin/time -f '%M' -o "$T/peak" "$A" decode "$T/threads.atz" /dev/null 2> "$T/err"
+rc=$?
+check "2^22 + 1 threads that never end: exit 1" test "$rc" -eq 1
+check "2^22 + 1 threads that never end: the offset and the limit" \
+	grep -q "^atz_tool: $T/threads.atz: corrupt stream at content byte 23052173 (lz4 block ending at byte offset [0-9]*): a new thread while 4194304 threads have not ended (this reader holds at most 4194304 at once)\$" "$T/err"
+check "2^22 + 1 threads that never end: refused within 1.5 GB ($(tail -1 "$T/peak") KB)" \
+	test "$(tail -1 "$T/peak")" -le 1572864
+/usr/bin/time -f '%M' -o "$T/peak" "$A" decode "$T/blocks.atz" /dev/null 2> "$T/err"
+rc=$?
+check "2^24 + 1 live blocks: exit 1" test "$rc" -eq 1
+check "2^24 + 1 live blocks: the offset and the limit" \
+	grep -q "^atz_tool: $T/blocks.atz: corrupt stream at content byte 16778895 (lz4 block ending at byte offset [0-9]*): an allocation while 16777216 blocks are live in the threads' tables (this reader holds at most 16777216)\$" "$T/err"
+check "2^24 + 1 live blocks: refused within 1 GB ($(tail -1 "$T/peak") KB)" \
+	test "$(tail -1 "$T/peak")" -le 1048576
 
 finish

@@ -10,8 +10,8 @@ with --stacks, for each event with a stack (2.0, sections 5.5 and 5.6):
 "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete; PCs 0x-prefixed hex);
 with --mappings, one line per mapping record (section 5.7):
 "PID START-END OFFSET BUILDID PATH" (BUILDID hex, "-" when empty);
-with --times, one line per event: "TIME STACK" (0 0 for 1.x). Reads 1.0 to 2.2 (2.2: sections
-5.8 and 6.5).
+with --times, one line per event: "TIME STACK" (0 0 for 1.x). Reads 1.0 to 2.3 (2.2: sections
+5.8 and 6.5; 2.3: END records, section 5.9), within the limits of section 8.
 tests/atz_cli.sh checks that its output equals the C reader's, which keeps the document honest.
 Exit status: 0 ok, 1 malformed stream.
 """
@@ -21,6 +21,8 @@ FUNCS = ["malloc", "calloc", "realloc", "free", "memalign", "posix_memalign",
          "aligned_alloc", "valloc", "jemalloc_stats"]
 NARGS = [1, 2, 2, 1, 2, 2, 2, 1, 0]
 M64 = (1 << 64) - 1
+THREADS_MAX = 1 << 22               # section 8: threads not ended, at once
+BLOCKS_MAX = 1 << 24                # section 8: blocks in all live tables, at once
 
 
 class Corrupt(Exception):
@@ -129,10 +131,15 @@ class Model22:
 
     def __init__(self, munged):
         self.munged = munged
-        self.threads, self.cur, self.other = [], None, None
+        self.threads, self.cur, self.other = {}, None, None
+        self.blocks = 0                 # in all live tables (section 8)
 
     def release_table(self):
-        return self.threads[self.other] if self.other is not None else self.cur
+        if self.other is None:
+            return self.cur
+        if self.other not in self.threads:
+            raise Corrupt("OTHER names a thread that ended")
+        return self.threads[self.other]
 
     def release_code(self, p):
         """The block a release code P names: taken out of its table, onto the freed ring."""
@@ -144,6 +151,7 @@ class Model22:
         if rank >= len(table.live):
             raise Corrupt("release code past its table's blocks")
         x, n = table.live.pop(rank)
+        self.blocks -= 1
         table.cursor = rank
         self.cur.freed.push((x, size_class(n, self.munged)))
         self.cur.last_release = x
@@ -177,6 +185,10 @@ class Model22:
             t.top = (x + 1) & M64 if self.munged else (x + 16 * size_class(n, 0)) & M64
         if len(t.live) == 65536:
             del t.live[0]
+        elif self.blocks == BLOCKS_MAX:
+            raise Corrupt("more than %d live blocks" % BLOCKS_MAX)
+        else:
+            self.blocks += 1
         t.live.append([x, n])
 
 
@@ -347,7 +359,7 @@ def main():
     has_stacks = major == 2 and not flags & 4
     time_ref = 0
     stacks = []                     # stack id - 1 -> (flags, frames)
-    threads, cur = [], None
+    threads, entries, cur = {}, 0, None   # entry -> state of threads not ended (section 5.9)
     out = []
     kinds = {}
     while s.p < len(s.d):
@@ -383,21 +395,24 @@ def main():
         elif op == (0x94 if v22 else 0x90):
             name = "THREAD"
             i = s.varint()
-            if i >= len(threads):
-                raise Corrupt("unknown thread")
+            if i not in threads:
+                raise Corrupt("unknown or ended thread")
             cur = model.cur = threads[i]
         elif op == (0x95 if v22 else 0x91):
             name = "NEW_THREAD"
             pid, tid = s.varint(), s.varint()
             if pid > 0xFFFFFFFF or tid > 0xFFFFFFFF:
                 raise Corrupt("pid or tid too large")
+            if len(threads) == THREADS_MAX or entries == 0xFFFFFFFF:
+                raise Corrupt("more than %d threads at once" % THREADS_MAX)
             cur = model.cur = Live22(pid, tid) if v22 else Thread(pid, tid)
-            threads.append(cur)
+            threads[entries] = cur
+            entries += 1
             model.threads = threads
         elif op == 0x7E and v22:
             name = "OTHER"
             i = s.varint()
-            if i >= len(threads):
+            if i not in threads:
                 raise Corrupt("OTHER names no thread")
             model.other = i
         elif op == 0x92:
@@ -433,6 +448,17 @@ def main():
                 out.append("%d 0x%x-0x%x 0x%x %s %s" % (
                     pid, mstart, mend, offset, build_id.hex() or "-",
                     path.decode("utf-8", "replace")))
+        elif op == 0xC6 and major == 2:
+            name = "END"
+            payload = Stream(s.take(s.varint()))
+            i = payload.varint()
+            if i not in threads:
+                raise Corrupt("END names no thread")
+            if v22:
+                model.blocks -= len(threads[i].live)
+            if cur is threads[i]:
+                cur = model.cur = None
+            del threads[i]
         elif op == 0xC2:
             name = "PROCESS_CHANGE"
             payload = Stream(s.take(s.varint()))

@@ -20,6 +20,7 @@
 #include <lz4frame.h>
 
 #include "atz.h"
+#include "atz_model.h"
 #include "output.h"
 
 #define MAX_FILE (1u << 20)
@@ -581,7 +582,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
 	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
-			    "newer than this reader's (2.2): use a newer alloctap");
+			    "newer than this reader's (2.3): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -623,10 +624,10 @@ static void test_process_changes(void **state)
 	struct at_output o;
 	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
 	struct at_atz_options v11 = { .major = 1, .minor = 1 }, v12 = { .major = 1, .minor = 2 };
-	struct at_atz_options v23 = { .minor = 3 }, v30 = { .major = 3 };
+	struct at_atz_options v24 = { .minor = 4 }, v30 = { .major = 3 };
 	assert_null(at_atz_writer_open(&o, &v12));
 	assert_int_equal(errno, EINVAL);
-	assert_null(at_atz_writer_open(&o, &v23));
+	assert_null(at_atz_writer_open(&o, &v24));
 	assert_int_equal(errno, EINVAL);
 	assert_null(at_atz_writer_open(&o, &v30));
 	assert_int_equal(errno, EINVAL);
@@ -926,7 +927,7 @@ static void test_concatenated_frames(void **state)
 	assert_int_equal(decode_message(as.p, as.n, &k, msg, sizeof(msg), NULL),
 			 AT_ATZ_ERR_CORRUPT);
 	assert_int_equal(k, HALF);
-	assert_non_null(strstr(msg, "thread record names a thread not in the table"));
+	assert_non_null(strstr(msg, "a thread record names thread table entry 0, not in the table"));
 
 	/* the first trace ends cleanly where the second starts: cut anywhere in the second, the
 	 * first trace's events and the second's whole blocks come out, then a truncation */
@@ -1972,9 +1973,22 @@ static void test_v22_corrupt(void **state)
 		{ "an address code names a freed block that is not there", 0, 6,
 		  { 0x95, 7, 9, 0x7d, 16, 0 } },
 		{ "an allocation at address 0", 0, 5, { 0x95, 7, 9, 0x46, 0x20 } },
-		{ "other-table record names a thread not in the table", 0, 2, { 0x7e, 0 } },
-		{ "other-table record names a thread not in the table", 1, 15,
+		{ "other-table record names thread table entry 0, not in the table", 0, 2,
+		  { 0x7e, 0 } },
+		{ "other-table record names thread table entry 2, not in the table", 1, 15,
 		  { 0x95, 7, 9, 0x47, 0x20, 0x81, 0x10, 0x95, 7, 10, 0x7e, 2, 0x48 } },
+		/* END records (2.3), honoured in any 2.x frame */
+		{ "event before any thread record (or after its thread's end)", 0, 7,
+		  { 0x95, 7, 9, 0xc6, 1, 0, 0x79 } },
+		{ "a thread record names thread table entry 0, a thread that ended", 0, 8,
+		  { 0x95, 7, 9, 0xc6, 1, 0, 0x94, 0 } },
+		{ "an end record names thread table entry 0, a thread that ended", 0, 9,
+		  { 0x95, 7, 9, 0xc6, 1, 0, 0xc6, 1, 0 } },
+		{ "an end record names thread table entry 5, not in the table", 0, 3,
+		  { 0xc6, 1, 5 } },
+		{ "bad thread table entry in an end record", 0, 5, { 0x95, 7, 9, 0xc6, 0 } },
+		{ "an other-table record names thread table entry 0, a thread that ended", 1, 16,
+		  { 0x95, 7, 9, 0x47, 0x20, 0x81, 0x10, 0x95, 7, 10, 0x7e, 0, 0xc6, 1, 0, 0x48 } },
 		{ "unknown record kind", 0, 6, { 0x95, 7, 9, 0x91, 7, 9 } },
 		{ "unknown record kind", 0, 5, { 0x95, 7, 9, 0x90, 0 } },
 		{ "unknown record kind", 0, 4, { 0x95, 7, 9, 0x7f } },
@@ -2083,6 +2097,223 @@ static void test_v22_old_readers_stop(void **state)
 	free(f.p);
 }
 
+#define HEADER_V23(f) { 'A', 'T', 'Z', 0, 2, 3, f, 42, 8, 't', 'e', 's', 't', 'h', 'o', 's', 't', 0 }
+
+/* Thread ends (doc/FORMAT.md 5.9), byte for byte: an END record releases the thread's state
+ * (a later free of its block by another thread goes by address, its next event starts a new
+ * entry), a process's EXIT ends each of its threads; a reader releases them too, and one that
+ * skips END records (as a 2.2 reader skips a sized kind it does not know) decodes the same
+ * events. */
+static void test_v23_thread_ends(void **state)
+{
+	(void)state;
+	const struct at_event ev[] = {
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 },
+		{ 7, 10, AT_MALLOC, 1, { 32, 0 }, 0x2000, 0, 0 },
+		/* thread 9 ends here */
+		{ 7, 10, AT_FREE, 0, { 0x1000, 0 }, 0, 0, 0 },
+		{ 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 },
+		{ 8, 1, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 },
+		/* process 7 exits here */
+		{ 8, 1, AT_FREE, 0, { 0x1000, 0 }, 0, 0, 0 },
+	};
+	struct at_atz_process exit7 = { AT_ATZ_PROCESS_EXIT, 0, 7, 1, 5, 0, NULL, 0, NULL, 0 };
+	struct mem_writer m;
+
+	mem_writer_open_v(&m, NO_TAIL, 2, 3);
+	assert_int_equal(at_atz_end_thread(m.w, 7, 11), 0); /* no state: nothing */
+	for (size_t i = 0; i < 5; i++) {
+		if (i == 2)
+			assert_int_equal(at_atz_end_thread(m.w, 7, 9), 0);
+		assert_int_equal(at_atz_append(m.w, &ev[i]), 0);
+	}
+	assert_int_equal(at_atz_append_process_change(m.w, &exit7), 0);
+	assert_int_equal(at_atz_append(m.w, &ev[5]), 0);
+	struct at_atz_stats ws;
+	at_atz_writer_stats(m.w, &ws);
+	assert_int_equal(ws.threads, 4);
+	assert_int_equal(ws.ended, 3);
+	struct file f = mem_writer_close(&m);
+	static const uint8_t hdr[] = HEADER_V23(NO_TAIL);
+	static const uint8_t want[] = {
+		0x95, 7, 9, 0x47, 0x20, 0x81, 0x10,   /* entry 0, MALLOC 32 from the top: 0x1000 */
+		0x95, 7, 10, 0x47, 0x20, 0x81, 0x20,  /* entry 1, 0x2000 */
+		0xc6, 1, 0,                           /* END entry 0 */
+		0x7a, 0x80, 0x08,                     /* FREE_ADDR 0x1000: its table is gone */
+		0x95, 7, 9, 0x47, 0x20, 0x81, 0x10,   /* entry 2: thread 9 again, fresh state */
+		0x95, 8, 1, 0x47, 0x20, 0x81, 0x10,   /* entry 3 */
+		0xc2, 0x07, 3, 0, 7, 1, 5, 0, 0,      /* EXIT of 7 (no executable, no arguments) */
+	};
+	uint8_t c[256];
+	size_t cn = content_of(&f, c, sizeof(c));
+	assert_int_equal(cn, sizeof(hdr) + sizeof(want) + 6 + 1);
+	assert_memory_equal(c, hdr, sizeof(hdr));
+	assert_memory_equal(c + sizeof(hdr), want, sizeof(want));
+	/* then END of entries 1 and 2, in the writer's order, and QUICK_FREE of entry 3 */
+	const uint8_t *ends = c + sizeof(hdr) + sizeof(want);
+	assert_true((memcmp(ends, "\xc6\x01\x01\xc6\x01\x02", 6) == 0) ||
+		    (memcmp(ends, "\xc6\x01\x02\xc6\x01\x01", 6) == 0));
+	assert_int_equal(c[cn - 1], 0x48);
+
+	struct at_event out[8];
+	enum at_atz_status st;
+	int rc;
+	assert_int_equal(decode_all(f.p, f.n, out, 8, &rc, &st), 6);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < 6; i++)
+		assert_event_equal(&out[i], &ev[i]);
+	/* the same content with every END record made a kind the reader skips */
+	c[sizeof(hdr) + 14] = 0xdf;
+	c[sizeof(hdr) + sizeof(want)] = 0xdf;
+	c[sizeof(hdr) + sizeof(want) + 3] = 0xdf;
+	struct file skip = frame_of(c, cn);
+	assert_int_equal(decode_all(skip.p, skip.n, out, 8, &rc, &st), 6);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < 6; i++)
+		assert_event_equal(&out[i], &ev[i]);
+	free(skip.p);
+	free(f.p);
+}
+
+/* A writer of 2.2 or before writes no END record: at_atz_end_thread does nothing there. */
+static void test_v23_no_ends_before(void **state)
+{
+	(void)state;
+	const struct at_event ev = { 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 };
+	struct mem_writer m;
+
+	for (unsigned minor = 0; minor <= 2; minor++) {
+		mem_writer_open_v(&m, NO_TAIL, 2, minor);
+		assert_int_equal(at_atz_append(m.w, &ev), 0);
+		assert_int_equal(at_atz_end_thread(m.w, 7, 9), 0);
+		assert_int_equal(at_atz_end_process(m.w, 7), 0);
+		assert_int_equal(at_atz_append(m.w, &ev), 0);
+		struct at_atz_stats ws;
+		at_atz_writer_stats(m.w, &ws);
+		assert_int_equal(ws.ended, 0);
+		assert_int_equal(ws.threads, 1);
+		struct file f = mem_writer_close(&m);
+		uint8_t c[256];
+		size_t cn = content_of(&f, c, sizeof(c));
+		assert_null(memchr(c + 18, 0xc6, cn - 18));
+		free(f.p);
+	}
+}
+
+/* Many threads, each ended after its one malloc, then a free of each block by another thread
+ * (by address: its table went with its thread): the events come back exact. */
+static void test_v23_many_ended_threads(void **state)
+{
+	(void)state;
+	enum { N = 20000 };
+	struct at_event *ev = calloc(2 * N, sizeof(*ev));
+	struct mem_writer m;
+
+	mem_writer_open_v(&m, NO_TAIL, 2, 3);
+	for (uint32_t i = 0; i < N; i++) {
+		ev[i] = (struct at_event){ 7, 100 + i, AT_MALLOC, 1, { 16 + i % 64, 0 },
+					   0x100000 + 64 * i, 0, 0 };
+		assert_int_equal(at_atz_append(m.w, &ev[i]), 0);
+		assert_int_equal(at_atz_end_thread(m.w, 7, 100 + i), 0);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		ev[N + i] = (struct at_event){ 7, 1, AT_FREE, 0, { 0x100000 + 64 * i, 0 }, 0, 0, 0 };
+		assert_int_equal(at_atz_append(m.w, &ev[N + i]), 0);
+	}
+	struct file f = mem_writer_close(&m);
+	struct at_event *out = calloc(2 * N, sizeof(*out));
+	enum at_atz_status st;
+	int rc;
+	assert_int_equal(decode_all(f.p, f.n, out, 2 * N, &rc, &st), 2 * N);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < 2 * N; i++)
+		assert_event_equal(&out[i], &ev[i]);
+	free(out);
+	free(ev);
+	free(f.p);
+}
+
+/* A random program of `threads` threads, two mallocs for one free, written as 2.3 and as 2.2
+ * under lowered limits: the 2.3 writer ends states itself to stay within them (a block of an
+ * ended thread freed later goes by address) and a reader under the same limits reads every
+ * event back; one under lower limits (`lower`), or reading the 2.2 trace (no END records),
+ * refuses it with the limit it met (`why`, `why22`). */
+static void keeps_limits(uint32_t threads, struct atz_limits limits, struct atz_limits lower,
+			 const char *why22, const char *why)
+{
+	enum { EVENTS = 30000 };
+	struct atz_limits saved = atz_limits;
+	struct at_event *ev = calloc(EVENTS, sizeof(*ev));
+	uint64_t *live = calloc(EVENTS, sizeof(*live)), next = 0x10000;
+	size_t nlive = 0;
+
+	for (size_t i = 0; i < EVENTS; i++) {
+		uint32_t tid = 1 + (uint32_t)(rnd() % threads);
+		if (nlive && rnd() % 3 == 0) {
+			size_t k = rnd() % nlive;
+			ev[i] = (struct at_event){ 7, tid, AT_FREE, 0, { live[k], 0 }, 0, 0, 0 };
+			live[k] = live[--nlive];
+		} else {
+			ev[i] = (struct at_event){ 7, tid, AT_MALLOC, 1, { 16 + rnd() % 100, 0 }, next,
+						   0, 0 };
+			live[nlive++] = next;
+			next += 16 * (1 + rnd() % 8);
+		}
+	}
+	struct file f[2];
+	struct at_atz_stats ws;
+	atz_limits = limits;
+	for (unsigned v = 0; v < 2; v++) {
+		struct mem_writer m;
+		mem_writer_open_v(&m, NO_TAIL, 2, 3 - v);
+		for (size_t i = 0; i < EVENTS; i++)
+			assert_int_equal(at_atz_append(m.w, &ev[i]), 0);
+		at_atz_writer_stats(m.w, &ws);
+		assert_true(v ? ws.ended == 0 : ws.ended > 100);
+		f[v] = mem_writer_close(&m);
+	}
+	struct at_event *out = calloc(EVENTS, sizeof(*out));
+	enum at_atz_status st;
+	char msg[400];
+	size_t got;
+	int rc;
+	assert_int_equal(decode_all(f[0].p, f[0].n, out, EVENTS, &rc, &st), EVENTS);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < EVENTS; i++)
+		assert_event_equal(&out[i], &ev[i]);
+	assert_int_equal(decode_message(f[1].p, f[1].n, &got, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	if (!strstr(msg, why22))
+		fail_msg("\"%s\" lacks \"%s\"", msg, why22);
+	atz_limits = lower;
+	assert_int_equal(decode_message(f[0].p, f[0].n, &got, msg, sizeof(msg), NULL),
+			 AT_ATZ_ERR_CORRUPT);
+	if (!strstr(msg, why))
+		fail_msg("\"%s\" lacks \"%s\"", msg, why);
+	atz_limits = saved;
+	free(out);
+	free(live);
+	free(ev);
+	free(f[0].p);
+	free(f[1].p);
+}
+
+static void test_v23_writer_keeps_limits(void **state)
+{
+	(void)state;
+	struct atz_limits all = atz_limits;
+
+	keeps_limits(200, (struct atz_limits){ 50, all.blocks }, (struct atz_limits){ 20, all.blocks },
+		     "a new thread while 50 threads have not ended (this reader holds at most 50 "
+		     "at once)", "a new thread while 20 threads have not ended (this reader "
+		     "holds at most 20 at once)");
+	keeps_limits(20, (struct atz_limits){ all.threads, 1000 },
+		     (struct atz_limits){ all.threads, 100 },
+		     "an allocation while 1000 blocks are live in the threads' tables (this reader "
+		     "holds at most 1000)", "an allocation while 100 blocks are live in the threads' "
+		     "tables (this reader holds at most 100)");
+}
+
 /* A 2.2 trace cut in two and each half written on its own, one after the other: every table
  * starts over in the second frame (a free there of a block of the first goes by address), and
  * the events read as one stream; 2.1 and 2.2 frames mix. */
@@ -2156,6 +2387,10 @@ int main(void)
 		cmocka_unit_test(test_v22_corrupt),
 		cmocka_unit_test(test_v22_old_readers_stop),
 		cmocka_unit_test(test_v22_frames_restart),
+		cmocka_unit_test(test_v23_thread_ends),
+		cmocka_unit_test(test_v23_no_ends_before),
+		cmocka_unit_test(test_v23_many_ended_threads),
+		cmocka_unit_test(test_v23_writer_keeps_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

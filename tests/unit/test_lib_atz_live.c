@@ -12,6 +12,9 @@
 #include <cmocka.h>
 
 #include "atz_live.h"
+#include "atz_state.h"
+
+static struct atz_pool pool; /* every table's memory */
 
 static uint64_t rng_state = 777;
 static uint64_t rnd(void)
@@ -80,7 +83,7 @@ static void append(struct atz_live *t, struct model *m, uint64_t addr)
 {
 	uint32_t slot;
 
-	assert_int_equal(atz_live_append(t, addr, addr / 16, &slot, follow, m), 0);
+	assert_int_equal(atz_live_append(t, &pool, addr, addr / 16, &slot, follow, m), 0);
 	m->addr[m->n] = addr;
 	m->slot[m->n++] = slot;
 	assert_int_equal(t->block[slot].size, addr / 16);
@@ -164,7 +167,7 @@ static void test_patterns(void **state)
 		check_all(&t, &m);
 		assert_true(m.moves >= cases[c].min_moves);
 		assert_int_equal(m.drops, 0);
-		atz_live_free(&t);
+		atz_live_free(&t, &pool);
 		assert_int_equal(t.cap, 0);
 		free(m.addr);
 		free(m.slot);
@@ -192,7 +195,32 @@ static void test_cap(void **state)
 	assert_int_equal(m.addr[0], 0x10 * MORE); /* the oldest MORE - 1 went */
 	check_all(&t, &m);
 	assert_true(t.cap <= 2 * ATZ_LIVE_CAP);
-	atz_live_free(&t);
+	atz_live_free(&t, &pool);
+	free(m.addr);
+	free(m.slot);
+}
+
+/* A table's memory follows its live blocks: one block takes a few dozen bytes of the pool,
+ * 1,000 about 16 KiB; all of it goes back when the table is freed. */
+static void test_small_tables(void **state)
+{
+	(void)state;
+	struct atz_live t = { 0 };
+	struct model m = { calloc(1000, 8), calloc(1000, 4), 0, 0, 0 };
+
+	append(&t, &m, 0x1000);
+	assert_true(pool.bytes <= 96);
+	release(&t, &m, 0);
+	append(&t, &m, 0x2000);
+	append(&t, &m, 0x3000);
+	check_all(&t, &m);
+	assert_true(pool.bytes <= 96);
+	for (uint64_t i = 0; i < 998; i++)
+		append(&t, &m, 0x10000 + 16 * i);
+	check_all(&t, &m);
+	assert_true(pool.bytes <= 1024 * 16 + 4096);
+	atz_live_free(&t, &pool);
+	assert_int_equal(pool.bytes, 0);
 	free(m.addr);
 	free(m.slot);
 }
@@ -265,6 +293,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_patterns),
 		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_small_tables),
 		cmocka_unit_test(test_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
