@@ -258,6 +258,24 @@ static void read_preload_env(pid_t pid, char *buf, size_t len)
 	free(env);
 }
 
+/* The executable's path as the daemon names it: the link's target when it names the same file
+ * as PROC/PID/exe, else PROC/PID/exe (a deleted file, a path of another namespace). */
+static void exe_path(pid_t pid, char *out, size_t outlen)
+{
+	char link[64], target[4096];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0 && stat(link, &st) == 0) {
+		target[n] = '\0';
+		if (at_same_file(target, (uint64_t)st.st_dev, (uint64_t)st.st_ino) &&
+		    copy_path(out, outlen, target) == 0)
+			return;
+	}
+	snprintf(out, outlen, "%s", link);
+}
+
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
 {
 	struct pid_objects o = { .pid = pid };
@@ -277,6 +295,7 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 								   : "");
 		return -1;
 	}
+	exe_path(pid, exe, sizeof(exe));
 	read_preload_env(pid, preload_names, sizeof(preload_names));
 	o.preload_names = preload_names;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
@@ -294,24 +313,6 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 	snprintf(why, whylen, "process %d has no malloc in its executable, LD_PRELOAD or C library",
 		 (int)pid);
 	return -1;
-}
-
-/* The executable's path as the daemon names it: the link's target when it names the same file
- * as PROC/PID/exe, else PROC/PID/exe (a deleted file, a path of another namespace). */
-static void exe_path(pid_t pid, char *out, size_t outlen)
-{
-	char link[64], target[4096];
-	struct stat st;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(link, target, sizeof(target) - 1);
-	if (n > 0 && stat(link, &st) == 0) {
-		target[n] = '\0';
-		if (at_same_file(target, (uint64_t)st.st_dev, (uint64_t)st.st_ino) &&
-		    copy_path(out, outlen, target) == 0)
-			return;
-	}
-	snprintf(out, outlen, "%s", link);
 }
 
 int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
@@ -335,5 +336,50 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 		return 0;
 	snprintf(why, whylen, "process %d (%s) has no malloc in its executable, LD_PRELOAD or C "
 		 "library", (int)pid, exe);
+	return -1;
+}
+
+struct interpreter {
+	pid_t pid;
+	uint64_t exe_dev, exe_inode;
+	char *out;
+	size_t outlen;
+	int found;
+};
+
+/* The first mapped file that is not the executable: the program's interpreter. */
+static int note_interpreter(const struct at_procmaps_entry *e, void *arg)
+{
+	struct interpreter *in = arg;
+
+	if (makedev(e->dev_major, e->dev_minor) == in->exe_dev && e->inode == in->exe_inode)
+		return 0;
+	in->found = at_mapped_path("/proc", in->pid, e, in->out, in->outlen) == 0;
+	return 1;
+}
+
+int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
+			  char *why, size_t whylen)
+{
+	struct interpreter in = { .pid = pid, .out = loader, .outlen = loaderlen };
+	char exe[4096], maps[64];
+	struct stat st;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (stat(exe, &st) < 0) {
+		snprintf(why, whylen, "no process %d", (int)pid);
+		return -1;
+	}
+	in.exe_dev = st.st_dev;
+	in.exe_inode = st.st_ino;
+	exe_path(pid, exe, sizeof(exe));
+	if (defines_malloc(exe))
+		return copy_path(out, outlen, exe);
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
+	if (in.found)
+		return 1;
+	snprintf(why, whylen, "process %d (%s) has no malloc in its executable and no dynamic "
+		 "loader", (int)pid, exe);
 	return -1;
 }

@@ -20,8 +20,10 @@ struct at_tracee {
 
 unsigned long at_follow_options(enum at_follow_scope scope)
 {
-	unsigned long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	unsigned long o = PTRACE_O_TRACEEXEC;
 
+	if (scope != AT_FOLLOW_EXECS)
+		o |= PTRACE_O_TRACECLONE;
 	if (scope == AT_FOLLOW_TREE)
 		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 	return o;

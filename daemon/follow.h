@@ -2,7 +2,9 @@
  *
  * Every thread of a followed process is a tracee seized with PTRACE_SEIZE, which neither stops
  * it nor sends it anything: the program and its parent see no difference (but TracerPid in
- * /proc/PID/status). An exec stops until the session has probed the new program; with
+ * /proc/PID/status); with AT_FOLLOW_EXECS only the threads there at the seize, so that a
+ * thread's creation never waits for the session. An exec stops until the session has probed
+ * the new program; with
  * AT_FOLLOW_TREE a new process (fork, vfork, clone, posix_spawn) starts in a ptrace stop and runs
  * only once the session has taken it in, so its first allocation is seen. Every other stop is
  * passed on at once: a signal is delivered as it was sent, a group-stop (SIGSTOP, SIGTSTP...)
@@ -15,7 +17,10 @@
 #include <sys/types.h>
 
 enum at_follow_scope {
-	AT_FOLLOW_EXECS = 0, /* the seized processes and the programs they execute */
+	AT_FOLLOW_EXECS = 0, /* the programs the seized threads execute; a thread created later is
+			      * not traced and never stops */
+	AT_FOLLOW_THREADS,   /* and every thread created later (a thread held for --stacks needs
+			      * its tracer): each creation stops until the daemon takes it in */
 	AT_FOLLOW_TREE,      /* and every process they create, and theirs */
 };
 
