@@ -188,10 +188,10 @@ int at_mapped_path(const char *proc, pid_t pid, const struct at_procmaps_entry *
 		return -1;
 	int n = snprintf(rooted, sizeof(rooted), "%s/%d/root%s", proc, (int)pid, e->path);
 	int fits = n > 0 && (size_t)n < sizeof(rooted);
+	if (at_same_file(e->path, dev, e->inode)) /* the path names that very file here too */
+		return copy_path(out, outlen, e->path);
 	if (fits && at_same_file(rooted, dev, e->inode))
 		return copy_path(out, outlen, rooted);
-	if (at_same_file(e->path, dev, e->inode))
-		return copy_path(out, outlen, e->path);
 	if (fits && access(rooted, F_OK) == 0)
 		return copy_path(out, outlen, rooted);
 	return copy_path(out, outlen, e->path);
@@ -204,10 +204,29 @@ struct pid_objects {
 	char libc[4096];
 };
 
-/* Whether a mapped path matches an LD_PRELOAD entry (same path or same base name). */
-static int matches_preload(const char *path, const char *names)
+/* Whether the entry's base name (n bytes at name) names the mapped file e in the directory of
+ * opened, the path by which the daemon opens it: a preload named by a link to it (a soname,
+ * libtcmalloc_minimal.so.4 for libtcmalloc_minimal.so.4.5.10). */
+static int names_in_its_directory(const char *name, size_t n, const char *opened,
+				  const struct at_procmaps_entry *e)
 {
-	const char *base = strrchr(path, '/');
+	const char *slash = strrchr(opened, '/');
+	char candidate[4096];
+
+	if (!slash || n == 0 ||
+	    (size_t)snprintf(candidate, sizeof(candidate), "%.*s/%.*s", (int)(slash - opened),
+			     opened, (int)n, name) >= sizeof(candidate))
+		return 0;
+	return at_same_file(candidate, makedev(e->dev_major, e->dev_minor), e->inode);
+}
+
+/* Whether the mapped file e (opened: the path by which the daemon opens it) is an LD_PRELOAD
+ * entry: the same path or base name, or an entry's base name that names it in its own
+ * directory. */
+static int matches_preload(const struct at_procmaps_entry *e, const char *opened,
+			   const char *names)
+{
+	const char *path = e->path, *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
 	for (const char *p = names; p && *p;) {
@@ -216,7 +235,8 @@ static int matches_preload(const char *path, const char *names)
 		size_t off = nb ? (size_t)(nb + 1 - p) : 0;
 
 		if ((n == strlen(path) && memcmp(p, path, n) == 0) ||
-		    (n - off == strlen(base) && memcmp(p + off, base, n - off) == 0))
+		    (n - off == strlen(base) && memcmp(p + off, base, n - off) == 0) ||
+		    names_in_its_directory(p + off, n - off, opened, e))
 			return 1;
 		p += n;
 		p += strspn(p, " :");
@@ -235,7 +255,7 @@ static int note_object(const struct at_procmaps_entry *e, void *arg)
 		return 0;
 	if (!o->libc[0] && at_is_libc_path(e->path))
 		snprintf(o->libc, sizeof(o->libc), "%s", path);
-	if (matches_preload(e->path, o->preload_names) && !strstr(o->preload, path)) {
+	if (matches_preload(e, path, o->preload_names) && !strstr(o->preload, path)) {
 		size_t used = strlen(o->preload);
 		if (used + strlen(path) + 2 < sizeof(o->preload))
 			snprintf(o->preload + used, sizeof(o->preload) - used, "%s ", path);

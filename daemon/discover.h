@@ -40,7 +40,8 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
  * A maps path is relative to the reader's root, except for a file of another mount namespace
  * (a container), whose path is relative to that namespace's root: so the file is PROC/PID/root
  * followed by the path for a container, and the path itself for a chrooted process of our
- * namespace. The candidate that names the mapped file (device and inode) wins; when neither does
+ * namespace. The candidate that names the mapped file (device and inode) wins, the path itself
+ * first (the same file in both namespaces); when neither does
  * (an overlay file system shows the underlying file's numbers), PROC/PID/root and the path if
  * that exists, else the path. 0, or -1 when the path is cut in the maps line or does not fit
  * in out. */

@@ -521,6 +521,7 @@ int at_session_finish(struct at_session *d, int rc)
 	 * processes go (they run on untraced), detach, and write out everything the ring buffer
 	 * and the reorder window still hold */
 	at_window_close(d->skel, d->ring, AT_WINDOW_WAIT_MS);
+	at_targets_stop_loading(d);
 	if (d->following) {
 		at_follow_detach_all(&d->follow, 2000);
 		reap_child(d);

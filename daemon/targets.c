@@ -156,6 +156,14 @@ static void probe_program(struct at_session *d, pid_t pid, const char *obj)
 			     (int)pid, obj);
 }
 
+void at_targets_stop_loading(struct at_session *d)
+{
+	/* a removal may move a later pid back into slot i: it is taken there too */
+	for (uint32_t i = 0; d->loading.slots && i < AT_PIDSET_CAPACITY; i++)
+		while (d->loading.slots[i])
+			loading_done(d, (pid_t)d->loading.slots[i]);
+}
+
 /* pid, held at its exec stop, runs a program whose libraries its dynamic loader (at path
  * loader) is about to map: it will be held again at the loader's _dl_debug_state, where what it
  * maps tells its allocator. 0, or -1 with why. */

@@ -26,6 +26,10 @@ int at_targets_bound(const struct at_session *d);
 int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *why,
 		     size_t whylen);
 
+/* No process is held at its dynamic loader any more (before the processes are let go: a
+ * SIGCONT of the BPF program would then reach the program). */
+void at_targets_stop_loading(struct at_session *d);
+
 /* Handles the wait statuses of the followed processes (ptrace stops and exits). */
 void at_targets_reap(struct at_session *d);
 
