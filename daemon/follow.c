@@ -333,3 +333,12 @@ void at_follow_detach_all(struct at_follow *f, unsigned timeout_ms)
 	}
 	f->processes = 0;
 }
+
+unsigned at_follow_expected(const struct at_follow *f)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < f->cap; i++)
+		n += f->slots[i].tid && !f->slots[i].tgid;
+	return n;
+}

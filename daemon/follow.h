@@ -72,6 +72,10 @@ unsigned at_follow_reap(struct at_follow *f, unsigned max);
  * (the kernel detaches what remains when the daemon exits). */
 void at_follow_detach_all(struct at_follow *f, unsigned timeout_ms);
 
+/* Threads and processes a tracee created whose first stop has not come yet (not taken in:
+ * the trace must not end before them). */
+unsigned at_follow_expected(const struct at_follow *f);
+
 /* The PTRACE_O_* options the tracees of a scope are seized with. */
 unsigned long at_follow_options(enum at_follow_scope scope);
 

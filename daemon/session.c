@@ -356,6 +356,8 @@ static int targets_gone(struct at_session *d)
 {
 	if (d->opt.all || d->procs.count)
 		return 0;
+	if (d->following && at_follow_expected(&d->follow))
+		return 0; /* a process just created, not taken in yet */
 	return d->opt.npids || d->child_done || d->child.pid <= 0;
 }
 

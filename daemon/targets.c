@@ -363,7 +363,7 @@ static void all_executed(struct at_session *d, const struct at_procevent *e)
 
 	if (at_discover_pid(e->pid, obj, sizeof(obj), why, sizeof(why)) < 0 &&
 	    at_discover_exec(e->pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
-		if (kill(e->pid, 0) < 0 && errno == ESRCH)
+		if (at_process_state(e->pid) != AT_PROCESS_RUNNING) /* gone, or a zombie */
 			d->unchecked++;
 		else
 			not_probed(d, e->pid, why);
