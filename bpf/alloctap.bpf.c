@@ -925,14 +925,23 @@ struct {
 
 /* The dynamic loader's _dl_debug_state, called when its list of objects changes (before the
  * libraries are mapped, and once they are, before any of their code runs): a process the daemon
- * waits for is held there with a SIGCONT that its tracer, the daemon, suppresses. */
+ * waits for is held at the second (r_state RT_CONSISTENT, read where the cookie says) with a
+ * SIGCONT that its tracer, the daemon, suppresses. */
 SEC("uprobe")
 int BPF_KPROBE(loader_state)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 to_state = bpf_get_attach_cookie(ctx);
+	__u32 state = AT_RT_CONSISTENT;
 
-	if (bpf_map_lookup_elem(&loading, &tgid))
-		bpf_send_signal_thread(18 /* SIGCONT */);
+	if (!bpf_map_lookup_elem(&loading, &tgid))
+		return 0;
+	/* the call before the libraries are mapped (RT_ADD) is let go: one stop, not two */
+	if (to_state &&
+	    bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + to_state)) == 0 &&
+	    state != AT_RT_CONSISTENT)
+		return 0;
+	bpf_send_signal_thread(18 /* SIGCONT */);
 	return 0;
 }
 

@@ -59,6 +59,11 @@ enum at_probe_func {
  * compares with the id of the process's allocator in the targets map. */
 #define AT_COOKIE_OBJECT_SHIFT 32
 
+/* The dynamic loader's struct r_debug (<link.h>): r_state's offset, and its value once the
+ * objects are mapped (RT_CONSISTENT; RT_ADD while they are being added). */
+#define AT_R_DEBUG_STATE 24
+#define AT_RT_CONSISTENT 0
+
 /* A process's allocator in the targets map: the object's id in the low 16 bits, and the
  * functions it defines (bit 1 << enum at_probe_func) in the high 16. */
 #define AT_TARGET(object, funcs) ((__u32)(object) | (__u32)(funcs) << 16)

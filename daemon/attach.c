@@ -467,13 +467,17 @@ int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *pat
 	}
 	int found = at_elf_find_function(&e, "_dl_debug_state", &vaddr) == 1 &&
 		    at_elf_vaddr_to_offset(&e, vaddr, &offset) == 0;
+	/* the cookie: from the probe's address to _r_debug.r_state (0: unknown, always hold) */
+	uint64_t r_debug, cookie = 0;
+	if (found && at_elf_find_object(&e, "_r_debug", &r_debug) == 1)
+		cookie = r_debug + AT_R_DEBUG_STATE - vaddr;
 	at_elf_close(&e);
 	if (!found) {
 		snprintf(why, whylen, "%s has no _dl_debug_state: not a dynamic loader alloctapd "
 			 "knows", path);
 		return -1;
 	}
-	if (add_link(p, skel->progs.loader_state, 0, pid, path, &offset, NULL, 1) < 0) {
+	if (add_link(p, skel->progs.loader_state, 0, pid, path, &offset, &cookie, 1) < 0) {
 		snprintf(why, whylen, "cannot attach a uprobe to %s: %s", path, strerror(errno));
 		return -1;
 	}

@@ -42,7 +42,8 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 
 /* Attaches the BPF program loader_state to the _dl_debug_state of the dynamic loader at path,
  * for pid (-1: every process): a process in the loading map is held there once its libraries
- * are mapped. 0, or -1 with a reason in why. */
+ * are mapped. The cookie takes the program from the probe's address to _r_debug.r_state, so
+ * that only the call made once they are (RT_CONSISTENT) holds. 0, or -1 with a reason in why. */
 int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
 		     char *why, size_t whylen);
 

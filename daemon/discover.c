@@ -403,3 +403,40 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
 		 "loader", (int)pid, exe);
 	return -1;
 }
+
+struct other_files {
+	uint64_t exe_dev, exe_inode, first_dev, first_inode;
+	unsigned n; /* distinct files other than the executable, up to 2 */
+};
+
+/* Counts the files other than the executable (the loader first), up to two. */
+static int note_other_file(const struct at_procmaps_entry *e, void *arg)
+{
+	struct other_files *o = arg;
+	uint64_t dev = makedev(e->dev_major, e->dev_minor);
+
+	if ((dev == o->exe_dev && e->inode == o->exe_inode) ||
+	    (o->n && dev == o->first_dev && e->inode == o->first_inode))
+		return 0;
+	if (o->n++ == 0) {
+		o->first_dev = dev;
+		o->first_inode = e->inode;
+	}
+	return o->n >= 2;
+}
+
+int at_discover_libraries_mapped(pid_t pid)
+{
+	struct other_files o = { 0 };
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &st) < 0)
+		return 0;
+	o.exe_dev = st.st_dev;
+	o.exe_inode = st.st_ino;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	at_procmaps_for_each_file(path, note_other_file, &o, NULL);
+	return o.n >= 2;
+}

@@ -36,6 +36,10 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
 			  char *why, size_t whylen);
 
+/* Whether process pid maps a file besides its executable and its dynamic loader (the loader
+ * has mapped libraries). 0 also when it cannot be read. */
+int at_discover_libraries_mapped(pid_t pid);
+
 /* The path by which the daemon opens a file that process pid maps (e, from PROC/PID/maps).
  * A maps path is relative to the reader's root, except for a file of another mount namespace
  * (a container), whose path is relative to that namespace's root: so the file is PROC/PID/root

@@ -303,7 +303,7 @@ int at_session_open(struct at_session *d)
 	d->child.go_fd = -1;
 	d->events.fd = -1;
 	if (at_pidset_init(&d->seen) < 0 || at_pidset_init(&d->written) < 0 ||
-	    at_pidset_init(&d->loading) < 0 || at_pidset_init(&d->loading_again) < 0 ||
+	    at_pidset_init(&d->loading) < 0 ||
 	    at_processes_init(&d->procs, d->opt.format == AT_SINK_ATZ) < 0 ||
 	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
@@ -569,7 +569,6 @@ int at_session_close(struct at_session *d, int status)
 	free(d->departures);
 	d->departures = NULL;
 	at_pidset_free(&d->loading);
-	at_pidset_free(&d->loading_again);
 	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
 		at_error("cannot write to %s: %s", at_sink_name(&d->sink),
 			 strerror(at_sink_error(&d->sink)));

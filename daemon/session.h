@@ -76,7 +76,6 @@ struct at_session {
 	unsigned nobjects;
 	struct at_probed loaders;   /* the dynamic loaders whose _dl_debug_state is probed */
 	struct at_pidset loading;   /* processes held at exec whose libraries are being mapped */
-	struct at_pidset loading_again; /* of those, the ones held at the loader once already */
 	struct at_processes procs;  /* the processes traced now, and their change records */
 	struct at_follow follow;    /* ptrace, once a process is followed */
 	int following;              /* follow is set up */

@@ -116,7 +116,6 @@ static void loading_done(struct at_session *d, pid_t pid)
 
 	if (!at_pidset_remove(&d->loading, key))
 		return;
-	at_pidset_remove(&d->loading_again, key);
 	bpf_map_delete_elem(bpf_map__fd(d->skel->maps.loading), &key);
 }
 
@@ -194,15 +193,16 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
 	return 0;
 }
 
-/* pid is held at its dynamic loader's _dl_debug_state: the first time before its libraries are
- * mapped, the second once they are. Its allocator is found among what it maps and probed. */
+/* pid is held at its dynamic loader's _dl_debug_state once its libraries are mapped (or, when
+ * the BPF program cannot read the loader's state, also before). Its allocator is found among
+ * what it maps and probed. */
 static void libraries_mapped(struct at_session *d, pid_t pid)
 {
 	char obj[4096], why[512];
 
 	if (at_discover_pid(pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
-		if (at_pidset_add(&d->loading_again, (uint32_t)pid))
-			return; /* nothing mapped yet */
+		if (!at_discover_libraries_mapped(pid))
+			return; /* held before the libraries were mapped: the next call */
 		loading_done(d, pid);
 		not_probed(d, pid, why);
 		return;
