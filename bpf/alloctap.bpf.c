@@ -23,6 +23,7 @@
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "alloctap.h"
 
@@ -333,16 +334,34 @@ static __always_inline int called_by_allocator(struct pt_regs *ctx, struct at_th
 	return 1;
 }
 
-/* The id of the allocator of thread t's process (0: any), looked up again after a change. */
+/* Just what allocator_lookup reads of a task, relocated against the kernel's BTF (CO-RE). */
+struct task_struct___at {
+	struct task_struct___at *real_parent;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/* The allocator of process tgid in the targets map (0: any). With --all, a process the daemon
+ * has not heard of yet is a fork child with its parent's mappings: its parent's (an exec puts
+ * an entry of its own in, thread_exec). */
+static __always_inline __u32 allocator_lookup(__u32 tgid)
+{
+	__u32 *id = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (!id && trace_all) {
+		struct task_struct___at *task = (void *)bpf_get_current_task_btf();
+		__u32 parent = (__u32)BPF_CORE_READ(task, real_parent, tgid);
+		id = bpf_map_lookup_elem(&targets, &parent);
+	}
+	return id ? *id : 0;
+}
+
+/* The allocator of thread t's process (0: any), looked up again after a change. */
 static __always_inline __u32 allocator_of(struct at_thread *t)
 {
 	__u32 gen = *(volatile __u32 *)&allocators_gen;
 
 	if (t->allocator_gen != gen) {
-		__u32 tgid = t->id >> 32;
-		__u32 *id = bpf_map_lookup_elem(&targets, &tgid);
-
-		t->allocator = id ? *id : 0;
+		t->allocator = allocator_lookup(t->id >> 32);
 		t->allocator_gen = gen;
 	}
 	return t->allocator;
@@ -362,9 +381,7 @@ static __always_inline int foreign_object(struct pt_regs *ctx, struct at_thread 
 	if (t) {
 		allocator = allocator_of(t);
 	} else {
-		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-		__u32 *id = bpf_map_lookup_elem(&targets, &tgid);
-		allocator = id ? *id : 0;
+		allocator = allocator_lookup(bpf_get_current_pid_tgid() >> 32);
 	}
 	return allocator && object && object != AT_TARGET_OBJECT(allocator) &&
 	       (AT_TARGET_FUNCS(allocator) >> (func & 15)) & 1;
@@ -973,6 +990,13 @@ int thread_exec(void *ctx)
 
 	if (t)
 		t->id = bpf_get_current_pid_tgid();
+	/* --all: the new program's allocator is any object until the daemon names it, not the
+	 * parent's that allocator_lookup would take */
+	if (trace_all && *(volatile __u32 *)&allocator_check) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32, any = 0;
+
+		bpf_map_update_elem(&targets, &tgid, &any, BPF_NOEXIST);
+	}
 	return 0;
 }
 

@@ -205,6 +205,15 @@ void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object)
 		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
 }
 
+void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
+{
+	uint32_t key = (uint32_t)pid, object = at_session_allocator(d, parent);
+
+	if (object &&
+	    bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0)
+		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+}
+
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid, object = 0;

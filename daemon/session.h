@@ -118,6 +118,8 @@ int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator);
 /* Makes object (an id of the session's objects) pid's allocator in the BPF program: the probes
  * of other objects do not record pid's calls once the program checks (allocator_check). */
 void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object);
+/* --all: pid, a new process, has its parent's allocator (fork keeps the mappings). */
+void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent);
 /* pid's allocator in the BPF program (AT_TARGET of bpf/alloctap.h), 0 when it has none. */
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid);
 /* Unmarks pid (it has ended: its number may come back as another process). */

@@ -395,6 +395,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 		if (e->pid != e->tid || at_processes_has(&d->procs, e->pid))
 			break;
 		if (d->opt.all) {
+			at_session_inherit_allocator(d, e->pid, e->parent);
 			at_processes_add(&d->procs, e->pid, e->parent);
 			at_stacks_scan(&d->stacks, e->pid);
 			at_processes_note(&d->procs, AT_ATZ_PROCESS_START, e->pid, e->parent, 0, 0, 0,

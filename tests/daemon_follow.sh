@@ -199,6 +199,14 @@ if wait_for "$T/all.err" "alloctapd: recording" 20; then
 	wait_for "$T/allmd.ready" . 10 && wait_for "$T/all.err" "probing .*libc_malloc_debug.so.0\$" 10
 	kill -USR1 "$fx4"
 	wait "$fx4"
+	# ... and the fork child of such a process, which the daemon hears of after its calls
+	mkdir "$T/allmdt"
+	LD_PRELOAD=$MD "$FX/proc_tree" "$T/allmdt" --wait "$T/allmdt.ready" >/dev/null &
+	fx5=$!
+	wait_for "$T/allmdt.ready" . 10 && wait_for "$T/all.err" "probing .*libc_malloc_debug.so.0\$" 10
+	sleep 0.5
+	kill -USR1 "$fx5"
+	wait "$fx5"
 	# a chrooted program with its own copy of the C library, as a container's
 	CH=$T/chroot
 	mkdir -p "$CH/tmp"
@@ -223,6 +231,9 @@ if wait_for "$T/all.err" "alloctapd: recording" 20; then
 		bash -c "T=$T; compare_bracketed $T/allje.exp $T/all.log"
 	check "--all: a free-forwarding preload started later: the sequence exactly, each free once" \
 		bash -c "T=$T; compare_bracketed $T/allmd.exp $T/all.log"
+	mdt=($(cat "$T/allmdt/tree.pids" 2>/dev/null))
+	check "--all: the fork child of a free-forwarding preload's process: each free once" \
+		bash -c "T=$T; compare_bracketed $T/allmdt/${mdt[1]}.exp $T/all.log"
 	check "--all: the summary counts the programs picked up late" \
 		grep -qE '^alloctapd: [0-9]+ processes and programs picked up late' "$T/all.err"
 else
