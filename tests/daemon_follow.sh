@@ -217,7 +217,7 @@ if wait_for "$T/all.err" "alloctapd: recording" 20; then
 	done
 	chroot "$CH" /alloc_sequence /tmp/exp --threads 0 --wait /tmp/ready &
 	fx3=$!
-	wait_for "$CH/tmp/ready" . 10 && wait_for "$T/all.err" "probing /proc/.*/root/.*libc.so.6\$" 10
+	wait_for "$CH/tmp/ready" . 10 && wait_for "$T/all.err" "probing $CH/.*libc.so.6\$" 10
 	kill -USR1 "$(cat "$CH/tmp/ready")"
 	wait "$fx3"
 	sleep 0.5
