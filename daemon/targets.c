@@ -212,12 +212,30 @@ static void libraries_mapped(struct at_session *d, pid_t pid)
 	probe_program(d, pid, obj);
 }
 
+/* The allocator of pid's new program at its exec stop: the executable (0, its path in obj), or
+ * later, what its dynamic loader maps (1: held at the loader, await_libraries); a loader
+ * alloctapd cannot hold at gives the C library found by name (0). -1 with why. */
+static int allocator_at_exec_stop(struct at_session *d, pid_t pid, char *obj, size_t objlen,
+				  char *why, size_t whylen)
+{
+	char loader[4096];
+	int rc = at_discover_exec_stop(pid, obj, objlen, loader, sizeof(loader), why, whylen);
+
+	if (rc != 1)
+		return rc;
+	if (await_libraries(d, pid, loader, why, whylen) == 0)
+		return 1;
+	DISPLAYLEVEL(3, "%s: pid %d: %s: its C library is looked for by name\n", at_program_name,
+		     (int)pid, why);
+	return at_discover_exec(pid, obj, objlen, why, whylen);
+}
+
 /* A traced process runs a new program: its allocator is probed before its first call. held:
  * the process waits at its exec stop (ptrace), so the allocator can be taken from what its
  * dynamic loader maps; else (picked up late) it is found by name. */
 static void executed_program(struct at_session *d, pid_t pid, pid_t former_tid, int held)
 {
-	char obj[4096], loader[4096], why[4608];
+	char obj[4096], why[4608];
 
 	if (!at_processes_has(&d->procs, pid))
 		return;
@@ -229,28 +247,17 @@ static void executed_program(struct at_session *d, pid_t pid, pid_t former_tid, 
 	}
 	loading_done(d, pid); /* an exec again before the last program's libraries were mapped */
 	at_stacks_scan(&d->stacks, pid); /* the new program and its dynamic loader */
-	if (d->opt.lib) {
+	int rc = 0;
+	if (d->opt.lib)
 		snprintf(obj, sizeof(obj), "%s", d->opt.lib);
-	} else if (held) {
-		int rc = at_discover_exec_stop(pid, obj, sizeof(obj), loader, sizeof(loader), why,
-					       sizeof(why));
-		if (rc < 0)
-			goto failed;
-		if (rc == 1 && await_libraries(d, pid, loader, why, sizeof(why)) == 0)
-			return;
-		if (rc == 1) {
-			DISPLAYLEVEL(3, "%s: pid %d: %s: its C library is looked for by name\n",
-				     at_program_name, (int)pid, why);
-			if (at_discover_exec(pid, obj, sizeof(obj), why, sizeof(why)) < 0)
-				goto failed;
-		}
-	} else if (at_discover_exec(pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
-		goto failed;
-	}
-	probe_program(d, pid, obj);
-	return;
-failed:
-	not_probed(d, pid, why);
+	else if (held)
+		rc = allocator_at_exec_stop(d, pid, obj, sizeof(obj), why, sizeof(why));
+	else
+		rc = at_discover_exec(pid, obj, sizeof(obj), why, sizeof(why));
+	if (rc == 0)
+		probe_program(d, pid, obj);
+	else if (rc < 0)
+		not_probed(d, pid, why);
 }
 
 /* A followed process executed a new program and waits at its exec stop. */
