@@ -23,6 +23,7 @@
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "alloctap.h"
 
@@ -57,6 +58,13 @@ __u64 mappings_gen = 0;
 /* 1 while the daemon records (written by the daemon through the skeleton's .bss). */
 __u32 recording = 0;
 
+/* Set by the daemon once a process may map two probed objects (a preloaded allocator over the C
+ * library): a call is then recorded only at the probes of its process's allocator, the object
+ * whose id the targets map gives (the probe's id is in its cookie). allocators_gen goes up at
+ * every change of an id in the map, so that a thread looks its process's id up again. */
+__u32 allocator_check = 0;
+__u32 allocators_gen = 0;
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -67,7 +75,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u32); /* the process's allocator (AT_TARGET_OBJECT), 0: any object */
 } targets SEC(".maps");
 
 /* Per-thread call state (struct at_thread): a thread's slot in thread_slots, found from the
@@ -324,6 +332,59 @@ static __always_inline int called_by_allocator(struct pt_regs *ctx, struct at_th
 		return 0;
 	t->internal_sp = 0;
 	return 1;
+}
+
+/* Just what allocator_lookup reads of a task, relocated against the kernel's BTF (CO-RE). */
+struct task_struct___at {
+	struct task_struct___at *real_parent;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/* The allocator of process tgid in the targets map (0: any). With --all, a process the daemon
+ * has not heard of yet is a fork child with its parent's mappings: its parent's (an exec puts
+ * an entry of its own in, thread_exec). */
+static __always_inline __u32 allocator_lookup(__u32 tgid)
+{
+	__u32 *id = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (!id && trace_all) {
+		struct task_struct___at *task = (void *)bpf_get_current_task_btf();
+		__u32 parent = (__u32)BPF_CORE_READ(task, real_parent, tgid);
+		id = bpf_map_lookup_elem(&targets, &parent);
+	}
+	return id ? *id : 0;
+}
+
+/* The allocator of thread t's process (0: any), looked up again after a change. */
+static __always_inline __u32 allocator_of(struct at_thread *t)
+{
+	__u32 gen = *(volatile __u32 *)&allocators_gen;
+
+	if (t->allocator_gen != gen) {
+		t->allocator = allocator_lookup(t->id >> 32);
+		t->allocator_gen = gen;
+	}
+	return t->allocator;
+}
+
+/* Whether the probe of function func now hit belongs to an object other than the allocator of
+ * the calling thread's process (state t, or NULL: looked up for this call), when that allocator
+ * defines func: such a call is the allocator's own (a preloaded free that forwards to the C
+ * library's), not the program's. A function the allocator lacks (reallocarray in a debugging
+ * preload) is the program's wherever it is. */
+static __always_inline int foreign_object(struct pt_regs *ctx, struct at_thread *t, __u32 func)
+{
+	if (!*(volatile __u32 *)&allocator_check)
+		return 0;
+	__u32 object = bpf_get_attach_cookie(ctx) >> AT_COOKIE_OBJECT_SHIFT, allocator = 0;
+
+	if (t) {
+		allocator = allocator_of(t);
+	} else {
+		allocator = allocator_lookup(bpf_get_current_pid_tgid() >> 32);
+	}
+	return allocator && object && object != AT_TARGET_OBJECT(allocator) &&
+	       (AT_TARGET_FUNCS(allocator) >> (func & 15)) & 1;
 }
 
 /* Whether an outermost call now entering belongs to the window; if so it is counted in flight
@@ -676,7 +737,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	int internal = called_by_allocator(ctx, t);
 	if (t->depth++ > 0)
 		return 0;
-	t->recorded = !internal && window_admits(inflight_unit(func));
+	t->recorded = !internal && !foreign_object(ctx, t, func) && window_admits(inflight_unit(func));
 	if (!t->recorded)
 		return 0;
 	t->func = func;
@@ -843,7 +904,7 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 		return 0;
 	if (t && (called_by_allocator(ctx, t) | (t->depth > 0)))
 		return 0;
-	if (!window_admits(AT_INFLIGHT_CALL))
+	if (foreign_object(ctx, t, AT_PROBE_FREE) || !window_admits(AT_INFLIGHT_CALL))
 		return 0;
 	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
 	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
@@ -867,6 +928,37 @@ int BPF_KPROBE(internal_call)
 	if (!t)
 		return 0;
 	t->internal_sp = PT_REGS_SP(ctx) - 8;
+	return 0;
+}
+
+/* Processes (tgid) whose new program's libraries the dynamic loader is mapping: the daemon,
+ * their tracer, finds their allocator once they are mapped. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} loading SEC(".maps");
+
+/* The dynamic loader's _dl_debug_state, called when its list of objects changes (before the
+ * libraries are mapped, and once they are, before any of their code runs): a process the daemon
+ * waits for is held at the second (r_state RT_CONSISTENT, read where the cookie says) with a
+ * SIGCONT that its tracer, the daemon, suppresses. */
+SEC("uprobe")
+int BPF_KPROBE(loader_state)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 to_state = bpf_get_attach_cookie(ctx);
+	__u32 state = AT_RT_CONSISTENT;
+
+	if (!bpf_map_lookup_elem(&loading, &tgid))
+		return 0;
+	/* the call before the libraries are mapped (RT_ADD) is let go: one stop, not two */
+	if (to_state &&
+	    bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + to_state)) == 0 &&
+	    state != AT_RT_CONSISTENT)
+		return 0;
+	bpf_send_signal_thread(18 /* SIGCONT */);
 	return 0;
 }
 
@@ -898,6 +990,13 @@ int thread_exec(void *ctx)
 
 	if (t)
 		t->id = bpf_get_current_pid_tgid();
+	/* --all: the new program's allocator is any object until the daemon names it, not the
+	 * parent's that allocator_lookup would take */
+	if (trace_all && *(volatile __u32 *)&allocator_check) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32, any = 0;
+
+		bpf_map_update_elem(&targets, &tgid, &any, BPF_NOEXIST);
+	}
 	return 0;
 }
 

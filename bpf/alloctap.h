@@ -54,6 +54,21 @@ enum at_probe_func {
 #define AT_COOKIE_FUNC_MASK 0xffu
 #define AT_COOKIE_ARGS_MOVED 0x100u
 #define AT_COOKIE_ARG_SHIFT 12
+/* Every probe of the family carries, from this bit on, the id of its object (1 to
+ * AT_PROBED_OBJECTS, the daemon's numbering of the files it probes), which the BPF program
+ * compares with the id of the process's allocator in the targets map. */
+#define AT_COOKIE_OBJECT_SHIFT 32
+
+/* The dynamic loader's struct r_debug (<link.h>): r_state's offset, and its value once the
+ * objects are mapped (RT_CONSISTENT; RT_ADD while they are being added). */
+#define AT_R_DEBUG_STATE 24
+#define AT_RT_CONSISTENT 0
+
+/* A process's allocator in the targets map: the object's id in the low 16 bits, and the
+ * functions it defines (bit 1 << enum at_probe_func) in the high 16. */
+#define AT_TARGET(object, funcs) ((__u32)(object) | (__u32)(funcs) << 16)
+#define AT_TARGET_OBJECT(v) ((v) & 0xffffu)
+#define AT_TARGET_FUNCS(v) ((v) >> 16)
 
 /* Flags of a record. */
 #define AT_REC_OVERFLOW 1u /* reallocarray: n*m overflowed; arg[1] is the saturated product */
@@ -220,6 +235,8 @@ struct at_thread {
 	__u64 stack;    /* hash of the stack taken at its entry, 0: none */
 	__u64 internal_sp; /* the stack pointer at which an entry point is being called by the
 			    * allocator itself (probe internal_call), 0: none */
+	__u32 allocator;     /* its process's allocator (targets: AT_TARGET), 0: any object */
+	__u32 allocator_gen; /* allocators_gen when it was looked up */
 };
 
 /* How a walk ended, in a stack's flags: AT_STACK_TRUNCATED and AT_STACK_INCOMPLETE of

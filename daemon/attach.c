@@ -17,6 +17,7 @@
 #include "attach.h"
 #include "callsites.h"
 #include "display.h"
+#include "elfsym.h"
 #include "event.h"
 #include "probe_site.h"
 #include "x86_insn.h"
@@ -263,9 +264,9 @@ static void note_internal_calls(struct at_probes *p, struct at_elf *e, const cha
 
 /* The cookie of a function's entry site: its code, and where its arguments are when they are
  * not in their own registers (alloctap.h). */
-static uint64_t entry_cookie(const struct probed_function *f)
+static uint64_t entry_cookie(const struct probed_function *f, uint32_t object)
 {
-	uint64_t cookie = f->code;
+	uint64_t cookie = f->code | (uint64_t)object << AT_COOKIE_OBJECT_SHIFT;
 
 	if (!args_moved(f))
 		return cookie;
@@ -344,7 +345,7 @@ void at_attach_prepare(struct alloctap *skel, int stacks)
 	struct bpf_program *progs[] = { skel->progs.alloc_entry,   skel->progs.malloc_entry,
 					skel->progs.calloc_entry,  skel->progs.realloc_entry,
 					skel->progs.free_entry,    skel->progs.alloc_return,
-					skel->progs.internal_call };
+					skel->progs.internal_call, skel->progs.loader_state };
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_expected_attach_type(progs[i], AT_BPF_TRACE_UPROBE_MULTI);
@@ -368,7 +369,8 @@ static struct bpf_program *entry_program(struct alloctap *skel, const struct pro
 /* Links entry programs at the nallocs allocation functions of f (indexed by allocs_of): one
  * link per program, with the sites of every function it serves. 0, or -1 with errno set. */
 static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, const char *path,
-			const struct probed_function *f, const unsigned *allocs_of, unsigned nallocs)
+			uint32_t object, const struct probed_function *f, const unsigned *allocs_of,
+			unsigned nallocs)
 {
 	struct bpf_program *prog_of[16];
 	int linked[16] = { 0 };
@@ -386,7 +388,7 @@ static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, c
 				continue;
 			linked[k] = 1;
 			offsets[n] = f[allocs_of[k]].site_offset;
-			cookies[n++] = entry_cookie(&f[allocs_of[k]]);
+			cookies[n++] = entry_cookie(&f[allocs_of[k]], object);
 		}
 		if (add_link(p, prog_of[i], 0, pid, path, offsets, cookies, n) < 0)
 			return -1;
@@ -395,7 +397,7 @@ static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, c
 }
 
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
-		     char *why, size_t whylen)
+		     uint32_t object, uint32_t *defined, char *why, size_t whylen)
 {
 	struct probed_function f[16];
 	struct at_elf e;
@@ -414,8 +416,11 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 	if (n < 0)
 		return -1;
 	/* an allocation function's entry and return probes share its site */
-	uint64_t allocs[16], frees[16];
+	uint64_t allocs[16], frees[16], objects[16];
 	unsigned allocs_of[16], nallocs = 0, nfrees = 0;
+
+	for (unsigned i = 0; i < 16; i++)
+		objects[i] = (uint64_t)object << AT_COOKIE_OBJECT_SHIFT;
 	for (int i = 0; i < n; i++) {
 		if (!f[i].has_return) {
 			frees[nfrees++] = f[i].site_offset;
@@ -426,13 +431,16 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 	}
 	/* Return probes first, so that a call already running is ignored rather than half-seen;
 	 * the call sites last: one marked before its entry probe exists would stay marked. */
-	if (add_link(p, skel->progs.alloc_return, 1, pid, path, allocs, NULL, nallocs) < 0 ||
-	    link_entries(skel, p, pid, path, f, allocs_of, nallocs) < 0 ||
-	    add_link(p, skel->progs.free_entry, 0, pid, path, frees, NULL, nfrees) < 0 ||
+	if (add_link(p, skel->progs.alloc_return, 1, pid, path, allocs, objects, nallocs) < 0 ||
+	    link_entries(skel, p, pid, path, object, f, allocs_of, nallocs) < 0 ||
+	    add_link(p, skel->progs.free_entry, 0, pid, path, frees, objects, nfrees) < 0 ||
 	    add_link(p, skel->progs.internal_call, 0, pid, path, internal.call_offsets, NULL,
 		     internal.ncalls) < 0)
 		goto fail;
 	p->functions += (unsigned)n;
+	*defined = 0;
+	for (int i = 0; i < n; i++)
+		*defined |= 1u << f[i].code;
 	return 0;
 fail:;
 	int err = errno;
@@ -444,6 +452,36 @@ fail:;
 	while (p->nlinks > first)
 		close(p->links[--p->nlinks]);
 	return -1;
+}
+
+int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
+		     char *why, size_t whylen)
+{
+	struct at_elf e;
+	const char *reason;
+	uint64_t vaddr, offset;
+
+	if (at_elf_open(&e, path, &reason) < 0) {
+		snprintf(why, whylen, "cannot read %s: %s", path, reason);
+		return -1;
+	}
+	int found = at_elf_find_function(&e, "_dl_debug_state", &vaddr) == 1 &&
+		    at_elf_vaddr_to_offset(&e, vaddr, &offset) == 0;
+	/* the cookie: from the probe's address to _r_debug.r_state (0: unknown, always hold) */
+	uint64_t r_debug, cookie = 0;
+	if (found && at_elf_find_object(&e, "_r_debug", &r_debug) == 1)
+		cookie = r_debug + AT_R_DEBUG_STATE - vaddr;
+	at_elf_close(&e);
+	if (!found) {
+		snprintf(why, whylen, "%s has no _dl_debug_state: not a dynamic loader alloctapd "
+			 "knows", path);
+		return -1;
+	}
+	if (add_link(p, skel->progs.loader_state, 0, pid, path, &offset, &cookie, 1) < 0) {
+		snprintf(why, whylen, "cannot attach a uprobe to %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* Threads that destroy links together (see at_detach_all). */

@@ -33,8 +33,18 @@ struct at_probes {
  * name. Return probes go in first, so a call already running when we attach is ignored rather
  * than half-seen. A shared library's direct calls to its own entry points from outside them
  * get a probe on their call instruction (the BPF program's internal_call), so that those calls
- * are not recorded. 0, or -1 with a reason in why (nothing of this object stays attached). */
+ * are not recorded. Every probe's cookie carries object, the id the session gives the file
+ * (AT_COOKIE_OBJECT_SHIFT). 0 with the functions probed in *defined (bit 1 << enum
+ * at_probe_func, aliases under their first name), or -1 with a reason in why (nothing of this
+ * object stays attached). */
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
+		     uint32_t object, uint32_t *defined, char *why, size_t whylen);
+
+/* Attaches the BPF program loader_state to the _dl_debug_state of the dynamic loader at path,
+ * for pid (-1: every process): a process in the loading map is held there once its libraries
+ * are mapped. The cookie takes the program from the probe's address to _r_debug.r_state, so
+ * that only the call made once they are (RT_CONSISTENT) holds. 0, or -1 with a reason in why. */
+int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
 		     char *why, size_t whylen);
 
 /* Between the skeleton's open and load: the probes' programs are loaded with the attach type of

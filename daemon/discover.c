@@ -188,10 +188,10 @@ int at_mapped_path(const char *proc, pid_t pid, const struct at_procmaps_entry *
 		return -1;
 	int n = snprintf(rooted, sizeof(rooted), "%s/%d/root%s", proc, (int)pid, e->path);
 	int fits = n > 0 && (size_t)n < sizeof(rooted);
+	if (at_same_file(e->path, dev, e->inode)) /* the path names that very file here too */
+		return copy_path(out, outlen, e->path);
 	if (fits && at_same_file(rooted, dev, e->inode))
 		return copy_path(out, outlen, rooted);
-	if (at_same_file(e->path, dev, e->inode))
-		return copy_path(out, outlen, e->path);
 	if (fits && access(rooted, F_OK) == 0)
 		return copy_path(out, outlen, rooted);
 	return copy_path(out, outlen, e->path);
@@ -204,10 +204,29 @@ struct pid_objects {
 	char libc[4096];
 };
 
-/* Whether a mapped path matches an LD_PRELOAD entry (same path or same base name). */
-static int matches_preload(const char *path, const char *names)
+/* Whether the entry's base name (n bytes at name) names the mapped file e in the directory of
+ * opened, the path by which the daemon opens it: a preload named by a link to it (a soname,
+ * libtcmalloc_minimal.so.4 for libtcmalloc_minimal.so.4.5.10). */
+static int names_in_its_directory(const char *name, size_t n, const char *opened,
+				  const struct at_procmaps_entry *e)
 {
-	const char *base = strrchr(path, '/');
+	const char *slash = strrchr(opened, '/');
+	char candidate[4096];
+
+	if (!slash || n == 0 ||
+	    (size_t)snprintf(candidate, sizeof(candidate), "%.*s/%.*s", (int)(slash - opened),
+			     opened, (int)n, name) >= sizeof(candidate))
+		return 0;
+	return at_same_file(candidate, makedev(e->dev_major, e->dev_minor), e->inode);
+}
+
+/* Whether the mapped file e (opened: the path by which the daemon opens it) is an LD_PRELOAD
+ * entry: the same path or base name, or an entry's base name that names it in its own
+ * directory. */
+static int matches_preload(const struct at_procmaps_entry *e, const char *opened,
+			   const char *names)
+{
+	const char *path = e->path, *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
 	for (const char *p = names; p && *p;) {
@@ -216,7 +235,8 @@ static int matches_preload(const char *path, const char *names)
 		size_t off = nb ? (size_t)(nb + 1 - p) : 0;
 
 		if ((n == strlen(path) && memcmp(p, path, n) == 0) ||
-		    (n - off == strlen(base) && memcmp(p + off, base, n - off) == 0))
+		    (n - off == strlen(base) && memcmp(p + off, base, n - off) == 0) ||
+		    names_in_its_directory(p + off, n - off, opened, e))
 			return 1;
 		p += n;
 		p += strspn(p, " :");
@@ -235,7 +255,7 @@ static int note_object(const struct at_procmaps_entry *e, void *arg)
 		return 0;
 	if (!o->libc[0] && at_is_libc_path(e->path))
 		snprintf(o->libc, sizeof(o->libc), "%s", path);
-	if (matches_preload(e->path, o->preload_names) && !strstr(o->preload, path)) {
+	if (matches_preload(e, path, o->preload_names) && !strstr(o->preload, path)) {
 		size_t used = strlen(o->preload);
 		if (used + strlen(path) + 2 < sizeof(o->preload))
 			snprintf(o->preload + used, sizeof(o->preload) - used, "%s ", path);
@@ -258,6 +278,24 @@ static void read_preload_env(pid_t pid, char *buf, size_t len)
 	free(env);
 }
 
+/* The executable's path as the daemon names it: the link's target when it names the same file
+ * as PROC/PID/exe, else PROC/PID/exe (a deleted file, a path of another namespace). */
+static void exe_path(pid_t pid, char *out, size_t outlen)
+{
+	char link[64], target[4096];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0 && stat(link, &st) == 0) {
+		target[n] = '\0';
+		if (at_same_file(target, (uint64_t)st.st_dev, (uint64_t)st.st_ino) &&
+		    copy_path(out, outlen, target) == 0)
+			return;
+	}
+	snprintf(out, outlen, "%s", link);
+}
+
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
 {
 	struct pid_objects o = { .pid = pid };
@@ -277,6 +315,7 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 								   : "");
 		return -1;
 	}
+	exe_path(pid, exe, sizeof(exe));
 	read_preload_env(pid, preload_names, sizeof(preload_names));
 	o.preload_names = preload_names;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
@@ -294,24 +333,6 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 	snprintf(why, whylen, "process %d has no malloc in its executable, LD_PRELOAD or C library",
 		 (int)pid);
 	return -1;
-}
-
-/* The executable's path as the daemon names it: the link's target when it names the same file
- * as PROC/PID/exe, else PROC/PID/exe (a deleted file, a path of another namespace). */
-static void exe_path(pid_t pid, char *out, size_t outlen)
-{
-	char link[64], target[4096];
-	struct stat st;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(link, target, sizeof(target) - 1);
-	if (n > 0 && stat(link, &st) == 0) {
-		target[n] = '\0';
-		if (at_same_file(target, (uint64_t)st.st_dev, (uint64_t)st.st_ino) &&
-		    copy_path(out, outlen, target) == 0)
-			return;
-	}
-	snprintf(out, outlen, "%s", link);
 }
 
 int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
@@ -336,4 +357,86 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 	snprintf(why, whylen, "process %d (%s) has no malloc in its executable, LD_PRELOAD or C "
 		 "library", (int)pid, exe);
 	return -1;
+}
+
+struct interpreter {
+	pid_t pid;
+	uint64_t exe_dev, exe_inode;
+	char *out;
+	size_t outlen;
+	int found;
+};
+
+/* The first mapped file that is not the executable: the program's interpreter. */
+static int note_interpreter(const struct at_procmaps_entry *e, void *arg)
+{
+	struct interpreter *in = arg;
+
+	if (makedev(e->dev_major, e->dev_minor) == in->exe_dev && e->inode == in->exe_inode)
+		return 0;
+	in->found = at_mapped_path("/proc", in->pid, e, in->out, in->outlen) == 0;
+	return 1;
+}
+
+int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
+			  char *why, size_t whylen)
+{
+	struct interpreter in = { .pid = pid, .out = loader, .outlen = loaderlen };
+	char exe[4096], maps[64];
+	struct stat st;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (stat(exe, &st) < 0) {
+		snprintf(why, whylen, "no process %d", (int)pid);
+		return -1;
+	}
+	in.exe_dev = st.st_dev;
+	in.exe_inode = st.st_ino;
+	exe_path(pid, exe, sizeof(exe));
+	if (defines_malloc(exe))
+		return copy_path(out, outlen, exe);
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
+	if (in.found)
+		return 1;
+	snprintf(why, whylen, "process %d (%s) has no malloc in its executable and no dynamic "
+		 "loader", (int)pid, exe);
+	return -1;
+}
+
+struct other_files {
+	uint64_t exe_dev, exe_inode, first_dev, first_inode;
+	unsigned n; /* distinct files other than the executable, up to 2 */
+};
+
+/* Counts the files other than the executable (the loader first), up to two. */
+static int note_other_file(const struct at_procmaps_entry *e, void *arg)
+{
+	struct other_files *o = arg;
+	uint64_t dev = makedev(e->dev_major, e->dev_minor);
+
+	if ((dev == o->exe_dev && e->inode == o->exe_inode) ||
+	    (o->n && dev == o->first_dev && e->inode == o->first_inode))
+		return 0;
+	if (o->n++ == 0) {
+		o->first_dev = dev;
+		o->first_inode = e->inode;
+	}
+	return o->n >= 2;
+}
+
+int at_discover_libraries_mapped(pid_t pid)
+{
+	struct other_files o = { 0 };
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &st) < 0)
+		return 0;
+	o.exe_dev = st.st_dev;
+	o.exe_inode = st.st_ino;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	at_procmaps_for_each_file(path, note_other_file, &o, NULL);
+	return o.n >= 2;
 }

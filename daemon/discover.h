@@ -16,8 +16,9 @@ int at_choose_allocator(const char *exe, const char *preload, const char *libc, 
 			size_t outlen);
 
 /* Discovery for a running process: reads /proc/PID/exe, all of /proc/PID/environ and
- * /proc/PID/maps, and opens each mapped object by the path at_mapped_path gives. Writes the
- * chosen object's path (as the daemon opens it) to out. 0, or -1 with a reason in why (a
+ * /proc/PID/maps, and opens each mapped object by the path at_mapped_path gives (the
+ * executable by its link's target when that names the same file, else /proc/PID/exe). Writes
+ * the chosen object's path (as the daemon opens it) to out. 0, or -1 with a reason in why (a
  * buffer of whylen bytes). */
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen);
 
@@ -28,11 +29,23 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
  * file as /proc/PID/exe, else /proc/PID/exe itself. 0, or -1 with why. */
 int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen);
 
+/* Discovery at an exec stop, by what the process maps: 0 with the executable's path in out when
+ * it defines malloc; else 1 with the path of its dynamic loader (the one mapped file that is not
+ * the executable) in loader: the allocator is among the libraries the loader will map, to be
+ * found then with at_discover_pid. -1 with why (gone, or a static program without malloc). */
+int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
+			  char *why, size_t whylen);
+
+/* Whether process pid maps a file besides its executable and its dynamic loader (the loader
+ * has mapped libraries). 0 also when it cannot be read. */
+int at_discover_libraries_mapped(pid_t pid);
+
 /* The path by which the daemon opens a file that process pid maps (e, from PROC/PID/maps).
  * A maps path is relative to the reader's root, except for a file of another mount namespace
  * (a container), whose path is relative to that namespace's root: so the file is PROC/PID/root
  * followed by the path for a container, and the path itself for a chrooted process of our
- * namespace. The candidate that names the mapped file (device and inode) wins; when neither does
+ * namespace. The candidate that names the mapped file (device and inode) wins, the path itself
+ * first (the same file in both namespaces); when neither does
  * (an overlay file system shows the underlying file's numbers), PROC/PID/root and the path if
  * that exists, else the path. 0, or -1 when the path is cut in the maps line or does not fit
  * in out. */

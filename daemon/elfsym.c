@@ -48,10 +48,10 @@ void at_elf_close(struct at_elf *e)
 	e->fd = -1;
 }
 
-/* Looks for a defined STT_FUNC named name in the section of type sh_type. 1 found, 0 not, -1
- * malformed. */
-static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint64_t *vaddr,
-			   uint64_t *size)
+/* Looks for a defined symbol of type st_type (STT_FUNC, STT_OBJECT) named name in the section
+ * of type sh_type. 1 found, 0 not, -1 malformed. */
+static int find_in_section(Elf *elf, Elf64_Word sh_type, unsigned st_type, const char *name,
+			   uint64_t *vaddr, uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
 
@@ -71,7 +71,7 @@ static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint6
 
 			if (!gelf_getsym(data, (int)i, &sym))
 				return -1;
-			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+			if (GELF_ST_TYPE(sym.st_info) != st_type || sym.st_shndx == SHN_UNDEF ||
 			    sym.st_value == 0)
 				continue;
 			const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
@@ -88,11 +88,21 @@ static int find_in_section(Elf *elf, Elf64_Word sh_type, const char *name, uint6
 int at_elf_find_function_extent(struct at_elf *e, const char *name, uint64_t *vaddr,
 				uint64_t *size)
 {
-	int rc = find_in_section(e->elf, SHT_SYMTAB, name, vaddr, size);
+	int rc = find_in_section(e->elf, SHT_SYMTAB, STT_FUNC, name, vaddr, size);
 
 	if (rc != 0)
 		return rc;
-	return find_in_section(e->elf, SHT_DYNSYM, name, vaddr, size);
+	return find_in_section(e->elf, SHT_DYNSYM, STT_FUNC, name, vaddr, size);
+}
+
+int at_elf_find_object(struct at_elf *e, const char *name, uint64_t *vaddr)
+{
+	uint64_t size;
+	int rc = find_in_section(e->elf, SHT_SYMTAB, STT_OBJECT, name, vaddr, &size);
+
+	if (rc != 0)
+		return rc;
+	return find_in_section(e->elf, SHT_DYNSYM, STT_OBJECT, name, vaddr, &size);
 }
 
 int at_elf_find_function(struct at_elf *e, const char *name, uint64_t *vaddr)

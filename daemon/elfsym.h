@@ -23,6 +23,9 @@ void at_elf_close(struct at_elf *e);
  * malformed file. */
 int at_elf_find_function(struct at_elf *e, const char *name, uint64_t *vaddr);
 
+/* The same for a data object (STT_OBJECT): 1 with *vaddr set, 0, or -1. */
+int at_elf_find_object(struct at_elf *e, const char *name, uint64_t *vaddr);
+
 /* The same, with the function's size in bytes (st_size, 0 when unknown). */
 int at_elf_find_function_extent(struct at_elf *e, const char *name, uint64_t *vaddr,
 				uint64_t *size);

@@ -20,8 +20,10 @@ struct at_tracee {
 
 unsigned long at_follow_options(enum at_follow_scope scope)
 {
-	unsigned long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	unsigned long o = PTRACE_O_TRACEEXEC;
 
+	if (scope != AT_FOLLOW_EXECS)
+		o |= PTRACE_O_TRACECLONE;
 	if (scope == AT_FOLLOW_TREE)
 		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 	return o;
@@ -330,4 +332,13 @@ void at_follow_detach_all(struct at_follow *f, unsigned timeout_ms)
 			detach_stopped(f, tid, status);
 	}
 	f->processes = 0;
+}
+
+unsigned at_follow_expected(const struct at_follow *f)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < f->cap; i++)
+		n += f->slots[i].tid && !f->slots[i].tgid;
+	return n;
 }

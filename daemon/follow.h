@@ -2,7 +2,9 @@
  *
  * Every thread of a followed process is a tracee seized with PTRACE_SEIZE, which neither stops
  * it nor sends it anything: the program and its parent see no difference (but TracerPid in
- * /proc/PID/status). An exec stops until the session has probed the new program; with
+ * /proc/PID/status); with AT_FOLLOW_EXECS only the threads there at the seize, so that a
+ * thread's creation never waits for the session. An exec stops until the session has probed
+ * the new program; with
  * AT_FOLLOW_TREE a new process (fork, vfork, clone, posix_spawn) starts in a ptrace stop and runs
  * only once the session has taken it in, so its first allocation is seen. Every other stop is
  * passed on at once: a signal is delivered as it was sent, a group-stop (SIGSTOP, SIGTSTP...)
@@ -15,7 +17,10 @@
 #include <sys/types.h>
 
 enum at_follow_scope {
-	AT_FOLLOW_EXECS = 0, /* the seized processes and the programs they execute */
+	AT_FOLLOW_EXECS = 0, /* the programs the seized threads execute; a thread created later is
+			      * not traced and never stops */
+	AT_FOLLOW_THREADS,   /* and every thread created later (a thread held for --stacks needs
+			      * its tracer): each creation stops until the daemon takes it in */
 	AT_FOLLOW_TREE,      /* and every process they create, and theirs */
 };
 
@@ -66,6 +71,10 @@ unsigned at_follow_reap(struct at_follow *f, unsigned max);
  * about to receive; processes created meanwhile are let go too. Gives up after timeout_ms
  * (the kernel detaches what remains when the daemon exits). */
 void at_follow_detach_all(struct at_follow *f, unsigned timeout_ms);
+
+/* Threads and processes a tracee created whose first stop has not come yet (not taken in:
+ * the trace must not end before them). */
+unsigned at_follow_expected(const struct at_follow *f);
 
 /* The PTRACE_O_* options the tracees of a scope are seized with. */
 unsigned long at_follow_options(enum at_follow_scope scope);

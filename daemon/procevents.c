@@ -100,6 +100,7 @@ int at_procevents_read(struct at_procevents *pe,
 			memcpy(&ev, m->data, m->len < sizeof(ev) ? m->len : sizeof(ev));
 			if (!decode(&ev, &e))
 				continue;
+			e.time_ns = ev.timestamp_ns;
 			fn(arg, &e);
 			events++;
 		}

@@ -20,6 +20,7 @@ struct at_procevent {
 	pid_t tid;    /* the thread */
 	pid_t parent; /* FORK: the creating process */
 	int status;   /* EXIT */
+	uint64_t time_ns; /* when it happened (CLOCK_MONOTONIC) */
 };
 
 struct at_procevents {

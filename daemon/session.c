@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +40,50 @@ static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_lis
 	return 0;
 }
 
+/* Counts pid as seen; 1 if it was not (a process new to the session, or one that took the
+ * number of an ended one). */
+static int see(struct at_session *d, uint32_t pid)
+{
+	if (!at_pidset_add(&d->seen, pid))
+		return 0;
+	d->processes_seen++;
+	return 1;
+}
+
+/* The ended processes whose end comes before number seq in the output leave seen and
+ * written. */
+static void depart_before(struct at_session *d, uint64_t seq)
+{
+	unsigned n = 0;
+
+	while (n < d->ndepartures && d->departures[n].seq <= seq) {
+		/* at_pidset_remove ignores pid 0: a departure taken back */
+		at_pidset_remove(&d->seen, d->departures[n].pid);
+		at_pidset_remove(&d->written, d->departures[n].pid);
+		n++;
+	}
+	if (n == 0)
+		return;
+	d->ndepartures -= n;
+	memmove(d->departures, d->departures + n, d->ndepartures * sizeof(*d->departures));
+}
+
+void at_session_depart(struct at_session *d, pid_t pid)
+{
+	if (d->ndepartures == d->departures_cap) {
+		unsigned cap = d->departures_cap ? d->departures_cap * 2 : 64;
+		struct at_departure *p = realloc(d->departures, cap * sizeof(*p));
+		if (!p) { /* it leaves at once: a late event of it may count it again */
+			at_pidset_remove(&d->seen, (uint32_t)pid);
+			at_pidset_remove(&d->written, (uint32_t)pid);
+			return;
+		}
+		d->departures = p;
+		d->departures_cap = cap;
+	}
+	d->departures[d->ndepartures++] = (struct at_departure){ (uint32_t)pid, at_session_seq(d) };
+}
+
 /* Reorder output: one record in causal order, to the sink, after the process changes that
  * happened before it. */
 static void write_record(void *arg, const struct at_record *rec)
@@ -47,8 +92,9 @@ static void write_record(void *arg, const struct at_record *rec)
 	struct at_event ev;
 
 	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
+	depart_before(d, rec->seq);
 	at_pidset_add(&d->written, ev.pid);
-	if (at_pidset_add(&d->seen, ev.pid)) {
+	if (see(d, ev.pid)) {
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
 		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
 			at_stacks_scan(&d->stacks, (pid_t)ev.pid); /* --all: found by its events */
@@ -68,11 +114,14 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* SIGUSR1: a "PID PID jemalloc_stats()" event for every process seen. */
+/* SIGUSR1: a "PID PID jemalloc_stats()" event for every process seen that had not ended when
+ * the signal came. */
 static void write_stats_markers(void *arg)
 {
 	struct at_session *d = arg;
 	struct at_event ev = { .func = AT_JEMALLOC_STATS };
+
+	depart_before(d, d->reorder.next);
 
 	for (uint32_t i = 0; i < AT_PIDSET_CAPACITY; i++) {
 		if (!d->seen.slots[i])
@@ -124,21 +173,54 @@ void at_session_remove_target(struct at_session *d, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
 
-	if (!d->opt.all)
-		bpf_map_delete_elem(bpf_map__fd(d->skel->maps.targets), &key);
+	bpf_map_delete_elem(bpf_map__fd(d->skel->maps.targets), &key);
 }
 
-int at_session_add_target(struct at_session *d, pid_t pid)
+int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)
 {
 	uint32_t key = (uint32_t)pid;
-	uint8_t one = 1;
 
-	at_pidset_add(&d->seen, key);
-	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &one, BPF_ANY) < 0) {
+	for (unsigned i = 0; i < d->ndepartures; i++) /* an ended process's number, taken again */
+		if (d->departures[i].pid == key)
+			d->departures[i].pid = 0;
+	see(d, key);
+	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &allocator, BPF_ANY) <
+	    0) {
 		at_error("cannot add pid %d to the BPF target map: %s", (int)pid, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (object == 0 || object > d->nobjects)
+		return;
+	object = AT_TARGET(object, d->objects[object - 1].funcs);
+
+	/* in --all the process may not be in the map yet: it is added (and goes at its end) */
+	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0)
+		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+}
+
+void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
+{
+	uint32_t key = (uint32_t)pid, object = at_session_allocator(d, parent);
+
+	if (object &&
+	    bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0)
+		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t at_session_allocator(const struct at_session *d, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, object = 0;
+
+	if (pid <= 0 || bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.targets), &key, &object) < 0)
+		return 0;
+	return object;
 }
 
 /* The number of per-thread state slots: AT_THREAD_SLOTS, or ALLOCTAP_THREAD_SLOTS from the
@@ -230,6 +312,7 @@ int at_session_open(struct at_session *d)
 	d->child.go_fd = -1;
 	d->events.fd = -1;
 	if (at_pidset_init(&d->seen) < 0 || at_pidset_init(&d->written) < 0 ||
+	    at_pidset_init(&d->loading) < 0 ||
 	    at_processes_init(&d->procs, d->opt.format == AT_SINK_ATZ) < 0 ||
 	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
@@ -282,6 +365,8 @@ static int targets_gone(struct at_session *d)
 {
 	if (d->opt.all || d->procs.count)
 		return 0;
+	if (d->following && at_follow_expected(&d->follow))
+		return 0; /* a process just created, not taken in yet */
 	return d->opt.npids || d->child_done || d->child.pid <= 0;
 }
 
@@ -309,6 +394,7 @@ static int tick(struct at_session *d)
  * them). */
 static void take_rss(struct at_session *d)
 {
+	depart_before(d, d->reorder.next);
 	if (d->opt.format == AT_SINK_ATZ)
 		d->rss_records += at_rss_sample(&d->written, d->pagesize, &d->sink);
 	d->last_rss_ms = at_now_ms();
@@ -412,7 +498,7 @@ static void print_summary(struct at_session *d)
 	at_sink_stats(&d->sink, &st);
 	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %u processes seen\n",
 		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
-		     d->seen.count);
+		     d->processes_seen);
 	DISPLAYLEVEL(3, "%s: %llu numbers missing, %llu late records, %llu ring reservations "
 		     "failed, %llu calls without per-thread state\n", at_program_name,
 		     (unsigned long long)d->reorder.missing, (unsigned long long)d->reorder.late,
@@ -427,6 +513,10 @@ static void print_summary(struct at_session *d)
 			     "are missing%s\n", at_program_name,
 			     (unsigned long long)d->late_processes,
 			     d->events.overflows ? "; process events were lost too" : "");
+	if (d->unchecked)
+		DISPLAYLEVEL(2, "%s: %llu programs ended before their allocator could be looked "
+			     "at: their calls are missing if it was not probed already\n",
+			     at_program_name, (unsigned long long)d->unchecked);
 	if (d->unprobed)
 		DISPLAYLEVEL(2, "%s: %llu programs whose allocator could not be probed\n",
 			     at_program_name, (unsigned long long)d->unprobed);
@@ -442,6 +532,7 @@ int at_session_finish(struct at_session *d, int rc)
 	 * processes go (they run on untraced), detach, and write out everything the ring buffer
 	 * and the reorder window still hold */
 	at_window_close(d->skel, d->ring, AT_WINDOW_WAIT_MS);
+	at_targets_stop_loading(d);
 	if (d->following) {
 		at_follow_detach_all(&d->follow, 2000);
 		reap_child(d);
@@ -484,6 +575,9 @@ int at_session_close(struct at_session *d, int status)
 	at_reorder_free(&d->reorder);
 	at_pidset_free(&d->seen);
 	at_pidset_free(&d->written);
+	free(d->departures);
+	d->departures = NULL;
+	at_pidset_free(&d->loading);
 	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
 		at_error("cannot write to %s: %s", at_sink_name(&d->sink),
 			 strerror(at_sink_error(&d->sink)));

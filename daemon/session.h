@@ -40,6 +40,13 @@ struct at_session_options {
 				     * --pid's with --follow */
 };
 
+/* A process that has ended, with the event counter when the daemon learnt of it: every event
+ * of its own is numbered below. */
+struct at_departure {
+	uint32_t pid;
+	uint64_t seq;
+};
+
 /* Everything a running daemon holds. */
 struct at_session {
 	struct at_session_options opt;
@@ -50,12 +57,25 @@ struct at_session {
 	struct at_sink sink;
 	struct at_lost lost;
 	struct at_stacks stacks;    /* --stacks */
-	struct at_pidset seen;      /* processes seen, for the summary, SIGUSR1 and RSS records */
-	struct at_pidset written;   /* processes with an event written: RSS is sampled from then
-				     * on (before, a launched child is still the daemon's copy) */
+	struct at_pidset seen;      /* processes seen and not ended: SIGUSR1's markers */
+	struct at_pidset written;   /* of those, the ones with an event written: RSS is sampled
+				     * from then on (before, a launched child is still the
+				     * daemon's copy) */
+	uint32_t processes_seen;    /* every process ever in seen, for the summary */
+	struct at_departure *departures; /* ended processes that leave seen and written once the
+					  * output reaches their end: oldest first */
+	unsigned ndepartures, departures_cap;
 	uint64_t last_rss_ms;       /* when RSS was last sampled (rss.h) */
 	uint64_t rss_records;
 	struct at_probed probed;    /* the files probed, and for which process */
+	struct {
+		uint64_t dev, inode;
+		uint32_t funcs;     /* the functions probed in it (at_attach_object) */
+		uint64_t probed_ns; /* when its probes first went in (CLOCK_MONOTONIC) */
+	} objects[AT_PROBED_MAX];   /* the files probed: a file's id is its index + 1 */
+	unsigned nobjects;
+	struct at_probed loaders;   /* the dynamic loaders whose _dl_debug_state is probed */
+	struct at_pidset loading;   /* processes held at exec whose libraries are being mapped */
 	struct at_processes procs;  /* the processes traced now, and their change records */
 	struct at_follow follow;    /* ptrace, once a process is followed */
 	int following;              /* follow is set up */
@@ -65,6 +85,8 @@ struct at_session {
 				     * programs are picked up after their first calls */
 	uint64_t late_processes;    /* processes and programs picked up late */
 	uint64_t unprobed;          /* programs whose allocator could not be probed */
+	uint64_t unchecked;         /* --all: programs that ended before their allocator could be
+				     * looked at (their calls may be missing) */
 	struct at_launch child;
 	int child_status;
 	int child_done;
@@ -90,10 +112,22 @@ int at_session_finish(struct at_session *d, int rc);
  * the exit status. */
 int at_session_close(struct at_session *d, int status);
 
-/* Marks pid as a target in the BPF program. 0, or -1 after a message. */
-int at_session_add_target(struct at_session *d, pid_t pid);
+/* Marks pid as a target in the BPF program, with allocator the id of its allocator (0: not
+ * known yet). 0, or -1 after a message. */
+int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator);
+/* Makes object (an id of the session's objects) pid's allocator in the BPF program: the probes
+ * of other objects do not record pid's calls once the program checks (allocator_check). */
+void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object);
+/* --all: pid, a new process, has its parent's allocator (fork keeps the mappings). */
+void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent);
+/* pid's allocator in the BPF program (AT_TARGET of bpf/alloctap.h), 0 when it has none. */
+uint32_t at_session_allocator(const struct at_session *d, pid_t pid);
 /* Unmarks pid (it has ended: its number may come back as another process). */
 void at_session_remove_target(struct at_session *d, pid_t pid);
+/* pid has ended: it leaves the processes seen and written once the output has written every
+ * event numbered below the counter now (at_session_seq), so that nothing of it is sampled or
+ * marked again, and a process that takes its number later is a new one. */
+void at_session_depart(struct at_session *d, pid_t pid);
 /* The BPF event counter now: every event numbered below it has happened. */
 uint64_t at_session_seq(const struct at_session *d);
 

@@ -8,11 +8,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alloctap.h"
+#include "alloctap.skel.h"
+
 #include "discover.h"
 #include "display.h"
 #include "libcs.h"
 #include "caps.h"
 #include "liveness.h"
+#include "prim.h"
 #include "procfs.h"
 #include "procmaps.h"
 #include "session.h"
@@ -32,6 +39,23 @@ int at_targets_bound(const struct at_session *d)
 	return !d->opt.follow && !d->opt.all;
 }
 
+/* The session's id of the file (1 to AT_PROBED_MAX), given now if it has none; 0 when the table
+ * is full. Once two files have ids, a process may map both: the BPF program then records a
+ * process's calls only at its allocator's probes. */
+static uint32_t object_id(struct at_session *d, uint64_t dev, uint64_t inode)
+{
+	for (unsigned i = 0; i < d->nobjects; i++)
+		if (d->objects[i].dev == dev && d->objects[i].inode == inode)
+			return i + 1;
+	if (d->nobjects == AT_PROBED_MAX)
+		return 0;
+	d->objects[d->nobjects].dev = dev;
+	d->objects[d->nobjects].inode = inode;
+	if (++d->nobjects == 2)
+		d->skel->bss->allocator_check = 1;
+	return d->nobjects;
+}
+
 int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *why,
 		     size_t whylen)
 {
@@ -42,17 +66,25 @@ int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *wh
 		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (at_probed_has(&d->probed, st.st_dev, st.st_ino, scope))
-		return 0;
-	if (d->probed.n == AT_PROBED_MAX) {
-		snprintf(why, whylen, "cannot probe %s: %d objects are probed already", path,
-			 AT_PROBED_MAX);
-		return -1;
+	uint32_t object = object_id(d, st.st_dev, st.st_ino);
+	int rc = 0;
+	if (!at_probed_has(&d->probed, st.st_dev, st.st_ino, scope)) {
+		if (d->probed.n == AT_PROBED_MAX || object == 0) {
+			snprintf(why, whylen, "cannot probe %s: %d objects are probed already",
+				 path, AT_PROBED_MAX);
+			return -1;
+		}
+		if (at_attach_object(d->skel, &d->probes, path, scope, object,
+				     &d->objects[object - 1].funcs, why, whylen) < 0)
+			return -1;
+		at_probed_add(&d->probed, st.st_dev, st.st_ino, scope);
+		if (!d->objects[object - 1].probed_ns)
+			d->objects[object - 1].probed_ns = at_now_ns();
+		rc = 1;
 	}
-	if (at_attach_object(d->skel, &d->probes, path, scope, why, whylen) < 0)
-		return -1;
-	at_probed_add(&d->probed, st.st_dev, st.st_ino, scope);
-	return 1;
+	if (pid > 0)
+		at_session_set_allocator(d, pid, object);
+	return rc;
 }
 
 /* ---- following -------------------------------------------------------------------------- */
@@ -61,12 +93,30 @@ int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *wh
 static int take_in(struct at_session *d, pid_t pid, pid_t parent, unsigned flags,
 		   uint64_t time_ns)
 {
-	if (at_session_add_target(d, pid) < 0)
+	if (at_session_add_target(d, pid, at_session_allocator(d, parent)) < 0)
 		return -1;
 	at_processes_add(&d->procs, pid, parent);
 	at_processes_note(&d->procs, AT_ATZ_PROCESS_START, pid, parent, flags, 0, time_ns,
 			  at_session_seq(d));
 	return 0;
+}
+
+/* A program whose allocator could not be probed: counted, and said. */
+static void not_probed(struct at_session *d, pid_t pid, const char *why)
+{
+	d->unprobed++;
+	DISPLAYLEVEL(2, "%s: pid %d: %s: its calls are not recorded\n", at_program_name, (int)pid,
+		     why);
+}
+
+/* pid no longer waits for its dynamic loader. */
+static void loading_done(struct at_session *d, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (!at_pidset_remove(&d->loading, key))
+		return;
+	bpf_map_delete_elem(bpf_map__fd(d->skel->maps.loading), &key);
 }
 
 /* A traced process has ended: its target goes, its end is recorded. */
@@ -78,43 +128,142 @@ static void ended(void *arg, pid_t pid, int status)
 		d->child_done = 1;
 		d->child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
+	at_session_depart(d, pid);
+	at_session_remove_target(d, pid); /* --all: its allocator's id */
 	if (!at_processes_has(&d->procs, pid))
 		return;
+	if (at_pidset_has(&d->loading, (uint32_t)pid)) {
+		loading_done(d, pid);
+		not_probed(d, pid, "ended before its dynamic loader had mapped its libraries");
+	}
 	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXIT, pid, 0, 0, (uint64_t)status, 0,
 			  at_session_seq(d));
 	at_processes_remove(&d->procs, pid);
 	at_stacks_forget(&d->stacks, pid);
-	at_session_remove_target(d, pid);
 }
 
-/* A traced process runs a new program: its allocator is probed before it goes on. */
-static void executed(void *arg, pid_t pid, pid_t former_tid)
+/* Probes obj, the allocator of pid's new program. */
+static void probe_program(struct at_session *d, pid_t pid, const char *obj)
 {
-	struct at_session *d = arg;
+	char why[512];
+	int rc = at_targets_probe(d, obj, pid, why, sizeof(why));
+
+	if (rc < 0)
+		not_probed(d, pid, why);
+	else if (rc > 0)
+		DISPLAYLEVEL(3, "%s: pid %d executed a new program: probing %s\n", at_program_name,
+			     (int)pid, obj);
+}
+
+void at_targets_stop_loading(struct at_session *d)
+{
+	/* a removal may move a later pid back into slot i: it is taken there too */
+	for (uint32_t i = 0; d->loading.slots && i < AT_PIDSET_CAPACITY; i++)
+		while (d->loading.slots[i])
+			loading_done(d, (pid_t)d->loading.slots[i]);
+}
+
+/* pid, held at its exec stop, runs a program whose libraries its dynamic loader (at path
+ * loader) is about to map: it will be held again at the loader's _dl_debug_state, where what it
+ * maps tells its allocator. 0, or -1 with why. */
+static int await_libraries(struct at_session *d, pid_t pid, const char *loader, char *why,
+			   size_t whylen)
+{
+	pid_t scope = at_targets_bound(d) ? pid : -1;
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+	struct stat st;
+
+	if (stat(loader, &st) < 0) {
+		snprintf(why, whylen, "cannot read %s: %s", loader, strerror(errno));
+		return -1;
+	}
+	if (!at_probed_has(&d->loaders, st.st_dev, st.st_ino, scope)) {
+		if (d->loaders.n == AT_PROBED_MAX ||
+		    at_attach_loader(d->skel, &d->probes, loader, scope, why, whylen) < 0)
+			return -1;
+		at_probed_add(&d->loaders, st.st_dev, st.st_ino, scope);
+	}
+	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.loading), &key, &one, BPF_ANY) < 0) {
+		snprintf(why, whylen, "cannot add pid %d to the BPF loading map: %s", (int)pid,
+			 strerror(errno));
+		return -1;
+	}
+	at_pidset_add(&d->loading, key);
+	return 0;
+}
+
+/* pid is held at its dynamic loader's _dl_debug_state once its libraries are mapped (or, when
+ * the BPF program cannot read the loader's state, also before). Its allocator is found among
+ * what it maps and probed. */
+static void libraries_mapped(struct at_session *d, pid_t pid)
+{
 	char obj[4096], why[512];
+
+	if (at_discover_pid(pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
+		if (!at_discover_libraries_mapped(pid))
+			return; /* held before the libraries were mapped: the next call */
+		loading_done(d, pid);
+		not_probed(d, pid, why);
+		return;
+	}
+	loading_done(d, pid);
+	at_stacks_scan(&d->stacks, pid);
+	probe_program(d, pid, obj);
+}
+
+/* The allocator of pid's new program at its exec stop: the executable (0, its path in obj), or
+ * later, what its dynamic loader maps (1: held at the loader, await_libraries); a loader
+ * alloctapd cannot hold at gives the C library found by name (0). -1 with why. */
+static int allocator_at_exec_stop(struct at_session *d, pid_t pid, char *obj, size_t objlen,
+				  char *why, size_t whylen)
+{
+	char loader[4096];
+	int rc = at_discover_exec_stop(pid, obj, objlen, loader, sizeof(loader), why, whylen);
+
+	if (rc != 1)
+		return rc;
+	if (await_libraries(d, pid, loader, why, whylen) == 0)
+		return 1;
+	DISPLAYLEVEL(3, "%s: pid %d: %s: its C library is looked for by name\n", at_program_name,
+		     (int)pid, why);
+	return at_discover_exec(pid, obj, objlen, why, whylen);
+}
+
+/* A traced process runs a new program: its allocator is probed before its first call. held:
+ * the process waits at its exec stop (ptrace), so the allocator can be taken from what its
+ * dynamic loader maps; else (picked up late) it is found by name. */
+static void executed_program(struct at_session *d, pid_t pid, pid_t former_tid, int held)
+{
+	char obj[4096], why[4608];
 
 	if (!at_processes_has(&d->procs, pid))
 		return;
 	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, pid, 0, d->late ? AT_ATZ_PROCESS_LATE : 0,
 			  0, 0, at_session_seq(d));
-	if (former_tid != pid && !d->opt.follow)
-		at_probed_forget(&d->probed, pid); /* its probes went with the old leader thread */
+	if (former_tid != pid && !d->opt.follow) { /* its probes went with the old leader thread */
+		at_probed_forget(&d->probed, pid);
+		at_probed_forget(&d->loaders, pid);
+	}
+	loading_done(d, pid); /* an exec again before the last program's libraries were mapped */
 	at_stacks_scan(&d->stacks, pid); /* the new program and its dynamic loader */
+	int rc = 0;
 	if (d->opt.lib)
 		snprintf(obj, sizeof(obj), "%s", d->opt.lib);
-	else if (at_discover_exec(pid, obj, sizeof(obj), why, sizeof(why)) < 0)
-		goto failed;
-	int rc = at_targets_probe(d, obj, pid, why, sizeof(why));
-	if (rc < 0)
-		goto failed;
-	if (rc > 0)
-		DISPLAYLEVEL(3, "%s: pid %d executed a new program: probing %s\n", at_program_name,
-			     (int)pid, obj);
-	return;
-failed:
-	d->unprobed++;
-	DISPLAYLEVEL(2, "%s: pid %d: %s: its calls are not recorded\n", at_program_name, (int)pid,
-		     why);
+	else if (held)
+		rc = allocator_at_exec_stop(d, pid, obj, sizeof(obj), why, sizeof(why));
+	else
+		rc = at_discover_exec(pid, obj, sizeof(obj), why, sizeof(why));
+	if (rc == 0)
+		probe_program(d, pid, obj);
+	else if (rc < 0)
+		not_probed(d, pid, why);
+}
+
+/* A followed process executed a new program and waits at its exec stop. */
+static void executed(void *arg, pid_t pid, pid_t former_tid)
+{
+	executed_program(arg, pid, former_tid, 1);
 }
 
 /* A followed process created one: it is taken in while it waits at its first stop. */
@@ -128,13 +277,20 @@ static int started(void *arg, pid_t pid, pid_t parent)
 	return 0;
 }
 
-/* A followed thread is about to receive a signal: the BPF program's SIGCONT that holds a
- * thread whose stack met an object without a table is --stacks's own (stacks.h). */
+/* A followed thread is about to receive a signal: a SIGCONT of the BPF program is the
+ * session's own when it holds a process at its dynamic loader's _dl_debug_state (loading), or
+ * a thread whose stack met an object without a table (--stacks, stacks.h). */
 static int signalled(void *arg, pid_t tid, pid_t tgid, int sig)
 {
 	struct at_session *d = arg;
 
-	return sig == SIGCONT && at_stacks_hold(&d->stacks, tid, tgid);
+	if (sig != SIGCONT)
+		return 0;
+	if (at_pidset_has(&d->loading, (uint32_t)tgid)) {
+		libraries_mapped(d, tgid);
+		return 1;
+	}
+	return at_stacks_hold(&d->stacks, tid, tgid);
 }
 
 static const struct at_follow_calls follow_calls = { started, executed, ended, signalled };
@@ -153,12 +309,21 @@ static void follow_late(struct at_session *d, pid_t pid, const char *why)
 			     "and programs are not followed\n", at_program_name, strerror(errno));
 }
 
+/* What ptrace follows: new processes when the session follows them; else only the programs
+ * the traced threads execute, and new threads only when --stacks may hold them (a held thread
+ * needs its tracer). Nothing else stops: a thread's creation waits for the daemon only then. */
+static enum at_follow_scope follow_scope(const struct at_session *d)
+{
+	if (d->opt.follow)
+		return AT_FOLLOW_TREE;
+	return d->opt.stacks ? AT_FOLLOW_THREADS : AT_FOLLOW_EXECS;
+}
+
 /* Follows pid's execs, and its new processes when the session follows them. */
 static void follow(struct at_session *d, pid_t pid)
 {
 	if (!d->following) {
-		if (at_follow_init(&d->follow, d->opt.follow ? AT_FOLLOW_TREE : AT_FOLLOW_EXECS,
-				   &follow_calls, d) < 0) {
+		if (at_follow_init(&d->follow, follow_scope(d), &follow_calls, d) < 0) {
 			follow_late(d, pid, strerror(errno));
 			return;
 		}
@@ -170,6 +335,12 @@ static void follow(struct at_session *d, pid_t pid)
 	}
 	if (at_follow_seize(&d->follow, pid) < 0)
 		follow_late(d, pid, strerror(errno));
+	/* a program executed by a thread created later is picked up through process events */
+	if (d->following && d->follow.scope == AT_FOLLOW_EXECS && d->events.fd < 0 &&
+	    at_procevents_open(&d->events) < 0)
+		DISPLAYLEVEL(2, "%s: cannot listen to process events (%s): a program executed by a "
+			     "thread created after the attach is not followed\n", at_program_name,
+			     strerror(errno));
 	d->stacks.hold = d->following && !d->late; /* held threads need a tracer */
 }
 
@@ -179,12 +350,50 @@ void at_targets_reap(struct at_session *d)
 		at_sig_child = 1; /* more wait: the loop comes back at once */
 }
 
+/* --pid alone: whether traced process pid executed a program from a thread ptrace does not
+ * follow (created after the attach): no exec stop comes, and the new program runs untraced. */
+static int untraced_exec(struct at_session *d, pid_t pid)
+{
+	return d->following && d->follow.scope == AT_FOLLOW_EXECS &&
+	       at_processes_has(&d->procs, pid) &&
+	       at_proc_status_field(pid, "TracerPid") != (long)getpid();
+}
+
+/* --all: a program was executed (event e, read after the fact): its allocator, found from what
+ * it maps once its libraries are mapped (else by name), is probed if it is new. A program that
+ * ran before its allocator's probes went in (probed now, or a moment ago for another process)
+ * is counted as picked up late; one that ended before it could be looked at, as unchecked:
+ * either may have calls missing. */
+static void all_executed(struct at_session *d, const struct at_procevent *e)
+{
+	char obj[4096], why[4608];
+
+	if (at_discover_pid(e->pid, obj, sizeof(obj), why, sizeof(why)) < 0 &&
+	    at_discover_exec(e->pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
+		if (at_process_state(e->pid) != AT_PROCESS_RUNNING) /* gone, or a zombie */
+			d->unchecked++;
+		else
+			not_probed(d, e->pid, why);
+		return;
+	}
+	int rc = at_targets_probe(d, obj, e->pid, why, sizeof(why));
+	if (rc < 0) {
+		not_probed(d, e->pid, why);
+		return;
+	}
+	if (rc > 0)
+		DISPLAYLEVEL(3, "%s: pid %d executed a new program: probing %s\n", at_program_name,
+			     (int)e->pid, obj);
+	uint32_t object = AT_TARGET_OBJECT(at_session_allocator(d, e->pid));
+	if (object && d->objects[object - 1].probed_ns > e->time_ns)
+		d->late_processes++;
+}
+
 /* One connector event: a process or program picked up late, or (--all) a program whose
  * allocator may be new. */
 static void on_procevent(void *arg, const struct at_procevent *e)
 {
 	struct at_session *d = arg;
-	char obj[4096], why[512];
 
 	if (e->pid == getpid())
 		return;
@@ -193,6 +402,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 		if (e->pid != e->tid || at_processes_has(&d->procs, e->pid))
 			break;
 		if (d->opt.all) {
+			at_session_inherit_allocator(d, e->pid, e->parent);
 			at_processes_add(&d->procs, e->pid, e->parent);
 			at_stacks_scan(&d->stacks, e->pid);
 			at_processes_note(&d->procs, AT_ATZ_PROCESS_START, e->pid, e->parent, 0, 0, 0,
@@ -208,20 +418,15 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 			at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, e->pid, 0, 0, 0, 0,
 					  at_session_seq(d));
 			at_stacks_scan(&d->stacks, e->pid); /* the new program's mappings */
-			if (d->opt.lib || at_discover_exec(e->pid, obj, sizeof(obj), why,
-							   sizeof(why)) < 0)
-				break;
-			int rc = at_targets_probe(d, obj, e->pid, why, sizeof(why));
-			if (rc > 0) {
-				d->late_processes++;
-				DISPLAYLEVEL(3, "%s: pid %d executed a new program: probing %s\n",
-					     at_program_name, (int)e->pid, obj);
-			} else if (rc < 0) {
-				d->unprobed++;
-			}
+			if (!d->opt.lib)
+				all_executed(d, e);
 		} else if (d->late && at_processes_has(&d->procs, e->pid)) {
 			d->late_processes++;
-			executed(d, e->pid, e->pid);
+			executed_program(d, e->pid, e->pid, 0);
+		} else if (untraced_exec(d, e->pid)) {
+			d->late_processes++;
+			executed_program(d, e->pid, e->pid, 0);
+			at_follow_seize(&d->follow, e->pid); /* its next exec is held */
 		}
 		break;
 	case AT_PROCEVENT_EXIT:
@@ -397,15 +602,15 @@ static int attach_all(struct at_session *d)
 	return 0;
 }
 
-/* Probes the held child; on failure it is made to exit without exec. 0, or -1 after a
- * message. */
+/* Takes in the held child and probes obj for it (NULL: nothing yet, its exec stop will);
+ * on failure it is made to exit without exec. 0, or -1 after a message. */
 static int probe_child(struct at_session *d, const char *obj)
 {
 	char why[512];
 
 	if (take_in(d, d->child.pid, getpid(), 0, 0) < 0)
 		goto abort;
-	if (at_targets_probe(d, obj, d->child.pid, why, sizeof(why)) < 0) {
+	if (obj && at_targets_probe(d, obj, d->child.pid, why, sizeof(why)) < 0) {
 		at_error("%s%s", why, attach_hint());
 		goto abort;
 	}
@@ -419,7 +624,10 @@ abort:
 	return -1;
 }
 
-/* Launch: fork the held child, follow it, probe it, let it exec. */
+/* Launch: fork the held child, follow it, probe it, let it exec. The allocator of a child held
+ * by ptrace is found at its exec stop, among what its dynamic loader maps (LD_LIBRARY_PATH,
+ * RUNPATH, the loader's cache, all as the loader resolves them); without ptrace it is found
+ * before the fork, by name. */
 static int attach_launch(struct at_session *d)
 {
 	char path[4096], obj[4096], why[512];
@@ -443,10 +651,11 @@ static int attach_launch(struct at_session *d)
 		return -1;
 	}
 	follow(d, d->child.pid);
-	if (probe_child(d, obj) < 0)
+	int at_exec = d->following && !d->late && !d->opt.lib;
+	if (probe_child(d, at_exec ? NULL : obj) < 0)
 		return -1;
 	DISPLAYLEVEL(3, "%s: launched %s as pid %d, probing %s\n", at_program_name, path,
-		     (int)d->child.pid, obj);
+		     (int)d->child.pid, at_exec ? "its allocator at its exec" : obj);
 	at_window_open(d->skel, 0); /* it has not run yet: recording from its first call */
 	DISPLAYLEVEL(3, "%s: recording\n", at_program_name);
 	if (at_launch_release(&d->child) < 0) {

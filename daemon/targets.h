@@ -20,9 +20,15 @@ int at_targets_bound(const struct at_session *d);
 
 /* Probes the object at path for pid in the session's scope: for every process when the
  * session follows new processes or traces them all, else for pid alone; nothing if that file is
- * probed in that scope already. 0, or -1 with a reason in why. */
+ * probed in that scope already. It becomes pid's allocator (pid > 0): the only object whose
+ * probes record pid's calls. 1 when probes went in, 0 when they were there, or -1 with a reason
+ * in why. */
 int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *why,
 		     size_t whylen);
+
+/* No process is held at its dynamic loader any more (before the processes are let go: a
+ * SIGCONT of the BPF program would then reach the program). */
+void at_targets_stop_loading(struct at_session *d);
 
 /* Handles the wait statuses of the followed processes (ptrace stops and exits). */
 void at_targets_reap(struct at_session *d);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Defects on alloctapd's attach path, each with the case that showed it: a pid given twice, a
 # chrooted target, LD_PRELOAD after 64 KiB of environment, --lib naming an object the target
-# does not map, and glibc's aligned_alloc written as memalign.
+# does not map, glibc's aligned_alloc written as memalign, a bind-mounted C library in a mount
+# namespace of its own, and a C library from LD_LIBRARY_PATH.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -83,4 +84,27 @@ check "glibc's aligned_alloc(256,512) is written memalign(256,512)" \
 	bash -c "grep -q ' memalign(256,512)=' $T/aligned.log && ! grep -q aligned_alloc $T/aligned.log"
 check "--help says that glibc's aligned_alloc lines are memalign lines" \
 	bash -c "'$D' --help | tr '\n' ' ' | grep -q \"glibc's aligned_alloc and memalign *are one function: a program using glibc gets memalign lines for both\""
+# 6. A program in a mount namespace of its own whose C library is a bind-mounted copy: its
+# allocator is what it maps (the copy), not the file its path names in the daemon's namespace.
+LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+cp "$LIBC" "$T/libc-copy.so.6"
+"$D" -v -o "$T/mntns.log" -- unshare -m sh -c "mount --bind '$T/libc-copy.so.6' '$LIBC' &&
+	exec '$FX/alloc_sequence' '$T/mntns.exp' --threads 0" 2>"$T/mntns.err"
+rc=$?
+check "bind-mounted libc in its own mount namespace: status 0, the copy probed" \
+	bash -c "test $rc -eq 0 && grep -q 'executed a new program: probing .*$LIBC\$' $T/mntns.err"
+check "bind-mounted libc in its own mount namespace: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/mntns.exp $T/mntns.log"
+
+# 7. A launched program whose C library comes from LD_LIBRARY_PATH: the one the loader maps is
+# probed, and the calls are recorded.
+mkdir -p "$T/altlib"
+cp "$LIBC" "$T/altlib/libc.so.6"
+LD_LIBRARY_PATH=$T/altlib "$D" -v -o "$T/llp.log" -- "$FX/alloc_sequence" "$T/llp.exp" \
+	--threads 0 2>"$T/llp.err"
+rc=$?
+check "libc from LD_LIBRARY_PATH: status 0, that copy probed" \
+	bash -c "test $rc -eq 0 && grep -q 'executed a new program: probing .*$T/altlib/libc.so.6\$' $T/llp.err"
+check "libc from LD_LIBRARY_PATH: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/llp.exp $T/llp.log"
 finish

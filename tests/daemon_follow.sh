@@ -5,12 +5,15 @@
 # and the log must hold them exactly, per pid and thread, in launch mode and with
 # --pid P --follow. Also: --no-follow, the process records of a binary trace, an exec
 # followed in attach mode, job control through the tracer, --all picking up a new
-# allocator, and a process that cannot be ptraced.
+# allocator, a process that cannot be ptraced, a preload that forwards free to the C library,
+# --all counting every program whose calls may be missing, and ended processes leaving the set
+# of processes seen.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
 need_bpf "$D"
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+MD=/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0
 [ -e "$JE" ] || { fail "jemalloc is installed" "libjemalloc2 is missing (make deps)"; finish; }
 
 # tree_exact NAME DIR LOG: every process of the tree ended well and its lines are in LOG
@@ -45,7 +48,7 @@ check "launch: the root, its fork child and its vfork+exec child from their firs
 check "launch: the static program's own malloc is probed when it executes" \
 	grep -q "pid ${pids[3]} executed a new program: probing $FX/proc_tree_static\$" "$T/launch.err"
 check "launch: the preloaded jemalloc is probed when its process executes" \
-	grep -q "pid ${pids[4]} executed a new program: probing $JE\$" "$T/launch.err"
+	grep -q "pid ${pids[4]} executed a new program: probing .*$JE\$" "$T/launch.err"
 check "launch: 5 processes seen, nothing lost" \
 	grep -qE '^alloctapd: [0-9]+ events written, 0 events lost, 5 processes seen$' "$T/launch.err"
 
@@ -135,7 +138,7 @@ wait "$fx"
 wait "$dm"
 rc=$?
 check "--pid, exec: status 0, jemalloc probed at the exec" \
-	bash -c "test $rc -eq 0 && grep -q 'pid $fx executed a new program: probing $JE\$' $T/exec.err"
+	bash -c "test $rc -eq 0 && grep -q 'pid $fx executed a new program: probing .*$JE\$' $T/exec.err"
 check "--pid, exec: the new program's sequence matches exactly" \
 	bash -c "T=$T; compare_bracketed $T/exec.exp $T/exec.log"
 
@@ -187,9 +190,23 @@ if wait_for "$T/all.err" "alloctapd: recording" 20; then
 	LD_PRELOAD=$JE "$FX/alloc_sequence" "$T/allje.exp" --no-extras --threads 0 \
 		--wait "$T/allje.ready" &
 	fx2=$!
-	wait_for "$T/allje.ready" . 10 && wait_for "$T/all.err" "probing $JE\$" 10
+	wait_for "$T/allje.ready" . 10 && wait_for "$T/all.err" "probing .*$JE\$" 10
 	kill -USR1 "$fx2"
 	wait "$fx2"
+	# a preload that forwards free to the C library's: each free once, at its own probe
+	LD_PRELOAD=$MD "$FX/alloc_sequence" "$T/allmd.exp" --threads 0 --wait "$T/allmd.ready" &
+	fx4=$!
+	wait_for "$T/allmd.ready" . 10 && wait_for "$T/all.err" "probing .*libc_malloc_debug.so.0\$" 10
+	kill -USR1 "$fx4"
+	wait "$fx4"
+	# ... and the fork child of such a process, which the daemon hears of after its calls
+	mkdir "$T/allmdt"
+	LD_PRELOAD=$MD "$FX/proc_tree" "$T/allmdt" --wait "$T/allmdt.ready" >/dev/null &
+	fx5=$!
+	wait_for "$T/allmdt.ready" . 10 && wait_for "$T/all.err" "probing .*libc_malloc_debug.so.0\$" 10
+	sleep 0.5
+	kill -USR1 "$fx5"
+	wait "$fx5"
 	# a chrooted program with its own copy of the C library, as a container's
 	CH=$T/chroot
 	mkdir -p "$CH/tmp"
@@ -200,7 +217,7 @@ if wait_for "$T/all.err" "alloctapd: recording" 20; then
 	done
 	chroot "$CH" /alloc_sequence /tmp/exp --threads 0 --wait /tmp/ready &
 	fx3=$!
-	wait_for "$CH/tmp/ready" . 10 && wait_for "$T/all.err" "probing /proc/.*/root/.*libc.so.6\$" 10
+	wait_for "$CH/tmp/ready" . 10 && wait_for "$T/all.err" "probing $CH/.*libc.so.6\$" 10
 	kill -USR1 "$(cat "$CH/tmp/ready")"
 	wait "$fx3"
 	sleep 0.5
@@ -212,6 +229,11 @@ if wait_for "$T/all.err" "alloctapd: recording" 20; then
 		bash -c "T=$T; compare_bracketed $T/all/$fx.exp $T/all.log"
 	check "--all: the jemalloc program started later is probed and traced exactly" \
 		bash -c "T=$T; compare_bracketed $T/allje.exp $T/all.log"
+	check "--all: a free-forwarding preload started later: the sequence exactly, each free once" \
+		bash -c "T=$T; compare_bracketed $T/allmd.exp $T/all.log"
+	mdt=($(cat "$T/allmdt/tree.pids" 2>/dev/null))
+	check "--all: the fork child of a free-forwarding preload's process: each free once" \
+		bash -c "T=$T; compare_bracketed $T/allmdt/${mdt[1]}.exp $T/all.log"
 	check "--all: the summary counts the programs picked up late" \
 		grep -qE '^alloctapd: [0-9]+ processes and programs picked up late' "$T/all.err"
 else
@@ -219,6 +241,57 @@ else
 	wait "$dm"
 	fail "--all: attached" "$(cat "$T/all.err")"
 fi
+
+# 9. A tree of glibc processes (env) and a program with a preload that forwards free to the C
+# library's (glibc's malloc debugging library): both files are probed for every process, but
+# each call is recorded once, at the probe of its process's allocator.
+"$D" -v -o "$T/md.log" -- env LD_PRELOAD="$MD" "$FX/alloc_sequence" "$T/md.exp" --threads 0 \
+	2>"$T/md.err"
+rc=$?
+check "launch, free-forwarding preload in a glibc tree: status 0, both objects probed" \
+	bash -c "test $rc -eq 0 && grep -q 'probing .*libc_malloc_debug.so.0\$' $T/md.err &&
+		 grep -q 'probing .*/libc.so.6\$' $T/md.err"
+check "launch, free-forwarding preload in a glibc tree: the sequence exactly, each free once" \
+	bash -c "T=$T; compare_bracketed $T/md.exp $T/md.log"
+
+# 10. --all: eight programs with jemalloc preloaded (not probed yet) start at once and make their
+# calls at once: a program whose calls may be missing (its allocator probed after it started,
+# for itself or another, or ended before it was looked at) is counted, none silently absent.
+"$D" --all -o "$T/burst.log" 2>"$T/burst.err" &
+dm=$!
+if wait_for "$T/burst.err" "tracing every process" 20; then
+	sleep 0.5
+	for i in 1 2 3 4 5 6 7 8; do
+		LD_PRELOAD=$JE "$FX/alloc_sequence" "$T/burst$i.exp" --no-extras --threads 0 &
+	done
+	wait $(jobs -p | grep -v "^$dm\$")
+	sleep 0.5
+	kill -INT "$dm"
+	wait "$dm"
+	missing=0
+	for i in 1 2 3 4 5 6 7 8; do
+		compare_bracketed "$T/burst$i.exp" "$T/burst.log" >/dev/null || missing=$((missing + 1))
+	done
+	counted=$(sed -n -e 's/^alloctapd: \([0-9]*\) processes and programs picked up late.*/\1/p' \
+		-e 's/^alloctapd: \([0-9]*\) programs ended before their allocator.*/\1/p' \
+		"$T/burst.err" | awk '{ n += $1 } END { print n + 0 }')
+	check "--all, eight jemalloc programs at once: every one with calls missing is counted ($missing missing, $counted counted)" \
+		test "$missing" -le "$counted"
+else
+	kill "$dm" 2>/dev/null
+	wait "$dm"
+	fail "--all burst: attached" "$(cat "$T/burst.err")"
+fi
+
+# 11. An ended process leaves the sets of processes seen: after 32 short children (seq, 30 true,
+# sleep) have ended, SIGUSR1 writes a marker for the one live process (the shell) alone, and the
+# summary still counts all 33.
+"$D" -o "$T/gone.log" -- sh -c 'for i in $(seq 30); do /bin/true; done; sleep 1
+	kill -USR1 $PPID; exec sleep 1' 2>"$T/gone.err"
+check "ended processes: SIGUSR1 marks the live process alone" \
+	bash -c "test \$(grep -c 'jemalloc_stats()' $T/gone.log) -eq 1"
+check "ended processes: the summary counts every process seen (33)" \
+	grep -qE '^alloctapd: [0-9]+ events written, 0 events lost, 33 processes seen$' "$T/gone.err"
 
 # 8. A process another tracer holds (strace) cannot be ptraced: said once, followed late
 # through process events, counted; its own lines still exact.

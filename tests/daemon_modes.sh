@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # alloctapd with the real BPF program in each mode (launch, attach, --all, four threads, a
-# static executable, a preloaded jemalloc): the fixtures' own expected lines must appear exactly.
+# static executable, a preloaded jemalloc): the fixtures' own expected lines must appear exactly;
+# and --pid alone does not make the target wait for the daemon.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -83,5 +84,30 @@ if [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
 		bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/je.exp $T/je.log"
 else
 	fail "jemalloc preload" "libjemalloc2 is not installed (make deps)"
+fi
+# 6. --pid alone stops nothing it does not need: with the daemon stopped (SIGSTOP, as Ctrl-Z
+# would), the target's thread creation does not wait for it; every thread's calls are still
+# recorded once it goes on.
+"$FX/thread_create_timer" "$T/tc.ready" "$T/tc.go" 2 >"$T/tc.out" &
+fx=$!
+if wait_for "$T/tc.ready" . 10; then
+	"$D" -v --pid "$fx" -o "$T/tc.log" 2>"$T/tc.err" &
+	dm=$!
+	wait_for "$T/tc.err" "recording" 10
+	kill -STOP "$dm"
+	touch "$T/tc.go"
+	sleep 1.5
+	kill -CONT "$dm"
+	wait "$fx"
+	wait "$dm"
+	rc=$?
+	read -r _ threads _ longest <"$T/tc.out"
+	check "--pid, daemon stopped for 1.5 s: pthread_create never waited for it (longest ${longest} ms)" \
+		test "$rc" -eq 0 -a "${longest:-9999}" -lt 500
+	check "--pid, daemon stopped: each of the $threads threads' malloc(64) recorded" \
+		test "$(grep -c "^$fx [0-9]* malloc(64)=" "$T/tc.log")" -eq "${threads:-0}"
+else
+	kill "$fx" 2>/dev/null
+	fail "--pid, daemon stopped: fixture ready" "no ready file after 10 s"
 fi
 finish

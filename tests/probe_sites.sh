@@ -81,18 +81,20 @@ for a in jemalloc tcmalloc mimalloc; do
 	# without pvalloc and reallocarray: these allocators do not define them, and glibc's
 	# versions are neither probed nor safe on their blocks
 	trace "$a" "$lib" "$FX/alloc_sequence" EXP --threads 0 --no-extras
+	# the object is named as the process maps it: the file a soname link points to
+	real=$(readlink -f "$lib")
 	check "$a: -v prints a site for malloc, free, calloc and realloc" \
-		bash -c "for f in malloc free calloc realloc; do grep -qE \"^alloctapd: probe \$f: $lib\+0x[0-9a-f]+, entry (and return probes|probe) at \+[0-9]+ \" '$T/$a.placed.err' || exit 1; done"
+		bash -c "for f in malloc free calloc realloc; do grep -qE \"^alloctapd: probe \$f: $real\+0x[0-9a-f]+, entry (and return probes|probe) at \+[0-9]+ \" '$T/$a.placed.err' || exit 1; done"
 done
 # Debian 12's jemalloc 5.3 starts malloc with "cmp $0x1000,%rdi; ja": the ja (+7) takes both
 # probes, and tcmalloc's malloc "mov, test, jne": the jne (+10).
-site_is jemalloc "$LIBDIR/libjemalloc.so.2" malloc 7 jcc
-site_is tcmalloc "$LIBDIR/libtcmalloc_minimal.so.4" malloc 10 jcc
+site_is jemalloc "$(readlink -f "$LIBDIR/libjemalloc.so.2")" malloc 7 jcc
+site_is tcmalloc "$(readlink -f "$LIBDIR/libtcmalloc_minimal.so.4")" malloc 10 jcc
 # mimalloc's malloc, calloc and realloc load the thread's heap into rdi first, after copying the
 # arguments elsewhere: the sites follow the copies, and the entry program reads the arguments
 # where they went (the sequence above matched exactly, sizes included).
-site_is mimalloc "$LIBDIR/libmimalloc.so.2" malloc 21 jcc
-site_is mimalloc "$LIBDIR/libmimalloc.so.2" calloc 18 jcc
+site_is mimalloc "$(readlink -f "$LIBDIR/libmimalloc.so.2")" malloc 21 jcc
+site_is mimalloc "$(readlink -f "$LIBDIR/libmimalloc.so.2")" calloc 18 jcc
 check "mimalloc: -v says where the arguments are" \
 	bash -c "grep -qE '^alloctapd: probe malloc: .*libmimalloc.so.2.*, arguments in rsi$' '$T/mimalloc.placed.err' &&
 		grep -qE '^alloctapd: probe calloc: .*libmimalloc.so.2.*, arguments in rax, rsi$' '$T/mimalloc.placed.err' &&

@@ -77,12 +77,17 @@ static void test_discover_launch(void **state)
 static void test_discover_self(void **state)
 {
 	(void)state;
-	char out[4096], why[256], prefix[64];
+	char out[4096], why[256], rooted[4200];
+	struct stat here, there;
 
+	/* the maps path names the mapped file in our namespace too: that path, no detour */
 	assert_int_equal(at_discover_pid(getpid(), out, sizeof(out), why, sizeof(why)), 0);
-	snprintf(prefix, sizeof(prefix), "/proc/%d/root/", (int)getpid());
-	assert_memory_equal(out, prefix, strlen(prefix));
+	assert_int_equal(strncmp(out, "/proc/", 6) != 0, 1);
 	assert_non_null(strstr(out, "libc.so.6"));
+	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)getpid(), out);
+	assert_int_equal(stat(out, &here), 0);
+	assert_int_equal(stat(rooted, &there), 0);
+	assert_true(here.st_dev == there.st_dev && here.st_ino == there.st_ino);
 	assert_int_equal(at_discover_pid(999999999, out, sizeof(out), why, sizeof(why)), -1);
 	assert_string_equal(why, "no process 999999999");
 }
@@ -224,6 +229,25 @@ static void test_mapped_path(void **state)
 	char want[1400];
 	snprintf(want, sizeof(want), "%s/42/root/lib/libx.so", proc);
 	assert_string_equal(out, want);
+	/* a path that names another file here (a bind mount over the C library in the process's
+	 * own mount namespace): the file under its root, the one it maps */
+	char shadow[1400];
+	snprintf(shadow, sizeof(shadow), "%s/etc", chroot_dir);
+	assert_int_equal(mkdir(shadow, 0755), 0);
+	snprintf(shadow, sizeof(shadow), "%s/etc/passwd", chroot_dir);
+	f = fopen(shadow, "w");
+	assert_non_null(f);
+	fputs("y", f);
+	fclose(f);
+	struct stat sh;
+	assert_int_equal(stat(shadow, &sh), 0);
+	snprintf(line, sizeof(line), "7f0000-7f1000 r-xp 00000000 %x:%x %llu    /etc/passwd",
+		 major(sh.st_dev), minor(sh.st_dev), (unsigned long long)sh.st_ino);
+	assert_int_equal(at_procmaps_parse_line(line, &e), 0);
+	assert_int_equal(at_mapped_path(proc, 42, &e, out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "%s/42/root/etc/passwd", proc);
+	assert_string_equal(out, want);
+	snprintf(want, sizeof(want), "%s/42/root/lib/libx.so", proc);
 	/* numbers that match nothing (an overlay): under root when it exists there */
 	snprintf(line, sizeof(line), "7f0000-7f1000 r-xp 00000000 00:01 1    /lib/libx.so");
 	assert_int_equal(at_procmaps_parse_line(line, &e), 0);

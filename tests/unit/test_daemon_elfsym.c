@@ -1,5 +1,6 @@
 /* test_daemon_elfsym.c: symbol lookup on small ELF files the test builds with cc (see
- * elf_fixtures.h): PIE, non-PIE, stripped (only .dynsym).
+ * elf_fixtures.h): PIE, non-PIE, stripped (only .dynsym); and the dynamic loader's data object
+ * _r_debug.
  * The truth for a file offset is the program itself: it finds its own functions in
  * /proc/self/maps and prints their file offsets. */
 #include <setjmp.h>
@@ -82,6 +83,25 @@ static void test_stripped_dynsym_only(void **state)
 	check_offsets("stripped", 0);
 }
 
+/* Data objects and functions are told apart: the dynamic loader's _r_debug is an object and
+ * _dl_debug_state a function (alloctapd reads the loader's state from one at the other). */
+static void test_find_object(void **state)
+{
+	(void)state;
+	struct at_elf e;
+	const char *why = NULL;
+	uint64_t object = 0, function = 0;
+
+	assert_int_equal(at_elf_open(&e, "/lib64/ld-linux-x86-64.so.2", &why), 0);
+	assert_int_equal(at_elf_find_object(&e, "_r_debug", &object), 1);
+	assert_int_equal(at_elf_find_function(&e, "_dl_debug_state", &function), 1);
+	assert_true(object != 0 && function != 0 && object != function);
+	assert_int_equal(at_elf_find_object(&e, "_dl_debug_state", &object), 0);
+	assert_int_equal(at_elf_find_function(&e, "_r_debug", &function), 0);
+	assert_int_equal(at_elf_find_object(&e, "no_such_object", &object), 0);
+	at_elf_close(&e);
+}
+
 static void test_not_elf(void **state)
 {
 	(void)state;
@@ -128,6 +148,7 @@ int main(void)
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_non_pie),
 		cmocka_unit_test(test_stripped_dynsym_only),
+		cmocka_unit_test(test_find_object),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_not_regular),
 	};

@@ -309,8 +309,9 @@ static int thread_exec_body(void)
 	return 2;
 }
 
-/* A thread other than the main one executes: the process keeps its pid, the thread's id goes,
- * and the new program's status is the process's. */
+/* A thread other than the main one executes (AT_FOLLOW_THREADS: threads created later are
+ * followed): the process keeps its pid, the thread's id goes, and the new program's status is
+ * the process's. */
 static void test_thread_exec(void **state)
 {
 	(void)state;
@@ -319,7 +320,7 @@ static void test_thread_exec(void **state)
 	int go;
 
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_EXECS, &calls, &s), 0);
+	assert_int_equal(at_follow_init(&f, AT_FOLLOW_THREADS, &calls, &s), 0);
 	pid_t child = start_held(thread_exec_body, &go);
 	assert_int_equal(at_follow_seize(&f, child), 0);
 	release(go);
@@ -329,6 +330,43 @@ static void test_thread_exec(void **state)
 	assert_true(s.former > 0 && s.former != child);
 	assert_int_equal(f.threads, 0);
 	assert_int_equal(f.processes, 0);
+	at_follow_free(&f);
+}
+
+static void *idle_thread(void *arg)
+{
+	return arg;
+}
+
+static int threads_body(void)
+{
+	for (int i = 0; i < 20; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, idle_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 1;
+	}
+	return 3;
+}
+
+/* AT_FOLLOW_EXECS: creating threads stops nothing (no clone event, no tracee for the new
+ * thread): the only wait status is the process's end. */
+static void test_execs_threads_do_not_stop(void **state)
+{
+	(void)state;
+	static struct seen s;
+	struct at_follow f;
+	int go;
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(at_follow_init(&f, AT_FOLLOW_EXECS, &calls, &s), 0);
+	pid_t child = start_held(threads_body, &go);
+	assert_int_equal(at_follow_seize(&f, child), 0);
+	release(go);
+	assert_true(reap_until_ended(&f, &s, child, 20000));
+	assert_int_equal(WEXITSTATUS(status_of(&s, child)), 3);
+	assert_int_equal(f.stops, 1);
+	assert_int_equal(f.threads, 0);
 	at_follow_free(&f);
 }
 
@@ -378,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_group_stop),
 		cmocka_unit_test(test_thread_exec),
+		cmocka_unit_test(test_execs_threads_do_not_stop),
 		cmocka_unit_test(test_detach_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

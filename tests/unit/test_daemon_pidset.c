@@ -1,6 +1,6 @@
-/* test_daemon_pidset.c: unit tests of daemon/pidset.c, the set of processes seen: what add
- * answers for new and known pids, pids that share a hash slot (also across the end of the
- * table), the count, the capacity limit, and init/free. */
+/* test_daemon_pidset.c: unit tests of daemon/pidset.c, a set of processes: what add answers
+ * for new and known pids, pids that share a hash slot (also across the end of the table), the
+ * count, the capacity limit, init/free, and removal (the runs it shortens, churn). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,6 +180,85 @@ static void test_two_sets(void **state)
 	at_pidset_free(&b);
 }
 
+/* Removal: one table-driven case per shape of the run a pid leaves: each step adds (+pid) or
+ * removes (-pid) with the answer it must give; then every pid of keep is there and none of gone,
+ * and the count is right. Removing from a run moves the later pids back, even across the end. */
+static void test_remove_sequences(void **state)
+{
+	(void)state;
+	static uint32_t wrap; /* a pid whose slot is the last of the table */
+	for (uint32_t pid = 1; !wrap && pid < AT_PIDSET_CAPACITY; pid++)
+		if (SLOT_OF(pid) == AT_PIDSET_CAPACITY - 1)
+			wrap = pid;
+	const struct {
+		const char *what;
+		int64_t step[8];
+		int answer[8];
+		unsigned n;
+		uint32_t keep[4], gone[4];
+	} cases[] = {
+		{ "remove the one pid", { 42, -42 }, { 1, 1 }, 2, { 0 }, { 42 } },
+		{ "remove a pid never added", { 42, -43 }, { 1, 0 }, 2, { 42 }, { 43 } },
+		{ "remove twice", { 42, -42, -42 }, { 1, 1, 0 }, 3, { 0 }, { 42 } },
+		{ "add again after removal", { 42, -42, 42 }, { 1, 1, 1 }, 3, { 42 }, { 0 } },
+		{ "the head of a run of three",
+		  { SAME_SLOT(5, 0), SAME_SLOT(5, 1), SAME_SLOT(5, 2), -(int64_t)SAME_SLOT(5, 0) },
+		  { 1, 1, 1, 1 }, 4, { SAME_SLOT(5, 1), SAME_SLOT(5, 2) }, { SAME_SLOT(5, 0) } },
+		{ "the middle of a run of three",
+		  { SAME_SLOT(5, 0), SAME_SLOT(5, 1), SAME_SLOT(5, 2), -(int64_t)SAME_SLOT(5, 1) },
+		  { 1, 1, 1, 1 }, 4, { SAME_SLOT(5, 0), SAME_SLOT(5, 2) }, { SAME_SLOT(5, 1) } },
+		{ "a run across the end of the table",
+		  { wrap, SAME_SLOT(wrap, 1), SAME_SLOT(wrap, 2), -(int64_t)wrap },
+		  { 1, 1, 1, 1 }, 4, { SAME_SLOT(wrap, 1), SAME_SLOT(wrap, 2) }, { wrap } },
+		{ "pid 0 is never there", { 7, 0 }, { 1, 0 }, 2, { 7 }, { 0 } },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct at_pidset s;
+		uint32_t count = 0;
+
+		assert_int_equal(at_pidset_init(&s), 0);
+		for (unsigned i = 0; i < cases[c].n; i++) {
+			int64_t st = cases[c].step[i];
+			int got = st > 0 ? at_pidset_add(&s, (uint32_t)st)
+					 : at_pidset_remove(&s, (uint32_t)-st);
+			if (got != cases[c].answer[i])
+				fail_msg("%s: step #%u gave %d, want %d", cases[c].what, i, got,
+					 cases[c].answer[i]);
+		}
+		for (unsigned k = 0; k < 4; k++) {
+			if (cases[c].keep[k] && !at_pidset_has(&s, cases[c].keep[k]))
+				fail_msg("%s: pid %u lost", cases[c].what, cases[c].keep[k]);
+			if (at_pidset_has(&s, cases[c].gone[k]))
+				fail_msg("%s: pid %u still there", cases[c].what, cases[c].gone[k]);
+			count += cases[c].keep[k] != 0;
+		}
+		if (s.count != count)
+			fail_msg("%s: count %u, want %u", cases[c].what, s.count, count);
+		at_pidset_free(&s);
+	}
+}
+
+/* Many adds and removes in turn: the set is always exactly the pids still in, and full
+ * churn leaves it empty (the table does not fill with pids that ended). */
+static void test_churn(void **state)
+{
+	struct at_pidset *s = *state;
+
+	for (uint32_t round = 0; round < 4; round++) {
+		for (uint32_t i = 0; i < 60000; i++)
+			assert_int_equal(at_pidset_add(s, 1 + i * 7919u + round), 1);
+		for (uint32_t i = 0; i < 60000; i += 2)
+			assert_int_equal(at_pidset_remove(s, 1 + i * 7919u + round), 1);
+		for (uint32_t i = 0; i < 60000; i++)
+			assert_int_equal(at_pidset_has(s, 1 + i * 7919u + round), i % 2);
+		for (uint32_t i = 1; i < 60000; i += 2)
+			assert_int_equal(at_pidset_remove(s, 1 + i * 7919u + round), 1);
+		assert_int_equal(s->count, 0);
+	}
+	for (uint32_t i = 0; i < AT_PIDSET_CAPACITY; i++)
+		assert_int_equal(s->slots[i], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +269,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slots_hold_the_pids, setup, teardown),
 		cmocka_unit_test(test_free_and_reinit),
 		cmocka_unit_test_setup_teardown(test_two_sets, setup, teardown),
+		cmocka_unit_test(test_remove_sequences),
+		cmocka_unit_test_setup_teardown(test_churn, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
