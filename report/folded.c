@@ -147,8 +147,10 @@ static int by_text(const void *a, const void *b)
 
 int rep_folded_write(struct rep_folded *f, FILE *out)
 {
-	/* sorting moves the entries: the slots are rebuilt after */
-	qsort(f->entries, f->count, sizeof(*f->entries), by_text);
+	/* sorting moves the entries: the slots are rebuilt after; no entries may be NULL, which
+	 * qsort must not get */
+	if (f->count)
+		qsort(f->entries, f->count, sizeof(*f->entries), by_text);
 	if (make_slots(f, f->nslots) < 0)
 		return -1;
 	for (size_t i = 0; i < f->count; i++) {
