@@ -37,9 +37,12 @@
  * A breakpoint on a return address goes when no call in progress needs it; a thread that hit
  * it just before (its stop not yet seen) runs the original instruction.
  *
- * A uprobe on the same entry (alloctapd running at the same time) takes the stops: an int3
- * already there when the breakpoints go in, or gone when the program exits, is an error, but a
- * uprobe that comes after and stays to the end goes unnoticed. Run the two one after the other.
+ * A uprobe on the same entry (alloctapd or another tracer running at the same time) takes the
+ * stops: the kernel handles the trap of a uprobe's int3 itself, so ptrace never sees it. An
+ * int3 already there when the breakpoints go in is an error naming the function, the object
+ * and the address (the oracle cannot run beside that tracer); one gone when the program exits
+ * is an error too; a uprobe that comes after and stays to the end goes unnoticed. Run the two
+ * one after the other.
  *
  * Exit status: the command's (128 + N when killed by signal N); 1 on an error, 2 on bad
  * usage. */
@@ -132,6 +135,7 @@ struct oracle {
 	int exit_status;    /* the wait status of the process, -1 before it ends */
 	pid_t stopped;      /* a thread stopped now, through which memory is read and written */
 	const char *failure;
+	char failure_text[4608]; /* a failure that names its place */
 	unsigned long lines, traps, nested, internal;
 	int objects;        /* --objects */
 };
@@ -331,8 +335,14 @@ static int plant_entries(struct oracle *o)
 		if (!b)
 			return -1;
 		if (b->saved == 0xcc) {
-			o->failure = "an int3 is already at an allocation function's entry (another "
-				     "tracer, or a uprobe on it)";
+			snprintf(o->failure_text, sizeof(o->failure_text),
+				 "an int3 is already at %s's entry (%s, address 0x%" PRIx64 " of the "
+				 "file): another tracer's uprobe or breakpoint is there (bpftrace, perf, "
+				 "another alloctapd); the kernel takes the stops of a uprobe, so ptrace "
+				 "cannot stop there and the oracle cannot run beside that tracer: stop it "
+				 "first",
+				 probed_names[i], o->alloc.path, o->alloc.vaddr[i]);
+			o->failure = o->failure_text;
 			return -1;
 		}
 		if (b->function < 0)
