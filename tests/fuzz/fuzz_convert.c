@@ -6,9 +6,11 @@
  *   bit 2  --strict
  *   bit 3  --stats-every 3
  *   bit 4  --pid 1
- * The rest is the input, text or .atz as lib/source sniffs it. The run must end with 0 or 1;
- * when it ends with 0 its output, read back by lib/source, must hold exactly the events the
- * run counted as written, every one inside the event model, without an error. */
+ * The rest is the input, text or .atz as lib/source sniffs it. A raw text log munged to text
+ * takes the line path in alloctap-munge (fuzz_munge.c), not this one, so it is passed over.
+ * The run must end with 0 or 1; when it ends with 0 its output, read back by lib/source, must
+ * hold the events the run counted as written (exactly; with --stats-every, the markers it
+ * added besides), every one inside the event model, without an error. */
 #include "display.h"
 #include "fuzz_input.h"
 #include "munge/convert.h"
@@ -65,6 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		at_source_close(&src);
 		goto done;
 	}
+	if (src.kind == AT_SOURCE_TEXT && !co.binary && !(mode & 1)) {
+		at_source_close(&src);
+		goto done;
+	}
 	FUZZ_CHECK(at_sink_open_fd(&sink, out, "<output>") == 0);
 	int rc = at_convert_run(&src, mode & 1 ? NULL : &m, &sink, &co, &c);
 	FUZZ_CHECK(rc == 0 || rc == 1);
@@ -73,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0) {
 		size_t n;
 		uint8_t *written = fuzz_memfd_contents(out, &n);
-		FUZZ_CHECK(read_back(written, n) == c.written);
+		uint64_t events = read_back(written, n);
+		FUZZ_CHECK(mo.stats_every ? events >= c.written : events == c.written);
 		free(written);
 	}
 done:
