@@ -82,7 +82,8 @@ same() {
 		ok "$2: $n allocations, the same stacks as libdw's"
 	else
 		fail "$2: the same stacks as libdw's" "ours ($(wc -l <"$T/$1.ours") lines):" \
-			"$(cat "$T/$1.diff")" "$(cat "$T/$1.err" "$T/$1.atz.err" | tail -4)"
+			"$(cat "$T/$1.diff")" "$(cat "$T/$1.err" "$T/$1.atz.err" | tail -4)" \
+			"$(tail -3 "$T/$1.oracle.err")"
 	fi
 }
 

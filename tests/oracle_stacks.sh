@@ -14,12 +14,15 @@
 #    by itself for alloc_stress);
 #  - a program run through env (an exec) has the lines of a direct run after env's own;
 #  - the command's exit status, --out, and the errors.
-# alloctapd probing the same C library at the same time (its uprobes on malloc swallow the
-# oracle's stops) makes the oracle fail or miss calls: do not run the two side by side.
+#  - another tracer's uprobe on malloc coming and going while the oracle runs: it fails, saying so.
+# alloctapd or another tracer probing the same C library at the same time (its uprobes on
+# malloc swallow the oracle's stops) makes the oracle fail, naming the cause: one already
+# there at the start, or gone before the end; one that comes and stays past the end goes
+# unnoticed. Do not run the two side by side.
 source "$(dirname "$0")/lib.sh"
 O=$ROOT/build/oracle/stack_oracle
 FX=$ROOT/build/fixtures
-need_built "$O" "$ROOT/build/fixtures/alloc_stress" "$FX/unwind_chain" "$FX/unwind_recursion" \
+need_built "$O" "$ROOT/build/fixtures/alloc_stress" "$FX/alloc_loop" "$FX/refctr_uprobe" "$FX/unwind_chain" "$FX/unwind_recursion" \
 	"$FX/unwind_thread" "$FX/unwind_static" "$FX/unwind_dlopen"
 if ! command -v gdb >/dev/null; then
 	fail "gdb is installed" "gdb names the fixtures' frames (apt-get install gdb)"
@@ -277,4 +280,32 @@ check_err "a missing command: exit 1, the reason" 1 \
 check_err_match "no command: usage error" 2 "no command given" "$O"
 check_err_match "an unwritable --out: exit 1, the file named" 1 \
 	"cannot open $T/no/such: No such file or directory" "$O" --out "$T/no/such" -- /bin/true
+# --- beside another tracer ---------------------------------------------------------------------
+# Another tracer's uprobe on malloc (refctr_uprobe, without a counter, for the traced process)
+# comes while the oracle runs and goes before the end: the kernel took the oracle's stops
+# meanwhile, so the oracle must fail and say why, not print a shorter listing as if whole.
+name="another tracer's uprobe on malloc while the oracle runs: exit 1, the reason"
+rm -f "$T/late.ready"
+"$O" --out "$T/late.out" -- "$FX/alloc_loop" 3000000 >/dev/null 2>"$T/late.err" &
+op=$!
+# the uprobe goes in once the oracle stops at malloc: its first lines are out
+child=
+for _ in $(seq 400); do
+	child=$(pgrep -P $op) && [ -s "$T/late.out" ] && break
+	sleep 0.025
+done
+"$FX/refctr_uprobe" "$T/late.ready" 0 "$child" 2>"$T/late.fx.err" &
+up=$!
+wait_for "$T/late.ready" . 10
+planted=$?
+sleep 0.2
+kill $up 2>/dev/null
+wait $up 2>/dev/null
+wait $op
+rc=$?
+if [ $planted -ne 0 ]; then
+	fail "$name" "the fixture could not plant its uprobe in pid $child:" "$(cat "$T/late.fx.err")"
+else
+	check_eq "$name" "$rc $(cat "$T/late.err")" "1 stack_oracle: $FX/alloc_loop: a breakpoint at an allocation function's entry was removed behind the oracle's back: another tracer's uprobe came there while the program ran (the kernel took its stops) and went (it put the original byte back), so calls were missed; the oracle cannot run beside that tracer"
+fi
 finish

@@ -738,8 +738,12 @@ static void let_child_go(struct oracle *o, pid_t child, int is_fork)
 }
 
 /* At the main thread's exit, whether every entry breakpoint is still there: a uprobe
- * registered on the same function by someone else while the program ran would have taken
- * the stops and then, removed, put the original byte back. */
+ * registered on the same function by someone else while the program ran finds the oracle's
+ * int3 there and keeps it as its own, the kernel handling its traps from then on (ptrace sees
+ * none); removed, it puts the original byte back. One that stays to the end leaves no trace
+ * the oracle can see: the kernel maps no "[uprobes]" area for a probed instruction it
+ * emulates (malloc's push), and a uprobe's existence says nothing of the processes it
+ * filters. */
 static void check_entries(struct oracle *o, pid_t tid)
 {
 	for (unsigned i = 0; i < o->nbps; i++) {
@@ -749,8 +753,10 @@ static void check_entries(struct oracle *o, pid_t tid)
 		long word = ptrace(PTRACE_PEEKTEXT, tid, (void *)o->bps[i].addr, NULL);
 		if (errno == 0 && (word & 0xff) != 0xcc && !o->failure)
 			o->failure = "a breakpoint at an allocation function's entry was removed "
-				     "behind the oracle's back (a uprobe on the same function?): "
-				     "calls were missed";
+				     "behind the oracle's back: another tracer's uprobe came there "
+				     "while the program ran (the kernel took its stops) and went (it "
+				     "put the original byte back), so calls were missed; the oracle "
+				     "cannot run beside that tracer";
 	}
 }
 
