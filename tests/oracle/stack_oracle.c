@@ -881,38 +881,67 @@ static int find_loader_hook(const struct at_procmaps_entry *e, void *arg)
 	return 0;
 }
 
-/* Runs the stopped main thread to addr (the breakpoint lifted on arrival). 0, or -1. */
-static int run_to(struct oracle *o, uint64_t addr)
+/* Says in o->failure_text why run_to stopped short of addr: what, and where the thread was
+ * (a SIGTRAP elsewhere: an int3 left at that address by another tracer's uprobe going away as
+ * the thread hit it, which the kernel then delivers as a signal). Returns -1. */
+static int run_to_failed(struct oracle *o, const char *what, uint64_t addr, int status)
+{
+	struct user_regs_struct regs;
+
+	if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP &&
+	    ptrace(PTRACE_GETREGS, o->pid, NULL, &regs) == 0)
+		snprintf(o->failure_text, sizeof(o->failure_text),
+			 "%s: a SIGTRAP at 0x%llx, not at the oracle's breakpoint at 0x%" PRIx64
+			 " (an int3 of another tracer's uprobe, left as the uprobe went away while "
+			 "the program hit it? the oracle cannot run beside that tracer)",
+			 what, (unsigned long long)regs.rip - 1, addr);
+	else if (WIFEXITED(status))
+		snprintf(o->failure_text, sizeof(o->failure_text), "%s: it exited with status %d",
+			 what, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(o->failure_text, sizeof(o->failure_text), "%s: it was killed by signal %d",
+			 what, WTERMSIG(status));
+	else
+		snprintf(o->failure_text, sizeof(o->failure_text), "%s: ptrace failed (%s)", what,
+			 strerror(errno));
+	o->failure = o->failure_text;
+	return -1;
+}
+
+/* Runs the stopped main thread to addr (the breakpoint lifted on arrival). 0, or -1 with
+ * o->failure saying why, after what (the step's name). */
+static int run_to(struct oracle *o, uint64_t addr, const char *what)
 {
 	uint8_t saved;
 	int status;
 	struct user_regs_struct regs;
 
+	status = 0;
 	/* already there (the loader's hook, again): one step off it first */
 	if (ptrace(PTRACE_GETREGS, o->pid, NULL, &regs) < 0)
-		return -1;
+		return run_to_failed(o, what, addr, status);
 	if (regs.rip == addr && (ptrace(PTRACE_SINGLESTEP, o->pid, NULL, NULL) < 0 ||
 				 waitpid(o->pid, &status, __WALL) != o->pid || !WIFSTOPPED(status)))
-		return -1;
+		return run_to_failed(o, what, addr, status);
 	if (poke_byte(o->pid, addr, 0xcc, &saved) < 0 ||
 	    ptrace(PTRACE_CONT, o->pid, NULL, NULL) < 0)
-		return -1;
+		return run_to_failed(o, what, addr, 0);
 	for (;;) {
 		if (waitpid(o->pid, &status, __WALL) != o->pid || !WIFSTOPPED(status))
-			return -1;
+			return run_to_failed(o, what, addr, status);
 		if (WSTOPSIG(status) == SIGTRAP && !(status >> 16))
 			break;
 		/* the program's own signals before its libraries are there go on */
 		int sig = (status >> 16) ? 0 : WSTOPSIG(status);
 		if (ptrace(PTRACE_CONT, o->pid, NULL, (void *)(long)sig) < 0)
-			return -1;
+			return run_to_failed(o, what, addr, 0);
 	}
 	if (ptrace(PTRACE_GETREGS, o->pid, NULL, &regs) < 0 || regs.rip != addr + 1)
-		return -1;
+		return run_to_failed(o, what, addr, status);
 	regs.rip = addr;
 	if (poke_byte(o->pid, addr, saved, NULL) < 0 ||
 	    ptrace(PTRACE_SETREGS, o->pid, NULL, &regs) < 0)
-		return -1;
+		return run_to_failed(o, what, addr, 0);
 	return 0;
 }
 
@@ -934,10 +963,8 @@ static int plant_when_mapped(struct oracle *o)
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)o->pid);
 	at_procmaps_for_each_file(path, find_loader_hook, &hook, &bad);
 	if (!hook) {
-		if (run_to(o, auxv_entry(o->pid)) < 0) {
-			o->failure = "cannot run the program to its entry point";
+		if (run_to(o, auxv_entry(o->pid), "cannot run the program to its entry point") < 0)
 			return -1;
-		}
 		int rc = plant_entries(o);
 		if (rc > 0)
 			report_allocator(o);
@@ -948,11 +975,9 @@ static int plant_when_mapped(struct oracle *o)
 		return rc > 0 ? 0 : -1;
 	}
 	for (unsigned i = 0; i < LOADER_STOPS_MAX; i++) {
-		if (run_to(o, hook) < 0) {
-			o->failure = "the program ended before its dynamic loader mapped its "
-				     "libraries";
+		if (run_to(o, hook, "the program did not come back to its dynamic loader's hook "
+				    "(_dl_debug_state) before its libraries were mapped") < 0)
 			return -1;
-		}
 		int rc = plant_entries(o);
 		if (rc < 0) {
 			o->failure = o->failure ? o->failure : "cannot plant the breakpoints";
