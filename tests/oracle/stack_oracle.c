@@ -923,8 +923,17 @@ static int run_to(struct oracle *o, uint64_t addr, const char *what)
 	if (regs.rip == addr && (ptrace(PTRACE_SINGLESTEP, o->pid, NULL, NULL) < 0 ||
 				 waitpid(o->pid, &status, __WALL) != o->pid || !WIFSTOPPED(status)))
 		return run_to_failed(o, what, addr, status);
-	if (poke_byte(o->pid, addr, 0xcc, &saved) < 0 ||
-	    ptrace(PTRACE_CONT, o->pid, NULL, NULL) < 0)
+	if (poke_byte(o->pid, addr, 0xcc, &saved) < 0)
+		return run_to_failed(o, what, addr, 0);
+	if (saved == 0xcc) { /* its stop would never come: the kernel takes a uprobe's trap */
+		snprintf(o->failure_text, sizeof(o->failure_text),
+			 "%s: an int3 is already at 0x%" PRIx64 ": another tracer's uprobe or "
+			 "breakpoint is there, whose stop ptrace never sees; the oracle cannot run "
+			 "beside that tracer", what, addr);
+		o->failure = o->failure_text;
+		return -1;
+	}
+	if (ptrace(PTRACE_CONT, o->pid, NULL, NULL) < 0)
 		return run_to_failed(o, what, addr, 0);
 	for (;;) {
 		if (waitpid(o->pid, &status, __WALL) != o->pid || !WIFSTOPPED(status))
