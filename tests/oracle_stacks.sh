@@ -260,7 +260,8 @@ check_gdb() {
 		return
 	fi
 	check_eq "$name: the oracle's line is gdb's backtrace, $count times" \
-		"$(grep -cxF "$func complete $frames" "$lines")" "$count"
+		"$(grep -cxF "$func complete $frames" "$lines")" "$count" \
+		"$(head -c 500 "${lines%.lines}.oracle.err" 2>/dev/null)"
 	check_eq "$name: gdb names the frames" \
 		"$(echo "$names" | cut -d' ' -f2-)" "$chain"
 	case ${names%% *} in
