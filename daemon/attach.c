@@ -15,6 +15,7 @@
 #include "alloctap.h"
 #include "alloctap.skel.h"
 #include "attach.h"
+#include "probe_conflict.h"
 #include "callsites.h"
 #include "display.h"
 #include "elfsym.h"
@@ -396,6 +397,23 @@ static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, c
 	return 0;
 }
 
+/* The functions of one object, for naming a site in a refusal's message. */
+struct sites_named {
+	const struct probed_function *f;
+	int n;
+};
+
+/* The name of the function whose probes are at offset (at_site_name_fn), or NULL. */
+static const char *site_name(void *arg, uint64_t offset)
+{
+	const struct sites_named *s = arg;
+
+	for (int i = 0; i < s->n; i++)
+		if (s->f[i].site_offset == offset || s->f[i].function_offset == offset)
+			return s->f[i].name;
+	return NULL;
+}
+
 int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
 		     uint32_t object, uint32_t *defined, char *why, size_t whylen)
 {
@@ -445,10 +463,14 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 fail:;
 	int err = errno;
 	int gone = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+	char reason_einval[1024] = "";
+	struct sites_named named = { f, n };
 
+	if (err == EINVAL)
+		at_probe_einval_reason(path, site_name, &named, reason_einval,
+				       sizeof(reason_einval));
 	snprintf(why, whylen, "cannot attach a uprobe to %s%s: %s%s", path,
-		 gone ? " (the process exited during attach)" : "", strerror(err),
-		 err == EINVAL ? " (uprobe_multi links need Linux 6.6 or later)" : "");
+		 gone ? " (the process exited during attach)" : "", strerror(err), reason_einval);
 	while (p->nlinks > first)
 		close(p->links[--p->nlinks]);
 	return -1;

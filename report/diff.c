@@ -92,7 +92,8 @@ int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_export *xa,
 		if (distance(rows[i].allocs) || distance(rows[i].peak) || distance(rows[i].leak))
 			rows[kept++] = rows[i];
 	sort_names = xa;
-	qsort(rows, kept, sizeof(*rows), by_change);
+	if (kept) /* rows is NULL when no site was seen, which qsort must not get */
+		qsort(rows, kept, sizeof(*rows), by_change);
 	fprintf(out, " %12s %12s %13s %12s %12s %13s %12s %12s %13s  %s\n", "allocs A", "allocs B",
 		"change", "peak A", "peak B", "change", "leak A", "leak B", "change", "site");
 	if (!kept)

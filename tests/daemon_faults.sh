@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # alloctapd under faults and hostile files: SIGHUP when the path cannot be opened again or
 # still names the same file, a full filesystem, links and files planted by another user in a
-# sticky folder, a FIFO given as a library.
+# sticky folder, a FIFO given as a library, another tool's uprobe with a reference counter on
+# malloc.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 M=$ROOT/build/alloctap-munge
 FX=$ROOT/build/fixtures
 need_bpf "$D"
-need_built "$M" "$FX/alloc_sequence" "$FX/alloc_loop"
+need_built "$M" "$FX/alloc_sequence" "$FX/alloc_loop" "$FX/refctr_uprobe"
 need_make build/bench/atz_tool
 ATZ=$ROOT/build/bench/atz_tool
 
@@ -238,4 +239,44 @@ check "--all with that mapping: no hang, exit 0 after the 3 s SIGINT (took $el m
 	test $rc -eq 0 -a $el -lt 8000
 kill $lm 2>/dev/null
 wait $lm 2>/dev/null
+# Another tool's uprobe on malloc with a reference counter (as a USDT semaphore's): the kernel
+# refuses alloctapd's probe there (EINVAL, "ref_ctr_offset mismatch" in its log); alloctapd
+# says so, naming the function, the counter offset and the fixture among the holders.
+name="another tool's uprobe with a reference counter on malloc"
+# A probe without a counter already there (another tracer's, another alloctapd's) keeps the
+# fixture's out: it tries 50 times over some 10 s, for tracers that come and go.
+for _ in $(seq 50); do
+	"$FX/refctr_uprobe" "$T/refctr.ready" 2>"$T/refctr.err" &
+	rp=$!
+	for _ in $(seq 100); do
+		[ -e "$T/refctr.ready" ] || ! kill -0 $rp 2>/dev/null && break
+		sleep 0.05
+	done
+	[ -e "$T/refctr.ready" ] && break
+	wait $rp 2>/dev/null
+	sleep 0.15
+done
+if [ ! -e "$T/refctr.ready" ]; then
+	fail "$name: alloctapd exits 1 naming it" "the fixture could not plant its probe:" \
+		"$(cat "$T/refctr.err")" \
+		"(EINVAL, 50 times over 10 s: another tracer's uprobe is on malloc without a reference counter;" \
+		"the kernel takes one counter offset per place, so this case cannot run beside it)"
+else
+	read -r rlib roff rref <"$T/refctr.ready"
+	run_cmd "$D" -o "$T/refctr.log" -- "$FX/alloc_sequence" "$T/refctr.exp" --threads 0
+	want="alloctapd: cannot attach a uprobe to $rlib: Invalid argument (another tool's uprobe"
+	want+=" is on malloc ($roff) of this file with a reference counter (USDT semaphore) at"
+	want+=" $rref; the kernel allows one counter offset per place, alloctapd's is none (log:"
+	want+=' "ref_ctr_offset mismatch"); holders of perf events or such links: '
+	got=$(grep -m1 "cannot attach" "$T/err")
+	if [ "$rc" -eq 1 ] && [ "${got:0:${#want}}" = "$want" ] &&
+		[[ ${got:${#want}} == *"refctr_uprobe ($rp)"* ]]; then
+		ok "$name: alloctapd exits 1 naming it"
+	else
+		fail_run "$name: alloctapd exits 1 naming it" "exit $rc (want 1)" \
+			"want: $want... refctr_uprobe ($rp) ..." "got:  $got"
+	fi
+fi
+kill $rp 2>/dev/null
+wait $rp 2>/dev/null
 finish

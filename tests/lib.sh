@@ -58,12 +58,15 @@ check() {
 	fi
 }
 
-# check_eq NAME GOT WANT: ok when the strings GOT and WANT are equal.
+# check_eq NAME GOT WANT [DETAIL...]: ok when the strings GOT and WANT are equal; otherwise
+# fail with both, then each DETAIL (what explains it: a program's stderr).
 check_eq() {
 	if [ "$2" = "$3" ]; then
 		ok "$1"
 	else
-		fail "$1" "got:  $2" "want: $3"
+		local name=$1 got=$2 want=$3
+		shift 3
+		fail "$name" "got:  $got" "want: $want" "$@"
 	fi
 }
 

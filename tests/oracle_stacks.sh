@@ -14,12 +14,15 @@
 #    by itself for alloc_stress);
 #  - a program run through env (an exec) has the lines of a direct run after env's own;
 #  - the command's exit status, --out, and the errors.
-# alloctapd probing the same C library at the same time (its uprobes on malloc swallow the
-# oracle's stops) makes the oracle fail or miss calls: do not run the two side by side.
+#  - another tracer's uprobe on malloc coming and going while the oracle runs: it fails, saying so.
+# alloctapd or another tracer probing the same C library at the same time (its uprobes on
+# malloc swallow the oracle's stops) makes the oracle fail, naming the cause: one already
+# there at the start, or gone before the end; one that comes and stays past the end goes
+# unnoticed. Do not run the two side by side.
 source "$(dirname "$0")/lib.sh"
 O=$ROOT/build/oracle/stack_oracle
 FX=$ROOT/build/fixtures
-need_built "$O" "$ROOT/build/fixtures/alloc_stress" "$FX/unwind_chain" "$FX/unwind_recursion" \
+need_built "$O" "$ROOT/build/fixtures/alloc_stress" "$FX/alloc_loop" "$FX/refctr_uprobe" "$FX/unwind_chain" "$FX/unwind_recursion" \
 	"$FX/unwind_thread" "$FX/unwind_static" "$FX/unwind_dlopen"
 if ! command -v gdb >/dev/null; then
 	fail "gdb is installed" "gdb names the fixtures' frames (apt-get install gdb)"
@@ -100,6 +103,7 @@ all_complete() {
 
 # --- unwind_chain: malloc, calloc, realloc per round, through a library --------------------------
 oracle unwind_chain 5
+cp "$T/err" "$T/chain.oracle.err"
 FIXTURE_FUNCS="chain_leaf|chain_inner|chain_middle|chain_outer|main"
 check_callers "unwind_chain 5" exit unwind_chain 5 -- \
 	"5 malloc chain_leaf" "5 calloc chain_leaf" "5 realloc chain_leaf"
@@ -146,6 +150,7 @@ all_complete "unwind_static 6"
 
 # --- unwind_dlopen: malloc and realloc in a library opened at run time -------------------------
 oracle unwind_dlopen 4
+cp "$T/err" "$T/dlopen.oracle.err"
 FIXTURE_FUNCS="dlopen_inner|dlopen_middle|dlopen_outer|main"
 check_callers "unwind_dlopen 4" dlclose unwind_dlopen 4 -- \
 	"4 malloc dlopen_inner" "4 realloc dlopen_inner"
@@ -204,7 +209,7 @@ fi
 run_cmd "$O" -- env "$FX/unwind_chain" 5
 check_eq "env unwind_chain 5: exits 0" "$rc" 0
 check_eq "env unwind_chain 5: after env's own lines, those of unwind_chain 5 run directly" \
-	"$(tail -n 15 "$T/out" | md5sum)" "$(md5sum <"$T/chain.lines")"
+	"$(tail -n 15 "$T/out" | md5sum)" "$(md5sum <"$T/chain.lines")" "$(head -c 500 "$T/err")"
 
 # --- gdb's backtrace at one known call ------------------------------------------------------
 # gdb_frames FIRST FUNC PROGRAM ARGS...: at the first call of FUNC after FIRST is entered, gdb's
@@ -212,7 +217,7 @@ check_eq "env unwind_chain 5: after env's own lines, those of unwind_chain 5 run
 gdb_frames() {
 	local first=$1 func=$2
 	shift 2
-	gdb_batch "$@" <<EOF | grep -E '^(FRAMES|NAMES) '
+	gdb_batch "$@" <<EOF | tee "$T/gdb.all" | grep -E '^(FRAMES|NAMES) '
 set backtrace past-main on
 set backtrace past-entry on
 break $first
@@ -245,11 +250,18 @@ check_gdb() {
 	frames=$(sed -n 's/^FRAMES //p' "$T/gdb.frames")
 	names=$(sed -n 's/^NAMES //p' "$T/gdb.frames")
 	if [ -z "$frames" ]; then
-		fail "$name: gdb stops at the call" "$(cat "$T/gdb.frames")"
+		# gdb's breakpoint at the function's entry never stops while another tracer's
+		# uprobe is there: the kernel takes the trap (the oracle says so when it refuses)
+		fail "$name: gdb stops at the call" "gdb never stopped at $func; its last lines:" \
+			"$(grep -v '^$' "$T/gdb.all" | tail -n 4)" \
+			"another tracer's uprobe at $func's entry would take gdb's stop (the kernel" \
+			"handles its trap); the oracle's run of $(basename "$1") said:" \
+			"$(head -c 500 "${lines%.lines}.oracle.err" 2>/dev/null)"
 		return
 	fi
 	check_eq "$name: the oracle's line is gdb's backtrace, $count times" \
-		"$(grep -cxF "$func complete $frames" "$lines")" "$count"
+		"$(grep -cxF "$func complete $frames" "$lines")" "$count" \
+		"$(head -c 500 "${lines%.lines}.oracle.err" 2>/dev/null)"
 	check_eq "$name: gdb names the frames" \
 		"$(echo "$names" | cut -d' ' -f2-)" "$chain"
 	case ${names%% *} in
@@ -269,12 +281,40 @@ check_gdb "unwind_dlopen 4, realloc" "$T/dlopen.lines" realloc dlopen_inner 4 \
 run_cmd "$O" -- "$FX/unwind_chain" 0
 check_eq "unwind_chain 0 exits 1 (its own status), nothing printed" "$rc $(wc -c <"$T/out")" "1 0"
 run_cmd "$O" -- "$FX/unwind_chain" 2
-check_eq "without --out the lines go to stdout" "$(wc -l <"$T/out")" 6
+check_eq "without --out the lines go to stdout" "$(wc -l <"$T/out")" 6 "$(head -c 500 "$T/err")"
 run_cmd "$O" -- /bin/sh -c 'kill -TERM $$'
-check_eq "a command killed by SIGTERM: 143" "$rc" 143
+check_eq "a command killed by SIGTERM: 143" "$rc" 143 "$(head -c 500 "$T/err")"
 check_err "a missing command: exit 1, the reason" 1 \
 	"stack_oracle: cannot run $T/none: No such file or directory" "$O" -- "$T/none"
 check_err_match "no command: usage error" 2 "no command given" "$O"
 check_err_match "an unwritable --out: exit 1, the file named" 1 \
 	"cannot open $T/no/such: No such file or directory" "$O" --out "$T/no/such" -- /bin/true
+# --- beside another tracer ---------------------------------------------------------------------
+# Another tracer's uprobe on malloc (refctr_uprobe, without a counter, for the traced process)
+# comes while the oracle runs and goes before the end: the kernel took the oracle's stops
+# meanwhile, so the oracle must fail and say why, not print a shorter listing as if whole.
+name="another tracer's uprobe on malloc while the oracle runs: exit 1, the reason"
+rm -f "$T/late.ready"
+"$O" --out "$T/late.out" -- "$FX/alloc_loop" 3000000 >/dev/null 2>"$T/late.err" &
+op=$!
+# the uprobe goes in once the oracle stops at malloc: its first lines are out
+child=
+for _ in $(seq 400); do
+	child=$(pgrep -P $op) && [ -s "$T/late.out" ] && break
+	sleep 0.025
+done
+"$FX/refctr_uprobe" "$T/late.ready" 0 "$child" 2>"$T/late.fx.err" &
+up=$!
+wait_for "$T/late.ready" . 10
+planted=$?
+sleep 0.2
+kill $up 2>/dev/null
+wait $up 2>/dev/null
+wait $op
+rc=$?
+if [ $planted -ne 0 ]; then
+	fail "$name" "the fixture could not plant its uprobe in pid $child:" "$(cat "$T/late.fx.err")"
+else
+	check_eq "$name" "$rc $(cat "$T/late.err")" "1 stack_oracle: $FX/alloc_loop: a breakpoint at an allocation function's entry was removed behind the oracle's back: another tracer's uprobe came there while the program ran (the kernel took its stops) and went (it put the original byte back), so calls were missed; the oracle cannot run beside that tracer"
+fi
 finish

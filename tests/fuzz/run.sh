@@ -16,7 +16,7 @@ dict=tests/fuzz/logalloc.dict
 # libFuzzer options of one harness: input size limits that fit what it parses.
 options() {
 	case $1 in
-	source | munge) echo "-dict=$dict -max_len=16384" ;;
+	source | munge | convert | replay | report) echo "-dict=$dict -max_len=16384" ;;
 	text) echo "-dict=$dict -max_len=4096" ;;
 	atz | elfsym) echo "-max_len=65536" ;;
 	x86) echo "-max_len=64" ;;

@@ -9,6 +9,12 @@
 #   OUT/elfsym  small real ELF files: /bin/true, and a shared object, an object file and a
 #               static executable compiled here from a few lines defining the malloc family
 #   OUT/x86     the function prologues and decoder traps of tests/unit/test_daemon_x86_insn.c
+#   OUT/convert every log and trace, after a mode byte (see fuzz_convert.c): munged to .atz,
+#               kept to .atz, munged to text
+#   OUT/replay  every log and trace, after a mode byte (see fuzz_replay.c): the replayer's
+#               slot limit, and 4096 slots
+#   OUT/report  every log and trace, after two request bytes (see fuzz_report.c): each command
+#               once, with its first option variant
 # usage: tests/fuzz/seeds.sh OUT [MUNGE]  (MUNGE: an alloctap-munge program; with it, the raw
 # and munged text logs are also converted to .atz seeds)
 set -euo pipefail
@@ -18,7 +24,7 @@ cd "$(dirname "$0")/../.."
 data=tests/data
 
 rm -rf "$out"
-mkdir -p "$out"/{source,text,munge,atz,elfsym,x86}
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -63,6 +69,34 @@ for f in "${traces[@]}"; do
 		with_mode 01 "$tmp/content" "$out/atz/content64k-$name"
 		with_mode 2f "$tmp/content" "$out/atz/content35-$name"
 	fi
+done
+
+# Writes the bytes of two request bytes (hex digits each) followed by a file's content.
+with_request() {
+	{ printf "\\x$1\\x$2"; cat "$3"; } >"$4"
+}
+
+for f in "${texts[@]}" "${traces[@]}" "$data"/replay/*.log; do
+	name=$(echo "$f" | tr '/' '_')
+	with_mode 00 "$f" "$out/convert/munge-atz-$name"
+	with_mode 01 "$f" "$out/convert/keep-atz-$name"
+	with_mode 02 "$f" "$out/convert/munge-text-$name"
+	with_mode 00 "$f" "$out/replay/limit-$name"
+	with_mode 01 "$f" "$out/replay/small-$name"
+done
+# every command (0 to 9) on the traces that hold stacks and times, the others on summary,
+# peak and export
+for f in "${traces[@]}"; do
+	name=$(echo "$f" | tr '/' '_')
+	for cmd in 00 01 02 03 04 05 06 07 08 09; do
+		with_request "$cmd" 01 "$f" "$out/report/cmd$cmd-$name"
+	done
+done
+for f in "${texts[@]}"; do
+	name=$(echo "$f" | tr '/' '_')
+	for cmd in 00 01 06; do
+		with_request "$cmd" 00 "$f" "$out/report/cmd$cmd-$name"
+	done
 done
 
 # ELF files: the functions the daemon looks for, in three kinds of file.

@@ -37,9 +37,12 @@
  * A breakpoint on a return address goes when no call in progress needs it; a thread that hit
  * it just before (its stop not yet seen) runs the original instruction.
  *
- * A uprobe on the same entry (alloctapd running at the same time) takes the stops: an int3
- * already there when the breakpoints go in, or gone when the program exits, is an error, but a
- * uprobe that comes after and stays to the end goes unnoticed. Run the two one after the other.
+ * A uprobe on the same entry (alloctapd or another tracer running at the same time) takes the
+ * stops: the kernel handles the trap of a uprobe's int3 itself, so ptrace never sees it. An
+ * int3 already there when the breakpoints go in is an error naming the function, the object
+ * and the address (the oracle cannot run beside that tracer); one gone when the program exits
+ * is an error too; a uprobe that comes after and stays to the end goes unnoticed. Run the two
+ * one after the other.
  *
  * Exit status: the command's (128 + N when killed by signal N); 1 on an error, 2 on bad
  * usage. */
@@ -132,6 +135,7 @@ struct oracle {
 	int exit_status;    /* the wait status of the process, -1 before it ends */
 	pid_t stopped;      /* a thread stopped now, through which memory is read and written */
 	const char *failure;
+	char failure_text[4608]; /* a failure that names its place */
 	unsigned long lines, traps, nested, internal;
 	int objects;        /* --objects */
 };
@@ -331,8 +335,14 @@ static int plant_entries(struct oracle *o)
 		if (!b)
 			return -1;
 		if (b->saved == 0xcc) {
-			o->failure = "an int3 is already at an allocation function's entry (another "
-				     "tracer, or a uprobe on it)";
+			snprintf(o->failure_text, sizeof(o->failure_text),
+				 "an int3 is already at %s's entry (%s, address 0x%" PRIx64 " of the "
+				 "file): another tracer's uprobe or breakpoint is there (bpftrace, perf, "
+				 "another alloctapd); the kernel takes the stops of a uprobe, so ptrace "
+				 "cannot stop there and the oracle cannot run beside that tracer: stop it "
+				 "first",
+				 probed_names[i], o->alloc.path, o->alloc.vaddr[i]);
+			o->failure = o->failure_text;
 			return -1;
 		}
 		if (b->function < 0)
@@ -728,8 +738,12 @@ static void let_child_go(struct oracle *o, pid_t child, int is_fork)
 }
 
 /* At the main thread's exit, whether every entry breakpoint is still there: a uprobe
- * registered on the same function by someone else while the program ran would have taken
- * the stops and then, removed, put the original byte back. */
+ * registered on the same function by someone else while the program ran finds the oracle's
+ * int3 there and keeps it as its own, the kernel handling its traps from then on (ptrace sees
+ * none); removed, it puts the original byte back. One that stays to the end leaves no trace
+ * the oracle can see: the kernel maps no "[uprobes]" area for a probed instruction it
+ * emulates (malloc's push), and a uprobe's existence says nothing of the processes it
+ * filters. */
 static void check_entries(struct oracle *o, pid_t tid)
 {
 	for (unsigned i = 0; i < o->nbps; i++) {
@@ -739,8 +753,10 @@ static void check_entries(struct oracle *o, pid_t tid)
 		long word = ptrace(PTRACE_PEEKTEXT, tid, (void *)o->bps[i].addr, NULL);
 		if (errno == 0 && (word & 0xff) != 0xcc && !o->failure)
 			o->failure = "a breakpoint at an allocation function's entry was removed "
-				     "behind the oracle's back (a uprobe on the same function?): "
-				     "calls were missed";
+				     "behind the oracle's back: another tracer's uprobe came there "
+				     "while the program ran (the kernel took its stops) and went (it "
+				     "put the original byte back), so calls were missed; the oracle "
+				     "cannot run beside that tracer";
 	}
 }
 
@@ -865,38 +881,76 @@ static int find_loader_hook(const struct at_procmaps_entry *e, void *arg)
 	return 0;
 }
 
-/* Runs the stopped main thread to addr (the breakpoint lifted on arrival). 0, or -1. */
-static int run_to(struct oracle *o, uint64_t addr)
+/* Says in o->failure_text why run_to stopped short of addr: what, and where the thread was
+ * (a SIGTRAP elsewhere: an int3 left at that address by another tracer's uprobe going away as
+ * the thread hit it, which the kernel then delivers as a signal). Returns -1. */
+static int run_to_failed(struct oracle *o, const char *what, uint64_t addr, int status)
+{
+	struct user_regs_struct regs;
+
+	if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP &&
+	    ptrace(PTRACE_GETREGS, o->pid, NULL, &regs) == 0)
+		snprintf(o->failure_text, sizeof(o->failure_text),
+			 "%s: a SIGTRAP at 0x%llx, not at the oracle's breakpoint at 0x%" PRIx64
+			 " (an int3 of another tracer's uprobe, left as the uprobe went away while "
+			 "the program hit it? the oracle cannot run beside that tracer)",
+			 what, (unsigned long long)regs.rip - 1, addr);
+	else if (WIFEXITED(status))
+		snprintf(o->failure_text, sizeof(o->failure_text), "%s: it exited with status %d",
+			 what, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(o->failure_text, sizeof(o->failure_text), "%s: it was killed by signal %d",
+			 what, WTERMSIG(status));
+	else
+		snprintf(o->failure_text, sizeof(o->failure_text), "%s: ptrace failed (%s)", what,
+			 strerror(errno));
+	o->failure = o->failure_text;
+	return -1;
+}
+
+/* Runs the stopped main thread to addr (the breakpoint lifted on arrival). 0, or -1 with
+ * o->failure saying why, after what (the step's name). */
+static int run_to(struct oracle *o, uint64_t addr, const char *what)
 {
 	uint8_t saved;
 	int status;
 	struct user_regs_struct regs;
 
+	status = 0;
 	/* already there (the loader's hook, again): one step off it first */
 	if (ptrace(PTRACE_GETREGS, o->pid, NULL, &regs) < 0)
-		return -1;
+		return run_to_failed(o, what, addr, status);
 	if (regs.rip == addr && (ptrace(PTRACE_SINGLESTEP, o->pid, NULL, NULL) < 0 ||
 				 waitpid(o->pid, &status, __WALL) != o->pid || !WIFSTOPPED(status)))
+		return run_to_failed(o, what, addr, status);
+	if (poke_byte(o->pid, addr, 0xcc, &saved) < 0)
+		return run_to_failed(o, what, addr, 0);
+	if (saved == 0xcc) { /* its stop would never come: the kernel takes a uprobe's trap */
+		snprintf(o->failure_text, sizeof(o->failure_text),
+			 "%s: an int3 is already at 0x%" PRIx64 ": another tracer's uprobe or "
+			 "breakpoint is there, whose stop ptrace never sees; the oracle cannot run "
+			 "beside that tracer", what, addr);
+		o->failure = o->failure_text;
 		return -1;
-	if (poke_byte(o->pid, addr, 0xcc, &saved) < 0 ||
-	    ptrace(PTRACE_CONT, o->pid, NULL, NULL) < 0)
-		return -1;
+	}
+	if (ptrace(PTRACE_CONT, o->pid, NULL, NULL) < 0)
+		return run_to_failed(o, what, addr, 0);
 	for (;;) {
 		if (waitpid(o->pid, &status, __WALL) != o->pid || !WIFSTOPPED(status))
-			return -1;
+			return run_to_failed(o, what, addr, status);
 		if (WSTOPSIG(status) == SIGTRAP && !(status >> 16))
 			break;
 		/* the program's own signals before its libraries are there go on */
 		int sig = (status >> 16) ? 0 : WSTOPSIG(status);
 		if (ptrace(PTRACE_CONT, o->pid, NULL, (void *)(long)sig) < 0)
-			return -1;
+			return run_to_failed(o, what, addr, 0);
 	}
 	if (ptrace(PTRACE_GETREGS, o->pid, NULL, &regs) < 0 || regs.rip != addr + 1)
-		return -1;
+		return run_to_failed(o, what, addr, status);
 	regs.rip = addr;
 	if (poke_byte(o->pid, addr, saved, NULL) < 0 ||
 	    ptrace(PTRACE_SETREGS, o->pid, NULL, &regs) < 0)
-		return -1;
+		return run_to_failed(o, what, addr, 0);
 	return 0;
 }
 
@@ -918,10 +972,8 @@ static int plant_when_mapped(struct oracle *o)
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)o->pid);
 	at_procmaps_for_each_file(path, find_loader_hook, &hook, &bad);
 	if (!hook) {
-		if (run_to(o, auxv_entry(o->pid)) < 0) {
-			o->failure = "cannot run the program to its entry point";
+		if (run_to(o, auxv_entry(o->pid), "cannot run the program to its entry point") < 0)
 			return -1;
-		}
 		int rc = plant_entries(o);
 		if (rc > 0)
 			report_allocator(o);
@@ -932,11 +984,9 @@ static int plant_when_mapped(struct oracle *o)
 		return rc > 0 ? 0 : -1;
 	}
 	for (unsigned i = 0; i < LOADER_STOPS_MAX; i++) {
-		if (run_to(o, hook) < 0) {
-			o->failure = "the program ended before its dynamic loader mapped its "
-				     "libraries";
+		if (run_to(o, hook, "the program did not come back to its dynamic loader's hook "
+				    "(_dl_debug_state) before its libraries were mapped") < 0)
 			return -1;
-		}
 		int rc = plant_entries(o);
 		if (rc < 0) {
 			o->failure = o->failure ? o->failure : "cannot plant the breakpoints";
