@@ -808,7 +808,9 @@ static void find_plt_sections(struct object *o)
 	}
 }
 
-/* The executable PT_LOAD segments, sorted by address. 0, or -1 if there are none or too many. */
+/* The executable PT_LOAD segments, sorted by address. 0, or -1 if there are none, too many, or
+ * two that overlap or one that wraps around the address space (the rows of a table are made
+ * segment after segment, in increasing address order). */
 static int find_segments(Elf *elf, struct at_unwind_table *t)
 {
 	size_t n;
@@ -821,7 +823,7 @@ static int find_segments(Elf *elf, struct at_unwind_table *t)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
 		    ph.p_filesz == 0)
 			continue;
-		if (t->segment_count == AT_UNWIND_MAX_SEGMENTS)
+		if (t->segment_count == AT_UNWIND_MAX_SEGMENTS || ph.p_vaddr + ph.p_filesz < ph.p_vaddr)
 			return -1;
 		size_t j = t->segment_count++;
 		while (j > 0 && t->segments[j - 1].vaddr > ph.p_vaddr) {
@@ -830,6 +832,9 @@ static int find_segments(Elf *elf, struct at_unwind_table *t)
 		}
 		t->segments[j] = (struct at_unwind_segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
 	}
+	for (uint32_t i = 1; i < t->segment_count; i++)
+		if (t->segments[i].vaddr < t->segments[i - 1].vaddr + t->segments[i - 1].size)
+			return -1;
 	return t->segment_count ? 0 : -1;
 }
 
@@ -956,7 +961,7 @@ static int build(struct object *o, struct at_unwind_table *t, const char **why)
 	GElf_Ehdr eh;
 
 	if (find_segments(o->elf, t) < 0) {
-		*why = "no executable segment (or too many)";
+		*why = "no executable segment, too many, or overlapping ones";
 		return -1;
 	}
 	o->entry = gelf_getehdr(o->elf, &eh) ? eh.e_entry : 0;
