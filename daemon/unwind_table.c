@@ -569,9 +569,10 @@ static struct at_unwind_rule signal_rule(Dwarf_Frame *frame)
 	return r;
 }
 
-/* Reduces libdw's frame state at one address to a rule (a signal frame: signal_rule): the CFA from rsp or rbp plus an offset
+/* Reduces libdw's frame state at one address to a rule: the CFA from rsp or rbp plus an offset
  * (or ld's PLT expression), rbp unchanged or saved at CFA plus an offset, the return address at
- * CFA - 8 or undefined (the outermost frame). Anything else is unsupported. */
+ * CFA - 8 or undefined (the outermost frame); a signal frame's by signal_rule. Anything else
+ * is unsupported. */
 static struct at_unwind_rule rule_of_frame(Dwarf_Frame *frame)
 {
 	struct at_unwind_rule r = { 0 };

@@ -125,7 +125,8 @@ trace signal 0 "$FX/unwind_signal" 4
 same signal "an allocation in a signal handler"
 check_eq "an allocation in a signal handler: through the signal frame to _start, complete" \
 	"$(folded signal | sed 's/libc\.so\.6+0x[0-9a-f]*;handler/SIGFRAME;handler/')" \
-	"_start;__libc_start_main_impl;__libc_start_call_main;main;trigger;raise;__pthread_kill_implementation;SIGFRAME;handler;malloc 4"
+	"_start;__libc_start_main_impl;__libc_start_call_main;main;trigger;raise;$(
+	)__pthread_kill_implementation;SIGFRAME;handler;malloc 4"
 
 # A library's constructor, run by the dynamic loader before main: the walk ends at the loader's
 # entry (_dl_start_user), the outermost frame, so the stacks are complete.
