@@ -341,6 +341,41 @@ static void test_object_without_cfi(void **state)
 	remove_dir(dir);
 }
 
+/* An object whose executable segment is there twice (another PT_LOAD's header overwritten with
+ * its own): its rows would go back over themselves, and a page's entries out of order; it is
+ * refused, with the reason. */
+static void test_overlapping_segments(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_daemon_unwind_table.XXXXXX", exe[256];
+
+	compile(dir, gold_src, "-O2", "twice", exe, sizeof(exe));
+	int fd = open(exe, O_RDWR);
+	assert_true(fd >= 0);
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[32];
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_true(eh.e_phnum <= 32 && eh.e_phentsize == sizeof(Elf64_Phdr));
+	assert_int_equal(pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff),
+			 eh.e_phnum * sizeof(*ph));
+	int x = -1, other = -1;
+	for (int i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+			x = i;
+		else if (ph[i].p_type == PT_LOAD && other < 0)
+			other = i;
+	assert_true(x >= 0 && other >= 0);
+	assert_int_equal(pwrite(fd, &ph[x], sizeof(*ph), (off_t)(eh.e_phoff + other * sizeof(*ph))),
+			 sizeof(*ph));
+	close(fd);
+
+	struct at_unwind_table t;
+	const char *why = NULL;
+	assert_int_equal(at_unwind_table_build(exe, &t, &why), -1);
+	assert_non_null(strstr(why, "overlapping"));
+	remove_dir(dir);
+}
+
 static void ignore_signal(int sig)
 {
 	(void)sig;
@@ -448,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_synthetic_plt_rules),
 		cmocka_unit_test(test_gold_eh_frame),
 		cmocka_unit_test(test_object_without_cfi),
+		cmocka_unit_test(test_overlapping_segments),
 		cmocka_unit_test(test_signal_frame_rule),
 		cmocka_unit_test(test_loader_entry),
 		cmocka_unit_test(test_cache_shares_by_build_id),
