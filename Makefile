@@ -181,6 +181,24 @@ $(B)/fixtures/unwind_chain: tests/fixtures/unwind_chain.c $(B)/fixtures/unwind_c
 	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -o $@ $< $(B)/fixtures/unwind_chain_lib.so \
 		-Wl,-rpath,'$$ORIGIN'
 
+# unwind_ctor is linked with unwind_ctor_lib.so, whose constructor allocates.
+$(B)/fixtures/unwind_ctor_lib.so: tests/fixtures/unwind_ctor.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -DUNWIND_CTOR_LIBRARY -shared -fPIC \
+		-Wl,-soname,unwind_ctor_lib.so -o $@ $<
+
+$(B)/fixtures/unwind_ctor: tests/fixtures/unwind_ctor.c $(B)/fixtures/unwind_ctor_lib.so
+	$(call say,CC,$@)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -o $@ $< $(B)/fixtures/unwind_ctor_lib.so \
+		-Wl,-rpath,'$$ORIGIN'
+
+# unwind_gold is linked by GNU gold (binutils' ld.gold).
+$(B)/fixtures/unwind_gold: tests/fixtures/unwind_gold.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -fuse-ld=gold -o $@ $<
+
 # unwind_dlopen opens unwind_dlopen_lib.so, the library half of the same file, at run time.
 $(B)/fixtures/unwind_dlopen_lib.so: tests/fixtures/unwind_dlopen.c
 	$(call say,CC,$@)

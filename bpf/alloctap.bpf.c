@@ -556,6 +556,25 @@ static __always_inline int rule_index(__u32 ti, __u64 addr)
 	return (int)(t->rule_base + e->e[ei & 1].rule);
 }
 
+/* The caller of a signal frame (rule kind AT_BPF_RULE_SIGNAL): the interrupted rsp (*sp) and rip
+ * (*pc, just above it) where the kernel saved them, and rbp when the rule says where. Read
+ * directly, not through the window: signal frames are rare, and the verifier walks each read
+ * of the window as paths of its own. 0, or non-zero when one cannot be read. */
+static __always_inline long read_signal_frame(struct walk_state *w, struct at_bpf_rule *rule,
+					      __u64 *sp, __u64 *pc, __u64 *bp)
+{
+	__u64 saved[2];
+
+	if (bpf_probe_read_user(saved, sizeof(saved),
+				(void *)(w->sp + (__u64)(__s64)rule->cfa_offset)))
+		return 1;
+	*sp = saved[0];
+	*pc = saved[1];
+	if (rule->rbp != AT_BPF_RBP_AT_SP)
+		return 0;
+	return bpf_probe_read_user(bp, sizeof(*bp), (void *)(w->sp + (__u64)(__s64)rule->rbp_offset));
+}
+
 /* One frame of the walk (a bpf_loop callback): records the frame's pc, then unwinds to the
  * caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
 static long walk_frame(__u32 i, void *arg)
@@ -571,7 +590,12 @@ static long walk_frame(__u32 i, void *arg)
 	w->hash = (w->hash ^ w->pc) * 0x100000001b3ull;
 	w->hash ^= w->hash >> 29;
 
-	__u64 lookup = i == 0 ? w->pc : w->pc - 1;
+	/* While the walk runs, out->flags says whether pc is exact: not a return address (the
+	 * first frame, or the one a signal interrupted), its rule then at pc, not pc - 1. Kept in
+	 * the map value rather than in w: the verifier tracks no value there, and a flag on its
+	 * stack that picks the address a cache slot comes from split its states in two at every
+	 * frame (the program was refused as too complex). */
+	__u64 lookup = w->pc - 1 + (out->flags & 1);
 	__u32 rk, slot = (__u32)((lookup * 0x9e3779b97f4a7c15ull) >> 54) & (AT_BPF_RULE_CACHE - 1);
 	struct at_bpf_rule_cache *cache = w->cache;
 
@@ -605,6 +629,11 @@ static long walk_frame(__u32 i, void *arg)
 	case AT_BPF_RULE_CFA_RSP:
 		cfa = w->sp + (__u64)(__s64)rule->cfa_offset;
 		break;
+	case AT_BPF_RULE_SIGNAL:
+		if (read_signal_frame(w, rule, &cfa, &ra, &bp) || cfa <= w->sp)
+			goto incomplete;
+		out->flags = 1;
+		goto advance;
 	case AT_BPF_RULE_CFA_RBP:
 	case AT_BPF_RULE_FRAME_POINTER:
 		cfa = w->bp + (__u64)(__s64)rule->cfa_offset;
@@ -627,6 +656,8 @@ static long walk_frame(__u32 i, void *arg)
 	if (rule->rbp == AT_BPF_RBP_AT_CFA &&
 	    read_stack(w, cfa + (__u64)(__s64)rule->rbp_offset, &bp))
 		goto incomplete;
+	out->flags = 0;
+advance:
 	w->pc = ra;
 	w->sp = cfa;
 	w->bp = bp;
@@ -667,6 +698,7 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		w.hash = tgid * 0x9e3779b97f4a7c15ull;
 		w.tgid = tgid;
 		w.flags = 1 /* AT_STACK_TRUNCATED */;
+		w.out->flags = 1; /* the first pc is exact (see walk_frame) */
 		bpf_loop(AT_BPF_MAX_FRAMES, walk_frame, &w, 0);
 		w.out->flags = (__u16)w.flags;
 		w.hash ^= (__u64)w.flags << 48;

@@ -152,7 +152,9 @@ struct at_bpf_window {
 #define AT_BPF_RULE_PLT 3
 #define AT_BPF_RULE_FRAME_POINTER 4
 #define AT_BPF_RULE_END 5
+#define AT_BPF_RULE_SIGNAL 7  /* the interrupted rsp at rsp + cfa_offset, its rip above */
 #define AT_BPF_RBP_AT_CFA 1
+#define AT_BPF_RBP_AT_SP 2
 
 struct at_bpf_rule {
 	__u8 kind;

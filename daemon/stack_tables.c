@@ -21,7 +21,8 @@ _Static_assert(sizeof(struct at_bpf_entry) == sizeof(struct at_unwind_entry),
 _Static_assert(AT_BPF_RULE_NONE == AT_UNWIND_NONE && AT_BPF_RULE_CFA_RSP == AT_UNWIND_CFA_RSP &&
 		       AT_BPF_RULE_CFA_RBP == AT_UNWIND_CFA_RBP && AT_BPF_RULE_PLT == AT_UNWIND_PLT &&
 		       AT_BPF_RULE_FRAME_POINTER == AT_UNWIND_FRAME_POINTER &&
-		       AT_BPF_RULE_END == AT_UNWIND_END && AT_BPF_RBP_AT_CFA == AT_UNWIND_RBP_AT_CFA,
+		       AT_BPF_RULE_END == AT_UNWIND_END && AT_BPF_RBP_AT_CFA == AT_UNWIND_RBP_AT_CFA &&
+		       AT_BPF_RULE_SIGNAL == AT_UNWIND_SIGNAL && AT_BPF_RBP_AT_SP == AT_UNWIND_RBP_AT_SP,
 	       "rule codes agree");
 _Static_assert(AT_BPF_PAGE_SHIFT == AT_UNWIND_PAGE_SHIFT &&
 		       AT_BPF_SEARCH_STEPS == AT_UNWIND_SEARCH_STEPS &&

@@ -57,6 +57,7 @@ struct object {
 	size_t fde_count;
 	struct plt_section plts[MAX_PLT_SECTIONS];
 	size_t plt_count;
+	uint64_t entry; /* the ELF header's entry point, 0 for none */
 };
 
 static const struct at_unwind_rule rule_none = { .kind = AT_UNWIND_NONE };
@@ -323,11 +324,134 @@ static int fde_range(const Dwarf_FDE *fde, int enc, const Elf_Data *data, uint64
 	return 0;
 }
 
+/* The file bytes [offset, offset + size) as data, or NULL if they are not all in the file. */
+static Elf_Data *file_chunk(struct object *o, uint64_t offset, uint64_t size)
+{
+	if (offset > o->file_size || size > o->file_size - offset || size == 0)
+		return NULL;
+	return elf_getdata_rawchunk(o->elf, (int64_t)offset, size, ELF_T_BYTE);
+}
+
+/* The file offset of object address addr and the bytes from there to the end of the PT_LOAD
+ * segment that holds it (in *room). 0, or -1 if no segment holds it in the file. */
+static int vaddr_to_offset(Elf *elf, uint64_t addr, uint64_t *offset, uint64_t *room)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && addr >= ph.p_vaddr &&
+		    addr - ph.p_vaddr < ph.p_filesz) {
+			*offset = ph.p_offset + (addr - ph.p_vaddr);
+			*room = ph.p_filesz - (addr - ph.p_vaddr);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The size of the section at address addr whose name is name (any type but SHT_NOBITS), or 0
+ * when the object has no such section headers (they may be stripped). */
+static uint64_t section_size_at(Elf *elf, const char *name, uint64_t addr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_addr == addr &&
+		    (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0)
+			return sh.sh_size;
+	}
+	return 0;
+}
+
+/* The address of .eh_frame as .eh_frame_hdr (the PT_GNU_EH_FRAME segment) gives it: version 1,
+ * then the encoding of eh_frame_ptr, and eh_frame_ptr at byte 4. 0, or -1 without one. */
+static int eh_frame_from_hdr(struct object *o, uint64_t *addr)
+{
+	size_t n;
+
+	if (elf_getphdrnum(o->elf, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(o->elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		Elf_Data *d = file_chunk(o, ph.p_offset, ph.p_filesz);
+		if (!d || !d->d_buf || d->d_size < 8)
+			return -1;
+		const uint8_t *h = d->d_buf, *p = h + 4;
+		uint8_t enc = h[1];
+		uint64_t v;
+
+		if (h[0] != 1 || enc == DW_EH_PE_omit)
+			return -1;
+		if ((enc & 0x70) == DW_EH_PE_datarel) { /* relative to .eh_frame_hdr's start */
+			if (read_encoded(&p, h + d->d_size, enc & 0x0f, 0, 0, &v) < 0)
+				return -1;
+			v += ph.p_vaddr;
+		} else if (read_encoded(&p, h + d->d_size, enc, ph.p_vaddr + 4, 1, &v) < 0) {
+			return -1;
+		}
+		*addr = v;
+		return 0;
+	}
+	return -1;
+}
+
+/* The bytes of .eh_frame (its address in *addr), or NULL if the object has none. Found as the
+ * unwinders of the field find it: through .eh_frame_hdr's eh_frame_ptr (which section headers
+ * need not be there for), else by section name, of type SHT_PROGBITS or SHT_X86_64_UNWIND (GNU
+ * gold's). Its size is the section's, or without section headers the rest of its segment
+ * (the CFI ends at its zero terminator, as libdw reads it too). */
+static Elf_Data *find_eh_frame(struct object *o, uint64_t *addr)
+{
+	uint64_t at = 0, offset, room, size;
+
+	if (eh_frame_from_hdr(o, &at) < 0) {
+		size_t shstrndx;
+		Elf_Scn *scn = NULL;
+
+		if (elf_getshdrstrndx(o->elf, &shstrndx) != 0)
+			return NULL;
+		while ((scn = elf_nextscn(o->elf, scn))) {
+			GElf_Shdr sh;
+			const char *s;
+
+			if (gelf_getshdr(scn, &sh) &&
+			    (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND) &&
+			    (s = elf_strptr(o->elf, shstrndx, sh.sh_name)) &&
+			    strcmp(s, ".eh_frame") == 0) {
+				at = sh.sh_addr;
+				break;
+			}
+		}
+		if (!scn)
+			return NULL;
+	}
+	if (vaddr_to_offset(o->elf, at, &offset, &room) < 0)
+		return NULL;
+	size = section_size_at(o->elf, ".eh_frame", at);
+	if (size == 0 || size > room)
+		size = room;
+	*addr = at;
+	return file_chunk(o, offset, size);
+}
+
 /* Collects the address range of every FDE of .eh_frame, sorted. 0, or -1 out of memory. */
 static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
 {
 	uint64_t sh_addr = 0;
-	Elf_Data *data = find_section(o->elf, ".eh_frame", &sh_addr);
+	Elf_Data *data = find_eh_frame(o, &sh_addr);
 
 	if (!data || !data->d_buf)
 		return 0;
@@ -367,7 +491,8 @@ static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
 	}
 	free(cies);
 	st->fdes = (uint32_t)o->fde_count;
-	qsort(o->fdes, o->fde_count, sizeof(*o->fdes), by_lo);
+	if (o->fde_count) /* o->fdes is NULL without FDEs: qsort's arguments must not be */
+		qsort(o->fdes, o->fde_count, sizeof(*o->fdes), by_lo);
 	return rc;
 }
 
@@ -401,9 +526,53 @@ static int is_saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *offset)
 	return 0;
 }
 
+/* Whether a register rule is "saved at rsp + offset", rsp being the frame's own (sets *offset):
+ * DW_CFA_expression (DW_OP_breg7 offset), which libdw gives after the CFA it pushes first. */
+static int is_saved_at_rsp(const Dwarf_Op *ops, size_t n, int64_t *offset)
+{
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa)
+		ops++, n--;
+	if (n != 1 || ops[0].atom != DW_OP_breg7)
+		return 0;
+	*offset = (int64_t)ops[0].number;
+	return 1;
+}
+
+/* The rule of a signal frame (its CIE's 'S' augmentation), as glibc's __restore_rt describes
+ * the kernel's rt_sigframe: the interrupted rsp saved at rsp + K (CFA = *(rsp + K)), its rip
+ * just above (at rsp + K + 8) and its rbp at rsp + offset, all inside the saved ucontext.
+ * Any other shape is unsupported. */
+static struct at_unwind_rule signal_rule(Dwarf_Frame *frame)
+{
+	struct at_unwind_rule r = { .kind = AT_UNWIND_SIGNAL };
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t rsp_at, at;
+
+	if (dwarf_frame_cfa(frame, &ops, &n) != 0 || n != 2 || ops[0].atom != DW_OP_breg7 ||
+	    ops[1].atom != DW_OP_deref)
+		return rule_unsupported;
+	rsp_at = (int64_t)ops[0].number;
+	if (rsp_at <= 0 || rsp_at > INT32_MAX - 8 ||
+	    dwarf_frame_register(frame, REG_RA, mem, &ops, &n) != 0 ||
+	    !is_saved_at_rsp(ops, n, &at) || at != rsp_at + 8)
+		return rule_unsupported;
+	r.cfa_offset = (int32_t)rsp_at;
+	if (dwarf_frame_register(frame, REG_RBP, mem, &ops, &n) != 0)
+		return rule_unsupported;
+	if (n == 0 && ops == NULL)
+		return r;
+	if (!is_saved_at_rsp(ops, n, &at) || at < 0 || at > INT16_MAX)
+		return rule_unsupported;
+	r.rbp = AT_UNWIND_RBP_AT_SP;
+	r.rbp_offset = (int16_t)at;
+	return r;
+}
+
 /* Reduces libdw's frame state at one address to a rule: the CFA from rsp or rbp plus an offset
  * (or ld's PLT expression), rbp unchanged or saved at CFA plus an offset, the return address at
- * CFA - 8 or undefined (the outermost frame). Anything else is unsupported. */
+ * CFA - 8 or undefined (the outermost frame); a signal frame's by signal_rule. Anything else
+ * is unsupported. */
 static struct at_unwind_rule rule_of_frame(Dwarf_Frame *frame)
 {
 	struct at_unwind_rule r = { 0 };
@@ -414,8 +583,11 @@ static struct at_unwind_rule rule_of_frame(Dwarf_Frame *frame)
 	int32_t k;
 
 	/* the return address: undefined (libdw gives no ops in mem) or at CFA - 8 */
-	if (dwarf_frame_info(frame, NULL, NULL, &signal) != REG_RA || signal ||
-	    dwarf_frame_register(frame, REG_RA, mem, &ops, &n) != 0)
+	if (dwarf_frame_info(frame, NULL, NULL, &signal) != REG_RA)
+		return rule_unsupported;
+	if (signal)
+		return signal_rule(frame);
+	if (dwarf_frame_register(frame, REG_RA, mem, &ops, &n) != 0)
 		return rule_unsupported;
 	if (n == 0 && ops == mem)
 		return (struct at_unwind_rule){ .kind = AT_UNWIND_END };
@@ -537,6 +709,24 @@ static int is_padding(const struct object *o, const struct at_unwind_table *t, u
 	return 1;
 }
 
+/* Rows for [lo, hi), code without CFI: the frame-pointer rule, but from the object's entry point
+ * on (in the range that holds it) the outermost frame. The dynamic loader's entry (_start, then
+ * _dl_start_user, which calls _dl_init and so every constructor of the libraries loaded at
+ * startup) has no CFI; nothing returns there but from the outermost calls. */
+static int no_cfi_rows(const struct object *o, uint64_t lo, uint64_t hi, struct rows *rows,
+		       struct at_unwind_stats *st)
+{
+	static const struct at_unwind_rule outermost = { .kind = AT_UNWIND_END };
+	uint64_t end = o->entry > lo && o->entry < hi ? o->entry : hi;
+
+	if (o->entry && o->entry == lo)
+		end = lo;
+	st->fallback_bytes += end - lo;
+	if (lo < end && push_row(rows, lo, &rule_frame_pointer) < 0)
+		return -1;
+	return end < hi ? push_row(rows, end, &outermost) : 0;
+}
+
 /* Rows for [lo, hi), an executable range no FDE covers: alignment padding after a function takes
  * its last rule (it is never executed), PLT sections get their synthetic rule, the rest the
  * frame-pointer rule. */
@@ -561,10 +751,8 @@ static int gap_rows(struct object *o, const struct at_unwind_table *t, uint64_t 
 			next = in->hi < hi ? in->hi : hi;
 			if (plt_rows(in, lo, next, rows, st) < 0)
 				return -1;
-		} else {
-			st->fallback_bytes += next - lo;
-			if (push_row(rows, lo, &rule_frame_pointer) < 0)
-				return -1;
+		} else if (no_cfi_rows(o, lo, next, rows, st) < 0) {
+			return -1;
 		}
 		lo = next;
 	}
@@ -621,7 +809,9 @@ static void find_plt_sections(struct object *o)
 	}
 }
 
-/* The executable PT_LOAD segments, sorted by address. 0, or -1 if there are none or too many. */
+/* The executable PT_LOAD segments, sorted by address. 0, or -1 if there are none, too many, or
+ * two that overlap or one that wraps around the address space (the rows of a table are made
+ * segment after segment, in increasing address order). */
 static int find_segments(Elf *elf, struct at_unwind_table *t)
 {
 	size_t n;
@@ -634,7 +824,7 @@ static int find_segments(Elf *elf, struct at_unwind_table *t)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
 		    ph.p_filesz == 0)
 			continue;
-		if (t->segment_count == AT_UNWIND_MAX_SEGMENTS)
+		if (t->segment_count == AT_UNWIND_MAX_SEGMENTS || ph.p_vaddr + ph.p_filesz < ph.p_vaddr)
 			return -1;
 		size_t j = t->segment_count++;
 		while (j > 0 && t->segments[j - 1].vaddr > ph.p_vaddr) {
@@ -643,6 +833,9 @@ static int find_segments(Elf *elf, struct at_unwind_table *t)
 		}
 		t->segments[j] = (struct at_unwind_segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
 	}
+	for (uint32_t i = 1; i < t->segment_count; i++)
+		if (t->segments[i].vaddr < t->segments[i - 1].vaddr + t->segments[i - 1].size)
+			return -1;
 	return t->segment_count ? 0 : -1;
 }
 
@@ -766,16 +959,19 @@ static int build(struct object *o, struct at_unwind_table *t, const char **why)
 	struct rows rows = { 0 };
 	int rc = 0;
 
+	GElf_Ehdr eh;
+
 	if (find_segments(o->elf, t) < 0) {
-		*why = "no executable segment (or too many)";
+		*why = "no executable segment, too many, or overlapping ones";
 		return -1;
 	}
+	o->entry = gelf_getehdr(o->elf, &eh) ? eh.e_entry : 0;
+	o->file = (const uint8_t *)elf_rawfile(o->elf, &o->file_size);
 	if (read_fde_ranges(o, &t->stats) < 0) {
 		*why = strerror(ENOMEM);
 		return -1;
 	}
 	find_plt_sections(o);
-	o->file = (const uint8_t *)elf_rawfile(o->elf, &o->file_size);
 	o->cfi = dwarf_getcfi_elf(o->elf);
 	if (!o->cfi)
 		o->fde_count = 0; /* no usable CFI: the frame-pointer rule everywhere */

@@ -27,7 +27,7 @@
 #define AT_UNWIND_MAX_SEGMENTS 4 /* executable PT_LOAD segments kept per object */
 #define AT_UNWIND_MAX_PAGES 65536 /* 4 GiB of addresses from the first executable byte */
 
-/* How the caller's frame is found. The return address is always at CFA - 8. */
+/* How the caller's frame is found. The return address is at CFA - 8 but in a signal frame. */
 enum at_unwind_kind {
 	AT_UNWIND_NONE = 0,        /* no code here: the address has no table */
 	AT_UNWIND_CFA_RSP,         /* CFA = rsp + cfa_offset */
@@ -35,14 +35,21 @@ enum at_unwind_kind {
 	AT_UNWIND_PLT,             /* lazy PLT entry: CFA = rsp + 8, plus 8 when
 				    * (rip & 15) >= cfa_offset (after its push) */
 	AT_UNWIND_FRAME_POINTER,   /* no CFI: CFA = rbp + 16, rbp saved at CFA - 16 */
-	AT_UNWIND_END,             /* outermost frame (_start, a thread start): RA undefined */
+	AT_UNWIND_END,             /* outermost frame (_start, a thread start, the dynamic
+				    * loader's entry): RA undefined */
 	AT_UNWIND_UNSUPPORTED,     /* a rule this unwinder does not implement */
+	AT_UNWIND_SIGNAL,          /* a signal frame (__restore_rt): the interrupted rsp is
+				    * saved at rsp + cfa_offset, its rip at rsp + cfa_offset + 8
+				    * (not at CFA - 8); the caller's pc is the interrupted
+				    * instruction itself, looked up as it is (not pc - 1) */
 };
 
 /* Where the caller's rbp is. */
 enum at_unwind_rbp {
 	AT_UNWIND_RBP_SAME = 0,    /* unchanged */
 	AT_UNWIND_RBP_AT_CFA,      /* saved at CFA + rbp_offset */
+	AT_UNWIND_RBP_AT_SP,       /* saved at rsp + rbp_offset, rsp the frame's own (a signal
+				    * frame's saved context) */
 };
 
 struct at_unwind_rule {

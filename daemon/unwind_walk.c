@@ -6,9 +6,12 @@
 /* What one step decided: go on with the caller's registers, or how the walk ends. */
 #define STEP_CONTINUE (-1)
 
-/* The caller's registers as one step leaves them. */
+/* The caller's registers as one step leaves them. exact: pc is not a return address (the
+ * interrupted instruction of the first frame, or of the frame a signal interrupted), so its
+ * rule is looked up at pc itself rather than at pc - 1. */
 struct frame_regs {
 	uint64_t pc, sp, bp;
+	int exact;
 };
 
 const struct at_unwind_mapping *at_unwind_find_mapping(const struct at_unwind_mappings *maps,
@@ -47,24 +50,32 @@ static int read_stack(const struct at_unwind_stack *stack, uint64_t addr, uint64
 	return STEP_CONTINUE;
 }
 
-/* The CFA a rule gives for the frame in f. STEP_CONTINUE, or how the walk ends. */
-static int rule_cfa(const struct at_unwind_rule *rule, const struct frame_regs *f, uint64_t *cfa,
+/* The CFA a rule gives for the frame in f, and where the return address is (*ra_at): CFA - 8,
+ * or in a signal frame the saved rip, above the saved rsp that is the CFA. STEP_CONTINUE, or
+ * how the walk ends. */
+static int rule_cfa(const struct at_unwind_stack *stack, const struct at_unwind_rule *rule,
+		    const struct frame_regs *f, uint64_t *cfa, uint64_t *ra_at,
 		    struct at_unwind_result *r)
 {
+	uint64_t signal_at = f->sp + (uint64_t)(int64_t)rule->cfa_offset;
+
 	switch (rule->kind) {
 	case AT_UNWIND_CFA_RSP:
 		*cfa = f->sp + (uint64_t)(int64_t)rule->cfa_offset;
-		return STEP_CONTINUE;
+		break;
 	case AT_UNWIND_CFA_RBP:
 		*cfa = f->bp + (uint64_t)(int64_t)rule->cfa_offset;
-		return STEP_CONTINUE;
+		break;
 	case AT_UNWIND_FRAME_POINTER:
 		r->fallback_frames++;
 		*cfa = f->bp + (uint64_t)(int64_t)rule->cfa_offset;
-		return STEP_CONTINUE;
+		break;
 	case AT_UNWIND_PLT:
 		*cfa = f->sp + 8 + ((int32_t)(f->pc & 15) >= rule->cfa_offset ? 8 : 0);
-		return STEP_CONTINUE;
+		break;
+	case AT_UNWIND_SIGNAL:
+		*ra_at = signal_at + 8;
+		return read_stack(stack, signal_at, cfa, r);
 	case AT_UNWIND_END:
 		return AT_UNWIND_END_OF_STACK;
 	case AT_UNWIND_NONE:
@@ -72,43 +83,47 @@ static int rule_cfa(const struct at_unwind_rule *rule, const struct frame_regs *
 	default:
 		return AT_UNWIND_UNSUPPORTED_RULE;
 	}
+	*ra_at = *cfa - 8;
+	return STEP_CONTINUE;
 }
 
-/* Unwinds one frame: f becomes the caller's. first: f is the interrupted frame (its pc is not a
- * return address). STEP_CONTINUE, or how the walk ends. */
+/* Unwinds one frame: f becomes the caller's. STEP_CONTINUE, or how the walk ends. */
 static int step(const struct at_unwind_mappings *maps, const struct at_unwind_stack *stack,
-		int first, struct frame_regs *f, struct at_unwind_result *r)
+		struct frame_regs *f, struct at_unwind_result *r)
 {
-	uint64_t lookup = first ? f->pc : f->pc - 1;
+	uint64_t lookup = f->exact ? f->pc : f->pc - 1;
 	const struct at_unwind_mapping *m = at_unwind_find_mapping(maps, lookup);
 
 	if (!m || !m->table)
 		return AT_UNWIND_NO_TABLE;
 	const struct at_unwind_rule *rule =
 		at_unwind_table_lookup(m->table, lookup - (uint64_t)m->bias);
-	uint64_t cfa, ra, bp = f->bp;
-	int rc = rule_cfa(rule, f, &cfa, r);
+	uint64_t cfa, ra_at, ra, bp = f->bp;
+	int rc = rule_cfa(stack, rule, f, &cfa, &ra_at, r);
 
 	if (rc != STEP_CONTINUE)
 		return rc;
 	if (cfa <= f->sp)
 		return AT_UNWIND_BAD_FRAME;
-	if ((rc = read_stack(stack, cfa - 8, &ra, r)) != STEP_CONTINUE)
+	if ((rc = read_stack(stack, ra_at, &ra, r)) != STEP_CONTINUE)
 		return rc;
-	if (rule->rbp == AT_UNWIND_RBP_AT_CFA &&
-	    (rc = read_stack(stack, cfa + (uint64_t)(int64_t)rule->rbp_offset, &bp, r)) !=
-		    STEP_CONTINUE)
+	if (rule->rbp != AT_UNWIND_RBP_SAME &&
+	    (rc = read_stack(stack,
+			     (rule->rbp == AT_UNWIND_RBP_AT_SP ? f->sp : cfa) +
+				     (uint64_t)(int64_t)rule->rbp_offset,
+			     &bp, r)) != STEP_CONTINUE)
 		return rc;
 	f->pc = ra;
 	f->sp = cfa;
 	f->bp = bp;
+	f->exact = rule->kind == AT_UNWIND_SIGNAL;
 	return STEP_CONTINUE;
 }
 
 void at_unwind_walk(const struct at_unwind_mappings *maps, const struct at_unwind_regs *regs,
 		    const struct at_unwind_stack *stack, struct at_unwind_result *r)
 {
-	struct frame_regs f = { regs->rip, regs->rsp, regs->rbp };
+	struct frame_regs f = { regs->rip, regs->rsp, regs->rbp, 1 };
 
 	r->count = 0;
 	r->fallback_frames = 0;
@@ -117,7 +132,7 @@ void at_unwind_walk(const struct at_unwind_mappings *maps, const struct at_unwin
 	for (uint32_t i = 0; i < AT_UNWIND_MAX_FRAMES; i++) {
 		r->pcs[i] = f.pc;
 		r->count = i + 1;
-		int rc = step(maps, stack, i == 0, &f, r);
+		int rc = step(maps, stack, &f, r);
 		if (rc != STEP_CONTINUE) {
 			r->end = (enum at_unwind_end)rc;
 			return;

@@ -7,8 +7,10 @@
  *
  * One step: find the mapping that holds the frame's pc (binary search over mappings sorted by
  * start), look the rule up in the mapping's table at pc - bias (pc - 1 for every frame but the
- * first: a return address may be the first byte after a call that ends a function), compute the
- * CFA, read the return address at CFA - 8 and, if saved, rbp; the caller's rsp is the CFA. */
+ * first and the one a signal interrupted: a return address may be the first byte after a call
+ * that ends a function), compute the CFA, read the return address at CFA - 8 and, if saved,
+ * rbp; the caller's rsp is the CFA. A signal frame (AT_UNWIND_SIGNAL) gives the interrupted
+ * rsp, rip and rbp from the context the kernel saved on the stack. */
 #ifndef ALLOCTAP_UNWIND_WALK_H
 #define ALLOCTAP_UNWIND_WALK_H
 

@@ -8,8 +8,10 @@
 # first probe hit, so an object mapped after that (dlopen) lies a page lower under alloctapd
 # than under the oracle. ASLR is off all the same (setarch -R). Fixtures (tests/fixtures/unwind_*.c, -O2 -fomit-frame-pointer): a chain
 # through a shared library, recursion deeper than 100 frames and deeper than 128 (truncated),
-# a static program, threads (their order varies: both sides sorted), and a library mapped with
-# dlopen after the start. python3 (PYTHONMALLOC=malloc): one thread, identical line for line;
+# a static program, threads (their order varies: both sides sorted), a library mapped with
+# dlopen after the start, a program linked by gold, an allocation in a signal handler (through
+# the signal frame) and in a constructor the dynamic loader runs (complete: the walk reaches
+# the loader's entry); the last three also against their known chain of functions. python3 (PYTHONMALLOC=malloc): one thread, identical line for line;
 # five threads, complete stacks and stacks among the oracle's, each at least 99.9% (printed).
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
@@ -18,7 +20,8 @@ ATZ=$ROOT/build/bench/atz_tool
 ORACLE=$ROOT/build/oracle/stack_oracle
 need_bpf "$D"
 need_built "$ATZ" "$ORACLE" "$FX/unwind_chain" "$FX/unwind_recursion" "$FX/unwind_static" \
-	"$FX/unwind_thread" "$FX/unwind_dlopen"
+	"$FX/unwind_thread" "$FX/unwind_dlopen" "$FX/unwind_gold" "$FX/unwind_signal" \
+	"$FX/unwind_ctor" "$ROOT/build/alloctap-report"
 
 # Text output has no place for stacks: a usage error that says so.
 "$D" --stacks -o "$T/x.log" -- /bin/true 2>"$T/usage.err"
@@ -103,6 +106,44 @@ trace thread 1 "$FX/unwind_thread" 3
 same thread "threads"
 trace dlopen 0 "$FX/unwind_dlopen" 4
 same dlopen "a library mapped with dlopen after the start"
+
+# folded NAME: the trace's stacks, outermost frame first, as alloctap-report names them.
+folded() {
+	"$ROOT/build/alloctap-report" export --folded "$T/$1.atz" 2>&1
+}
+
+# A program linked by GNU gold (.eh_frame of type SHT_X86_64_UNWIND): its own CFI, not the
+# frame-pointer rule.
+trace gold 0 "$FX/unwind_gold" 4
+same gold "a program linked by gold"
+check_eq "a program linked by gold: the chain to malloc, complete" "$(folded gold)" \
+	"_start;__libc_start_main_impl;__libc_start_call_main;main;c1;c2;c3;malloc 4"
+
+# malloc in a SIGUSR1 handler: through the kernel's signal frame (glibc's __restore_rt, which
+# has no symbol) to the interrupted code, raise's, and down to _start (gdb's backtrace there:
+# handler, <signal handler called>, __pthread_kill_implementation, raise, trigger, main).
+trace signal 0 "$FX/unwind_signal" 4
+same signal "an allocation in a signal handler"
+check_eq "an allocation in a signal handler: through the signal frame to _start, complete" \
+	"$(folded signal | sed 's/libc\.so\.6+0x[0-9a-f]*;handler/SIGFRAME;handler/')" \
+	"_start;__libc_start_main_impl;__libc_start_call_main;main;trigger;raise;$(
+	)__pthread_kill_implementation;SIGFRAME;handler;malloc 4"
+
+# A library's constructor, run by the dynamic loader before main: the walk ends at the loader's
+# entry (_dl_start_user), the outermost frame, so the stacks are complete.
+# libdw has no rule there either, and ends those stacks as incomplete after the same frames:
+# the oracle's lines are compared frame for frame with its flag taken as complete.
+trace ctor 0 "$FX/unwind_ctor"
+check_eq "a constructor run by the dynamic loader: libdw stops at the loader's entry" \
+	"$(awk '{ print $1, $2, $NF }' "$T/ctor.oracle" | sed 's/+0x[0-9a-f]*$//' | uniq -c)" \
+	"      3 malloc incomplete ld-linux-x86-64.so.2"
+sed -i 's/^malloc incomplete /malloc complete /' "$T/ctor.oracle"
+same ctor "allocations in a constructor run by the dynamic loader"
+check_eq "a constructor run by the dynamic loader: 3 complete stacks, from the loader's entry" \
+	"$(awk '{ print $1, $2, $NF }' "$T/ctor.ours" | sed 's/+0x[0-9a-f]*$//' | uniq -c)" \
+	"      3 malloc complete ld-linux-x86-64.so.2"
+check_eq "a constructor run by the dynamic loader: ctor_init, ctor_allocate, malloc" \
+	"$(folded ctor | sed 's/.*;\(ctor_init;\)/\1/')" "ctor_init;ctor_allocate;malloc 3"
 
 # SIGHUP after a rotation: the new file is a trace of its own, whose stack ids start over, so
 # every stack and mapping its events need is written into it again (the reader refuses an id

@@ -5,7 +5,7 @@
 #                       FUZZ_SECONDS (60); fails naming the reproducer of any finding
 #   make fuzz-build     build the harnesses and their seed corpus in build/fuzz/
 #   make fuzz-regress   replay the regression inputs and the seeds once (a few seconds)
-#   FUZZ_TARGETS=...    a subset of: source text munge atz elfsym x86 convert replay report
+#   FUZZ_TARGETS=...    a subset of: source text munge atz elfsym x86 convert replay report unwind
 #
 # A finding, once fixed, leaves its minimised input in tests/fuzz/regressions/NAME/, which
 # both targets replay before anything else. The corpus grows in build/fuzz/corpus/NAME.
@@ -23,7 +23,8 @@ FUZZ_LDLIBS  := -ldw -lelf -lz -llz4 -lm -lpthread -lstdc++
 FUZZ_SRCS    := $(wildcard lib/*.c) $(filter-out munge/main.c,$(wildcard munge/*.c)) \
 		$(filter-out report/main.c,$(wildcard report/*.c)) \
 		$(filter-out replay/main.c,$(wildcard replay/*.c)) \
-		daemon/elfsym.c daemon/probe_site.c daemon/x86_insn.c
+		daemon/elfsym.c daemon/probe_site.c daemon/x86_insn.c daemon/unwind_table.c \
+		daemon/unwind_walk.c
 FUZZ_BINS    := $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 
 # clang's libFuzzer runtime (libclang_rt.fuzzer) is in libclang-rt-N-dev on Debian 12.

@@ -15,6 +15,9 @@
 #               slot limit, and 4096 slots
 #   OUT/report  every log and trace, after two request bytes (see fuzz_report.c): each command
 #               once, with its first option variant
+#   OUT/unwind  the ELF files of OUT/elfsym, the shared object linked by gold too (its
+#               .eh_frame of type SHT_X86_64_UNWIND) and a copy without section headers, and
+#               one with a signal trampoline's CFI (the 'S' augmentation, glibc's expressions)
 # usage: tests/fuzz/seeds.sh OUT [MUNGE]  (MUNGE: an alloctap-munge program; with it, the raw
 # and munged text logs are also converted to .atz seeds)
 set -euo pipefail
@@ -24,7 +27,7 @@ cd "$(dirname "$0")/../.."
 data=tests/data
 
 rm -rf "$out"
-mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report}
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,unwind}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -116,6 +119,30 @@ cc=${CC:-cc}
 "$cc" -O1 -static -nostdlib -no-pie -o "$out/elfsym/alloc-static" "$tmp/alloc.c" \
 	2>/dev/null || true
 [ -f /bin/true ] && cp /bin/true "$out/elfsym/true"
+
+# unwind: the same objects, gold's, one without section headers, one with a signal frame
+cp "$out"/elfsym/* "$out/unwind/"
+"$cc" -O1 -fPIC -shared -nostdlib -fuse-ld=gold -o "$out/unwind/alloc-gold.so" "$tmp/alloc.c" \
+	2>/dev/null || true
+if [ -f "$out/unwind/alloc-gold.so" ]; then
+	# e_shoff, e_shnum and e_shstrndx zero: the section headers are gone
+	cp "$out/unwind/alloc-gold.so" "$out/unwind/alloc-gold-noshdr.so"
+	printf '\0\0\0\0\0\0\0\0' | dd of="$out/unwind/alloc-gold-noshdr.so" bs=1 seek=40 \
+		conv=notrunc status=none
+	printf '\0\0\0\0' | dd of="$out/unwind/alloc-gold-noshdr.so" bs=1 seek=60 conv=notrunc \
+		status=none
+fi
+cat >"$tmp/sigframe.c" <<'EOF'
+__asm__(".text\n.globl tramp\n.type tramp, @function\n"
+	".cfi_startproc simple\n.cfi_signal_frame\n"
+	/* CFA = *(rsp + 160); rip at rsp + 168; rbp at rsp + 120 (glibc's __restore_rt) */
+	".cfi_escape 0x0f,0x04,0x77,0xa0,0x01,0x06\n"
+	".cfi_escape 0x10,0x10,0x03,0x77,0xa8,0x01\n"
+	".cfi_escape 0x10,0x06,0x03,0x77,0xf8,0x00\n"
+	"nop\ntramp: mov $15, %rax\nsyscall\n.cfi_endproc\n.size tramp, .-tramp\n");
+void _start(void) { for (;;) ; }
+EOF
+"$cc" -O1 -static -nostdlib -no-pie -o "$out/unwind/sigframe" "$tmp/sigframe.c" 2>/dev/null || true
 
 # x86: each { "what", { bytes }, len, ... } case of the decoder's unit test, len bytes of it.
 python3 - tests/unit/test_daemon_x86_insn.c "$out/x86" <<'EOF'

@@ -10,8 +10,9 @@
  * frame by frame, or when the walk is truncated at AT_UNWIND_MAX_FRAMES and its frames are
  * libdw's first ones.
  *
- * The fixtures (tests/fixtures/unwind_*.c, -O2 -fomit-frame-pointer) must be identical at every
- * stop; python3 (PYTHONMALLOC=malloc) is sampled and its fraction printed. */
+ * The fixtures (tests/fixtures/unwind_*.c, -O2 -fomit-frame-pointer; a chain through a library,
+ * recursion, threads, a static program, a program linked by gold, an allocation in a signal
+ * handler) must be identical at every stop; python3 (PYTHONMALLOC=malloc) is sampled and its fraction printed. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -639,6 +640,28 @@ static void test_static(void **state)
 }
 
 /* python3 with its allocator set to malloc: a sample of its stops, the fraction printed. */
+/* A program linked by GNU gold, its .eh_frame of type SHT_X86_64_UNWIND. */
+static void test_gold(void **state)
+{
+	(void)state;
+	struct oracle o = { 0 };
+
+	run_fixture(&o, "unwind_gold", "4");
+	assert_true(o.c.samples >= 4);
+	assert_int_equal(o.c.fallback_frames, 0);
+}
+
+/* malloc in a signal handler: through the signal frame to the interrupted code and _start. */
+static void test_signal_handler(void **state)
+{
+	(void)state;
+	struct oracle o = { 0 };
+
+	run_fixture(&o, "unwind_signal", "4");
+	assert_true(o.c.samples >= 4);
+	assert_true(o.c.max_frames >= 10); /* malloc, handler, the frame, raise's 2, ... _start */
+}
+
 static void test_python(void **state)
 {
 	(void)state;
@@ -706,6 +729,8 @@ int main(void)
 		cmocka_unit_test(test_recursion_truncated),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_static),
+		cmocka_unit_test(test_gold),
+		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_python),
 	};
 

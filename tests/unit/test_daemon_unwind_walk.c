@@ -13,7 +13,7 @@
 
 /* One page of object addresses 0x100000..0x10ffff, mapped at 0x400000 (bias 0x300000):
  * a function per 0x100 bytes, each with its own rule. */
-enum { R_NONE, R_RSP8, R_RSP16_RBP, R_RBP16, R_END, R_UNSUPPORTED, R_PLT, R_FP };
+enum { R_NONE, R_RSP8, R_RSP16_RBP, R_RBP16, R_END, R_UNSUPPORTED, R_PLT, R_FP, R_SIGNAL };
 
 static struct at_unwind_rule rules[] = {
 	[R_NONE] = { .kind = AT_UNWIND_NONE },
@@ -27,11 +27,15 @@ static struct at_unwind_rule rules[] = {
 	[R_PLT] = { .kind = AT_UNWIND_PLT, .cfa_offset = 11 },
 	[R_FP] = { .kind = AT_UNWIND_FRAME_POINTER, .cfa_offset = 16, .rbp = AT_UNWIND_RBP_AT_CFA,
 		   .rbp_offset = -16 },
+	/* glibc's __restore_rt: the ucontext at rsp, rsp at +160, rip at +168, rbp at +120 */
+	[R_SIGNAL] = { .kind = AT_UNWIND_SIGNAL, .cfa_offset = 160, .rbp = AT_UNWIND_RBP_AT_SP,
+		       .rbp_offset = 120 },
 };
 
 static struct at_unwind_entry entries[] = {
 	{ 0x000, R_RSP8 },   { 0x100, R_RSP16_RBP }, { 0x200, R_RBP16 }, { 0x300, R_END },
 	{ 0x400, R_UNSUPPORTED }, { 0x500, R_PLT },  { 0x600, R_FP },    { 0x700, R_NONE },
+	{ 0x800, R_SIGNAL },      { 0x900, R_NONE },
 };
 
 static struct at_unwind_page pages[] = { { 0, sizeof(entries) / sizeof(entries[0]) } };
@@ -193,6 +197,48 @@ static void test_plt_and_frame_pointer(void **state)
 	assert_int_equal(result.fallback_frames, 2);
 }
 
+/* A handler (fn 0) returns into the signal trampoline (fn 8, whose rule starts a byte before
+ * its code, as glibc's does); the context the kernel saved holds the interrupted rsp, rip and
+ * rbp. The interrupted pc is fn 2's first byte: its own rule (CFA = rbp + 16) applies, not that
+ * of the byte before it (fn 1's), and rbp is the saved one. */
+static void test_signal_frame(void **state)
+{
+	(void)state;
+	uint64_t frame = BASE + 8; /* the trampoline's rsp: the ucontext */
+
+	stack_words[0] = FN(8) + 1;
+	stack_words[(frame + 160 - BASE) / 8] = BASE + 0x200; /* interrupted rsp */
+	stack_words[(frame + 168 - BASE) / 8] = FN(2);        /* interrupted rip */
+	stack_words[(frame + 120 - BASE) / 8] = BASE + 0x300; /* interrupted rbp */
+	stack_words[0x308 / 8] = RET(3);
+	walk(FN(0), BASE, 0);
+	assert_int_equal(result.end, AT_UNWIND_END_OF_STACK);
+	assert_int_equal(result.count, 4);
+	assert_int_equal(result.pcs[1], FN(8) + 1);
+	assert_int_equal(result.pcs[2], FN(2));
+	assert_int_equal(result.pcs[3], RET(3));
+	assert_int_equal(result.stack_used, 0x310);
+
+	/* after the interrupted frame, return addresses again: RET(3) - 1 is in fn 3 */
+	stack_words[(frame + 168 - BASE) / 8] = FN(2) + 0x20;
+	walk(FN(0), BASE, 0);
+	assert_int_equal(result.end, AT_UNWIND_END_OF_STACK);
+	assert_int_equal(result.count, 4);
+
+	/* a saved rsp not above the trampoline's: a bad frame, not a loop */
+	stack_words[(frame + 160 - BASE) / 8] = frame;
+	walk(FN(0), BASE, 0);
+	assert_int_equal(result.end, AT_UNWIND_BAD_FRAME);
+	assert_int_equal(result.count, 2);
+
+	/* the saved context past the copy */
+	stack_words[(frame + 160 - BASE) / 8] = BASE + 0x200;
+	stack.len = 160;
+	walk(FN(0), BASE, 0);
+	assert_int_equal(result.end, AT_UNWIND_STACK_SHORT);
+	assert_int_equal(result.count, 2);
+}
+
 static void test_find_mapping(void **state)
 {
 	(void)state;
@@ -227,6 +273,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_frame, setup),
 		cmocka_unit_test_setup(test_truncated, setup),
 		cmocka_unit_test_setup(test_plt_and_frame_pointer, setup),
+		cmocka_unit_test_setup(test_signal_frame, setup),
 		cmocka_unit_test_setup(test_find_mapping, setup),
 	};
 
