@@ -809,7 +809,9 @@ static const char *qualified_name(struct object *o, Dwarf_Die *die)
 
 /* A function DIE's name as the symbol table gives it once demangled ("std::vector<int,
  * std::allocator<int> >::push_back(int const&)"): its linkage name (looking through the
- * abstract function of an inlined call and a member's declaration), demangled. In C++
+ * abstract function of an inlined call and a member's declaration), demangled; a linkage name
+ * that is no mangled C++ name is an assembler label (glibc's "__GI_raise" for raise) and is
+ * passed over. In C++
  * without one (main, an extern "C" function, a function of an anonymous namespace): for the
  * function holding libdwfl address a (a subprogram), the symbol at its entry (its DWARF
  * address + bias), demangled, else the name qualified by its scopes. In other languages its DW_AT_name. Kept with the object; NULL
@@ -824,7 +826,7 @@ static const char *die_name(struct object *o, Dwarf_Die *cu, Dwarf_Die *die, Dwa
 
 	if (!linkage)
 		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (linkage)
+	if (linkage && strncmp(linkage, "_Z", 2) == 0)
 		return demangled(o, linkage);
 	switch (dwarf_srclang(cu)) {
 	case DW_LANG_C_plus_plus:
