@@ -128,13 +128,13 @@ static int started(void *arg, pid_t pid, pid_t parent)
 	return 0;
 }
 
-/* A followed thread is about to receive a signal: the BPF program's SIGCONT that holds a
- * thread whose stack met an object without a table is --stacks's own (stacks.h). */
+/* A followed thread is about to receive a signal: the BPF program's AT_BPF_HOLD_SIGNAL that
+ * holds a thread whose stack met a pc in no known mapping is --stacks's own (stacks.h). */
 static int signalled(void *arg, pid_t tid, pid_t tgid, int sig)
 {
 	struct at_session *d = arg;
 
-	return sig == SIGCONT && at_stacks_hold(&d->stacks, tid, tgid);
+	return sig == AT_BPF_HOLD_SIGNAL && at_stacks_hold(&d->stacks, tid, tgid);
 }
 
 static const struct at_follow_calls follow_calls = { started, executed, ended, signalled };
