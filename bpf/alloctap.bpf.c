@@ -234,8 +234,9 @@ struct {
 	__type(value, struct at_bpf_held);
 } held SEC(".maps");
 
-/* Per process, no hold before this time (AT_BPF_HOLD_GAP_NS after the last), by tgid. Kept
- * apart from proc_mappings, which the daemon rewrites whole at every scan. */
+/* Per process (by tgid), the holds' token bucket as one time: the hold after the last would be
+ * due then if holds came one per AT_BPF_HOLD_GAP_NS; a hold may come up to AT_BPF_HOLD_BURST - 1
+ * gaps early. Kept apart from proc_mappings, which the daemon rewrites whole at every scan. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -555,6 +556,8 @@ static __always_inline int rule_index(__u32 ti, __u64 addr)
 	return (int)(t->rule_base + e->e[ei & 1].rule);
 }
 
+#define AT_VMA_TRIES 8
+
 /* What check_vma compares. */
 struct vma_check {
 	__u64 inode, file_delta;
@@ -589,8 +592,12 @@ __noinline int mapping_still_there(struct at_bpf_mapping *m, __u64 pc, __u32 seq
 		return -2;
 	c.inode = m->inode;
 	c.file_delta = m->file_delta;
-	long err = bpf_find_vma(bpf_get_current_task_btf(), pc, check_vma, &c, 0);
-	if (err == -16 /* EBUSY */)
+	long err = -16;
+
+	/* EBUSY: another thread holds the address space's lock for a moment (an mmap, a brk) */
+	for (int try = 0; try < AT_VMA_TRIES && err == -16 /* EBUSY */; try++)
+		err = bpf_find_vma(bpf_get_current_task_btf(), pc, check_vma, &c, 0);
+	if (err == -16)
 		return -2;
 	if (err || !c.same) {
 		m->table = AT_BPF_NO_TABLE;
@@ -732,20 +739,25 @@ static __always_inline int hold_signal_free(void)
 }
 
 /* The call now entering (process tgid) took the incomplete stack hash at a pc in no known
- * mapping: holds the thread for the daemon (struct at_bpf_held), unless the process had a hold
- * less than AT_BPF_HOLD_GAP_NS ago or the signal cannot serve now. */
+ * mapping: holds the thread for the daemon (struct at_bpf_held), unless the process's holds are
+ * over their rate (hold_after) or the signal cannot serve now. */
 static __noinline void hold_thread(struct pt_regs *ctx, __u32 tgid, __u64 hash)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 *after = bpf_map_lookup_elem(&hold_after, &tgid);
-
-	if (!ctx || (after && now < *after))
-		return;
+	__u64 *due = bpf_map_lookup_elem(&hold_after, &tgid);
 	__u64 next = now + AT_BPF_HOLD_GAP_NS;
-	if (after)
-		*after = next;
-	else
+
+	if (!ctx)
+		return;
+	if (due) {
+		if (*due > now + (AT_BPF_HOLD_BURST - 1) * AT_BPF_HOLD_GAP_NS)
+			return;
+		if (*due > now)
+			next = *due + AT_BPF_HOLD_GAP_NS;
+		*due = next;
+	} else {
 		bpf_map_update_elem(&hold_after, &tgid, &next, BPF_ANY);
+	}
 	if (!hold_signal_free())
 		return;
 

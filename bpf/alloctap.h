@@ -20,7 +20,7 @@
  *           every object, mmapable arrays the daemon fills), proc_mappings (tgid -> struct
  *           at_bpf_mappings), stacks (stack hash -> struct at_bpf_stack, read and deleted by
  *           the daemon), stack_scratch (per-CPU), stack_counts (enum at_stack_counter), held
- *           (struct at_bpf_held), hold_after (per process, the time of the next hold allowed)
+ *           (struct at_bpf_held), hold_after (per process, the holds' token bucket)
  *   maps    thread_slots (struct at_thread, sized before load; read by the daemon at a hold),
  *           threads (task storage: the state of a thread whose slot another holds)
  *   progs   alloc_entry (any allocation function: the cookie says which), malloc_entry,
@@ -196,8 +196,9 @@ struct at_bpf_mapping {
 struct at_bpf_mappings {
 	__u32 count;
 	__u32 hold_on_miss;  /* the daemon ptraces the process: a walk that meets a pc in no
-			      * known mapping holds the thread (see struct at_bpf_held), at most
-			      * once per AT_BPF_HOLD_GAP_NS (the program's hold_after map) */
+			      * known mapping holds the thread (see struct at_bpf_held), as often
+			      * as AT_BPF_HOLD_BURST and AT_BPF_HOLD_GAP_NS allow (the program's
+			      * hold_after map) */
 	struct at_bpf_mapping m[AT_BPF_MAX_MAPPINGS];
 };
 
@@ -212,7 +213,11 @@ struct at_bpf_held {
 	__u32 slot;  /* the thread's state: 1 + its index in thread_slots; 0: in task storage */
 	__u32 pad;
 };
-#define AT_BPF_HOLD_GAP_NS 50000000ull /* at most one hold per process per 50 ms */
+/* Holds per process: at most AT_BPF_HOLD_BURST in a row (a program that loads several
+ * libraries at once), then one per AT_BPF_HOLD_GAP_NS (code that keeps appearing, a JIT's new
+ * pages), as a token bucket. */
+#define AT_BPF_HOLD_GAP_NS 50000000ull
+#define AT_BPF_HOLD_BURST 16
 /* The signal of a hold: SIGURG, ignored by default, and whose generation, unlike SIGCONT's,
  * touches nothing else (no pending stop signal flushed, no stopped group continued). The
  * program sends it only when the thread does not block it and it is not pending already (it

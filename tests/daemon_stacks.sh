@@ -127,6 +127,13 @@ jit_s=$(sed -n 's/ seconds$//p' "$T/jit.out")
 check "JIT code: 20,000 calls in under 5 seconds with --stacks (${jit_s:-none} s)" \
 	awk -v s="${jit_s:-99}" 'BEGIN { exit !(s < 5) }'
 
+# Code that keeps appearing (a new stub page every 10 ms for 2 s: 200 pages) is held at the
+# holds' rate: at most 16 in a row, then one per 50 ms, so at most 16 + 40 and a few.
+"$D" -v --stacks -f binary -o "$T/pages.atz" -- "$FX/stacks_jit" spin 2 2>"$T/pages.err"
+pages_held=$(held "$T/pages.err")
+check "new JIT pages: holds at the holds' rate (${pages_held:-none} for 200 pages in 2 s)" \
+	test "${pages_held:-999}" -le 60
+
 # A hold leaves job control alone: with SIGTSTP blocked and pending, five calls from new code,
 # each a hold, and SIGTSTP still pending after each (the generation of SIGCONT flushes it).
 "$D" -v --stacks -f binary -o "$T/tstp.atz" -- "$FX/stacks_jit" tstp 5 >"$T/tstp.out" \
