@@ -27,6 +27,54 @@
 
 #include "alloctap.h"
 
+/* The parts of the kernel's structures the program reads (CO-RE: offsets from the running
+ * kernel's BTF): a task's signal masks, its process's live threads, its address space's
+ * sequence; a VMA's file and place. */
+struct at_sigset___at {
+	unsigned long sig[1];
+};
+struct sigpending___at {
+	struct at_sigset___at signal;
+} __attribute__((preserve_access_index));
+struct signal_struct___at {
+	struct sigpending___at shared_pending;
+} __attribute__((preserve_access_index));
+struct task_struct___at {
+	struct at_sigset___at blocked;
+	struct sigpending___at pending;
+	struct signal_struct___at *signal;
+} __attribute__((preserve_access_index));
+struct at_atomic___at {
+	int counter;
+};
+struct signal_struct___live {
+	struct at_atomic___at live;
+} __attribute__((preserve_access_index));
+struct task_struct___live {
+	struct signal_struct___live *signal;
+} __attribute__((preserve_access_index));
+
+struct seqcount___at {
+	unsigned sequence;
+};
+struct mm_struct___at {
+	struct seqcount___at mm_lock_seq;
+} __attribute__((preserve_access_index));
+struct task_struct___mm {
+	struct mm_struct___at *mm;
+} __attribute__((preserve_access_index));
+struct inode___at {
+	unsigned long i_ino;
+} __attribute__((preserve_access_index));
+struct file___at {
+	struct inode___at *f_inode;
+} __attribute__((preserve_access_index));
+struct vm_area_struct___at {
+	unsigned long vm_start;
+	unsigned long vm_pgoff;
+	struct file___at *vm_file;
+} __attribute__((preserve_access_index));
+
 /* Set by the daemon before load. */
 const volatile __u32 trace_all = 0;   /* 1: every tgid but self_tgid; 0: those in targets */
 const volatile __u32 self_tgid = 0;
@@ -193,6 +241,16 @@ struct {
 	__type(value, struct at_bpf_held);
 } held SEC(".maps");
 
+/* Per process (by tgid), the holds' token bucket as one time: the hold after the last would be
+ * due then if holds came one per AT_BPF_HOLD_GAP_NS; a hold may come up to AT_BPF_HOLD_BURST - 1
+ * gaps early. Kept apart from proc_mappings, which the daemon rewrites whole at every scan. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} hold_after SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, AT_STACKS_COUNT);
@@ -335,8 +393,8 @@ static __always_inline int called_by_allocator(struct pt_regs *ctx, struct at_th
 }
 
 /* Just what allocator_lookup reads of a task, relocated against the kernel's BTF (CO-RE). */
-struct task_struct___at {
-	struct task_struct___at *real_parent;
+struct task_struct___parent {
+	struct task_struct___parent *real_parent;
 	int tgid;
 } __attribute__((preserve_access_index));
 
@@ -348,7 +406,7 @@ static __always_inline __u32 allocator_lookup(__u32 tgid)
 	__u32 *id = bpf_map_lookup_elem(&targets, &tgid);
 
 	if (!id && trace_all) {
-		struct task_struct___at *task = (void *)bpf_get_current_task_btf();
+		struct task_struct___parent *task = (void *)bpf_get_current_task_btf();
 		__u32 parent = (__u32)BPF_CORE_READ(task, real_parent, tgid);
 		id = bpf_map_lookup_elem(&targets, &parent);
 	}
@@ -453,6 +511,8 @@ struct walk_state {
 	__u64 win_page; /* the user page win holds, 0: none */
 	struct at_bpf_rule_cache *cache;
 	__u64 gen;      /* mappings_gen when the walk began, read before the mappings */
+	__u32 mm_seq;   /* the address space's mm_lock_seq when the walk began */
+	__u32 pad;
 	__u32 flags;   /* how the walk ended (set when it stops) */
 	__u32 tgid;
 };
@@ -575,51 +635,136 @@ static __always_inline long read_signal_frame(struct walk_state *w, struct at_bp
 	return bpf_probe_read_user(bp, sizeof(*bp), (void *)(w->sp + (__u64)(__s64)rule->rbp_offset));
 }
 
-/* One frame of the walk (a bpf_loop callback): records the frame's pc, then unwinds to the
- * caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
+#define AT_VMA_TRIES 8
+
+/* What check_vma compares. */
+struct vma_check {
+	__u64 inode, file_delta;
+	__u32 same;
+};
+
+/* A bpf_find_vma callback: whether the VMA found maps what the mapping in c says. */
+static long check_vma(void *task, void *area, void *arg)
+{
+	struct vm_area_struct___at *vma = area;
+	struct vma_check *c = arg;
+	struct file___at *file = BPF_CORE_READ(vma, vm_file);
+
+	(void)task;
+	if (!file) {
+		c->same = c->inode == 0;
+		return 0;
+	}
+	__u64 delta = (BPF_CORE_READ(vma, vm_pgoff) << 12) - BPF_CORE_READ(vma, vm_start);
+	c->same = BPF_CORE_READ(file, f_inode, i_ino) == c->inode && delta == c->file_delta;
+	return 0;
+}
+
+/* Whether mapping m, which holds pc, is still what the daemon read (struct at_bpf_mapping):
+ * 0 yes; -1 no (m is forgotten); -2 the address space is being changed and cannot be looked at
+ * now. A global function: verified once, not once per path of the walk that calls it. */
+__noinline int mapping_still_there(struct at_bpf_mapping *m, __u64 pc, __u32 seq)
+{
+	struct vma_check c = { 0, 0, 0 };
+
+	if (!m)
+		return -2;
+	c.inode = m->inode;
+	c.file_delta = m->file_delta;
+	long err = -16;
+
+	/* EBUSY: another thread holds the address space's lock for a moment (an mmap, a brk) */
+	for (int try = 0; try < AT_VMA_TRIES && err == -16 /* EBUSY */; try++)
+		err = bpf_find_vma(bpf_get_current_task_btf(), pc, check_vma, &c, 0);
+	if (err == -16)
+		return -2;
+	if (err || !c.same) {
+		m->table = AT_BPF_NO_TABLE;
+		m->serial = 0;
+		return -1;
+	}
+	if (!(seq & 1)) /* an odd value: a change under way, checked again next time */
+		m->valid_seq = seq;
+	return 0;
+}
+
+/* The rule index for the frame at lookup (the pc, less 1 for a return address), from the cache
+ * or the searches, and in *serial the serial of its mapping (0: none). -1: no known mapping or
+ * none with a table yet (a rescan may bring one); -2: opaque code, or a mapping that cannot be
+ * checked now. */
+static __always_inline int frame_rule(struct walk_state *w, __u64 lookup, __u32 *serial)
+{
+	__u32 slot = (__u32)((lookup * 0x9e3779b97f4a7c15ull) >> 54) & (AT_BPF_RULE_CACHE - 1);
+	struct at_bpf_rule_cache *cache = w->cache;
+	int mi, cached = 0;
+	__u32 rule = 0;
+
+	*serial = 0;
+	if (cache && cache->e[slot].pc == lookup && cache->e[slot].tgid == w->tgid &&
+	    cache->e[slot].gen == (__u32)w->gen) {
+		mi = (int)cache->e[slot].mapping;
+		rule = cache->e[slot].rule;
+		cached = 1;
+	} else {
+		mi = mapping_index(w->maps, lookup);
+		if (mi < 0)
+			return -1;
+	}
+	struct at_bpf_mapping *m = &w->maps->m[mi & (AT_BPF_MAX_MAPPINGS - 1)];
+	if (m->valid_seq != w->mm_seq) {
+		int still = mapping_still_there(m, lookup, w->mm_seq);
+		if (still < 0)
+			return still;
+	}
+	*serial = m->serial;
+	if (m->table == AT_BPF_OPAQUE)
+		return -2;
+	if (m->table == AT_BPF_NO_TABLE)
+		return -1;
+	if (cached)
+		return (int)rule;
+	int ri = rule_index(m->table, lookup - (__u64)m->bias);
+	if (ri < 0)
+		return -1;
+	if (cache) {
+		cache->e[slot].pc = lookup;
+		cache->e[slot].tgid = w->tgid;
+		cache->e[slot].rule = (__u32)ri;
+		cache->e[slot].gen = (__u32)w->gen;
+		cache->e[slot].mapping = (__u32)mi & (AT_BPF_MAX_MAPPINGS - 1);
+	}
+	return ri;
+}
+
+/* One frame of the walk (a bpf_loop callback): records the frame's pc and its mapping's serial,
+ * then unwinds to the caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
 static long walk_frame(__u32 i, void *arg)
 {
 	struct walk_state *w = arg;
 	struct at_bpf_stack *out = w->out;
 	struct at_bpf_mappings *maps = w->maps;
+	__u32 serial;
 
 	if (!out || !maps)
 		return 1;
-	out->pcs[i & (AT_BPF_MAX_FRAMES - 1)] = w->pc;
-	out->count = (__u16)(i + 1);
-	w->hash = (w->hash ^ w->pc) * 0x100000001b3ull;
-	w->hash ^= w->hash >> 29;
-
 	/* While the walk runs, out->flags says whether pc is exact: not a return address (the
 	 * first frame, or the one a signal interrupted), its rule then at pc, not pc - 1. Kept in
 	 * the map value rather than in w: the verifier tracks no value there, and a flag on its
 	 * stack that picks the address a cache slot comes from split its states in two at every
 	 * frame (the program was refused as too complex). */
-	__u64 lookup = w->pc - 1 + (out->flags & 1);
-	__u32 rk, slot = (__u32)((lookup * 0x9e3779b97f4a7c15ull) >> 54) & (AT_BPF_RULE_CACHE - 1);
-	struct at_bpf_rule_cache *cache = w->cache;
+	int ri = frame_rule(w, w->pc - 1 + (out->flags & 1), &serial);
+	out->pcs[i & (AT_BPF_MAX_FRAMES - 1)] = w->pc;
+	out->serials[i & (AT_BPF_MAX_FRAMES - 1)] = serial;
+	out->count = (__u16)(i + 1);
+	w->hash = (w->hash ^ w->pc) * 0x100000001b3ull;
+	w->hash = (w->hash ^ serial) * 0x100000001b3ull;
+	w->hash ^= w->hash >> 29;
+	if (ri == -2)
+		goto incomplete;
+	if (ri < 0)
+		goto no_table;
 
-	if (cache && cache->e[slot].pc == lookup && cache->e[slot].tgid == w->tgid &&
-	    cache->e[slot].gen == w->gen) {
-		rk = cache->e[slot].rule;
-	} else {
-		int mi = mapping_index(maps, lookup);
-		if (mi < 0)
-			goto no_table;
-		struct at_bpf_mapping *m = &maps->m[mi & (AT_BPF_MAX_MAPPINGS - 1)];
-		if (m->table == AT_BPF_NO_TABLE)
-			goto no_table;
-		int ri = rule_index(m->table, lookup - (__u64)m->bias);
-		if (ri < 0)
-			goto no_table;
-		rk = (__u32)ri;
-		if (cache) {
-			cache->e[slot].pc = lookup;
-			cache->e[slot].tgid = w->tgid;
-			cache->e[slot].rule = rk;
-			cache->e[slot].gen = w->gen;
-		}
-	}
+	__u32 rk = (__u32)ri;
 	struct at_bpf_rule *rule = bpf_map_lookup_elem(&unwind_rules, &rk);
 	if (!rule)
 		goto no_table;
@@ -670,6 +815,69 @@ incomplete:
 	return 1;
 }
 
+/* Whether the hold signal can stop the calling thread now and be told from the program's
+ * own: the thread does not block it, and it is pending neither for the thread nor for its
+ * process. */
+static __always_inline int hold_signal_free(void)
+{
+	struct task_struct___at *task = (void *)bpf_get_current_task_btf();
+	__u64 bit = 1ull << (AT_BPF_HOLD_SIGNAL - 1);
+	__u64 blocked = BPF_CORE_READ(task, blocked.sig[0]);
+	__u64 pending = BPF_CORE_READ(task, pending.signal.sig[0]);
+	__u64 shared = BPF_CORE_READ(task, signal, shared_pending.signal.sig[0]);
+
+	return !((blocked | pending | shared) & bit);
+}
+
+/* The call now entering (process tgid) took the incomplete stack hash at a pc in no known
+ * mapping: holds the thread for the daemon (struct at_bpf_held), unless the process's holds are
+ * over their rate (hold_after) or the signal cannot serve now. */
+static __noinline void hold_thread(struct pt_regs *ctx, __u32 tgid, __u64 hash)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 *due = bpf_map_lookup_elem(&hold_after, &tgid);
+	__u64 next = now + AT_BPF_HOLD_GAP_NS;
+
+	if (!ctx)
+		return;
+	if (due) {
+		if (*due > now + (AT_BPF_HOLD_BURST - 1) * AT_BPF_HOLD_GAP_NS)
+			return;
+		if (*due > now)
+			next = *due + AT_BPF_HOLD_GAP_NS;
+		*due = next;
+	} else {
+		bpf_map_update_elem(&hold_after, &tgid, &next, BPF_ANY);
+	}
+	if (!hold_signal_free())
+		return;
+
+	struct at_bpf_held h = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0, hash, 0, 0 };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 key = regs_key(ctx);
+	__u32 slot;
+	struct at_thread *s = key_slot(key, &slot);
+
+	if (s && s->owner == key)
+		h.slot = slot + 1;
+	if (bpf_probe_read_user(&h.ra, sizeof(h.ra), (void *)h.sp) == 0 &&
+	    bpf_map_update_elem(&held, &tid, &h, BPF_ANY) == 0 &&
+	    bpf_send_signal_thread(AT_BPF_HOLD_SIGNAL) == 0)
+		count_stacks(AT_STACKS_HELD);
+}
+
+/* The calling thread's address space's mm_lock_seq (changed by every mmap, munmap, mprotect,
+ * brk...); on a kernel without it, a value that changes at every call, so that every mapping is
+ * checked at every walk. */
+static __always_inline __u32 address_space_seq(void)
+{
+	struct task_struct___mm *task = (void *)bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(task->mm->mm_lock_seq))
+		return (__u32)bpf_ktime_get_ns() | 2;
+	return BPF_CORE_READ(task, mm, mm_lock_seq.sequence);
+}
+
 /* Takes the user stack of the call now entering and stores it in the stacks map under its
  * hash. Returns the hash, or 0 when it could not be stored (counted). */
 static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
@@ -683,11 +891,13 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 	w.win = bpf_map_lookup_elem(&stack_window, &zero);
 	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
 	w.gen = *(volatile __u64 *)&mappings_gen;
-	asm volatile("" ::: "memory"); /* the generation is read before the mappings */
+	w.mm_seq = address_space_seq();
+	asm volatile("" ::: "memory"); /* the generations are read before the mappings */
 	w.maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
 	if (!w.maps) {
 		count_stacks(AT_STACKS_NO_PROCESS);
 		w.out->pcs[0] = PT_REGS_IP(ctx);
+		w.out->serials[0] = 0;
 		w.out->count = 1;
 		w.out->flags = 2 /* AT_STACK_INCOMPLETE */ | AT_BPF_STACK_NO_TABLE;
 		w.hash = (tgid ^ PT_REGS_IP(ctx)) * 0x100000001b3ull;
@@ -712,27 +922,8 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		count_stacks(AT_STACKS_NOT_STORED);
 		return 0;
 	}
-	if (w.maps && (w.flags & AT_BPF_STACK_NO_TABLE) && w.maps->hold_on_miss) {
-		__u64 now = bpf_ktime_get_ns();
-
-		if (now >= w.maps->hold_after_ns) {
-			struct at_bpf_held h = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0,
-						 w.hash, 0, 0 };
-			__u32 tid = (__u32)bpf_get_current_pid_tgid();
-			__u64 key = regs_key(ctx);
-			__u32 slot;
-			struct at_thread *s = key_slot(key, &slot);
-
-			if (s && s->owner == key)
-				h.slot = slot + 1;
-
-			w.maps->hold_after_ns = now + AT_BPF_HOLD_GAP_NS;
-			if (bpf_probe_read_user(&h.ra, sizeof(h.ra), (void *)h.sp) == 0 &&
-			    bpf_map_update_elem(&held, &tid, &h, BPF_ANY) == 0 &&
-			    bpf_send_signal_thread(18 /* SIGCONT */) == 0)
-				count_stacks(AT_STACKS_HELD);
-		}
-	}
+	if (w.maps && (w.flags & AT_BPF_STACK_NO_TABLE) && w.maps->hold_on_miss)
+		hold_thread(ctx, tgid, w.hash);
 	return w.hash;
 }
 
@@ -974,8 +1165,9 @@ struct {
 
 /* The dynamic loader's _dl_debug_state, called when its list of objects changes (before the
  * libraries are mapped, and once they are, before any of their code runs): a process the daemon
- * waits for is held at the second (r_state RT_CONSISTENT, read where the cookie says) with a
- * SIGCONT that its tracer, the daemon, suppresses. */
+ * waits for is held at the second (r_state RT_CONSISTENT, read where the cookie says) with the
+ * hold signal (AT_BPF_HOLD_SIGNAL: ignored by default, generated without effect on job control)
+ * that its tracer, the daemon, suppresses. */
 SEC("uprobe")
 int BPF_KPROBE(loader_state)
 {
@@ -990,8 +1182,31 @@ int BPF_KPROBE(loader_state)
 	    bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + to_state)) == 0 &&
 	    state != AT_RT_CONSISTENT)
 		return 0;
-	bpf_send_signal_thread(18 /* SIGCONT */);
+	/* a thread that blocks the hold signal (a mask inherited across exec) is held by SIGSTOP,
+	 * which it cannot block; its tracer suppresses that too */
+	bpf_send_signal_thread(hold_signal_free() ? AT_BPF_HOLD_SIGNAL : 19 /* SIGSTOP */);
 	return 0;
+}
+
+/* ---- stacks: processes that go away ----
+ * A process that executes a new program or exits takes its mappings with it: the program
+ * forgets them at that instant (a new process with the same pid, or the new program, is then
+ * scanned anew), and the rule cache with them. */
+
+/* Process tgid's address space is gone (exec or exit): its mappings are forgotten. */
+static __always_inline void forget_process(__u32 tgid)
+{
+	if (bpf_map_delete_elem(&proc_mappings, &tgid) == 0)
+		__sync_fetch_and_add(&mappings_gen, 1);
+}
+
+/* Whether the exiting thread is its process's last (the kernel counts live threads down before
+ * the exit tracepoint). */
+static __always_inline int last_thread(void)
+{
+	struct task_struct___live *task = (void *)bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(task, signal, live.counter) == 0;
 }
 
 /* A thread that dies inside a call of the window: that call is no longer in flight (a
@@ -1008,6 +1223,8 @@ int thread_exit(void *ctx)
 		t->recorded = 0;
 	}
 	thread_slot_release(regs);
+	if (stacks_on && last_thread())
+		forget_process(bpf_get_current_pid_tgid() >> 32);
 	return 0;
 }
 
@@ -1029,6 +1246,8 @@ int thread_exec(void *ctx)
 
 		bpf_map_update_elem(&targets, &tgid, &any, BPF_NOEXIST);
 	}
+	if (stacks_on)
+		forget_process(bpf_get_current_pid_tgid() >> 32);
 	return 0;
 }
 

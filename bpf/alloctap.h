@@ -19,7 +19,8 @@
  *           unwind_rules, unwind_pages, unwind_entries, unwind_tables (the unwind tables of
  *           every object, mmapable arrays the daemon fills), proc_mappings (tgid -> struct
  *           at_bpf_mappings), stacks (stack hash -> struct at_bpf_stack, read and deleted by
- *           the daemon), stack_scratch (per-CPU), stack_counts (enum at_stack_counter)
+ *           the daemon), stack_scratch (per-CPU), stack_counts (enum at_stack_counter), held
+ *           (struct at_bpf_held), hold_after (per process, the holds' token bucket)
  *   maps    thread_slots (struct at_thread, sized before load; read by the daemon at a hold),
  *           threads (task storage: the state of a thread whose slot another holds)
  *   progs   alloc_entry (any allocation function: the cookie says which), malloc_entry,
@@ -118,6 +119,9 @@ enum at_lost_counter {
  * (daemon/stack_tables.c checks that they agree). */
 #define AT_BPF_MAX_TABLES 1024
 #define AT_BPF_NO_TABLE 0xffffffffu  /* a mapping whose object has no table (yet) */
+#define AT_BPF_OPAQUE 0xfffffffeu    /* code no scan will give a table: anonymous executable
+				      * memory (a JIT's), an object whose table could not be built;
+				      * a stack ends there, incomplete, and holds nothing */
 #define AT_BPF_MAX_MAPPINGS 512      /* executable mappings per process */
 #define AT_BPF_MAPPING_STEPS 10      /* binary search steps over them */
 #define AT_BPF_PAGE_SHIFT 16
@@ -127,14 +131,17 @@ enum at_lost_counter {
 /* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
  * return addresses come back in call after call, and a hit skips both binary searches. An entry
  * holds for one generation of the mappings (mappings_gen, bumped by the daemon after each change
- * of proc_mappings); a slot is chosen by hashing the address. */
+ * of proc_mappings and by the program when a traced process executes or exits), and names the
+ * mapping, whose check (struct at_bpf_mapping) a hit still passes; a slot is chosen by hashing
+ * the address. */
 #define AT_BPF_RULE_CACHE 1024 /* 24 KiB: a per-CPU value holds at most 32 */
 struct at_bpf_rule_cache {
 	struct {
 		__u64 pc;
 		__u32 tgid;
-		__u32 rule;  /* index in unwind_rules */
-		__u64 gen;
+		__u32 rule;    /* index in unwind_rules */
+		__u32 gen;     /* the low half of mappings_gen */
+		__u32 mapping; /* index in the process's mappings of the one the pc lies in */
 	} e[AT_BPF_RULE_CACHE];
 };
 
@@ -185,26 +192,35 @@ struct at_bpf_table {
 	__u32 page_base, entry_base, rule_base;
 };
 
+/* A mapping as the daemon read it. The walk checks that it is still there before it trusts its
+ * table: when the process's address space changed since the last check (the kernel's
+ * mm_lock_seq moved), the VMA at the pc must still map the same file (inode) with the same
+ * offset (file_delta), or no file for an anonymous mapping; else the walk forgets the mapping
+ * (table AT_BPF_NO_TABLE, serial 0) and the daemon scans again. */
+#define AT_BPF_SEQ_NONE 1u /* valid_seq of a mapping never checked (an odd, locked value) */
 struct at_bpf_mapping {
 	__u64 start, end;
 	__s64 bias;    /* process address - bias = object address */
-	__u32 table;   /* index in unwind_tables, or AT_BPF_NO_TABLE */
+	__u64 inode;   /* of the mapped file, 0: none */
+	__u64 file_delta; /* file offset - address, modulo 2^64 */
+	__u32 table;   /* index in unwind_tables, AT_BPF_NO_TABLE or AT_BPF_OPAQUE */
+	__u32 serial;  /* the daemon's name for this mapping (daemon/stack_procs.h), 0: none */
+	__u32 valid_seq; /* mm_lock_seq when the walk last found it still mapped */
 	__u32 pad;
 };
 
 /* A process's executable mappings, sorted by start, not overlapping. */
 struct at_bpf_mappings {
 	__u32 count;
-	__u32 hold_on_miss;  /* the daemon ptraces the process: a walk that meets a pc without a
-			      * table holds the thread (see struct at_bpf_held) */
-	__u64 hold_after_ns; /* no new hold before this time (set by the program at each hold;
-			      * 0 after each scan of the daemon) */
+	__u32 hold_on_miss;  /* the daemon ptraces the process: a walk that meets a pc in no
+			      * known mapping holds the thread (see struct at_bpf_held), as often
+			      * as AT_BPF_HOLD_BURST and AT_BPF_HOLD_GAP_NS allow (the program's
+			      * hold_after map) */
 	struct at_bpf_mapping m[AT_BPF_MAX_MAPPINGS];
 };
 
-/* A thread whose walk met a pc without a table, in a process the daemon ptraces: the program
- * sends the thread SIGCONT (harmless if ever delivered), and the daemon, at the signal's ptrace
- * stop, reads the process's mappings again, walks the stack itself from the registers the entry
+/* A thread whose walk met a pc in no known mapping, in a process the daemon ptraces: the
+ * program sends the thread AT_BPF_HOLD_SIGNAL, and the daemon, at the signal's ptrace stop, reads the process's mappings again, walks the stack itself from the registers the entry
  * had (held map, key: tid), stores the whole stack under its hash, points the thread's call at
  * it and suppresses the signal. ra is the return address at the entry (a return probe replaces
  * it on the stack right after the entry program). */
@@ -214,7 +230,16 @@ struct at_bpf_held {
 	__u32 slot;  /* the thread's state: 1 + its index in thread_slots; 0: in task storage */
 	__u32 pad;
 };
-#define AT_BPF_HOLD_GAP_NS 50000000ull /* at most one hold per process per 50 ms */
+/* Holds per process: at most AT_BPF_HOLD_BURST in a row (a program that loads several
+ * libraries at once), then one per AT_BPF_HOLD_GAP_NS (code that keeps appearing, a JIT's new
+ * pages), as a token bucket. */
+#define AT_BPF_HOLD_GAP_NS 50000000ull
+#define AT_BPF_HOLD_BURST 16
+/* The signal of a hold: SIGURG, ignored by default, and whose generation, unlike SIGCONT's,
+ * touches nothing else (no pending stop signal flushed, no stopped group continued). The
+ * program sends it only when the thread does not block it and it is not pending already (it
+ * would merge with the program's own, which the daemon would then suppress). */
+#define AT_BPF_HOLD_SIGNAL 23
 
 /* Per-thread call state. A thread's state is a slot of the array thread_slots, chosen by a hash
  * of the address of the thread's saved user registers (the probes' context, fixed for the
@@ -246,11 +271,14 @@ struct at_thread {
  * then rescans the process's mappings). */
 #define AT_BPF_STACK_NO_TABLE 0x100u
 
+/* A stack: its pcs, and for each the serial of the mapping it lay in (0: none). Its hash mixes
+ * both, so the same addresses in two objects mapped in turn are two stacks. */
 struct at_bpf_stack {
 	__u32 pid;
 	__u16 count;
 	__u16 flags;
 	__u64 pcs[AT_BPF_MAX_FRAMES];
+	__u32 serials[AT_BPF_MAX_FRAMES];
 };
 
 /* Indices of the per-CPU stack_counts array. */

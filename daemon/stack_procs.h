@@ -5,7 +5,14 @@
  * A scan reads /proc/PID/maps; every executable file mapping gets its object's unwind table,
  * built once per object (at_unwind_cache, shared by build-id) and loaded once into the BPF
  * arrays (stack_tables.h). Objects are opened through /proc/PID/map_files, so a deleted file or
- * one in another mount namespace is still the mapped one. */
+ * one in another mount namespace is still the mapped one. Executable memory without a file (a
+ * JIT's code) is kept too, as AT_BPF_OPAQUE: a walk ends there without asking for a rescan.
+ *
+ * Each mapping has a serial, unique over the session and kept by the same mapping (place,
+ * offset, file, build-id) from scan to scan: the BPF walk records, per frame, the serial of the
+ * mapping the pc fell in, and a stack's identity includes them, so two objects mapped in turn at
+ * one address give two stacks, each written after its own mapping record. Mappings a scan no
+ * longer sees are kept (retired) for the stacks taken before it. */
 #ifndef ALLOCTAP_STACK_PROCS_H
 #define ALLOCTAP_STACK_PROCS_H
 
@@ -20,16 +27,20 @@
 struct at_stack_mapping {
 	struct at_mapping m; /* m.path points at path */
 	char *path;
-	int written;         /* its MAPPING record is in the trace */
+	int written;         /* its MAPPING record is the last one of its addresses in the trace */
+	int anonymous;       /* executable memory without a file: no record, no table */
+	uint32_t serial;     /* 1, 2, ... over the session (struct at_stack_procs) */
 	const struct at_unwind_table *table; /* NULL: none loaded */
 	int64_t bias;
 };
 
 struct at_stack_proc {
 	pid_t pid;
-	uint64_t scanned_ms;  /* when its maps were last read */
+	uint64_t scanned_ms;  /* when its maps were last read, or tried */
 	uint32_t count;
 	struct at_stack_mapping *maps;
+	uint32_t retired_count, retired_cap;
+	struct at_stack_mapping *retired; /* seen by an earlier scan, not by the last */
 };
 
 /* A table built and loaded by a scan, for -v. */
@@ -45,6 +56,7 @@ struct at_stack_procs {
 	void *arg;
 	uint64_t no_table;    /* executable mappings whose table could not be built or loaded */
 	uint64_t too_many;    /* mappings past AT_BPF_MAX_MAPPINGS in one process */
+	uint32_t last_serial;
 };
 
 void at_stack_procs_init(struct at_stack_procs *ps, struct at_stack_tables *tables,
@@ -52,9 +64,10 @@ void at_stack_procs_init(struct at_stack_procs *ps, struct at_stack_tables *tabl
 void at_stack_procs_free(struct at_stack_procs *ps);
 
 /* Reads pid's executable mappings from maps_path (normally /proc/PID/maps), builds and loads
- * the tables they need, fills out and replaces what ps remembers of pid (mappings already
- * written stay written when they are the same). 0, or -1 with errno (the maps cannot be read:
- * the process is gone, say). */
+ * the tables they need, fills out and replaces what ps remembers of pid (a mapping seen before
+ * keeps its serial and whether it is written; one no longer there is retired). 0, or -1 with
+ * errno (the maps cannot be read: the process is gone, say); either way pid's scanned_ms
+ * becomes now_ms, so that a caller can limit how often it tries. */
 int at_stack_procs_scan(struct at_stack_procs *ps, pid_t pid, const char *maps_path,
 			uint64_t now_ms, struct at_bpf_mappings *out);
 
@@ -63,5 +76,16 @@ void at_stack_procs_unwritten(struct at_stack_procs *ps);
 
 /* What ps knows of pid, or NULL. */
 struct at_stack_proc *at_stack_procs_find(struct at_stack_procs *ps, pid_t pid);
+
+/* The mapping of p with this serial, current or retired; NULL when there is none (0 never
+ * names one). */
+struct at_stack_mapping *at_stack_procs_serial(struct at_stack_proc *p, uint32_t serial);
+
+/* The serial of p's current mapping holding pc, 0 when none does. */
+uint32_t at_stack_procs_serial_at(const struct at_stack_proc *p, uint64_t pc);
+
+/* m's record has been written: it is the last of its addresses in the trace, so every other
+ * mapping of p overlapping it is not written any more. */
+void at_stack_procs_mark_written(struct at_stack_proc *p, struct at_stack_mapping *m);
 
 #endif

@@ -14,6 +14,7 @@ void at_stack_store_free(struct at_stack_store *st)
 {
 	free(st->v);
 	free(st->pool);
+	free(st->serials);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -35,15 +36,18 @@ static int grow(void **p, size_t size, size_t *cap, size_t need)
 	return 0;
 }
 
-int at_stack_store_add(struct at_stack_store *st, uint32_t sid, const struct at_stack *s)
+int at_stack_store_add(struct at_stack_store *st, uint32_t sid, const struct at_stack *s,
+		       const uint32_t *serials)
 {
-	size_t cap = st->cap;
+	size_t cap = st->cap, serials_cap = st->pool_cap;
 
 	if (sid <= st->count || s->count == 0 || s->count > AT_STACK_MAX_FRAMES) {
 		errno = EINVAL;
 		return -1;
 	}
 	if (grow((void **)&st->v, sizeof(*st->v), &cap, (size_t)sid + 1) < 0 ||
+	    grow((void **)&st->serials, sizeof(*st->serials), &serials_cap,
+		 st->pool_len + s->count) < 0 ||
 	    grow((void **)&st->pool, sizeof(*st->pool), &st->pool_cap, st->pool_len + s->count) < 0)
 		return -1;
 	st->cap = (uint32_t)cap;
@@ -52,13 +56,14 @@ int at_stack_store_add(struct at_stack_store *st, uint32_t sid, const struct at_
 	st->v[sid] = (struct at_stack_store_entry){ .at = st->pool_len, .pid = s->pid,
 						    .count = s->count, .flags = s->flags };
 	memcpy(st->pool + st->pool_len, s->pcs, s->count * sizeof(*s->pcs));
+	memcpy(st->serials + st->pool_len, serials, s->count * sizeof(*serials));
 	st->pool_len += s->count;
 	st->count = sid;
 	return 0;
 }
 
 uint32_t at_stack_store_file_id(struct at_stack_store *st, uint32_t sid, struct at_stack *out,
-				int *is_new)
+				uint32_t *serials, int *is_new)
 {
 	*is_new = 0;
 	if (sid == 0 || sid > st->count)
@@ -74,6 +79,7 @@ uint32_t at_stack_store_file_id(struct at_stack_store *st, uint32_t sid, struct 
 	out->count = e->count;
 	out->flags = e->flags;
 	memcpy(out->pcs, st->pool + e->at, e->count * sizeof(*out->pcs));
+	memcpy(serials, st->serials + e->at, e->count * sizeof(*serials));
 	*is_new = 1;
 	return e->file_id;
 }

@@ -82,6 +82,7 @@ int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
 	s->held_fd = bpf_map__fd(skel->maps.held);
 	s->threads_fd = bpf_map__fd(skel->maps.threads);
 	s->slots_fd = bpf_map__fd(skel->maps.thread_slots);
+	s->mappings_gen = &skel->bss->mappings_gen;
 	return 0;
 }
 
@@ -118,6 +119,7 @@ int at_stacks_scan(struct at_stacks *s, pid_t pid)
 			     at_program_name, (int)pid, strerror(errno));
 		return -1;
 	}
+	__atomic_fetch_add(s->mappings_gen, 1, __ATOMIC_SEQ_CST); /* the rule cache is stale */
 	DISPLAYLEVEL(4, "%s: pid %d: %u executable mappings\n", at_program_name, (int)pid,
 		     s->scan->count);
 	return 0;
@@ -135,8 +137,8 @@ void at_stacks_forget(struct at_stacks *s, pid_t pid)
 	bpf_map_delete_elem(s->mappings_fd, &key);
 }
 
-uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint32_t flags,
-			int walked)
+uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
+			uint32_t count, uint32_t flags, int walked)
 {
 	uint64_t h;
 
@@ -145,6 +147,7 @@ uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint
 	h = tgid * 0x9e3779b97f4a7c15ull;
 	for (uint32_t i = 0; i < count; i++) {
 		h = (h ^ pcs[i]) * 0x100000001b3ull;
+		h = (h ^ serials[i]) * 0x100000001b3ull;
 		h ^= h >> 29;
 	}
 	h ^= (uint64_t)flags << 48;
@@ -213,6 +216,26 @@ static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint
 	close(fd);
 }
 
+/* Fills raw's serials from p's current mappings, as the BPF walk would (the pc less 1 for a
+ * return address), and returns the flags it would give a walk that ended so: one that stopped
+ * in opaque code (a mapping without a file) asks for no rescan. */
+static uint32_t frame_serials(const struct at_stack_proc *p, struct at_bpf_stack *raw,
+			      enum at_unwind_end end)
+{
+	uint32_t flags = walk_flags(end);
+
+	for (uint32_t i = 0; i < raw->count; i++)
+		raw->serials[i] = at_stack_procs_serial_at(p, i == 0 ? raw->pcs[i] : raw->pcs[i] - 1);
+	if ((flags & AT_BPF_STACK_NO_TABLE) && raw->count > 0) {
+		uint64_t pc = raw->pcs[raw->count - 1] - (raw->count > 1);
+
+		for (uint32_t i = 0; i < p->count; i++)
+			if (pc >= p->maps[i].m.start && pc < p->maps[i].m.end && !p->maps[i].table)
+				flags = AT_STACK_INCOMPLETE;
+	}
+	return flags;
+}
+
 int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 {
 	static struct at_unwind_mappings maps;
@@ -239,29 +262,32 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 	struct at_unwind_stack stack = { h.sp, (uint64_t)got, s->copy };
 	at_unwind_walk(&maps, &regs, &stack, &r);
 
-	uint32_t flags = walk_flags(r.end);
 	raw.pid = (uint32_t)tgid;
 	raw.count = (uint16_t)r.count;
-	raw.flags = (uint16_t)flags;
 	memcpy(raw.pcs, r.pcs, r.count * sizeof(r.pcs[0]));
-	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, r.count, flags, 1);
+	raw.flags = (uint16_t)frame_serials(p, &raw, r.end);
+	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, raw.serials, raw.count, raw.flags,
+				       1);
 	if (bpf_map_update_elem(s->stacks_fd, &hash, &raw, BPF_NOEXIST) < 0 && errno != EEXIST)
 		return 1;
 	retarget_call(s, tid, tgid, h.slot, h.hash, hash);
 	return 1;
 }
 
-/* Writes the mappings of the stack's process not in the trace yet, then the stack. */
+/* Writes, for each frame of the stack, the record of the mapping its pc lay in (s->serials)
+ * unless that record is the last of its addresses in the trace already, then the stack. */
 static void write_stack(struct at_stacks *s, struct at_sink *sink)
 {
 	struct at_stack_proc *p = at_stack_procs_find(&s->procs, (pid_t)s->stack.pid);
 
-	for (uint32_t i = 0; p && i < p->count; i++) {
-		if (p->maps[i].written)
+	for (uint32_t i = 0; p && i < s->stack.count; i++) {
+		struct at_stack_mapping *m = at_stack_procs_serial(p, s->serials[i]);
+
+		if (!m || m->written || m->anonymous)
 			continue;
-		p->maps[i].written = 1;
-		struct at_sink_record m = { .kind = AT_SINK_MAPPING, .mapping = &p->maps[i].m };
-		at_sink_put_record(sink, &m);
+		at_stack_procs_mark_written(p, m);
+		struct at_sink_record rec = { .kind = AT_SINK_MAPPING, .mapping = &m->m };
+		at_sink_put_record(sink, &rec);
 	}
 	struct at_sink_record r = { .kind = AT_SINK_STACK, .stack = &s->stack };
 	at_sink_put_record(sink, &r);
@@ -311,7 +337,7 @@ static void mark_no_table(struct at_stacks *s, uint32_t id)
 static uint32_t in_file(struct at_stacks *s, struct at_sink *sink, uint32_t sid)
 {
 	int is_new;
-	uint32_t id = at_stack_store_file_id(&s->store, sid, &s->stack, &is_new);
+	uint32_t id = at_stack_store_file_id(&s->store, sid, &s->stack, s->serials, &is_new);
 
 	if (is_new)
 		write_stack(s, sink);
@@ -347,7 +373,7 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 	s->stack.count = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
 	s->stack.flags = raw.flags & (AT_STACK_TRUNCATED | AT_STACK_INCOMPLETE);
 	memcpy(s->stack.pcs, raw.pcs, s->stack.count * sizeof(s->stack.pcs[0]));
-	if (s->stack.count == 0 || at_stack_store_add(&s->store, id, &s->stack) < 0) {
+	if (s->stack.count == 0 || at_stack_store_add(&s->store, id, &s->stack, raw.serials) < 0) {
 		s->unreadable++;
 		return 0;
 	}

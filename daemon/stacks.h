@@ -42,9 +42,10 @@ struct at_stacks {
 	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
 	size_t mem_len[4];
 	int mappings_fd, stacks_fd, counts_fd, held_fd, threads_fd, slots_fd;
-	uint64_t *mappings_gen;       /* the BPF program's: bumped after each change of the map */
+	__u64 *mappings_gen;          /* the BPF program's: bumped after each change of the map */
 	struct at_bpf_mappings *scan; /* one scan's result, before it goes into the map */
 	struct at_stack stack;        /* the stack being written */
+	uint32_t serials[AT_STACK_MAX_FRAMES]; /* its frames' mapping serials */
 	uint64_t written, truncated, incomplete; /* stack records */
 	uint64_t unreadable;          /* hashes whose stack was gone from the map */
 	uint64_t rescans;
@@ -71,11 +72,11 @@ int at_stacks_scan(struct at_stacks *s, pid_t pid);
  * it. 1 when the stop was such a hold (the signal is then to be suppressed), 0 otherwise. */
 int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid);
 
-/* The hash the BPF program gives a stack (the same function, so that a stack the daemon walks
- * and the same stack walked in BPF later are one). walked: the process's mappings were
- * known. */
-uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, uint32_t count, uint32_t flags,
-			int walked);
+/* The hash the BPF program gives a stack of count pcs, each in the mapping of that serial (the
+ * same function, so that a stack the daemon walks and the same stack walked in BPF later are
+ * one). walked: the process's mappings were known. */
+uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
+			uint32_t count, uint32_t flags, int walked);
 
 /* pid has ended: its mappings leave the BPF program's map. */
 void at_stacks_forget(struct at_stacks *s, pid_t pid);

@@ -277,20 +277,20 @@ static int started(void *arg, pid_t pid, pid_t parent)
 	return 0;
 }
 
-/* A followed thread is about to receive a signal: a SIGCONT of the BPF program is the
- * session's own when it holds a process at its dynamic loader's _dl_debug_state (loading), or
- * a thread whose stack met an object without a table (--stacks, stacks.h). */
+/* A followed thread is about to receive a signal: the BPF program's AT_BPF_HOLD_SIGNAL is the
+ * session's own when it holds a process at its dynamic loader's _dl_debug_state (loading; a
+ * SIGSTOP there when the thread blocks the hold signal), or a thread whose stack met a pc in no
+ * known mapping (--stacks, stacks.h). */
 static int signalled(void *arg, pid_t tid, pid_t tgid, int sig)
 {
 	struct at_session *d = arg;
 
-	if (sig != SIGCONT)
-		return 0;
-	if (at_pidset_has(&d->loading, (uint32_t)tgid)) {
+	if ((sig == AT_BPF_HOLD_SIGNAL || sig == SIGSTOP) &&
+	    at_pidset_has(&d->loading, (uint32_t)tgid)) {
 		libraries_mapped(d, tgid);
 		return 1;
 	}
-	return at_stacks_hold(&d->stacks, tid, tgid);
+	return sig == AT_BPF_HOLD_SIGNAL && at_stacks_hold(&d->stacks, tid, tgid);
 }
 
 static const struct at_follow_calls follow_calls = { started, executed, ended, signalled };

@@ -13,6 +13,11 @@
 # the signal frame) and in a constructor the dynamic loader runs (complete: the walk reaches
 # the loader's entry); the last three also against their known chain of functions. python3 (PYTHONMALLOC=malloc): one thread, identical line for line;
 # five threads, complete stacks and stacks among the oracle's, each at least 99.9% (printed).
+# Without the oracle: code without a table (tests/fixtures/stacks_jit.c, a JIT's stub in
+# anonymous memory) ends its stacks and costs at most one hold; a hold leaves job control alone
+# (a blocked SIGTSTP stays pending, kill -STOP stops the program 20 times of 20); two plugins
+# opened and closed in turn at one address (tests/fixtures/stacks_plugins.c) each get their
+# own allocations.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -21,7 +26,7 @@ ORACLE=$ROOT/build/oracle/stack_oracle
 need_bpf "$D"
 need_built "$ATZ" "$ORACLE" "$FX/unwind_chain" "$FX/unwind_recursion" "$FX/unwind_static" \
 	"$FX/unwind_thread" "$FX/unwind_dlopen" "$FX/unwind_gold" "$FX/unwind_signal" \
-	"$FX/unwind_ctor" "$ROOT/build/alloctap-report"
+	"$FX/unwind_ctor" "$ROOT/build/alloctap-report" "$FX/stacks_jit" "$FX/stacks_plugins"
 
 # Text output has no place for stacks: a usage error that says so.
 "$D" --stacks -o "$T/x.log" -- /bin/true 2>"$T/usage.err"
@@ -144,6 +149,89 @@ check_eq "a constructor run by the dynamic loader: 3 complete stacks, from the l
 	"      3 malloc complete ld-linux-x86-64.so.2"
 check_eq "a constructor run by the dynamic loader: ctor_init, ctor_allocate, malloc" \
 	"$(folded ctor | sed 's/.*;\(ctor_init;\)/\1/')" "ctor_init;ctor_allocate;malloc 3"
+
+# held COUNT_FILE: how many threads the daemon held for new mappings (its -v summary).
+held() {
+	sed -n 's/.* \([0-9]*\) threads held for new mappings.*/\1/p' "$1"
+}
+
+# Code without a table, as a JIT's: 20,000 mallocs through a stub in anonymous executable
+# memory. Its stacks end at the stub (no mapping record: [unknown]), and the thread is held at
+# most once (the stub's page is new when it is first called), not at every call.
+"$D" -v --stacks -f binary -o "$T/jit.atz" -- "$FX/stacks_jit" loop 20000 >"$T/jit.out" \
+	2>"$T/jit.err"
+check_eq "JIT code: every call through the stub has the stack [incomplete];[unknown];malloc" \
+	"$("$ROOT/build/alloctap-report" export --folded "$T/jit.atz" 2>&1 | grep -c '^\[incomplete\];\[unknown\];malloc 20000$')" 1
+jit_held=$(held "$T/jit.err")
+check "JIT code: at most one hold for 20,000 calls (held: ${jit_held:-none})" \
+	test "${jit_held:-99}" -le 1
+jit_s=$(sed -n 's/ seconds$//p' "$T/jit.out")
+check "JIT code: 20,000 calls in under 5 seconds with --stacks (${jit_s:-none} s)" \
+	awk -v s="${jit_s:-99}" 'BEGIN { exit !(s < 5) }'
+
+# Code that keeps appearing (a new stub page every 10 ms for 2 s: 200 pages) is held at the
+# holds' rate: at most 16 in a row, then one per 50 ms, so at most 16 + 40 and a few.
+"$D" -v --stacks -f binary -o "$T/pages.atz" -- "$FX/stacks_jit" spin 2 2>"$T/pages.err"
+pages_held=$(held "$T/pages.err")
+check "new JIT pages: holds at the holds' rate (${pages_held:-none} for 200 pages in 2 s)" \
+	test "${pages_held:-999}" -le 60
+
+# A hold leaves job control alone: with SIGTSTP blocked and pending, five calls from new code,
+# each a hold, and SIGTSTP still pending after each (the generation of SIGCONT flushes it).
+"$D" -v --stacks -f binary -o "$T/tstp.atz" -- "$FX/stacks_jit" tstp 5 >"$T/tstp.out" \
+	2>"$T/tstp.err"
+rc=$?
+check_eq "a hold keeps a pending SIGTSTP (exit status, fixture's count)" \
+	"$rc $(cat "$T/tstp.out")" "0 pending 5 of 5"
+tstp_held=$(held "$T/tstp.err")
+check "a hold keeps a pending SIGTSTP: the calls were held (${tstp_held:-none} holds)" \
+	test "${tstp_held:-0}" -ge 1
+
+# kill -STOP stops a program that keeps calling malloc from new code, 20 times of 20: it
+# spends no CPU time for 0.3 s after each stop.
+"$D" -q --stacks -f binary -o "$T/stop.atz" -- "$FX/stacks_jit" spin 60 2>"$T/stop.err" &
+dm=$!
+spin_pid=
+for ((i = 0; i < 50; i++)); do
+	spin_pid=$(pgrep -P $dm | head -n 1)
+	[ -n "$spin_pid" ] && break
+	sleep 0.1
+done
+stopped=0
+if [ -n "$spin_pid" ]; then
+	sleep 0.5
+	for ((i = 0; i < 20; i++)); do
+		kill -STOP "$spin_pid"
+		sleep 0.1
+		a=$(awk '{print $14 + $15}' "/proc/$spin_pid/stat")
+		sleep 0.3
+		b=$(awk '{print $14 + $15}' "/proc/$spin_pid/stat")
+		[ "$a" = "$b" ] && stopped=$((stopped + 1))
+		kill -CONT "$spin_pid"
+		sleep 0.1
+	done
+	kill "$spin_pid"
+fi
+wait $dm
+check_eq "kill -STOP under --stacks stops the program 20 times of 20" "$stopped" 20
+
+# Two plugins opened and closed in turn, at one address, with the same code at the same
+# offsets: 4 rounds of 500 mallocs, each plugin's 1,000 under its own function, none
+# incomplete.
+for p in plugin_a plugin_b; do
+	cc -O2 -fomit-frame-pointer -g -shared -fPIC -DSTACKS_PLUGIN=$p -o "$T/$p.so" \
+		tests/fixtures/stacks_plugins.c 2>"$T/$p.cc.err" || fail "plugin $p builds" "$(cat "$T/$p.cc.err")"
+done
+"$D" -v --stacks -f binary -o "$T/plugins.atz" -- "$FX/stacks_plugins" "$T" 4 500 \
+	>"$T/plugins.out" 2>"$T/plugins.err"
+check_eq "plugins: the four rounds' plugins at one address" \
+	"$(awk '{print $2}' "$T/plugins.out" | sort -u | wc -l) $(wc -l <"$T/plugins.out")" "1 4"
+"$ROOT/build/alloctap-report" export --folded "$T/plugins.atz" >"$T/plugins.folded" 2>&1
+check_eq "plugins: each plugin's 1,000 allocations under its own function" \
+	"$(grep ';plugin_alloc;' "$T/plugins.folded" | sort)" \
+	"$(printf '%s\n' "_start;__libc_start_main_impl;__libc_start_call_main;main;plugin_alloc;plugin_a_here;malloc 1000" \
+		"_start;__libc_start_main_impl;__libc_start_call_main;main;plugin_alloc;plugin_b_here;malloc 1000")"
+check_eq "plugins: no stack incomplete" "$(grep -c incomplete "$T/plugins.folded")" 0
 
 # SIGHUP after a rotation: the new file is a trace of its own, whose stack ids start over, so
 # every stack and mapping its events need is written into it again (the reader refuses an id

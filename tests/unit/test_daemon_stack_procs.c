@@ -1,8 +1,11 @@
 /* test_daemon_stack_procs.c: unit tests of daemon/stack_procs.c on maps files written here
- * (the objects are then opened by their paths): only executable file mappings are kept, each
- * with its table index and load bias; one table per object however many processes map it; the
- * mapping records' fields (build-id included); a rescan keeps what was written; a mapping of a
- * file that is not ELF has no table and is counted; an unreadable maps file is an error. */
+ * (the objects are then opened by their paths): only executable mappings are kept, each file
+ * mapping with its table index and load bias, one without a file opaque; one table per object
+ * however many processes map it; the mapping records' fields (build-id included); a rescan keeps
+ * what was written and each mapping's serial; a mapping a rescan no longer sees is retired with
+ * its serial, and comes back with it; a record written makes those it overlaps unwritten; a
+ * mapping of a file that is not ELF is opaque and counted; an unreadable maps file is an error
+ * that still counts as a try. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -89,7 +92,8 @@ static const char libc_maps[] =
 	"7f0000026000-7f000017c000 r-xp 00026000 08:01 100 " LIBC "\n"
 	"7f000017c000-7f00001cf000 r--p 0017c000 08:01 100 " LIBC "\n"
 	"7f00001d0000-7f00001e0000 rw-p 00000000 00:00 0 \n"
-	"7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0                          [vdso]\n";
+	"7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";
 
 static void test_scan(void **state)
 {
@@ -97,15 +101,26 @@ static void test_scan(void **state)
 
 	write_maps(f, libc_maps);
 	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1000, &f->out), 0);
-	assert_int_equal(f->out.count, 1);
+	assert_int_equal(f->out.count, 2);
 	assert_int_equal(f->out.m[0].start, 0x7f0000026000ull);
 	assert_int_equal(f->out.m[0].end, 0x7f000017c000ull);
 	assert_int_equal(f->out.m[0].bias, 0x7f0000000000ll);
 	assert_int_equal(f->out.m[0].table, 0);
+	assert_int_equal(f->out.m[0].serial, 1);
+	/* the vdso: executable, no file: opaque, never a record; [vsyscall], above user space,
+	 * left out */
+	assert_int_equal(f->out.m[1].start, 0x7ffff7fc1000ull);
+	assert_int_equal(f->out.m[1].table, AT_BPF_OPAQUE);
+	assert_int_equal(f->out.m[1].serial, 2);
+	assert_int_equal(f->procs.no_table, 0);
 	assert_int_equal(f->loaded, 1);
 	struct at_stack_proc *p = at_stack_procs_find(&f->procs, 42);
 	assert_non_null(p);
-	assert_int_equal(p->count, 1);
+	assert_int_equal(p->count, 2);
+	assert_int_equal(p->maps[1].anonymous, 1);
+	assert_int_equal(p->maps[0].anonymous, 0);
+	assert_int_equal(at_stack_procs_serial_at(p, 0x7f0000030000ull), 1);
+	assert_int_equal(at_stack_procs_serial_at(p, 0x7f000017c000ull), 0);
 	assert_int_equal(p->scanned_ms, 1000);
 	assert_int_equal(p->maps[0].m.pid, 42);
 	assert_int_equal(p->maps[0].m.offset, 0x26000);
@@ -134,11 +149,52 @@ static void test_shared_table_and_rescan(void **state)
 	write_maps(f, more);
 	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 3, &f->out), 0);
 	struct at_stack_proc *p = at_stack_procs_find(&f->procs, 42);
-	assert_int_equal(p->count, 2);
+	assert_int_equal(p->count, 3);
 	assert_int_equal(p->maps[0].written, 1);
-	assert_int_equal(p->maps[1].written, 0);
-	assert_int_equal(f->out.count, 2);
-	assert_int_equal(f->out.m[1].bias, 0x7ffff0000000ll - 0x26000); /* start - offset + vaddr */
+	assert_int_equal(p->maps[2].written, 0);
+	assert_int_equal(p->maps[0].serial, 1);
+	assert_int_equal(f->out.count, 3);
+	assert_int_equal(f->out.m[2].bias, 0x7ffff0000000ll - 0x26000); /* start - offset + vaddr */
+}
+
+/* One address range holds in turn two objects (a plugin closed, another opened there): each
+ * keeps its serial, the one gone is retired, and writing either's record unwrites the other. */
+static void test_retired(void **state)
+{
+	struct fixture *f = *state;
+	const char *a = "7f0000026000-7f000017c000 r-xp 00026000 08:01 100 " LIBC "\n";
+	char b[256];
+
+	snprintf(b, sizeof(b), "7f0000026000-7f000017c000 r-xp 00026000 08:01 101 %s/copy\n",
+		 f->dir);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "cp %s %s/copy", LIBC, f->dir);
+	assert_int_equal(system(cmd), 0);
+	write_maps(f, a);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 5, f->maps, 1, &f->out), 0);
+	struct at_stack_proc *p = at_stack_procs_find(&f->procs, 5);
+	assert_int_equal(p->maps[0].serial, 1);
+	at_stack_procs_mark_written(p, &p->maps[0]);
+	write_maps(f, b);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 5, f->maps, 2, &f->out), 0);
+	assert_int_equal(f->out.m[0].serial, 2);
+	assert_int_equal(p->maps[0].written, 0);
+	assert_int_equal(p->retired_count, 1);
+	struct at_stack_mapping *old = at_stack_procs_serial(p, 1);
+	assert_non_null(old);
+	assert_string_equal(old->m.path, LIBC);
+	assert_int_equal(old->written, 1);
+	at_stack_procs_mark_written(p, at_stack_procs_serial(p, 2));
+	assert_int_equal(old->written, 0);
+	assert_int_equal(at_stack_procs_serial(p, 2)->written, 1);
+	/* the first object again: its serial back, no longer retired */
+	write_maps(f, a);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 5, f->maps, 3, &f->out), 0);
+	assert_int_equal(f->out.m[0].serial, 1);
+	assert_int_equal(p->maps[0].written, 0);
+	assert_null(at_stack_procs_serial(p, 0));
+	assert_non_null(at_stack_procs_serial(p, 2));
+	assert_string_equal(at_stack_procs_serial(p, 1)->m.path, LIBC);
 }
 
 static void test_no_table(void **state)
@@ -155,7 +211,7 @@ static void test_no_table(void **state)
 	write_maps(f, text);
 	assert_int_equal(at_stack_procs_scan(&f->procs, 7, f->maps, 1, &f->out), 0);
 	assert_int_equal(f->out.count, 1);
-	assert_int_equal(f->out.m[0].table, AT_BPF_NO_TABLE);
+	assert_int_equal(f->out.m[0].table, AT_BPF_OPAQUE);
 	assert_int_equal(f->procs.no_table, 1);
 	assert_null(at_stack_procs_find(&f->procs, 7)->maps[0].table);
 }
@@ -167,9 +223,13 @@ static void test_unreadable(void **state)
 
 	snprintf(missing, sizeof(missing), "%s/none", f->dir);
 	errno = 0;
-	assert_int_equal(at_stack_procs_scan(&f->procs, 7, missing, 1, &f->out), -1);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 7, missing, 99, &f->out), -1);
 	assert_int_equal(errno, ENOENT);
-	assert_null(at_stack_procs_find(&f->procs, 7));
+	/* the try is remembered, so that rescans of a process gone can be limited */
+	struct at_stack_proc *p = at_stack_procs_find(&f->procs, 7);
+	assert_non_null(p);
+	assert_int_equal(p->scanned_ms, 99);
+	assert_int_equal(p->count, 0);
 }
 
 int main(void)
@@ -177,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_table_and_rescan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
 	};

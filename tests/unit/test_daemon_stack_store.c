@@ -1,7 +1,8 @@
 /* test_daemon_stack_store.c: unit tests of daemon/stack_store.c: stacks kept by session id and
  * given back whole; file ids 1, 2, ... in order of first use in a file, handed out once; a new
  * file numbers them over in its own order of use and gives every stack back again; ids whose
- * stack could not be read (gaps) have none; refused additions. */
+ * stack could not be read (gaps) have none; refused additions; each frame's mapping serial
+ * comes back with its pc. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,15 +24,32 @@ static struct at_stack make(uint32_t pid, uint16_t count, uint16_t flags, uint64
 	return s;
 }
 
+/* The serials a test gives the frames of s: one from each pc. */
+static void serials_of(const struct at_stack *s, uint32_t *serials)
+{
+	for (unsigned i = 0; i < s->count && i < AT_STACK_MAX_FRAMES; i++)
+		serials[i] = (uint32_t)(s->pcs[i] * 7 + 1);
+}
+
+/* at_stack_store_add with the serials of serials_of. */
+static int add(struct at_stack_store *st, uint32_t sid, const struct at_stack *s)
+{
+	uint32_t serials[AT_STACK_MAX_FRAMES];
+
+	serials_of(s, serials);
+	return at_stack_store_add(st, sid, s, serials);
+}
+
 /* Asks for sid's file id: want_id, new or not as want_new; a new one gives back the stack. */
 static void expect(struct at_stack_store *st, uint32_t sid, uint32_t want_id, int want_new,
 		   const struct at_stack *want)
 {
 	struct at_stack out;
+	uint32_t serials[AT_STACK_MAX_FRAMES], want_serials[AT_STACK_MAX_FRAMES];
 	int is_new = -1;
 
 	memset(&out, 0xAB, sizeof(out));
-	assert_int_equal(at_stack_store_file_id(st, sid, &out, &is_new), want_id);
+	assert_int_equal(at_stack_store_file_id(st, sid, &out, serials, &is_new), want_id);
 	assert_int_equal(is_new, want_new);
 	if (want_new) {
 		assert_int_equal(out.id, want_id);
@@ -39,6 +57,8 @@ static void expect(struct at_stack_store *st, uint32_t sid, uint32_t want_id, in
 		assert_int_equal(out.count, want->count);
 		assert_int_equal(out.flags, want->flags);
 		assert_memory_equal(out.pcs, want->pcs, want->count * sizeof(out.pcs[0]));
+		serials_of(want, want_serials);
+		assert_memory_equal(serials, want_serials, want->count * sizeof(serials[0]));
 	}
 }
 
@@ -51,14 +71,14 @@ static void test_files(void **state)
 			c = make(10, 3, AT_STACK_INCOMPLETE, 0x3000);
 
 	at_stack_store_init(&st);
-	assert_int_equal(at_stack_store_add(&st, 1, &a), 0);
-	assert_int_equal(at_stack_store_add(&st, 2, &b), 0);
+	assert_int_equal(add(&st, 1, &a), 0);
+	assert_int_equal(add(&st, 2, &b), 0);
 	/* the first file: used in the order 2, 1, 2 */
 	expect(&st, 2, 1, 1, &b);
 	expect(&st, 1, 2, 1, &a);
 	expect(&st, 2, 1, 0, NULL);
 	/* 3 could not be read: 4 comes after a gap */
-	assert_int_equal(at_stack_store_add(&st, 4, &c), 0);
+	assert_int_equal(add(&st, 4, &c), 0);
 	expect(&st, 3, 0, 0, NULL);
 	expect(&st, 4, 3, 1, &c);
 	expect(&st, 5, 0, 0, NULL);
@@ -81,15 +101,15 @@ static void test_refused(void **state)
 	struct at_stack a = make(1, 2, 0, 0x10), empty = make(1, 0, 0, 0);
 
 	at_stack_store_init(&st);
-	assert_int_equal(at_stack_store_add(&st, 2, &a), 0);
+	assert_int_equal(add(&st, 2, &a), 0);
 	errno = 0;
-	assert_int_equal(at_stack_store_add(&st, 2, &a), -1); /* not above the last */
+	assert_int_equal(add(&st, 2, &a), -1); /* not above the last */
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(at_stack_store_add(&st, 1, &a), -1);
-	assert_int_equal(at_stack_store_add(&st, 3, &empty), -1); /* no frame */
+	assert_int_equal(add(&st, 1, &a), -1);
+	assert_int_equal(add(&st, 3, &empty), -1); /* no frame */
 	struct at_stack big = make(1, 1, 0, 0);
 	big.count = AT_STACK_MAX_FRAMES + 1;
-	assert_int_equal(at_stack_store_add(&st, 3, &big), -1);
+	assert_int_equal(add(&st, 3, &big), -1);
 	expect(&st, 1, 0, 0, NULL);
 	expect(&st, 2, 1, 1, &a);
 	expect(&st, 3, 0, 0, NULL);
@@ -106,7 +126,7 @@ static void test_growth(void **state)
 	at_stack_store_init(&st);
 	for (uint32_t i = 1; i <= n; i++) {
 		struct at_stack s = make(i, (uint16_t)(1 + i % AT_STACK_MAX_FRAMES), 0, i * 1000ull);
-		assert_int_equal(at_stack_store_add(&st, i, &s), 0);
+		assert_int_equal(add(&st, i, &s), 0);
 	}
 	for (uint32_t i = n; i >= 1; i--) {
 		struct at_stack s = make(i, (uint16_t)(1 + i % AT_STACK_MAX_FRAMES), 0, i * 1000ull);
