@@ -321,4 +321,19 @@ if command -v strace >/dev/null; then
 else
 	fail "no ptrace" "strace is missing"
 fi
+
+# A program started with every signal blocked (the mask survives exec: spawn_masked, then env),
+# whose C library comes from LD_LIBRARY_PATH (env's own is the system's), so that only what its
+# loader maps names its allocator: it is held at the loader all the same (SIGSTOP stands in for
+# the blocked hold signal), and its calls recorded.
+LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+mkdir -p "$T/maskedlib"
+cp "$LIBC" "$T/maskedlib/libc.so.6"
+"$D" -o "$T/masked.log" -- "$FX/spawn_masked" /usr/bin/env LD_LIBRARY_PATH="$T/maskedlib" \
+	"$FX/alloc_sequence" "$T/masked.exp" --threads 0 2>"$T/masked.err"
+rc=$?
+check "every signal blocked, libc from LD_LIBRARY_PATH: status 0, no process unprobed" \
+	bash -c "test $rc -eq 0 && ! grep -q 'its calls are not recorded\|could not be probed' $T/masked.err"
+check "every signal blocked, libc from LD_LIBRARY_PATH: the sequence exactly" \
+	bash -c "T=$T; compare_bracketed $T/masked.exp $T/masked.log"
 finish
