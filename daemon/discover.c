@@ -161,11 +161,25 @@ static int resolve_preload(const char *root, const char *value, struct path_list
 	return 0;
 }
 
+/* Whether exe is a statically linked program without malloc (none that alloctapd can find:
+ * stripped, or an allocator under other names): then no object of its process has one. When
+ * so, says it in why. */
+static int static_without_malloc(const char *exe, char *why, size_t whylen)
+{
+	if (defines_malloc(exe) || at_elf_needs_loader(exe))
+		return 0;
+	snprintf(why, whylen, "%s is statically linked and has no symbol for malloc (stripped?): "
+		 "its allocator cannot be found", exe);
+	return 1;
+}
+
 /* The rule for an image whose libraries are not mapped (yet): its executable, its LD_PRELOAD
- * value, and the C library found under root. */
+ * value, and the C library found under root (none for a statically linked program). */
 static int choose_for_image(const char *root, const char *exe, const char *preload_value,
 			    char *out, size_t outlen)
 {
+	if (!at_elf_needs_loader(exe))
+		return at_choose_allocator(exe, NULL, NULL, out, outlen);
 	struct path_list preload = { 0 };
 	char libc[4096];
 	const char *libc_path = NULL;
@@ -191,6 +205,8 @@ int at_discover_launch(const char *exe, char *const envp[], char *out, size_t ou
 			preload = *e + 11;
 	if (choose_for_image("", exe, preload, out, outlen) == 0)
 		return 0;
+	if (static_without_malloc(exe, why, whylen))
+		return -1;
 	snprintf(why, whylen, "no malloc in %s, in LD_PRELOAD or in the C library", exe);
 	return -1;
 }
@@ -538,7 +554,7 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 				     outlen) == 0) {
 		free(o.preload.text);
 		return 0;
-	} else
+	} else if (!static_without_malloc(exe, why, whylen))
 		snprintf(why, whylen, "process %d has no malloc in its executable, LD_PRELOAD or C "
 			 "library", (int)pid);
 	free(o.preload.text);
@@ -564,6 +580,8 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 	free(env);
 	if (rc == 0)
 		return 0;
+	if (static_without_malloc(exe, why, whylen))
+		return -1;
 	snprintf(why, whylen, "process %d (%s) has no malloc in its executable, LD_PRELOAD or C "
 		 "library", (int)pid, exe);
 	return -1;
@@ -609,6 +627,8 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
 	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
 	if (in.found)
 		return 1;
+	if (static_without_malloc(exe, why, whylen))
+		return -1;
 	snprintf(why, whylen, "process %d (%s) has no malloc in its executable and no dynamic "
 		 "loader", (int)pid, exe);
 	return -1;
