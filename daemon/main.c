@@ -283,6 +283,8 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &d.opt);
 	if (rc >= 0)
 		return rc;
+	if (at_dest_check(&d.opt.dest) < 0) /* before any descriptor of the daemon's own */
+		return 1;
 	if (at_session_open(&d) == 0 && at_session_attach(&d) == 0)
 		status = at_session_finish(&d, at_session_run(&d));
 	return at_session_close(&d, status);
