@@ -78,6 +78,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS)) \
 FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
 FIXTURES     := $(patsubst tests/fixtures/%.c,$(B)/fixtures/%,$(FIXTURE_SRCS))
 FIXTURES     += $(patsubst tests/fixtures/%.cc,$(B)/fixtures/%,$(wildcard tests/fixtures/*.cc))
+FIXTURES     += $(B)/fixtures/alloc_sequence_jemalloc $(B)/fixtures/alloc_sequence_tcmalloc
 BENCH_SRCS   := $(wildcard bench/*.c)
 BENCH_PROGS  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 
@@ -153,6 +154,19 @@ $(B)/fixtures/%: tests/fixtures/%.c $(wildcard tests/fixtures/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -Itests/fixtures \
 		$(if $(filter %_static,$*),-static) -o $@ $< $(if $(filter %_static,$*),,-ldl)
+
+# The sequence in programs linked against another allocator (not preloaded): the loader finds
+# its malloc before the C library's.
+$(B)/fixtures/alloc_sequence_jemalloc: tests/fixtures/alloc_sequence.c $(wildcard tests/fixtures/*.h)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -Itests/fixtures -o $@ $< -ljemalloc
+
+$(B)/fixtures/alloc_sequence_tcmalloc: tests/fixtures/alloc_sequence.c $(wildcard tests/fixtures/*.h)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -Itests/fixtures -o $@ $< \
+		/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 
 # C++ fixtures: statically linked, so that every object of a stack (libstdc++, the C library)
 # has its symbols for the symbolizer's tests.

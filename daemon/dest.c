@@ -31,19 +31,36 @@ int at_dest_parse(const char *s, struct at_dest *d)
 	return 0;
 }
 
+/* The name of descriptor DEST in messages, kept by the sink: one output per daemon. */
+static const char *fd_name(const struct at_dest *d)
+{
+	static char name[16];
+
+	snprintf(name, sizeof(name), d->fd == 1 ? "<stdout>" : "fd %d", d->fd);
+	return name;
+}
+
+int at_dest_check(const struct at_dest *d)
+{
+	if (d->path)
+		return 0;
+	int flags = fcntl(d->fd, F_GETFL);
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) {
+		at_error("cannot write to %s: %s", fd_name(d),
+			 flags < 0 ? "it is not open" : "it is open read-only");
+		return -1;
+	}
+	return 0;
+}
+
 /* Opens a descriptor DEST after checking that it is open for writing. 0, or -1 after a
  * message. */
 static int open_fd(const struct at_dest *d, struct at_sink *s)
 {
-	static char name[16]; /* the sink keeps it: one output per daemon */
-	int flags = fcntl(d->fd, F_GETFL);
+	const char *name = fd_name(d);
 
-	snprintf(name, sizeof(name), d->fd == 1 ? "<stdout>" : "fd %d", d->fd);
-	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) {
-		at_error("cannot write to %s: %s", name,
-			 flags < 0 ? "it is not open" : "it is open read-only");
+	if (at_dest_check(d) < 0)
 		return -1;
-	}
 	if (at_sink_open_fd(s, d->fd, name) < 0) {
 		at_error("cannot set up output: %s", strerror(errno));
 		return -1;

@@ -14,6 +14,11 @@ struct at_dest {
 /* Parses s. 0, or -1 for an empty string. */
 int at_dest_parse(const char *s, struct at_dest *d);
 
+/* Checks that a descriptor DEST is open for writing; a path is checked when opened. To be
+ * called before the daemon opens anything, so that the descriptor is the caller's and not one
+ * of the daemon's own. 0, or -1 after a message ("cannot write to fd N: it is not open"). */
+int at_dest_check(const struct at_dest *d);
+
 /* Opens the sink on d and starts it with opt. A path is opened by the guarded rule (lib/
  * output.h: no symbolic link, no file with other hard links, no other user's file in a sticky
  * folder, never waiting on a FIFO; a new file is created 0600) and appended to (text), or

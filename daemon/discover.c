@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "caps.h"
@@ -77,6 +78,34 @@ int at_choose_allocator(const char *exe, const char *preload, const char *libc, 
 	return -1;
 }
 
+/* A list of paths separated by spaces, grown as needed: LD_PRELOAD has no length limit. */
+struct path_list {
+	char *text; /* NUL-terminated; NULL while empty */
+	size_t used, cap;
+};
+
+/* Appends path and a space to l. 0, or -1 when out of memory. */
+static int path_list_add(struct path_list *l, const char *path)
+{
+	size_t k = strlen(path);
+
+	if (l->used + k + 2 > l->cap) {
+		size_t cap = l->cap ? l->cap : 256;
+		while (l->used + k + 2 > cap)
+			cap *= 2;
+		char *text = realloc(l->text, cap);
+		if (!text)
+			return -1;
+		l->text = text;
+		l->cap = cap;
+	}
+	memcpy(l->text + l->used, path, k);
+	l->used += k;
+	l->text[l->used++] = ' ';
+	l->text[l->used] = '\0';
+	return 0;
+}
+
 static const char *const library_dirs[] = {
 	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
 	"/lib", "/usr/lib", "/usr/local/lib",
@@ -107,16 +136,14 @@ int at_find_library(const char *name, char *out, size_t outlen)
 	return find_library_under("", name, out, outlen);
 }
 
-/* Resolves each LD_PRELOAD entry to a path under root (searching bare names); writes them to
- * out separated by spaces. */
-static void resolve_preload(const char *root, const char *value, char *out, size_t outlen)
+/* Resolves each LD_PRELOAD entry to a path under root (searching bare names) and appends it
+ * to out; an entry longer than a path can be names no file and is passed over. 0, or -1 when
+ * out of memory. */
+static int resolve_preload(const char *root, const char *value, struct path_list *out)
 {
-	size_t used = 0;
-
-	out[0] = '\0';
 	for (const char *p = value; *p;) {
 		size_t n = strcspn(p, " :");
-		char name[1024], path[4096];
+		char name[PATH_MAX], path[PATH_MAX + 64];
 
 		if (n > 0 && n < sizeof(name)) {
 			memcpy(name, p, n);
@@ -125,32 +152,47 @@ static void resolve_preload(const char *root, const char *value, char *out, size
 				snprintf(path, sizeof(path), "%s%s", root, name);
 			else if (find_library_under(root, name, path, sizeof(path)) < 0)
 				path[0] = '\0';
-			size_t k = strlen(path);
-			if (k && used + k + 2 < outlen) {
-				memcpy(out + used, path, k);
-				used += k;
-				out[used++] = ' ';
-				out[used] = '\0';
-			}
+			if (path[0] && path_list_add(out, path) < 0)
+				return -1;
 		}
 		p += n;
 		p += strspn(p, " :");
 	}
+	return 0;
+}
+
+/* Whether exe is a statically linked program without malloc (none that alloctapd can find:
+ * stripped, or an allocator under other names): then no object of its process has one. When
+ * so, says it in why. */
+static int static_without_malloc(const char *exe, char *why, size_t whylen)
+{
+	if (defines_malloc(exe) || at_elf_needs_loader(exe))
+		return 0;
+	snprintf(why, whylen, "%s is statically linked and has no symbol for malloc (stripped?): "
+		 "its allocator cannot be found", exe);
+	return 1;
 }
 
 /* The rule for an image whose libraries are not mapped (yet): its executable, its LD_PRELOAD
- * value, and the C library found under root. */
+ * value, and the C library found under root (none for a statically linked program). */
 static int choose_for_image(const char *root, const char *exe, const char *preload_value,
 			    char *out, size_t outlen)
 {
-	char preload[8192] = "", libc[4096];
+	if (!at_elf_needs_loader(exe))
+		return at_choose_allocator(exe, NULL, NULL, out, outlen);
+	struct path_list preload = { 0 };
+	char libc[4096];
 	const char *libc_path = NULL;
 
-	if (preload_value)
-		resolve_preload(root, preload_value, preload, sizeof(preload));
+	if (preload_value && resolve_preload(root, preload_value, &preload) < 0) {
+		free(preload.text);
+		return -1;
+	}
 	if (find_library_under(root, "libc.so.6", libc, sizeof(libc)) == 0)
 		libc_path = libc;
-	return at_choose_allocator(exe, preload, libc_path, out, outlen);
+	int rc = at_choose_allocator(exe, preload.text, libc_path, out, outlen);
+	free(preload.text);
+	return rc;
 }
 
 int at_discover_launch(const char *exe, char *const envp[], char *out, size_t outlen,
@@ -163,6 +205,8 @@ int at_discover_launch(const char *exe, char *const envp[], char *out, size_t ou
 			preload = *e + 11;
 	if (choose_for_image("", exe, preload, out, outlen) == 0)
 		return 0;
+	if (static_without_malloc(exe, why, whylen))
+		return -1;
 	snprintf(why, whylen, "no malloc in %s, in LD_PRELOAD or in the C library", exe);
 	return -1;
 }
@@ -200,7 +244,8 @@ int at_mapped_path(const char *proc, pid_t pid, const struct at_procmaps_entry *
 struct pid_objects {
 	pid_t pid;
 	const char *preload_names; /* LD_PRELOAD as in the environment */
-	char preload[8192];        /* the mapped objects that match it, as the daemon opens them */
+	struct path_list preload;  /* the mapped objects that match it, as the daemon opens them */
+	int out_of_memory;
 	char libc[4096];
 };
 
@@ -255,27 +300,29 @@ static int note_object(const struct at_procmaps_entry *e, void *arg)
 		return 0;
 	if (!o->libc[0] && at_is_libc_path(e->path))
 		snprintf(o->libc, sizeof(o->libc), "%s", path);
-	if (matches_preload(e, path, o->preload_names) && !strstr(o->preload, path)) {
-		size_t used = strlen(o->preload);
-		if (used + strlen(path) + 2 < sizeof(o->preload))
-			snprintf(o->preload + used, sizeof(o->preload) - used, "%s ", path);
+	if (matches_preload(e, path, o->preload_names) &&
+	    (!o->preload.text || !strstr(o->preload.text, path)) &&
+	    path_list_add(&o->preload, path) < 0) {
+		o->out_of_memory = 1;
+		return 1;
 	}
 	return 0;
 }
 
-/* LD_PRELOAD of pid, from all of its environment, copied to buf ("" when unset). */
-static void read_preload_env(pid_t pid, char *buf, size_t len)
+/* LD_PRELOAD of pid, from all of its environment, whole: a string the caller frees, NULL when
+ * unset or unreadable (or out of memory). */
+static char *read_preload_env(pid_t pid)
 {
-	char *env;
+	char *env, *value = NULL;
 	size_t n;
 
-	buf[0] = '\0';
 	if (at_proc_read("/proc", pid, "environ", &env, &n) < 0)
-		return;
+		return NULL;
 	const char *v = at_environ_get(env, n, "LD_PRELOAD");
 	if (v)
-		snprintf(buf, len, "%s", v);
+		value = strdup(v);
 	free(env);
+	return value;
 }
 
 /* The executable's path as the daemon names it: the link's target when it names the same file
@@ -296,10 +343,183 @@ static void exe_path(pid_t pid, char *out, size_t outlen)
 	snprintf(out, outlen, "%s", link);
 }
 
+/* The dynamic loader a process maps, found by the loader's _r_debug: the first mapped object
+ * (at file offset 0, other than the executable) whose symbols define it. */
+struct loader_debug {
+	pid_t pid;
+	uint64_t exe_dev, exe_inode;
+	uint64_t r_debug; /* its address in the process; 0 until found */
+};
+
+/* Notes e when it is the start of the loader: _r_debug's address is its load address plus the
+ * symbol's value (a shared object's first PT_LOAD is at 0). Stops at the loader. */
+static int note_loader_debug(const struct at_procmaps_entry *e, void *arg)
+{
+	struct loader_debug *l = arg;
+	uint64_t dev = makedev(e->dev_major, e->dev_minor), vaddr;
+	char path[4096];
+	struct at_elf elf;
+	const char *reason;
+
+	if (e->offset != 0 || (dev == l->exe_dev && e->inode == l->exe_inode) ||
+	    at_mapped_path("/proc", l->pid, e, path, sizeof(path)) < 0 ||
+	    at_elf_open(&elf, path, &reason) < 0)
+		return 0;
+	int found = at_elf_find_object(&elf, "_r_debug", &vaddr) == 1;
+	at_elf_close(&elf);
+	if (found)
+		l->r_debug = e->start + vaddr;
+	return found;
+}
+
+/* Reads len bytes at addr of process pid. 0, or -1. */
+static int read_remote(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* Reads the NUL-terminated string at addr of process pid into out. 0, or -1 when it cannot be
+ * read or does not fit. */
+static int read_remote_string(pid_t pid, uint64_t addr, char *out, size_t outlen)
+{
+	size_t used = 0;
+
+	while (used < outlen) {
+		/* up to the end of addr's page, so a string that ends before an unmapped page reads */
+		size_t chunk = 4096 - ((addr + used) & 4095);
+		if (chunk > outlen - used)
+			chunk = outlen - used;
+		if (read_remote(pid, addr + used, out + used, chunk) < 0)
+			return -1;
+		char *nul = memchr(out + used, '\0', chunk);
+		if (nul)
+			return 0;
+		used += chunk;
+	}
+	return -1;
+}
+
+/* The link_map fields alloctapd reads (<link.h>, the public part of glibc's struct). */
+#define AT_R_DEBUG_MAP 8
+#define AT_LINK_MAP_NAME 8
+#define AT_LINK_MAP_NEXT 24
+#define AT_LINK_MAP_MAX 65536 /* objects walked at most: a list that loops ends */
+
+/* The objects of a process's link_map list, in its order, as the daemon names them. */
+struct link_objects {
+	pid_t pid;
+	size_t n, cap;
+	struct link_object {
+		uint64_t dev, inode; /* the file the process's path names, in its namespace */
+		char *path;          /* as the daemon opens it (at_mapped_path); NULL until found */
+	} *objects;
+};
+
+/* Gives each listed object whose file e maps the path by which the daemon opens it. */
+static int name_listed_object(const struct at_procmaps_entry *e, void *arg)
+{
+	struct link_objects *l = arg;
+	uint64_t dev = makedev(e->dev_major, e->dev_minor);
+	char path[4096];
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!l->objects[i].path && l->objects[i].dev == dev &&
+		    l->objects[i].inode == e->inode &&
+		    at_mapped_path("/proc", l->pid, e, path, sizeof(path)) == 0)
+			l->objects[i].path = strdup(path);
+	return 0;
+}
+
+/* Appends the object whose path (in the process's namespace) is name: its device and inode,
+ * through PROC/PID/root. An object that cannot be found there (the vDSO's bare name) is passed
+ * over. 0, or -1 when out of memory. */
+static int list_object(struct link_objects *l, const char *name)
+{
+	char rooted[4096 + 64];
+	struct stat st;
+
+	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)l->pid, name);
+	if (name[0] != '/' || stat(rooted, &st) < 0)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct link_object *o = realloc(l->objects, cap * sizeof(*o));
+		if (!o)
+			return -1;
+		l->objects = o;
+		l->cap = cap;
+	}
+	l->objects[l->n++] = (struct link_object){ .dev = st.st_dev, .inode = st.st_ino };
+	return 0;
+}
+
+/* Reads the names of the link_map list that starts at map (after the executable's entry) into
+ * l. 0, or -1 when the list cannot be read. */
+static int read_link_map(struct link_objects *l, uint64_t map)
+{
+	char name[4096];
+
+	for (unsigned i = 0; map && i < AT_LINK_MAP_MAX; i++) {
+		uint64_t name_addr;
+
+		if (read_remote(l->pid, map + AT_LINK_MAP_NAME, &name_addr, sizeof(name_addr)) < 0)
+			return -1;
+		if (name_addr && read_remote_string(l->pid, name_addr, name, sizeof(name)) == 0 &&
+		    list_object(l, name) < 0)
+			return -1;
+		if (read_remote(l->pid, map + AT_LINK_MAP_NEXT, &map, sizeof(map)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The loader's rule: the first object of the process's link_map list (the executable, the
+ * LD_PRELOAD objects, the needed libraries breadth first, then what dlopen added) that defines
+ * malloc; exe names the executable (the list's first entry). The list is read from the
+ * process's memory through its loader's _r_debug; each object is opened by the path of the file
+ * the process maps (at_mapped_path). 0 with the path in out; 1 when the list is read but no
+ * object in it defines malloc (yet); -1 when there is no list to read (no dynamic loader, or it
+ * has not set the list up). */
+static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen)
+{
+	struct loader_debug d = { .pid = pid };
+	struct link_objects l = { .pid = pid };
+	char maps[64];
+	struct stat st;
+	uint64_t map, next;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/exe", (int)pid);
+	if (stat(maps, &st) < 0)
+		return -1;
+	d.exe_dev = st.st_dev;
+	d.exe_inode = st.st_ino;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0 || !d.r_debug ||
+	    read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 || !map ||
+	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0)
+		return -1;
+	if (defines_malloc(exe))
+		return copy_path(out, outlen, exe);
+	int rc = read_link_map(&l, next) < 0 ||
+			 at_procmaps_for_each_file(maps, name_listed_object, &l, NULL) < 0
+		 ? -1
+		 : 1;
+	for (size_t i = 0; rc == 1 && i < l.n; i++)
+		if (l.objects[i].path && defines_malloc(l.objects[i].path))
+			rc = copy_path(out, outlen, l.objects[i].path) == 0 ? 0 : -1;
+	for (size_t i = 0; i < l.n; i++)
+		free(l.objects[i].path);
+	free(l.objects);
+	return rc;
+}
+
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
 {
 	struct pid_objects o = { .pid = pid };
-	char maps[64], exe[4096], preload_names[4096];
+	char maps[64], exe[4096];
 	unsigned long bad = 0;
 
 	char target[16];
@@ -316,22 +536,28 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 		return -1;
 	}
 	exe_path(pid, exe, sizeof(exe));
-	read_preload_env(pid, preload_names, sizeof(preload_names));
+	if (choose_by_link_map(pid, exe, out, outlen) == 0)
+		return 0;
+	char *preload_names = read_preload_env(pid);
 	o.preload_names = preload_names;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	int rc = at_procmaps_for_each_file(maps, note_object, &o, &bad);
-	if (rc == -1) {
+	free(preload_names);
+	if (o.out_of_memory)
+		snprintf(why, whylen, "process %d: out of memory for its LD_PRELOAD objects",
+			 (int)pid);
+	else if (rc == -1)
 		snprintf(why, whylen, "cannot read %s: %s", maps, strerror(errno));
-		return -1;
-	}
-	if (rc == -2) {
+	else if (rc == -2)
 		snprintf(why, whylen, "%s:%lu: malformed line", maps, bad);
-		return -1;
-	}
-	if (at_choose_allocator(exe, o.preload, o.libc[0] ? o.libc : NULL, out, outlen) == 0)
+	else if (at_choose_allocator(exe, o.preload.text, o.libc[0] ? o.libc : NULL, out,
+				     outlen) == 0) {
+		free(o.preload.text);
 		return 0;
-	snprintf(why, whylen, "process %d has no malloc in its executable, LD_PRELOAD or C library",
-		 (int)pid);
+	} else if (!static_without_malloc(exe, why, whylen))
+		snprintf(why, whylen, "process %d has no malloc in its executable, LD_PRELOAD or C "
+			 "library", (int)pid);
+	free(o.preload.text);
 	return -1;
 }
 
@@ -354,6 +580,8 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 	free(env);
 	if (rc == 0)
 		return 0;
+	if (static_without_malloc(exe, why, whylen))
+		return -1;
 	snprintf(why, whylen, "process %d (%s) has no malloc in its executable, LD_PRELOAD or C "
 		 "library", (int)pid, exe);
 	return -1;
@@ -399,6 +627,8 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
 	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
 	if (in.found)
 		return 1;
+	if (static_without_malloc(exe, why, whylen))
+		return -1;
 	snprintf(why, whylen, "process %d (%s) has no malloc in its executable and no dynamic "
 		 "loader", (int)pid, exe);
 	return -1;

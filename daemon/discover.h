@@ -15,8 +15,10 @@ struct at_procmaps_entry;
 int at_choose_allocator(const char *exe, const char *preload, const char *libc, char *out,
 			size_t outlen);
 
-/* Discovery for a running process: reads /proc/PID/exe, all of /proc/PID/environ and
- * /proc/PID/maps, and opens each mapped object by the path at_mapped_path gives (the
+/* Discovery for a running process: the first object of its dynamic loader's link_map list
+ * (read from its memory through the loader's _r_debug) that defines malloc, the loader's own
+ * rule; without that list, at_choose_allocator's rule: reads /proc/PID/exe, all of
+ * /proc/PID/environ and /proc/PID/maps, and opens each mapped object by the path at_mapped_path gives (the
  * executable by its link's target when that names the same file, else /proc/PID/exe). Writes
  * the chosen object's path (as the daemon opens it) to out. 0, or -1 with a reason in why (a
  * buffer of whylen bytes). */

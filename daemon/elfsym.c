@@ -208,3 +208,24 @@ int at_elf_defines_malloc(const char *path)
 	at_elf_close(&e);
 	return rc == 1;
 }
+
+int at_elf_needs_loader(const char *path)
+{
+	struct at_elf e;
+	const char *why;
+	size_t n;
+	int needs = 1;
+
+	if (at_elf_open(&e, path, &why) < 0)
+		return 1;
+	if (elf_getphdrnum(e.elf, &n) == 0) {
+		needs = 0;
+		for (size_t i = 0; i < n && !needs; i++) {
+			GElf_Phdr ph;
+
+			needs = !gelf_getphdr(e.elf, (int)i, &ph) || ph.p_type == PT_INTERP;
+		}
+	}
+	at_elf_close(&e);
+	return needs;
+}

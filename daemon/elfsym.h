@@ -47,4 +47,9 @@ int at_elf_for_each_code(struct at_elf *e, at_elf_code_fn fn, void *arg);
 /* Whether the file defines malloc. */
 int at_elf_defines_malloc(const char *path);
 
+/* Whether the program at path has a dynamic loader (a PT_INTERP header): 0 for a statically
+ * linked program, which maps no library; 1 also when the file cannot be read (not known to be
+ * static). */
+int at_elf_needs_loader(const char *path);
+
 #endif

@@ -49,8 +49,9 @@ static const char usage_text[] =
 	"  -a, --all             trace every process using a C library (every process then pays\n"
 	"                        the probe cost)\n"
 	"  -l, --lib PATH        the object whose malloc family to probe (default: found per\n"
-	"                        target: the executable if it defines malloc, else LD_PRELOAD,\n"
-	"                        else the C library)\n"
+	"                        target as its dynamic loader finds malloc: the first of the\n"
+	"                        executable, LD_PRELOAD, the libraries it links (breadth\n"
+	"                        first) that defines it)\n"
 	"  -d, --duration SECS   stop after this many seconds\n"
 	"      --ringbuf-size N  ring buffer bytes, a power of two >= 4096 (default 67108864)\n"
 	"      --probe-at-entry  put every probe at its function's first instruction (by default\n"
@@ -282,6 +283,8 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &d.opt);
 	if (rc >= 0)
 		return rc;
+	if (at_dest_check(&d.opt.dest) < 0) /* before any descriptor of the daemon's own */
+		return 1;
 	if (at_session_open(&d) == 0 && at_session_attach(&d) == 0)
 		status = at_session_finish(&d, at_session_run(&d));
 	return at_session_close(&d, status);

@@ -632,6 +632,7 @@ static int attach_launch(struct at_session *d)
 {
 	char path[4096], obj[4096], why[512];
 	extern char **environ;
+	int found = 1;
 
 	if (at_launch_resolve(d->opt.command[0], path, sizeof(path)) < 0) {
 		if (errno == ENOENT)
@@ -642,18 +643,18 @@ static int attach_launch(struct at_session *d)
 	}
 	if (d->opt.lib)
 		snprintf(obj, sizeof(obj), "%s", d->opt.lib);
-	else if (at_discover_launch(path, environ, obj, sizeof(obj), why, sizeof(why)) < 0) {
-		at_error("%s", why);
-		return -1;
-	}
+	else
+		found = at_discover_launch(path, environ, obj, sizeof(obj), why, sizeof(why)) == 0;
 	if (at_launch_start(&d->child, path, d->opt.command) < 0) {
 		at_error("cannot start %s: %s", path, strerror(errno));
 		return -1;
 	}
 	follow(d, d->child.pid);
 	int at_exec = d->following && !d->late && !d->opt.lib;
-	if (probe_child(d, at_exec ? NULL : obj) < 0)
+	if (probe_child(d, at_exec || !found ? NULL : obj) < 0)
 		return -1;
+	if (!at_exec && !found) /* found at its exec stop otherwise, or said there */
+		not_probed(d, d->child.pid, why);
 	DISPLAYLEVEL(3, "%s: launched %s as pid %d, probing %s\n", at_program_name, path,
 		     (int)d->child.pid, at_exec ? "its allocator at its exec" : obj);
 	at_window_open(d->skel, 0); /* it has not run yet: recording from its first call */

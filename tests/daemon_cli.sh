@@ -17,6 +17,24 @@ check_err_match "pid 2^30-1 that does not exist" 1 "no process" "$D" --pid 10737
 check_err_match "library without malloc" 1 "defines no malloc" "$D" --lib /bin/true -- /bin/true
 check_err_match "unwritable output" 1 "cannot open output /nonexistent/dir/log" "$D" -o /nonexistent/dir/log -- /bin/true
 check_err_match "output fd not open" 1 "cannot write to fd 77: it is not open" "$D" -o 77 -- /bin/true
+# A descriptor the caller did not pass is refused before the daemon opens its own (which would
+# take those numbers) and before the command runs.
+bad_fds=""
+for n in $(seq 3 20); do
+	rm -f "$T/fdran"
+	bash -c "exec $n>&-; '$D' -o $n -- touch '$T/fdran' </dev/null" 2>"$T/fd.err"
+	rc=$?
+	[ $rc -eq 1 ] && [ ! -e "$T/fdran" ] &&
+		[ "$(cat "$T/fd.err")" = "alloctapd: cannot write to fd $n: it is not open" ] ||
+		bad_fds="$bad_fds $n(rc $rc: $(head -c 200 "$T/fd.err"))"
+done
+check "-o N for fds 3 to 20 not passed: status 1, said up front, the command not run" \
+	test -z "$bad_fds"
+[ -n "$bad_fds" ] && echo "# $bad_fds"
+bash -c "exec 3</dev/null; '$D' -o 3 -- /bin/true" 2>"$T/fd.err"
+rc=$?
+check "-o 3 passed read-only: status 1, said of the caller's descriptor" \
+	bash -c "test $rc -eq 1 && test \"\$(cat $T/fd.err)\" = 'alloctapd: cannot write to fd 3: it is open read-only'"
 check_err_match "command not found" 1 "cannot find command" "$D" -- /nonexistent/command
 check_err_match "a file that is not executable" 1 "cannot run '/etc/passwd': Permission denied" "$D" -- /etc/passwd
 check_err_match "a directory as the command" 1 "cannot run '/tmp': Is a directory" "$D" -- /tmp

@@ -107,4 +107,40 @@ check "libc from LD_LIBRARY_PATH: status 0, that copy probed" \
 	bash -c "test $rc -eq 0 && grep -q 'executed a new program: probing .*$T/altlib/libc.so.6\$' $T/llp.err"
 check "libc from LD_LIBRARY_PATH: the sequence exactly" \
 	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/llp.exp $T/llp.log"
+
+# 8. A program linked against another allocator (not preloaded): the loader's rule, the first
+# object of its lookup scope that defines malloc, is the library before the C library. Launched
+# (held at the loader) and attached with --pid.
+for al in jemalloc tcmalloc; do
+	"$D" -v -o "$T/linked_$al.log" -- "$FX/alloc_sequence_$al" "$T/linked_$al.exp" \
+		--threads 0 --no-extras 2>"$T/linked_$al.err"
+	rc=$?
+	check "linked against $al: status 0, $al probed, not the C library" \
+		bash -c "test $rc -eq 0 && grep -q 'executed a new program: probing .*lib${al}[_a-z]*\.so[.0-9]*\$' $T/linked_$al.err"
+	check "linked against $al: the sequence exactly" \
+		bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/linked_$al.exp $T/linked_$al.log"
+done
+"$FX/alloc_sequence_jemalloc" "$T/linkedpid.exp" --threads 0 --no-extras \
+	--wait "$T/linkedpid.ready" &
+fx=$!
+wait_for "$T/linkedpid.ready" . 10
+attach linkedpid "$fx" --pid "$fx"
+check "--pid of a program linked against jemalloc: status 0, jemalloc probed" \
+	bash -c "test $rc -eq 0 && grep -q 'pid $fx: probing .*libjemalloc.so.2\$' $T/linkedpid.err"
+check "--pid of a program linked against jemalloc: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/linkedpid.exp $T/linkedpid.log"
+
+# 9. --pid of a process whose LD_PRELOAD is longer than 4 KiB (libm, which has no malloc, named
+# many times, then jemalloc): read whole, jemalloc probed.
+LIBM=/usr/lib/x86_64-linux-gnu/libm.so.6
+long=$(for i in $(seq 120); do printf '%s:' "$LIBM"; done)$JE
+LD_PRELOAD=$long "$FX/alloc_sequence" "$T/longpre.exp" --threads 0 --no-extras \
+	--wait "$T/longpre.ready" &
+fx=$!
+wait_for "$T/longpre.ready" . 10
+attach longpre "$fx" --pid "$fx"
+check "--pid with an LD_PRELOAD of ${#long} bytes: status 0, jemalloc probed" \
+	bash -c "test $rc -eq 0 && grep -q 'pid $fx: probing .*libjemalloc.so.2\$' $T/longpre.err"
+check "--pid with a long LD_PRELOAD: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/longpre.exp $T/longpre.log"
 finish

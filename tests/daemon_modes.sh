@@ -74,6 +74,49 @@ check "static fixture: its executable is the probed object" \
 check "static fixture: the sequence matches exactly (aligned_alloc is its own function)" \
 	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/static.exp $T/static.log && grep -q aligned_alloc $T/static.exp"
 
+# 5c. A stripped static program without its own allocator's symbols: no object of its process
+# defines malloc; launched, attached, and picked up late (held by strace, no ptrace), it is
+# said with its path and why, and counted, never given the host's C library.
+SS=$T/static_stripped
+cp "$FX/proc_tree_static" "$SS" && strip -s "$SS"
+mkdir -p "$T/ss"
+nomalloc="$SS is statically linked and has no symbol for malloc (stripped?): its allocator cannot be found"
+"$D" -o "$T/ss.log" -- "$SS" "$T/ss" 2>"$T/ss.err"
+rc=$?
+check "stripped static, launched: status 0, said with its path and why" \
+	bash -c "test $rc -eq 0 && grep -qF ': $nomalloc: its calls are not recorded' $T/ss.err"
+check "stripped static, launched: counted in the summary, nothing recorded" \
+	bash -c "grep -q '^alloctapd: 1 programs whose allocator could not be probed\$' $T/ss.err && grep -q '^alloctapd: 0 events written' $T/ss.err"
+"$SS" "$T/ss" --wait "$T/ss.ready" &
+fx=$!
+wait_for "$T/ss.ready" . 10
+"$D" --pid "$fx" -o "$T/sspid.log" 2>"$T/sspid.err"
+rc=$?
+kill -USR1 "$fx"
+wait "$fx"
+check "stripped static, --pid: status 1, said with its path and why" \
+	bash -c "test $rc -eq 1 && grep -qE '^alloctapd: /proc/$fx/exe|^alloctapd: $SS' $T/sspid.err && grep -q 'is statically linked and has no symbol for malloc (stripped?)' $T/sspid.err"
+if command -v strace >/dev/null; then
+	strace -f -o /dev/null sh -c "echo \$\$ > '$T/sslate.sh'; while [ ! -e '$T/sslate.go' ]; do
+		sleep 0.05; done; exec '$SS' '$T/ss' --wait '$T/sslate.ready'" &
+	st=$!
+	wait_for "$T/sslate.sh" . 10
+	"$D" -v --pid "$(cat "$T/sslate.sh")" --follow -o "$T/sslate.log" 2>"$T/sslate.err" &
+	dm=$!
+	wait_for "$T/sslate.err" "alloctapd: recording" 10
+	touch "$T/sslate.go"
+	wait_for "$T/sslate.ready" . 10
+	sleep 0.5
+	kill -USR1 "$(cat "$T/sslate.ready")"
+	wait "$st"
+	wait "$dm"
+	rc=$?
+	check "stripped static, picked up late: said with its path and why, counted, no C library" \
+		bash -c "test $rc -eq 0 && grep -qF ': $nomalloc: its calls are not recorded' $T/sslate.err && grep -q '^alloctapd: 1 programs whose allocator could not be probed\$' $T/sslate.err && ! grep -q 'executed a new program: probing' $T/sslate.err"
+else
+	fail "stripped static, picked up late" "strace is missing"
+fi
+
 # 5b. LD_PRELOAD=libjemalloc.so.2: jemalloc is probed, not libc.
 if [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
 	LD_PRELOAD=libjemalloc.so.2 "$D" -v -o "$T/je.log" -- "$FX/alloc_sequence" \

@@ -73,7 +73,36 @@ static void test_discover_launch(void **state)
 	assert_string_equal(out, libc);
 }
 
-/* Discovery on a live process: this test program uses the C library. */
+/* An LD_PRELOAD of any length is read whole: many entries that name no file, then the one that
+ * defines malloc, past 8 KiB (once cut there, which left the C library). */
+static void test_discover_launch_long_preload(void **state)
+{
+	(void)state;
+	char plain[512], withmalloc[512], out[4096], why[256];
+	size_t len = 20000;
+	char *env = malloc(len + 600);
+
+	assert_non_null(env);
+	path_of(plain, sizeof(plain), "plain");
+	path_of(withmalloc, sizeof(withmalloc), "libmalloc.so");
+	strcpy(env, "LD_PRELOAD=");
+	while (strlen(env) < len)
+		strcat(env, "/nonexistent/libnothing-at-all-here.so:");
+	strcat(env, withmalloc);
+	char *envp[] = { env, NULL };
+	assert_int_equal(at_discover_launch(plain, envp, out, sizeof(out), why, sizeof(why)), 0);
+	assert_string_equal(out, withmalloc);
+	free(env);
+}
+
+/* Discovery on a live process: this test program uses the C library, or, built with
+ * -fsanitize=address, ASan's runtime, which it links before the C library and which defines
+ * malloc (the loader's rule). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SELF_ALLOCATOR "libasan.so"
+#else
+#define SELF_ALLOCATOR "libc.so.6"
+#endif
 static void test_discover_self(void **state)
 {
 	(void)state;
@@ -83,7 +112,7 @@ static void test_discover_self(void **state)
 	/* the maps path names the mapped file in our namespace too: that path, no detour */
 	assert_int_equal(at_discover_pid(getpid(), out, sizeof(out), why, sizeof(why)), 0);
 	assert_int_equal(strncmp(out, "/proc/", 6) != 0, 1);
-	assert_non_null(strstr(out, "libc.so.6"));
+	assert_non_null(strstr(out, SELF_ALLOCATOR));
 	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)getpid(), out);
 	assert_int_equal(stat(out, &here), 0);
 	assert_int_equal(stat(rooted, &there), 0);
@@ -265,6 +294,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_choose_allocator),
 		cmocka_unit_test(test_discover_launch),
+		cmocka_unit_test(test_discover_launch_long_preload),
 		cmocka_unit_test(test_discover_self),
 		cmocka_unit_test(test_find_library_short_buffer),
 		cmocka_unit_test(test_preload_past_64k),
