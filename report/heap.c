@@ -27,6 +27,7 @@ struct rep_heap {
 	struct rep_u64map site_of;    /* (proc << 40 | entry) + 1 -> site */
 	struct rep_proc *procs;
 	size_t nprocs, procs_cap;
+	struct rep_u64map proc_index;  /* pid + 1 -> index into procs */
 	struct rep_u64map thread_last; /* (pid << 32 | tid) + 1 -> address its last event allocated */
 	struct rep_u64map bucket_site; /* (bucket << 32 | site) + 1 -> bytes */
 	struct rep_size_bucket buckets[REP_SIZE_BUCKETS];
@@ -150,30 +151,39 @@ void rep_heap_free(struct rep_heap *h)
 	free(h->blocks);
 	free(h->sites);
 	free(h->procs);
+	rep_u64map_free(&h->proc_index);
 	rep_u64map_free(&h->site_of);
 	rep_u64map_free(&h->thread_last);
 	rep_u64map_free(&h->bucket_site);
 	free(h);
 }
 
-/* The process record of pid (added when new); NULL on ENOMEM. */
+/* The process record of pid (added when new), its index in *index: one hash lookup, however
+ * many processes the trace holds. NULL on ENOMEM. The pointer is valid until the next new
+ * process. */
 static struct rep_proc *proc_of(struct rep_heap *h, uint32_t pid, uint32_t *index)
 {
-	for (size_t i = 0; i < h->nprocs; i++)
-		if (h->procs[i].pid == pid) {
-			*index = (uint32_t)i;
-			return &h->procs[i];
-		}
+	int is_new;
+	uint64_t *slot = rep_u64map_slot(&h->proc_index, (uint64_t)pid + 1, &is_new);
+
+	if (!slot)
+		return NULL;
+	if (!is_new) {
+		*index = (uint32_t)*slot;
+		return &h->procs[*slot];
+	}
 	if (h->nprocs == h->procs_cap) {
 		size_t cap = h->procs_cap ? 2 * h->procs_cap : 8;
 		struct rep_proc *p = realloc(h->procs, cap * sizeof(*p));
 		if (!p) {
+			rep_u64map_remove(&h->proc_index, (uint64_t)pid + 1);
 			errno = ENOMEM;
 			return NULL;
 		}
 		h->procs = p;
 		h->procs_cap = cap;
 	}
+	*slot = h->nprocs;
 	*index = (uint32_t)h->nprocs;
 	h->procs[h->nprocs] = (struct rep_proc){ .pid = pid };
 	return &h->procs[h->nprocs++];
