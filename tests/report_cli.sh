@@ -320,6 +320,25 @@ check_eq "200,000 processes: each reported once, in order, its block freed" \
 	"200000:200000:200000:200000:== process 1:== process 200000" "$(head -c 500 "$T/pids.err")"
 check "200,000 processes: under 10 s of CPU (took $(cat "$T/cpu") s, exit $rc)" \
 	awk -v s="$(cat "$T/cpu")" -v rc="$rc" 'BEGIN { exit !(rc == 0 && s + 0 < 10) }'
+# Byte figures past 64 bits saturate at 18446744073709551615 ("that many or more"), never wrap:
+# two blocks of 2^64 - 1 bytes, a calloc of 2^64 bytes, two of 16. The sums once wrapped (final
+# live bytes 29, leaks 30) while the peak stayed at the first block. Freeing the three large
+# blocks brings the figures back to exact.
+printf '1 1 malloc(18446744073709551615)=0x1000\n1 1 malloc(18446744073709551615)=0x2000\n1 1 calloc(4294967296,4294967296)=0x3000\n1 1 malloc(16)=0x4000\n1 1 malloc(16)=0x5000\n' >"$T/sat.log"
+run_cmd "$R" summary "$T/sat.log"
+check_eq "saturated sums: summary" "$(grep 'live bytes' "$T/out")" \
+	"peak live bytes: 18446744073709551615 in 5 blocks
+final live bytes: 18446744073709551615 in 5 blocks" "$(cat "$T/err")"
+run_cmd "$R" leaks "$T/sat.log"
+check_eq "saturated sums: leaks" "$(cat "$T/out")" \
+	"live at the end: 18446744073709551615 bytes in 5 blocks, 2 sites
+       bytes   blocks  site
+18446744073709551615        1  calloc
+18446744073709551615        4  malloc" "$(cat "$T/err")"
+printf '1 1 free(0x1000)\n1 1 free(0x2000)\n1 1 free(0x3000)\n' >>"$T/sat.log"
+run_cmd "$R" summary --json "$T/sat.log"
+check "saturated sums: exact again once the large blocks are freed" \
+	grep -q '"peak_live_bytes":18446744073709551615,"peak_live_blocks":5,.*"final_live_bytes":32,"final_live_blocks":2,' "$T/out"
 # A library without a build-id (--build-id=none): named while its file is the one traced
 # (unchanged since the trace began); rebuilt differently at the same path, it is reported once
 # and its frames are unwind_chain_lib.so+0x..., never the new file's names.
