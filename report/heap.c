@@ -28,6 +28,7 @@ struct rep_heap {
 	struct rep_proc *procs;
 	size_t nprocs, procs_cap;
 	struct rep_u64map proc_index;  /* pid + 1 -> index into procs */
+	uint32_t last_pid, last_proc;  /* the last process found: its pid, its index + 1 (0: none) */
 	struct rep_u64map thread_last; /* (pid << 32 | tid) + 1 -> address its last event allocated */
 	struct rep_u64map bucket_site; /* (bucket << 32 | site) + 1 -> bytes */
 	struct rep_size_bucket buckets[REP_SIZE_BUCKETS];
@@ -166,12 +167,18 @@ void rep_heap_free(struct rep_heap *h)
 static struct rep_proc *proc_of(struct rep_heap *h, uint32_t pid, uint32_t *index)
 {
 	int is_new;
-	uint64_t *slot = rep_u64map_slot(&h->proc_index, (uint64_t)pid + 1, &is_new);
 
+	if (h->last_proc && h->last_pid == pid) { /* runs of one process's events */
+		*index = h->last_proc - 1;
+		return &h->procs[*index];
+	}
+	uint64_t *slot = rep_u64map_slot(&h->proc_index, (uint64_t)pid + 1, &is_new);
 	if (!slot)
 		return NULL;
 	if (!is_new) {
 		*index = (uint32_t)*slot;
+		h->last_pid = pid;
+		h->last_proc = *index + 1;
 		return &h->procs[*slot];
 	}
 	if (h->nprocs == h->procs_cap) {
