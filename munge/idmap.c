@@ -5,8 +5,13 @@
 #include "idmap.h"
 #include "prim.h"
 
-#define IDMAP_INITIAL_BITS 10
-#define RING_INITIAL 1024
+/* Tables and rings start small: a trace of a large build holds some 10^5 processes, most with
+ * a few live blocks, and each process has two tables (threads, pointers) and a ring. */
+#define IDMAP_INITIAL_BITS 3
+#define RING_INITIAL 8
+/* An empty table is given back only above this size (1 KiB), so a process whose few blocks
+ * come and go does not allocate a table at each turn. */
+#define IDMAP_KEEP_BITS 6
 
 void at_idmap_init(struct at_idmap *m)
 {
@@ -71,6 +76,16 @@ int at_idmap_grow_table(struct at_idmap *m)
 	}
 	free_slots(old, old_n);
 	return 0;
+}
+
+void at_idmap_drop_table(struct at_idmap *m)
+{
+	if (m->count || m->mask + 1 <= (UINT64_C(1) << IDMAP_KEEP_BITS))
+		return;
+	free_slots(m->slots, m->mask + 1);
+	m->slots = NULL;
+	m->mask = 0;
+	m->shift = 0;
 }
 
 int at_idmap_contains(const struct at_idmap *m, int neg, uint64_t mag)

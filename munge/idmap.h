@@ -6,8 +6,10 @@
  *
  * Keys are integers as Python sees them: a 64-bit magnitude and a sign (-16 and 16 are two keys;
  * -0 is 0). They live in an open-addressing table (linear probing, backward-shift deletion, so
- * no tombstones) that doubles when half full; the FIFO queue is a ring that doubles when full.
- * Nothing is allocated per operation, only when a table or the ring grows. */
+ * no tombstones) that starts at 8 slots and doubles when half full; the FIFO queue is a ring
+ * that starts at 8 ids and doubles when full. A table that grew past 64 slots is given back
+ * when its last key is released. Nothing is allocated per operation, only when a table or the ring grows
+ * (and when a grown table empties). */
 #ifndef ALLOCTAP_MUNGE_IDMAP_H
 #define ALLOCTAP_MUNGE_IDMAP_H
 
@@ -44,6 +46,11 @@ static inline uint64_t at_idmap_waiting(const struct at_idmap *m)
 {
 	return m->ring_len;
 }
+
+/* Gives an empty table's slots back when it has grown past 64 slots (the next key starts a
+ * small one): the ids waiting in the queue and the counter stay, so the ids given
+ * later are the same. Nothing when keys are present. */
+void at_idmap_drop_table(struct at_idmap *m);
 
 /* Slow paths of the inline functions below (idmap.c). */
 int at_idmap_grow_table(struct at_idmap *m);
@@ -116,6 +123,8 @@ static inline int at_idmap_release(struct at_idmap *m, int neg, uint64_t mag, ui
 	m->ring[(m->ring_head + m->ring_len) & m->ring_mask] = *id;
 	m->ring_len++;
 	at_idmap_remove_slot(m, i);
+	if (!m->count)
+		at_idmap_drop_table(m);
 	return 1;
 }
 

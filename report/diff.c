@@ -40,8 +40,8 @@ static int add_sites(const struct rep_heap *h, struct rep_export *x, struct rep_
 		}
 		struct row *r = &(*rows)[e];
 		r->allocs[side] += sites[i].allocs;
-		r->peak[side] += sites[i].peak_bytes;
-		r->leak[side] += sites[i].live_bytes;
+		r->peak[side] = rep_sat_add(r->peak[side], sites[i].peak_bytes);
+		r->leak[side] = rep_sat_add(r->leak[side], sites[i].live_bytes);
 	}
 	return 0;
 }

@@ -27,6 +27,8 @@ struct rep_heap {
 	struct rep_u64map site_of;    /* (proc << 40 | entry) + 1 -> site */
 	struct rep_proc *procs;
 	size_t nprocs, procs_cap;
+	struct rep_u64map proc_index;  /* pid + 1 -> index into procs */
+	uint32_t last_pid, last_proc;  /* the last process found: its pid, its index + 1 (0: none) */
 	struct rep_u64map thread_last; /* (pid << 32 | tid) + 1 -> address its last event allocated */
 	struct rep_u64map bucket_site; /* (bucket << 32 | site) + 1 -> bytes */
 	struct rep_size_bucket buckets[REP_SIZE_BUCKETS];
@@ -38,10 +40,12 @@ struct rep_heap {
 	uint64_t moment_seq;
 	int rss_pending;           /* REP_AT_RSS_PEAK: a new peak, the moment at its time */
 	uint64_t rss_pending_ns;
-	uint64_t rss_now, rss_peak, rss_peak_time_ns;
+	rep_u128 rss_now, rss_peak; /* exact sums of each process's last record (heap.h) */
+	uint64_t rss_peak_time_ns;
 	int rss_positional;
 	uint64_t live_bytes, live_blocks;
 	uint64_t peak_bytes, peak_blocks, peak_time_ns; /* of every selected process together */
+	rep_u128 live_exact, peak_exact; /* live_bytes and peak_bytes before saturation */
 	rep_heap_tick_fn tick;
 	void *tick_arg;
 	rep_heap_block_fn on_block;
@@ -150,30 +154,45 @@ void rep_heap_free(struct rep_heap *h)
 	free(h->blocks);
 	free(h->sites);
 	free(h->procs);
+	rep_u64map_free(&h->proc_index);
 	rep_u64map_free(&h->site_of);
 	rep_u64map_free(&h->thread_last);
 	rep_u64map_free(&h->bucket_site);
 	free(h);
 }
 
-/* The process record of pid (added when new); NULL on ENOMEM. */
+/* The process record of pid (added when new), its index in *index: one hash lookup, however
+ * many processes the trace holds. NULL on ENOMEM. The pointer is valid until the next new
+ * process. */
 static struct rep_proc *proc_of(struct rep_heap *h, uint32_t pid, uint32_t *index)
 {
-	for (size_t i = 0; i < h->nprocs; i++)
-		if (h->procs[i].pid == pid) {
-			*index = (uint32_t)i;
-			return &h->procs[i];
-		}
+	int is_new;
+
+	if (h->last_proc && h->last_pid == pid) { /* runs of one process's events */
+		*index = h->last_proc - 1;
+		return &h->procs[*index];
+	}
+	uint64_t *slot = rep_u64map_slot(&h->proc_index, (uint64_t)pid + 1, &is_new);
+	if (!slot)
+		return NULL;
+	if (!is_new) {
+		*index = (uint32_t)*slot;
+		h->last_pid = pid;
+		h->last_proc = *index + 1;
+		return &h->procs[*slot];
+	}
 	if (h->nprocs == h->procs_cap) {
 		size_t cap = h->procs_cap ? 2 * h->procs_cap : 8;
 		struct rep_proc *p = realloc(h->procs, cap * sizeof(*p));
 		if (!p) {
+			rep_u64map_remove(&h->proc_index, (uint64_t)pid + 1);
 			errno = ENOMEM;
 			return NULL;
 		}
 		h->procs = p;
 		h->procs_cap = cap;
 	}
+	*slot = h->nprocs;
 	*index = (uint32_t)h->nprocs;
 	h->procs[h->nprocs] = (struct rep_proc){ .pid = pid };
 	return &h->procs[h->nprocs++];
@@ -221,23 +240,42 @@ static void before_change(struct rep_heap *h, struct rep_site *s)
 	s->changed = h->seq;
 }
 
+/* Adds (grows 1) or takes off (grows 0) size bytes and a block from a site, its process and
+ * the whole trace: the exact sums, and the figures they saturate to (heap.h). */
+static void count_live(struct rep_heap *h, struct rep_site *s, struct rep_proc *p, uint64_t size,
+		       int grows)
+{
+	if (grows) {
+		s->live_exact += size;
+		p->live_exact += size;
+		h->live_exact += size;
+		s->live_blocks++;
+		p->live_blocks++;
+		h->live_blocks++;
+	} else {
+		s->live_exact -= size;
+		p->live_exact -= size;
+		h->live_exact -= size;
+		s->live_blocks--;
+		p->live_blocks--;
+		h->live_blocks--;
+	}
+	s->live_bytes = rep_sat_u64(s->live_exact);
+	p->live_bytes = rep_sat_u64(p->live_exact);
+	h->live_bytes = rep_sat_u64(h->live_exact);
+}
+
 static void release(struct rep_heap *h, struct rep_proc *p, struct block *b)
 {
 	struct rep_site *s = &h->sites[b->site];
 
 	tell(h, b, 1);
 	before_change(h, s);
-	s->live_bytes -= b->size;
-	s->live_blocks--;
+	count_live(h, s, p, b->size, 0);
 	s->frees++;
 	s->since_frees++;
-	p->live_bytes -= b->size;
-	p->live_blocks--;
-	h->live_bytes -= b->size;
-	h->live_blocks--;
 	block_remove(h, b);
 }
-
 
 unsigned rep_bucket_of(uint64_t v)
 {
@@ -254,8 +292,8 @@ static int count_size(struct rep_heap *h, uint32_t site, uint64_t size)
 	if (!bytes)
 		return -1;
 	b->count++;
-	b->bytes += size;
-	*bytes += size;
+	b->bytes = rep_sat_add(b->bytes, size);
+	*bytes = rep_sat_add(*bytes, size);
 	if (b->count == 1 || *bytes > b->top_bytes ||
 	    (*bytes == b->top_bytes && site < b->top_site)) {
 		b->top_bytes = *bytes;
@@ -274,7 +312,7 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	struct rep_site *s = &h->sites[si];
 	s->allocs++;
 	s->since_allocs++;
-	s->alloc_bytes += size;
+	s->alloc_bytes = rep_sat_add(s->alloc_bytes, size);
 	if (h->o.sizes && count_size(h, (uint32_t)si, size) < 0)
 		return -1;
 	if (!ev->result) {
@@ -288,18 +326,15 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	before_change(h, s);
 	if (block_add(h, ev, size, (uint32_t)si) < 0)
 		return -1;
-	s->live_bytes += size;
-	s->live_blocks++;
-	p->live_bytes += size;
-	p->live_blocks++;
-	h->live_bytes += size;
-	h->live_blocks++;
-	if (h->live_bytes > h->peak_bytes) {
+	count_live(h, s, p, size, 1);
+	if (h->live_exact > h->peak_exact) {
+		h->peak_exact = h->live_exact;
 		h->peak_bytes = h->live_bytes;
 		h->peak_blocks = h->live_blocks;
 		h->peak_time_ns = rep_heap_time_of(h, ev);
 	}
-	if (p->live_bytes > p->peak_bytes) {
+	if (p->live_exact > p->peak_exact) {
+		p->peak_exact = p->live_exact;
 		p->peak_bytes = p->live_bytes;
 		p->peak_blocks = p->live_blocks;
 		p->peak_seq = h->seq;
@@ -465,13 +500,13 @@ int rep_heap_rss_positional(const struct rep_heap *h)
 
 void rep_heap_rss_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *time_ns)
 {
-	*bytes = h->rss_peak;
+	*bytes = rep_sat_u64(h->rss_peak);
 	*time_ns = h->rss_peak_time_ns;
 }
 
 uint64_t rep_heap_rss_now(const struct rep_heap *h)
 {
-	return h->rss_now;
+	return rep_sat_u64(h->rss_now);
 }
 
 void rep_heap_finish(struct rep_heap *h)

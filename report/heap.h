@@ -30,6 +30,25 @@
 #include "event.h"
 #include "export.h"
 
+/* Byte figures saturate: a sum that does not fit 64 bits is written as UINT64_MAX
+ * (18446744073709551615), which reads "that many bytes or more" (only a hostile or corrupt
+ * trace asks that much). Live bytes are kept exact inside (128 bits), so a figure that is not
+ * saturated is exact, a peak is found by the exact sums and a saturated figure comes back to
+ * exact as its blocks are freed. */
+__extension__ typedef unsigned __int128 rep_u128;
+
+/* a + b, or UINT64_MAX when the sum does not fit. */
+static inline uint64_t rep_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* v, or UINT64_MAX when it does not fit 64 bits. */
+static inline uint64_t rep_sat_u64(rep_u128 v)
+{
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
 #define REP_SIZE_BUCKETS 65 /* 0 bytes, then [2^k, 2^(k+1)) for k = 0..63 */
 
 struct rep_site {
@@ -42,6 +61,7 @@ struct rep_site {
 	uint64_t moment_bytes, moment_blocks; /* at the chosen moment */
 	uint64_t since_allocs, since_frees;   /* since the last timeline snapshot */
 	uint64_t changed;                     /* the event number of its last change */
+	rep_u128 live_exact;                  /* live_bytes before saturation */
 };
 
 struct rep_proc {
@@ -55,6 +75,7 @@ struct rep_proc {
 	uint64_t rss_samples, rss_bytes;      /* RSS records, the last one's bytes */
 	uint64_t rss_peak_bytes, rss_peak_time_ns;
 	uint64_t rss_peak_events;             /* events of the trace read before that record */
+	rep_u128 live_exact, peak_exact;      /* live_bytes and peak_bytes before saturation */
 };
 
 /* The moment --at names. */

@@ -338,7 +338,7 @@ static void on_event(void *arg, struct rep_heap *h, const struct at_event *ev)
 		return;
 	}
 	rep_heap_live(h, &live, &blocks);
-	t->churn += live > t->last_live ? live - t->last_live : t->last_live - live;
+	t->churn = rep_sat_add(t->churn, live > t->last_live ? live - t->last_live : t->last_live - live);
 	t->last_live = live;
 	if (t->churn >= t->churn_bytes) {
 		snapshot(t, h, 0, rep_heap_events(h));

@@ -75,7 +75,7 @@ static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep
 			continue;
 		const char *text = rep_heap_site_text(h, &sites[i], &len), *end = text + len;
 		int64_t at_node = 0;
-		t->n[0].bytes += bytes;
+		t->n[0].bytes = rep_sat_add(t->n[0].bytes, bytes);
 		t->n[0].blocks += blocks;
 		for (const char *f = text; f < end;) {
 			const char *semi = memchr(f, ';', (size_t)(end - f));
@@ -83,7 +83,7 @@ static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep
 			at_node = child_of(t, at_node, f, flen);
 			if (at_node < 0)
 				return -1;
-			t->n[at_node].bytes += bytes;
+			t->n[at_node].bytes = rep_sat_add(t->n[at_node].bytes, bytes);
 			t->n[at_node].blocks += blocks;
 			f += flen + 1;
 		}

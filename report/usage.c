@@ -114,6 +114,11 @@ void rep_usage(void)
 "reason; line skipped, the first 10) and skipped, then their count. The exit status is then\n"
 "3. --strict refuses both instead.\n"
 "\n"
+"A byte figure whose sum does not fit 64 bits (blocks of absurd sizes: a hostile or corrupt\n"
+"trace) is saturated: written as 18446744073709551615, read \"that many bytes or more\". A\n"
+"figure below it is exact; live bytes are counted exactly, so they come back to exact as\n"
+"blocks are freed, and the peak is where the exact sum was largest.\n"
+"\n"
 "Exit status: 0 success; 1 input or output error (unreadable TRACE, a file that is no trace\n"
 "or of a newer version, a stack never defined, failed write; with --strict, damaged input);\n"
 "2 usage error; 3 damaged input, the report written from what could be read.\n",

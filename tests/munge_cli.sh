@@ -175,4 +175,40 @@ else
 	fail "--help shows usage, exit codes and the known difference"
 fi
 
+# --- many processes: memory per process, not per table size -------------------------------
+# 30,000 processes allocate two blocks and free the first; process 30,001 allocates 200 blocks
+# and frees them all, last first (its grown table given back); then every process allocates
+# again and takes its oldest released id. Each process's tables start small: they once took
+# 31 KB each whatever the process held (30,000 processes: about 940 MB of RSS), now well under
+# 200 MB. The lines are the reference's rules written out: processes numbered in order of first
+# line, thread 1, ids from 1, a released id reused oldest first.
+python3 - "$T/procs.log" "$T/procs.want" <<'PY'
+import sys
+n = 30000
+log, want = open(sys.argv[1], 'w'), open(sys.argv[2], 'w')
+for p in range(1, n + 1):
+    a, b = 0x1000 + 32 * p, 0x2000000 + 32 * p
+    log.write('%d %d malloc(16)=0x%x\n%d %d malloc(24)=0x%x\n%d %d free(0x%x)\n'
+              % (p + 100, p + 7, a, p + 100, p + 7, b, p + 100, p + 7, a))
+    want.write('%d 1 malloc(16)=#1\n%d 1 malloc(24)=#2\n%d 1 free(#1)\n' % (p, p, p))
+big = n + 1
+for k in range(1, 201):
+    log.write('7 7 malloc(%d)=0x%x\n' % (k, 0x5000 + 16 * k))
+    want.write('%d 1 malloc(%d)=#%d\n' % (big, k, k))
+for k in range(200, 0, -1):
+    log.write('7 7 free(0x%x)\n' % (0x5000 + 16 * k))
+    want.write('%d 1 free(#%d)\n' % (big, k))
+for p in range(1, n + 1):
+    log.write('%d %d malloc(8)=0x%x\n' % (p + 100, p + 7, 0x9000000 + 32 * p))
+    want.write('%d 1 malloc(8)=#1\n' % p)
+for k in range(200, 197, -1):
+    log.write('7 7 calloc(1,8)=0x%x\n' % (0x7000 + 16 * k))
+    want.write('%d 1 calloc(1,8)=#%d\n' % (big, k))
+PY
+/usr/bin/time -f %M -o "$T/rss" timeout 120 $M "$T/procs.log" >"$T/out" 2>"$T/err"
+rc=$?
+check_file_eq "30,001 processes: the exact munged lines" "$T/out" "$T/procs.want"
+check "30,001 processes: under 200 MB of RSS (took $(cat "$T/rss") KB, exit $rc)" \
+	awk -v k="$(tail -n 1 "$T/rss")" -v rc="$rc" 'BEGIN { exit !(rc == 0 && k + 0 < 200000) }'
+
 finish

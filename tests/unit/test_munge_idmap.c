@@ -117,11 +117,51 @@ static void test_idmap_large(void **state)
 	at_idmap_free(&m);
 }
 
+/* Tables start at 8 slots; one that grew is given back when its last key is released, and the
+ * ids go on as if it had stayed: the oldest released first, then the counter. */
+static void test_idmap_small_then_given_back(void **state)
+{
+	(void)state;
+	struct at_idmap m;
+	uint64_t id;
+
+	at_idmap_init(&m);
+	assert_int_equal(at_idmap_get(&m, 0, 0x1000), 1);
+	assert_int_equal(m.mask + 1, 8);
+	for (uint64_t k = 1; k < 100; k++)
+		assert_int_equal(at_idmap_get(&m, 0, 0x1000 + 16 * k), k + 1);
+	assert_true(m.mask + 1 >= 256);
+	for (uint64_t k = 100; k-- > 0;) {
+		assert_int_equal(at_idmap_release(&m, 0, 0x1000 + 16 * k, &id), 1);
+		assert_int_equal(id, k + 1);
+	}
+	assert_null(m.slots);
+	assert_int_equal(m.mask, 0);
+	assert_int_equal(at_idmap_waiting(&m), 100);
+	assert_false(at_idmap_contains(&m, 0, 0x1000));
+	assert_int_equal(at_idmap_release(&m, 0, 0x1000, &id), 0);
+	assert_int_equal(at_idmap_get(&m, 0, 0x9000), 100); /* released first */
+	assert_int_equal(at_idmap_get(&m, 0, 0x9010), 99);
+	assert_int_equal(m.mask + 1, 8);
+	for (uint64_t k = 0; k < 98; k++)
+		at_idmap_get(&m, 1, 16 * k);
+	assert_int_equal(at_idmap_get(&m, 0, 0xa000), 101); /* the counter goes on */
+	/* a table of 8 slots emptied is kept */
+	at_idmap_free(&m);
+	at_idmap_init(&m);
+	assert_int_equal(at_idmap_get(&m, 0, 0x10), 1);
+	assert_int_equal(at_idmap_release(&m, 0, 0x10, &id), 1);
+	assert_non_null(m.slots);
+	assert_int_equal(at_idmap_get(&m, 0, 0x20), 1);
+	at_idmap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idmap_against_model),
 		cmocka_unit_test(test_idmap_large),
+		cmocka_unit_test(test_idmap_small_then_given_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

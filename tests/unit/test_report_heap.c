@@ -128,6 +128,20 @@ static const struct heap_case cases[] = {
 	    T(5, 1, 1, MALLOC, 9, 0, 0x400) },
 	  1, 1, 1, 1, 0, 0, 1,
 	  { { AT_MALLOC, 1, 1, 0, 0, 1, 1, 1 } } },
+	{ "live bytes past 64 bits saturate, never wrap; the peak found by the exact sums",
+	  { 0 },
+	  { E(1, 1, MALLOC, UINT64_MAX, 0, 0x1000), E(1, 1, MALLOC, UINT64_MAX, 0, 0x2000),
+	    E(1, 1, CALLOC, UINT64_C(1) << 32, UINT64_C(1) << 32, 0x3000),
+	    E(1, 1, MALLOC, 16, 0, 0x4000), E(1, 1, MALLOC, 16, 0, 0x5000) },
+	  UINT64_MAX, 5, UINT64_MAX, 5, 0, 0, 0,
+	  { { AT_MALLOC, 1, 4, 0, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX },
+	    { AT_CALLOC, 1, 1, 0, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX } } },
+	{ "saturated live bytes come back to exact as their blocks are freed",
+	  { 0 },
+	  { E(1, 1, MALLOC, UINT64_MAX, 0, 0x1000), E(1, 1, MALLOC, 16, 0, 0x2000),
+	    E(1, 2, FREE, 0x1000, 0, 0), E(1, 1, MALLOC, 8, 0, 0x3000) },
+	  24, 2, UINT64_MAX, 2, 0, 0, 0,
+	  { { AT_MALLOC, 1, 3, 1, 0, 24, UINT64_MAX, 24 } } },
 };
 
 static struct at_event event_of(const struct ev *e)
