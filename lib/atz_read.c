@@ -42,7 +42,7 @@ struct at_atz_reader {
 	const char *name;
 	enum at_atz_status status;
 	enum at_atz_status ending;  /* set when the input stopped early: reported once drained */
-	const char *cut_where;      /* where it stopped */
+	const char *cut_where;      /* where it stopped ("inside ...", "after ...") */
 	char msg[320];
 	LZ4F_dctx *dctx;
 	/* file bytes */
@@ -287,14 +287,18 @@ static int load_block(struct at_atz_reader *r)
 		r->pos = 0;
 	}
 	int rc = need_input(r, 4);
+	if (rc < 0)
+		return -1;
 	if (rc)
-		return rc < 0 ? -1 : truncated(r, "a block size field");
+		return truncated(r, r->in_len > r->in_pos
+					    ? "inside a block size field"
+					    : "after a whole block, before the frame's end mark");
 	uint32_t word = get_le32(r->in + r->in_pos);
 	if (word == 0) {
 		size_t n = 4 + (r->content_checksum ? 4 : 0);
 		rc = need_input(r, n);
 		if (rc)
-			return rc < 0 ? -1 : truncated(r, "the content checksum");
+			return rc < 0 ? -1 : truncated(r, "inside the content checksum");
 		if (lz4_feed(r, n, "end of frame (content checksum)") < 0)
 			return -1;
 		r->frame_done = 1;
@@ -311,7 +315,7 @@ static int load_block(struct at_atz_reader *r)
 	size_t n = 4 + size + (r->block_checksum ? 4 : 0);
 	rc = need_input(r, n);
 	if (rc)
-		return rc < 0 ? -1 : truncated(r, "the block at that offset");
+		return rc < 0 ? -1 : truncated(r, "inside the block at that offset");
 	return lz4_feed(r, n, "lz4 block");
 }
 
@@ -342,7 +346,7 @@ static int ran_out(struct at_atz_reader *r)
 		return -1;
 	if (r->ending)
 		return fail(r, r->ending, "truncated after %" PRIu64 " events: the input ends "
-			    "inside %s; the last whole block ends at byte offset %" PRIu64 " of %"
+			    "%s; the last whole block ends at byte offset %" PRIu64 " of %"
 			    PRIu64, r->st.events, r->cut_where, r->block_off,
 			    r->in_off + r->in_len);
 	return corrupt(r, "the frame ends inside a record");

@@ -786,20 +786,28 @@ static void truncate_every_offset(unsigned major, unsigned minor)
 	}
 	assert_int_equal(prev, N); /* cut just before the end mark: all blocks whole */
 
-	int fd = memfd_create("atz", 0);
-	assert_int_equal(write(fd, f.p, f.n - 8), (ssize_t)(f.n - 8));
-	lseek(fd, 0, SEEK_SET);
-	struct at_atz_reader *r = at_atz_reader_open(fd, "cut.atz", NULL, 0);
-	struct at_event e;
-	while (at_atz_next(r, &e) > 0)
-		;
-	char want[200];
-	snprintf(want, sizeof(want), "cut.atz: truncated after 40 events: the input ends inside "
-		 "a block size field; the last whole block ends at byte offset %zu of %zu",
-		 f.n - 8, f.n - 8);
-	assert_string_equal(at_atz_reader_message(r), want);
-	at_atz_reader_close(r);
-	close(fd);
+	/* cut at a block's end (the end mark and checksum gone), then 2 bytes into the end mark */
+	static const struct {
+		size_t less;
+		const char *where;
+	} cuts[] = { { 8, "after a whole block, before the frame's end mark" },
+		     { 6, "inside a block size field" } };
+	for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+		size_t n = f.n - cuts[c].less;
+		int fd = memfd_create("atz", 0);
+		assert_int_equal(write(fd, f.p, n), (ssize_t)n);
+		lseek(fd, 0, SEEK_SET);
+		struct at_atz_reader *r = at_atz_reader_open(fd, "cut.atz", NULL, 0);
+		struct at_event e;
+		while (at_atz_next(r, &e) > 0)
+			;
+		char want[200];
+		snprintf(want, sizeof(want), "cut.atz: truncated after 40 events: the input ends %s; "
+			 "the last whole block ends at byte offset %zu of %zu", cuts[c].where, f.n - 8, n);
+		assert_string_equal(at_atz_reader_message(r), want);
+		at_atz_reader_close(r);
+		close(fd);
+	}
 	free(f.p);
 }
 
