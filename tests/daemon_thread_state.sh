@@ -46,6 +46,13 @@ check "thread ends: one END per ended thread, after its last event, at most 3 th
 check "thread ends: the summary counts the events, not the ENDs" \
 	bash -c "n=\$(sed -n 's/^EVENTS //p' '$T/serial.count');
 		grep -qE \"^alloctapd: \$n events written, 0 events lost, 1 processes seen\$\" '$T/serial.err'"
+"$FX/thread_serial" 2000 1500 &
+serial=$!
+"$D" -f binary -o "$T/serial_pid.atz" --pid $serial 2>"$T/serial_pid.err"
+wait $serial
+check "thread ends, --pid: one END per ended thread, after its last event" \
+	bash -c "lz4 -q -d -c '$T/serial_pid.atz' | python3 '$ROOT/tests/atz_spec_reader.py' --ends |
+		python3 '$ROOT/tests/thread_ends.py' 2000 >/dev/null"
 "$D" -o "$T/serial.log" -- "$FX/thread_serial" 2000 2>"$T/serial_text.err"
 check "thread ends: a text trace holds event lines only, 2000 threads' mallocs" \
 	bash -c "! grep -vqE '^[0-9]+ [0-9]+ [a-z_]+\([0-9a-fx,]*\)(=0x[0-9a-f]+)?\$' '$T/serial.log' &&
