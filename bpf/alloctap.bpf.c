@@ -977,11 +977,11 @@ struct task_struct___at_exit {
 
 /* Records, in the window, that the exiting thread id (tgid << 32 | tid) of a traced process
  * ended: a record of func AT_PROBE_THREAD_END numbered from the one counter, so it comes after
- * every event of the thread. Nothing for a thread of a process that exits as a whole (exit_group,
- * a fatal signal) or whose live count is already down to 0 (the last thread, on kernels that
- * count it down before this tracepoint): the process's exit ends its threads. Nothing outside
- * the window either. A record the
- * ring has no room for is counted in AT_LOST_THREAD_ENDS, not as a lost event. */
+ * every event of the thread (a thread that made no call has no state in the writer, which
+ * ignores it). Nothing for a thread of a process that exits as a whole (exit_group, a fatal
+ * signal) or whose live count is down to 0 (its last thread: the kernel counts the thread out
+ * before this tracepoint): the process's exit ends those. Nothing outside the window either.
+ * A record the ring has no room for is counted in AT_LOST_THREAD_ENDS, not as a lost event. */
 static __always_inline void thread_end(__u64 id)
 {
 	struct task_struct___at_exit *task = (void *)bpf_get_current_task_btf();
