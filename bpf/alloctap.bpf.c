@@ -1209,9 +1209,55 @@ static __always_inline int last_thread(void)
 	return BPF_CORE_READ(task, signal, live.counter) == 0;
 }
 
+/* Just what thread_end reads of a task: whether its whole process is exiting, whether other
+ * threads of it live on. */
+#define AT_SIGNAL_GROUP_EXIT 0x4 /* include/linux/sched/signal.h */
+struct signal_struct___at_exit {
+	struct {
+		int counter;
+	} live;
+	unsigned int flags;
+} __attribute__((preserve_access_index));
+struct task_struct___at_exit {
+	struct signal_struct___at_exit *signal;
+} __attribute__((preserve_access_index));
+
+/* Records, in the window, that the exiting thread id (tgid << 32 | tid) of a traced process
+ * ended: a record of func AT_PROBE_THREAD_END numbered from the one counter, so it comes after
+ * every event of the thread (a thread that made no call has no state in the writer, which
+ * ignores it). Nothing for a thread of a process that exits as a whole (exit_group, a fatal
+ * signal) or whose live count is down to 0 (its last thread: the kernel counts the thread out
+ * before this tracepoint): the process's exit ends those. Nothing outside the window either.
+ * A record the ring has no room for is counted in AT_LOST_THREAD_ENDS, not as a lost event. */
+static __always_inline void thread_end(__u64 id)
+{
+	struct task_struct___at_exit *task = (void *)bpf_get_current_task_btf();
+
+	if (!is_traced(id >> 32) || BPF_CORE_READ(task, signal, live.counter) <= 0 ||
+	    (BPF_CORE_READ(task, signal, flags) & AT_SIGNAL_GROUP_EXIT) ||
+	    !window_admits(AT_INFLIGHT_CALL))
+		return;
+	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
+	struct at_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (r) {
+		__builtin_memset(r, 0, sizeof(*r));
+		r->seq = r->seq_entry = seq;
+		r->pid = id >> 32;
+		r->tid = (__u32)id;
+		r->func = AT_PROBE_THREAD_END;
+		r->time_ns = times_on ? bpf_ktime_get_ns() : 0;
+		bpf_ringbuf_submit(r, wakeup_flag(seq));
+	} else {
+		count_lost(AT_LOST_THREAD_ENDS);
+	}
+	inflight_add(-AT_INFLIGHT_CALL);
+}
+
 /* A thread that dies inside a call of the window: that call is no longer in flight (a
  * realloc's entry number stays missing: the reorder counts it lost). Its slot is released; task
- * storage goes with the thread. */
+ * storage goes with the thread. A thread of a traced process that is not its last says that it
+ * ended (thread_end). */
 SEC("raw_tracepoint/sched_process_exit")
 int thread_exit(void *ctx)
 {
@@ -1225,6 +1271,7 @@ int thread_exit(void *ctx)
 	thread_slot_release(regs);
 	if (stacks_on && last_thread())
 		forget_process(bpf_get_current_pid_tgid() >> 32);
+	thread_end(bpf_get_current_pid_tgid());
 	return 0;
 }
 

@@ -47,6 +47,9 @@ enum at_probe_func {
 	AT_PROBE_REALLOCARRAY,  /* written as realloc(p, n*m) */
 	AT_PROBE_FUNC_COUNT
 };
+/* The func of a record that is no call: a thread of a traced process ended (not its last; the
+ * record carries only seq, pid, tid and time_ns). The daemon writes an END record for it. */
+#define AT_PROBE_THREAD_END 0x100u
 
 /* The cookie of an alloc_entry site: the function's code (enum at_probe_func) in the low byte;
  * when the site lies past a mov that copied an argument elsewhere (daemon/x86_insn.c), the
@@ -102,6 +105,7 @@ enum at_lost_counter {
 	/* not losses: where threads got their state (struct at_thread) */
 	AT_LOST_STATE_SLOT,    /* threads that claimed their slot */
 	AT_LOST_STATE_STORAGE, /* threads given task storage: another thread held their slot */
+	AT_LOST_THREAD_ENDS,   /* thread ends the ring had no room for (a number, not an event) */
 	AT_LOST_COUNT
 };
 

@@ -20,7 +20,7 @@ struct at_lost {
 void at_lost_read(struct at_lost *l, int map_fd);
 
 /* Events lost by the last read: the numbers the reorder window gave up on (a realloc's two
- * numbers count once) and the calls that found no room for per-thread state. */
+ * numbers count once; a thread end the ring had no room for is no event) and the calls that found no room for per-thread state. */
 uint64_t at_lost_events(const struct at_lost *l, const struct at_reorder *r);
 
 /* Records in the sink the events lost since the last call, total being the events lost so far

@@ -84,6 +84,19 @@ void at_session_depart(struct at_session *d, pid_t pid)
 	d->departures[d->ndepartures++] = (struct at_departure){ (uint32_t)pid, at_session_seq(d) };
 }
 
+/* A thread's end (AT_PROBE_THREAD_END), in causal order: after the process changes before it,
+ * a binary trace's END record (the writer releases the thread's state; nothing if it had
+ * none); nothing in a text trace, and no event. */
+static void write_thread_end(struct at_session *d, const struct at_record *rec)
+{
+	struct at_sink_record end = { .kind = AT_SINK_THREAD_END,
+				      .thread = { .pid = rec->pid, .tid = rec->tid } };
+
+	depart_before(d, rec->seq);
+	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	at_sink_put_record(&d->sink, &end);
+}
+
 /* Reorder output: one record in causal order, to the sink, after the process changes that
  * happened before it. */
 static void write_record(void *arg, const struct at_record *rec)
@@ -91,6 +104,10 @@ static void write_record(void *arg, const struct at_record *rec)
 	struct at_session *d = arg;
 	struct at_event ev;
 
+	if (rec->func == AT_PROBE_THREAD_END) {
+		write_thread_end(d, rec);
+		return;
+	}
 	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
 	depart_before(d, rec->seq);
 	at_pidset_add(&d->written, ev.pid);

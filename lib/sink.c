@@ -154,6 +154,8 @@ static int put_record(struct at_atz_writer *w, const struct at_sink_record *r)
 		return at_atz_append_mapping(w, r->mapping);
 	case AT_SINK_RSS:
 		return at_atz_append_rss(w, &r->rss);
+	case AT_SINK_THREAD_END:
+		return at_atz_end_thread(w, r->thread.pid, r->thread.tid);
 	}
 	errno = EINVAL;
 	return -1;

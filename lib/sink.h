@@ -54,6 +54,7 @@ enum at_sink_record_kind {
 	AT_SINK_STACK,    /* a call stack, before the first event that refers to it (2.x) */
 	AT_SINK_MAPPING,  /* an executable mapping of a process, for symbolizing stacks (2.x) */
 	AT_SINK_RSS,      /* the resident set of a process at a time (2.x) */
+	AT_SINK_THREAD_END, /* a thread ended: its state is released (2.3 END; text: nothing) */
 };
 
 struct at_sink_record {
@@ -75,6 +76,9 @@ struct at_sink_record {
 		const struct at_stack *stack;     /* copied before at_sink_put_record returns */
 		const struct at_mapping *mapping; /* likewise, its path included */
 		struct at_rss rss;
+		struct {
+			uint32_t pid, tid;
+		} thread;
 	};
 };
 

@@ -10,7 +10,8 @@ with --stacks, for each event with a stack (2.0, sections 5.5 and 5.6):
 "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete; PCs 0x-prefixed hex);
 with --mappings, one line per mapping record (section 5.7):
 "PID START-END OFFSET BUILDID PATH" (BUILDID hex, "-" when empty);
-with --times, one line per event: "TIME STACK" (0 0 for 1.x). Reads 1.0 to 2.3 (2.2: sections
+with --times, one line per event: "TIME STACK" (0 0 for 1.x); with --ends, the events as text
+and, where an END record stands among them (section 5.9), "END PID TID". Reads 1.0 to 2.3 (2.2: sections
 5.8 and 6.5; 2.3: END records, section 5.9), within the limits of section 8.
 tests/atz_cli.sh checks that its output equals the C reader's, which keeps the document honest.
 Exit status: 0 ok, 1 malformed stream.
@@ -340,6 +341,7 @@ def main():
     stacks_out = "--stacks" in sys.argv[1:]
     mappings_out = "--mappings" in sys.argv[1:]
     times_out = "--times" in sys.argv[1:]
+    ends_out = "--ends" in sys.argv[1:]
     records_only = stats or processes or stacks_out or mappings_out or times_out
     s = Stream(sys.stdin.buffer.read())
     # Section 3: the header.
@@ -454,6 +456,8 @@ def main():
             i = payload.varint()
             if i not in threads:
                 raise Corrupt("END names no thread")
+            if ends_out:
+                out.append("END %d %d" % (threads[i].pid, threads[i].tid))
             if v22:
                 model.blocks -= len(threads[i].live)
             if cur is threads[i]:

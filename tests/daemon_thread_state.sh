@@ -34,6 +34,31 @@ check "one slot: 2 threads in the slot (released at exit), 2 in task storage" \
 	bash -c "grep -q '^alloctapd: per-thread state: 2 threads in their slots, 2 in task storage' \
 		'$T/tree.err' || { grep 'per-thread state' '$T/tree.err'; exit 1; }"
 
+# A thread that ends while its process lives on is ended in a binary trace: an END record after
+# its last event (not the process's exit), so the writer and readers release its state. A text
+# trace has no such line, and the summary counts no END as an event.
+need_built "$FX/thread_serial"
+"$D" -f binary -o "$T/serial.atz" -- "$FX/thread_serial" 2000 2>"$T/serial.err"
+check "thread ends: the command's status (0)" test $? -eq 0
+lz4 -q -d -c "$T/serial.atz" | python3 "$ROOT/tests/atz_spec_reader.py" --ends >"$T/serial.ends"
+check "thread ends: one END per ended thread, after its last event, at most 3 threads at once" \
+	bash -c "python3 '$ROOT/tests/thread_ends.py' 2000 <'$T/serial.ends' >'$T/serial.count'"
+check "thread ends: the summary counts the events, not the ENDs" \
+	bash -c "n=\$(sed -n 's/^EVENTS //p' '$T/serial.count');
+		grep -qE \"^alloctapd: \$n events written, 0 events lost, 1 processes seen\$\" '$T/serial.err'"
+"$FX/thread_serial" 2000 1500 &
+serial=$!
+"$D" -f binary -o "$T/serial_pid.atz" --pid $serial 2>"$T/serial_pid.err"
+wait $serial
+check "thread ends, --pid: one END per ended thread, after its last event" \
+	bash -c "lz4 -q -d -c '$T/serial_pid.atz' | python3 '$ROOT/tests/atz_spec_reader.py' --ends |
+		python3 '$ROOT/tests/thread_ends.py' 2000 >/dev/null"
+"$D" -o "$T/serial.log" -- "$FX/thread_serial" 2000 2>"$T/serial_text.err"
+check "thread ends: a text trace holds event lines only, 2000 threads' mallocs" \
+	bash -c "! grep -vqE '^[0-9]+ [0-9]+ [a-z_]+\([0-9a-fx,]*\)(=0x[0-9a-f]+)?\$' '$T/serial.log' &&
+		[ \$(grep -cE '^([0-9]+) ([0-9]+) malloc\(40\)=' '$T/serial.log') -ge 2000 ] &&
+		[ \$(wc -l <'$T/serial.log') -eq \$(sed -n 's/^alloctapd: \([0-9]*\) events written.*/\1/p' '$T/serial_text.err') ]"
+
 # The variable is checked.
 for bad in 0 3 abc 2097152 ""; do
 	ALLOCTAP_THREAD_SLOTS=$bad "$D" -o "$T/bad.log" -- /bin/true 2>"$T/bad.err"

@@ -32,6 +32,10 @@ static void test_events(void **state)
 	assert_int_equal(at_lost_events(&l, &r), 3);
 	l.bpf[AT_LOST_NO_STATE] = 0;
 	assert_int_equal(at_lost_events(&l, &r), 0);
+	/* a thread end the ring had no room for left a number missing, but is no event */
+	r.missing = 10;
+	l.bpf[AT_LOST_THREAD_ENDS] = 4;
+	assert_int_equal(at_lost_events(&l, &r), 10 - 2 - 1 - 4);
 }
 
 /* Each note records the growth since the last one, where it is noticed. */

@@ -114,6 +114,7 @@ static void test_text_switch_and_records(void **state)
 	struct at_mapping map = { .pid = 10, .start = 0x400000, .end = 0x402000, .path = "/a" };
 	struct at_sink_record srec = { .kind = AT_SINK_STACK, .stack = &stack };
 	struct at_sink_record mrec = { .kind = AT_SINK_MAPPING, .mapping = &map };
+	struct at_sink_record end = { .kind = AT_SINK_THREAD_END, .thread = { 10, 11 } };
 	struct at_event with_stack = events[0];
 	size_t n;
 
@@ -127,6 +128,7 @@ static void test_text_switch_and_records(void **state)
 	assert_int_equal(at_sink_put_record(&s, &mrec), 0);
 	assert_int_equal(at_sink_put_record(&s, &srec), 0);
 	assert_int_equal(at_sink_put(&s, &with_stack), 0);
+	assert_int_equal(at_sink_put_record(&s, &end), 0);
 	at_sink_set_munged(&s, 1);
 	assert_int_equal(at_sink_put(&s, &events[0]), 0);
 	assert_int_equal(at_sink_close(&s), 0);
@@ -303,6 +305,43 @@ static void test_atz_roundtrip(void **state)
 	(void)state;
 	roundtrip_atz(0);
 	roundtrip_atz(1);
+}
+
+/* A thread end in a 2.3 binary sink: an END record; the thread's next event starts a new
+ * thread table entry. No event is counted for it. */
+static void test_atz_thread_end(void **state)
+{
+	(void)state;
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_stats st;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ,
+				       .atz = { .major = 2, .minor = AT_ATZ_V2_MINOR } };
+	struct at_sink_record end = { .kind = AT_SINK_THREAD_END, .thread = { 10, 11 } };
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_put_record(&s, &end), 0);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_close(&s), 0);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.written, 2);
+
+	struct at_source src;
+	struct at_event e;
+	struct at_atz_stats ast;
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	assert_int_equal(at_source_next(&src, &e), 1);
+	assert_int_equal(at_source_next(&src, &e), 1);
+	assert_int_equal(e.tid, 11);
+	assert_int_equal(at_source_next(&src, &e), 0);
+	at_atz_reader_stats(src.atz, &ast);
+	assert_int_equal(ast.ended, 1);
+	assert_int_equal(ast.threads, 2);
+	at_source_close(&src);
+	close(fd);
 }
 
 /* A binary sink asked for 1.x: stack and mapping records are dropped, events keep everything
@@ -698,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
 		cmocka_unit_test(test_atz_roundtrip),
+		cmocka_unit_test(test_atz_thread_end),
 		cmocka_unit_test(test_atz_v1_drops_stacks),
 		cmocka_unit_test(test_atz_flush_ends_block),
 		cmocka_unit_test(test_dev_full_text),
