@@ -336,4 +336,16 @@ check "every signal blocked, libc from LD_LIBRARY_PATH: status 0, no process unp
 	bash -c "test $rc -eq 0 && ! grep -q 'its calls are not recorded\|could not be probed' $T/masked.err"
 check "every signal blocked, libc from LD_LIBRARY_PATH: the sequence exactly" \
 	bash -c "T=$T; compare_bracketed $T/masked.exp $T/masked.log"
+
+# --pid --follow of a process whose short threads (one after another) may start, run and end
+# before their creator's clone event is read: when the process ends, the trace ends (a thread
+# announced after its end is not waited for).
+"$FX/thread_serial" 200 3000 &
+ts=$!
+timeout 20 "$D" -q --follow --pid $ts -o "$T/serial.log" 2>"$T/serial.err"
+rc=$?
+wait $ts
+check "--pid --follow of 200 short threads: the trace ends with the process (exit $rc)" test $rc -eq 0
+check "--pid --follow of 200 short threads: 200 mallocs" \
+	test "$(grep -c " malloc(40)=" "$T/serial.log")" -eq 200
 finish
