@@ -227,8 +227,8 @@ static void exec_stop(struct at_follow *f, pid_t pid)
 			drop(f, old);
 	}
 	add(f, pid, pid);
-	f->calls.executed(f->arg, pid, (pid_t)former);
-	resume(f, pid, 0);
+	if (!f->calls.executed(f->arg, pid, (pid_t)former))
+		resume(f, pid, 0);
 }
 
 static int is_stop_signal(int sig)
@@ -253,11 +253,15 @@ static void handle(struct at_follow *f, pid_t tid, int status)
 	int sig = WSTOPSIG(status);
 	switch ((unsigned)status >> 16) {
 	case 0: /* a signal on its way: deliver it, unless it is the session's own */
-		if (f->calls.signalled && f->calls.signalled(f->arg, tid, t->tgid, sig))
+	{
+		int own = f->calls.signalled ? f->calls.signalled(f->arg, tid, t->tgid, sig) : 0;
+
+		if (own == 1)
 			ptrace(PTRACE_CONT, tid, 0, 0);
-		else
+		else if (own == 0)
 			resume(f, tid, sig);
 		break;
+	}
 	case PTRACE_EVENT_STOP:
 		/* a group-stop stays one (SIGCONT ends it); any other is ours to end */
 		if (is_stop_signal(sig))
