@@ -1,6 +1,7 @@
 /* table_builder.c: unwind tables built off the loop (table_builder.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +119,14 @@ struct at_table_builder *at_table_builder_start(void)
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->wake, NULL);
 	b->refs = 2;
+	sigset_t all, old;
+	sigfillset(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* every signal (SIGCHLD, SIGINT) goes to the loop, whose waits they end */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(&b->thread, &attr, builder_main, b);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		b->refs = 1;
