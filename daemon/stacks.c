@@ -316,7 +316,7 @@ static int keep_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct at
 	memset(w, 0, sizeof(*w));
 	w->tid = tid;
 	w->tgid = tgid;
-	w->until_ms = at_now_ms() + AT_STACKS_HOLD_MS;
+	w->until_ms = at_now_ms() + (h ? AT_STACKS_HOLD_MS : AT_STACKS_PARK_MS);
 	w->walk = h != NULL;
 	if (h)
 		w->h = *h;

@@ -27,6 +27,9 @@ struct alloctap;
 
 #define AT_STACKS_RESCAN_MS 100
 #define AT_STACKS_HOLD_MS 2000 /* the longest a held thread waits for its tables */
+#define AT_STACKS_PARK_MS 10000 /* the longest a program waits at its start for its first
+				 * tables (it waited for every build before they were built
+				 * off the loop) */
 
 /* A thread held until the tables of its process's mappings are built. */
 struct at_stacks_held {
@@ -93,7 +96,7 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid);
 
 /* Thread tid of tgid is stopped where the session would resume it (its dynamic loader has
  * mapped its libraries): 1 when a table of tgid's mappings is being built, and the thread is
- * kept stopped until it is there (at most AT_STACKS_HOLD_MS), so that its first stacks are
+ * kept stopped until it is there (at most AT_STACKS_PARK_MS), so that its first stacks are
  * whole; 0 to resume it now. */
 int at_stacks_park(struct at_stacks *s, pid_t tid, pid_t tgid);
 
