@@ -59,7 +59,7 @@ endif
 
 DEB_PACKAGES := gcc g++ make graphviz golang-go chromium heaptrack libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib1g-dev \
 	liblz4-dev libcmocka-dev bpftrace libc6-dbg libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 \
-	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux
+	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux libllvm14 libllvm15
 
 MODULES  := lib munge replay daemon report
 mod_srcs  = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))

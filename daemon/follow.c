@@ -195,7 +195,10 @@ static void expect_child(struct at_follow *f, pid_t tid)
 {
 	unsigned long child = 0;
 
-	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child > 0 && !find(f, (pid_t)child))
+	/* a child whose exit the daemon has taken already (its creator's event came after) is
+	 * not waited for: /proc has no status for it any more */
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child > 0 && !find(f, (pid_t)child) &&
+	    at_proc_status_field((pid_t)child, "Tgid") > 0)
 		add(f, (pid_t)child, 0);
 }
 
@@ -227,8 +230,8 @@ static void exec_stop(struct at_follow *f, pid_t pid)
 			drop(f, old);
 	}
 	add(f, pid, pid);
-	f->calls.executed(f->arg, pid, (pid_t)former);
-	resume(f, pid, 0);
+	if (!f->calls.executed(f->arg, pid, (pid_t)former))
+		resume(f, pid, 0);
 }
 
 static int is_stop_signal(int sig)
@@ -253,11 +256,15 @@ static void handle(struct at_follow *f, pid_t tid, int status)
 	int sig = WSTOPSIG(status);
 	switch ((unsigned)status >> 16) {
 	case 0: /* a signal on its way: deliver it, unless it is the session's own */
-		if (f->calls.signalled && f->calls.signalled(f->arg, tid, t->tgid, sig))
+	{
+		int own = f->calls.signalled ? f->calls.signalled(f->arg, tid, t->tgid, sig) : 0;
+
+		if (own == 1)
 			ptrace(PTRACE_CONT, tid, 0, 0);
-		else
+		else if (own == 0)
 			resume(f, tid, sig);
 		break;
+	}
 	case PTRACE_EVENT_STOP:
 		/* a group-stop stays one (SIGCONT ends it); any other is ours to end */
 		if (is_stop_signal(sig))

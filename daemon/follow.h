@@ -30,13 +30,15 @@ struct at_follow_calls {
 	 * memory a copy of its parent's, or shared after vfork). 0 to follow it, -1 to let it go. */
 	int (*started)(void *arg, pid_t pid, pid_t parent);
 	/* pid has executed a new program and is stopped there: its executable is mapped, its
-	 * libraries are not yet. former_tid is the thread that called execve. */
-	void (*executed)(void *arg, pid_t pid, pid_t former_tid);
+	 * libraries are not yet. former_tid is the thread that called execve. 1 when the session
+	 * resumes it itself later (PTRACE_CONT), 0 to resume it now. */
+	int (*executed)(void *arg, pid_t pid, pid_t former_tid);
 	/* pid has ended (every thread); status as waitpid(2) gives it. Also called for a child of
 	 * the daemon that was not followed. */
 	void (*ended)(void *arg, pid_t pid, int status);
 	/* Thread tid of process tgid is about to receive sig: 1 when the signal was the
-	 * session's own (it is then suppressed), 0 to deliver it. May be NULL. */
+	 * session's own (it is then suppressed), 2 when it was and the session resumes the
+	 * thread itself later (PTRACE_CONT), 0 to deliver it. May be NULL. */
 	int (*signalled)(void *arg, pid_t tid, pid_t tgid, int sig);
 };
 

@@ -394,6 +394,7 @@ static int targets_gone(struct at_session *d)
 static int tick(struct at_session *d)
 {
 	ring_buffer__consume(d->ring);
+	at_stacks_tick(&d->stacks); /* held threads whose tables are late go on */
 	at_reorder_tick(&d->reorder);
 	at_processes_flush(&d->procs, &d->sink, d->reorder.next);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
@@ -451,7 +452,8 @@ static int take_signals(struct at_session *d)
  * the ring buffer holds. 0, or -1 after a message. */
 static int wait_and_drain(struct at_session *d)
 {
-	struct pollfd fds[2] = { { ring_buffer__epoll_fd(d->ring), POLLIN, 0 },
+	struct pollfd fds[3] = { { ring_buffer__epoll_fd(d->ring), POLLIN, 0 },
+				 { at_stacks_fd(&d->stacks), POLLIN, 0 },
 				 { d->events.fd, POLLIN, 0 } };
 	/* no wait when stops are left from the last round */
 	struct timespec timeout = { 0, at_sig_child ? 0 : 100 * 1000000 };
@@ -459,7 +461,7 @@ static int wait_and_drain(struct at_session *d)
 
 	sigprocmask(SIG_SETMASK, NULL, &open);
 	sigdelset(&open, SIGCHLD);
-	if (ppoll(fds, d->events.fd >= 0 ? 2 : 1, &timeout, &open) < 0 && errno != EINTR) {
+	if (ppoll(fds, d->events.fd >= 0 ? 3 : 2, &timeout, &open) < 0 && errno != EINTR) {
 		at_error("waiting for events failed: %s", strerror(errno));
 		return -1;
 	}
@@ -468,7 +470,9 @@ static int wait_and_drain(struct at_session *d)
 		at_error("reading the ring buffer failed: %s", strerror(-err));
 		return -1;
 	}
-	if (fds[1].revents)
+	if (fds[1].revents) /* tables built off the loop: into the maps */
+		at_stacks_built(&d->stacks);
+	if (fds[2].revents)
 		at_targets_procevents(d);
 	return 0;
 }
@@ -548,6 +552,7 @@ int at_session_finish(struct at_session *d, int rc)
 	/* recording off at one instant and every call of the window finished; then let the
 	 * processes go (they run on untraced), detach, and write out everything the ring buffer
 	 * and the reorder window still hold */
+	at_stacks_release_all(&d->stacks); /* held threads finish their calls */
 	at_window_close(d->skel, d->ring, AT_WINDOW_WAIT_MS);
 	at_targets_stop_loading(d);
 	if (d->following) {
@@ -578,6 +583,7 @@ int at_session_finish(struct at_session *d, int rc)
 
 int at_session_close(struct at_session *d, int status)
 {
+	at_stacks_release_all(&d->stacks);
 	if (d->following) {
 		at_follow_detach_all(&d->follow, 2000);
 		at_follow_free(&d->follow);

@@ -38,6 +38,8 @@ void at_stack_procs_free(struct at_stack_procs *ps)
 		free_maps(&ps->procs[i]);
 	free(ps->procs);
 	at_unwind_cache_free(&ps->cache);
+	free(ps->pending);
+	free(ps->failed);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -60,13 +62,73 @@ struct scan {
 	int failed;
 };
 
+void at_stack_procs_defer(struct at_stack_procs *ps, at_stack_table_request_fn request,
+			  void *arg)
+{
+	ps->request = request;
+	ps->request_arg = arg;
+}
+
+/* The index of the key in the count keys at v, or -1. */
+static long key_in(const struct at_stack_key *v, size_t count, const uint8_t *id, uint8_t len)
+{
+	for (size_t i = 0; i < count; i++)
+		if (v[i].len == len && memcmp(v[i].id, id, AT_UNWIND_BUILD_ID_MAX) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Adds the key to the list at *v. 0, or -1 (ENOMEM). */
+static int key_add(struct at_stack_key **v, size_t *count, size_t *cap, const uint8_t *id,
+		   uint8_t len)
+{
+	if (*count == *cap) {
+		size_t n = *cap ? *cap * 2 : 16;
+		struct at_stack_key *w = realloc(*v, n * sizeof(*w));
+		if (!w)
+			return -1;
+		*v = w;
+		*cap = n;
+	}
+	memcpy((*v)[*count].id, id, AT_UNWIND_BUILD_ID_MAX);
+	(*v)[(*count)++].len = len;
+	return 0;
+}
+
+/* The table of the object at open_path, key in r: from the cache, or built now when no builder
+ * is set; else asked for (r->pending) and NULL. NULL too when it cannot be built. */
+static const struct at_unwind_table *object_table(struct at_stack_procs *ps,
+						  const char *open_path,
+						  struct at_stack_mapping *r)
+{
+	const char *why;
+
+	if (!ps->request)
+		return at_unwind_cache_get(&ps->cache, open_path, &why);
+	if (at_unwind_object_key(open_path, r->key, &r->key_len, &why) < 0)
+		return NULL;
+	const struct at_unwind_table *t = at_unwind_cache_find(&ps->cache, r->key, r->key_len);
+	if (t || key_in(ps->failed, ps->failed_count, r->key, r->key_len) >= 0)
+		return t;
+	if (key_in(ps->pending, ps->pending_count, r->key, r->key_len) < 0) {
+		if (key_add(&ps->pending, &ps->pending_count, &ps->pending_cap, r->key,
+			    r->key_len) < 0)
+			return NULL;
+		if (ps->request(ps->request_arg, open_path, r->key, r->key_len) < 0) {
+			ps->pending_count--;
+			return NULL;
+		}
+	}
+	r->pending = 1;
+	return NULL;
+}
+
 /* The table index of the object mapped at e in the scanned process (AT_BPF_OPAQUE when it
- * has none: no later scan would give it one), and its bias. */
+ * has none yet: r->pending tells whether it will), its bias, and in r its key when known. */
 static uint32_t table_of(struct scan *s, const struct at_procmaps_entry *e, int64_t *bias,
-			 const struct at_unwind_table **table)
+			 const struct at_unwind_table **table, struct at_stack_mapping *r)
 {
 	char path[96];
-	const char *why;
 	uint32_t index;
 
 	/* the maps file given for tests may not be a process's: then the path is the object */
@@ -74,7 +136,7 @@ static uint32_t table_of(struct scan *s, const struct at_procmaps_entry *e, int6
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)s->pid,
 			 (unsigned long long)e->start, (unsigned long long)e->end);
 	const char *open_path = strncmp(s->maps_path, "/proc/", 6) == 0 ? path : e->path;
-	const struct at_unwind_table *t = at_unwind_cache_get(&s->ps->cache, open_path, &why);
+	const struct at_unwind_table *t = object_table(s->ps, open_path, r);
 
 	*table = t;
 	if (!t || at_unwind_table_bias(t, e->start, e->offset, bias) < 0)
@@ -110,8 +172,10 @@ static int take_mapping(const struct at_procmaps_entry *e, void *arg)
 		s->ps->too_many++;
 		return 0;
 	}
-	uint32_t table = anonymous ? AT_BPF_OPAQUE : table_of(s, e, &bias, &t);
-	if (table == AT_BPF_OPAQUE && !anonymous)
+	struct at_stack_mapping *r = &s->maps[s->count];
+	memset(r, 0, sizeof(*r));
+	uint32_t table = anonymous ? AT_BPF_OPAQUE : table_of(s, e, &bias, &t, r);
+	if (table == AT_BPF_OPAQUE && !anonymous && !r->pending)
 		s->ps->no_table++;
 	struct at_bpf_mapping *m = &s->out->m[s->out->count++];
 	m->start = e->start;
@@ -124,8 +188,6 @@ static int take_mapping(const struct at_procmaps_entry *e, void *arg)
 	m->valid_seq = AT_BPF_SEQ_NONE;
 	m->pad = 0;
 
-	struct at_stack_mapping *r = &s->maps[s->count];
-	memset(r, 0, sizeof(*r));
 	r->path = strdup(e->path);
 	if (!r->path) {
 		s->failed = 1;
@@ -142,6 +204,9 @@ static int take_mapping(const struct at_procmaps_entry *e, void *arg)
 	if (t && t->build_id_len) {
 		r->m.build_id_len = t->build_id_len;
 		memcpy(r->m.build_id, t->build_id, t->build_id_len);
+	} else if (!t && r->key_len) { /* the same mapping before and after its table is built */
+		r->m.build_id_len = r->key_len;
+		memcpy(r->m.build_id, r->key, r->key_len);
 	}
 	s->count++;
 	return 0;
@@ -318,6 +383,33 @@ int at_stack_procs_scan(struct at_stack_procs *ps, pid_t pid, const char *maps_p
 		return -1;
 	}
 	adopt(ps, p, &s);
+	p->pending = 0;
+	for (uint32_t i = 0; i < p->count; i++)
+		p->pending += p->maps[i].pending != 0;
+	return 0;
+}
+
+int at_stack_procs_built(struct at_stack_procs *ps, const uint8_t key[AT_UNWIND_BUILD_ID_MAX],
+			 uint8_t key_len, struct at_unwind_table *t, int gone)
+{
+	long i = key_in(ps->pending, ps->pending_count, key, key_len);
+
+	if (i >= 0)
+		ps->pending[i] = ps->pending[--ps->pending_count];
+	if (t)
+		return at_unwind_cache_put(&ps->cache, t);
+	if (gone)
+		return 0;
+	return key_add(&ps->failed, &ps->failed_count, &ps->failed_cap, key, key_len);
+}
+
+int at_stack_procs_waits_for(const struct at_stack_proc *p,
+			     const uint8_t key[AT_UNWIND_BUILD_ID_MAX], uint8_t key_len)
+{
+	for (uint32_t i = 0; i < p->count; i++)
+		if (p->maps[i].pending && p->maps[i].key_len == key_len &&
+		    memcmp(p->maps[i].key, key, AT_UNWIND_BUILD_ID_MAX) == 0)
+			return 1;
 	return 0;
 }
 

@@ -32,12 +32,16 @@ struct at_stack_mapping {
 	uint32_t serial;     /* 1, 2, ... over the session (struct at_stack_procs) */
 	const struct at_unwind_table *table; /* NULL: none loaded */
 	int64_t bias;
+	int pending;         /* its object's table is being built (table NULL meanwhile) */
+	uint8_t key[AT_UNWIND_BUILD_ID_MAX]; /* its object's (at_unwind_object_key) */
+	uint8_t key_len;
 };
 
 struct at_stack_proc {
 	pid_t pid;
 	uint64_t scanned_ms;  /* when its maps were last read, or tried */
 	uint32_t count;
+	uint32_t pending;     /* of its current mappings, those whose table is being built */
 	struct at_stack_mapping *maps;
 	uint32_t retired_count, retired_cap;
 	struct at_stack_mapping *retired; /* seen by an earlier scan, not by the last */
@@ -47,6 +51,18 @@ struct at_stack_proc {
 typedef void (*at_stack_table_loaded_fn)(void *arg, const char *path,
 					 const struct at_unwind_table *t);
 
+/* A table to build off the caller's thread: the object at path, known by key. 0, or -1 (the
+ * request could not be made: the mapping goes without a table). */
+typedef int (*at_stack_table_request_fn)(void *arg, const char *path,
+					 const uint8_t key[AT_UNWIND_BUILD_ID_MAX],
+					 uint8_t key_len);
+
+/* An object's key. */
+struct at_stack_key {
+	uint8_t id[AT_UNWIND_BUILD_ID_MAX];
+	uint8_t len;
+};
+
 struct at_stack_procs {
 	struct at_stack_proc *procs;
 	size_t count, cap;
@@ -54,6 +70,10 @@ struct at_stack_procs {
 	struct at_stack_tables *tables;
 	at_stack_table_loaded_fn loaded;
 	void *arg;
+	at_stack_table_request_fn request; /* NULL: a scan builds the tables itself */
+	void *request_arg;
+	struct at_stack_key *pending, *failed; /* tables asked for; tables that cannot be built */
+	size_t pending_count, pending_cap, failed_count, failed_cap;
 	uint64_t no_table;    /* executable mappings whose table could not be built or loaded */
 	uint64_t too_many;    /* mappings past AT_BPF_MAX_MAPPINGS in one process */
 	uint32_t last_serial;
@@ -62,6 +82,22 @@ struct at_stack_procs {
 void at_stack_procs_init(struct at_stack_procs *ps, struct at_stack_tables *tables,
 			 at_stack_table_loaded_fn loaded, void *arg);
 void at_stack_procs_free(struct at_stack_procs *ps);
+
+/* From now on a scan does not build a table itself: it asks request for it, the mappings of
+ * that object go without a table meanwhile (AT_BPF_OPAQUE: their frames end the stack as
+ * incomplete) and are marked pending, and at_stack_procs_built takes the result. */
+void at_stack_procs_defer(struct at_stack_procs *ps, at_stack_table_request_fn request,
+			  void *arg);
+
+/* The table of the object with key key_len asked for is built (t, which ps takes) or cannot be
+ * (t NULL; gone: only the path it was asked at is gone, so a later scan asks again). The caller
+ * then scans again the processes at_stack_procs_waits_for names. 0, or -1 (ENOMEM). */
+int at_stack_procs_built(struct at_stack_procs *ps, const uint8_t key[AT_UNWIND_BUILD_ID_MAX],
+			 uint8_t key_len, struct at_unwind_table *t, int gone);
+
+/* Whether a current mapping of p waits for the table of the object with that key. */
+int at_stack_procs_waits_for(const struct at_stack_proc *p,
+			     const uint8_t key[AT_UNWIND_BUILD_ID_MAX], uint8_t key_len);
 
 /* Reads pid's executable mappings from maps_path (normally /proc/PID/maps), builds and loads
  * the tables they need, fills out and replaces what ps remembers of pid (a mapping seen before

@@ -45,6 +45,15 @@ static void table_loaded(void *arg, const char *path, const struct at_unwind_tab
 		     at_unwind_table_bytes(t));
 }
 
+/* A scan's request for a table: to the builder thread. */
+static int request_table(void *arg, const char *path, const uint8_t key[AT_UNWIND_BUILD_ID_MAX],
+			 uint8_t key_len)
+{
+	struct at_stacks *s = arg;
+
+	return at_table_builder_request(s->builder, path, key, key_len);
+}
+
 int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
 {
 	struct bpf_map *arrays[4] = { skel->maps.unwind_rules, skel->maps.unwind_pages,
@@ -76,6 +85,12 @@ int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
 	}
 	at_stack_procs_init(&s->procs, &s->tables, table_loaded, s);
 	at_stack_store_init(&s->store);
+	s->builder = at_table_builder_start();
+	if (!s->builder) {
+		at_error("cannot start the unwind table builder: %s", strerror(errno));
+		return -1;
+	}
+	at_stack_procs_defer(&s->procs, request_table, s);
 	s->mappings_fd = bpf_map__fd(skel->maps.proc_mappings);
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
 	s->counts_fd = bpf_map__fd(skel->maps.stack_counts);
@@ -88,6 +103,9 @@ int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
 
 void at_stacks_close(struct at_stacks *s)
 {
+	at_stacks_release_all(s);
+	at_table_builder_stop(s->builder); /* a build in progress is abandoned, not waited for */
+	free(s->held);
 	for (int i = 0; i < 4; i++)
 		if (s->mem[i])
 			munmap(s->mem[i], s->mem_len[i]);
@@ -236,30 +254,26 @@ static uint32_t frame_serials(const struct at_stack_proc *p, struct at_bpf_stack
 	return flags;
 }
 
-int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
+/* Walks the stack of held thread tid of tgid from h's registers with the reference walker,
+ * over what the daemon knows of tgid's mappings now, stores it under its hash and points the
+ * thread's call at it. */
+static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct at_bpf_held *h)
 {
 	static struct at_unwind_mappings maps;
 	static struct at_unwind_result r;
 	static struct at_bpf_stack raw;
-	struct at_bpf_held h;
-	uint32_t key = (uint32_t)tid;
 
-	if (!s->on || bpf_map_lookup_and_delete_elem(s->held_fd, &key, &h) < 0)
-		return 0;
 	if (!s->copy && !(s->copy = malloc(HOLD_STACK_COPY)))
-		return 1;
-	s->holds++;
-	if (at_stacks_scan(s, tgid) < 0)
-		return 1;
+		return;
 	struct at_stack_proc *p = at_stack_procs_find(&s->procs, tgid);
-	struct iovec local = { s->copy, HOLD_STACK_COPY }, remote = { (void *)h.sp, HOLD_STACK_COPY };
+	struct iovec local = { s->copy, HOLD_STACK_COPY }, remote = { (void *)h->sp, HOLD_STACK_COPY };
 	ssize_t got = process_vm_readv(tgid, &local, 1, &remote, 1, 0);
 	if (!p || got < 8)
-		return 1;
-	memcpy(s->copy, &h.ra, 8); /* the return probe has replaced it on the stack since */
+		return;
+	memcpy(s->copy, &h->ra, 8); /* the return probe has replaced it on the stack since */
 	walker_mappings(p, &maps);
-	struct at_unwind_regs regs = { h.pc, h.sp, h.bp };
-	struct at_unwind_stack stack = { h.sp, (uint64_t)got, s->copy };
+	struct at_unwind_regs regs = { h->pc, h->sp, h->bp };
+	struct at_unwind_stack stack = { h->sp, (uint64_t)got, s->copy };
 	at_unwind_walk(&maps, &regs, &stack, &r);
 
 	raw.pid = (uint32_t)tgid;
@@ -269,9 +283,138 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, raw.serials, raw.count, raw.flags,
 				       1);
 	if (bpf_map_update_elem(s->stacks_fd, &hash, &raw, BPF_NOEXIST) < 0 && errno != EEXIST)
+		return;
+	retarget_call(s, tid, tgid, h->slot, h->hash, hash);
+}
+
+/* Takes tid's hold entry from the BPF map into h and scans tgid again. 0, or -1 when the stop
+ * is no hold. */
+static int take_hold(struct at_stacks *s, pid_t tid, pid_t tgid, struct at_bpf_held *h)
+{
+	uint32_t key = (uint32_t)tid;
+
+	if (!s->on || bpf_map_lookup_and_delete_elem(s->held_fd, &key, h) < 0)
+		return -1;
+	s->holds++;
+	at_stacks_scan(s, tgid);
+	return 0;
+}
+
+/* Adds stopped thread tid of tgid to the held ones, with its hold entry h (NULL: none, its
+ * stack is not walked). 0, or -1 (ENOMEM). */
+static int keep_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct at_bpf_held *h)
+{
+	if (s->held_count == s->held_cap) {
+		uint32_t cap = s->held_cap ? 2 * s->held_cap : 16;
+		struct at_stacks_held *v = realloc(s->held, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		s->held = v;
+		s->held_cap = cap;
+	}
+	struct at_stacks_held *w = &s->held[s->held_count++];
+	memset(w, 0, sizeof(*w));
+	w->tid = tid;
+	w->tgid = tgid;
+	w->until_ms = at_now_ms() + (h ? AT_STACKS_HOLD_MS : AT_STACKS_PARK_MS);
+	w->walk = h != NULL;
+	if (h)
+		w->h = *h;
+	return 0;
+}
+
+int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
+{
+	struct at_bpf_held h;
+
+	if (take_hold(s, tid, tgid, &h) < 0)
+		return 0;
+	struct at_stack_proc *p = at_stack_procs_find(&s->procs, tgid);
+	if (!p || !p->pending) {
+		walk_held(s, tid, tgid, &h);
 		return 1;
-	retarget_call(s, tid, tgid, h.slot, h.hash, hash);
+	}
+	if (keep_held(s, tid, tgid, &h) < 0) {
+		walk_held(s, tid, tgid, &h);
+		return 1;
+	}
+	return 2;
+}
+
+int at_stacks_park(struct at_stacks *s, pid_t tid, pid_t tgid)
+{
+	struct at_stack_proc *p = at_stack_procs_find(&s->procs, tgid);
+
+	if (!s->on || !p || !p->pending || keep_held(s, tid, tgid, NULL) < 0)
+		return 0;
 	return 1;
+}
+
+/* Resumes the held threads that may go: every one when all is set, else those whose process
+ * has no table being built, or whose wait is over. Each one's stack is walked first. */
+static void release_held(struct at_stacks *s, int all)
+{
+	uint64_t now = at_now_ms();
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < s->held_count; i++) {
+		struct at_stacks_held *w = &s->held[i];
+		struct at_stack_proc *p = at_stack_procs_find(&s->procs, w->tgid);
+		int late = now >= w->until_ms;
+
+		if (!all && !late && p && p->pending) {
+			s->held[kept++] = *w;
+			continue;
+		}
+		s->hold_timeouts += p && p->pending;
+		if (w->walk)
+			walk_held(s, w->tid, w->tgid, &w->h);
+		ptrace(PTRACE_CONT, w->tid, 0, 0);
+	}
+	s->held_count = kept;
+}
+
+int at_stacks_fd(const struct at_stacks *s)
+{
+	return s->on && s->builder ? at_table_builder_fd(s->builder) : -1;
+}
+
+void at_stacks_built(struct at_stacks *s)
+{
+	if (!s->on || !s->builder)
+		return;
+	struct at_table_build *list = at_table_builder_take(s->builder);
+
+	for (struct at_table_build *w = list; w; w = w->next) {
+		struct at_unwind_table *t = w->table;
+
+		w->table = NULL; /* the cache's now, or freed by it */
+		s->tables_built += t != NULL;
+		if (!t)
+			DISPLAYLEVEL(3, "%s: no unwind table for %s: %s\n", at_program_name,
+				     w->path, w->why);
+		at_stack_procs_built(&s->procs, w->key, w->key_len, t, w->gone);
+		for (size_t i = 0; i < s->procs.count; i++) {
+			struct at_stack_proc *p = &s->procs.procs[i];
+
+			if (at_stack_procs_waits_for(p, w->key, w->key_len))
+				at_stacks_scan(s, p->pid);
+		}
+	}
+	at_table_builds_free(list);
+	release_held(s, 0);
+}
+
+void at_stacks_tick(struct at_stacks *s)
+{
+	if (s->held_count)
+		release_held(s, 0);
+}
+
+void at_stacks_release_all(struct at_stacks *s)
+{
+	if (s->held_count)
+		release_held(s, 1);
 }
 
 /* Writes, for each frame of the stack, the record of the mapping its pc lay in (s->serials)
@@ -415,11 +558,13 @@ void at_stacks_summary(struct at_stacks *s)
 		     (unsigned long long)s->incomplete,
 		     (unsigned long long)(s->counts[AT_STACKS_NOT_STORED] + s->unreadable));
 	DISPLAYLEVEL(3, "%s: %llu stacks taken, %llu before their process's mappings were known, "
-		     "%llu rescans of mappings, %llu threads held for new mappings, %llu executable mappings without a table; unwind "
+		     "%llu rescans of mappings, %llu threads held for new mappings (%llu resumed before their "
+		     "tables were built), %llu tables built, %llu executable mappings without a table; unwind "
 		     "tables %llu of %llu bytes of kernel memory (%llu tables refused: full)\n",
 		     at_program_name, (unsigned long long)s->counts[AT_STACKS_WALKED],
 		     (unsigned long long)s->counts[AT_STACKS_NO_PROCESS],
 		     (unsigned long long)s->rescans, (unsigned long long)s->holds,
+		     (unsigned long long)s->hold_timeouts, (unsigned long long)s->tables_built,
 		     (unsigned long long)s->procs.no_table,
 		     (unsigned long long)at_stack_tables_bytes_used(&s->tables),
 		     (unsigned long long)(s->mem_len[0] + s->mem_len[1] + s->mem_len[2] +

@@ -21,10 +21,23 @@
 #include "stack_procs.h"
 #include "stack_store.h"
 #include "stack_tables.h"
+#include "table_builder.h"
 
 struct alloctap;
 
 #define AT_STACKS_RESCAN_MS 100
+#define AT_STACKS_HOLD_MS 2000 /* the longest a held thread waits for its tables */
+#define AT_STACKS_PARK_MS 10000 /* the longest a program waits at its start for its first
+				 * tables (it waited for every build before they were built
+				 * off the loop) */
+
+/* A thread held until the tables of its process's mappings are built. */
+struct at_stacks_held {
+	pid_t tid, tgid;
+	uint64_t until_ms;          /* then it goes on, its stack incomplete */
+	int walk;                   /* h is its hold: its stack is walked before it goes on */
+	struct at_bpf_held h;
+};
 
 /* Map sizes, set before load. */
 #define AT_STACKS_RULES (1u << 18)     /* 2 MiB */
@@ -36,6 +49,9 @@ struct at_stacks {
 	int on;
 	int hold;                     /* the traced processes are ptraced: threads may be held */
 	struct at_stack_tables tables;
+	struct at_table_builder *builder; /* builds the tables off the loop */
+	struct at_stacks_held *held;  /* threads waiting for their tables */
+	uint32_t held_count, held_cap;
 	struct at_stack_procs procs;
 	struct at_stack_ids ids;       /* hashes to session ids */
 	struct at_stack_store store;   /* session ids to stacks and their ids in the file */
@@ -50,6 +66,8 @@ struct at_stacks {
 	uint64_t unreadable;          /* hashes whose stack was gone from the map */
 	uint64_t rescans;
 	uint64_t holds;               /* held threads whose stack the daemon walked */
+	uint64_t hold_timeouts;       /* of those, walked before their tables were built */
+	uint64_t tables_built;        /* tables the builder thread handed back */
 	uint8_t *copy;                /* a copy of a held thread's stack */
 	uint8_t *no_table;            /* by id: the stack stopped at a pc without a table */
 	uint32_t no_table_cap;
@@ -67,10 +85,30 @@ void at_stacks_close(struct at_stacks *s);
  * per-process map. 0, or -1 (the process is gone: nothing to do). */
 int at_stacks_scan(struct at_stacks *s, pid_t pid);
 /* A ptraced thread is in a signal-delivery stop: if the BPF program held it (struct
- * at_bpf_held), reads its process's mappings again, walks its stack from the entry's registers
- * with the reference walker, stores the stack under its hash and points the thread's call at
- * it. 1 when the stop was such a hold (the signal is then to be suppressed), 0 otherwise. */
+ * at_bpf_held), reads its process's mappings again and, unless a table of them is being built,
+ * walks its stack from the entry's registers with the reference walker, stores the stack under
+ * its hash and points the thread's call at it: 1 (the signal is then to be suppressed and the
+ * thread resumed). While a table is being built, the thread stays stopped: 2 (the signal is
+ * suppressed; at_stacks_built or at_stacks_tick walk its stack and resume it once the tables
+ * are there, or after AT_STACKS_HOLD_MS with its stack incomplete). 0 when the stop was no
+ * hold. */
 int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid);
+
+/* Thread tid of tgid is stopped where the session would resume it (its dynamic loader has
+ * mapped its libraries): 1 when a table of tgid's mappings is being built, and the thread is
+ * kept stopped until it is there (at most AT_STACKS_PARK_MS), so that its first stacks are
+ * whole; 0 to resume it now. */
+int at_stacks_park(struct at_stacks *s, pid_t tid, pid_t tgid);
+
+/* The descriptor readable when built tables wait to be loaded (-1 when off). */
+int at_stacks_fd(const struct at_stacks *s);
+/* Loads the tables the builder has built into the BPF arrays, scans again the processes that
+ * were waiting for them, and resumes the held threads whose tables are all there. */
+void at_stacks_built(struct at_stacks *s);
+/* Resumes the held threads that have waited AT_STACKS_HOLD_MS, their stacks incomplete. */
+void at_stacks_tick(struct at_stacks *s);
+/* Resumes every held thread (the session ends). */
+void at_stacks_release_all(struct at_stacks *s);
 
 /* The hash the BPF program gives a stack of count pcs, each in the mapping of that serial (the
  * same function, so that a stack the daemon walks and the same stack walked in BPF later are

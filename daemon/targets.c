@@ -233,12 +233,12 @@ static int allocator_at_exec_stop(struct at_session *d, pid_t pid, char *obj, si
 /* A traced process runs a new program: its allocator is probed before its first call. held:
  * the process waits at its exec stop (ptrace), so the allocator can be taken from what its
  * dynamic loader maps; else (picked up late) it is found by name. */
-static void executed_program(struct at_session *d, pid_t pid, pid_t former_tid, int held)
+static int executed_program(struct at_session *d, pid_t pid, pid_t former_tid, int held)
 {
 	char obj[4096], why[4608];
 
 	if (!at_processes_has(&d->procs, pid))
-		return;
+		return 0;
 	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, pid, 0, d->late ? AT_ATZ_PROCESS_LATE : 0,
 			  0, 0, at_session_seq(d));
 	if (former_tid != pid && !d->opt.follow) { /* its probes went with the old leader thread */
@@ -258,12 +258,19 @@ static void executed_program(struct at_session *d, pid_t pid, pid_t former_tid, 
 		probe_program(d, pid, obj);
 	else if (rc < 0)
 		not_probed(d, pid, why);
+	return rc;
 }
 
-/* A followed process executed a new program and waits at its exec stop. */
-static void executed(void *arg, pid_t pid, pid_t former_tid)
+/* A followed process executed a new program and waits at its exec stop: 1 when it stays
+ * stopped there until the tables of its program are built (a program whose dynamic loader is
+ * not held at: a static one), 0 to resume it. */
+static int executed(void *arg, pid_t pid, pid_t former_tid)
 {
-	executed_program(arg, pid, former_tid, 1);
+	struct at_session *d = arg;
+
+	if (executed_program(d, pid, former_tid, 1) == 1)
+		return 0; /* held again at its loader: the tables wait for there */
+	return at_stacks_park(&d->stacks, pid, pid);
 }
 
 /* A followed process created one: it is taken in while it waits at its first stop. */
@@ -288,9 +295,10 @@ static int signalled(void *arg, pid_t tid, pid_t tgid, int sig)
 	if ((sig == AT_BPF_HOLD_SIGNAL || sig == SIGSTOP) &&
 	    at_pidset_has(&d->loading, (uint32_t)tgid)) {
 		libraries_mapped(d, tgid);
-		return 1;
+		/* its first calls wait for the tables of its mappings: their stacks are whole */
+		return at_stacks_park(&d->stacks, tid, tgid) ? 2 : 1;
 	}
-	return sig == AT_BPF_HOLD_SIGNAL && at_stacks_hold(&d->stacks, tid, tgid);
+	return sig == AT_BPF_HOLD_SIGNAL ? at_stacks_hold(&d->stacks, tid, tgid) : 0;
 }
 
 static const struct at_follow_calls follow_calls = { started, executed, ended, signalled };

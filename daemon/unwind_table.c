@@ -1084,38 +1084,69 @@ static int same_object(const struct at_unwind_table *t, const uint8_t id[AT_UNWI
 	return t->build_id_len == len && memcmp(t->build_id, id, AT_UNWIND_BUILD_ID_MAX) == 0;
 }
 
-const struct at_unwind_table *at_unwind_cache_get(struct at_unwind_cache *c, const char *path,
-						  const char **why)
+int at_unwind_object_key(const char *path, uint8_t id[AT_UNWIND_BUILD_ID_MAX], uint8_t *len,
+			 const char **why)
 {
-	uint8_t id[AT_UNWIND_BUILD_ID_MAX] = { 0 };
-	int len = at_unwind_read_build_id(path, id);
 	struct stat st;
+	int n;
 
-	if (len < 0) {
+	memset(id, 0, AT_UNWIND_BUILD_ID_MAX);
+	n = at_unwind_read_build_id(path, id);
+	if (n < 0) {
 		*why = "not a readable ELF file";
-		return NULL;
+		return -1;
 	}
-	if (len == 0) {
+	if (n == 0) {
 		if (stat(path, &st) < 0) {
 			*why = strerror(errno);
-			return NULL;
+			return -1;
 		}
 		memcpy(id, &st.st_dev, 8);
 		memcpy(id + 8, &st.st_ino, 8);
 	}
+	*len = (uint8_t)n;
+	return 0;
+}
+
+const struct at_unwind_table *at_unwind_cache_find(const struct at_unwind_cache *c,
+						   const uint8_t id[AT_UNWIND_BUILD_ID_MAX],
+						   uint8_t len)
+{
 	for (size_t i = 0; i < c->count; i++)
-		if (same_object(c->tables[i], id, (uint8_t)len))
+		if (same_object(c->tables[i], id, len))
 			return c->tables[i];
+	return NULL;
+}
+
+int at_unwind_cache_put(struct at_unwind_cache *c, struct at_unwind_table *t)
+{
 	if (c->count == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		struct at_unwind_table **v = realloc(c->tables, cap * sizeof(*v));
 		if (!v) {
-			*why = strerror(ENOMEM);
-			return NULL;
+			at_unwind_table_free(t);
+			free(t);
+			errno = ENOMEM;
+			return -1;
 		}
 		c->tables = v;
 		c->cap = cap;
 	}
+	c->tables[c->count++] = t;
+	return 0;
+}
+
+const struct at_unwind_table *at_unwind_cache_get(struct at_unwind_cache *c, const char *path,
+						  const char **why)
+{
+	uint8_t id[AT_UNWIND_BUILD_ID_MAX];
+	uint8_t len;
+
+	if (at_unwind_object_key(path, id, &len, why) < 0)
+		return NULL;
+	const struct at_unwind_table *found = at_unwind_cache_find(c, id, len);
+	if (found)
+		return found;
 	struct at_unwind_table *t = malloc(sizeof(*t));
 	if (!t) {
 		*why = strerror(ENOMEM);
@@ -1125,7 +1156,10 @@ const struct at_unwind_table *at_unwind_cache_get(struct at_unwind_cache *c, con
 		free(t);
 		return NULL;
 	}
-	c->tables[c->count++] = t;
+	if (at_unwind_cache_put(c, t) < 0) {
+		*why = strerror(ENOMEM);
+		return NULL;
+	}
 	return t;
 }
 

@@ -135,4 +135,17 @@ const struct at_unwind_table *at_unwind_cache_get(struct at_unwind_cache *c, con
 						  const char **why);
 void at_unwind_cache_free(struct at_unwind_cache *c);
 
+/* The key the cache knows the object at path by: its build-id (*len its length), or when it
+ * has none its device and inode (*len 0). 0, or -1 with a reason in *why. Touches no shared
+ * state: any thread may call it. */
+int at_unwind_object_key(const char *path, uint8_t id[AT_UNWIND_BUILD_ID_MAX], uint8_t *len,
+			 const char **why);
+/* The table in c of the object with that key, or NULL: nothing is built. */
+const struct at_unwind_table *at_unwind_cache_find(const struct at_unwind_cache *c,
+						   const uint8_t id[AT_UNWIND_BUILD_ID_MAX],
+						   uint8_t len);
+/* c takes t, a table built elsewhere (a builder thread), and frees it with itself. 0, or -1
+ * (ENOMEM: t is freed). */
+int at_unwind_cache_put(struct at_unwind_cache *c, struct at_unwind_table *t);
+
 #endif

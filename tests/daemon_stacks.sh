@@ -17,7 +17,9 @@
 # anonymous memory) ends its stacks and costs at most one hold; a hold leaves job control alone
 # (a blocked SIGTSTP stays pending, kill -STOP stops the program 20 times of 20); two plugins
 # opened and closed in turn at one address (tests/fixtures/stacks_plugins.c) each get their
-# own allocations.
+# own allocations. Tables of big objects (libLLVM, tests/fixtures/stacks_big_object.c) are built
+# off the daemon's loop: a thread's creation waits milliseconds while one builds, and
+# `--all --stacks -d 2` and SIGINT end on time while processes that map them run.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -26,7 +28,8 @@ ORACLE=$ROOT/build/oracle/stack_oracle
 need_bpf "$D"
 need_built "$ATZ" "$ORACLE" "$FX/unwind_chain" "$FX/unwind_recursion" "$FX/unwind_static" \
 	"$FX/unwind_thread" "$FX/unwind_dlopen" "$FX/unwind_gold" "$FX/unwind_signal" \
-	"$FX/unwind_ctor" "$ROOT/build/alloctap-report" "$FX/stacks_jit" "$FX/stacks_plugins"
+	"$FX/unwind_ctor" "$ROOT/build/alloctap-report" "$FX/stacks_jit" "$FX/stacks_plugins" \
+	"$FX/stacks_big_object"
 
 # Text output has no place for stacks: a usage error that says so.
 "$D" --stacks -o "$T/x.log" -- /bin/true 2>"$T/usage.err"
@@ -296,6 +299,71 @@ if [ -x "$PY" ]; then
 	fi
 else
 	fail "python3 is installed" "make deps installs it"
+fi
+
+# Big objects: their unwind tables take seconds of CPU to build; the loop must not wait for them.
+BIG1=/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1
+BIG2=/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1
+# seconds since the epoch, to the millisecond
+now_s() { date +%s.%3N; }
+if [ -r "$BIG1" ] && [ -r "$BIG2" ]; then
+	# a thread's creation (a ptrace stop the daemon handles) while the daemon builds the table
+	# of the object the process has just mapped
+	"$D" -q --stacks --format binary -o "$T/big.atz" -- "$FX/stacks_big_object" "$BIG1" 3 \
+		>"$T/big.out" 2>"$T/big.err"
+	rc=$?
+	max_ms=$(awk '{print $4}' "$T/big.out")
+	echo "# big object: $(cat "$T/big.out")"
+	check "big object: the program ran under --stacks (status 0, a line)" \
+		test $rc -eq 0 -a -n "$max_ms"
+	check "big object: no pthread_create took 250 ms while libLLVM's table was built ($max_ms ms)" \
+		awk -v m="${max_ms:-99999}" 'BEGIN { exit !(m < 250) }'
+
+	# --all --stacks -d 2 with two running processes that map big objects
+	"$FX/stacks_big_object" "$BIG1" 30 >/dev/null &
+	b1=$!
+	"$FX/stacks_big_object" "$BIG2" 30 >/dev/null &
+	b2=$!
+	sleep 1
+	"$D" -v --all --stacks -d 2 --format binary -o "$T/bigall.atz" 2>"$T/bigall.err" &
+	dm=$!
+	if wait_for "$T/bigall.err" "alloctapd: recording" 20; then
+		t0=$(now_s)
+		wait "$dm"
+		rc=$?
+		took=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.2f", b - a }')
+		check "--all --stacks -d 2 with libLLVM mapped: status 0" test $rc -eq 0
+		check "--all --stacks -d 2 with libLLVM mapped: ends 3 s after recording began ($took s)" \
+			awk -v t="$took" 'BEGIN { exit !(t <= 3.0) }'
+		grep "events written" "$T/bigall.err" | sed 's/^/# /'
+	else
+		kill "$dm" 2>/dev/null
+		wait "$dm"
+		fail "--all --stacks -d 2 with libLLVM mapped: recording" "$(tail -3 "$T/bigall.err")"
+	fi
+
+	# SIGINT while the tables build: a fresh daemon builds them again
+	"$D" -v --all --stacks --format binary -o "$T/bigint.atz" 2>"$T/bigint.err" &
+	dm=$!
+	if wait_for "$T/bigint.err" "alloctapd: recording" 20; then
+		sleep 0.5
+		t0=$(now_s)
+		kill -INT "$dm"
+		wait "$dm"
+		rc=$?
+		took=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.2f", b - a }')
+		check "SIGINT during the build of libLLVM's table: status 0" test $rc -eq 0
+		check "SIGINT during the build of libLLVM's table: the daemon ends within 1 s ($took s)" \
+			awk -v t="$took" 'BEGIN { exit !(t <= 1.0) }'
+	else
+		kill "$dm" 2>/dev/null
+		wait "$dm"
+		fail "SIGINT during a build: recording" "$(tail -3 "$T/bigint.err")"
+	fi
+	kill "$b1" "$b2" 2>/dev/null
+	wait "$b1" "$b2" 2>/dev/null
+else
+	fail "big objects: $BIG1 and $BIG2 are installed" "make deps installs llvm-14 and llvm-15"
 fi
 
 finish

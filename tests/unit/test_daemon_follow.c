@@ -46,7 +46,7 @@ static int on_started(void *arg, pid_t pid, pid_t parent)
 	return s->refuse ? -1 : 0;
 }
 
-static void on_executed(void *arg, pid_t pid, pid_t former)
+static int on_executed(void *arg, pid_t pid, pid_t former)
 {
 	struct seen *s = arg;
 
@@ -54,6 +54,7 @@ static void on_executed(void *arg, pid_t pid, pid_t former)
 		s->former = former;
 	if (s->nexecuted < 16)
 		s->executed[s->nexecuted++] = pid;
+	return 0;
 }
 
 static void on_ended(void *arg, pid_t pid, int status)

@@ -5,7 +5,10 @@
  * what was written and each mapping's serial; a mapping a rescan no longer sees is retired with
  * its serial, and comes back with it; a record written makes those it overlaps unwritten; a
  * mapping of a file that is not ELF is opaque and counted; an unreadable maps file is an error
- * that still counts as a try. */
+ * that still counts as a try. Deferred builds: a scan asks once per object, its mappings opaque
+ * and pending meanwhile (their records carry the build-id already); the table built, a rescan
+ * loads it under the same serial; a build that failed is not asked again, one whose path had
+ * gone is. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -232,6 +235,95 @@ static void test_unreadable(void **state)
 	assert_int_equal(p->count, 0);
 }
 
+/* What a deferred scan asked for. */
+struct requests {
+	unsigned count;
+	char path[128];
+	uint8_t key[AT_UNWIND_BUILD_ID_MAX];
+	uint8_t key_len;
+};
+
+static int on_request(void *arg, const char *path, const uint8_t key[AT_UNWIND_BUILD_ID_MAX],
+		      uint8_t key_len)
+{
+	struct requests *r = arg;
+
+	r->count++;
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	memcpy(r->key, key, AT_UNWIND_BUILD_ID_MAX);
+	r->key_len = key_len;
+	return 0;
+}
+
+/* libc's table, built here as the builder thread would. */
+static struct at_unwind_table *libc_table(void)
+{
+	struct at_unwind_table *t = malloc(sizeof(*t));
+	const char *why;
+
+	assert_non_null(t);
+	assert_int_equal(at_unwind_table_build(LIBC, t, &why), 0);
+	return t;
+}
+
+static void test_deferred(void **state)
+{
+	struct fixture *f = *state;
+	struct requests r = { 0 };
+
+	at_stack_procs_defer(&f->procs, on_request, &r);
+	write_maps(f, libc_maps);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1000, &f->out), 0);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 43, f->maps, 1000, &f->out), 0);
+	assert_int_equal(r.count, 1); /* one object, two processes: asked once */
+	assert_string_equal(r.path, LIBC);
+	assert_true(r.key_len > 0);
+	assert_int_equal(f->out.m[0].table, AT_BPF_OPAQUE);
+	assert_int_equal(f->procs.no_table, 0);
+	assert_int_equal(f->loaded, 0);
+	struct at_stack_proc *p = at_stack_procs_find(&f->procs, 42);
+	assert_int_equal(p->pending, 1);
+	assert_int_equal(p->maps[0].pending, 1);
+	assert_int_equal(p->maps[0].m.build_id_len, r.key_len);
+	assert_memory_equal(p->maps[0].m.build_id, r.key, r.key_len);
+	uint32_t serial = p->maps[0].serial;
+	assert_true(at_stack_procs_waits_for(p, r.key, r.key_len));
+
+	assert_int_equal(at_stack_procs_built(&f->procs, r.key, r.key_len, libc_table(), 0), 0);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1100, &f->out), 0);
+	assert_int_equal(r.count, 1);
+	assert_int_equal(f->out.m[0].table, 0);
+	assert_int_equal(f->out.m[0].bias, 0x7f0000000000ll);
+	assert_int_equal(f->out.m[0].serial, serial); /* the same mapping, now with its table */
+	p = at_stack_procs_find(&f->procs, 42);
+	assert_int_equal(p->pending, 0);
+	assert_false(at_stack_procs_waits_for(p, r.key, r.key_len));
+	assert_int_equal(f->loaded, 1);
+}
+
+static void test_deferred_failures(void **state)
+{
+	struct fixture *f = *state;
+	struct requests r = { 0 };
+
+	at_stack_procs_defer(&f->procs, on_request, &r);
+	write_maps(f, libc_maps);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1000, &f->out), 0);
+	assert_int_equal(r.count, 1);
+	/* the path had gone: asked again at the next scan */
+	assert_int_equal(at_stack_procs_built(&f->procs, r.key, r.key_len, NULL, 1), 0);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1100, &f->out), 0);
+	assert_int_equal(r.count, 2);
+	assert_int_equal(at_stack_procs_find(&f->procs, 42)->pending, 1);
+	/* the object cannot be built: never asked again, opaque and counted */
+	assert_int_equal(at_stack_procs_built(&f->procs, r.key, r.key_len, NULL, 0), 0);
+	assert_int_equal(at_stack_procs_scan(&f->procs, 42, f->maps, 1200, &f->out), 0);
+	assert_int_equal(r.count, 2);
+	assert_int_equal(f->out.m[0].table, AT_BPF_OPAQUE);
+	assert_int_equal(at_stack_procs_find(&f->procs, 42)->pending, 0);
+	assert_int_equal(f->procs.no_table, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +332,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_failures, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
