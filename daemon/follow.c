@@ -341,28 +341,11 @@ void at_follow_detach_all(struct at_follow *f, unsigned timeout_ms)
 	f->processes = 0;
 }
 
-/* A child announced by its parent's event that no longer exists, or 0: its whole life (first
- * stop, exit, reaping) was handled before that event, which put it back as a ghost. A zombie
- * still exists: its exit status is yet to come. */
-static pid_t ghost_child(const struct at_follow *f, unsigned *expected)
+unsigned at_follow_expected(const struct at_follow *f)
 {
-	*expected = 0;
-	for (unsigned i = 0; i < f->cap; i++) {
-		if (!f->slots[i].tid || f->slots[i].tgid)
-			continue;
-		if (kill(f->slots[i].tid, 0) < 0 && errno == ESRCH)
-			return f->slots[i].tid;
-		(*expected)++;
-	}
-	return 0;
-}
+	unsigned n = 0;
 
-unsigned at_follow_expected(struct at_follow *f)
-{
-	unsigned n;
-	pid_t ghost;
-
-	while ((ghost = ghost_child(f, &n)))
-		drop(f, find(f, ghost));
+	for (unsigned i = 0; i < f->cap; i++)
+		n += f->slots[i].tid && !f->slots[i].tgid;
 	return n;
 }

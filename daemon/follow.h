@@ -75,9 +75,8 @@ unsigned at_follow_reap(struct at_follow *f, unsigned max);
 void at_follow_detach_all(struct at_follow *f, unsigned timeout_ms);
 
 /* Threads and processes a tracee created whose first stop has not come yet (not taken in:
- * the trace must not end before them). One that no longer exists (its first stop and its end
- * were handled before its creator's event announced it) is forgotten here. */
-unsigned at_follow_expected(struct at_follow *f);
+ * the trace must not end before them). */
+unsigned at_follow_expected(const struct at_follow *f);
 
 /* The PTRACE_O_* options the tracees of a scope are seized with. */
 unsigned long at_follow_options(enum at_follow_scope scope);
