@@ -166,7 +166,7 @@ static int resolve_preload(const char *root, const char *value, struct path_list
  * so, says it in why. */
 static int static_without_malloc(const char *exe, char *why, size_t whylen)
 {
-	if (defines_malloc(exe) || at_elf_needs_loader(exe))
+	if (defines_malloc(exe) || at_elf_needs_loader(exe) || at_elf_is_loader(exe))
 		return 0;
 	snprintf(why, whylen, "%s is statically linked and has no symbol for malloc (stripped?): "
 		 "its allocator cannot be found", exe);
@@ -344,10 +344,12 @@ static void exe_path(pid_t pid, char *out, size_t outlen)
 }
 
 /* The dynamic loader a process maps, found by the loader's _r_debug: the first mapped object
- * (at file offset 0, other than the executable) whose symbols define it. */
+ * (at file offset 0, other than the executable unless the executable is the loader, run as
+ * `ld.so PROGRAM`) whose symbols define it. */
 struct loader_debug {
 	pid_t pid;
 	uint64_t exe_dev, exe_inode;
+	int exe_is_loader;
 	uint64_t r_debug; /* its address in the process; 0 until found */
 };
 
@@ -361,7 +363,8 @@ static int note_loader_debug(const struct at_procmaps_entry *e, void *arg)
 	struct at_elf elf;
 	const char *reason;
 
-	if (e->offset != 0 || (dev == l->exe_dev && e->inode == l->exe_inode) ||
+	if (e->offset != 0 ||
+	    (!l->exe_is_loader && dev == l->exe_dev && e->inode == l->exe_inode) ||
 	    at_mapped_path("/proc", l->pid, e, path, sizeof(path)) < 0 ||
 	    at_elf_open(&elf, path, &reason) < 0)
 		return 0;
@@ -482,7 +485,8 @@ static int read_link_map(struct link_objects *l, uint64_t map)
  * process's memory through its loader's _r_debug; each object is opened by the path of the file
  * the process maps (at_mapped_path). 0 with the path in out; 1 when the list is read but no
  * object in it defines malloc (yet); -1 when there is no list to read (no dynamic loader, or it
- * has not set the list up). */
+ * has not set the list up). When the executable is the loader itself (`ld.so PROGRAM`), the
+ * list's first entry is the program, named by its path, and is read too. */
 static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen)
 {
 	struct loader_debug d = { .pid = pid };
@@ -497,13 +501,17 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	d.exe_dev = st.st_dev;
 	d.exe_inode = st.st_ino;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0 || !d.r_debug ||
-	    read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 || !map ||
-	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0)
+	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
+		return -1;
+	if (!d.r_debug && (d.exe_is_loader = at_elf_is_loader(exe)) &&
+	    at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
+		return -1;
+	if (!d.r_debug || read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 ||
+	    !map || read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0)
 		return -1;
 	if (defines_malloc(exe))
 		return copy_path(out, outlen, exe);
-	int rc = read_link_map(&l, next) < 0 ||
+	int rc = read_link_map(&l, d.exe_is_loader ? map : next) < 0 ||
 			 at_procmaps_for_each_file(maps, name_listed_object, &l, NULL) < 0
 		 ? -1
 		 : 1;
@@ -623,6 +631,8 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
 	exe_path(pid, exe, sizeof(exe));
 	if (defines_malloc(exe))
 		return copy_path(out, outlen, exe);
+	if (at_elf_is_loader(exe)) /* `ld.so PROGRAM`: held at the loader's own _dl_debug_state */
+		return copy_path(loader, loaderlen, exe) == 0 ? 1 : -1;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
 	if (in.found)

@@ -33,7 +33,8 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 
 /* Discovery at an exec stop, by what the process maps: 0 with the executable's path in out when
  * it defines malloc; else 1 with the path of its dynamic loader (the one mapped file that is not
- * the executable) in loader: the allocator is among the libraries the loader will map, to be
+ * the executable; the executable itself when it is the loader, run as `ld.so PROGRAM`) in
+ * loader: the allocator is among the libraries the loader will map, to be
  * found then with at_discover_pid. -1 with why (gone, or a static program without malloc). */
 int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
 			  char *why, size_t whylen);

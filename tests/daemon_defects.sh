@@ -143,4 +143,16 @@ check "--pid with an LD_PRELOAD of ${#long} bytes: status 0, jemalloc probed" \
 	bash -c "test $rc -eq 0 && grep -q 'pid $fx: probing .*libjemalloc.so.2\$' $T/longpre.err"
 check "--pid with a long LD_PRELOAD: the sequence exactly" \
 	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/longpre.exp $T/longpre.log"
+
+# 10. A program run through its dynamic loader (`ld.so PROGRAM`): the executable is the loader
+# itself (no PT_INTERP); the process is held at the loader's own _dl_debug_state and the
+# program's C library is probed, as for the program run directly.
+LDSO=/lib64/ld-linux-x86-64.so.2
+"$D" -v -o "$T/ldso.log" -- "$LDSO" "$FX/alloc_sequence" "$T/ldso.exp" --threads 0 \
+	--no-extras 2>"$T/ldso.err"
+rc=$?
+check "run through $LDSO: status 0, its C library probed, nothing left unprobed" \
+	bash -c "test $rc -eq 0 && grep -q 'executed a new program: probing .*libc.so.6\$' $T/ldso.err && ! grep -q 'could not be probed' $T/ldso.err"
+check "run through $LDSO: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/ldso.exp $T/ldso.log"
 finish
