@@ -351,6 +351,8 @@ struct loader_debug {
 	uint64_t exe_dev, exe_inode;
 	int exe_is_loader;
 	uint64_t r_debug; /* its address in the process; 0 until found */
+	uint64_t dev, inode; /* the loader's file */
+	char path[4096];     /* the loader's path as the daemon opens it */
 };
 
 /* Notes e when it is the start of the loader: _r_debug's address is its load address plus the
@@ -370,8 +372,12 @@ static int note_loader_debug(const struct at_procmaps_entry *e, void *arg)
 		return 0;
 	int found = at_elf_find_object(&elf, "_r_debug", &vaddr) == 1;
 	at_elf_close(&elf);
-	if (found)
+	if (found) {
 		l->r_debug = e->start + vaddr;
+		l->dev = dev;
+		l->inode = e->inode;
+		snprintf(l->path, sizeof(l->path), "%s", path);
+	}
 	return found;
 }
 
@@ -484,10 +490,13 @@ static int read_link_map(struct link_objects *l, uint64_t map)
  * malloc; exe names the executable (the list's first entry). The list is read from the
  * process's memory through its loader's _r_debug; each object is opened by the path of the file
  * the process maps (at_mapped_path). 0 with the path in out; 1 when the list is read but no
- * object in it defines malloc (yet); -1 when there is no list to read (no dynamic loader, or it
- * has not set the list up). When the executable is the loader itself (`ld.so PROGRAM`), the
- * list's first entry is the program, named by its path, and is read too. */
-static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen)
+ * object in it defines malloc (yet: with LD_AUDIT the loader is consistent once before the
+ * program's libraries are listed); 2 when a loader with _r_debug is mapped but has not set the
+ * list up yet; -1 when there is no list to read (no such loader). When the executable is the
+ * loader itself (`ld.so PROGRAM`), the list's first entry is the program, named by its path,
+ * and is read too. loader (may be NULL) gets the loader's path when one is found. */
+static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen,
+			      char *loader, size_t loaderlen)
 {
 	struct loader_debug d = { .pid = pid };
 	struct link_objects l = { .pid = pid };
@@ -503,12 +512,16 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
 		return -1;
-	if (!d.r_debug && (d.exe_is_loader = at_elf_is_loader(exe)) &&
+	if (!d.r_debug && !defines_malloc(exe) && (d.exe_is_loader = at_elf_is_loader(exe)) &&
 	    at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
 		return -1;
-	if (!d.r_debug || read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 ||
-	    !map || read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0)
+	if (!d.r_debug)
 		return -1;
+	if (loader)
+		snprintf(loader, loaderlen, "%s", d.path);
+	if (read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 || !map ||
+	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0)
+		return 2;
 	if (defines_malloc(exe))
 		return copy_path(out, outlen, exe);
 	int rc = read_link_map(&l, d.exe_is_loader ? map : next) < 0 ||
@@ -544,7 +557,7 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 		return -1;
 	}
 	exe_path(pid, exe, sizeof(exe));
-	if (choose_by_link_map(pid, exe, out, outlen) == 0)
+	if (choose_by_link_map(pid, exe, out, outlen, NULL, 0) == 0)
 		return 0;
 	char *preload_names = read_preload_env(pid);
 	o.preload_names = preload_names;
@@ -567,6 +580,27 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 			 "library", (int)pid);
 	free(o.preload.text);
 	return -1;
+}
+
+int at_discover_loaded(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
+		       char *why, size_t whylen)
+{
+	char exe[4096];
+	struct stat st;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (stat(exe, &st) < 0)
+		return at_discover_pid(pid, out, outlen, why, whylen); /* says why */
+	exe_path(pid, exe, sizeof(exe));
+	int rc = choose_by_link_map(pid, exe, out, outlen, loader, loaderlen);
+	if (rc < 0)
+		return at_discover_pid(pid, out, outlen, why, whylen);
+	if (rc == 0)
+		return 0;
+	snprintf(why, whylen, "process %d: its dynamic loader %s", (int)pid,
+		 rc == 2 ? "has not set up its list of objects yet"
+			 : "has not listed an object that defines malloc yet");
+	return 1;
 }
 
 int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)

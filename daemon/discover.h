@@ -24,6 +24,15 @@ int at_choose_allocator(const char *exe, const char *preload, const char *libc, 
  * buffer of whylen bytes). */
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen);
 
+/* Discovery for a process whose dynamic loader may still be at work (held at its
+ * _dl_debug_state, or attached in the middle of an exec): 0 with the path in out when the
+ * loader's link_map list names an object that defines malloc; 1 with why, and the loader's path
+ * in loader, when the loader (one with _r_debug) has not set that list up or listed such an
+ * object yet: the caller waits for its next consistent state; without such a loader, what
+ * at_discover_pid returns. */
+int at_discover_loaded(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
+		       char *why, size_t whylen);
+
 /* Discovery for a process that has just executed a new image: its executable is mapped but its
  * libraries are not yet (the dynamic loader maps them later). Reads /proc/PID/exe and all of
  * /proc/PID/environ, and looks for LD_PRELOAD entries and the C library under the process's

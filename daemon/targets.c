@@ -134,7 +134,8 @@ static void ended(void *arg, pid_t pid, int status)
 		return;
 	if (at_pidset_has(&d->loading, (uint32_t)pid)) {
 		loading_done(d, pid);
-		not_probed(d, pid, "ended before its dynamic loader had mapped its libraries");
+		not_probed(d, pid, "ended before its dynamic loader had mapped its libraries (or an "
+			   "allocator among them)");
 	}
 	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXIT, pid, 0, 0, (uint64_t)status, 0,
 			  at_session_seq(d));
@@ -195,12 +196,21 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
 
 /* pid is held at its dynamic loader's _dl_debug_state once its libraries are mapped (or, when
  * the BPF program cannot read the loader's state, also before). Its allocator is found among
- * what it maps and probed. */
+ * what it maps and probed. While the loader's list holds no allocator yet (LD_AUDIT: the
+ * auditors' namespace is consistent first), pid waits for the loader's next consistent state;
+ * one that never lists one is counted when it ends (ended). */
 static void libraries_mapped(struct at_session *d, pid_t pid)
 {
-	char obj[4096], why[512];
+	char obj[4096], loader[4096], why[512];
+	int rc = at_discover_loaded(pid, obj, sizeof(obj), loader, sizeof(loader), why,
+				    sizeof(why));
 
-	if (at_discover_pid(pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
+	if (rc > 0) {
+		DISPLAYLEVEL(4, "%s: pid %d: %s: held at its next consistent state\n",
+			     at_program_name, (int)pid, why);
+		return;
+	}
+	if (rc < 0) {
 		if (!at_discover_libraries_mapped(pid))
 			return; /* held before the libraries were mapped: the next call */
 		loading_done(d, pid);
