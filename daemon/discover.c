@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "alloctap.h"
 #include "caps.h"
 #include "discover.h"
 #include "elfsym.h"
@@ -485,14 +486,26 @@ static int read_link_map(struct link_objects *l, uint64_t map)
 	return 0;
 }
 
+/* Whether the list l names an object other than the executable and the loader d (the program,
+ * first in the list, does not count when the executable is the loader). */
+static int lists_a_library(const struct link_objects *l, const struct loader_debug *d)
+{
+	for (size_t i = d->exe_is_loader ? 1 : 0; i < l->n; i++)
+		if ((l->objects[i].dev != d->dev || l->objects[i].inode != d->inode) &&
+		    (l->objects[i].dev != d->exe_dev || l->objects[i].inode != d->exe_inode))
+			return 1;
+	return 0;
+}
+
 /* The loader's rule: the first object of the process's link_map list (the executable, the
  * LD_PRELOAD objects, the needed libraries breadth first, then what dlopen added) that defines
  * malloc; exe names the executable (the list's first entry). The list is read from the
  * process's memory through its loader's _r_debug; each object is opened by the path of the file
- * the process maps (at_mapped_path). 0 with the path in out; 1 when the list is read but no
- * object in it defines malloc (yet: with LD_AUDIT the loader is consistent once before the
- * program's libraries are listed); 2 when a loader with _r_debug is mapped but has not set the
- * list up yet; -1 when there is no list to read (no such loader). When the executable is the
+ * the process maps (at_mapped_path). 0 with the path in out; 1 when the loader is still at work:
+ * the list is not set up, the loader's state is not RT_CONSISTENT, or no object but the
+ * executable and the loader is listed yet (with LD_AUDIT the loader is consistent once before
+ * the program's libraries are listed); 2 when the list is complete but no object in it defines
+ * malloc; -1 when there is no list to read (no loader with _r_debug). When the executable is the
  * loader itself (`ld.so PROGRAM`), the list's first entry is the program, named by its path,
  * and is read too. loader (may be NULL) gets the loader's path when one is found. */
 static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen,
@@ -503,6 +516,7 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	char maps[64];
 	struct stat st;
 	uint64_t map, next;
+	uint32_t state;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/exe", (int)pid);
 	if (stat(maps, &st) < 0)
@@ -520,17 +534,21 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	if (loader)
 		snprintf(loader, loaderlen, "%s", d.path);
 	if (read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 || !map ||
-	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0)
-		return 2;
+	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0 ||
+	    read_remote(pid, d.r_debug + AT_R_DEBUG_STATE, &state, sizeof(state)) < 0 ||
+	    state != AT_RT_CONSISTENT)
+		return 1;
 	if (defines_malloc(exe))
 		return copy_path(out, outlen, exe);
 	int rc = read_link_map(&l, d.exe_is_loader ? map : next) < 0 ||
 			 at_procmaps_for_each_file(maps, name_listed_object, &l, NULL) < 0
 		 ? -1
-		 : 1;
-	for (size_t i = 0; rc == 1 && i < l.n; i++)
+		 : 2;
+	for (size_t i = 0; rc == 2 && i < l.n; i++)
 		if (l.objects[i].path && defines_malloc(l.objects[i].path))
 			rc = copy_path(out, outlen, l.objects[i].path) == 0 ? 0 : -1;
+	if (rc == 2 && !lists_a_library(&l, &d))
+		rc = 1;
 	for (size_t i = 0; i < l.n; i++)
 		free(l.objects[i].path);
 	free(l.objects);
@@ -593,13 +611,12 @@ int at_discover_loaded(pid_t pid, char *out, size_t outlen, char *loader, size_t
 		return at_discover_pid(pid, out, outlen, why, whylen); /* says why */
 	exe_path(pid, exe, sizeof(exe));
 	int rc = choose_by_link_map(pid, exe, out, outlen, loader, loaderlen);
-	if (rc < 0)
-		return at_discover_pid(pid, out, outlen, why, whylen);
 	if (rc == 0)
 		return 0;
-	snprintf(why, whylen, "process %d: its dynamic loader %s", (int)pid,
-		 rc == 2 ? "has not set up its list of objects yet"
-			 : "has not listed an object that defines malloc yet");
+	if (rc != 1) /* no list to read, or one complete without malloc: as for any process */
+		return at_discover_pid(pid, out, outlen, why, whylen);
+	snprintf(why, whylen, "process %d: its dynamic loader has not listed its libraries yet",
+		 (int)pid);
 	return 1;
 }
 

@@ -27,9 +27,10 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 /* Discovery for a process whose dynamic loader may still be at work (held at its
  * _dl_debug_state, or attached in the middle of an exec): 0 with the path in out when the
  * loader's link_map list names an object that defines malloc; 1 with why, and the loader's path
- * in loader, when the loader (one with _r_debug) has not set that list up or listed such an
- * object yet: the caller waits for its next consistent state; without such a loader, what
- * at_discover_pid returns. */
+ * in loader, when the loader (one with _r_debug) is still at work: its list not set up, its
+ * state not RT_CONSISTENT, or nothing listed but the executable and the loader (LD_AUDIT's first
+ * consistent state): the caller waits for its next consistent state. Otherwise (no such loader,
+ * or a complete list without malloc) what at_discover_pid returns. */
 int at_discover_loaded(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
 		       char *why, size_t whylen);
 
