@@ -134,8 +134,7 @@ static void ended(void *arg, pid_t pid, int status)
 		return;
 	if (at_pidset_has(&d->loading, (uint32_t)pid)) {
 		loading_done(d, pid);
-		not_probed(d, pid, "ended before its dynamic loader had mapped its libraries (or an "
-			   "allocator among them)");
+		not_probed(d, pid, "ended before its dynamic loader had mapped its libraries");
 	}
 	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXIT, pid, 0, 0, (uint64_t)status, 0,
 			  at_session_seq(d));
@@ -196,9 +195,9 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
 
 /* pid is held at its dynamic loader's _dl_debug_state once its libraries are mapped (or, when
  * the BPF program cannot read the loader's state, also before). Its allocator is found among
- * what it maps and probed. While the loader's list holds no allocator yet (LD_AUDIT: the
- * auditors' namespace is consistent first), pid waits for the loader's next consistent state;
- * one that never lists one is counted when it ends (ended). */
+ * what it maps and probed. While the loader is still at work (LD_AUDIT: the auditors' namespace
+ * is consistent first, before the program's libraries are listed), pid waits for the loader's
+ * next consistent state; one that never lists a library is counted when it ends (ended). */
 static void libraries_mapped(struct at_session *d, pid_t pid)
 {
 	char obj[4096], loader[4096], why[512];
