@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "alloctap.h"
 #include "caps.h"
 #include "discover.h"
 #include "elfsym.h"
@@ -166,7 +167,7 @@ static int resolve_preload(const char *root, const char *value, struct path_list
  * so, says it in why. */
 static int static_without_malloc(const char *exe, char *why, size_t whylen)
 {
-	if (defines_malloc(exe) || at_elf_needs_loader(exe))
+	if (defines_malloc(exe) || at_elf_needs_loader(exe) || at_elf_is_loader(exe))
 		return 0;
 	snprintf(why, whylen, "%s is statically linked and has no symbol for malloc (stripped?): "
 		 "its allocator cannot be found", exe);
@@ -344,11 +345,15 @@ static void exe_path(pid_t pid, char *out, size_t outlen)
 }
 
 /* The dynamic loader a process maps, found by the loader's _r_debug: the first mapped object
- * (at file offset 0, other than the executable) whose symbols define it. */
+ * (at file offset 0, other than the executable unless the executable is the loader, run as
+ * `ld.so PROGRAM`) whose symbols define it. */
 struct loader_debug {
 	pid_t pid;
 	uint64_t exe_dev, exe_inode;
+	int exe_is_loader;
 	uint64_t r_debug; /* its address in the process; 0 until found */
+	uint64_t dev, inode; /* the loader's file */
+	char path[4096];     /* the loader's path as the daemon opens it */
 };
 
 /* Notes e when it is the start of the loader: _r_debug's address is its load address plus the
@@ -361,14 +366,19 @@ static int note_loader_debug(const struct at_procmaps_entry *e, void *arg)
 	struct at_elf elf;
 	const char *reason;
 
-	if (e->offset != 0 || (dev == l->exe_dev && e->inode == l->exe_inode) ||
+	if (e->offset != 0 ||
+	    (!l->exe_is_loader && dev == l->exe_dev && e->inode == l->exe_inode) ||
 	    at_mapped_path("/proc", l->pid, e, path, sizeof(path)) < 0 ||
 	    at_elf_open(&elf, path, &reason) < 0)
 		return 0;
 	int found = at_elf_find_object(&elf, "_r_debug", &vaddr) == 1;
 	at_elf_close(&elf);
-	if (found)
+	if (found) {
 		l->r_debug = e->start + vaddr;
+		l->dev = dev;
+		l->inode = e->inode;
+		snprintf(l->path, sizeof(l->path), "%s", path);
+	}
 	return found;
 }
 
@@ -476,20 +486,37 @@ static int read_link_map(struct link_objects *l, uint64_t map)
 	return 0;
 }
 
+/* Whether the list l names an object other than the executable and the loader d (the program,
+ * first in the list, does not count when the executable is the loader). */
+static int lists_a_library(const struct link_objects *l, const struct loader_debug *d)
+{
+	for (size_t i = d->exe_is_loader ? 1 : 0; i < l->n; i++)
+		if ((l->objects[i].dev != d->dev || l->objects[i].inode != d->inode) &&
+		    (l->objects[i].dev != d->exe_dev || l->objects[i].inode != d->exe_inode))
+			return 1;
+	return 0;
+}
+
 /* The loader's rule: the first object of the process's link_map list (the executable, the
  * LD_PRELOAD objects, the needed libraries breadth first, then what dlopen added) that defines
  * malloc; exe names the executable (the list's first entry). The list is read from the
  * process's memory through its loader's _r_debug; each object is opened by the path of the file
- * the process maps (at_mapped_path). 0 with the path in out; 1 when the list is read but no
- * object in it defines malloc (yet); -1 when there is no list to read (no dynamic loader, or it
- * has not set the list up). */
-static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen)
+ * the process maps (at_mapped_path). 0 with the path in out; 1 when the loader is still at work:
+ * the list is not set up, the loader's state is not RT_CONSISTENT, or no object but the
+ * executable and the loader is listed yet (with LD_AUDIT the loader is consistent once before
+ * the program's libraries are listed); 2 when the list is complete but no object in it defines
+ * malloc; -1 when there is no list to read (no loader with _r_debug). When the executable is the
+ * loader itself (`ld.so PROGRAM`), the list's first entry is the program, named by its path,
+ * and is read too. loader (may be NULL) gets the loader's path when one is found. */
+static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen,
+			      char *loader, size_t loaderlen)
 {
 	struct loader_debug d = { .pid = pid };
 	struct link_objects l = { .pid = pid };
 	char maps[64];
 	struct stat st;
 	uint64_t map, next;
+	uint32_t state;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/exe", (int)pid);
 	if (stat(maps, &st) < 0)
@@ -497,19 +524,31 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	d.exe_dev = st.st_dev;
 	d.exe_inode = st.st_ino;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0 || !d.r_debug ||
-	    read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 || !map ||
-	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0)
+	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
 		return -1;
+	if (!d.r_debug && !defines_malloc(exe) && (d.exe_is_loader = at_elf_is_loader(exe)) &&
+	    at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
+		return -1;
+	if (!d.r_debug)
+		return -1;
+	if (loader)
+		snprintf(loader, loaderlen, "%s", d.path);
+	if (read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 || !map ||
+	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0 ||
+	    read_remote(pid, d.r_debug + AT_R_DEBUG_STATE, &state, sizeof(state)) < 0 ||
+	    state != AT_RT_CONSISTENT)
+		return 1;
 	if (defines_malloc(exe))
 		return copy_path(out, outlen, exe);
-	int rc = read_link_map(&l, next) < 0 ||
+	int rc = read_link_map(&l, d.exe_is_loader ? map : next) < 0 ||
 			 at_procmaps_for_each_file(maps, name_listed_object, &l, NULL) < 0
 		 ? -1
-		 : 1;
-	for (size_t i = 0; rc == 1 && i < l.n; i++)
+		 : 2;
+	for (size_t i = 0; rc == 2 && i < l.n; i++)
 		if (l.objects[i].path && defines_malloc(l.objects[i].path))
 			rc = copy_path(out, outlen, l.objects[i].path) == 0 ? 0 : -1;
+	if (rc == 2 && !lists_a_library(&l, &d))
+		rc = 1;
 	for (size_t i = 0; i < l.n; i++)
 		free(l.objects[i].path);
 	free(l.objects);
@@ -536,7 +575,7 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 		return -1;
 	}
 	exe_path(pid, exe, sizeof(exe));
-	if (choose_by_link_map(pid, exe, out, outlen) == 0)
+	if (choose_by_link_map(pid, exe, out, outlen, NULL, 0) == 0)
 		return 0;
 	char *preload_names = read_preload_env(pid);
 	o.preload_names = preload_names;
@@ -559,6 +598,26 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 			 "library", (int)pid);
 	free(o.preload.text);
 	return -1;
+}
+
+int at_discover_loaded(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
+		       char *why, size_t whylen)
+{
+	char exe[4096];
+	struct stat st;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (stat(exe, &st) < 0)
+		return at_discover_pid(pid, out, outlen, why, whylen); /* says why */
+	exe_path(pid, exe, sizeof(exe));
+	int rc = choose_by_link_map(pid, exe, out, outlen, loader, loaderlen);
+	if (rc == 0)
+		return 0;
+	if (rc != 1) /* no list to read, or one complete without malloc: as for any process */
+		return at_discover_pid(pid, out, outlen, why, whylen);
+	snprintf(why, whylen, "process %d: its dynamic loader has not listed its libraries yet",
+		 (int)pid);
+	return 1;
 }
 
 int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
@@ -623,6 +682,8 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
 	exe_path(pid, exe, sizeof(exe));
 	if (defines_malloc(exe))
 		return copy_path(out, outlen, exe);
+	if (at_elf_is_loader(exe)) /* `ld.so PROGRAM`: held at the loader's own _dl_debug_state */
+		return copy_path(loader, loaderlen, exe) == 0 ? 1 : -1;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
 	if (in.found)

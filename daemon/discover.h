@@ -24,6 +24,16 @@ int at_choose_allocator(const char *exe, const char *preload, const char *libc, 
  * buffer of whylen bytes). */
 int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen);
 
+/* Discovery for a process whose dynamic loader may still be at work (held at its
+ * _dl_debug_state, or attached in the middle of an exec): 0 with the path in out when the
+ * loader's link_map list names an object that defines malloc; 1 with why, and the loader's path
+ * in loader, when the loader (one with _r_debug) is still at work: its list not set up, its
+ * state not RT_CONSISTENT, or nothing listed but the executable and the loader (LD_AUDIT's first
+ * consistent state): the caller waits for its next consistent state. Otherwise (no such loader,
+ * or a complete list without malloc) what at_discover_pid returns. */
+int at_discover_loaded(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
+		       char *why, size_t whylen);
+
 /* Discovery for a process that has just executed a new image: its executable is mapped but its
  * libraries are not yet (the dynamic loader maps them later). Reads /proc/PID/exe and all of
  * /proc/PID/environ, and looks for LD_PRELOAD entries and the C library under the process's
@@ -33,7 +43,8 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 
 /* Discovery at an exec stop, by what the process maps: 0 with the executable's path in out when
  * it defines malloc; else 1 with the path of its dynamic loader (the one mapped file that is not
- * the executable) in loader: the allocator is among the libraries the loader will map, to be
+ * the executable; the executable itself when it is the loader, run as `ld.so PROGRAM`) in
+ * loader: the allocator is among the libraries the loader will map, to be
  * found then with at_discover_pid. -1 with why (gone, or a static program without malloc). */
 int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
 			  char *why, size_t whylen);

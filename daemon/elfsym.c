@@ -229,3 +229,19 @@ int at_elf_needs_loader(const char *path)
 	at_elf_close(&e);
 	return needs;
 }
+
+int at_elf_is_loader(const char *path)
+{
+	struct at_elf e;
+	const char *why;
+	uint64_t vaddr;
+	GElf_Ehdr eh;
+
+	if (at_elf_needs_loader(path) || at_elf_open(&e, path, &why) < 0)
+		return 0;
+	int is = gelf_getehdr(e.elf, &eh) && eh.e_type == ET_DYN &&
+		 at_elf_find_function(&e, "_dl_debug_state", &vaddr) == 1 &&
+		 at_elf_find_object(&e, "_r_debug", &vaddr) == 1;
+	at_elf_close(&e);
+	return is;
+}

@@ -52,4 +52,9 @@ int at_elf_defines_malloc(const char *path);
  * static). */
 int at_elf_needs_loader(const char *path);
 
+/* Whether the file at path is a dynamic loader run as the program (`ld.so PROGRAM`): a shared
+ * object without PT_INTERP that defines _dl_debug_state and _r_debug. 0 also when it cannot be
+ * read. */
+int at_elf_is_loader(const char *path);
+
 #endif

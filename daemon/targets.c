@@ -195,12 +195,21 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
 
 /* pid is held at its dynamic loader's _dl_debug_state once its libraries are mapped (or, when
  * the BPF program cannot read the loader's state, also before). Its allocator is found among
- * what it maps and probed. */
+ * what it maps and probed. While the loader is still at work (LD_AUDIT: the auditors' namespace
+ * is consistent first, before the program's libraries are listed), pid waits for the loader's
+ * next consistent state; one that never lists a library is counted when it ends (ended). */
 static void libraries_mapped(struct at_session *d, pid_t pid)
 {
-	char obj[4096], why[512];
+	char obj[4096], loader[4096], why[512];
+	int rc = at_discover_loaded(pid, obj, sizeof(obj), loader, sizeof(loader), why,
+				    sizeof(why));
 
-	if (at_discover_pid(pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
+	if (rc > 0) {
+		DISPLAYLEVEL(4, "%s: pid %d: %s: held at its next consistent state\n",
+			     at_program_name, (int)pid, why);
+		return;
+	}
+	if (rc < 0) {
 		if (!at_discover_libraries_mapped(pid))
 			return; /* held before the libraries were mapped: the next call */
 		loading_done(d, pid);
@@ -516,14 +525,18 @@ static int maps_file(pid_t pid, const char *path)
 	return m.found;
 }
 
-/* The object to probe in a running process: --lib (which it must map), or discovered. */
-static int object_of_pid(struct at_session *d, pid_t pid, char *obj, size_t len)
+/* The object to probe in a running process: --lib (which it must map), or discovered (0, its
+ * path in obj); 1 when its dynamic loader is still at work (attached in the middle of an exec),
+ * with the loader's path in loader: the process is to be held there. -1 after a message. */
+static int object_of_pid(struct at_session *d, pid_t pid, char *obj, size_t len, char *loader,
+			 size_t loaderlen)
 {
 	char why[512];
 
 	if (!d->opt.lib) {
-		if (at_discover_pid(pid, obj, len, why, sizeof(why)) == 0)
-			return 0;
+		int rc = at_discover_loaded(pid, obj, len, loader, loaderlen, why, sizeof(why));
+		if (rc >= 0)
+			return rc;
 		at_error("%s", why);
 		return -1;
 	}
@@ -536,12 +549,44 @@ static int object_of_pid(struct at_session *d, pid_t pid, char *obj, size_t len)
 	return 0;
 }
 
+/* --pid of a process whose dynamic loader is still at work (pid, seized; loader, its path): it
+ * is held at the loader's _dl_debug_state as at an exec stop, and its allocator probed there
+ * (libraries_mapped); 1 when so. When the loader finished meanwhile (0), obj names its
+ * allocator. -1 after a message (not followed by ptrace, or nothing to probe). */
+static int hold_at_loader(struct at_session *d, pid_t pid, const char *loader, char *obj,
+			  size_t objlen)
+{
+	char why[512], again[4096];
+
+	if (!d->following || d->late) {
+		if (at_discover_pid(pid, obj, objlen, why, sizeof(why)) == 0)
+			return 0;
+		at_error("%s", why);
+		return -1;
+	}
+	if (await_libraries(d, pid, loader, why, sizeof(why)) < 0) {
+		at_error("pid %d: %s", (int)pid, why);
+		return -1;
+	}
+	/* the loader may have become consistent before pid was in the loading map */
+	int rc = at_discover_loaded(pid, obj, objlen, again, sizeof(again), why, sizeof(why));
+	if (rc > 0) {
+		DISPLAYLEVEL(3, "%s: pid %d: %s: held at its dynamic loader until they are\n",
+			     at_program_name, (int)pid, why);
+		return 1;
+	}
+	loading_done(d, pid);
+	if (rc < 0)
+		at_error("%s", why);
+	return rc;
+}
+
 /* --pid: each target's allocator, for that pid alone, or for every process when following. */
 static int attach_pids(struct at_session *d)
 {
 	for (unsigned i = 0; i < d->opt.npids; i++) {
 		pid_t pid = d->opt.pids[i];
-		char obj[4096], why[512];
+		char obj[4096], loader[4096], why[512];
 
 		switch (at_process_state(pid)) {
 		case AT_PROCESS_GONE:
@@ -558,13 +603,19 @@ static int attach_pids(struct at_session *d)
 		case AT_PROCESS_RUNNING:
 			break;
 		}
-		if (object_of_pid(d, pid, obj, sizeof(obj)) < 0)
+		int found = object_of_pid(d, pid, obj, sizeof(obj), loader, sizeof(loader));
+		if (found < 0)
 			return -1;
 		follow(d, pid);
 		if (take_in(d, pid, (pid_t)at_proc_status_field(pid, "PPid"), AT_ATZ_PROCESS_BEFORE,
 			    at_proc_start_ns(pid)) < 0)
 			return -1;
 		at_stacks_scan(&d->stacks, pid);
+		if (found == 1 && (found = hold_at_loader(d, pid, loader, obj, sizeof(obj))) != 0) {
+			if (found < 0)
+				return -1;
+			continue; /* probed at its loader's next consistent state */
+		}
 		if (at_targets_probe(d, obj, pid, why, sizeof(why)) < 0) {
 			at_error("pid %d: %s%s", (int)pid, why, attach_hint());
 			return -1;

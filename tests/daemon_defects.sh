@@ -143,4 +143,41 @@ check "--pid with an LD_PRELOAD of ${#long} bytes: status 0, jemalloc probed" \
 	bash -c "test $rc -eq 0 && grep -q 'pid $fx: probing .*libjemalloc.so.2\$' $T/longpre.err"
 check "--pid with a long LD_PRELOAD: the sequence exactly" \
 	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/longpre.exp $T/longpre.log"
+
+# 10. A program run through its dynamic loader (`ld.so PROGRAM`): the executable is the loader
+# itself (no PT_INTERP); the process is held at the loader's own _dl_debug_state and the
+# program's C library is probed, as for the program run directly.
+LDSO=/lib64/ld-linux-x86-64.so.2
+"$D" -v -o "$T/ldso.log" -- "$LDSO" "$FX/alloc_sequence" "$T/ldso.exp" --threads 0 \
+	--no-extras 2>"$T/ldso.err"
+rc=$?
+check "run through $LDSO: status 0, its C library probed, nothing left unprobed" \
+	bash -c "test $rc -eq 0 && grep -q 'executed a new program: probing .*libc.so.6\$' $T/ldso.err && ! grep -q 'could not be probed' $T/ldso.err"
+check "run through $LDSO: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/ldso.exp $T/ldso.log"
+
+# 11. LD_AUDIT: the loader is consistent once with the auditor's namespace loaded, before the
+# program's libraries are listed; the process is held again at its next consistent state and
+# the program's C library probed. A plain program is still held once: its exec, the hold, its
+# exit.
+printf '#define _GNU_SOURCE\n#include <link.h>\nunsigned int la_version(unsigned int v) { return LAV_CURRENT; }\n' \
+	>"$T/auditor.c"
+if cc -shared -fPIC -o "$T/auditor.so" "$T/auditor.c" 2>"$T/auditor.cc.err"; then
+	LD_AUDIT=$T/auditor.so "$D" -v -o "$T/audit.log" -- "$FX/alloc_sequence" "$T/audit.exp" \
+		--threads 0 --no-extras 2>"$T/audit.err"
+	rc=$?
+	check "LD_AUDIT: status 0, the C library probed, nothing left unprobed" \
+		bash -c "test $rc -eq 0 && grep -q 'executed a new program: probing .*libc.so.6\$' $T/audit.err && ! grep -q 'could not be probed' $T/audit.err"
+	check "LD_AUDIT: the sequence exactly" \
+		bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/audit.exp $T/audit.log"
+else
+	check "LD_AUDIT: cannot build the auditor ($(head -c 200 "$T/auditor.cc.err"))" false
+fi
+"$D" -v -o "$T/plainhold.log" -- "$FX/alloc_sequence" "$T/plainhold.exp" --threads 0 \
+	--no-extras 2>"$T/plainhold.err"
+rc=$?
+check "a plain program: status 0, 3 ptrace stops (exec, one hold at the loader, exit)" \
+	bash -c "test $rc -eq 0 && grep -q '^alloctapd: 3 ptrace stops handled' $T/plainhold.err"
+check "a plain program: the sequence exactly" \
+	bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/plainhold.exp $T/plainhold.log"
 finish

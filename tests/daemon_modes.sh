@@ -153,4 +153,27 @@ else
 	kill "$fx" 2>/dev/null
 	fail "--pid, daemon stopped: fixture ready" "no ready file after 10 s"
 fi
+# 7. --pid of a process caught in the middle of an exec (stopped before its dynamic loader ran:
+# its executable and loader mapped, no library yet): it is held at its loader like an exec
+# stop, not refused, and its calls are recorded from its first.
+"$FX/exec_stopped" "$T/es.pid" "$FX/alloc_sequence" "$T/es.exp" --threads 0 --no-extras &
+launcher=$!
+if wait_for "$T/es.pid" . 10; then
+	es=$(cat "$T/es.pid")
+	"$D" -v --pid "$es" -o "$T/es.log" 2>"$T/es.err" &
+	dm=$!
+	wait_for "$T/es.err" "recording" 10
+	kill -CONT "$es"
+	wait "$launcher"
+	lrc=$?
+	wait "$dm"
+	rc=$?
+	check "--pid in the middle of an exec: status 0 (program $lrc), held at its loader, libc probed" \
+		bash -c "test $rc -eq 0 -a $lrc -eq 0 && grep -q 'pid $es: .*held at its dynamic loader' $T/es.err && grep -q 'pid $es executed a new program: probing .*libc.so.6\$' $T/es.err"
+	check "--pid in the middle of an exec: the sequence exactly" \
+		bash -c "$(declare -f compare_bracketed); T=$T; compare_bracketed $T/es.exp $T/es.log"
+else
+	kill "$launcher" 2>/dev/null
+	fail "--pid in the middle of an exec: fixture ready" "no pid file after 10 s"
+fi
 finish
