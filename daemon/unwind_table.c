@@ -700,9 +700,13 @@ static int is_padding(const struct object *o, const struct at_unwind_table *t, u
 	for (uint32_t i = 0; i < t->segment_count; i++)
 		if (lo >= t->segments[i].vaddr && hi <= t->segments[i].vaddr + t->segments[i].size)
 			s = &t->segments[i];
-	if (!s || s->offset + s->size > o->file_size)
+	if (!s)
 		return 0;
-	const uint8_t *b = o->file + s->offset + (lo - s->vaddr);
+	uint64_t at = lo - s->vaddr; /* [lo, hi) in the file: checked without a sum that can wrap */
+	if (s->offset > o->file_size || at > o->file_size - s->offset ||
+	    hi - lo > o->file_size - s->offset - at)
+		return 0;
+	const uint8_t *b = o->file + s->offset + at;
 	for (uint64_t i = 0; i < hi - lo; i++)
 		if (!pad[b[i]])
 			return 0;
