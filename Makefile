@@ -11,8 +11,8 @@
 #   make fuzz       each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60) seconds
 #   make install    PREFIX=/usr/local DESTDIR= (programs, and man pages under PREFIX/share/man)
 #
-# Layout rule: in lib/, munge/, replay/, report/ and daemon/, every .c file but main.c goes into the
-# folder's archive build/libat_FOLDER.a; main.c is the program, linked with its folder's archive
+# Layout rule: in lib/, munge/, replay/, report/ and daemon/ (with the daemon's rooms, its
+# subfolders), every .c file but main.c goes into the folder's archive build/libat_FOLDER.a; main.c is the program, linked with its folder's archive
 # and libat_lib.a. A unit test driver tests/unit/test_FOLDER_MODULE.c links the same two
 # archives (a lib driver only libat_lib.a), so the linker takes only the code under test.
 # Only the daemon needs clang and bpftool (for the BPF skeleton) and libbpf.
@@ -35,7 +35,12 @@ CFLAGS  ?= -O2 -g
 
 B        := build
 WARN     := -Wall -Wextra -Werror
-CPPFLAGS += -D_GNU_SOURCE -I. -Ilib -Ibpf -I$(B)
+# The daemon's rooms (daemon/README.md): each folder's headers are found by name; of the
+# architecture folders, only this machine's is built.
+ARCH        := x86_64
+DAEMON_DIRS := daemon daemon/trace daemon/procs daemon/probes daemon/stacks daemon/arch \
+	       daemon/arch/$(ARCH)
+CPPFLAGS += -D_GNU_SOURCE -I. -Ilib -Ibpf -I$(B) $(addprefix -I,$(DAEMON_DIRS))
 BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDLIBS      := -llz4 -lm -lpthread
@@ -62,7 +67,8 @@ DEB_PACKAGES := gcc g++ make graphviz golang-go chromium heaptrack libbpf-dev bp
 	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux libllvm14 libllvm15
 
 MODULES  := lib munge replay daemon report
-mod_srcs  = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+mod_srcs  = $(filter-out $(1)/main.c,$(if $(filter daemon,$(1)),\
+	$(foreach d,$(DAEMON_DIRS),$(wildcard $(d)/*.c)),$(wildcard $(1)/*.c)))
 PROGRAMS := $(B)/alloctap-munge $(B)/alloctap-replay $(B)/alloctap-report
 ifneq ($(wildcard daemon/main.c),)
 PROGRAMS += $(B)/alloctapd
@@ -107,7 +113,7 @@ $(1)/obj/%.o: %.c
 	$(Q)$$(CC) $$(CPPFLAGS) $$(BASE_CFLAGS) $(2) -c $$< -o $$@
 
 # only the daemon's objects wait for the skeleton (-MMD records who includes it)
-$(patsubst %.c,$(1)/obj/%.o,$(wildcard daemon/*.c tests/unit/test_daemon_*.c)): | $(BPF_SKELS)
+$(patsubst %.c,$(1)/obj/%.o,$(call mod_srcs,daemon) daemon/main.c $(wildcard tests/unit/test_daemon_*.c)): | $(BPF_SKELS)
 
 $(foreach m,$(MODULES),
 $(1)/libat_$(m).a: $$(patsubst %.c,$(1)/obj/%.o,$$(call mod_srcs,$(m))) $(1)/obj/empty.o

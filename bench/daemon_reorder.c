@@ -2,12 +2,12 @@
  * records straight to the writer. Prints one table.
  *
  * Usage: daemon_reorder [EVENTS]
- * Includes daemon/reorder.c itself (the bench build links only lib/). */
+ * Includes daemon/trace/reorder.c itself (the bench build links only lib/). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../daemon/reorder.c"
+#include "../daemon/trace/reorder.c"
 
 static uint64_t emitted_sum;
 

@@ -499,7 +499,7 @@ static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u
 	bpf_ringbuf_submit(r, wakeup_flag(seq));
 }
 
-/* ---- the stack walk (daemon/unwind_walk.c is its reference, step for step) ---- */
+/* ---- the stack walk (daemon/stacks/unwind_walk.c is its reference, step for step) ---- */
 
 /* What the walk carries from one frame to the next. */
 struct walk_state {

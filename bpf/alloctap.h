@@ -5,7 +5,7 @@
  *
  * The BPF object is built into alloctapd as a skeleton (build/alloctap.skel.h), so both sides
  * always come from the same tree and the layout needs no version number; the assertions below
- * and in daemon/convert.c stop a build whose two sides disagree.
+ * and in daemon/trace/convert.c stop a build whose two sides disagree.
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields):
  *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,
@@ -32,7 +32,7 @@
 #include <linux/types.h>
 
 /* The probed functions. The first eight match enum at_func's order in lib/event.h (checked in
- * daemon/convert.c); the daemon rewrites the last two as calls the logalloc format has (see
+ * daemon/trace/convert.c); the daemon rewrites the last two as calls the logalloc format has (see
  * doc/LOGALLOC.md). */
 enum at_probe_func {
 	AT_PROBE_MALLOC = 0,
@@ -52,7 +52,7 @@ enum at_probe_func {
 #define AT_PROBE_THREAD_END 0x100u
 
 /* The cookie of an alloc_entry site: the function's code (enum at_probe_func) in the low byte;
- * when the site lies past a mov that copied an argument elsewhere (daemon/x86_insn.c), the
+ * when the site lies past a mov that copied an argument elsewhere (daemon/arch/x86_64/x86_insn.c), the
  * AT_COOKIE_ARGS_MOVED bit and, 4 bits each from AT_COOKIE_ARG_SHIFT, the registers that hold
  * the first three arguments there (ModRM numbers: rax 0, rcx 1, rdx 2, ... rdi 7, r8 8, ...). */
 #define AT_COOKIE_FUNC_MASK 0xffu
@@ -117,10 +117,10 @@ enum at_lost_counter {
 #define AT_INFLIGHT_REALLOC ((1ull << 32) | 1ull)
 
 /* ---- stacks (--stacks) -------------------------------------------------------------------
- * The unwind tables of daemon/unwind_table.h, every object's in the same three arrays: a table
+ * The unwind tables of daemon/stacks/unwind_table.h, every object's in the same three arrays: a table
  * (unwind_tables[i]) says where its pages, entries and rules start in them. The rule, page and
  * entry layouts are those of struct at_unwind_rule, at_unwind_page and at_unwind_entry
- * (daemon/stack_tables.c checks that they agree). */
+ * (daemon/stacks/stack_tables.c checks that they agree). */
 #define AT_BPF_MAX_TABLES 1024
 #define AT_BPF_NO_TABLE 0xffffffffu  /* a mapping whose object has no table (yet) */
 #define AT_BPF_OPAQUE 0xfffffffeu    /* code no scan will give a table: anonymous executable
@@ -208,7 +208,7 @@ struct at_bpf_mapping {
 	__u64 inode;   /* of the mapped file, 0: none */
 	__u64 file_delta; /* file offset - address, modulo 2^64 */
 	__u32 table;   /* index in unwind_tables, AT_BPF_NO_TABLE or AT_BPF_OPAQUE */
-	__u32 serial;  /* the daemon's name for this mapping (daemon/stack_procs.h), 0: none */
+	__u32 serial;  /* the daemon's name for this mapping (daemon/stacks/stack_procs.h), 0: none */
 	__u32 valid_seq; /* mm_lock_seq when the walk last found it still mapped */
 	__u32 pad;
 };

@@ -1,13 +1,13 @@
-/* fuzz_elfsym.c: the ELF symbol reader (daemon/elfsym.c) and the probe placement on top of it
- * (daemon/probe_site.c), on a file whose bytes are the input.
+/* fuzz_elfsym.c: the ELF symbol reader (daemon/probes/elfsym.c) and the probe placement on top of it
+ * (daemon/probes/probe_site.c), on a file whose bytes are the input.
  *
  * The input goes to an in-memory file opened by its /proc/self/fd path, the way the daemon
  * opens a library: at_elf_open, at_elf_find_function and at_elf_vaddr_to_offset for the
  * functions the daemon probes, at_probe_site (which reads the function's first bytes
  * and walks them with the x86 decoder), and at_elf_defines_malloc. */
-#include "daemon/elfsym.h"
-#include "daemon/probe_site.h"
-#include "daemon/x86_insn.h"
+#include "daemon/probes/elfsym.h"
+#include "daemon/probes/probe_site.h"
+#include "daemon/arch/x86_64/x86_insn.h"
 #include "fuzz_input.h"
 
 static const char *const names[] = { "malloc", "free", "calloc", "realloc", "_start", "" };

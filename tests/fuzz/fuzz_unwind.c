@@ -1,14 +1,14 @@
-/* fuzz_unwind.c: the unwind-table builder (daemon/unwind_table.c), which parses every object a
+/* fuzz_unwind.c: the unwind-table builder (daemon/stacks/unwind_table.c), which parses every object a
  * traced program maps (hostile input), on a file whose bytes are the input, then the reference
- * walker (daemon/unwind_walk.c) over the table it made.
+ * walker (daemon/stacks/unwind_walk.c) over the table it made.
  *
  * The input goes to an in-memory file opened by its /proc/self/fd path, as the daemon opens an
  * object. A table that builds must hold together: rules[0] the empty rule, every page's run of
  * entries inside the entries, starting at offset 0 and sorted, every entry's rule a rule of the
  * table, every rule of a known kind; a lookup anywhere gives one of its rules. A walk from every
  * few addresses of each executable segment, over a stack of the input's own bytes, ends. */
-#include "daemon/unwind_table.h"
-#include "daemon/unwind_walk.h"
+#include "daemon/stacks/unwind_table.h"
+#include "daemon/stacks/unwind_walk.h"
 #include "fuzz_input.h"
 
 /* Asserts the layout invariants of a table that built. */

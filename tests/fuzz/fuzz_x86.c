@@ -1,11 +1,11 @@
-/* fuzz_x86.c: the x86-64 decoder of daemon/x86_insn.c and the probe-site walk on top of it.
+/* fuzz_x86.c: the x86-64 decoder of daemon/arch/x86_64/x86_insn.c and the probe-site walk on top of it.
  *
  * The input is code, copied to a block of its exact size. Checked at every offset: a decoded
  * instruction is 1 to 15 bytes and within the bytes given; it decodes the same with exactly its
  * own bytes available and fails with one byte fewer (the decoder reads what it needs, no more).
  * For the probe site, with the argument registers of each probed function: the site is the
  * entry or the start of an emulated instruction reached by decoding from the entry. */
-#include "daemon/x86_insn.h"
+#include "daemon/arch/x86_64/x86_insn.h"
 #include "fuzz_input.h"
 
 static void check_decode(const uint8_t *code, size_t avail)

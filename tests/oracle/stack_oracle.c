@@ -22,7 +22,7 @@
  * return addresses as libdw gives them. A tail jump from one entry to another (glibc's
  * reallocarray to realloc) is one call.
  *
- * The allocator's own calls, as alloctapd decides them (daemon/attach.c, callsites.h): in a
+ * The allocator's own calls, as alloctapd decides them (daemon/probes/attach.c, callsites.h): in a
  * shared C library, every `call rel32` straight to one of the family's entry points (free
  * included) from outside every entry point's body is the library's own (glibc's thread exit
  * flushing its cache: 2 such sites in Debian 12's libc.so.6); an outermost call whose return
@@ -65,8 +65,8 @@
 #include "event.h"
 #include "procmaps.h"
 #include "stack.h"
-#include "../../daemon/callsites.h"
-#include "../../daemon/elfsym.h"
+#include "../../daemon/probes/callsites.h"
+#include "../../daemon/probes/elfsym.h"
 
 #define MAX_THREADS 1024
 #define MAX_DEPTH 64
@@ -76,7 +76,7 @@
 
 /* --- the functions --------------------------------------------------------------------------- */
 
-/* alloctapd's probed functions in its order (daemon/attach.c). free gets no breakpoint (it
+/* alloctapd's probed functions in its order (daemon/probes/attach.c). free gets no breakpoint (it
  * allocates nothing); it is here because its body counts as inside an entry point. */
 #define FUNCTION_NAME(code, name, ...) #name,
 static const char *const probed_names[] = { AT_FUNCTIONS(FUNCTION_NAME, AT_FUNC_SKIP,
@@ -253,7 +253,7 @@ static int function_at(const struct allocator *a, uint64_t vaddr, int inside)
 	return -1;
 }
 
-/* As daemon/attach.c's note_internal_call: a call (not a jump) from outside every entry
+/* As daemon/probes/attach.c's note_internal_call: a call (not a jump) from outside every entry
  * point's body; its return address is kept. */
 static int note_internal_call(void *arg, const struct at_direct_call *c)
 {

@@ -1,6 +1,6 @@
 /* test_daemon_callsites.c: the scan for an allocator's direct calls to its own entry points
- * (daemon/callsites.c), on byte strings and on a small shared library the test builds with cc,
- * and the program/library test it depends on (daemon/elfsym.c). */
+ * (daemon/probes/callsites.c), on byte strings and on a small shared library the test builds with cc,
+ * and the program/library test it depends on (daemon/probes/elfsym.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/callsites.h"
-#include "../../daemon/elfsym.h"
+#include "../../daemon/probes/callsites.h"
+#include "../../daemon/probes/elfsym.h"
 
 #define MAX_FOUND 16
 

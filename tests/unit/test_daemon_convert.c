@@ -1,4 +1,4 @@
-/* test_daemon_convert.c: unit tests of daemon/convert.c, ring-buffer records to logalloc
+/* test_daemon_convert.c: unit tests of daemon/trace/convert.c, ring-buffer records to logalloc
  * lines. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <linux/types.h>
 
-#include "../../daemon/convert.h"
+#include "../../daemon/trace/convert.h"
 #include "text.h"
 
 /* Records become the logalloc line that reproduces them. */

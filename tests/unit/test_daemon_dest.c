@@ -1,4 +1,4 @@
-/* test_daemon_dest.c: unit tests of daemon/dest.c's outputs: a path appended to (text) or
+/* test_daemon_dest.c: unit tests of daemon/trace/dest.c's outputs: a path appended to (text) or
  * truncated (binary), descriptors that are closed or read-only, SIGHUP's reopen after a
  * rotation, without one (flushed only: one lz4 frame), when the path cannot be opened (the old
  * file goes on) or is a planted link, the write-error message, and the parsing of DEST. */
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/dest.h"
+#include "../../daemon/trace/dest.h"
 #include "display.h"
 #include "source.h"
 

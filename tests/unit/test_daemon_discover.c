@@ -1,4 +1,4 @@
-/* test_daemon_discover.c: unit tests of daemon/discover.c, which object provides a target's
+/* test_daemon_discover.c: unit tests of daemon/procs/discover.c, which object provides a target's
  * malloc, on the ELF files of elf_fixtures.h and on this process. */
 #include <limits.h>
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/discover.h"
+#include "../../daemon/procs/discover.h"
 #include "elf_fixtures.h"
 #include "procmaps.h"
 

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/elfsym.h"
-#include "../../daemon/probe_site.h"
+#include "../../daemon/probes/elfsym.h"
+#include "../../daemon/probes/probe_site.h"
 #include "elf_fixtures.h"
 
 /* Runs DIR/name and reads the two offsets it prints. */

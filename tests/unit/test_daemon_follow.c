@@ -1,4 +1,4 @@
-/* test_daemon_follow.c: unit tests of daemon/follow.c with real processes (no BPF): a child of
+/* test_daemon_follow.c: unit tests of daemon/procs/follow.c with real processes (no BPF): a child of
  * this test, seized while it waits on a pipe, creates processes every way (fork, vfork, clone
  * of a process, posix_spawn), a thread, takes a signal and executes programs; the session's
  * calls must see each process start, execute and end, with the statuses and signals intact;
@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/follow.h"
-#include "../../daemon/procfs.h"
+#include "../../daemon/procs/follow.h"
+#include "../../daemon/procs/procfs.h"
 #include "prim.h"
 
 extern char **environ;

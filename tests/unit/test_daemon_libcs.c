@@ -1,4 +1,4 @@
-/* test_daemon_libcs.c: unit tests of daemon/libcs.c (--all's scan for C libraries): this
+/* test_daemon_libcs.c: unit tests of daemon/procs/libcs.c (--all's scan for C libraries): this
  * machine's /proc, and a /proc built by hand: one library shared by processes, a second copy
  * of it, a "libc" without malloc, processes without a C library, entries that are no
  * processes. */
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/libcs.h"
+#include "../../daemon/procs/libcs.h"
 #include "procmaps.h"
 
 static char root[] = "/tmp/test_daemon_libcs.XXXXXX";

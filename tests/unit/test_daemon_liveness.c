@@ -1,4 +1,4 @@
-/* test_daemon_liveness.c: unit tests of daemon/liveness.c: the state field of /proc/PID/stat
+/* test_daemon_liveness.c: unit tests of daemon/procs/liveness.c: the state field of /proc/PID/stat
  * (command names with spaces and parentheses), and live, zombie and reaped processes. */
 #include <setjmp.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/liveness.h"
+#include "../../daemon/procs/liveness.h"
 
 static void test_stat_text(void **state)
 {

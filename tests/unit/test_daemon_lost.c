@@ -1,4 +1,4 @@
-/* test_daemon_lost.c: unit tests of daemon/lost.c: what counts as a lost event, what the
+/* test_daemon_lost.c: unit tests of daemon/trace/lost.c: what counts as a lost event, what the
  * output is told and when, and reading the BPF program's per-CPU counters (with a map of the
  * same shape, when the test may create one). */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../../daemon/lost.h"
+#include "../../daemon/trace/lost.h"
 #include "source.h"
 
 /* Missing numbers count one event each, a realloc's two numbers once, and calls without

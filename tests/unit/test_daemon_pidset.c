@@ -1,4 +1,4 @@
-/* test_daemon_pidset.c: unit tests of daemon/pidset.c, a set of processes: what add answers
+/* test_daemon_pidset.c: unit tests of daemon/procs/pidset.c, a set of processes: what add answers
  * for new and known pids, pids that share a hash slot (also across the end of the table), the
  * count, the capacity limit, init/free, and removal (the runs it shortens, churn). */
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/pidset.h"
+#include "../../daemon/procs/pidset.h"
 
 static int setup(void **state)
 {

@@ -1,4 +1,4 @@
-/* test_daemon_probe_conflict.c: unit tests of daemon/probe_conflict.c: the kernel release
+/* test_daemon_probe_conflict.c: unit tests of daemon/probes/probe_conflict.c: the kernel release
  * compared with the one uprobe_multi links need, and the kernel's "ref_ctr_offset mismatch"
  * message read back. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/probe_conflict.h"
+#include "../../daemon/probes/probe_conflict.h"
 
 static void test_release(void **state)
 {

@@ -1,4 +1,4 @@
-/* test_daemon_probed.c: unit tests of daemon/probed.c: per process, for every process,
+/* test_daemon_probed.c: unit tests of daemon/probes/probed.c: per process, for every process,
  * forgetting, a full table. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/probed.h"
+#include "../../daemon/probes/probed.h"
 
 static void test_scopes(void **state)
 {

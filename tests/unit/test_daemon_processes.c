@@ -1,4 +1,4 @@
-/* test_daemon_processes.c: unit tests of daemon/processes.c: the table through growth and
+/* test_daemon_processes.c: unit tests of daemon/procs/processes.c: the table through growth and
  * removals, and change records queued by number, written in order into a binary trace and read
  * back with this process's executable and command line. */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/processes.h"
+#include "../../daemon/procs/processes.h"
 #include "atz.h"
 #include "sink.h"
 

@@ -1,4 +1,4 @@
-/* test_daemon_procevents.c: unit tests of daemon/procevents.c (needs root): a child's fork,
+/* test_daemon_procevents.c: unit tests of daemon/procs/procevents.c (needs root): a child's fork,
  * exec and exit arrive, with its parent and its status. */
 #include <poll.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/procevents.h"
+#include "../../daemon/procs/procevents.h"
 
 struct seen {
 	pid_t child;

@@ -1,4 +1,4 @@
-/* test_daemon_procfs.c: unit tests of daemon/procfs.c: whole files of any length, environment
+/* test_daemon_procfs.c: unit tests of daemon/procs/procfs.c: whole files of any length, environment
  * lookups, status fields, start times, same-file checks. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/procfs.h"
+#include "../../daemon/procs/procfs.h"
 
 static char root[] = "/tmp/test_daemon_procfs.XXXXXX";
 

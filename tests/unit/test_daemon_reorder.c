@@ -1,4 +1,4 @@
-/* test_daemon_reorder.c: unit tests of daemon/reorder.c, the causal reorder window, on
+/* test_daemon_reorder.c: unit tests of daemon/trace/reorder.c, the causal reorder window, on
  * hand-built record sequences: every arrival order, every realloc interleaving we could
  * construct, gaps, late records, window overflow and the loss accounting. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <linux/types.h>
 
-#include "../../daemon/reorder.h"
+#include "../../daemon/trace/reorder.h"
 
 #define MAX_OUT 256
 

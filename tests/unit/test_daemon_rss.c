@@ -1,4 +1,4 @@
-/* test_daemon_rss.c: unit tests of daemon/rss.c: resident bytes from statm files (a fake /proc
+/* test_daemon_rss.c: unit tests of daemon/trace/rss.c: resident bytes from statm files (a fake /proc
  * in a scratch folder, table-driven), a missing process, malformed files, a link refused, and
  * this process's own statm. */
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/rss.h"
+#include "../../daemon/trace/rss.h"
 
 static char root[] = "/tmp/test_daemon_rss.XXXXXX";
 

@@ -1,4 +1,4 @@
-/* test_daemon_stack_ids.c: unit tests of daemon/stack_ids.c: ids 1, 2, ... in order of first
+/* test_daemon_stack_ids.c: unit tests of daemon/stacks/stack_ids.c: ids 1, 2, ... in order of first
  * appearance, the same id for a known hash, hashes that want the same slot, growth past the
  * first table (every id still found), and init/free. */
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/stack_ids.h"
+#include "../../daemon/stacks/stack_ids.h"
 
 static int setup(void **state)
 {

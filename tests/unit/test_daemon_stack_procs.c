@@ -1,4 +1,4 @@
-/* test_daemon_stack_procs.c: unit tests of daemon/stack_procs.c on maps files written here
+/* test_daemon_stack_procs.c: unit tests of daemon/stacks/stack_procs.c on maps files written here
  * (the objects are then opened by their paths): only executable mappings are kept, each file
  * mapping with its table index and load bias, one without a file opaque; one table per object
  * however many processes map it; the mapping records' fields (build-id included); a rescan keeps
@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/stack_procs.h"
+#include "../../daemon/stacks/stack_procs.h"
 
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 

@@ -1,4 +1,4 @@
-/* test_daemon_stack_store.c: unit tests of daemon/stack_store.c: stacks kept by session id and
+/* test_daemon_stack_store.c: unit tests of daemon/stacks/stack_store.c: stacks kept by session id and
  * given back whole; file ids 1, 2, ... in order of first use in a file, handed out once; a new
  * file numbers them over in its own order of use and gives every stack back again; ids whose
  * stack could not be read (gaps) have none; refused additions; each frame's mapping serial
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/stack_store.h"
+#include "../../daemon/stacks/stack_store.h"
 
 /* A stack of pid with count frames, pcs base, base+1, ... */
 static struct at_stack make(uint32_t pid, uint16_t count, uint16_t flags, uint64_t base)

@@ -1,4 +1,4 @@
-/* test_daemon_stack_tables.c: unit tests of daemon/stack_tables.c, unwind tables laid out in
+/* test_daemon_stack_tables.c: unit tests of daemon/stacks/stack_tables.c, unwind tables laid out in
  * the BPF program's arrays: the directory's bases, the rows copied as they are, a table added
  * twice loaded once, a full array refused without a half-written directory entry, and the
  * lookup the BPF program makes over the arrays (written here as bpf/alloctap.bpf.c does it,
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/stack_tables.h"
+#include "../../daemon/stacks/stack_tables.h"
 
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 

@@ -1,4 +1,4 @@
-/* test_daemon_table_builder.c: unit tests of daemon/table_builder.c with the real libdw: a table
+/* test_daemon_table_builder.c: unit tests of daemon/stacks/table_builder.c with the real libdw: a table
  * asked for comes back through the descriptor with its key, the same as one built on this
  * thread; a path that does not exist comes back without a table, marked gone; several requests
  * come back in order; stopping while a big object builds returns at once. */
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/table_builder.h"
+#include "../../daemon/stacks/table_builder.h"
 
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBM "/usr/lib/x86_64-linux-gnu/libm.so.6"

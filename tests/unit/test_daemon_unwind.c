@@ -4,7 +4,7 @@
  * Each case runs a program under ptrace with breakpoints on malloc, calloc and realloc (in the
  * C library, or in the executable when it is static). At every compared stop it takes what the BPF program will
  * have (rip, rsp, rbp, a copy of the stack from rsp to the end of its mapping, the executable
- * mappings with their tables and load biases), walks the stack with daemon/unwind_walk.c, and
+ * mappings with their tables and load biases), walks the stack with daemon/stacks/unwind_walk.c, and
  * unwinds the same stopped thread with libdw (dwfl_linux_proc_attach, dwfl_getthread_frames).
  * A stop counts as identical when both reach the outermost frame with the same return addresses,
  * frame by frame, or when the walk is truncated at AT_UNWIND_MAX_FRAMES and its frames are
@@ -34,10 +34,10 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/elfsym.h"
+#include "../../daemon/probes/elfsym.h"
 #include "procmaps.h"
-#include "../../daemon/unwind_table.h"
-#include "../../daemon/unwind_walk.h"
+#include "../../daemon/stacks/unwind_table.h"
+#include "../../daemon/stacks/unwind_walk.h"
 
 #define STACK_COPY_MAX (1u << 20)
 #define LIBDW_MAX_FRAMES 512

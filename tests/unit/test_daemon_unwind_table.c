@@ -1,4 +1,4 @@
-/* test_daemon_unwind_table.c: unwind tables of Debian's own objects (daemon/unwind_table.c):
+/* test_daemon_unwind_table.c: unwind tables of Debian's own objects (daemon/stacks/unwind_table.c):
  * rules at known places of libc and python3.11 (malloc's entry, the lazy PLT, _start), the
  * synthetic PLT rules against ld's CFI, the build-id, load biases, sharing through the cache,
  * and the size and build time of the tables of libc, python3.11, cc1 and libstdc++ (printed). */
@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/elfsym.h"
-#include "../../daemon/unwind_table.h"
+#include "../../daemon/probes/elfsym.h"
+#include "../../daemon/stacks/unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBC_USR "/usr/lib/x86_64-linux-gnu/libc.so.6"

@@ -1,4 +1,4 @@
-/* test_daemon_unwind_walk.c: the reference stack walker (daemon/unwind_walk.c) on a hand-made
+/* test_daemon_unwind_walk.c: the reference stack walker (daemon/stacks/unwind_walk.c) on a hand-made
  * table and stack, one case per way a walk ends, and the mapping search. Real stacks are the
  * business of test_daemon_unwind.c. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/unwind_walk.h"
+#include "../../daemon/stacks/unwind_walk.h"
 
 /* One page of object addresses 0x100000..0x10ffff, mapped at 0x400000 (bias 0x300000):
  * a function per 0x100 bytes, each with its own rule. */

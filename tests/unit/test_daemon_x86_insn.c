@@ -1,4 +1,4 @@
-/* test_daemon_x86_insn.c: unit tests of daemon/x86_insn.c, the probe-site decoder.
+/* test_daemon_x86_insn.c: unit tests of daemon/arch/x86_64/x86_insn.c, the probe-site decoder.
  *
  * The first table holds the first 24 bytes of each malloc-family function of Debian 12's
  * glibc 2.36, jemalloc 5.3, tcmalloc-minimal 2.10 and mimalloc 2.0 (read with objdump), with the
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/x86_insn.h"
+#include "daemon/arch/x86_64/x86_insn.h"
 
 #define RDI AT_REG_BIT(AT_RDI)
 #define RSI AT_REG_BIT(AT_RSI)

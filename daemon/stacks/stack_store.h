@@ -6,7 +6,7 @@
  * the stack deleted there), so when SIGHUP moves the output to a new file the daemon writes the
  * stacks again from here: a session id (1, 2, ... over the whole run, from struct
  * at_stack_ids) gets a file id the first time an event of the new file refers to it. With each
- * frame the store keeps the serial of the mapping its pc lay in (daemon/stack_procs.h), which
+ * frame the store keeps the serial of the mapping its pc lay in (daemon/stacks/stack_procs.h), which
  * says which mapping record the frame needs before the stack. */
 #ifndef ALLOCTAP_STACK_STORE_H
 #define ALLOCTAP_STACK_STORE_H

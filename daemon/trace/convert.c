@@ -20,7 +20,7 @@ void at_record_to_event(const struct at_record *rec, uint64_t pagesize, struct a
 	ev->result = rec->result;
 	ev->has_result = rec->func != AT_PROBE_FREE;
 	ev->time_ns = rec->time_ns;
-	ev->stack = 0; /* the trace's id for rec->stack is the session's (daemon/stacks.c) */
+	ev->stack = 0; /* the trace's id for rec->stack is the session's (daemon/stacks/stacks.c) */
 	switch (rec->func) {
 	case AT_PROBE_PVALLOC: {
 		uint64_t n = rec->arg[0], up = (n + pagesize - 1) & ~(pagesize - 1);
