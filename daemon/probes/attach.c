@@ -21,7 +21,7 @@
 #include "elfsym.h"
 #include "event.h"
 #include "probe_site.h"
-#include "x86_insn.h"
+#include "arch.h"
 
 struct probed_function {
 	const char *name;
@@ -29,15 +29,13 @@ struct probed_function {
 	int has_return;
 	uint16_t reads; /* argument registers the entry program reads */
 	uint64_t site_offset, function_offset; /* both probes' site; the first instruction */
-	uint8_t arg_reg[3]; /* where the arguments are at the site */
+	uint8_t arg_reg[AT_ARCH_ARGS]; /* where the arguments are at the site */
 	uint64_t function_vaddr, function_size;
 	const char *site_insn, *site_why;
 };
 
-/* The registers of the first n integer arguments (System V x86-64: rdi, rsi, rdx). */
-#define ARG_REGS(n)                                                                            \
-	(((n) >= 1 ? AT_REG_BIT(AT_RDI) : 0) | ((n) >= 2 ? AT_REG_BIT(AT_RSI) : 0) |          \
-	 ((n) >= 3 ? AT_REG_BIT(AT_RDX) : 0))
+/* The registers of the first n integer arguments (arch.h). */
+#define ARG_REGS(n) at_arch_arg_mask(n)
 
 /* The probed functions are the F and P entries of AT_FUNCTIONS (lib/event.h), in its order,
  * which must be enum at_probe_func's (the codes the BPF programs write); a function of the
@@ -71,21 +69,18 @@ static unsigned list_functions(struct probed_function *f)
 /* Whether the site lies past moves that copied f's arguments out of their own registers. */
 static int args_moved(const struct probed_function *f)
 {
-	return memcmp(f->arg_reg, at_x86_arg_regs, sizeof(f->arg_reg)) != 0;
+	return memcmp(f->arg_reg, at_arch_arg_regs, sizeof(f->arg_reg)) != 0;
 }
 
-/* ", arguments in rsi, rdx, ...": where the arguments the entry program reads are at the site. */
+/* ", arguments in R1, R2, ...": where the arguments the entry program reads are at the site. */
 static void describe_args(const struct probed_function *f, char *out, size_t outlen)
 {
-	static const char *const names[16] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi",
-					       "rdi", "r8",  "r9",  "r10", "r11", "r12", "r13",
-					       "r14", "r15" };
 	size_t n = (size_t)snprintf(out, outlen, ", arguments in");
 
-	for (int a = 0; a < AT_X86_ARGS && n < outlen; a++)
-		if (f->reads & AT_REG_BIT(at_x86_arg_regs[a]))
+	for (int a = 0; a < AT_ARCH_ARGS && n < outlen; a++)
+		if (f->reads & AT_REG_BIT(at_arch_arg_regs[a]))
 			n += (size_t)snprintf(out + n, outlen - n, "%s %s", a ? "," : "",
-					      names[f->arg_reg[a] & 15]);
+					      at_arch_reg_name(f->arg_reg[a] & 15));
 }
 
 /* Finds the sites of every function the object defines; drops aliases. Returns how many
@@ -98,7 +93,7 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 
 	for (unsigned i = 0; i < n; i++) {
 		struct at_probe_choice c = { 0 };
-		/* alloc_entry reads the arguments where its cookie says; free_entry only rdi */
+		/* alloc_entry reads the arguments where its cookie says; free_entry only the first */
 		int rc = at_probe_site(e, f[i].name, f[i].reads, f[i].has_return, &c);
 
 		memcpy(f[i].arg_reg, c.arg_reg, sizeof(f[i].arg_reg));
@@ -272,7 +267,7 @@ static uint64_t entry_cookie(const struct probed_function *f, uint32_t object)
 	if (!args_moved(f))
 		return cookie;
 	cookie |= AT_COOKIE_ARGS_MOVED;
-	for (int a = 0; a < AT_X86_ARGS; a++)
+	for (int a = 0; a < AT_ARCH_ARGS; a++)
 		cookie |= (uint64_t)(f->arg_reg[a] & 15) << (AT_COOKIE_ARG_SHIFT + 4 * a);
 	return cookie;
 }

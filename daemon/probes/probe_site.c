@@ -2,20 +2,20 @@
  *
  * The one place that decides it. With placement on, a function's probes move to the first
  * instruction the kernel emulates, when nothing before it can change what the probes read: the
- * argument registers the entry program reads, and the stack pointer, since a return probe
- * finds the return address at [rsp] when it fires (the kernel's uretprobe code reads it from
- * there, wherever the probe is). On Debian's glibc, free's `je` three bytes in, after
- * `test %rdi,%rdi`; on jemalloc's malloc the `ja` seven bytes in, after `cmp $0x1000,%rdi`:
- * the trap no longer single-steps the instruction before. Since the walk stops at the first
- * branch, every call passes the site: no call, free(NULL) included, goes unrecorded. A function
- * with both probes gets both at the same site, so one trap serves the two. */
+ * argument registers the entry program reads, and what the return probe needs to find the
+ * return address, which the kernel's uretprobe code reads when the probe fires, wherever it is.
+ * Which instructions those are is the architecture's walk (at_arch_probe_site, arch.h; on
+ * x86-64 doc/DESIGN.md decision 5 names the sites it finds in glibc and jemalloc): the trap no
+ * longer single-steps the instructions before. Since the walk stops at the first branch, every
+ * call passes the site: no call, free(NULL) included, goes unrecorded. A function with both
+ * probes gets both at the same site, so one trap serves the two. */
 #include <string.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "probe_site.h"
-#include "x86_insn.h"
 
-/* Bytes of a function read for the walk: more than the 16 instructions it looks at need in
+/* Bytes of a function read for the walk: more than the instructions it looks at need in
  * practice, fewer than a page. */
 #define PROLOGUE_BYTES 64
 
@@ -44,7 +44,7 @@ int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, int copies
 		return rc;
 	c->site_offset = c->function_offset;
 	c->insn = "entry";
-	memcpy(c->arg_reg, at_x86_arg_regs, sizeof(c->arg_reg));
+	memcpy(c->arg_reg, at_arch_arg_regs, sizeof(c->arg_reg));
 	if (!at_probe_placement) {
 		c->why = "--probe-at-entry";
 		return 1;
@@ -56,7 +56,7 @@ int at_probe_site(struct at_elf *e, const char *name, uint16_t reads, int copies
 		return 1;
 	}
 	struct at_probe_site site;
-	at_x86_probe_site(code, (size_t)n, reads, copies, &site);
+	at_arch_probe_site(code, (size_t)n, reads, copies, &site);
 	memcpy(c->arg_reg, site.arg_reg, sizeof(c->arg_reg));
 	c->site_offset = c->function_offset + site.offset;
 	c->insn = site.insn;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "procmaps.h"
 #include "stack_procs.h"
 
@@ -149,8 +150,6 @@ static uint32_t table_of(struct scan *s, const struct at_procmaps_entry *e, int6
 	return index;
 }
 
-#define AT_USER_TOP (1ull << 47) /* x86-64 user addresses lie below */
-
 /* Whether e is executable memory without a file (a JIT's code, the vdso): kept, opaque. */
 static int is_anonymous(const struct at_procmaps_entry *e)
 {
@@ -166,7 +165,7 @@ static int take_mapping(const struct at_procmaps_entry *e, void *arg)
 
 	/* [vsyscall] lies above user space: no pc of a walk is there, and the BPF search, which
 	 * compares by the sign of a difference, needs starts below 2^63 apart from any pc */
-	if (e->perms[2] != 'x' || e->path_truncated || e->start >= AT_USER_TOP)
+	if (e->perms[2] != 'x' || e->path_truncated || e->start >= at_arch_user_top)
 		return 0;
 	if (s->out->count == AT_BPF_MAX_MAPPINGS) {
 		s->ps->too_many++;

@@ -23,7 +23,7 @@ FUZZ_LDLIBS  := -ldw -lelf -lz -llz4 -lm -lpthread -lstdc++
 FUZZ_SRCS    := $(wildcard lib/*.c) $(filter-out munge/main.c,$(wildcard munge/*.c)) \
 		$(filter-out report/main.c,$(wildcard report/*.c)) \
 		$(filter-out replay/main.c,$(wildcard replay/*.c)) \
-		daemon/probes/elfsym.c daemon/probes/probe_site.c daemon/arch/x86_64/x86_insn.c daemon/stacks/unwind_table.c \
+		daemon/probes/elfsym.c daemon/probes/probe_site.c $(wildcard daemon/arch/$(ARCH)/*.c) daemon/stacks/unwind_table.c \
 		daemon/stacks/unwind_walk.c
 FUZZ_BINS    := $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 

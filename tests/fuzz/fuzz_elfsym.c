@@ -4,10 +4,10 @@
  * The input goes to an in-memory file opened by its /proc/self/fd path, the way the daemon
  * opens a library: at_elf_open, at_elf_find_function and at_elf_vaddr_to_offset for the
  * functions the daemon probes, at_probe_site (which reads the function's first bytes
- * and walks them with the x86 decoder), and at_elf_defines_malloc. */
+ * and walks them with the architecture's walk), and at_elf_defines_malloc. */
 #include "daemon/probes/elfsym.h"
 #include "daemon/probes/probe_site.h"
-#include "daemon/arch/x86_64/x86_insn.h"
+#include "daemon/arch/arch.h"
 #include "fuzz_input.h"
 
 static const char *const names[] = { "malloc", "free", "calloc", "realloc", "_start", "" };
@@ -22,7 +22,7 @@ static void probe_all(struct at_elf *e)
 			FUZZ_CHECK(at_elf_vaddr_to_offset(e, vaddr, &offset) >= -1);
 
 		struct at_probe_choice c;
-		uint16_t reads = AT_REG_BIT(AT_RDI) | (i != 1 ? AT_REG_BIT(AT_RSI) : 0);
+		uint16_t reads = at_arch_arg_mask(i != 1 ? 2 : 1);
 		rc = at_probe_site(e, names[i], reads, i != 1, &c);
 		FUZZ_CHECK(rc >= -1 && rc <= 1);
 		if (rc == 1) {

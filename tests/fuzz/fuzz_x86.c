@@ -31,12 +31,12 @@ static void check_site(const uint8_t *code, size_t len, uint16_t reads, int copi
 	struct at_probe_site site;
 	int holds[16];
 
-	at_x86_probe_site(code, len, reads, copies, &site);
+	at_arch_probe_site(code, len, reads, copies, &site);
 	FUZZ_CHECK(site.insn != NULL && site.why != NULL);
 	for (int r = 0; r < 16; r++)
 		holds[r] = -1;
-	for (int a = 0; a < AT_X86_ARGS; a++)
-		holds[at_x86_arg_regs[a]] = a;
+	for (int a = 0; a < AT_ARCH_ARGS; a++)
+		holds[at_arch_arg_regs[a]] = a;
 	size_t off = 0;
 	while (off < site.offset) {
 		struct at_x86_insn insn;
@@ -54,11 +54,11 @@ static void check_site(const uint8_t *code, size_t len, uint16_t reads, int copi
 		off += insn.len;
 	}
 	FUZZ_CHECK(off == site.offset);
-	for (int a = 0; a < AT_X86_ARGS; a++) {
-		if (!(reads & AT_REG_BIT(at_x86_arg_regs[a])))
+	for (int a = 0; a < AT_ARCH_ARGS; a++) {
+		if (!(reads & AT_REG_BIT(at_arch_arg_regs[a])))
 			continue;
 		FUZZ_CHECK(site.arg_reg[a] < 16 && holds[site.arg_reg[a]] == a);
-		FUZZ_CHECK(copies || site.arg_reg[a] == at_x86_arg_regs[a]);
+		FUZZ_CHECK(copies || site.arg_reg[a] == at_arch_arg_regs[a]);
 	}
 	if (site.offset == 0)
 		return;

@@ -101,7 +101,7 @@ static void check_sites(const struct site_case *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct at_probe_site site;
-		at_x86_probe_site(cases[i].code, cases[i].len, cases[i].reads, 0, &site);
+		at_arch_probe_site(cases[i].code, cases[i].len, cases[i].reads, 0, &site);
 		if (site.offset != cases[i].offset || strcmp(site.insn, cases[i].insn) != 0)
 			fail_msg("%s: got +%u %s (%s), want +%u %s", cases[i].what, site.offset,
 				 site.insn, site.why, cases[i].offset, cases[i].insn);
@@ -159,12 +159,12 @@ static void test_moved_arguments(void **state)
 	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
 		const struct site_case *c = &moved[i].site;
 		struct at_probe_site site;
-		at_x86_probe_site(c->code, c->len, c->reads, 1, &site);
+		at_arch_probe_site(c->code, c->len, c->reads, 1, &site);
 		if (site.offset != c->offset || strcmp(site.insn, c->insn) != 0)
 			fail_msg("%s: got +%u %s (%s), want +%u %s", c->what, site.offset, site.insn,
 				 site.why, c->offset, c->insn);
 		for (int a = 0; a < 3; a++)
-			if ((c->reads & AT_REG_BIT(at_x86_arg_regs[a])) &&
+			if ((c->reads & AT_REG_BIT(at_arch_arg_regs[a])) &&
 			    site.arg_reg[a] != moved[i].arg_reg[a])
 				fail_msg("%s: argument %d in register %u, want %u", c->what, a,
 					 site.arg_reg[a], moved[i].arg_reg[a]);
@@ -201,7 +201,7 @@ static void test_truncations(void **state)
 			struct at_probe_site site;
 			memcpy(code, real_prologues[i].code, n);
 			for (int copies = 0; copies < 2; copies++) {
-				at_x86_probe_site(code, n, real_prologues[i].reads, copies, &site);
+				at_arch_probe_site(code, n, real_prologues[i].reads, copies, &site);
 				assert_true(site.offset < n || site.offset == 0);
 			}
 		}

@@ -319,9 +319,6 @@ int at_x86_decode(const uint8_t *code, size_t avail, struct at_x86_insn *out)
 	return 0;
 }
 
-const uint8_t at_x86_arg_regs[AT_X86_ARGS] = { AT_RDI, AT_RSI, AT_RDX };
-#define ARG_BITS (AT_REG_BIT(AT_RDI) | AT_REG_BIT(AT_RSI) | AT_REG_BIT(AT_RDX))
-
 /* The register of the mask to name an argument by: its own when it holds it still, else the
  * lowest. */
 static uint8_t holder(uint16_t holds, uint8_t own)
@@ -341,18 +338,19 @@ static void settle(struct at_probe_site *site, size_t off, const char *insn, con
 	site->offset = (uint32_t)off;
 	site->insn = insn;
 	site->why = why;
-	for (int a = 0; a < AT_X86_ARGS; a++)
-		site->arg_reg[a] = off ? holder(holds[a], at_x86_arg_regs[a]) : at_x86_arg_regs[a];
+	for (int a = 0; a < AT_ARCH_ARGS; a++)
+		site->arg_reg[a] = off ? holder(holds[a], at_arch_arg_regs[a]) : at_arch_arg_regs[a];
 }
 
-void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copies,
-		       struct at_probe_site *site)
+void at_arch_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copies,
+			struct at_probe_site *site)
 {
-	uint16_t holds[AT_X86_ARGS]; /* per argument, the registers that hold it */
+	uint16_t holds[AT_ARCH_ARGS]; /* per argument, the registers that hold it */
+	uint16_t args = at_arch_arg_mask(AT_ARCH_ARGS);
 	size_t off = 0;
 
-	for (int a = 0; a < AT_X86_ARGS; a++)
-		holds[a] = AT_REG_BIT(at_x86_arg_regs[a]);
+	for (int a = 0; a < AT_ARCH_ARGS; a++)
+		holds[a] = AT_REG_BIT(at_arch_arg_regs[a]);
 	for (int i = 0; i < MAX_WALK_INSNS && off < len; i++) {
 		struct at_x86_insn insn;
 		if (at_x86_decode(code + off, len - off, &insn) < 0) {
@@ -369,13 +367,13 @@ void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copi
 			return;
 		}
 		/* the stack pointer, and any register read that is not an argument, stay put */
-		int lost = (insn.writes & (AT_REG_BIT(AT_RSP) | (reads & ~ARG_BITS))) != 0;
-		for (int a = 0; a < AT_X86_ARGS; a++) {
+		int lost = (insn.writes & (AT_REG_BIT(AT_RSP) | (reads & ~args))) != 0;
+		for (int a = 0; a < AT_ARCH_ARGS; a++) {
 			uint16_t had = holds[a];
 			holds[a] &= (uint16_t)~insn.writes;
 			if (copies && insn.copy_from >= 0 && (had & AT_REG_BIT(insn.copy_from)))
 				holds[a] |= AT_REG_BIT(insn.copy_to);
-			lost |= (reads & AT_REG_BIT(at_x86_arg_regs[a])) && !holds[a];
+			lost |= (reads & AT_REG_BIT(at_arch_arg_regs[a])) && !holds[a];
 		}
 		if (lost) {
 			settle(site, 0, "entry",

@@ -2,25 +2,28 @@
  *
  * A uprobe on an instruction the kernel emulates (push reg, jmp, call rel32, jcc, nop) costs a
  * trap; on any other it costs a trap plus a single step out of line, about four times more
- * (doc/DESIGN.md, decision 5). at_x86_probe_site() walks a function's first instructions and
- * returns the first emulated one, provided every instruction before it is straight-line code
- * that writes none of the registers the probe reads and not the stack pointer. Since jumps and
+ * (doc/DESIGN.md, decision 5). x86-64's at_arch_probe_site() (arch.h) walks a function's first
+ * instructions and returns the first emulated one, provided every instruction before it is
+ * straight-line code that writes none of the registers the probe reads and not the stack
+ * pointer, where the kernel's uretprobe code finds the return address ([rsp]). Since jumps and
  * calls are themselves emulated, the walk stops at the first branch, so no path can bypass the
  * site.
  * The decoder knows the instructions compilers put in prologues; anything else ends the walk and
- * the probe stays at the function's entry, which is always correct. */
+ * the probe stays at the function's entry, which is always correct. The walk looks at 16
+ * instructions at most; an argument's copy is a 64-bit register-to-register mov. */
 #ifndef ALLOCTAP_X86_INSN_H
 #define ALLOCTAP_X86_INSN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Register numbers as in ModRM/REX encoding. */
+#include "arch.h"
+
+/* x86-64's register numbers (arch.h), as ModRM and REX encode them. */
 enum at_x86_reg {
 	AT_RAX, AT_RCX, AT_RDX, AT_RBX, AT_RSP, AT_RBP, AT_RSI, AT_RDI,
 	AT_R8, AT_R9, AT_R10, AT_R11, AT_R12, AT_R13, AT_R14, AT_R15
 };
-#define AT_REG_BIT(r) (1u << (r))
 
 /* One decoded instruction. */
 struct at_x86_insn {
@@ -36,26 +39,5 @@ struct at_x86_insn {
 /* Decodes the instruction at code[0..avail). Returns 0, or -1 if it is truncated or not one the
  * decoder knows (then nothing may be assumed about it). */
 int at_x86_decode(const uint8_t *code, size_t avail, struct at_x86_insn *out);
-
-/* The argument registers, in order (System V x86-64). */
-#define AT_X86_ARGS 3
-extern const uint8_t at_x86_arg_regs[AT_X86_ARGS];
-
-struct at_probe_site {
-	uint32_t offset;      /* bytes from the function's entry */
-	uint8_t arg_reg[AT_X86_ARGS]; /* where each argument is at the site (enum at_x86_reg) */
-	const char *insn;     /* mnemonic at the site ("entry" when unknown) */
-	const char *why;      /* why the walk stopped where it did */
-};
-
-/* Chooses the probe site of a function whose first bytes are code[0..len). reads: the
- * registers the entry program reads (for free: AT_REG_BIT(AT_RDI)); the stack pointer is always
- * kept, for the return probe finds the return address at [rsp]. With copies set, an argument
- * may move: a 64-bit mov copies it to another register, and the walk goes on as long as every
- * argument read is still in some register (site->arg_reg says which; without copies, always the
- * argument's own). The walk looks at most `len` bytes and 16 instructions. Always succeeds;
- * offset 0 means "at the entry". */
-void at_x86_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copies,
-		       struct at_probe_site *site);
 
 #endif

@@ -1,0 +1,61 @@
+/* arch.h: what the daemon knows of the machine's instruction set and calling convention, as one
+ * interface that every room uses and no room looks behind.
+ *
+ * Each architecture implements it in a folder of its own, daemon/arch/NAME/ (NAME as `uname -m`
+ * says it: x86_64/), with arch.mk, the names the build needs (its BPF target, its multiarch
+ * tuple: AT_MULTIARCH). The Makefile builds the machine's folder alone and refuses a machine that
+ * has none. The BPF program's side of the same facts (the registers it reads by these numbers,
+ * the unwinder's rules) is bpf/'s.
+ *
+ * Registers are named by the architecture's own numbers, 0 to 15: the probe cookie carries an
+ * argument's register in 4 bits (bpf/alloctap.h), and a set of registers is a 16-bit mask of
+ * AT_REG_BIT. */
+#ifndef ALLOCTAP_ARCH_H
+#define ALLOCTAP_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* --- the calling convention ---------------------------------------------------------------- */
+
+/* How many integer arguments an entry program may read: the cookie has room for three. */
+#define AT_ARCH_ARGS 3
+#define AT_REG_BIT(r) (1u << (r))
+
+/* The registers of the first AT_ARCH_ARGS integer arguments, in order. */
+extern const uint8_t at_arch_arg_regs[AT_ARCH_ARGS];
+
+/* The registers of the first n integer arguments (n at most AT_ARCH_ARGS), as a mask. */
+uint16_t at_arch_arg_mask(unsigned n);
+
+/* Register reg's name for messages (a static string); "?" for a number the machine lacks. */
+const char *at_arch_reg_name(unsigned reg);
+
+/* --- where a function's probes cost least --------------------------------------------------- */
+
+/* A function's probe site. */
+struct at_probe_site {
+	uint32_t offset;               /* bytes from the function's entry */
+	uint8_t arg_reg[AT_ARCH_ARGS]; /* where each argument is at the site */
+	const char *insn;              /* mnemonic at the site ("entry" when unknown) */
+	const char *why;               /* why the walk stopped where it did */
+};
+
+/* Chooses the probe site of a function whose first bytes are code[0..len): the first
+ * instruction the kernel emulates (a trap without a single step), provided every instruction
+ * before it runs straight through and changes neither the registers in reads (the arguments the
+ * entry program reads) nor what the return probe needs to find the return address. With copies
+ * set, an argument may move: a register-to-register copy of it lets the walk go on as long as
+ * every argument read is still in some register (site->arg_reg says which; without copies,
+ * always the argument's own). Looks at most at len bytes. Always succeeds; offset 0 means "at
+ * the entry", which is always correct. */
+void at_arch_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copies,
+			struct at_probe_site *site);
+
+/* --- the address space ---------------------------------------------------------------------- */
+
+/* The first address above user space: nothing at or above it ([vsyscall]) is a pc of a user
+ * stack. */
+extern const uint64_t at_arch_user_top;
+
+#endif
