@@ -52,6 +52,27 @@ struct at_probe_site {
 void at_arch_probe_site(const uint8_t *code, size_t len, uint16_t reads, int copies,
 			struct at_probe_site *site);
 
+/* --- an allocator's direct calls to its own entry points ------------------------------------ */
+
+/* One direct transfer into an entry point: a call, or a tail jump. */
+struct at_direct_call {
+	uint64_t site;   /* virtual address of the instruction */
+	uint64_t target; /* virtual address of the entry point it reaches */
+	int is_call;     /* 1 a call, 0 a jump */
+};
+
+typedef int (*at_direct_call_fn)(void *arg, const struct at_direct_call *c);
+
+/* Finds in code (len bytes at virtual address vaddr) every direct call or jump, by relative
+ * displacement, whose target is one of targets[0..ntargets), and calls found for each; stops at
+ * the first non-zero return of found and returns it, else 0. The scan may look at every byte,
+ * not only at instruction boundaries: a pattern inside another instruction that happens to
+ * point exactly at an entry point is taken too (harmless: its return address is then one no
+ * call returns to). */
+int at_arch_find_direct_calls(const uint8_t *code, size_t len, uint64_t vaddr,
+			      const uint64_t *targets, unsigned ntargets, at_direct_call_fn found,
+			      void *arg);
+
 /* --- the address space ---------------------------------------------------------------------- */
 
 /* The first address above user space: nothing at or above it ([vsyscall]) is a pc of a user
