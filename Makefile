@@ -17,12 +17,18 @@
 # archives (a lib driver only libat_lib.a), so the linker takes only the code under test.
 # Only the daemon needs clang and bpftool (for the BPF skeleton) and libbpf.
 
-# alloctapd's BPF program, probe-site decoder and library search are written for x86-64.
-MACHINE := $(shell uname -m)
-ifneq ($(MACHINE),x86_64)
-ifneq ($(MAKECMDGOALS),clean)
-$(error alloctap runs on x86-64 only; this machine is $(MACHINE))
-endif
+# The machine's architecture. What the daemon's C code knows of it is in daemon/arch/$(ARCH)/,
+# behind daemon/arch/arch.h (argument registers, probe sites, direct calls, the address space);
+# what the build knows is that folder's arch.mk (the BPF target, for the BPF program's register
+# access; the multiarch tuple, AT_MULTIARCH in C, for the library paths of the daemon, of replay
+# and of a fixture below); the BPF program's registers and unwind rules are bpf/'s. ARCH is what
+# `uname -m` says; a machine without a folder is refused.
+ARCH   := $(shell uname -m)
+ARCHES := $(patsubst daemon/arch/%/arch.mk,%,$(wildcard daemon/arch/*/arch.mk))
+ifneq ($(filter $(ARCH),$(ARCHES)),)
+include daemon/arch/$(ARCH)/arch.mk
+else ifneq ($(MAKECMDGOALS),clean)
+$(error alloctap has no port to $(ARCH) (uname -m): it runs on $(ARCHES), the folders of daemon/arch/)
 endif
 
 PREFIX  ?= /usr/local
@@ -37,10 +43,10 @@ B        := build
 WARN     := -Wall -Wextra -Werror
 # The daemon's rooms (daemon/README.md): each folder's headers are found by name; of the
 # architecture folders, only this machine's is built.
-ARCH        := x86_64
 DAEMON_DIRS := daemon daemon/trace daemon/procs daemon/probes daemon/stacks daemon/arch \
 	       daemon/arch/$(ARCH)
-CPPFLAGS += -D_GNU_SOURCE -I. -Ilib -Ibpf -I$(B) $(addprefix -I,$(DAEMON_DIRS))
+CPPFLAGS += -D_GNU_SOURCE -I. -Ilib -Ibpf -I$(B) $(addprefix -I,$(DAEMON_DIRS)) \
+	    -DAT_MULTIARCH='"$(ARCH_MULTIARCH)"'
 BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDLIBS      := -llz4 -lm -lpthread
@@ -73,7 +79,11 @@ PROGRAMS := $(B)/alloctap-munge $(B)/alloctap-replay $(B)/alloctap-report
 ifneq ($(wildcard daemon/main.c),)
 PROGRAMS += $(B)/alloctapd
 endif
-UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+# A unit driver of another architecture's module (daemon/arch/OTHER/MODULE.c) is not built here.
+OTHER_ARCH_MODULES := $(basename $(notdir $(filter-out daemon/arch/$(ARCH)/%,\
+			$(wildcard daemon/arch/*/*.c))))
+UNIT_SRCS  := $(filter-out $(patsubst %,tests/unit/test_daemon_%.c,$(OTHER_ARCH_MODULES)),\
+		$(wildcard tests/unit/test_*.c))
 UNIT_MISNAMED := $(filter-out $(foreach m,$(MODULES),tests/unit/test_$(m)_%.c),$(UNIT_SRCS))
 ifneq ($(UNIT_MISNAMED),)
 $(error $(UNIT_MISNAMED): a unit test driver is named tests/unit/test_FOLDER_MODULE.c, \
@@ -97,7 +107,7 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
 $(B)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	$(call say,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH_BPF_TARGET) -Wall -Werror \
 		-I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -c $< -o $@
 
 $(B)/%.skel.h: $(B)/%.bpf.o
@@ -172,7 +182,7 @@ $(B)/fixtures/alloc_sequence_tcmalloc: tests/fixtures/alloc_sequence.c $(wildcar
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O1 -g -pthread -Itests/fixtures -o $@ $< \
-		/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
+		/usr/lib/$(ARCH_MULTIARCH)/libtcmalloc_minimal.so.4
 
 # C++ fixtures: statically linked, so that every object of a stack (libstdc++, the C library)
 # has its symbols for the symbolizer's tests.

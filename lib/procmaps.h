@@ -54,7 +54,7 @@ int at_procmaps_for_each_file(const char *path,
 enum at_libc {
 	AT_LIBC_NONE = 0,
 	AT_LIBC_GLIBC,          /* "libc.so.6", "libc-2.31.so" */
-	AT_LIBC_MUSL,           /* "ld-musl-x86_64.so.1", "libc.musl-x86_64.so.1" */
+	AT_LIBC_MUSL,           /* "ld-musl-ARCH.so.1", "libc.musl-ARCH.so.1" */
 };
 
 /* Which C library a path names, by its file name (the part after the last '/'). */

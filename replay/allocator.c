@@ -13,7 +13,8 @@
 #include "procmaps.h"
 #include "report.h"
 
-#define RP_LIBDIR "/usr/lib/x86_64-linux-gnu/"
+/* Where Debian installs the machine's libraries (AT_MULTIARCH: the Makefile's). */
+#define RP_LIBDIR "/usr/lib/" AT_MULTIARCH "/"
 
 static const struct {
 	const char *name;

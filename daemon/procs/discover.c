@@ -107,8 +107,9 @@ static int path_list_add(struct path_list *l, const char *path)
 	return 0;
 }
 
+/* The machine's multiarch directories (AT_MULTIARCH: its arch.mk), then the others. */
 static const char *const library_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+	"/lib/" AT_MULTIARCH, "/usr/lib/" AT_MULTIARCH, "/lib64", "/usr/lib64",
 	"/lib", "/usr/lib", "/usr/local/lib",
 };
 
