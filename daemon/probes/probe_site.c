@@ -4,8 +4,8 @@
  * instruction the kernel emulates, when nothing before it can change what the probes read: the
  * argument registers the entry program reads, and what the return probe needs to find the
  * return address, which the kernel's uretprobe code reads when the probe fires, wherever it is.
- * Which instructions those are is the architecture's walk (at_arch_probe_site, arch.h; on
- * x86-64 doc/DESIGN.md decision 5 names the sites it finds in glibc and jemalloc): the trap no
+ * Which instructions those are is the architecture's walk (at_arch_probe_site, arch.h;
+ * doc/DESIGN.md decision 5 names the sites it finds in glibc and jemalloc): the trap no
  * longer single-steps the instructions before. Since the walk stops at the first branch, every
  * call passes the site: no call, free(NULL) included, goes unrecorded. A function with both
  * probes gets both at the same site, so one trap serves the two. */
