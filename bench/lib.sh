@@ -132,7 +132,8 @@ bpf_stats() { echo "$1" >/proc/sys/kernel/bpf_stats_enabled; }
 # pid, and the loop is let go. After the loop and the daemon end, $ON_END (if set) is called.
 # Writes PREFIX.res, one line: "ns N written W lost L cpu_ns C maxrss_kb R memlock M" (ns the
 # loop's ns per pair; cpu_ns the daemon's CPU time from the moment it recorded to its end);
-# PREFIX.err holds the daemon's messages. Returns 1 (with the messages on stderr) when the
+# PREFIX.err holds the daemon's messages; AR_LOOP_PID and AR_DAEMON_PID keep the two pids (for
+# the hooks, and for a profile's reports after the run). Returns 1 (with the messages on stderr) when the
 # daemon did not start recording.
 attach_run() {
 	local prefix=$1 pairs=$2 threads=$3 pl ru dpid cpu0 mem i
@@ -150,6 +151,8 @@ attach_run() {
 		sleep 0.05
 	done
 	dpid=$(sed -n 's/^pid //p' "$prefix".ru)
+	AR_LOOP_PID=$pl
+	AR_DAEMON_PID=$dpid
 	if ! grep -q "^alloctapd: recording" "$prefix".err; then
 		kill "$pl" "$ru" 2>/dev/null
 		exec 3>&-
