@@ -10,6 +10,10 @@
 #                  cores where fewer), within PROFILE_S seconds (default 120);
 #   profile/       its perf reports (by symbol and by caller) and BPF counters, when perf runs;
 #   device_run.log what ran, how long each part took, and which perf.
+# Prepared here with: make build/alloctapd build/bench/pairloop build/bench/rusage_of &&
+# bench/devlibs.sh --tools (33 MB with the tools, 3 MB without); the paths to bring along are
+# build/alloctapd, build/bench/pairloop, build/bench/rusage_of and devlibs; then, there,
+# OUT=folder bench/device_run.sh.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ -z "${OUT:-}" ]; then

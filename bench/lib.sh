@@ -174,3 +174,19 @@ attach_run() {
 		END { printf "ns %s written %d lost %d cpu_ns %.0f maxrss_kb %d memlock %d\n",
 			ns, w, l, cpu - cpu0, rss, mem }' "$prefix".err "$prefix".ru >"$prefix".res
 }
+
+# other_tracers: a note naming the alloctapd and bpftrace processes running now that this shell
+# did not start (nothing when none): their probes on a shared C library trap every process
+# that maps it (in follow or --all mode), the benchmark's untraced loop too.
+other_tracers() {
+	local p mine n=0
+	mine=" $(jobs -p | tr '\n' ' ') "
+	for p in /proc/[0-9]*; do
+		case $(cat "$p"/comm 2>/dev/null) in
+		alloctapd | bpftrace) [[ "$mine" == *" ${p#/proc/} "* ]] || n=$((n + 1)) ;;
+		esac
+	done
+	[ "$n" -gt 0 ] && echo "(note: $n other tracer processes (alloctapd, bpftrace) ran at this" \
+		"moment: their probes on a shared C library may trap these loops too)"
+	return 0
+}

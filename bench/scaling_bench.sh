@@ -103,6 +103,7 @@ echo "scaling: ns per malloc+free pair (bench/pairloop, glibc), $PAIRS pairs per
 printf '%7s %-7s %10s %7s %12s %9s %9s %9s %9s\n' threads mode "ns/pair" /floor "events/s" lost \
 	"dCPU/ev" "dRSS MB" "maps MB"
 start=$SECONDS
+other_tracers
 for t in $THREADS; do
 	took=$((SECONDS - start))
 	if [ -n "${BUDGET_S:-}" ] && [ -n "${last:-}" ] && [ $((took + 2 * last)) -gt "$BUDGET_S" ]; then
@@ -116,6 +117,7 @@ for t in $THREADS; do
 	done
 	floor_ns=$(field floor ns | median)
 	for m in $MODES; do row "$t" "$m" "${floor_ns:-0}"; done
+	other_tracers
 	last=$((SECONDS - start - took))
 done
 echo "(ns/pair: the loop's wall time over one thread's pairs; events/s: events written over"

@@ -126,6 +126,7 @@ perf_split() {
 }
 
 declare -A v
+other_tracers
 for mode in floor binary; do
 	[ $mode = floor ] && args=(--floor -o /dev/null) || args=(-f binary -o "$T/trace.atz")
 	# 1. the programs' run time, counted by the kernel
@@ -194,6 +195,7 @@ line "  free_entry, ns per run" free_entry
 line "context switches per call (perf stat -a)" cs
 line "CPU migrations per call (perf stat -a)" mig
 line "events lost" lost
+other_tracers
 [ $have_perf = 1 ] && echo "(perf record -a -g -e cpu-clock -c $PERIOD_NS; reports in $KEEP when" \
 	"OUTDIR is set: report.MODE.txt by symbol, callers.MODE.txt the callers of the pairloop's" \
 	"hottest symbols)"
