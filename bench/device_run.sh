@@ -3,8 +3,8 @@
 # tree, build/alloctapd, build/bench/pairloop, build/bench/rusage_of and devlibs/ (made here by
 # bench/devlibs.sh, with --tools for perf and bpftool). Needs root. Writes to $OUT:
 #   machine.txt    the machine (date, kernel, cores, CPU model, memory, distribution);
-#   scaling.txt    bench/scaling_bench.sh: 1 to 16 threads (the machine's cores), 5 modes,
-#                  SCALING_ROUNDS rounds (default 7) of 50000 pairs per thread; stopped at
+#   scaling.txt    bench/scaling_bench.sh: 16 threads down to 1 (up to the machine's cores),
+#                  5 modes, SCALING_ROUNDS rounds (default 9) of 50000 pairs per thread; stopped at
 #                  SCALING_S seconds (default 420) at the latest, the thread counts done kept;
 #   profile.txt    bench/scaling_profile.sh at PROFILE_THREADS threads (default 16, or the
 #                  cores where fewer), within PROFILE_S seconds (default 120);
@@ -62,9 +62,14 @@ threads=16
 scaling_s=${SCALING_S:-420}
 profile_s=${PROFILE_S:-120}
 
-log "scaling_bench.sh: ${SCALING_ROUNDS:-7} rounds, 50000 pairs, at most $scaling_s s"
+# the thread counts from the most down, so that a cut at the budget loses the fewest-thread
+# rows, which matter least
+counts=""
+for ((t = 1; t <= $(nproc); t *= 2)); do counts="$t $counts"; done
+[ "$(nproc)" -ge 16 ] && [[ " $counts " != *" 16 "* ]] && counts="16 $counts"
+log "scaling_bench.sh: threads $counts, ${SCALING_ROUNDS:-9} rounds, 50000 pairs, at most $scaling_s s"
 start=$SECONDS
-ROUNDS=${SCALING_ROUNDS:-7} PAIRS=50000 BUDGET_S=$((scaling_s - 30)) \
+THREADS=$counts ROUNDS=${SCALING_ROUNDS:-9} PAIRS=50000 BUDGET_S=$((scaling_s - 30)) \
 	timeout "$scaling_s" bash bench/scaling_bench.sh >"$OUT/scaling.txt" 2>&1
 log "scaling_bench.sh: status $?, $((SECONDS - start)) s"
 

@@ -175,7 +175,7 @@ attach_run() {
 			ns, w, l, cpu - cpu0, rss, mem }' "$prefix".err "$prefix".ru >"$prefix".res
 }
 
-# other_tracers: a note naming the alloctapd and bpftrace processes running now that this shell
+# other_tracers: a note counting the alloctapd and bpftrace processes running now that this shell
 # did not start (nothing when none): their probes on a shared C library trap every process
 # that maps it (in follow or --all mode), the benchmark's untraced loop too.
 other_tracers() {
