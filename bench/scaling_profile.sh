@@ -155,6 +155,7 @@ for mode in floor binary; do
 		v[$mode,mig]=$(awk -F, -v e="$EVENTS" '$3 ~ /cpu-migrations/ {printf "%.4f", $1 / e}' "$T/stat.$mode")
 		# 3. where the time goes, by symbol
 		ON_RECORDING=start_record attach_run "$T/$mode.rec" "$PAIRS" "$THREADS" "${args[@]}" || exit 1
+		for c in user traps progs helpers ring lockwait daemon perf busy threads; do v[$mode,$c]=0; done
 		while read -r c n; do
 			v[$mode,$c]=$(awk -v n="$n" -v p="$PERIOD_NS" -v e="$EVENTS" 'BEGIN {printf "%.0f", n * p / e}')
 		done < <(perf_split $mode "$AR_LOOP_PID")
@@ -196,6 +197,10 @@ line "context switches per call (perf stat -a)" cs
 line "CPU migrations per call (perf stat -a)" mig
 line "events lost" lost
 other_tracers
-[ $have_perf = 1 ] && echo "(perf record -a -g -e cpu-clock -c $PERIOD_NS; reports in $KEEP when" \
-	"OUTDIR is set: report.MODE.txt by symbol, callers.MODE.txt the callers of the pairloop's" \
-	"hottest symbols)"
+if [ $have_perf = 1 ]; then
+	echo "(perf record -a -g -e cpu-clock -c $PERIOD_NS, perf stat -a -e context-switches,cpu-migrations)"
+	if [ -n "${OUTDIR:-}" ]; then
+		echo "(in $OUTDIR: report.MODE.txt the loop's samples by symbol, callers.MODE.txt the" \
+			"callers of its hottest symbols, progs.MODE the BPF counters, stat.MODE.csv)"
+	fi
+fi
