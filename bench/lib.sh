@@ -136,7 +136,7 @@ bpf_stats() { echo "$1" >/proc/sys/kernel/bpf_stats_enabled; }
 # the hooks, and for a profile's reports after the run). Returns 1 (with the messages on stderr) when the
 # daemon did not start recording.
 attach_run() {
-	local prefix=$1 pairs=$2 threads=$3 pl ru dpid cpu0 mem i
+	local prefix=$1 pairs=$2 threads=$3 pl ru dpid cpu0 mem
 	shift 3
 	rm -f "$prefix".go "$prefix".ru "$prefix".res "$prefix".err
 	mkfifo "$prefix".go
@@ -145,14 +145,14 @@ attach_run() {
 	exec 3>"$prefix".go
 	build/bench/rusage_of "$prefix".ru "$D" -v --pid "$pl" "$@" 2>"$prefix".err &
 	ru=$!
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		grep -q "^alloctapd: recording" "$prefix".err 2>/dev/null && break
 		kill -0 "$ru" 2>/dev/null || break
 		sleep 0.05
 	done
 	dpid=$(sed -n 's/^pid //p' "$prefix".ru)
-	AR_LOOP_PID=$pl
-	AR_DAEMON_PID=$dpid
+	# shellcheck disable=SC2034 # for the caller
+	AR_LOOP_PID=$pl AR_DAEMON_PID=$dpid
 	if ! grep -q "^alloctapd: recording" "$prefix".err; then
 		kill "$pl" "$ru" 2>/dev/null
 		exec 3>&-
@@ -186,7 +186,7 @@ other_tracers() {
 		alloctapd | bpftrace) [[ "$mine" == *" ${p#/proc/} "* ]] || n=$((n + 1)) ;;
 		esac
 	done
-	[ "$n" -gt 0 ] && echo "(note: $n other tracer processes (alloctapd, bpftrace) ran at this" \
-		"moment: their probes on a shared C library may trap these loops too)"
+	[ "$n" -gt 0 ] && echo "(note: other tracers (alloctapd, bpftrace) running at this moment: $n;" \
+		"their probes on a shared C library may trap these loops too)"
 	return 0
 }

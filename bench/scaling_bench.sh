@@ -86,7 +86,7 @@ row() {
 	# events per second and CPU per event, each round's own, then their medians
 	eps=$(cat "$T/$m".*.res | awk -v p="$PAIRS" '{ if ($2 > 0 && $4 > 0) printf "%.0f\n", $4 / ($2 * p / 1e9) }' | median)
 	cpu=$(for r in $(seq "$ROUNDS"); do
-		echo "$(cat "$T/$m.$r.res") floor_cpu_ns $(cat "$T/floor.$r.res" 2>/dev/null | awk '{print $8}')"
+		echo "$(cat "$T/$m.$r.res") floor_cpu_ns $(awk '{print $8}' "$T/floor.$r.res" 2>/dev/null)"
 	done | awk '{ if ($4 > 0 && $14 != "") printf "%.0f\n", ($8 - $14) / $4 }' | median)
 	lost=$(field "$m" lost | sort -g | tail -n 1)
 	rss=$(field "$m" maxrss_kb | median)

@@ -86,6 +86,7 @@ stop_tool() {
 	kill -INT "$tool_pid" 2>/dev/null
 	wait "$tool_pid" 2>/dev/null
 }
+# shellcheck disable=SC2034 # read by attach_run
 ON_END=stop_tool
 
 # res_field FILE NAME: the figure NAME of an attach_run result file.
