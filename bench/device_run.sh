@@ -67,7 +67,8 @@ profile_s=${PROFILE_S:-120}
 counts=""
 for ((t = 1; t <= $(nproc); t *= 2)); do counts="$t $counts"; done
 [ "$(nproc)" -ge 16 ] && [[ " $counts " != *" 16 "* ]] && counts="16 $counts"
-log "scaling_bench.sh: threads $counts, ${SCALING_ROUNDS:-9} rounds, 50000 pairs, at most $scaling_s s"
+log "scaling_bench.sh: threads $counts, ${SCALING_ROUNDS:-9} rounds, 50000 pairs," \
+	"at most $scaling_s s"
 start=$SECONDS
 THREADS=$counts ROUNDS=${SCALING_ROUNDS:-9} PAIRS=50000 BUDGET_S=$((scaling_s - 30)) \
 	timeout "$scaling_s" bash bench/scaling_bench.sh >"$OUT/scaling.txt" 2>&1

@@ -116,7 +116,8 @@ prog_counts() {
 		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-prog" ] || continue
 		info=$(cat /proc/"$1"/fdinfo/"${fd##*/}" 2>/dev/null) || continue
 		tag=$(sed -n 's/^prog_tag:[[:space:]]*//p' <<<"$info")
-		name=$(grep -m1 "bpf_prog_${tag}_" /proc/kallsyms | sed 's/.*bpf_prog_[0-9a-f]*_\([^[:space:]]*\).*/\1/')
+		name=$(grep -m1 "bpf_prog_${tag}_" /proc/kallsyms |
+			sed 's/.*bpf_prog_[0-9a-f]*_\([^[:space:]]*\).*/\1/')
 		echo "${name:-?} $(sed -n 's/^run_cnt:[[:space:]]*//p' <<<"$info")" \
 			"$(sed -n 's/^run_time_ns:[[:space:]]*//p' <<<"$info")"
 	done
@@ -133,8 +134,8 @@ bpf_stats() { echo "$1" >/proc/sys/kernel/bpf_stats_enabled; }
 # Writes PREFIX.res, one line: "ns N written W lost L cpu_ns C maxrss_kb R memlock M" (ns the
 # loop's ns per pair; cpu_ns the daemon's CPU time from the moment it recorded to its end);
 # PREFIX.err holds the daemon's messages; AR_LOOP_PID and AR_DAEMON_PID keep the two pids (for
-# the hooks, and for a profile's reports after the run). Returns 1 (with the messages on stderr) when the
-# daemon did not start recording.
+# the hooks, and for a profile's reports after the run). Returns 1, the messages on stderr,
+# when the daemon did not start recording.
 attach_run() {
 	local prefix=$1 pairs=$2 threads=$3 pl ru dpid cpu0 mem
 	shift 3

@@ -72,7 +72,8 @@ one_run() {
 
 # field MODE NAME: the figure NAME of every round of MODE, one a line.
 field() {
-	cat "$T/$1".*.res 2>/dev/null | awk -v n="$2" '{for (i = 1; i < NF; i += 2) if ($i == n) print $(i + 1)}'
+	cat "$T/$1".*.res 2>/dev/null |
+		awk -v n="$2" '{for (i = 1; i < NF; i += 2) if ($i == n) print $(i + 1)}'
 }
 
 # row THREADS MODE FLOOR_NS: one line of the table, from the rounds' files.
@@ -84,7 +85,8 @@ row() {
 		return
 	fi
 	# events per second and CPU per event, each round's own, then their medians
-	eps=$(cat "$T/$m".*.res | awk -v p="$PAIRS" '{ if ($2 > 0 && $4 > 0) printf "%.0f\n", $4 / ($2 * p / 1e9) }' | median)
+	eps=$(cat "$T/$m".*.res | awk -v p="$PAIRS" \
+		'{ if ($2 > 0 && $4 > 0) printf "%.0f\n", $4 / ($2 * p / 1e9) }' | median)
 	cpu=$(for r in $(seq "$ROUNDS"); do
 		echo "$(cat "$T/$m.$r.res") floor_cpu_ns $(awk '{print $8}' "$T/floor.$r.res" 2>/dev/null)"
 	done | awk '{ if ($4 > 0 && $14 != "") printf "%.0f\n", ($8 - $14) / $4 }' | median)
@@ -98,7 +100,8 @@ row() {
 			(cpu != "" ? cpu : "-"), rss / 1024, mem / 1048576 }'
 }
 
-echo "scaling: ns per malloc+free pair (bench/pairloop, glibc), $PAIRS pairs per thread, median of" \
+echo "scaling: ns per malloc+free pair (bench/pairloop, glibc), $PAIRS pairs per thread," \
+	"median of" \
 	"$ROUNDS rounds; alloctapd attached (--pid), output to a file; $(nproc) cores"
 printf '%7s %-7s %10s %7s %12s %9s %9s %9s %9s\n' threads mode "ns/pair" /floor "events/s" lost \
 	"dCPU/ev" "dRSS MB" "maps MB"

@@ -56,7 +56,8 @@ fi
 start_sampler() { # DPID: the programs' counters every 0.2 s, the last whole reading kept
 	local fds="" fd
 	for fd in /proc/"$1"/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-prog" ] && fds="$fds /proc/$1/fdinfo/${fd##*/}"
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-prog" ] &&
+			fds="$fds /proc/$1/fdinfo/${fd##*/}"
 	done
 	prog_counts "$1" | awk '{print $1}' >"$T/prog.names"
 	(
@@ -107,7 +108,8 @@ perf_split() {
 		n = $2; kind = $5; sym = $6
 		if (kind == "[.]") c = "user"
 		else if (sym ~ /queued_spin_lock_slowpath/) c = "lockwait"
-		else if (sym ~ /ringbuf|spin_lock|spin_unlock|irq_work|wake_up|ttwu|select_task_rq|enqueue_task/) c = "ring"
+		else if (sym ~ /ringbuf|spin_lock|spin_unlock|irq_work/) c = "ring"
+		else if (sym ~ /wake_up|ttwu|select_task_rq|enqueue_task/) c = "ring"
 		else if (sym ~ /^bpf_prog_/) c = "progs"
 		else if (sym ~ /bpf|map_lookup|percpu|htab|array_map|task_storage/) c = "helpers"
 		else c = "traps"
@@ -152,8 +154,10 @@ for mode in floor binary; do
 	v[$mode,dcpu]=$(awk -v e="$EVENTS" '{printf "%.0f", $8 / e}' "$T/$mode.timed.res")
 	if [ $have_perf = 1 ]; then
 		cp "$T/stat.$mode" "$KEEP/stat.$mode.csv" 2>/dev/null
-		v[$mode,cs]=$(awk -F, -v e="$EVENTS" '$3 ~ /context-switches/ {printf "%.3f", $1 / e}' "$T/stat.$mode")
-		v[$mode,mig]=$(awk -F, -v e="$EVENTS" '$3 ~ /cpu-migrations/ {printf "%.4f", $1 / e}' "$T/stat.$mode")
+		v[$mode,cs]=$(awk -F, -v e="$EVENTS" '$3 ~ /context-switches/ {printf "%.3f", $1 / e}' \
+			"$T/stat.$mode")
+		v[$mode,mig]=$(awk -F, -v e="$EVENTS" '$3 ~ /cpu-migrations/ {printf "%.4f", $1 / e}' \
+			"$T/stat.$mode")
 		# 3. where the time goes, by symbol
 		ON_RECORDING=start_record attach_run "$T/$mode.rec" "$PAIRS" "$THREADS" "${args[@]}" || exit 1
 		for c in user traps progs helpers ring lockwait daemon perf busy threads; do v[$mode,$c]=0; done
@@ -199,7 +203,8 @@ line "CPU migrations per call (perf stat -a)" mig
 line "events lost" lost
 other_tracers
 if [ $have_perf = 1 ]; then
-	echo "(perf record -a -g -e cpu-clock -c $PERIOD_NS, perf stat -a -e context-switches,cpu-migrations)"
+	echo "(perf record -a -g -e cpu-clock -c $PERIOD_NS;" \
+		"perf stat -a -e context-switches,cpu-migrations)"
 	if [ -n "${OUTDIR:-}" ]; then
 		echo "(in $OUTDIR: report.MODE.txt the loop's samples by symbol, callers.MODE.txt the" \
 			"callers of its hottest symbols, progs.MODE the BPF counters, stat.MODE.csv)"
