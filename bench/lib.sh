@@ -80,3 +80,114 @@ prog_ns() {
 	v=$(awk -v n="$2" '$1 == n && $2 > 0 {printf "%.0f", $3 / $2}' "$1")
 	echo "${v:--}"
 }
+
+# ---- the scaling benchmarks: a traced pairloop in attach mode, measured with no tool but bash,
+# awk, coreutils and /proc (bench/scaling_bench.sh, bench/scaling_profile.sh) ----
+
+# bpf_fdinfo_sum PID KIND FIELD: FIELD summed over the fdinfo of PID's descriptors of KIND
+# (bpf-map or bpf-prog), e.g. the memlock bytes of its maps; 0 when it has none.
+bpf_fdinfo_sum() {
+	local fd sum=0 v
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:$2" ] || continue
+		v=$(sed -n "s/^$3:[[:space:]]*//p" /proc/"$1"/fdinfo/"${fd##*/}" 2>/dev/null)
+		sum=$((sum + ${v:-0}))
+	done
+	echo "$sum"
+}
+
+# task_cpu_ns PID: the CPU time of every thread of PID so far, in ns (schedstat's run time;
+# the ticks of /proc/PID/stat where schedstat reads 0).
+task_cpu_ns() {
+	local ns
+	ns=$(cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{n += $1} END {print n + 0}')
+	if [ "$ns" -eq 0 ]; then
+		ns=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($14 + $15) * 1e9 / hz}' \
+			/proc/"$1"/stat 2>/dev/null)
+	fi
+	echo "${ns:-0}"
+}
+
+# prog_counts PID: one line "NAME run_cnt run_time_ns" per BPF program PID holds, from fdinfo;
+# the name from /proc/kallsyms by the program's tag (bpftool is not needed), "?" when absent.
+prog_counts() {
+	local fd info tag name
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-prog" ] || continue
+		info=$(cat /proc/"$1"/fdinfo/"${fd##*/}" 2>/dev/null) || continue
+		tag=$(sed -n 's/^prog_tag:[[:space:]]*//p' <<<"$info")
+		name=$(grep -m1 "bpf_prog_${tag}_" /proc/kallsyms |
+			sed 's/.*bpf_prog_[0-9a-f]*_\([^[:space:]]*\).*/\1/')
+		echo "${name:-?} $(sed -n 's/^run_cnt:[[:space:]]*//p' <<<"$info")" \
+			"$(sed -n 's/^run_time_ns:[[:space:]]*//p' <<<"$info")"
+	done
+}
+
+# bpf_stats VALUE: turns the kernel's BPF run-time statistics on (1) or off (0).
+bpf_stats() { echo "$1" >/proc/sys/kernel/bpf_stats_enabled; }
+
+# attach_run PREFIX PAIRS THREADS ALLOCTAPD-ARGS...: one traced run of the pairloop. The loop
+# starts and waits; alloctapd -v --pid LOOP ARGS attaches (under rusage_of, which gives its CPU
+# time and peak RSS); when it says it records, the daemon's CPU time so far and its maps'
+# memlock are read, the function named by $ON_RECORDING (if set) is called with the daemon's
+# pid, and the loop is let go. After the loop and the daemon end, $ON_END (if set) is called.
+# Writes PREFIX.res, one line: "ns N written W lost L cpu_ns C maxrss_kb R memlock M" (ns the
+# loop's ns per pair; cpu_ns the daemon's CPU time from the moment it recorded to its end);
+# PREFIX.err holds the daemon's messages; AR_LOOP_PID and AR_DAEMON_PID keep the two pids (for
+# the hooks, and for a profile's reports after the run). Returns 1, the messages on stderr,
+# when the daemon did not start recording.
+attach_run() {
+	local prefix=$1 pairs=$2 threads=$3 pl ru dpid cpu0 mem
+	shift 3
+	rm -f "$prefix".go "$prefix".ru "$prefix".res "$prefix".err
+	mkfifo "$prefix".go
+	PAIRLOOP_WAIT=1 "$PL" "$pairs" "$threads" <"$prefix".go >"$prefix".out &
+	pl=$!
+	exec 3>"$prefix".go
+	build/bench/rusage_of "$prefix".ru "$D" -v --pid "$pl" "$@" 2>"$prefix".err &
+	ru=$!
+	for _ in $(seq 600); do
+		grep -q "^alloctapd: recording" "$prefix".err 2>/dev/null && break
+		kill -0 "$ru" 2>/dev/null || break
+		sleep 0.05
+	done
+	dpid=$(sed -n 's/^pid //p' "$prefix".ru)
+	# shellcheck disable=SC2034 # for the caller
+	AR_LOOP_PID=$pl AR_DAEMON_PID=$dpid
+	if ! grep -q "^alloctapd: recording" "$prefix".err; then
+		kill "$pl" "$ru" 2>/dev/null
+		exec 3>&-
+		wait "$pl" "$ru" 2>/dev/null
+		cat "$prefix".err >&2
+		return 1
+	fi
+	cpu0=$(task_cpu_ns "$dpid")
+	mem=$(bpf_fdinfo_sum "$dpid" bpf-map memlock)
+	[ -n "${ON_RECORDING:-}" ] && "$ON_RECORDING" "$dpid"
+	echo >&3
+	exec 3>&-
+	wait "$pl"
+	wait "$ru"
+	[ -n "${ON_END:-}" ] && "$ON_END"
+	awk -v ns="$(ns_of <"$prefix".out)" -v cpu0="$cpu0" -v mem="$mem" '
+		/^alloctapd: [0-9]+ events written/ { w = $2; l = $5 }
+		/^user_us/ { cpu = ($2 + $4) * 1000; rss = $6 }
+		END { printf "ns %s written %d lost %d cpu_ns %.0f maxrss_kb %d memlock %d\n",
+			ns, w, l, cpu - cpu0, rss, mem }' "$prefix".err "$prefix".ru >"$prefix".res
+}
+
+# other_tracers: a note counting the alloctapd and bpftrace processes running now that this shell
+# did not start (nothing when none): their probes on a shared C library trap every process
+# that maps it (in follow or --all mode), the benchmark's untraced loop too.
+other_tracers() {
+	local p mine n=0
+	mine=" $(jobs -p | tr '\n' ' ') "
+	for p in /proc/[0-9]*; do
+		case $(cat "$p"/comm 2>/dev/null) in
+		alloctapd | bpftrace) [[ "$mine" == *" ${p#/proc/} "* ]] || n=$((n + 1)) ;;
+		esac
+	done
+	[ "$n" -gt 0 ] && echo "(note: other tracers (alloctapd, bpftrace) running at this moment: $n;" \
+		"their probes on a shared C library may trap these loops too)"
+	return 0
+}
