@@ -4,7 +4,7 @@
 #                   build/alloctap-report
 #   make deps       install the Debian packages the build and tests need (skips what is there)
 #   make check      deps, build, unit tests (plain and ASan+UBSan), command-line and
-#                   integration tests; ends with "check: N passed, M failed"
+#                   integration tests; ends with "check: N passed, M failed, K skipped"
 #   make stress     the concurrency stress test STRESS_RUNS (20) times in a row
 #   make demo       the main job on a bundled workload
 #   make bench      benchmarks, printed as comparison tables

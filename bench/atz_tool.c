@@ -10,7 +10,7 @@
  *                          encode, format as text, decode and parse IN in memory, best of 9;
  *                          prints "EVENTS ATZ_BYTES CONTENT_BYTES BYTES/EVENT ENCODE_NS
  *                          TEXT_NS DECODE_M/S PARSE_M/S". -t gives the events synthetic times
- *                          (bench/synthetic.c), -s STACKS synthetic stacks of 20 frames
+ *                          (below), -s STACKS synthetic stacks of 20 frames
  *   atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] IN OUT
  *                          IN's events as a 2.x trace (2.3 unless -V says) with synthetic times (-t; -T: exactly
  *                          STEP ns apart, event k at 10^12 + k * STEP ns) and STACKS

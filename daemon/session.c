@@ -15,7 +15,7 @@
 #include "alloctap.h"
 #include "alloctap.skel.h"
 #include "caps.h"
-#include "convert.h"
+#include "record.h"
 #include "display.h"
 #include "prim.h"
 #include "rss.h"

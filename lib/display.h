@@ -9,13 +9,15 @@
  * summaries, 3 adds progress and detail, 4 adds debugging. Each -q lowers the level by one,
  * each -v raises it by one.
  *
- * Conventions every module follows (doc/DESIGN.md, "Conventions"):
+ * Conventions every module follows (doc/DESIGN.md, decision 10):
  *  - a function that can fail returns 0, or -1 with errno set (or, where errno cannot say
  *    it, a reason in a `why` out-parameter or in the object);
  *  - a function that hands out items one at a time returns 1 (an item), 0 (the end) or -1
  *    (an error, as above);
- *  - modules report nothing themselves: the program that called them prints the message,
- *    naming the file and, for text input, the line;
+ *  - a module that computes reports nothing itself: the program that called it prints the
+ *    message, naming the file and, for text input, the line; the modules that are a
+ *    program's run speak as things happen (decision 10 lists them), only through this
+ *    header, naming the program by at_program_name, never in their text;
  *  - exit statuses: 0 success, 1 runtime, input or output error, 2 usage error. */
 #ifndef ALLOCTAP_DISPLAY_H
 #define ALLOCTAP_DISPLAY_H

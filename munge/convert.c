@@ -41,9 +41,9 @@ static int start_atz(struct event_run *r)
 {
 	const struct at_atz_header *h =
 		r->src->kind == AT_SOURCE_BINARY ? at_atz_reader_header(r->src->atz) : NULL;
-	/* munge runs offline: LZ4HC level 9, at about 100 ns more per event. A trace of slots is
-	 * written as 2.1: its events decode in 18 ns against 2.2's 41 (python3), and replay reads
-	 * them; 2.2's model pays for raw pointers (1.29 bytes/event against 1.49 here) */
+	/* munge runs offline: LZ4HC level 9. A trace of slots is written as 2.1, whose events
+	 * replay decodes faster; 2.2's model pays for raw pointers (doc/DESIGN.md, decision 6,
+	 * measures both) */
 	struct at_sink_options o = {
 		.format = AT_SINK_ATZ,
 		.munged = r->munged_out,

@@ -205,7 +205,7 @@ struct watchers {
 
 /* One trace read: its sites named by x, its pass in h (NULL: the plain folded export). */
 struct pass {
-	struct rep_export x;
+	struct rep_sites x;
 	struct rep_heap *h;
 	int x_ready;
 };
@@ -223,7 +223,7 @@ static int read_trace(struct pass *p, const struct rep_request *r, const char *t
 	void *fn_arg;
 	int fd = -1, rc = -1;
 
-	if (rep_export_init(&p->x, r->weight, r->debug_dir, on_problem, NULL) < 0) {
+	if (rep_sites_init(&p->x, r->weight, r->debug_dir, on_problem, NULL) < 0) {
 		at_error("%s", strerror(errno));
 		return -1;
 	}
@@ -299,7 +299,7 @@ static void pass_free(struct pass *p)
 {
 	rep_heap_free(p->h);
 	if (p->x_ready)
-		rep_export_free(&p->x);
+		rep_sites_free(&p->x);
 }
 
 /* ---- the commands ---------------------------------------------------------------------- */

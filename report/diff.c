@@ -13,7 +13,7 @@ struct row {
 };
 
 /* Adds the figures of every site of h into rows[entry][side], entries of table x. */
-static int add_sites(const struct rep_heap *h, struct rep_export *x, struct rep_export *names,
+static int add_sites(const struct rep_heap *h, struct rep_sites *x, struct rep_sites *names,
 		     struct row **rows, size_t *nrows, int side)
 {
 	const struct rep_site *sites;
@@ -51,7 +51,7 @@ static uint64_t distance(const uint64_t v[2])
 	return v[0] > v[1] ? v[0] - v[1] : v[1] - v[0];
 }
 
-static struct rep_export *sort_names;
+static struct rep_sites *sort_names;
 
 static int by_change(const void *pa, const void *pb)
 {
@@ -77,8 +77,8 @@ static void put_triple(FILE *out, const uint64_t v[2])
 		(int64_t)(v[1] - v[0]));
 }
 
-int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_export *xa,
-		   const struct rep_heap *b, struct rep_export *xb)
+int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_sites *xa,
+		   const struct rep_heap *b, struct rep_sites *xb)
 {
 	struct row *rows = NULL;
 	size_t nrows = 0, kept = 0;

@@ -14,7 +14,7 @@
 #include "heap.h"
 
 /* 0, or -1 with errno (ENOMEM, or a write error). */
-int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_export *xa,
-		   const struct rep_heap *b, struct rep_export *xb);
+int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_sites *xa,
+		   const struct rep_heap *b, struct rep_sites *xb);
 
 #endif

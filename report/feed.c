@@ -40,10 +40,10 @@ static void report_at(const struct at_source *s, uint64_t events, const char *wh
 		at_error_at(s->name, s->lineno, "%s", why);
 }
 
-/* The records the reader meets before an event, handed to the export as they come; the
+/* The records the reader meets before an event, handed to the sites as they come; the
  * first failure is kept for the feed loop to report (the callbacks cannot stop the reader). */
 struct records {
-	struct rep_export *x;
+	struct rep_sites *x;
 	struct at_source *s; /* for its header's start time, given to the symbolizer */
 	char failed[160]; /* what the first failure was, "": none */
 };
@@ -52,7 +52,7 @@ static void on_stack(void *arg, const struct at_stack *st)
 {
 	struct records *r = arg;
 
-	if (!r->failed[0] && rep_export_stack(r->x, st) < 0)
+	if (!r->failed[0] && rep_sites_stack(r->x, st) < 0)
 		snprintf(r->failed, sizeof(r->failed), "stack record %" PRIu32 ": %s", st->id,
 			 errno == EINVAL ? "invalid (id, or frame count)" : strerror(errno));
 }
@@ -63,7 +63,7 @@ static void on_mapping(void *arg, const struct at_mapping *m)
 	const struct at_atz_header *h = r->s->atz ? at_atz_reader_header(r->s->atz) : NULL;
 
 	at_symbolizer_trace_start(r->x->symbolizer, h ? h->start_ns : 0);
-	if (!r->failed[0] && rep_export_mapping(r->x, m) < 0)
+	if (!r->failed[0] && rep_sites_mapping(r->x, m) < 0)
 		snprintf(r->failed, sizeof(r->failed), "mapping record of process %" PRIu32 ": %s",
 			 m->pid, errno == EINVAL ? "invalid (empty range)" : strerror(errno));
 }
@@ -73,7 +73,7 @@ static int export_event(void *arg, const struct at_event *ev)
 	return rep_export_event(arg, ev, ev->stack);
 }
 
-int rep_feed(struct at_source *s, struct rep_export *x, struct rep_damage *d)
+int rep_feed(struct at_source *s, struct rep_sites *x, struct rep_damage *d)
 {
 	return rep_feed_events(s, x, export_event, x, d);
 }
@@ -124,7 +124,7 @@ static int take_damage(struct at_source *s, uint64_t events, struct rep_damage *
 	return 0;
 }
 
-int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg,
+int rep_feed_events(struct at_source *s, struct rep_sites *x, rep_event_fn fn, void *arg,
 		    struct rep_damage *d)
 {
 	struct at_progress progress;

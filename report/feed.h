@@ -33,12 +33,12 @@ static inline int rep_damaged(const struct rep_damage *d)
  * first damage; "FILE: event N: reason" for an event of a binary trace (a stack never
  * defined); a trace that cannot be read at all (not a trace, a newer version, its header cut).
  * Empty text lines are skipped. */
-int rep_feed(struct at_source *s, struct rep_export *x, struct rep_damage *d);
+int rep_feed(struct at_source *s, struct rep_sites *x, struct rep_damage *d);
 
 /* The same, each event going to fn (which returns 0, or -1 with errno: ENOENT for a stack
  * never defined) instead of the folded export; stack and mapping records still go to x. */
 typedef int (*rep_event_fn)(void *arg, const struct at_event *ev);
-int rep_feed_events(struct at_source *s, struct rep_export *x, rep_event_fn fn, void *arg,
+int rep_feed_events(struct at_source *s, struct rep_sites *x, rep_event_fn fn, void *arg,
 		    struct rep_damage *d);
 
 #endif

@@ -18,7 +18,7 @@ struct block {
 };
 
 struct rep_heap {
-	struct rep_export *x;
+	struct rep_sites *x;
 	struct rep_heap_options o;
 	struct block *blocks;
 	size_t blocks_cap, blocks_count;
@@ -134,7 +134,7 @@ static int block_add(struct rep_heap *h, const struct at_event *ev, uint64_t siz
 
 /* ---- engine ---------------------------------------------------------------------------- */
 
-struct rep_heap *rep_heap_new(struct rep_export *x, const struct rep_heap_options *o)
+struct rep_heap *rep_heap_new(struct rep_sites *x, const struct rep_heap_options *o)
 {
 	struct rep_heap *h = calloc(1, sizeof(*h));
 
@@ -201,7 +201,7 @@ static struct rep_proc *proc_of(struct rep_heap *h, uint32_t pid, uint32_t *inde
 /* The site of an allocation event of process proc; -1 with errno. */
 static int64_t site_of(struct rep_heap *h, const struct at_event *ev, uint32_t proc)
 {
-	int64_t entry = rep_export_site(h->x, ev);
+	int64_t entry = rep_sites_site(h->x, ev);
 	int is_new;
 
 	if (entry < 0)

@@ -1,6 +1,6 @@
 /* heap.h: one pass over a trace's events, keeping what is live and where it was allocated.
  *
- * A site is a (process, stack) pair: the folded line of report/export.h (the callers' text of
+ * A site is a (process, stack) pair: the folded line of report/sites.h (the callers' text of
  * the event's stack, then the allocation function; the function alone without a stack).
  * Blocks are kept by (pid, address) while they live, so memory grows with the live blocks and
  * the sites, never with the events. Per process and per site the engine counts allocations,
@@ -28,7 +28,7 @@
 
 #include "atz.h"
 #include "event.h"
-#include "export.h"
+#include "sites.h"
 
 /* Byte figures saturate: a sum that does not fit 64 bits is written as UINT64_MAX
  * (18446744073709551615), which reads "that many bytes or more" (only a hostile or corrupt
@@ -54,7 +54,7 @@ static inline uint64_t rep_sat_u64(rep_u128 v)
 struct rep_site {
 	uint32_t pid;
 	uint32_t proc;            /* index into the engine's processes */
-	int64_t entry;            /* its line in the export's folded table */
+	int64_t entry;            /* its line in the sites' folded table (sites.h) */
 	uint64_t allocs, alloc_bytes, frees, temps;
 	uint64_t live_bytes, live_blocks;
 	uint64_t peak_bytes, peak_blocks;     /* at its process's heap peak */
@@ -108,7 +108,7 @@ struct rep_size_bucket {
 struct rep_heap;
 
 /* A new engine naming its sites through x (kept). NULL with errno. */
-struct rep_heap *rep_heap_new(struct rep_export *x, const struct rep_heap_options *o);
+struct rep_heap *rep_heap_new(struct rep_sites *x, const struct rep_heap_options *o);
 void rep_heap_free(struct rep_heap *h);
 
 /* One event of the trace, in order. 0, or -1 with errno: ENOENT for a stack never defined,

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "export.h"
+#include "sites.h"
 #include "finish.h"
 #include "folded.h"
 #include "pprof.h"
@@ -159,7 +159,7 @@ static void put_value_type(struct buf *out, struct buf *m, unsigned field, struc
 }
 
 static void put_mappings(struct buf *out, struct buf *m, struct tables *t,
-			 const struct rep_export *x)
+			 const struct rep_sites *x)
 {
 	static const char hex[] = "0123456789abcdef";
 
@@ -240,7 +240,7 @@ static int write_gzip(FILE *out, const struct buf *b)
 	return rep_finish_output(out);
 }
 
-int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_export *x,
+int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_sites *x,
 		    enum rep_moment_kind at)
 {
 	struct buf b = { 0 }, m = { 0 }, sub = { 0 };

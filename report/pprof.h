@@ -23,7 +23,7 @@
 
 /* Writes the profile of h, whose sites x names, to out; in use at REP_AT_END or REP_AT_PEAK.
  * 0, or -1 with errno (ENOMEM, a write error). */
-int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_export *x,
+int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_sites *x,
 		    enum rep_moment_kind at);
 
 #endif

@@ -119,8 +119,9 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 		char moved[64] = "";
 		if (args_moved(&f[i]))
 			describe_args(&f[i], moved, sizeof(moved));
-		DISPLAYLEVEL(3, "alloctapd: probe %s: %s+0x%llx, %s at +%llu (%s: %s)%s\n",
-			     f[i].name, path, (unsigned long long)f[i].function_offset,
+		DISPLAYLEVEL(3, "%s: probe %s: %s+0x%llx, %s at +%llu (%s: %s)%s\n",
+			     at_program_name, f[i].name, path,
+			     (unsigned long long)f[i].function_offset,
 			     f[i].has_return ? "entry and return probes" : "entry probe",
 			     (unsigned long long)(f[i].site_offset - f[i].function_offset),
 			     f[i].site_insn, f[i].site_why, moved);
@@ -170,7 +171,7 @@ static int note_internal_call(void *arg, const struct at_direct_call *c)
 	int target = function_at(s, c->target, 0), within = function_at(s, c->site, 1);
 	uint64_t offset;
 
-	DISPLAYLEVEL(3, "alloctapd: %s: %s at 0x%llx straight to %s%s%s: %s\n", s->path,
+	DISPLAYLEVEL(3, "%s: %s: %s at 0x%llx straight to %s%s%s: %s\n", at_program_name, s->path,
 		     c->is_call ? "call" : "tail jump", (unsigned long long)c->site,
 		     target >= 0 ? s->f[target].name : "?", within >= 0 ? ", inside " : "",
 		     within >= 0 ? s->f[within].name : "",
@@ -216,15 +217,16 @@ static void scan_internal_calls(struct at_elf *e, const char *path,
 	for (unsigned i = 0; i < n; i++)
 		targets[i] = f[i].function_vaddr;
 	if (at_elf_find_direct_calls(e, targets, n, note_internal_call, &s) < 0)
-		DISPLAYLEVEL(2, "alloctapd: %s: cannot read its code: the calls it makes to its "
-			     "own entry points will be recorded\n", path);
-	DISPLAYLEVEL(3, "alloctapd: %s: %u direct calls to its own entry points from outside "
-		     "them (probed, not recorded), %u from inside (nested), %u tail jumps\n", path,
+		DISPLAYLEVEL(2, "%s: %s: cannot read its code: the calls it makes to its "
+			     "own entry points will be recorded\n", at_program_name, path);
+	DISPLAYLEVEL(3, "%s: %s: %u direct calls to its own entry points from outside "
+		     "them (probed, not recorded), %u from inside (nested), %u tail jumps\n",
+		     at_program_name, path,
 		     s.calls, s.nested, s.jumps);
 	if (s.unprobed)
-		DISPLAYLEVEL(2, "alloctapd: %s: %u of its internal call sites cannot be probed "
+		DISPLAYLEVEL(2, "%s: %s: %u of its internal call sites cannot be probed "
 			     "(more than %u, or outside its segments): calls from there will be "
-			     "recorded\n", path, s.unprobed, AT_MAX_CALL_SITES);
+			     "recorded\n", at_program_name, path, s.unprobed, AT_MAX_CALL_SITES);
 }
 
 /* The call instructions of the object that need a probe (o->call_offsets). A file is scanned
@@ -239,8 +241,8 @@ static void note_internal_calls(struct at_probes *p, struct at_elf *e, const cha
 
 	o->ncalls = 0;
 	if (at_elf_is_program(e)) {
-		DISPLAYLEVEL(3, "alloctapd: %s is a program: its calls to its own malloc are all "
-			     "recorded\n", path);
+		DISPLAYLEVEL(3, "%s: %s is a program: its calls to its own malloc are all "
+			     "recorded\n", at_program_name, path);
 		return;
 	}
 	if (fstat(e->fd, &st) < 0) {

@@ -53,9 +53,9 @@ int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *pat
 #define AT_BPF_TRACE_UPROBE_MULTI 48
 void at_attach_prepare(struct alloctap *skel, int stacks);
 
-/* Destroys every link. Each link's end waits for the kernel's grace periods (about 120 ms
- * measured on a VM, whatever the number of sites in it): the links are closed from threads of
- * their own, so that the waits overlap. */
+/* Destroys every link. Each link's end waits for the kernel's grace periods (whatever the
+ * number of sites in it; doc/DESIGN.md, decision 1, measures the wait): the links are closed
+ * from threads of their own, so that the waits overlap. */
 void at_detach_all(struct at_probes *p);
 
 #endif

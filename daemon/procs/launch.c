@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "display.h"
 #include "launch.h"
 #include "prim.h"
 
@@ -50,6 +51,20 @@ int at_launch_resolve(const char *cmd, char *out, size_t outlen)
 	return -1;
 }
 
+/* "PROGRAM: exec of the command failed\n" on stderr in one write, put together by hand: the
+ * child formats nothing (lib/display.h's at_program_name names the program). */
+static void say_exec_failed(void)
+{
+	static const char tail[] = ": exec of the command failed\n";
+	char msg[128];
+	size_t n = strnlen(at_program_name, sizeof(msg) - sizeof(tail));
+
+	memcpy(msg, at_program_name, n);
+	memcpy(msg + n, tail, sizeof(tail) - 1);
+	if (write(2, msg, n + sizeof(tail) - 1) < 0)
+		_exit(127);
+}
+
 /* The child: waits for the go byte, then execs. Only system calls from here on. */
 static void run_child(int wait_fd, const char *path, char *const argv[])
 {
@@ -61,9 +76,7 @@ static void run_child(int wait_fd, const char *path, char *const argv[])
 		_exit(127);
 	close(wait_fd);
 	execve(path, argv, environ);
-	static const char msg[] = "alloctapd: exec of the command failed\n";
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(127);
+	say_exec_failed();
 	_exit(127);
 }
 

@@ -1,5 +1,5 @@
 /* fuzz_report.c: alloctap-report's pipeline (report/command.c: the feed, the engine, the
- * export and its symbolizer, lib/symbolize.c, and each command's writer) over an arbitrary
+ * sites and their symbolizer, lib/symbolize.c, and each command's writer) over an arbitrary
  * trace.
  *
  * The first two input bytes choose the request, as alloctap-report's command line would (only

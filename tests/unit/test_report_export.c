@@ -30,7 +30,7 @@ static void count_problem(void *arg, const char *path, const char *why)
 }
 
 /* What x writes, in a malloc'ed string. */
-static char *written(struct rep_export *x)
+static char *written(struct rep_sites *x)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -48,7 +48,7 @@ struct test_event {
 	uint32_t stack;
 };
 
-static void feed_events(struct rep_export *x, const struct test_event *evs, size_t n)
+static void feed_events(struct rep_sites *x, const struct test_event *evs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct at_event ev = { .pid = 1, .tid = 1, .func = evs[i].func,
@@ -98,21 +98,21 @@ static const struct test_event events[] = {
 	{ AT_JEMALLOC_STATS, 0, 0, 0, 0 },
 };
 
-static void setup_trace(struct rep_export *x, enum rep_weight w)
+static void setup_trace(struct rep_sites *x, enum rep_weight w)
 {
 	problems = 0;
-	assert_int_equal(rep_export_init(x, w, "/nonexistent", count_problem, NULL), 0);
+	assert_int_equal(rep_sites_init(x, w, "/nonexistent", count_problem, NULL), 0);
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		struct at_mapping m = { .pid = maps[i].pid, .start = maps[i].start,
 					.end = maps[i].end, .offset = maps[i].offset,
 					.path = maps[i].path };
-		assert_int_equal(rep_export_mapping(x, &m), 0);
+		assert_int_equal(rep_sites_mapping(x, &m), 0);
 	}
 	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
 		struct at_stack s = { .id = stacks[i].id, .pid = stacks[i].pid,
 				      .count = stacks[i].count, .flags = stacks[i].flags };
 		memcpy(s.pcs, stacks[i].pcs, sizeof(stacks[i].pcs));
-		assert_int_equal(rep_export_stack(x, &s), 0);
+		assert_int_equal(rep_sites_stack(x, &s), 0);
 	}
 }
 
@@ -144,7 +144,7 @@ static void test_weights(void **state)
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		struct rep_export x;
+		struct rep_sites x;
 		char *got;
 
 		setup_trace(&x, cases[k].weight);
@@ -154,7 +154,7 @@ static void test_weights(void **state)
 		/* a.so (both pids) and b.so, each once */
 		assert_int_equal(problems, 2);
 		free(got);
-		rep_export_free(&x);
+		rep_sites_free(&x);
 	}
 }
 
@@ -167,22 +167,22 @@ static void test_no_stacks(void **state)
 		{ AT_VALLOC, 4096, 0, 0x30, 0 }, { AT_ALIGNED_ALLOC, 64, 64, 0x40, 0 },
 		{ AT_MALLOC, 8, 0, 0, 0 },
 	};
-	struct rep_export x;
+	struct rep_sites x;
 	char *got;
 
 	(void)state;
-	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
 	feed_events(&x, log, sizeof(log) / sizeof(log[0]));
 	got = written(&x);
 	assert_string_equal(got, "aligned_alloc 1\ncalloc 1\nmalloc 2\nrealloc 1\nvalloc 1\n");
 	free(got);
-	rep_export_free(&x);
+	rep_sites_free(&x);
 }
 
 /* Errors: an event of a stack never defined, bad stack records; a record given again. */
 static void test_stack_records(void **state)
 {
-	struct rep_export x;
+	struct rep_sites x;
 	struct at_event ev = { .pid = 1, .tid = 1, .func = AT_MALLOC, .has_result = 1,
 			       .arg = { 1 }, .result = 0x10 };
 	char *got;
@@ -205,20 +205,20 @@ static void test_stack_records(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errno = 0;
-		assert_int_equal(rep_export_stack(&x, &bad[i]), -1);
+		assert_int_equal(rep_sites_stack(&x, &bad[i]), -1);
 		assert_int_equal(errno, EINVAL);
 	}
 
 	/* stack 1 before and after a new record of it */
 	assert_int_equal(rep_export_event(&x, &ev, 1), 0);
 	struct at_stack again = { .id = 1, .pid = 1, .count = 2, .pcs = { 0x1000, 0x1300 } };
-	assert_int_equal(rep_export_stack(&x, &again), 0);
+	assert_int_equal(rep_sites_stack(&x, &again), 0);
 	assert_int_equal(rep_export_event(&x, &ev, 1), 0);
 	assert_int_equal(rep_export_event(&x, &ev, 1), 0);
 	got = written(&x);
 	assert_string_equal(got, "a.so+0x300;malloc 2\nb.so+0x2010;a.so+0x100;malloc 1\n");
 	free(got);
-	rep_export_free(&x);
+	rep_sites_free(&x);
 }
 
 /* --- inlined frames, on this program's own code ------------------------------------------ */
@@ -243,7 +243,7 @@ __attribute__((noinline)) void outer_caller(void)
 	__asm__ volatile("");
 }
 
-static struct rep_export *self_x;
+static struct rep_sites *self_x;
 static char self_path[PATH_MAX];
 static uint8_t self_id[AT_BUILD_ID_MAX];
 static int self_id_len;
@@ -256,14 +256,14 @@ static int add_self_mapping(const struct at_procmaps_entry *e, void *arg)
 					.start = e->start, .end = e->end, .offset = e->offset,
 					.path = self_path };
 		memcpy(m.build_id, self_id, (size_t)self_id_len);
-		assert_int_equal(rep_export_mapping(self_x, &m), 0);
+		assert_int_equal(rep_sites_mapping(self_x, &m), 0);
 	}
 	return 0;
 }
 
 static void test_inlined_frames(void **state)
 {
-	struct rep_export x;
+	struct rep_sites x;
 	const void *id;
 	char *got;
 	int fd;
@@ -283,14 +283,14 @@ static void test_inlined_frames(void **state)
 
 	outer_caller();
 	problems = 0;
-	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, "/nonexistent",
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, "/nonexistent",
 					 count_problem, NULL), 0);
 	self_x = &x;
 	assert_int_equal(at_procmaps_for_each_file("/proc/self/maps", add_self_mapping, NULL,
 						   NULL), 0);
 	struct at_stack s = { .id = 1, .pid = 9, .count = 2,
 			      .pcs = { 0x1, (uint64_t)(uintptr_t)inline_ret } };
-	assert_int_equal(rep_export_stack(&x, &s), 0);
+	assert_int_equal(rep_sites_stack(&x, &s), 0);
 	struct at_event ev = { .pid = 9, .tid = 9, .func = AT_MALLOC, .has_result = 1,
 			       .arg = { 8 }, .result = 0x10 };
 	assert_int_equal(rep_export_event(&x, &ev, 1), 0);
@@ -298,7 +298,7 @@ static void test_inlined_frames(void **state)
 	assert_string_equal(got, "outer_caller;inlined_caller;malloc 1\n");
 	assert_int_equal(problems, 0);
 	free(got);
-	rep_export_free(&x);
+	rep_sites_free(&x);
 }
 
 /* Frame words lose the bytes that would break a folded line. */

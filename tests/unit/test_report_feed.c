@@ -113,12 +113,12 @@ static void write_trace(unsigned major)
 static char *report_damaged(enum rep_weight w, struct rep_damage *d)
 {
 	struct at_source src;
-	struct rep_export x;
+	struct rep_sites x;
 	char *buf = NULL;
 	size_t n = 0;
 	int fd, rc;
 
-	assert_int_equal(rep_export_init(&x, w, "/nonexistent", NULL, NULL), 0);
+	assert_int_equal(rep_sites_init(&x, w, "/nonexistent", NULL, NULL), 0);
 	assert_int_equal(rep_open_input(&src, path, &fd), 0);
 	rc = rep_feed(&src, &x, d);
 	if (rc == 0) {
@@ -128,7 +128,7 @@ static char *report_damaged(enum rep_weight w, struct rep_damage *d)
 	}
 	at_source_close(&src);
 	close(fd);
-	rep_export_free(&x);
+	rep_sites_free(&x);
 	return buf;
 }
 

@@ -169,11 +169,11 @@ static const struct rep_site *find_site(struct rep_heap *h, enum at_func f, uint
 
 static void run_case(const struct heap_case *c)
 {
-	struct rep_export x;
+	struct rep_sites x;
 	const struct rep_proc *procs;
 
 	print_message("case: %s\n", c->name);
-	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
 	struct rep_heap *h = rep_heap_new(&x, &c->o);
 	assert_non_null(h);
 	for (size_t i = 0; i < MAX_EVENTS && c->ev[i].pid; i++) {
@@ -203,7 +203,7 @@ static void run_case(const struct heap_case *c)
 		assert_int_equal(s->moment_bytes, w->moment);
 	}
 	rep_heap_free(h);
-	rep_export_free(&x);
+	rep_sites_free(&x);
 }
 
 static void test_cases(void **state)
@@ -217,12 +217,12 @@ static void test_cases(void **state)
 static void test_counts(void **state)
 {
 	struct rep_heap_options o = { .have_pid = 1, .pid = 2 };
-	struct rep_export x;
+	struct rep_sites x;
 	struct at_event ev = { .pid = 1, .tid = 1, .func = AT_MALLOC, .has_result = 1,
 			       .arg = { 8 }, .result = 0x10, .time_ns = 5 };
 
 	(void)state;
-	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
 	struct rep_heap *h = rep_heap_new(&x, &o);
 	assert_non_null(h);
 	assert_int_equal(rep_heap_event(h, &ev), 0);
@@ -235,7 +235,7 @@ static void test_counts(void **state)
 	assert_int_equal(rep_heap_events_read(h), 2);
 	assert_true(rep_heap_has_times(h));
 	rep_heap_free(h);
-	rep_export_free(&x);
+	rep_sites_free(&x);
 }
 
 /* 200000 blocks allocated, then freed in a scrambled order, with lookups all along: the
@@ -244,12 +244,12 @@ static void test_many_blocks(void **state)
 {
 	enum { N = 200000 };
 	struct rep_heap_options o = { 0 };
-	struct rep_export x;
+	struct rep_sites x;
 	const struct rep_proc *procs;
 	uint64_t bytes, blocks;
 
 	(void)state;
-	assert_int_equal(rep_export_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
 	struct rep_heap *h = rep_heap_new(&x, &o);
 	assert_non_null(h);
 	for (uint64_t i = 0; i < N; i++) {
@@ -270,7 +270,7 @@ static void test_many_blocks(void **state)
 	assert_int_equal(procs[0].unknown_frees, 0);
 	assert_int_equal(procs[0].peak_blocks, N);
 	rep_heap_free(h);
-	rep_export_free(&x);
+	rep_sites_free(&x);
 }
 
 int main(void)

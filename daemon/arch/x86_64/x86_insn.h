@@ -1,11 +1,11 @@
 /* x86_insn.h: just enough x86-64 decoding to choose where a function's probes cost least.
  *
  * A uprobe on an instruction the kernel emulates (push reg, jmp, call rel32, jcc, nop) costs a
- * trap; on any other it costs a trap plus a single step out of line, about four times more
- * (doc/DESIGN.md, decision 5). x86-64's at_arch_probe_site() (arch.h) walks a function's first
- * instructions and returns the first emulated one, provided every instruction before it is
- * straight-line code that writes none of the registers the probe reads and not the stack
- * pointer, where the kernel's uretprobe code finds the return address ([rsp]). Since jumps and
+ * trap; on any other it costs a trap plus a single step out of line, several times more
+ * (doc/DESIGN.md, decision 5, measures it). x86-64's at_arch_probe_site() (arch.h) walks a
+ * function's first instructions and returns the first emulated one, provided every instruction
+ * before it is straight-line code that writes none of the registers the probe reads and not the
+ * stack pointer, where the kernel's uretprobe code finds the return address ([rsp]). Since jumps and
  * calls are themselves emulated, the walk stops at the first branch, so no path can bypass the
  * site.
  * The decoder knows the instructions compilers put in prologues; anything else ends the walk and

@@ -1,6 +1,6 @@
-/* convert.h: ring-buffer records to logalloc events. */
-#ifndef ALLOCTAP_CONVERT_H
-#define ALLOCTAP_CONVERT_H
+/* record.h: ring-buffer records to logalloc events. */
+#ifndef ALLOCTAP_RECORD_H
+#define ALLOCTAP_RECORD_H
 
 #include <linux/types.h>
 #include <stddef.h> /* lib/event.h needs size_t */

@@ -1,5 +1,5 @@
-/* convert.c: ring-buffer records to logalloc events. */
-#include "convert.h"
+/* record.c: ring-buffer records to logalloc events. */
+#include "record.h"
 
 /* Records of the first eight functions carry their enum at_func value unchanged. */
 #define SAME_CODE(probe, func) ((int)(probe) == (int)(func))

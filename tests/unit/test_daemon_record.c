@@ -1,4 +1,4 @@
-/* test_daemon_convert.c: unit tests of daemon/trace/convert.c, ring-buffer records to logalloc
+/* test_daemon_record.c: unit tests of daemon/trace/record.c, ring-buffer records to logalloc
  * lines. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,11 +8,11 @@
 #include <cmocka.h>
 #include <linux/types.h>
 
-#include "../../daemon/trace/convert.h"
+#include "../../daemon/trace/record.h"
 #include "text.h"
 
 /* Records become the logalloc line that reproduces them. */
-static void test_convert(void **state)
+static void test_record_to_event(void **state)
 {
 	(void)state;
 	static const struct {
@@ -58,7 +58,7 @@ static void test_convert(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_convert),
+		cmocka_unit_test(test_record_to_event),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,65 @@
+/* sites.h: the sites of a trace's allocations, named once for every command.
+ *
+ * A site is a stack and the allocation function: its name is one line of a folded table
+ * (report/folded.h), the callers' text of its stack record (report/stacks.h), then the
+ * function as the leaf, named as the event names it (malloc, calloc, ...). An event without a
+ * stack (a text log, a trace taken without --stacks) has the site made of its function name
+ * alone. The reader hands over mappings and stacks in trace order; stacks are symbolized as
+ * they come, and the trace's objects are kept (one mapping record per path and build-id).
+ * Memory grows with the distinct stacks, never with the events. The engine (report/heap.h),
+ * pprof, diff and the folded export (report/export.h) all name their sites here. */
+#ifndef ALLOCTAP_REPORT_SITES_H
+#define ALLOCTAP_REPORT_SITES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+#include "folded.h"
+#include "stack.h"
+#include "stacks.h"
+#include "symbolize.h"
+#include "u64map.h"
+#include "weight.h"
+
+struct rep_sites {
+	enum rep_weight weight;                 /* what an event weighs (export --folded) */
+	struct at_symbolizer *symbolizer;
+	struct rep_stacks *stacks;
+	struct rep_folded *folded;
+	int64_t no_stack_entry[AT_FUNC_COUNT]; /* the line of each function without a stack */
+	struct leaf_cache *leaves;              /* by stack id: its line per function */
+	size_t nleaves;
+	char *key;                              /* a line's stack text being built */
+	struct at_mapping *objects;             /* one mapping record per path and build-id */
+	size_t nobjects;                        /* (the first seen; paths owned) */
+	struct rep_u64map object_index;         /* at_object_hash | 1 -> first object of it + 1 */
+};
+
+/* Sets x up: debug files under debug_dir (NULL: the default of lib/symbolize.h), unusable
+ * objects reported through problem. 0, or -1 with errno set. */
+int rep_sites_init(struct rep_sites *x, enum rep_weight weight, const char *debug_dir,
+		    at_symbolize_problem_fn problem, void *arg);
+void rep_sites_free(struct rep_sites *x);
+
+/* A mapping record, given to the symbolizer and, the first of its object (path and build-id),
+ * kept in x->objects. 0, or -1 with errno set. */
+int rep_sites_mapping(struct rep_sites *x, const struct at_mapping *m);
+
+/* A stack record: symbolized now, with the mappings given so far. 0, or -1 with errno set
+ * (rep_stacks_add). */
+int rep_sites_stack(struct rep_sites *x, const struct at_stack *s);
+
+/* The line (an entry of x->folded) an allocation event belongs to, without weighing it: its
+ * site. -1 with errno set: ENOENT when no record of its stack came before it, ENOMEM. */
+int64_t rep_sites_site(struct rep_sites *x, const struct at_event *ev);
+
+/* The line of stack (0: none) ending in function func: its entry in x->folded, or -1 with
+ * errno set (as rep_sites_site). */
+int64_t rep_sites_line(struct rep_sites *x, uint32_t stack, unsigned func);
+
+/* Forgets the cached entry of every line, after x->folded's entries moved (rep_folded_write):
+ * the next rep_sites_line builds them again. */
+void rep_sites_forget_entries(struct rep_sites *x);
+
+#endif
