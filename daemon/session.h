@@ -50,8 +50,7 @@ struct at_departure {
 /* Everything a running daemon holds. */
 struct at_session {
 	struct at_session_options opt;
-	struct alloctap *skel;
-	struct ring_buffer *ring;
+	struct at_bpf *bpf;         /* the BPF program, its maps and ring buffer (bpf.h) */
 	struct at_probes probes;
 	struct at_reorder reorder;
 	struct at_sink sink;
