@@ -358,9 +358,8 @@ static int targets_gone(struct at_session *d)
 
 /* Every tick: take what the ring holds (the BPF program wakes the daemon only past 1/8 of
  * the ring, so a slow target's events would wait there), give up on missing numbers, record
- * losses and process changes, write out: the file is never more than a tick or two behind.
- * 0 to go on, 1 when the traced processes are gone. */
-static int tick(struct at_session *d)
+ * losses and process changes, write out: the file is never more than a tick or two behind. */
+int at_session_tick(struct at_session *d)
 {
 	at_bpf_ring_consume(d->bpf);
 	at_stacks_tick(&d->stacks); /* held threads whose tables are late go on */
@@ -377,9 +376,7 @@ static int tick(struct at_session *d)
 	return 0;
 }
 
-/* RSS records of the processes with events, into a binary trace (text has no place for
- * them). */
-static void take_rss(struct at_session *d)
+void at_session_take_rss(struct at_session *d)
 {
 	depart_before(d, d->reorder.next);
 	if (d->opt.format == AT_SINK_ATZ)
@@ -404,7 +401,7 @@ static int take_signals(struct at_session *d)
 		/* the mark goes after every event numbered before the signal */
 		at_reorder_mark(&d->reorder, at_sig_stats_seq);
 		at_sig_stats = 0;
-		take_rss(d);
+		at_session_take_rss(d);
 	}
 	if (at_sig_child) {
 		at_sig_child = 0;
@@ -457,10 +454,10 @@ int at_session_run(struct at_session *d)
 		uint64_t now = at_now_ms();
 
 		if (now - d->last_rss_ms >= AT_RSS_PERIOD_MS)
-			take_rss(d);
+			at_session_take_rss(d);
 		if (now - last_tick >= TICK_MS) {
 			last_tick = now;
-			if (tick(d))
+			if (at_session_tick(d))
 				break;
 		}
 		if (at_display_level >= 3 && now - last_progress >= PROGRESS_MS) {
