@@ -47,6 +47,7 @@ static void close_session(struct at_session *d)
 {
 	assert_int_equal(at_session_close(d, 0), 0);
 	assert_int_equal(fake_bpf.closed, 1);
+	close(d->opt.dest.fd); /* the output's descriptor is ours */
 }
 
 /* The probes are bound to one process only when it neither follows nor traces every one. */
