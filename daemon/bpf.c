@@ -168,7 +168,7 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 	return (int)syscall(SYS_bpf, AT_BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-/* ---- the ring buffer ---------------------------------------------------------------------- */
+/* ---- the ring buffer --------------------------------------------------------------------- */
 
 int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
 {
@@ -195,7 +195,7 @@ void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
 		pos[i] = at_map_readonly(fd, (size_t)page, i * page);
 }
 
-/* ---- the event counter and the recording window ------------------------------------------- */
+/* ---- the event counter and the recording window ------------------------------------------ */
 
 uint64_t at_bpf_next_seq(const struct at_bpf *b)
 {
@@ -230,7 +230,7 @@ int at_bpf_in_flight(struct at_bpf *b, uint64_t *sum)
 	return 0;
 }
 
-/* ---- counters ------------------------------------------------------------------------------ */
+/* ---- counters ---------------------------------------------------------------------------- */
 
 void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums)
 {
@@ -255,16 +255,15 @@ void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
 	at_bpf_sum_counters(bpf_map__fd(b->skel->maps.stack_counts), AT_STACKS_COUNT, sums);
 }
 
-/* ---- targets --------------------------------------------------------------------------------- */
+/* ---- targets ----------------------------------------------------------------------------- */
 
 int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator)
 {
 	uint32_t key = (uint32_t)pid;
 
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &key, &allocator, BPF_ANY) <
-			       0
-		       ? -1
-		       : 0;
+	int fd = bpf_map__fd(b->skel->maps.targets);
+
+	return bpf_map_update_elem(fd, &key, &allocator, BPF_ANY) < 0 ? -1 : 0;
 }
 
 void at_bpf_remove_target(struct at_bpf *b, pid_t pid)
@@ -278,8 +277,9 @@ int at_bpf_target(const struct at_bpf *b, pid_t pid, uint32_t *allocator)
 {
 	uint32_t key = (uint32_t)pid;
 
-	return bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.targets), &key, allocator) < 0 ? -1
-											   : 0;
+	int fd = bpf_map__fd(b->skel->maps.targets);
+
+	return bpf_map_lookup_elem(fd, &key, allocator) < 0 ? -1 : 0;
 }
 
 void at_bpf_allocators_changed(struct at_bpf *b)
@@ -297,9 +297,9 @@ int at_bpf_set_loading(struct at_bpf *b, pid_t pid)
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
 
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.loading), &key, &one, BPF_ANY) < 0
-		       ? -1
-		       : 0;
+	int fd = bpf_map__fd(b->skel->maps.loading);
+
+	return bpf_map_update_elem(fd, &key, &one, BPF_ANY) < 0 ? -1 : 0;
 }
 
 void at_bpf_clear_loading(struct at_bpf *b, pid_t pid)
@@ -309,7 +309,7 @@ void at_bpf_clear_loading(struct at_bpf *b, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.loading), &key);
 }
 
-/* ---- stacks ---------------------------------------------------------------------------------- */
+/* ---- stacks ------------------------------------------------------------------------------ */
 
 void *at_bpf_map_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements, size_t *bytes)
 {
@@ -327,9 +327,9 @@ int at_bpf_put_mappings(struct at_bpf *b, pid_t pid, const struct at_bpf_mapping
 {
 	uint32_t key = (uint32_t)pid;
 
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.proc_mappings), &key, m, BPF_ANY) < 0
-		       ? -1
-		       : 0;
+	int fd = bpf_map__fd(b->skel->maps.proc_mappings);
+
+	return bpf_map_update_elem(fd, &key, m, BPF_ANY) < 0 ? -1 : 0;
 }
 
 void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid)
@@ -366,11 +366,13 @@ int at_bpf_take_held(struct at_bpf *b, pid_t tid, struct at_bpf_held *h)
 {
 	uint32_t key = (uint32_t)tid;
 
-	return bpf_map_lookup_and_delete_elem(bpf_map__fd(b->skel->maps.held), &key, h) < 0 ? -1
-											    : 0;
+	int fd = bpf_map__fd(b->skel->maps.held);
+
+	return bpf_map_lookup_and_delete_elem(fd, &key, h) < 0 ? -1 : 0;
 }
 
-/* The map that holds the threads' state of where. */
+/* The map of where's thread states: thread_slots (key: a __u32 index), or the task storage
+ * threads (key: an int, a pidfd of the thread). */
 static int thread_map(const struct at_bpf *b, enum at_bpf_thread_store where)
 {
 	return bpf_map__fd(where == AT_BPF_THREAD_SLOT ? b->skel->maps.thread_slots
@@ -380,23 +382,17 @@ static int thread_map(const struct at_bpf *b, enum at_bpf_thread_store where)
 int at_bpf_thread_read(struct at_bpf *b, enum at_bpf_thread_store where, uint32_t key,
 		       struct at_thread *t)
 {
-	int fd_key = (int)key;
+	int pidfd = (int)key;
+	const void *k = where == AT_BPF_THREAD_SLOT ? (const void *)&key : (const void *)&pidfd;
 
-	return bpf_map_lookup_elem(thread_map(b, where),
-				   where == AT_BPF_THREAD_SLOT ? (void *)&key : (void *)&fd_key,
-				   t) < 0
-		       ? -1
-		       : 0;
+	return bpf_map_lookup_elem(thread_map(b, where), k, t) < 0 ? -1 : 0;
 }
 
 int at_bpf_thread_write(struct at_bpf *b, enum at_bpf_thread_store where, uint32_t key,
 			const struct at_thread *t)
 {
-	int fd_key = (int)key;
+	int pidfd = (int)key;
+	const void *k = where == AT_BPF_THREAD_SLOT ? (const void *)&key : (const void *)&pidfd;
 
-	return bpf_map_update_elem(thread_map(b, where),
-				   where == AT_BPF_THREAD_SLOT ? (void *)&key : (void *)&fd_key, t,
-				   BPF_EXIST) < 0
-		       ? -1
-		       : 0;
+	return bpf_map_update_elem(thread_map(b, where), k, t, BPF_EXIST) < 0 ? -1 : 0;
 }

@@ -85,7 +85,7 @@ int at_bpf_ring_consume(struct at_bpf *b);
  * that fails), for the fill level. */
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2]);
 
-/* ---- the event counter and the recording window ------------------------------------------- */
+/* ---- the event counter and the recording window ------------------------------------------ */
 /* The event counter now: every event numbered below it has happened. */
 uint64_t at_bpf_next_seq(const struct at_bpf *b);
 /* The counter itself, for a signal handler that reads it. */
@@ -96,7 +96,7 @@ void at_bpf_set_recording(struct at_bpf *b, int on);
  * the count cannot be read. */
 int at_bpf_in_flight(struct at_bpf *b, uint64_t *sum);
 
-/* ---- counters ------------------------------------------------------------------------------ */
+/* ---- counters ---------------------------------------------------------------------------- */
 /* The n counters of the per-CPU array map map_fd, each summed over CPUs into sums; a counter
  * that cannot be read counts 0. */
 void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums);
@@ -105,7 +105,7 @@ void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT]);
 /* The program's stack counters (enum at_stack_counter), summed over CPUs. */
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT]);
 
-/* ---- targets --------------------------------------------------------------------------------- */
+/* ---- targets ----------------------------------------------------------------------------- */
 /* Marks pid a target whose allocator is allocator (AT_TARGET; 0: any object). 0, or -1 with
  * errno set. */
 int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator);
@@ -123,7 +123,7 @@ int at_bpf_set_loading(struct at_bpf *b, pid_t pid);
 /* pid is held there no longer. */
 void at_bpf_clear_loading(struct at_bpf *b, pid_t pid);
 
-/* ---- stacks ---------------------------------------------------------------------------------- */
+/* ---- stacks ------------------------------------------------------------------------------ */
 enum at_bpf_array { AT_BPF_RULES = 0, AT_BPF_PAGES, AT_BPF_ENTRIES, AT_BPF_TABLES };
 /* Maps the unwind array a shared and writable: its memory (the caller munmaps *bytes of it), its
  * element count in *elements; NULL with errno set. */
@@ -134,7 +134,8 @@ int at_bpf_put_mappings(struct at_bpf *b, pid_t pid, const struct at_bpf_mapping
 void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid);
 /* Some process's mappings changed: the walk's cached rules are stale. */
 void at_bpf_mappings_changed(struct at_bpf *b);
-/* Takes the stack stored under hash into *s and deletes it. 0, or -1 when there is none. */
+/* Takes the stack stored under hash into *s and deletes it (a kernel without lookup-and-delete
+ * for hash maps leaves it there). 0, or -1 when there is none. */
 int at_bpf_take_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s);
 /* Stores s under hash unless a stack is there already. 0 (stored, or there), or -1 with errno
  * set. */

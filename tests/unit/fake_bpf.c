@@ -81,7 +81,7 @@ int fake_bpf_has_stack(uint64_t hash)
 	return stack_index(hash) >= 0;
 }
 
-/* ---- the program ---------------------------------------------------------------------------- */
+/* ---- the program ------------------------------------------------------------------------- */
 
 struct at_bpf *at_bpf_open(const struct at_bpf_options *o)
 {
@@ -144,7 +144,7 @@ int at_bpf_attach_thread_exec(struct at_bpf *b)
 	return 0;
 }
 
-/* ---- the probes' programs ----------------------------------------------------------------- */
+/* ---- the probes' programs ---------------------------------------------------------------- */
 
 void at_bpf_set_loaded(struct at_bpf *b, enum at_bpf_prog prog, int loaded)
 {
@@ -186,7 +186,7 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 	return fd;
 }
 
-/* ---- the ring buffer ------------------------------------------------------------------------ */
+/* ---- the ring buffer --------------------------------------------------------------------- */
 
 int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
 {
@@ -224,7 +224,7 @@ void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
 	pos[0] = pos[1] = NULL; /* no fill level */
 }
 
-/* ---- the event counter and the recording window ------------------------------------------- */
+/* ---- the event counter and the recording window ------------------------------------------ */
 
 uint64_t at_bpf_next_seq(const struct at_bpf *b)
 {
@@ -261,7 +261,7 @@ int at_bpf_in_flight(struct at_bpf *b, uint64_t *sum)
 	return 0;
 }
 
-/* ---- counters --------------------------------------------------------------------------------- */
+/* ---- counters ---------------------------------------------------------------------------- */
 
 void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums)
 {
@@ -281,7 +281,7 @@ void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
 	memcpy(sums, fake_bpf.stack_counts, sizeof(fake_bpf.stack_counts));
 }
 
-/* ---- targets ---------------------------------------------------------------------------------- */
+/* ---- targets ----------------------------------------------------------------------------- */
 
 int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator)
 {
@@ -360,7 +360,7 @@ void at_bpf_clear_loading(struct at_bpf *b, pid_t pid)
 		}
 }
 
-/* ---- stacks ------------------------------------------------------------------------------------ */
+/* ---- stacks ------------------------------------------------------------------------------ */
 
 void *at_bpf_map_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements, size_t *bytes)
 {
