@@ -311,7 +311,8 @@ void at_bpf_clear_loading(struct at_bpf *b, pid_t pid)
 
 /* ---- stacks ------------------------------------------------------------------------------ */
 
-void *at_bpf_map_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements, size_t *bytes)
+void *at_bpf_unwind_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements,
+			  size_t *bytes)
 {
 	struct bpf_map *arrays[4] = { b->skel->maps.unwind_rules, b->skel->maps.unwind_pages,
 				      b->skel->maps.unwind_entries, b->skel->maps.unwind_tables };
@@ -349,7 +350,8 @@ int at_bpf_take_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s)
 	int fd = bpf_map__fd(b->skel->maps.stacks);
 
 	/* a kernel without lookup-and-delete for hash maps: read, and leave it */
-	if (bpf_map_lookup_and_delete_elem(fd, &hash, s) < 0 && bpf_map_lookup_elem(fd, &hash, s) < 0)
+	if (bpf_map_lookup_and_delete_elem(fd, &hash, s) < 0 &&
+	    bpf_map_lookup_elem(fd, &hash, s) < 0)
 		return -1;
 	return 0;
 }

@@ -127,7 +127,8 @@ void at_bpf_clear_loading(struct at_bpf *b, pid_t pid);
 enum at_bpf_array { AT_BPF_RULES = 0, AT_BPF_PAGES, AT_BPF_ENTRIES, AT_BPF_TABLES };
 /* Maps the unwind array a shared and writable: its memory (the caller munmaps *bytes of it), its
  * element count in *elements; NULL with errno set. */
-void *at_bpf_map_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements, size_t *bytes);
+void *at_bpf_unwind_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements,
+			  size_t *bytes);
 /* pid's mappings, for the walk. 0, or -1 with errno set. */
 int at_bpf_put_mappings(struct at_bpf *b, pid_t pid, const struct at_bpf_mappings *m);
 /* pid's mappings leave (nothing if it had none). */

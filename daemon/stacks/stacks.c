@@ -57,7 +57,8 @@ int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf)
 		return 0;
 	s->on = 1;
 	for (int i = 0; i < 4; i++) {
-		s->mem[i] = at_bpf_map_array(bpf, (enum at_bpf_array)i, &elements[i], &s->mem_len[i]);
+		s->mem[i] = at_bpf_unwind_array(bpf, (enum at_bpf_array)i, &elements[i],
+						 &s->mem_len[i]);
 		if (!s->mem[i]) {
 			at_error("cannot map the BPF unwind tables: %s", strerror(errno));
 			return -1;

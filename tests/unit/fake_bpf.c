@@ -362,7 +362,8 @@ void at_bpf_clear_loading(struct at_bpf *b, pid_t pid)
 
 /* ---- stacks ------------------------------------------------------------------------------ */
 
-void *at_bpf_map_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements, size_t *bytes)
+void *at_bpf_unwind_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements,
+			  size_t *bytes)
 {
 	/* the sizes asked for (entries: pairs), anonymous memory the caller munmaps */
 	static const size_t value[4] = { sizeof(struct at_bpf_rule), sizeof(struct at_bpf_page),
