@@ -15,6 +15,12 @@
 # subfolders), every .c file but main.c goes into the folder's archive build/libat_FOLDER.a; main.c is the program, linked with its folder's archive
 # and libat_lib.a. A unit test driver tests/unit/test_FOLDER_MODULE.c links the same two
 # archives (a lib driver only libat_lib.a), so the linker takes only the code under test.
+# The daemon's one module that touches the kernel is daemon/bpf.c (its skeleton, libbpf, the
+# maps); the drivers named in FAKE_BPF_DRIVERS link tests/unit/fake_bpf.o (not a driver: its
+# name is no test_*) before the archives instead. Being an object on the command line, the
+# fake defines every function of daemon/bpf.h before the archive is searched, so the linker
+# never takes daemon/bpf.o from libat_daemon.a (a function the fake lacked would pull it in and
+# fail the link with duplicate symbols): those drivers run the daemon's core without root.
 # Only the daemon needs clang and bpftool (for the BPF skeleton) and libbpf.
 
 # The machine's architecture. What the daemon's C code knows of it is in daemon/arch/$(ARCH)/,
@@ -89,6 +95,7 @@ ifneq ($(UNIT_MISNAMED),)
 $(error $(UNIT_MISNAMED): a unit test driver is named tests/unit/test_FOLDER_MODULE.c, \
 	FOLDER one of $(MODULES))
 endif
+FAKE_BPF_DRIVERS := test_daemon_window test_daemon_targets test_daemon_session test_daemon_stacks
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS)) \
 	      $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(UNIT_SRCS))
 FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
@@ -143,6 +150,12 @@ $(1)/tests/test_$(m)_%: $(1)/obj/tests/unit/test_$(m)_%.o $(1)/libat_$(m).a $(1)
 	$(Q)mkdir -p $$(@D)
 	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $(if $(filter daemon,$(m)),$$(BPF_LDLIBS)) $(if $(filter report,$(m)),$$(DW_LDLIBS)) $$(LDLIBS)
 )
+
+$(addprefix $(1)/tests/,$(FAKE_BPF_DRIVERS)): $(1)/tests/%: $(1)/obj/tests/unit/%.o \
+		$(1)/obj/tests/unit/fake_bpf.o $(1)/libat_daemon.a $(1)/libat_lib.a
+	$$(call say,LD,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $$(BPF_LDLIBS) $$(LDLIBS)
 
 $(1)/tests/test_lib_symbolize: LDLIBS += $$(DW_LDLIBS)
 endef

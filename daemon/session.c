@@ -9,11 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
 #include "alloctap.h"
-#include "alloctap.skel.h"
+#include "bpf.h"
 #include "caps.h"
 #include "record.h"
 #include "display.h"
@@ -29,16 +26,6 @@
 #define MAX_HELD_REALLOCS 4096
 #define TICK_MS 500         /* a missing number is given up after one to two ticks */
 #define PROGRESS_MS 2000
-
-/* libbpf's own messages: only with -vv (our errors say what failed). */
-static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	if (at_display_level < 4)
-		return 0;
-	at_vdisplay(4, fmt, ap);
-	return 0;
-}
 
 /* Counts pid as seen; 1 if it was not (a process new to the session, or one that took the
  * number of an ended one). */
@@ -151,19 +138,14 @@ static void write_stats_markers(void *arg)
 /* Events lost so far, from a fresh read of the BPF counters. */
 static uint64_t events_lost(struct at_session *d)
 {
-	at_lost_read(&d->lost, bpf_map__fd(d->skel->maps.lost));
+	at_lost_read(&d->lost, d->bpf);
 	return at_lost_events(&d->lost, &d->reorder) + d->unfinished;
 }
 
 /* Maps the ring's position pages read-only, for the fill level in -v lines. */
 static void map_ring_positions(struct at_session *d)
 {
-	int fd = bpf_map__fd(d->skel->maps.events);
-	long page = sysconf(_SC_PAGESIZE);
-
-	for (int i = 0; i < 2; i++) {
-		d->ring_pos[i] = at_map_readonly(fd, (size_t)page, i * page);
-	}
+	at_bpf_ring_positions(d->bpf, d->ring_pos);
 }
 
 static void print_progress(struct at_session *d, uint64_t events, uint64_t ms)
@@ -183,14 +165,12 @@ static void print_progress(struct at_session *d, uint64_t events, uint64_t ms)
 
 uint64_t at_session_seq(const struct at_session *d)
 {
-	return __atomic_load_n(&d->skel->bss->next_seq, __ATOMIC_ACQUIRE);
+	return at_bpf_next_seq(d->bpf);
 }
 
 void at_session_remove_target(struct at_session *d, pid_t pid)
 {
-	uint32_t key = (uint32_t)pid;
-
-	bpf_map_delete_elem(bpf_map__fd(d->skel->maps.targets), &key);
+	at_bpf_remove_target(d->bpf, pid);
 }
 
 int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)
@@ -201,8 +181,7 @@ int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)
 		if (d->departures[i].pid == key)
 			d->departures[i].pid = 0;
 	see(d, key);
-	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &allocator, BPF_ANY) <
-	    0) {
+	if (at_bpf_set_target(d->bpf, pid, allocator) < 0) {
 		at_error("cannot add pid %d to the BPF target map: %s", (int)pid, strerror(errno));
 		return -1;
 	}
@@ -211,31 +190,28 @@ int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)
 
 void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object)
 {
-	uint32_t key = (uint32_t)pid;
-
 	if (object == 0 || object > d->nobjects)
 		return;
 	object = AT_TARGET(object, d->objects[object - 1].funcs);
 
 	/* in --all the process may not be in the map yet: it is added (and goes at its end) */
-	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0)
-		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+	if (at_bpf_set_target(d->bpf, pid, object) == 0)
+		at_bpf_allocators_changed(d->bpf);
 }
 
 void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
 {
-	uint32_t key = (uint32_t)pid, object = at_session_allocator(d, parent);
+	uint32_t object = at_session_allocator(d, parent);
 
-	if (object &&
-	    bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0)
-		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+	if (object && at_bpf_set_target(d->bpf, pid, object) == 0)
+		at_bpf_allocators_changed(d->bpf);
 }
 
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid)
 {
-	uint32_t key = (uint32_t)pid, object = 0;
+	uint32_t object = 0;
 
-	if (pid <= 0 || bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.targets), &key, &object) < 0)
+	if (pid <= 0 || at_bpf_target(d->bpf, pid, &object) < 0)
 		return 0;
 	return object;
 }
@@ -267,50 +243,43 @@ static int load_bpf(struct at_session *d)
 	if (slots == 0)
 		return -1;
 
-	libbpf_set_print(libbpf_message);
-	d->skel = alloctap__open();
-	if (!d->skel) {
+	struct at_bpf_options o = {
+		.all = d->opt.all, .floor = d->opt.floor, .bound = at_targets_bound(d),
+		.times = d->opt.stacks, /* only traces with stacks have times */
+		.stacks = d->opt.stacks, .self_tgid = (uint32_t)getpid(),
+		.ring_bytes = (uint32_t)d->opt.ringbuf_size, .max_targets = AT_MAX_TRACED,
+		.thread_slots = slots,
+	};
+	d->bpf = at_bpf_open(&o);
+	if (!d->bpf) {
 		at_error("cannot open the BPF program: %s", strerror(errno));
 		return -1;
 	}
-	d->skel->rodata->trace_all = d->opt.all ? 1 : 0;
-	d->skel->rodata->self_tgid = (uint32_t)getpid();
-	d->skel->rodata->floor_only = d->opt.floor ? 1 : 0;
-	d->skel->rodata->probes_bound = (uint32_t)at_targets_bound(d);
-	d->skel->rodata->times_on = d->opt.stacks ? 1 : 0; /* only traces with stacks have times */
-	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
-	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
-	bpf_map__set_max_entries(d->skel->maps.targets, AT_MAX_TRACED);
-	bpf_map__set_max_entries(d->skel->maps.thread_slots, slots);
-	d->skel->rodata->thread_slot_mask = slots - 1;
-	at_stacks_configure(d->skel, d->opt.stacks);
-	at_attach_prepare(d->skel, d->opt.stacks);
-	err = alloctap__load(d->skel);
+	at_stacks_configure(d->bpf, d->opt.stacks);
+	at_attach_prepare(d->bpf, d->opt.stacks);
+	err = at_bpf_load(d->bpf);
 	if (err) {
 		at_error("cannot load the BPF program: %s%s", strerror(-err),
 			 (err == -EPERM || err == -EACCES) ? at_caps_hint(AT_CAPS_LOAD) : "");
 		return -1;
 	}
-	if (at_stacks_open(&d->stacks, d->skel) < 0)
+	if (at_stacks_open(&d->stacks, d->bpf) < 0)
 		return -1;
-	d->skel->links.thread_exit = bpf_program__attach(d->skel->progs.thread_exit);
-	if (!d->skel->links.thread_exit) {
+	if (at_bpf_attach_thread_exit(d->bpf) < 0) {
 		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));
 		return -1;
 	}
-	d->skel->links.thread_exec = bpf_program__attach(d->skel->progs.thread_exec);
-	if (!d->skel->links.thread_exec) {
+	if (at_bpf_attach_thread_exec(d->bpf) < 0) {
 		at_error("cannot attach the exec tracepoint: %s", strerror(errno));
 		return -1;
 	}
-	d->ring = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_ring_record, d, NULL);
-	if (!d->ring) {
+	if (at_bpf_ring_open(d->bpf, on_ring_record, d) < 0) {
 		at_error("cannot set up the ring buffer: %s", strerror(errno));
 		return -1;
 	}
 	map_ring_positions(d);
 	d->reorder.mark = write_stats_markers;
-	at_sig_counter = (volatile const uint64_t *)&d->skel->bss->next_seq;
+	at_sig_counter = at_bpf_seq_counter(d->bpf);
 	return 0;
 }
 
@@ -362,7 +331,7 @@ int at_session_attach(struct at_session *d)
 	if (at_targets_attach(d) < 0)
 		return -1;
 	if (!d->opt.command) { /* a launched command was held until recording began */
-		at_window_open(d->skel, AT_WINDOW_SETTLE_MS);
+		at_window_open(d->bpf, AT_WINDOW_SETTLE_MS);
 		DISPLAYLEVEL(3, "%s: recording\n", at_program_name);
 	}
 	/* SIGCHLD (a followed process stopped or ended) is let in only while the loop waits */
@@ -389,11 +358,10 @@ static int targets_gone(struct at_session *d)
 
 /* Every tick: take what the ring holds (the BPF program wakes the daemon only past 1/8 of
  * the ring, so a slow target's events would wait there), give up on missing numbers, record
- * losses and process changes, write out: the file is never more than a tick or two behind.
- * 0 to go on, 1 when the traced processes are gone. */
-static int tick(struct at_session *d)
+ * losses and process changes, write out: the file is never more than a tick or two behind. */
+int at_session_tick(struct at_session *d)
 {
-	ring_buffer__consume(d->ring);
+	at_bpf_ring_consume(d->bpf);
 	at_stacks_tick(&d->stacks); /* held threads whose tables are late go on */
 	at_reorder_tick(&d->reorder);
 	at_processes_flush(&d->procs, &d->sink, d->reorder.next);
@@ -408,9 +376,7 @@ static int tick(struct at_session *d)
 	return 0;
 }
 
-/* RSS records of the processes with events, into a binary trace (text has no place for
- * them). */
-static void take_rss(struct at_session *d)
+void at_session_take_rss(struct at_session *d)
 {
 	depart_before(d, d->reorder.next);
 	if (d->opt.format == AT_SINK_ATZ)
@@ -435,7 +401,7 @@ static int take_signals(struct at_session *d)
 		/* the mark goes after every event numbered before the signal */
 		at_reorder_mark(&d->reorder, at_sig_stats_seq);
 		at_sig_stats = 0;
-		take_rss(d);
+		at_session_take_rss(d);
 	}
 	if (at_sig_child) {
 		at_sig_child = 0;
@@ -452,7 +418,7 @@ static int take_signals(struct at_session *d)
  * the ring buffer holds. 0, or -1 after a message. */
 static int wait_and_drain(struct at_session *d)
 {
-	struct pollfd fds[3] = { { ring_buffer__epoll_fd(d->ring), POLLIN, 0 },
+	struct pollfd fds[3] = { { at_bpf_ring_fd(d->bpf), POLLIN, 0 },
 				 { at_stacks_fd(&d->stacks), POLLIN, 0 },
 				 { d->events.fd, POLLIN, 0 } };
 	/* no wait when stops are left from the last round */
@@ -465,7 +431,7 @@ static int wait_and_drain(struct at_session *d)
 		at_error("waiting for events failed: %s", strerror(errno));
 		return -1;
 	}
-	int err = ring_buffer__consume(d->ring);
+	int err = at_bpf_ring_consume(d->bpf);
 	if (err < 0 && err != -EINTR) {
 		at_error("reading the ring buffer failed: %s", strerror(-err));
 		return -1;
@@ -488,10 +454,10 @@ int at_session_run(struct at_session *d)
 		uint64_t now = at_now_ms();
 
 		if (now - d->last_rss_ms >= AT_RSS_PERIOD_MS)
-			take_rss(d);
+			at_session_take_rss(d);
 		if (now - last_tick >= TICK_MS) {
 			last_tick = now;
-			if (tick(d))
+			if (at_session_tick(d))
 				break;
 		}
 		if (at_display_level >= 3 && now - last_progress >= PROGRESS_MS) {
@@ -553,16 +519,16 @@ int at_session_finish(struct at_session *d, int rc)
 	 * processes go (they run on untraced), detach, and write out everything the ring buffer
 	 * and the reorder window still hold */
 	at_stacks_release_all(&d->stacks); /* held threads finish their calls */
-	at_window_close(d->skel, d->ring, AT_WINDOW_WAIT_MS);
+	at_window_close(d->bpf, AT_WINDOW_WAIT_MS);
 	at_targets_stop_loading(d);
 	if (d->following) {
 		at_follow_detach_all(&d->follow, 2000);
 		reap_child(d);
 	}
 	at_detach_all(&d->probes);
-	ring_buffer__consume(d->ring);
-	d->unfinished = at_window_unfinished(d->skel);
-	at_reorder_finish(&d->reorder, d->skel->bss->next_seq);
+	at_bpf_ring_consume(d->bpf);
+	d->unfinished = at_window_unfinished(d->bpf);
+	at_reorder_finish(&d->reorder, at_bpf_next_seq(d->bpf));
 	at_processes_flush(&d->procs, &d->sink, UINT64_MAX);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	if (at_sink_flush(&d->sink) < 0) {
@@ -592,9 +558,9 @@ int at_session_close(struct at_session *d, int status)
 	at_procevents_close(&d->events);
 	at_processes_free(&d->procs);
 	at_detach_all(&d->probes);
-	ring_buffer__free(d->ring);
 	at_stacks_close(&d->stacks);
-	alloctap__destroy(d->skel);
+	at_bpf_close(d->bpf); /* and its ring buffer */
+	d->bpf = NULL;
 	at_reorder_free(&d->reorder);
 	at_pidset_free(&d->seen);
 	at_pidset_free(&d->written);

@@ -50,8 +50,7 @@ struct at_departure {
 /* Everything a running daemon holds. */
 struct at_session {
 	struct at_session_options opt;
-	struct alloctap *skel;
-	struct ring_buffer *ring;
+	struct at_bpf *bpf;         /* the BPF program, its maps and ring buffer (bpf.h) */
 	struct at_probes probes;
 	struct at_reorder reorder;
 	struct at_sink sink;
@@ -108,6 +107,17 @@ int at_session_run(struct at_session *d);
 /* Detaches, writes out what the ring buffer and the window still hold, flushes and prints the
  * summary. rc is at_session_run's result; returns the exit status. */
 int at_session_finish(struct at_session *d, int rc);
+/* One pass of the loop's periodic tick: takes what the ring buffer holds, gives up on the
+ * numbers missing since the last tick, writes the process changes and the losses noted since
+ * (a fresh read of the BPF counters), flushes, and ends the traced processes whose ends nothing
+ * reports (neither ptrace nor the connector) once they are gone. 1 when every traced process is
+ * gone (the session ends), else 0. */
+int at_session_tick(struct at_session *d);
+/* The RSS records of the processes with events written and not ended (after the ended ones
+ * whose end the output has passed leave), into a binary trace (text has no place for them);
+ * notes now as the last sample's time (last_rss_ms). The loop calls it every
+ * AT_RSS_PERIOD_MS and at SIGUSR1. */
+void at_session_take_rss(struct at_session *d);
 /* Frees everything and closes the output; reports a failed close when status is 0. Returns
  * the exit status. */
 int at_session_close(struct at_session *d, int status);

@@ -5,16 +5,13 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <linux/types.h>
 
 #include "alloctap.h"
-#include "alloctap.skel.h"
 #include "attach.h"
+#include "bpf.h"
 #include "probe_conflict.h"
 #include "callsites.h"
 #include "display.h"
@@ -274,41 +271,10 @@ static uint64_t entry_cookie(const struct probed_function *f, uint32_t object)
 	return cookie;
 }
 
-/* What link_create needs of union bpf_attr for a uprobe_multi link (Linux 6.6), which Debian
- * 12's headers and libbpf 1.1 do not know. */
-struct uprobe_multi_attr {
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, multi_flags, pid;
-};
-#define AT_BPF_LINK_CREATE 28
-#define AT_BPF_UPROBE_MULTI_RETURN 1u
-
-/* One uprobe_multi link of prog at n offsets of path (with their cookies), for pid (0: every
- * process). The link's descriptor, or -1 with errno set. */
-static int attach_multi(struct bpf_program *prog, int retprobe, pid_t pid, const char *path,
-			const uint64_t *offsets, const uint64_t *cookies, unsigned n)
-{
-	union {
-		struct uprobe_multi_attr a;
-		uint8_t size[128]; /* the kernel's union bpf_attr is larger: the rest must be 0 */
-	} attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.a.prog_fd = (uint32_t)bpf_program__fd(prog);
-	attr.a.attach_type = AT_BPF_TRACE_UPROBE_MULTI;
-	attr.a.path = (uint64_t)(uintptr_t)path;
-	attr.a.offsets = (uint64_t)(uintptr_t)offsets;
-	attr.a.cookies = (uint64_t)(uintptr_t)cookies;
-	attr.a.cnt = n;
-	attr.a.multi_flags = retprobe ? AT_BPF_UPROBE_MULTI_RETURN : 0;
-	attr.a.pid = pid > 0 ? (uint32_t)pid : 0;
-	return (int)syscall(SYS_bpf, AT_BPF_LINK_CREATE, &attr, sizeof(attr));
-}
-
 /* Adds a link of prog at the n sites (none: nothing). 0, or -1 with errno set. */
-static int add_link(struct at_probes *p, struct bpf_program *prog, int retprobe, pid_t pid,
-		    const char *path, const uint64_t *offsets, const uint64_t *cookies, unsigned n)
+static int add_link(struct at_bpf *bpf, struct at_probes *p, enum at_bpf_prog prog, int retprobe,
+		    pid_t pid, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+		    unsigned n)
 {
 	if (n == 0)
 		return 0;
@@ -316,65 +282,59 @@ static int add_link(struct at_probes *p, struct bpf_program *prog, int retprobe,
 		errno = E2BIG;
 		return -1;
 	}
-	int fd = attach_multi(prog, retprobe, pid, path, offsets, cookies, n);
+	int fd = at_bpf_attach_uprobes(bpf, prog, retprobe, pid, path, offsets, cookies, n);
 	if (fd < 0)
 		return -1;
 	p->links[p->nlinks++] = fd;
 	return 0;
 }
 
-/* The entry program of its own of function code, or NULL (see the BPF program). */
-static struct bpf_program *own_entry_program(struct alloctap *skel, uint32_t code)
+/* The entry program of its own of function code, or AT_BPF_ALLOC_ENTRY when it has none (see
+ * the BPF program). */
+static enum at_bpf_prog own_entry_program(uint32_t code)
 {
 	switch (code) {
 	case AT_PROBE_MALLOC:
-		return skel->progs.malloc_entry;
+		return AT_BPF_MALLOC_ENTRY;
 	case AT_PROBE_CALLOC:
-		return skel->progs.calloc_entry;
+		return AT_BPF_CALLOC_ENTRY;
 	case AT_PROBE_REALLOC:
-		return skel->progs.realloc_entry;
+		return AT_BPF_REALLOC_ENTRY;
 	default:
-		return NULL;
+		return AT_BPF_ALLOC_ENTRY;
 	}
 }
 
-void at_attach_prepare(struct alloctap *skel, int stacks)
+void at_attach_prepare(struct at_bpf *bpf, int stacks)
 {
-	struct bpf_program *progs[] = { skel->progs.alloc_entry,   skel->progs.malloc_entry,
-					skel->progs.calloc_entry,  skel->progs.realloc_entry,
-					skel->progs.free_entry,    skel->progs.alloc_return,
-					skel->progs.internal_call, skel->progs.loader_state };
-
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-		bpf_program__set_expected_attach_type(progs[i], AT_BPF_TRACE_UPROBE_MULTI);
 	/* with stacks, the one alloc_entry: each program that walks is verified on its own */
 	for (uint32_t code = 0; code < AT_PROBE_FUNC_COUNT; code++)
-		if (own_entry_program(skel, code))
-			bpf_program__set_autoload(own_entry_program(skel, code), !stacks);
+		if (own_entry_program(code) != AT_BPF_ALLOC_ENTRY)
+			at_bpf_set_loaded(bpf, own_entry_program(code), !stacks);
 }
 
 /* The program for the entry of function f: its own when it has one (loaded) and the arguments
  * are in their registers at the site, else alloc_entry, told by the cookie. */
-static struct bpf_program *entry_program(struct alloctap *skel, const struct probed_function *f)
+static enum at_bpf_prog entry_program(struct at_bpf *bpf, const struct probed_function *f)
 {
-	struct bpf_program *own = own_entry_program(skel, f->code);
+	enum at_bpf_prog own = own_entry_program(f->code);
 
-	if (own && bpf_program__autoload(own) && !args_moved(f))
+	if (at_bpf_loaded(bpf, own) && !args_moved(f))
 		return own;
-	return skel->progs.alloc_entry;
+	return AT_BPF_ALLOC_ENTRY;
 }
 
 /* Links entry programs at the nallocs allocation functions of f (indexed by allocs_of): one
  * link per program, with the sites of every function it serves. 0, or -1 with errno set. */
-static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, const char *path,
+static int link_entries(struct at_bpf *bpf, struct at_probes *p, pid_t pid, const char *path,
 			uint32_t object, const struct probed_function *f, const unsigned *allocs_of,
 			unsigned nallocs)
 {
-	struct bpf_program *prog_of[16];
+	enum at_bpf_prog prog_of[16];
 	int linked[16] = { 0 };
 
 	for (unsigned i = 0; i < nallocs; i++)
-		prog_of[i] = entry_program(skel, &f[allocs_of[i]]);
+		prog_of[i] = entry_program(bpf, &f[allocs_of[i]]);
 	for (unsigned i = 0; i < nallocs; i++) {
 		uint64_t offsets[16], cookies[16];
 		unsigned n = 0;
@@ -388,7 +348,7 @@ static int link_entries(struct alloctap *skel, struct at_probes *p, pid_t pid, c
 			offsets[n] = f[allocs_of[k]].site_offset;
 			cookies[n++] = entry_cookie(&f[allocs_of[k]], object);
 		}
-		if (add_link(p, prog_of[i], 0, pid, path, offsets, cookies, n) < 0)
+		if (add_link(bpf, p, prog_of[i], 0, pid, path, offsets, cookies, n) < 0)
 			return -1;
 	}
 	return 0;
@@ -411,7 +371,7 @@ static const char *site_name(void *arg, uint64_t offset)
 	return NULL;
 }
 
-int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
+int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
 		     uint32_t object, uint32_t *defined, char *why, size_t whylen)
 {
 	struct probed_function f[16];
@@ -446,10 +406,10 @@ int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *pat
 	}
 	/* Return probes first, so that a call already running is ignored rather than half-seen;
 	 * the call sites last: one marked before its entry probe exists would stay marked. */
-	if (add_link(p, skel->progs.alloc_return, 1, pid, path, allocs, objects, nallocs) < 0 ||
-	    link_entries(skel, p, pid, path, object, f, allocs_of, nallocs) < 0 ||
-	    add_link(p, skel->progs.free_entry, 0, pid, path, frees, objects, nfrees) < 0 ||
-	    add_link(p, skel->progs.internal_call, 0, pid, path, internal.call_offsets, NULL,
+	if (add_link(bpf, p, AT_BPF_ALLOC_RETURN, 1, pid, path, allocs, objects, nallocs) < 0 ||
+	    link_entries(bpf, p, pid, path, object, f, allocs_of, nallocs) < 0 ||
+	    add_link(bpf, p, AT_BPF_FREE_ENTRY, 0, pid, path, frees, objects, nfrees) < 0 ||
+	    add_link(bpf, p, AT_BPF_INTERNAL_CALL, 0, pid, path, internal.call_offsets, NULL,
 		     internal.ncalls) < 0)
 		goto fail;
 	p->functions += (unsigned)n;
@@ -473,7 +433,7 @@ fail:;
 	return -1;
 }
 
-int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
+int at_attach_loader(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
 		     char *why, size_t whylen)
 {
 	struct at_elf e;
@@ -496,7 +456,7 @@ int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *pat
 			 "knows", path);
 		return -1;
 	}
-	if (add_link(p, skel->progs.loader_state, 0, pid, path, &offset, &cookie, 1) < 0) {
+	if (add_link(bpf, p, AT_BPF_LOADER_STATE, 0, pid, path, &offset, &cookie, 1) < 0) {
 		snprintf(why, whylen, "cannot attach a uprobe to %s: %s", path, strerror(errno));
 		return -1;
 	}

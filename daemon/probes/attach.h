@@ -6,8 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct alloctap;
-struct bpf_link;
+struct at_bpf;
 
 #define AT_MAX_LINKS 1024
 #define AT_MAX_SCANNED 256
@@ -37,21 +36,19 @@ struct at_probes {
  * (AT_COOKIE_OBJECT_SHIFT). 0 with the functions probed in *defined (bit 1 << enum
  * at_probe_func, aliases under their first name), or -1 with a reason in why (nothing of this
  * object stays attached). */
-int at_attach_object(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
+int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
 		     uint32_t object, uint32_t *defined, char *why, size_t whylen);
 
 /* Attaches the BPF program loader_state to the _dl_debug_state of the dynamic loader at path,
  * for pid (-1: every process): a process in the loading map is held there once its libraries
  * are mapped. The cookie takes the program from the probe's address to _r_debug.r_state, so
  * that only the call made once they are (RT_CONSISTENT) holds. 0, or -1 with a reason in why. */
-int at_attach_loader(struct alloctap *skel, struct at_probes *p, const char *path, pid_t pid,
+int at_attach_loader(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
 		     char *why, size_t whylen);
 
-/* Between the skeleton's open and load: the probes' programs are loaded with the attach type of
- * uprobe_multi links (Linux 6.6); with stacks, the entry programs of single functions are not
- * loaded (alloc_entry serves every function). */
-#define AT_BPF_TRACE_UPROBE_MULTI 48
-void at_attach_prepare(struct alloctap *skel, int stacks);
+/* Between the program's open and load (bpf.h): with stacks, the entry programs of single
+ * functions are not loaded (alloc_entry serves every function). */
+void at_attach_prepare(struct at_bpf *bpf, int stacks);
 
 /* Destroys every link. Each link's end waits for the kernel's grace periods (whatever the
  * number of sites in it; doc/DESIGN.md, decision 1, measures the wait): the links are closed

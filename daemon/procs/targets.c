@@ -8,11 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
 #include "alloctap.h"
-#include "alloctap.skel.h"
+#include "bpf.h"
 
 #include "discover.h"
 #include "display.h"
@@ -52,7 +49,7 @@ static uint32_t object_id(struct at_session *d, uint64_t dev, uint64_t inode)
 	d->objects[d->nobjects].dev = dev;
 	d->objects[d->nobjects].inode = inode;
 	if (++d->nobjects == 2)
-		d->skel->bss->allocator_check = 1;
+		at_bpf_check_allocators(d->bpf);
 	return d->nobjects;
 }
 
@@ -74,7 +71,7 @@ int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *wh
 				 path, AT_PROBED_MAX);
 			return -1;
 		}
-		if (at_attach_object(d->skel, &d->probes, path, scope, object,
+		if (at_attach_object(d->bpf, &d->probes, path, scope, object,
 				     &d->objects[object - 1].funcs, why, whylen) < 0)
 			return -1;
 		at_probed_add(&d->probed, st.st_dev, st.st_ino, scope);
@@ -116,7 +113,7 @@ static void loading_done(struct at_session *d, pid_t pid)
 
 	if (!at_pidset_remove(&d->loading, key))
 		return;
-	bpf_map_delete_elem(bpf_map__fd(d->skel->maps.loading), &key);
+	at_bpf_clear_loading(d->bpf, pid);
 }
 
 /* A traced process has ended: its target goes, its end is recorded. */
@@ -171,7 +168,6 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
 {
 	pid_t scope = at_targets_bound(d) ? pid : -1;
 	uint32_t key = (uint32_t)pid;
-	uint8_t one = 1;
 	struct stat st;
 
 	if (stat(loader, &st) < 0) {
@@ -180,11 +176,11 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
 	}
 	if (!at_probed_has(&d->loaders, st.st_dev, st.st_ino, scope)) {
 		if (d->loaders.n == AT_PROBED_MAX ||
-		    at_attach_loader(d->skel, &d->probes, loader, scope, why, whylen) < 0)
+		    at_attach_loader(d->bpf, &d->probes, loader, scope, why, whylen) < 0)
 			return -1;
 		at_probed_add(&d->loaders, st.st_dev, st.st_ino, scope);
 	}
-	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.loading), &key, &one, BPF_ANY) < 0) {
+	if (at_bpf_set_loading(d->bpf, pid) < 0) {
 		snprintf(why, whylen, "cannot add pid %d to the BPF loading map: %s", (int)pid,
 			 strerror(errno));
 		return -1;
@@ -716,7 +712,7 @@ static int attach_launch(struct at_session *d)
 		not_probed(d, d->child.pid, why);
 	DISPLAYLEVEL(3, "%s: launched %s as pid %d, probing %s\n", at_program_name, path,
 		     (int)d->child.pid, at_exec ? "its allocator at its exec" : obj);
-	at_window_open(d->skel, 0); /* it has not run yet: recording from its first call */
+	at_window_open(d->bpf, 0); /* it has not run yet: recording from its first call */
 	DISPLAYLEVEL(3, "%s: recording\n", at_program_name);
 	if (at_launch_release(&d->child) < 0) {
 		at_error("cannot release the command: %s", strerror(errno));

@@ -11,11 +11,8 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
 #include "alloctap.h"
-#include "alloctap.skel.h"
+#include "bpf.h"
 #include "display.h"
 #include "prim.h"
 #include "stacks.h"
@@ -24,16 +21,12 @@
 #define AT_PIDFD_THREAD O_EXCL /* PIDFD_THREAD, which Debian 12's headers do not define */
 #define HOLD_STACK_COPY (512u << 10) /* bytes of a held thread's stack read */
 
-void at_stacks_configure(struct alloctap *skel, int on)
+void at_stacks_configure(struct at_bpf *bpf, int on)
 {
-	skel->rodata->stacks_on = on ? 1 : 0;
 	if (!on)
 		return;
-	bpf_map__set_max_entries(skel->maps.unwind_rules, AT_STACKS_RULES);
-	bpf_map__set_max_entries(skel->maps.unwind_pages, AT_STACKS_PAGES);
-	bpf_map__set_max_entries(skel->maps.unwind_entries, AT_STACKS_ENTRIES / 2);
-	bpf_map__set_max_entries(skel->maps.proc_mappings, 16384);
-	bpf_map__set_max_entries(skel->maps.stacks, AT_STACKS_STORED);
+	at_bpf_size_stacks(bpf, AT_STACKS_RULES, AT_STACKS_PAGES, AT_STACKS_ENTRIES, 16384,
+			   AT_STACKS_STORED);
 }
 
 /* -v: a table built and loaded. */
@@ -54,32 +47,27 @@ static int request_table(void *arg, const char *path, const uint8_t key[AT_UNWIN
 	return at_table_builder_request(s->builder, path, key, key_len);
 }
 
-int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
+int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf)
 {
-	struct bpf_map *arrays[4] = { skel->maps.unwind_rules, skel->maps.unwind_pages,
-				      skel->maps.unwind_entries, skel->maps.unwind_tables };
+	uint32_t elements[4];
 
 	memset(s, 0, sizeof(*s));
-	s->mappings_fd = s->stacks_fd = s->counts_fd = -1;
-	if (!skel->rodata->stacks_on)
+	s->bpf = bpf;
+	if (!at_bpf_stacks_on(bpf))
 		return 0;
 	s->on = 1;
 	for (int i = 0; i < 4; i++) {
-		s->mem_len[i] = (size_t)bpf_map__max_entries(arrays[i]) * bpf_map__value_size(arrays[i]);
-		s->mem[i] = mmap(NULL, s->mem_len[i], PROT_READ | PROT_WRITE, MAP_SHARED,
-				 bpf_map__fd(arrays[i]), 0);
-		if (s->mem[i] == MAP_FAILED) {
-			s->mem[i] = NULL;
+		s->mem[i] = at_bpf_unwind_array(bpf, (enum at_bpf_array)i, &elements[i],
+						 &s->mem_len[i]);
+		if (!s->mem[i]) {
 			at_error("cannot map the BPF unwind tables: %s", strerror(errno));
 			return -1;
 		}
 	}
 	s->scan = malloc(sizeof(*s->scan));
 	if (!s->scan || at_stack_ids_init(&s->ids) < 0 ||
-	    at_stack_tables_init(&s->tables, s->mem[0], bpf_map__max_entries(arrays[0]), s->mem[1],
-				 bpf_map__max_entries(arrays[1]), s->mem[2],
-				 2 * bpf_map__max_entries(arrays[2]), s->mem[3],
-				 bpf_map__max_entries(arrays[3])) < 0) {
+	    at_stack_tables_init(&s->tables, s->mem[0], elements[0], s->mem[1], elements[1],
+				 s->mem[2], 2 * elements[2], s->mem[3], elements[3]) < 0) {
 		at_error("cannot allocate the stack tables: %s", strerror(errno));
 		return -1;
 	}
@@ -91,13 +79,6 @@ int at_stacks_open(struct at_stacks *s, struct alloctap *skel)
 		return -1;
 	}
 	at_stack_procs_defer(&s->procs, request_table, s);
-	s->mappings_fd = bpf_map__fd(skel->maps.proc_mappings);
-	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
-	s->counts_fd = bpf_map__fd(skel->maps.stack_counts);
-	s->held_fd = bpf_map__fd(skel->maps.held);
-	s->threads_fd = bpf_map__fd(skel->maps.threads);
-	s->slots_fd = bpf_map__fd(skel->maps.thread_slots);
-	s->mappings_gen = &skel->bss->mappings_gen;
 	return 0;
 }
 
@@ -124,7 +105,6 @@ void at_stacks_close(struct at_stacks *s)
 int at_stacks_scan(struct at_stacks *s, pid_t pid)
 {
 	char path[64];
-	uint32_t key = (uint32_t)pid;
 
 	if (!s->on)
 		return 0;
@@ -132,12 +112,12 @@ int at_stacks_scan(struct at_stacks *s, pid_t pid)
 	if (at_stack_procs_scan(&s->procs, pid, path, at_now_ms(), s->scan) < 0)
 		return -1;
 	s->scan->hold_on_miss = (uint32_t)s->hold;
-	if (bpf_map_update_elem(s->mappings_fd, &key, s->scan, BPF_ANY) < 0) {
+	if (at_bpf_put_mappings(s->bpf, pid, s->scan) < 0) {
 		DISPLAYLEVEL(2, "%s: pid %d: cannot store its mappings for the stack walk: %s\n",
 			     at_program_name, (int)pid, strerror(errno));
 		return -1;
 	}
-	__atomic_fetch_add(s->mappings_gen, 1, __ATOMIC_SEQ_CST); /* the rule cache is stale */
+	at_bpf_mappings_changed(s->bpf); /* the rule cache is stale */
 	DISPLAYLEVEL(4, "%s: pid %d: %u executable mappings\n", at_program_name, (int)pid,
 		     s->scan->count);
 	return 0;
@@ -145,14 +125,12 @@ int at_stacks_scan(struct at_stacks *s, pid_t pid)
 
 void at_stacks_forget(struct at_stacks *s, pid_t pid)
 {
-	uint32_t key = (uint32_t)pid;
-
 	if (!s->on)
 		return;
 	/* what the daemon knows of its mappings stays: its last events may still be in the
 	 * reorder window, and their stacks need the mapping records (a new process with the
 	 * same pid replaces them at its first scan) */
-	bpf_map_delete_elem(s->mappings_fd, &key);
+	at_bpf_delete_mappings(s->bpf, pid);
 }
 
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
@@ -196,16 +174,16 @@ static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mapp
 	}
 }
 
-/* In map_fd's element at key, the state of thread id: its call's stack old_hash becomes
+/* In the state at key of where, the state of thread id: its call's stack old_hash becomes
  * new_hash. */
-static void restack_state(int map_fd, const void *key, uint64_t id, uint64_t old_hash,
-			  uint64_t new_hash)
+static void restack_state(struct at_bpf *bpf, enum at_bpf_thread_store where, uint32_t key,
+			  uint64_t id, uint64_t old_hash, uint64_t new_hash)
 {
 	struct at_thread t;
 
-	if (bpf_map_lookup_elem(map_fd, key, &t) == 0 && t.id == id && t.stack == old_hash) {
+	if (at_bpf_thread_read(bpf, where, key, &t) == 0 && t.id == id && t.stack == old_hash) {
 		t.stack = new_hash;
-		bpf_map_update_elem(map_fd, key, &t, BPF_EXIST);
+		at_bpf_thread_write(bpf, where, key, &t);
 	}
 }
 
@@ -219,9 +197,7 @@ static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint
 	uint64_t id = (uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid;
 
 	if (slot > 0) {
-		uint32_t i = slot - 1;
-
-		restack_state(s->slots_fd, &i, id, old_hash, new_hash);
+		restack_state(s->bpf, AT_BPF_THREAD_SLOT, slot - 1, id, old_hash, new_hash);
 		return;
 	}
 	int fd = (int)syscall(SYS_pidfd_open, tid, AT_PIDFD_THREAD);
@@ -230,7 +206,7 @@ static void retarget_call(const struct at_stacks *s, pid_t tid, pid_t tgid, uint
 		fd = (int)syscall(SYS_pidfd_open, tid, 0);
 	if (fd < 0)
 		return;
-	restack_state(s->threads_fd, &fd, id, old_hash, new_hash);
+	restack_state(s->bpf, AT_BPF_THREAD_TASK, (uint32_t)fd, id, old_hash, new_hash);
 	close(fd);
 }
 
@@ -282,7 +258,7 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	raw.flags = (uint16_t)frame_serials(p, &raw, r.end);
 	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, raw.serials, raw.count, raw.flags,
 				       1);
-	if (bpf_map_update_elem(s->stacks_fd, &hash, &raw, BPF_NOEXIST) < 0 && errno != EEXIST)
+	if (at_bpf_put_stack(s->bpf, hash, &raw) < 0)
 		return;
 	retarget_call(s, tid, tgid, h->slot, h->hash, hash);
 }
@@ -291,9 +267,7 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
  * is no hold. */
 static int take_hold(struct at_stacks *s, pid_t tid, pid_t tgid, struct at_bpf_held *h)
 {
-	uint32_t key = (uint32_t)tid;
-
-	if (!s->on || bpf_map_lookup_and_delete_elem(s->held_fd, &key, h) < 0)
+	if (!s->on || at_bpf_take_held(s->bpf, tid, h) < 0)
 		return -1;
 	s->holds++;
 	at_stacks_scan(s, tgid);
@@ -503,8 +477,7 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 			rescan(s, pid);
 		return in_file(s, sink, id);
 	}
-	if (bpf_map_lookup_and_delete_elem(s->stacks_fd, &hash, &raw) < 0 &&
-	    bpf_map_lookup_elem(s->stacks_fd, &hash, &raw) < 0) {
+	if (at_bpf_take_stack(s->bpf, hash, &raw) < 0) {
 		s->unreadable++;
 		return 0;
 	}
@@ -533,25 +506,12 @@ void at_stacks_new_file(struct at_stacks *s)
 	at_stack_procs_unwritten(&s->procs);
 }
 
-/* Reads the BPF program's per-CPU stack counters into s->counts. */
-static void read_counts(struct at_stacks *s)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t values[ncpu > 0 ? ncpu : 1];
-
-	for (uint32_t k = 0; k < AT_STACKS_COUNT; k++) {
-		s->counts[k] = 0;
-		if (ncpu > 0 && bpf_map_lookup_elem(s->counts_fd, &k, values) == 0)
-			for (int c = 0; c < ncpu; c++)
-				s->counts[k] += values[c];
-	}
-}
 
 void at_stacks_summary(struct at_stacks *s)
 {
 	if (!s->on)
 		return;
-	read_counts(s);
+	at_bpf_stack_counts(s->bpf, s->counts);
 	DISPLAYLEVEL(2, "%s: %llu stacks written, %llu truncated, %llu incomplete; %llu events "
 		     "without a stack (stack map full)\n", at_program_name,
 		     (unsigned long long)s->written, (unsigned long long)s->truncated,

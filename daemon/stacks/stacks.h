@@ -23,7 +23,7 @@
 #include "stack_tables.h"
 #include "table_builder.h"
 
-struct alloctap;
+struct at_bpf;
 
 #define AT_STACKS_RESCAN_MS 100
 #define AT_STACKS_HOLD_MS 2000 /* the longest a held thread waits for its tables */
@@ -57,8 +57,7 @@ struct at_stacks {
 	struct at_stack_store store;   /* session ids to stacks and their ids in the file */
 	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
 	size_t mem_len[4];
-	int mappings_fd, stacks_fd, counts_fd, held_fd, threads_fd, slots_fd;
-	__u64 *mappings_gen;          /* the BPF program's: bumped after each change of the map */
+	struct at_bpf *bpf;           /* the program's maps (bpf.h): mappings, stacks, holds */
 	struct at_bpf_mappings *scan; /* one scan's result, before it goes into the map */
 	struct at_stack stack;        /* the stack being written */
 	uint32_t serials[AT_STACK_MAX_FRAMES]; /* its frames' mapping serials */
@@ -74,11 +73,11 @@ struct at_stacks {
 	uint64_t counts[AT_STACKS_COUNT]; /* the BPF program's counters, last read */
 };
 
-/* Before load: the switch and the map sizes (small maps when off). */
-void at_stacks_configure(struct alloctap *skel, int on);
+/* Before load: the map sizes (small maps when off; the switch is at_bpf_options.stacks). */
+void at_stacks_configure(struct at_bpf *bpf, int on);
 /* After load: maps the table arrays, sets up the tables, ids and processes. 0, or -1 after a
- * message. Nothing when off. */
-int at_stacks_open(struct at_stacks *s, struct alloctap *skel);
+ * message. Nothing when the program's stacks are off. */
+int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf);
 void at_stacks_close(struct at_stacks *s);
 
 /* Reads pid's mappings, loads the tables they need and puts them in the BPF program's

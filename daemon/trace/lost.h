@@ -15,9 +15,11 @@ struct at_lost {
 	uint64_t reported;           /* lost events already recorded in the output */
 };
 
-/* Reads the BPF program's lost map (a per-CPU array of AT_LOST_COUNT counters) into l->bpf; a
- * counter that cannot be read counts 0. */
-void at_lost_read(struct at_lost *l, int map_fd);
+struct at_bpf;
+
+/* Reads the BPF program's lost counters (summed over CPUs) into l->bpf; a counter that cannot
+ * be read counts 0. */
+void at_lost_read(struct at_lost *l, struct at_bpf *bpf);
 
 /* Events lost by the last read: the numbers the reorder window gave up on (a realloc's two
  * numbers count once; a thread end the ring had no room for is no event) and the calls that found no room for per-thread state. */

@@ -1,0 +1,400 @@
+/* bpf.c: the BPF program, its maps and its ring buffer through libbpf (bpf.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alloctap.h"
+#include "alloctap.skel.h"
+#include "bpf.h"
+#include "display.h"
+#include "prim.h"
+
+struct at_bpf {
+	struct alloctap *skel;
+	struct ring_buffer *ring;
+};
+
+/* The attach type of uprobe_multi links (Linux 6.6), and what link_create needs of union
+ * bpf_attr for one, which Debian 12's headers and libbpf 1.1 do not know. */
+#define AT_BPF_TRACE_UPROBE_MULTI 48
+#define AT_BPF_LINK_CREATE 28
+#define AT_BPF_UPROBE_MULTI_RETURN 1u
+struct uprobe_multi_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid;
+};
+
+/* libbpf's own messages: only with -vv (our errors say what failed). */
+static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (at_display_level < 4)
+		return 0;
+	at_vdisplay(4, fmt, ap);
+	return 0;
+}
+
+/* The skeleton's program of prog. */
+static struct bpf_program *program(const struct at_bpf *b, enum at_bpf_prog prog)
+{
+	switch (prog) {
+	case AT_BPF_ALLOC_ENTRY: return b->skel->progs.alloc_entry;
+	case AT_BPF_MALLOC_ENTRY: return b->skel->progs.malloc_entry;
+	case AT_BPF_CALLOC_ENTRY: return b->skel->progs.calloc_entry;
+	case AT_BPF_REALLOC_ENTRY: return b->skel->progs.realloc_entry;
+	case AT_BPF_FREE_ENTRY: return b->skel->progs.free_entry;
+	case AT_BPF_ALLOC_RETURN: return b->skel->progs.alloc_return;
+	case AT_BPF_INTERNAL_CALL: return b->skel->progs.internal_call;
+	case AT_BPF_LOADER_STATE: return b->skel->progs.loader_state;
+	default: return NULL;
+	}
+}
+
+/* Sets the read-only configuration and the sizes of o. */
+static void configure(struct alloctap *skel, const struct at_bpf_options *o)
+{
+	skel->rodata->trace_all = o->all ? 1 : 0;
+	skel->rodata->self_tgid = o->self_tgid;
+	skel->rodata->floor_only = o->floor ? 1 : 0;
+	skel->rodata->probes_bound = o->bound ? 1 : 0;
+	skel->rodata->times_on = o->times ? 1 : 0;
+	skel->rodata->stacks_on = o->stacks ? 1 : 0;
+	skel->rodata->wakeup_bytes = o->ring_bytes / 8;
+	bpf_map__set_max_entries(skel->maps.events, o->ring_bytes);
+	bpf_map__set_max_entries(skel->maps.targets, o->max_targets);
+	bpf_map__set_max_entries(skel->maps.thread_slots, o->thread_slots);
+	skel->rodata->thread_slot_mask = o->thread_slots - 1;
+}
+
+struct at_bpf *at_bpf_open(const struct at_bpf_options *o)
+{
+	struct at_bpf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	libbpf_set_print(libbpf_message);
+	b->skel = alloctap__open();
+	if (!b->skel) {
+		int err = errno;
+		free(b);
+		errno = err;
+		return NULL;
+	}
+	configure(b->skel, o);
+	/* the probes' programs are loaded with the attach type of uprobe_multi links */
+	for (int p = 0; p < AT_BPF_PROG_COUNT; p++)
+		bpf_program__set_expected_attach_type(program(b, (enum at_bpf_prog)p),
+						      AT_BPF_TRACE_UPROBE_MULTI);
+	return b;
+}
+
+void at_bpf_size_stacks(struct at_bpf *b, uint32_t rules, uint32_t pages, uint32_t entries,
+			uint32_t processes, uint32_t stacks)
+{
+	bpf_map__set_max_entries(b->skel->maps.unwind_rules, rules);
+	bpf_map__set_max_entries(b->skel->maps.unwind_pages, pages);
+	bpf_map__set_max_entries(b->skel->maps.unwind_entries, entries / 2);
+	bpf_map__set_max_entries(b->skel->maps.proc_mappings, processes);
+	bpf_map__set_max_entries(b->skel->maps.stacks, stacks);
+}
+
+int at_bpf_stacks_on(const struct at_bpf *b)
+{
+	return b->skel->rodata->stacks_on != 0;
+}
+
+int at_bpf_load(struct at_bpf *b)
+{
+	return alloctap__load(b->skel);
+}
+
+void at_bpf_close(struct at_bpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->ring);
+	alloctap__destroy(b->skel);
+	free(b);
+}
+
+int at_bpf_attach_thread_exit(struct at_bpf *b)
+{
+	b->skel->links.thread_exit = bpf_program__attach(b->skel->progs.thread_exit);
+	return b->skel->links.thread_exit ? 0 : -1;
+}
+
+int at_bpf_attach_thread_exec(struct at_bpf *b)
+{
+	b->skel->links.thread_exec = bpf_program__attach(b->skel->progs.thread_exec);
+	return b->skel->links.thread_exec ? 0 : -1;
+}
+
+void at_bpf_set_loaded(struct at_bpf *b, enum at_bpf_prog prog, int loaded)
+{
+	bpf_program__set_autoload(program(b, prog), loaded != 0);
+}
+
+int at_bpf_loaded(const struct at_bpf *b, enum at_bpf_prog prog)
+{
+	return bpf_program__autoload(program(b, prog));
+}
+
+int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  unsigned n)
+{
+	union {
+		struct uprobe_multi_attr a;
+		uint8_t size[128]; /* the kernel's union bpf_attr is larger: the rest must be 0 */
+	} attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.a.prog_fd = (uint32_t)bpf_program__fd(program(b, prog));
+	attr.a.attach_type = AT_BPF_TRACE_UPROBE_MULTI;
+	attr.a.path = (uint64_t)(uintptr_t)path;
+	attr.a.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.a.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.a.cnt = n;
+	attr.a.multi_flags = retprobe ? AT_BPF_UPROBE_MULTI_RETURN : 0;
+	attr.a.pid = pid > 0 ? (uint32_t)pid : 0;
+	return (int)syscall(SYS_bpf, AT_BPF_LINK_CREATE, &attr, sizeof(attr));
+}
+
+/* ---- the ring buffer --------------------------------------------------------------------- */
+
+int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
+{
+	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.events), fn, ctx, NULL);
+	return b->ring ? 0 : -1;
+}
+
+int at_bpf_ring_fd(const struct at_bpf *b)
+{
+	return ring_buffer__epoll_fd(b->ring);
+}
+
+int at_bpf_ring_consume(struct at_bpf *b)
+{
+	return ring_buffer__consume(b->ring);
+}
+
+void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
+{
+	int fd = bpf_map__fd(b->skel->maps.events);
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < 2; i++)
+		pos[i] = at_map_readonly(fd, (size_t)page, i * page);
+}
+
+/* ---- the event counter and the recording window ------------------------------------------ */
+
+uint64_t at_bpf_next_seq(const struct at_bpf *b)
+{
+	return __atomic_load_n(&b->skel->bss->next_seq, __ATOMIC_ACQUIRE);
+}
+
+volatile const uint64_t *at_bpf_seq_counter(const struct at_bpf *b)
+{
+	return (volatile const uint64_t *)&b->skel->bss->next_seq;
+}
+
+void at_bpf_set_recording(struct at_bpf *b, int on)
+{
+	/* seq_cst: the store is ordered before the counters are read (the BPF side increments
+	 * its count, then reads recording again) */
+	__atomic_store_n(&b->skel->bss->recording, on ? 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+int at_bpf_in_flight(struct at_bpf *b, uint64_t *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t zero = 0;
+
+	if (ncpu <= 0)
+		return -1;
+	uint64_t values[ncpu];
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.inflight), &zero, values) < 0)
+		return -1;
+	*sum = 0;
+	for (int c = 0; c < ncpu; c++)
+		*sum += values[c]; /* one slot alone may wrap; the sum does not */
+	return 0;
+}
+
+/* ---- counters ---------------------------------------------------------------------------- */
+
+void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t values[ncpu > 0 ? ncpu : 1];
+
+	for (uint32_t k = 0; k < n; k++) {
+		sums[k] = 0;
+		if (ncpu > 0 && bpf_map_lookup_elem(map_fd, &k, values) == 0)
+			for (int c = 0; c < ncpu; c++)
+				sums[k] += values[c];
+	}
+}
+
+void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT])
+{
+	at_bpf_sum_counters(bpf_map__fd(b->skel->maps.lost), AT_LOST_COUNT, sums);
+}
+
+void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
+{
+	at_bpf_sum_counters(bpf_map__fd(b->skel->maps.stack_counts), AT_STACKS_COUNT, sums);
+}
+
+/* ---- targets ----------------------------------------------------------------------------- */
+
+int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator)
+{
+	uint32_t key = (uint32_t)pid;
+
+	int fd = bpf_map__fd(b->skel->maps.targets);
+
+	return bpf_map_update_elem(fd, &key, &allocator, BPF_ANY) < 0 ? -1 : 0;
+}
+
+void at_bpf_remove_target(struct at_bpf *b, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.targets), &key);
+}
+
+int at_bpf_target(const struct at_bpf *b, pid_t pid, uint32_t *allocator)
+{
+	uint32_t key = (uint32_t)pid;
+
+	int fd = bpf_map__fd(b->skel->maps.targets);
+
+	return bpf_map_lookup_elem(fd, &key, allocator) < 0 ? -1 : 0;
+}
+
+void at_bpf_allocators_changed(struct at_bpf *b)
+{
+	__atomic_add_fetch(&b->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+}
+
+void at_bpf_check_allocators(struct at_bpf *b)
+{
+	b->skel->bss->allocator_check = 1;
+}
+
+int at_bpf_set_loading(struct at_bpf *b, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	int fd = bpf_map__fd(b->skel->maps.loading);
+
+	return bpf_map_update_elem(fd, &key, &one, BPF_ANY) < 0 ? -1 : 0;
+}
+
+void at_bpf_clear_loading(struct at_bpf *b, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.loading), &key);
+}
+
+/* ---- stacks ------------------------------------------------------------------------------ */
+
+void *at_bpf_unwind_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements,
+			  size_t *bytes)
+{
+	struct bpf_map *arrays[4] = { b->skel->maps.unwind_rules, b->skel->maps.unwind_pages,
+				      b->skel->maps.unwind_entries, b->skel->maps.unwind_tables };
+	struct bpf_map *m = arrays[a];
+
+	*elements = bpf_map__max_entries(m);
+	*bytes = (size_t)*elements * bpf_map__value_size(m);
+	void *mem = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+int at_bpf_put_mappings(struct at_bpf *b, pid_t pid, const struct at_bpf_mappings *m)
+{
+	uint32_t key = (uint32_t)pid;
+
+	int fd = bpf_map__fd(b->skel->maps.proc_mappings);
+
+	return bpf_map_update_elem(fd, &key, m, BPF_ANY) < 0 ? -1 : 0;
+}
+
+void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.proc_mappings), &key);
+}
+
+void at_bpf_mappings_changed(struct at_bpf *b)
+{
+	__atomic_fetch_add(&b->skel->bss->mappings_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+int at_bpf_take_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s)
+{
+	int fd = bpf_map__fd(b->skel->maps.stacks);
+
+	/* a kernel without lookup-and-delete for hash maps: read, and leave it */
+	if (bpf_map_lookup_and_delete_elem(fd, &hash, s) < 0 &&
+	    bpf_map_lookup_elem(fd, &hash, s) < 0)
+		return -1;
+	return 0;
+}
+
+int at_bpf_put_stack(struct at_bpf *b, uint64_t hash, const struct at_bpf_stack *s)
+{
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.stacks), &hash, s, BPF_NOEXIST) < 0 &&
+	    errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int at_bpf_take_held(struct at_bpf *b, pid_t tid, struct at_bpf_held *h)
+{
+	uint32_t key = (uint32_t)tid;
+
+	int fd = bpf_map__fd(b->skel->maps.held);
+
+	return bpf_map_lookup_and_delete_elem(fd, &key, h) < 0 ? -1 : 0;
+}
+
+/* The map of where's thread states: thread_slots (key: a __u32 index), or the task storage
+ * threads (key: an int, a pidfd of the thread). */
+static int thread_map(const struct at_bpf *b, enum at_bpf_thread_store where)
+{
+	return bpf_map__fd(where == AT_BPF_THREAD_SLOT ? b->skel->maps.thread_slots
+						       : b->skel->maps.threads);
+}
+
+int at_bpf_thread_read(struct at_bpf *b, enum at_bpf_thread_store where, uint32_t key,
+		       struct at_thread *t)
+{
+	int pidfd = (int)key;
+	const void *k = where == AT_BPF_THREAD_SLOT ? (const void *)&key : (const void *)&pidfd;
+
+	return bpf_map_lookup_elem(thread_map(b, where), k, t) < 0 ? -1 : 0;
+}
+
+int at_bpf_thread_write(struct at_bpf *b, enum at_bpf_thread_store where, uint32_t key,
+			const struct at_thread *t)
+{
+	int pidfd = (int)key;
+	const void *k = where == AT_BPF_THREAD_SLOT ? (const void *)&key : (const void *)&pidfd;
+
+	return bpf_map_update_elem(thread_map(b, where), k, t, BPF_EXIST) < 0 ? -1 : 0;
+}

@@ -1,0 +1,158 @@
+/* bpf.h: the daemon's one door to the kernel's side of the trace: the BPF program (its skeleton,
+ * build/alloctap.skel.h), its maps and its ring buffer, named for what the daemon means by each
+ * use. daemon/bpf.c is the only module that includes the skeleton or calls libbpf; unit drivers
+ * link tests/unit/fake_bpf.c in its place (plain arrays a driver presets and inspects).
+ *
+ * Life of the program: at_bpf_open (configuration set), then the changes allowed before load
+ * (at_bpf_size_stacks, at_bpf_set_loaded), at_bpf_load, then the tracepoints, the ring buffer
+ * and the maps; at_bpf_close frees it all. Every function takes the struct at_bpf that
+ * at_bpf_open returned. */
+#ifndef ALLOCTAP_DAEMON_BPF_H
+#define ALLOCTAP_DAEMON_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloctap.h"
+
+struct at_bpf;
+
+/* What the program is told before load (its read-only configuration and map sizes). */
+struct at_bpf_options {
+	int all;               /* trace every process (no target map) */
+	int floor;             /* the probes record nothing (benchmark floor) */
+	int bound;             /* every probe is attached for one process */
+	int times;             /* events carry times */
+	int stacks;            /* events carry stacks */
+	uint32_t self_tgid;    /* the daemon itself: never traced */
+	uint32_t ring_bytes;   /* the ring buffer's size; the daemon is woken past 1/8 of it */
+	uint32_t max_targets;  /* processes traced at once */
+	uint32_t thread_slots; /* per-thread state slots: a power of two */
+};
+
+/* Opens the program and sets o. The program, or NULL with errno set. */
+struct at_bpf *at_bpf_open(const struct at_bpf_options *o);
+/* Before load, with stacks: the sizes of the unwind arrays (rules, pages, entries: pairs of
+ * entries are one element of the map, so entries / 2 elements), of the per-process mappings
+ * and of the stacks waiting for the daemon. */
+void at_bpf_size_stacks(struct at_bpf *b, uint32_t rules, uint32_t pages, uint32_t entries,
+			uint32_t processes, uint32_t stacks);
+/* Whether stacks are on (at_bpf_options.stacks). */
+int at_bpf_stacks_on(const struct at_bpf *b);
+/* Loads the program into the kernel. 0, or a negative errno. */
+int at_bpf_load(struct at_bpf *b);
+/* Frees the ring buffer, the program and its maps (NULL: nothing). */
+void at_bpf_close(struct at_bpf *b);
+
+/* The tracepoints a thread's end and a process's exec go through. 0, or -1 with errno set. */
+int at_bpf_attach_thread_exit(struct at_bpf *b);
+int at_bpf_attach_thread_exec(struct at_bpf *b);
+
+/* ---- the probes' programs ---------------------------------------------------------------- */
+enum at_bpf_prog {
+	AT_BPF_ALLOC_ENTRY = 0, /* any allocation function: the cookie says which */
+	AT_BPF_MALLOC_ENTRY,    /* malloc, calloc, realloc: entries of their own */
+	AT_BPF_CALLOC_ENTRY,
+	AT_BPF_REALLOC_ENTRY,
+	AT_BPF_FREE_ENTRY,
+	AT_BPF_ALLOC_RETURN,
+	AT_BPF_INTERNAL_CALL,   /* an allocator's call to its own entry point */
+	AT_BPF_LOADER_STATE,    /* the dynamic loader's _dl_debug_state */
+	AT_BPF_PROG_COUNT
+};
+/* Before load: whether prog is loaded (every one is unless told). */
+void at_bpf_set_loaded(struct at_bpf *b, enum at_bpf_prog prog, int loaded);
+/* Whether prog is loaded. */
+int at_bpf_loaded(const struct at_bpf *b, enum at_bpf_prog prog);
+/* One uprobe_multi link (Linux 6.6) of prog at the n file offsets of path, with their cookies
+ * (NULL: 0 each), as return probes when retprobe is set, for pid (<= 0: every process). The
+ * link's descriptor (the caller closes it to detach), or -1 with errno set. */
+int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  unsigned n);
+
+/* ---- the ring buffer --------------------------------------------------------------------- */
+/* Called for each record taken from the ring, in the ring's order; returns 0. */
+typedef int (*at_bpf_record_fn)(void *ctx, void *data, size_t size);
+/* Sets up the ring buffer, whose records go to fn. 0, or -1 with errno set. */
+int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx);
+/* The descriptor readable when the ring has woken the daemon. */
+int at_bpf_ring_fd(const struct at_bpf *b);
+/* Takes every record the ring holds now. The records taken, or a negative errno. */
+int at_bpf_ring_consume(struct at_bpf *b);
+/* Maps the ring's consumer and producer positions read-only into pos[0] and pos[1] (NULL where
+ * that fails), for the fill level. */
+void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2]);
+
+/* ---- the event counter and the recording window ------------------------------------------ */
+/* The event counter now: every event numbered below it has happened. */
+uint64_t at_bpf_next_seq(const struct at_bpf *b);
+/* The counter itself, for a signal handler that reads it. */
+volatile const uint64_t *at_bpf_seq_counter(const struct at_bpf *b);
+/* Recording on or off, at one instant (sequentially consistent with the reads that follow). */
+void at_bpf_set_recording(struct at_bpf *b, int on);
+/* The calls in flight, summed over CPUs (AT_INFLIGHT_CALL, AT_INFLIGHT_REALLOC). 0, or -1 when
+ * the count cannot be read. */
+int at_bpf_in_flight(struct at_bpf *b, uint64_t *sum);
+
+/* ---- counters ---------------------------------------------------------------------------- */
+/* The n counters of the per-CPU array map map_fd, each summed over CPUs into sums; a counter
+ * that cannot be read counts 0. */
+void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums);
+/* The program's lost counters (enum at_lost_counter), summed over CPUs. */
+void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT]);
+/* The program's stack counters (enum at_stack_counter), summed over CPUs. */
+void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT]);
+
+/* ---- targets ----------------------------------------------------------------------------- */
+/* Marks pid a target whose allocator is allocator (AT_TARGET; 0: any object). 0, or -1 with
+ * errno set. */
+int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator);
+/* Unmarks pid (nothing if it was not marked). */
+void at_bpf_remove_target(struct at_bpf *b, pid_t pid);
+/* pid's allocator in *allocator. 0, or -1 when pid is no target. */
+int at_bpf_target(const struct at_bpf *b, pid_t pid, uint32_t *allocator);
+/* A target's allocator changed: threads look theirs up again. */
+void at_bpf_allocators_changed(struct at_bpf *b);
+/* Two objects are probed: a process's calls are recorded only at its allocator's probes. */
+void at_bpf_check_allocators(struct at_bpf *b);
+/* pid is held at its dynamic loader's _dl_debug_state once its libraries are mapped (the
+ * loading map). 0, or -1 with errno set. */
+int at_bpf_set_loading(struct at_bpf *b, pid_t pid);
+/* pid is held there no longer. */
+void at_bpf_clear_loading(struct at_bpf *b, pid_t pid);
+
+/* ---- stacks ------------------------------------------------------------------------------ */
+enum at_bpf_array { AT_BPF_RULES = 0, AT_BPF_PAGES, AT_BPF_ENTRIES, AT_BPF_TABLES };
+/* Maps the unwind array a shared and writable: its memory (the caller munmaps *bytes of it), its
+ * element count in *elements; NULL with errno set. */
+void *at_bpf_unwind_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *elements,
+			  size_t *bytes);
+/* pid's mappings, for the walk. 0, or -1 with errno set. */
+int at_bpf_put_mappings(struct at_bpf *b, pid_t pid, const struct at_bpf_mappings *m);
+/* pid's mappings leave (nothing if it had none). */
+void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid);
+/* Some process's mappings changed: the walk's cached rules are stale. */
+void at_bpf_mappings_changed(struct at_bpf *b);
+/* Takes the stack stored under hash into *s and deletes it (a kernel without lookup-and-delete
+ * for hash maps leaves it there). 0, or -1 when there is none. */
+int at_bpf_take_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s);
+/* Stores s under hash unless a stack is there already. 0 (stored, or there), or -1 with errno
+ * set. */
+int at_bpf_put_stack(struct at_bpf *b, uint64_t hash, const struct at_bpf_stack *s);
+/* Takes thread tid's hold (struct at_bpf_held) into *h and deletes it. 0, or -1 when it has
+ * none. */
+int at_bpf_take_held(struct at_bpf *b, pid_t tid, struct at_bpf_held *h);
+/* Where a thread's state is: its slot of thread_slots (key: the index), or task storage (key:
+ * a pidfd of the thread). */
+enum at_bpf_thread_store { AT_BPF_THREAD_SLOT = 0, AT_BPF_THREAD_TASK };
+/* The state of the thread at key of where, in *t. 0, or -1 with errno set. */
+int at_bpf_thread_read(struct at_bpf *b, enum at_bpf_thread_store where, uint32_t key,
+		       struct at_thread *t);
+/* Writes back the state of the thread at key of where, which must exist. 0, or -1 with errno
+ * set. */
+int at_bpf_thread_write(struct at_bpf *b, enum at_bpf_thread_store where, uint32_t key,
+			const struct at_thread *t);
+
+#endif

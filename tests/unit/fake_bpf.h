@@ -1,0 +1,105 @@
+/* fake_bpf.h: a fake of daemon/bpf.h for unit drivers: the BPF program's maps and counters as
+ * plain arrays in one struct (fake_bpf), which a driver presets before it calls the code under
+ * test and inspects after. No kernel is touched: a driver that links tests/unit/fake_bpf.o
+ * (the Makefile's FAKE_BPF_DRIVERS) runs without root or BPF.
+ *
+ * The fake keeps what each operation of bpf.h did: the options it was opened with, the
+ * targets and their allocators, the recording switch, the loading set, the processes' mappings,
+ * the stacks map, every uprobe link asked for. A driver calls fake_bpf_reset() first. */
+#ifndef ALLOCTAP_TESTS_FAKE_BPF_H
+#define ALLOCTAP_TESTS_FAKE_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../../daemon/bpf.h"
+
+#define FAKE_BPF_MAX 64         /* entries of each map, links, queued records */
+#define FAKE_BPF_IN_FLIGHT 16   /* in-flight sums read in turn */
+#define FAKE_BPF_RECORD_BYTES 128
+
+struct fake_bpf_link {
+	enum at_bpf_prog prog;
+	int retprobe;
+	pid_t pid;
+	char path[256];
+	unsigned n;
+	uint64_t offsets[16], cookies[16]; /* the first 16 of them */
+};
+
+struct fake_bpf {
+	/* the program */
+	int opened, loaded, closed;
+	struct at_bpf_options options;    /* as opened */
+	int open_errno;                   /* preset: at_bpf_open fails with it */
+	int load_error;                   /* preset: at_bpf_load returns it (a negative errno) */
+	int not_loaded[AT_BPF_PROG_COUNT]; /* at_bpf_set_loaded(.., 0) */
+	uint32_t stack_sizes[5];          /* at_bpf_size_stacks: rules, pages, entries,
+					   * processes, stacks (0: not called) */
+	int thread_exit, thread_exec;     /* the tracepoints attached */
+
+	/* the ring buffer: records queued by fake_bpf_push, delivered by the next consume */
+	int ring_open, ring_fd;
+	at_bpf_record_fn ring_fn;
+	void *ring_ctx;
+	uint8_t records[FAKE_BPF_MAX][FAKE_BPF_RECORD_BYTES];
+	size_t record_size[FAKE_BPF_MAX];
+	unsigned nrecords;
+	unsigned consumes;                /* calls of at_bpf_ring_consume */
+
+	/* the event counter and the window */
+	uint64_t next_seq;
+	int recording;
+	unsigned recording_switches;      /* calls of at_bpf_set_recording */
+	unsigned consumes_at_off;         /* consumes when recording went off last */
+	uint64_t in_flight[FAKE_BPF_IN_FLIGHT]; /* the sums read in turn; the last stays */
+	unsigned nin_flight, in_flight_reads;
+	int in_flight_error;              /* preset: the count cannot be read */
+
+	/* counters */
+	uint64_t lost[AT_LOST_COUNT];
+	uint64_t stack_counts[AT_STACKS_COUNT];
+
+	/* targets and loading */
+	struct { pid_t pid; uint32_t allocator; } targets[FAKE_BPF_MAX];
+	unsigned ntargets;
+	int target_errno;                 /* preset: at_bpf_set_target fails with it */
+	uint64_t allocators_gen;
+	int allocator_check;
+	pid_t loading[FAKE_BPF_MAX];
+	unsigned nloading;
+
+	/* uprobe links */
+	struct fake_bpf_link links[FAKE_BPF_MAX];
+	unsigned nlinks;
+	int attach_errno;                 /* preset: at_bpf_attach_uprobes fails with it */
+
+	/* stacks */
+	struct { pid_t pid; uint32_t count, hold_on_miss; } mappings[FAKE_BPF_MAX];
+	unsigned nmappings;
+	uint64_t mappings_gen;
+	struct { uint64_t hash; struct at_bpf_stack s; } stacks[FAKE_BPF_MAX];
+	unsigned nstacks;
+	unsigned stacks_taken;            /* at_bpf_take_stack that found one */
+	struct { pid_t tid; struct at_bpf_held h; } held[FAKE_BPF_MAX];
+	unsigned nheld;
+	struct at_thread slots[FAKE_BPF_MAX]; /* thread_slots (task storage: none) */
+};
+
+extern struct fake_bpf fake_bpf;
+
+/* Everything back to nothing (a ring fd or arrays of a program not closed are leaked). */
+void fake_bpf_reset(void);
+/* Queues a ring record of size bytes (at most FAKE_BPF_RECORD_BYTES) for the next consume. */
+void fake_bpf_push(const void *record, size_t size);
+/* pid's allocator in the fake's targets, or -1 when pid is no target. */
+int64_t fake_bpf_target(pid_t pid);
+/* Whether pid's mappings are in the fake's map. */
+int fake_bpf_has_mappings(pid_t pid);
+/* Puts stack s under hash in the fake's stacks map, as the BPF program does. */
+void fake_bpf_store_stack(uint64_t hash, const struct at_bpf_stack *s);
+/* Whether a stack is stored under hash. */
+int fake_bpf_has_stack(uint64_t hash);
+
+#endif

@@ -1,0 +1,304 @@
+/* test_daemon_session.c: unit tests of daemon/session.c over the fake BPF program
+ * (tests/unit/fake_bpf.c), whose ring delivers the records a test queues: what the program is
+ * told at the open, the tick (records to the output in order, losses noted from the program's
+ * counters, the end of the session once the traced processes are gone), ended processes
+ * leaving the sets once the output passes their end, RSS samples, and the losses counted at the
+ * finish. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "alloctap.h"
+#include "fake_bpf.h"
+#include "prim.h"
+#include "session.h"
+#include "source.h"
+#include "window.h"
+
+static struct at_session session;
+static int trace_fd = -1; /* a copy of the output's descriptor, to read the trace back */
+
+/* A --pid session over the fake program, writing a trace of format into a memory file. 0, or
+ * at_session_open's -1 (the session then needs close_session all the same). */
+static int open_session(enum at_sink_format format, int stacks)
+{
+	struct at_session *d = &session;
+
+	fake_bpf_reset();
+	memset(d, 0, sizeof(*d));
+	d->opt.dest.fd = memfd_create("trace", 0);
+	if (trace_fd >= 0)
+		close(trace_fd); /* the last session's */
+	trace_fd = dup(d->opt.dest.fd);
+	d->opt.format = format;
+	d->opt.ringbuf_size = 1 << 16;
+	d->opt.npids = 1;
+	d->opt.stacks = stacks;
+	return at_session_open(d);
+}
+
+/* Closes the session; its trace stays readable at trace_fd. */
+static void close_session(void)
+{
+	at_session_close(&session, 0);
+	close(session.opt.dest.fd);
+}
+
+/* Queues a malloc(size) of pid numbered seq in the ring. */
+static void push_malloc(uint64_t seq, uint32_t pid, uint64_t size)
+{
+	struct at_record r = { .seq = seq, .seq_entry = seq, .pid = pid, .tid = pid,
+			       .arg = { size, 0 }, .result = 0x1000 + seq * 0x10,
+			       .func = AT_PROBE_MALLOC };
+
+	fake_bpf_push(&r, sizeof(r));
+}
+
+/* The sizes of the mallocs in the trace, in order (at most n); the count. */
+static unsigned read_sizes(uint64_t *sizes, unsigned n)
+{
+	struct at_source src;
+	struct at_event ev;
+	unsigned got = 0;
+
+	lseek(trace_fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, trace_fd, "mem"), 0);
+	while (at_source_next(&src, &ev) == 1)
+		if (ev.func == AT_MALLOC && got < n)
+			sizes[got++] = ev.arg[0];
+	at_source_close(&src);
+	return got;
+}
+
+/* What the program is told before load: the sizes, the switches, the thread slots (from the
+ * environment when set there, refused unless a power of two). */
+static void test_open(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *slots;
+		int stacks;
+		int rc;
+		uint32_t thread_slots;
+	} cases[] = {
+		{ NULL, 0, 0, AT_THREAD_SLOTS },
+		{ NULL, 1, 0, AT_THREAD_SLOTS },
+		{ "8", 0, 0, 8 },
+		{ "6", 0, -1, 0 },
+		{ "0", 0, -1, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].slots)
+			setenv("ALLOCTAP_THREAD_SLOTS", cases[i].slots, 1);
+		else
+			unsetenv("ALLOCTAP_THREAD_SLOTS");
+		assert_int_equal(open_session(AT_SINK_ATZ, cases[i].stacks), cases[i].rc);
+		assert_int_equal(fake_bpf.opened, cases[i].rc == 0);
+		if (cases[i].rc == 0) {
+			assert_int_equal(fake_bpf.options.thread_slots, cases[i].thread_slots);
+			assert_int_equal(fake_bpf.options.ring_bytes, 1 << 16);
+			assert_int_equal(fake_bpf.options.stacks, cases[i].stacks);
+			assert_int_equal(fake_bpf.options.times, cases[i].stacks);
+			assert_int_equal(fake_bpf.options.bound, 1);
+			assert_true(fake_bpf.loaded && fake_bpf.thread_exit && fake_bpf.thread_exec);
+			assert_true(fake_bpf.ring_open);
+			/* with stacks, the entries of single functions are not loaded */
+			assert_int_equal(fake_bpf.not_loaded[AT_BPF_MALLOC_ENTRY], cases[i].stacks);
+			assert_int_equal(fake_bpf.not_loaded[AT_BPF_ALLOC_ENTRY], 0);
+		}
+		close_session();
+	}
+	unsetenv("ALLOCTAP_THREAD_SLOTS");
+	fake_bpf_reset();
+	fake_bpf.load_error = -EPERM;
+	memset(&session, 0, sizeof(session));
+	session.opt.ringbuf_size = 1 << 16;
+	session.opt.dest.fd = -1;
+	assert_int_equal(at_session_open(&session), -1); /* said, and nothing opened */
+	at_session_close(&session, 0);
+}
+
+/* Each tick takes the ring and writes its records in their order; once no traced process is
+ * left the session ends. */
+static void test_tick(void **state)
+{
+	(void)state;
+	uint64_t sizes[8];
+
+	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
+	struct at_session *d = &session;
+	at_processes_add(&d->procs, getpid(), 1);
+	push_malloc(1, 4000, 16);
+	push_malloc(0, 4000, 8);
+	push_malloc(2, 4001, 24);
+	assert_int_equal(at_session_tick(d), 0);
+	assert_int_equal(fake_bpf.consumes, 1);
+	assert_int_equal(d->sink.accepted, 3);
+	assert_int_equal(d->processes_seen, 2);
+	assert_true(at_pidset_has(&d->written, 4000) && at_pidset_has(&d->written, 4001));
+	at_processes_remove(&d->procs, getpid());
+	assert_int_equal(at_session_tick(d), 1); /* --pid: every target gone */
+	close_session();
+	/* closed: the trace holds them in their order */
+	assert_int_equal(read_sizes(sizes, 8), 3);
+	assert_int_equal(sizes[0], 8);
+	assert_int_equal(sizes[1], 16);
+	assert_int_equal(sizes[2], 24);
+}
+
+/* Losses: each tick reads the program's counters and notes the growth in the output. */
+static void test_tick_lost(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t no_state, records, reallocs;
+		uint64_t lost; /* in the sink after the tick */
+	} ticks[] = {
+		{ 0, 0, 0, 0 },
+		{ 2, 0, 0, 2 },
+		{ 5, 0, 0, 5 },
+		{ 5, 3, 1, 5 }, /* ring reservations that failed are numbers the window waits for */
+	};
+
+	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
+	struct at_session *d = &session;
+	at_processes_add(&d->procs, getpid(), 1);
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+		struct at_sink_stats st;
+
+		fake_bpf.lost[AT_LOST_NO_STATE] = ticks[i].no_state;
+		fake_bpf.lost[AT_LOST_RECORDS] = ticks[i].records;
+		fake_bpf.lost[AT_LOST_REALLOCS] = ticks[i].reallocs;
+		assert_int_equal(at_session_tick(d), 0);
+		at_sink_stats(&d->sink, &st);
+		assert_int_equal(st.lost, ticks[i].lost);
+		assert_int_equal(d->lost.reported, ticks[i].lost);
+		assert_int_equal(d->lost.bpf[AT_LOST_RECORDS], ticks[i].records);
+	}
+	close_session();
+}
+
+/* An ended process leaves the sets of processes seen and written once the output has passed
+ * the counter at its end, not before; a process that takes its number before then stays. */
+static void test_departures(void **state)
+{
+	(void)state;
+	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
+	struct at_session *d = &session;
+	at_processes_add(&d->procs, getpid(), 1);
+
+	push_malloc(0, 4000, 8);
+	assert_int_equal(at_session_tick(d), 0);
+	assert_true(at_pidset_has(&d->seen, 4000) && at_pidset_has(&d->written, 4000));
+	fake_bpf.next_seq = 3; /* its end: every event of it is numbered below */
+	at_session_depart(d, 4000);
+	assert_int_equal(d->ndepartures, 1);
+	assert_int_equal(d->departures[0].seq, 3);
+
+	push_malloc(1, 4001, 8);
+	push_malloc(2, 4001, 8);
+	assert_int_equal(at_session_tick(d), 0);
+	assert_true(at_pidset_has(&d->seen, 4000) && at_pidset_has(&d->written, 4000));
+	push_malloc(3, 4001, 8);
+	assert_int_equal(at_session_tick(d), 0);
+	assert_false(at_pidset_has(&d->seen, 4000));
+	assert_false(at_pidset_has(&d->written, 4000));
+	assert_int_equal(d->ndepartures, 0);
+
+	/* 4001 ends, and its number is taken again before the output passes the end */
+	fake_bpf.next_seq = 6;
+	at_session_depart(d, 4001);
+	assert_int_equal(at_session_add_target(d, 4001, 0), 0);
+	push_malloc(4, 4002, 8);
+	push_malloc(5, 4002, 8);
+	push_malloc(6, 4002, 8);
+	assert_int_equal(at_session_tick(d), 0);
+	assert_int_equal(d->ndepartures, 0);
+	assert_true(at_pidset_has(&d->seen, 4001));
+	assert_int_equal(d->processes_seen, 3);
+	close_session();
+}
+
+/* RSS: a sample of every process with events written, into a binary trace only, the time of
+ * the sample noted either way; an ended process the output has passed has none. */
+static void test_rss(void **state)
+{
+	(void)state;
+	static const struct {
+		enum at_sink_format format;
+		int depart;
+		uint64_t records;
+	} cases[] = {
+		{ AT_SINK_ATZ, 0, 1 },
+		{ AT_SINK_TEXT, 0, 0 },
+		{ AT_SINK_ATZ, 1, 0 },
+	};
+	uint32_t self = (uint32_t)getpid();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(open_session(cases[i].format, 0), 0);
+		struct at_session *d = &session;
+		at_processes_add(&d->procs, getpid(), 1);
+		push_malloc(0, self, 8);
+		assert_int_equal(at_session_tick(d), 0);
+		if (cases[i].depart) {
+			fake_bpf.next_seq = 1;
+			at_session_depart(d, (pid_t)self);
+		}
+		uint64_t before = at_now_ms();
+		at_session_take_rss(d);
+		assert_int_equal(d->rss_records, cases[i].records);
+		assert_true(d->last_rss_ms >= before && d->last_rss_ms <= at_now_ms());
+		assert_int_equal(at_pidset_has(&d->written, self), !cases[i].depart);
+		close_session();
+	}
+}
+
+/* The finish: recording off, the ring taken, and every loss counted: the numbers below the
+ * counter that never came, the calls without per-thread state, the calls left unfinished. */
+static void test_finish_lost(void **state)
+{
+	(void)state;
+	struct at_sink_stats st;
+	uint64_t sizes[4];
+
+	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
+	struct at_session *d = &session;
+	at_processes_add(&d->procs, getpid(), 1);
+	at_window_open(d->bpf, 0);
+	push_malloc(0, 4000, 8);
+	push_malloc(1, 4000, 16);
+	push_malloc(2, 4000, 24);
+	fake_bpf.next_seq = 5;                  /* 3 and 4 never came */
+	fake_bpf.lost[AT_LOST_NO_STATE] = 2;
+	fake_bpf.in_flight[0] = 0;              /* nothing in flight when recording stops... */
+	fake_bpf.in_flight[1] = 1;              /* ...one call left once the probes are gone */
+	fake_bpf.nin_flight = 2;
+	assert_int_equal(at_session_finish(d, 0), 0);
+	assert_int_equal(fake_bpf.recording, 0);
+	assert_int_equal(d->unfinished, 1);
+	at_sink_stats(&d->sink, &st);
+	assert_int_equal(st.lost, 2 + 2 + 1);
+	assert_int_equal(st.accepted, 3);
+	close_session();
+	assert_int_equal(read_sizes(sizes, 4), 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open),        cmocka_unit_test(test_tick),
+		cmocka_unit_test(test_tick_lost),   cmocka_unit_test(test_departures),
+		cmocka_unit_test(test_rss),         cmocka_unit_test(test_finish_lost),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,327 @@
+/* test_daemon_targets.c: unit tests of the targets policy (daemon/procs/targets.c, and the
+ * target operations of daemon/session.c it calls) over the fake BPF program
+ * (tests/unit/fake_bpf.c): what the BPF program is told when a process is added, given an
+ * allocator, inherits its parent's, has its allocator probed, and departs. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "alloctap.h"
+#include "fake_bpf.h"
+#include "session.h"
+#include "targets.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+static struct at_session session;
+
+/* A session over the fake program, writing a binary trace into a memory file: --pid (one
+ * process, bound probes), or following new processes, or --all. */
+static struct at_session *open_session(int follow, int all)
+{
+	struct at_session *d = &session;
+
+	fake_bpf_reset();
+	memset(d, 0, sizeof(*d));
+	d->opt.dest.fd = memfd_create("trace", 0);
+	d->opt.format = AT_SINK_ATZ;
+	d->opt.ringbuf_size = 1 << 16;
+	d->opt.npids = all ? 0 : 1;
+	d->opt.follow = follow;
+	d->opt.all = all;
+	assert_int_equal(at_session_open(d), 0);
+	return d;
+}
+
+static void close_session(struct at_session *d)
+{
+	assert_int_equal(at_session_close(d, 0), 0);
+	assert_int_equal(fake_bpf.closed, 1);
+	close(d->opt.dest.fd); /* the output's descriptor is ours */
+}
+
+/* The probes are bound to one process only when it neither follows nor traces every one. */
+static void test_bound(void **state)
+{
+	(void)state;
+	static const struct {
+		int follow, all, bound;
+	} cases[] = { { 0, 0, 1 }, { 1, 0, 0 }, { 0, 1, 0 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct at_session *d = open_session(cases[i].follow, cases[i].all);
+
+		assert_int_equal(at_targets_bound(d), cases[i].bound);
+		assert_int_equal(fake_bpf.options.bound, cases[i].bound);
+		assert_int_equal(fake_bpf.options.all, cases[i].all);
+		assert_int_equal(fake_bpf.options.max_targets, AT_MAX_TRACED);
+		assert_int_equal(fake_bpf.options.self_tgid, (uint32_t)getpid());
+		close_session(d);
+	}
+}
+
+/* A target goes into the program's map with its allocator, and out again. */
+static void test_add_remove(void **state)
+{
+	(void)state;
+	struct at_session *d = open_session(0, 0);
+
+	assert_int_equal(at_session_add_target(d, 100, 0), 0);
+	assert_int_equal(fake_bpf_target(100), 0);
+	assert_int_equal(at_session_add_target(d, 101, AT_TARGET(2, 0x9)), 0);
+	assert_int_equal(fake_bpf_target(101), AT_TARGET(2, 0x9));
+	assert_int_equal(at_session_allocator(d, 101), AT_TARGET(2, 0x9));
+	assert_int_equal(d->processes_seen, 2);
+	assert_int_equal(at_session_add_target(d, 101, AT_TARGET(2, 0x9)), 0);
+	assert_int_equal(d->processes_seen, 2); /* the same process */
+
+	at_session_remove_target(d, 101);
+	assert_int_equal(fake_bpf_target(101), -1);
+	assert_int_equal(at_session_allocator(d, 101), 0);
+	assert_int_equal(fake_bpf.ntargets, 1);
+	assert_int_equal(at_session_allocator(d, 0), 0);
+	assert_int_equal(at_session_allocator(d, -1), 0);
+
+	fake_bpf.target_errno = E2BIG; /* the map is full */
+	assert_int_equal(at_session_add_target(d, 102, 0), -1);
+	assert_int_equal(fake_bpf_target(102), -1);
+	close_session(d);
+}
+
+/* An allocator is an object id of the session: the target gets it with the functions probed
+ * in that object, and the program's threads look theirs up again; an id the session has not
+ * given changes nothing. */
+static void test_set_allocator(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t object;
+		int64_t target;   /* pid 100's allocator after, -1: no target */
+		uint64_t changes; /* allocators_gen */
+	} cases[] = {
+		{ 1, AT_TARGET(1, 0x9), 1 },
+		{ 2, AT_TARGET(2, 0x3ff), 1 },
+		{ 0, -1, 0 },
+		{ 3, -1, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct at_session *d = open_session(0, 0);
+
+		d->nobjects = 2;
+		d->objects[0].funcs = 0x9;
+		d->objects[1].funcs = 0x3ff;
+		at_session_set_allocator(d, 100, cases[i].object);
+		assert_int_equal(fake_bpf_target(100), cases[i].target);
+		assert_int_equal(fake_bpf.allocators_gen, cases[i].changes);
+		close_session(d);
+	}
+}
+
+/* --all: a new process has its parent's allocator, if the parent has one. */
+static void test_inherit(void **state)
+{
+	(void)state;
+	struct at_session *d = open_session(0, 1);
+
+	assert_int_equal(at_session_add_target(d, 100, AT_TARGET(1, 0x9)), 0);
+	at_session_inherit_allocator(d, 200, 100);
+	assert_int_equal(fake_bpf_target(200), AT_TARGET(1, 0x9));
+	assert_int_equal(fake_bpf.allocators_gen, 1);
+	at_session_inherit_allocator(d, 201, 300); /* a parent the program does not know */
+	assert_int_equal(fake_bpf_target(201), -1);
+	assert_int_equal(at_session_add_target(d, 101, 0), 0);
+	at_session_inherit_allocator(d, 202, 101); /* a parent without an allocator yet */
+	assert_int_equal(fake_bpf_target(202), -1);
+	assert_int_equal(fake_bpf.allocators_gen, 1);
+	close_session(d);
+}
+
+/* The links of one probed object: the return probes first, for the scope. */
+static void check_links(unsigned first, pid_t scope)
+{
+	assert_true(fake_bpf.nlinks >= first + 3);
+	assert_int_equal(fake_bpf.links[first].prog, AT_BPF_ALLOC_RETURN);
+	assert_int_equal(fake_bpf.links[first].retprobe, 1);
+	for (unsigned i = first; i < fake_bpf.nlinks; i++) {
+		assert_int_equal(fake_bpf.links[i].pid, scope);
+		assert_string_equal(fake_bpf.links[i].path, LIBC);
+		assert_int_equal(fake_bpf.links[i].cookies[0] >> AT_COOKIE_OBJECT_SHIFT,
+				 fake_bpf.links[i].prog == AT_BPF_INTERNAL_CALL ? 0 : 1);
+	}
+}
+
+/* Probing a process's allocator: the object gets id 1, its probes go in for the process (or
+ * for every process when following), once per scope, and it becomes the process's allocator,
+ * with the functions it defines. */
+static void test_probe(void **state)
+{
+	(void)state;
+	static const struct {
+		int follow;
+		int again;       /* at_targets_probe's result for a second process */
+		pid_t scope;     /* the links' pid for the first */
+	} cases[] = { { 0, 1, 100 }, { 1, 0, -1 } };
+	char why[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct at_session *d = open_session(cases[i].follow, 0);
+
+		assert_int_equal(at_targets_probe(d, LIBC, 100, why, sizeof(why)), 1);
+		assert_int_equal(d->nobjects, 1);
+		uint32_t funcs = d->objects[0].funcs;
+		assert_true(funcs & (1u << AT_PROBE_MALLOC));
+		assert_true(funcs & (1u << AT_PROBE_FREE));
+		assert_int_equal(fake_bpf_target(100), AT_TARGET(1, funcs));
+		assert_int_equal(fake_bpf.allocators_gen, 1);
+		check_links(0, cases[i].scope);
+		unsigned links = fake_bpf.nlinks;
+		assert_int_equal(d->probes.nlinks, links);
+
+		assert_int_equal(at_targets_probe(d, LIBC, 101, why, sizeof(why)), cases[i].again);
+		assert_int_equal(d->nobjects, 1); /* the same file, the same id */
+		assert_int_equal(fake_bpf_target(101), AT_TARGET(1, funcs));
+		assert_int_equal(fake_bpf.nlinks, cases[i].again ? 2 * links : links);
+		assert_int_equal(fake_bpf.allocator_check, 0);
+		close_session(d);
+	}
+}
+
+/* A second object probed makes the program record each process's calls only at its
+ * allocator's probes. */
+static void test_second_allocator(void **state)
+{
+	(void)state;
+	char why[512];
+	struct stat st;
+
+	if (stat(JEMALLOC, &st) < 0)
+		skip();
+	struct at_session *d = open_session(1, 0);
+	assert_int_equal(at_targets_probe(d, LIBC, 100, why, sizeof(why)), 1);
+	assert_int_equal(fake_bpf.allocator_check, 0);
+	assert_int_equal(at_targets_probe(d, JEMALLOC, 101, why, sizeof(why)), 1);
+	assert_int_equal(fake_bpf.allocator_check, 1);
+	assert_int_equal(d->nobjects, 2);
+	assert_int_equal(AT_TARGET_OBJECT(fake_bpf_target(100)), 1);
+	assert_int_equal(AT_TARGET_OBJECT(fake_bpf_target(101)), 2);
+	close_session(d);
+}
+
+/* A refused attach leaves no link and no allocator, and says why. */
+static void test_probe_refused(void **state)
+{
+	(void)state;
+	char why[512];
+	struct at_session *d = open_session(0, 0);
+
+	fake_bpf.attach_errno = EPERM;
+	assert_int_equal(at_targets_probe(d, LIBC, 100, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "cannot attach a uprobe to " LIBC));
+	assert_int_equal(d->probes.nlinks, 0);
+	assert_int_equal(fake_bpf_target(100), -1);
+	assert_int_equal(at_targets_probe(d, "/nonexistent/libc.so.6", 100, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "cannot read /nonexistent/libc.so.6"));
+	close_session(d);
+}
+
+/* A pid no process has: a child that has exited and been reaped. */
+static pid_t gone_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/* A traced process found gone departs: out of the program's targets and loading map, out of
+ * the table, its end queued at the counter now; a running one stays. */
+static void test_departs(void **state)
+{
+	(void)state;
+	struct at_session *d = open_session(0, 0);
+	pid_t gone = gone_pid(), self = getpid();
+
+	fake_bpf.next_seq = 42;
+	assert_int_equal(at_session_add_target(d, gone, AT_TARGET(1, 0x9)), 0);
+	assert_int_equal(at_session_add_target(d, self, AT_TARGET(1, 0x9)), 0);
+	at_processes_add(&d->procs, gone, self);
+	at_processes_add(&d->procs, self, 1);
+	at_pidset_add(&d->loading, (uint32_t)gone); /* held at its dynamic loader */
+	assert_int_equal(at_bpf_set_loading(d->bpf, gone), 0);
+
+	at_targets_sweep(d);
+	assert_int_equal(fake_bpf_target(gone), -1);
+	assert_int_equal(fake_bpf_target(self), AT_TARGET(1, 0x9));
+	assert_false(at_processes_has(&d->procs, gone));
+	assert_true(at_processes_has(&d->procs, self));
+	assert_int_equal(fake_bpf.nloading, 0);
+	assert_false(at_pidset_has(&d->loading, (uint32_t)gone));
+	assert_int_equal(d->unprobed, 1); /* ended before its libraries were mapped */
+	assert_int_equal(d->ndepartures, 1);
+	assert_int_equal(d->departures[0].pid, (uint32_t)gone);
+	assert_int_equal(d->departures[0].seq, 42);
+	close_session(d);
+}
+
+/* At the end, no process is held at its loader any more, in the program's map either. */
+static void test_stop_loading(void **state)
+{
+	(void)state;
+	struct at_session *d = open_session(0, 0);
+
+	for (pid_t pid = 500; pid < 505; pid++) {
+		at_pidset_add(&d->loading, (uint32_t)pid);
+		assert_int_equal(at_bpf_set_loading(d->bpf, pid), 0);
+	}
+	at_targets_stop_loading(d);
+	assert_int_equal(fake_bpf.nloading, 0);
+	for (pid_t pid = 500; pid < 505; pid++)
+		assert_false(at_pidset_has(&d->loading, (uint32_t)pid));
+	close_session(d);
+}
+
+/* --all: a process first seen through its events joins the table (started before the trace);
+ * otherwise the table is left alone. */
+static void test_first_seen(void **state)
+{
+	(void)state;
+	static const struct {
+		int all, joins;
+	} cases[] = { { 1, 1 }, { 0, 0 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct at_session *d = open_session(0, cases[i].all);
+
+		at_targets_first_seen(d, getpid(), 7);
+		assert_int_equal(at_processes_has(&d->procs, getpid()), cases[i].joins);
+		at_targets_first_seen(d, getpid(), 8); /* once */
+		assert_int_equal(d->procs.count, (unsigned)cases[i].joins);
+		close_session(d);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bound),         cmocka_unit_test(test_add_remove),
+		cmocka_unit_test(test_set_allocator), cmocka_unit_test(test_inherit),
+		cmocka_unit_test(test_probe),         cmocka_unit_test(test_second_allocator),
+		cmocka_unit_test(test_probe_refused), cmocka_unit_test(test_departs),
+		cmocka_unit_test(test_stop_loading),  cmocka_unit_test(test_first_seen),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
