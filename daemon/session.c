@@ -40,50 +40,6 @@ static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_lis
 	return 0;
 }
 
-/* Counts pid as seen; 1 if it was not (a process new to the session, or one that took the
- * number of an ended one). */
-static int see(struct at_session *d, uint32_t pid)
-{
-	if (!at_pidset_add(&d->seen, pid))
-		return 0;
-	d->processes_seen++;
-	return 1;
-}
-
-/* The ended processes whose end comes before number seq in the output leave seen and
- * written. */
-static void depart_before(struct at_session *d, uint64_t seq)
-{
-	unsigned n = 0;
-
-	while (n < d->ndepartures && d->departures[n].seq <= seq) {
-		/* at_pidset_remove ignores pid 0: a departure taken back */
-		at_pidset_remove(&d->seen, d->departures[n].pid);
-		at_pidset_remove(&d->written, d->departures[n].pid);
-		n++;
-	}
-	if (n == 0)
-		return;
-	d->ndepartures -= n;
-	memmove(d->departures, d->departures + n, d->ndepartures * sizeof(*d->departures));
-}
-
-void at_session_depart(struct at_session *d, pid_t pid)
-{
-	if (d->ndepartures == d->departures_cap) {
-		unsigned cap = d->departures_cap ? d->departures_cap * 2 : 64;
-		struct at_departure *p = realloc(d->departures, cap * sizeof(*p));
-		if (!p) { /* it leaves at once: a late event of it may count it again */
-			at_pidset_remove(&d->seen, (uint32_t)pid);
-			at_pidset_remove(&d->written, (uint32_t)pid);
-			return;
-		}
-		d->departures = p;
-		d->departures_cap = cap;
-	}
-	d->departures[d->ndepartures++] = (struct at_departure){ (uint32_t)pid, at_session_seq(d) };
-}
-
 /* A thread's end (AT_PROBE_THREAD_END), in causal order: after the process changes before it,
  * a binary trace's END record (the writer releases the thread's state; nothing if it had
  * none); nothing in a text trace, and no event. */
@@ -92,8 +48,8 @@ static void write_thread_end(struct at_session *d, const struct at_record *rec)
 	struct at_sink_record end = { .kind = AT_SINK_THREAD_END,
 				      .thread = { .pid = rec->pid, .tid = rec->tid } };
 
-	depart_before(d, rec->seq);
-	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	at_proctable_forget(&d->table, rec->seq);
+	at_proctable_flush(&d->table, &d->sink, rec->seq);
 	at_sink_put_record(&d->sink, &end);
 }
 
@@ -109,14 +65,13 @@ static void write_record(void *arg, const struct at_record *rec)
 		return;
 	}
 	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
-	depart_before(d, rec->seq);
-	at_pidset_add(&d->written, ev.pid);
-	if (see(d, ev.pid)) {
+	at_proctable_forget(&d->table, rec->seq); /* the processes ended before it leave */
+	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->seq) == 1) {
 		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
 		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
 			at_stacks_scan(&d->stacks, (pid_t)ev.pid); /* --all: found by its events */
 	}
-	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	at_proctable_flush(&d->table, &d->sink, rec->seq);
 	ev.stack = at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
 	at_sink_put(&d->sink, &ev);
 }
@@ -131,21 +86,24 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* One "PID PID jemalloc_stats()" event. */
+static void write_stats_marker(void *arg, pid_t pid)
+{
+	struct at_session *d = arg;
+	struct at_event ev = { .pid = (uint32_t)pid, .tid = (uint32_t)pid,
+			       .func = AT_JEMALLOC_STATS };
+
+	at_sink_put(&d->sink, &ev);
+}
+
 /* SIGUSR1: a "PID PID jemalloc_stats()" event for every process seen that had not ended when
  * the signal came. */
 static void write_stats_markers(void *arg)
 {
 	struct at_session *d = arg;
-	struct at_event ev = { .func = AT_JEMALLOC_STATS };
 
-	depart_before(d, d->reorder.next);
-
-	for (uint32_t i = 0; i < AT_PIDSET_CAPACITY; i++) {
-		if (!d->seen.slots[i])
-			continue;
-		ev.pid = ev.tid = d->seen.slots[i];
-		at_sink_put(&d->sink, &ev);
-	}
+	at_proctable_forget(&d->table, d->reorder.next);
+	at_proctable_each(&d->table, AT_PROC_SEEN, write_stats_marker, d);
 }
 
 /* Events lost so far, from a fresh read of the BPF counters. */
@@ -197,15 +155,14 @@ int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)
 {
 	uint32_t key = (uint32_t)pid;
 
-	for (unsigned i = 0; i < d->ndepartures; i++) /* an ended process's number, taken again */
-		if (d->departures[i].pid == key)
-			d->departures[i].pid = 0;
-	see(d, key);
+	/* an ended process's number taken again is a new process */
+	at_proctable_appear(&d->table, pid, 0, AT_PROC_SEEN);
 	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &allocator, BPF_ANY) <
 	    0) {
 		at_error("cannot add pid %d to the BPF target map: %s", (int)pid, strerror(errno));
 		return -1;
 	}
+	at_proctable_set_allocator(&d->table, pid, allocator);
 	return 0;
 }
 
@@ -218,8 +175,10 @@ void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object)
 	object = AT_TARGET(object, d->objects[object - 1].funcs);
 
 	/* in --all the process may not be in the map yet: it is added (and goes at its end) */
-	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0)
+	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0) {
+		at_proctable_set_allocator(&d->table, pid, object);
 		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+	}
 }
 
 void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
@@ -227,17 +186,15 @@ void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
 	uint32_t key = (uint32_t)pid, object = at_session_allocator(d, parent);
 
 	if (object &&
-	    bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0)
+	    bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0) {
+		at_proctable_set_allocator(&d->table, pid, object);
 		__atomic_add_fetch(&d->skel->bss->allocators_gen, 1, __ATOMIC_RELEASE);
+	}
 }
 
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid)
 {
-	uint32_t key = (uint32_t)pid, object = 0;
-
-	if (pid <= 0 || bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.targets), &key, &object) < 0)
-		return 0;
-	return object;
+	return at_proctable_allocator(&d->table, pid); /* the targets map's, as written */
 }
 
 /* The number of per-thread state slots: AT_THREAD_SLOTS, or ALLOCTAP_THREAD_SLOTS from the
@@ -328,9 +285,8 @@ int at_session_open(struct at_session *d)
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	d->child.go_fd = -1;
 	d->events.fd = -1;
-	if (at_pidset_init(&d->seen) < 0 || at_pidset_init(&d->written) < 0 ||
-	    at_pidset_init(&d->loading) < 0 ||
-	    at_processes_init(&d->procs, d->opt.format == AT_SINK_ATZ) < 0 ||
+	if (at_pidset_init(&d->loading) < 0 ||
+	    at_proctable_init(&d->table, d->opt.format == AT_SINK_ATZ) < 0 ||
 	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
 		return -1;
@@ -380,7 +336,7 @@ int at_session_attach(struct at_session *d)
  * from it, or every --pid target and the processes followed from them. */
 static int targets_gone(struct at_session *d)
 {
-	if (d->opt.all || d->procs.count)
+	if (d->opt.all || d->table.traced)
 		return 0;
 	if (d->following && at_follow_expected(&d->follow))
 		return 0; /* a process just created, not taken in yet */
@@ -396,7 +352,7 @@ static int tick(struct at_session *d)
 	ring_buffer__consume(d->ring);
 	at_stacks_tick(&d->stacks); /* held threads whose tables are late go on */
 	at_reorder_tick(&d->reorder);
-	at_processes_flush(&d->procs, &d->sink, d->reorder.next);
+	at_proctable_flush(&d->table, &d->sink, d->reorder.next);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	at_sink_flush(&d->sink);
 	if (!d->opt.all && (!d->following || d->late))
@@ -412,9 +368,9 @@ static int tick(struct at_session *d)
  * them). */
 static void take_rss(struct at_session *d)
 {
-	depart_before(d, d->reorder.next);
+	at_proctable_forget(&d->table, d->reorder.next);
 	if (d->opt.format == AT_SINK_ATZ)
-		d->rss_records += at_rss_sample(&d->written, d->pagesize, &d->sink);
+		d->rss_records += at_rss_sample(&d->table, d->pagesize, &d->sink);
 	d->last_rss_ms = at_now_ms();
 }
 
@@ -517,9 +473,9 @@ static void print_summary(struct at_session *d)
 	uint64_t lost = events_lost(d);
 
 	at_sink_stats(&d->sink, &st);
-	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %u processes seen\n",
+	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %llu processes seen\n",
 		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
-		     d->processes_seen);
+		     (unsigned long long)d->table.seen);
 	DISPLAYLEVEL(3, "%s: %llu numbers missing, %llu late records, %llu ring reservations "
 		     "failed, %llu calls without per-thread state\n", at_program_name,
 		     (unsigned long long)d->reorder.missing, (unsigned long long)d->reorder.late,
@@ -563,7 +519,7 @@ int at_session_finish(struct at_session *d, int rc)
 	ring_buffer__consume(d->ring);
 	d->unfinished = at_window_unfinished(d->skel);
 	at_reorder_finish(&d->reorder, d->skel->bss->next_seq);
-	at_processes_flush(&d->procs, &d->sink, UINT64_MAX);
+	at_proctable_flush(&d->table, &d->sink, UINT64_MAX);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	if (at_sink_flush(&d->sink) < 0) {
 		if (!d->output_reported)
@@ -590,16 +546,12 @@ int at_session_close(struct at_session *d, int status)
 		d->following = 0;
 	}
 	at_procevents_close(&d->events);
-	at_processes_free(&d->procs);
+	at_proctable_free(&d->table);
 	at_detach_all(&d->probes);
 	ring_buffer__free(d->ring);
 	at_stacks_close(&d->stacks);
 	alloctap__destroy(d->skel);
 	at_reorder_free(&d->reorder);
-	at_pidset_free(&d->seen);
-	at_pidset_free(&d->written);
-	free(d->departures);
-	d->departures = NULL;
 	at_pidset_free(&d->loading);
 	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
 		at_error("cannot write to %s: %s", at_sink_name(&d->sink),

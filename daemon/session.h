@@ -15,7 +15,7 @@
 #include "pidset.h"
 #include "probed.h"
 #include "procevents.h"
-#include "processes.h"
+#include "proctable.h"
 #include "reorder.h"
 #include "sink.h"
 #include "stacks.h"
@@ -40,13 +40,6 @@ struct at_session_options {
 				     * --pid's with --follow */
 };
 
-/* A process that has ended, with the event counter when the daemon learnt of it: every event
- * of its own is numbered below. */
-struct at_departure {
-	uint32_t pid;
-	uint64_t seq;
-};
-
 /* Everything a running daemon holds. */
 struct at_session {
 	struct at_session_options opt;
@@ -57,14 +50,10 @@ struct at_session {
 	struct at_sink sink;
 	struct at_lost lost;
 	struct at_stacks stacks;    /* --stacks */
-	struct at_pidset seen;      /* processes seen and not ended: SIGUSR1's markers */
-	struct at_pidset written;   /* of those, the ones with an event written: RSS is sampled
-				     * from then on (before, a launched child is still the
-				     * daemon's copy) */
-	uint32_t processes_seen;    /* every process ever in seen, for the summary */
-	struct at_departure *departures; /* ended processes that leave seen and written once the
-					  * output reaches their end: oldest first */
-	unsigned ndepartures, departures_cap;
+	struct at_proctable table;  /* every process the daemon knows: seen (SIGUSR1's markers),
+				     * written (RSS is sampled from its first event written: before,
+				     * a launched child is still the daemon's copy), traced, ended,
+				     * its allocator, its change records */
 	uint64_t last_rss_ms;       /* when RSS was last sampled (rss.h) */
 	uint64_t rss_records;
 	struct at_probed probed;    /* the files probed, and for which process */
@@ -76,7 +65,6 @@ struct at_session {
 	unsigned nobjects;
 	struct at_probed loaders;   /* the dynamic loaders whose _dl_debug_state is probed */
 	struct at_pidset loading;   /* processes held at exec whose libraries are being mapped */
-	struct at_processes procs;  /* the processes traced now, and their change records */
 	struct at_follow follow;    /* ptrace, once a process is followed */
 	int following;              /* follow is set up */
 	struct at_procevents events; /* the process events connector: --all, or following
@@ -113,21 +101,20 @@ int at_session_finish(struct at_session *d, int rc);
 int at_session_close(struct at_session *d, int status);
 
 /* Marks pid as a target in the BPF program, with allocator the id of its allocator (0: not
- * known yet). 0, or -1 after a message. */
+ * known yet), and as seen in the process table (a new process if its number had ended). 0, or
+ * -1 after a message. */
 int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator);
 /* Makes object (an id of the session's objects) pid's allocator in the BPF program: the probes
  * of other objects do not record pid's calls once the program checks (allocator_check). */
 void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object);
 /* --all: pid, a new process, has its parent's allocator (fork keeps the mappings). */
 void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent);
-/* pid's allocator in the BPF program (AT_TARGET of bpf/alloctap.h), 0 when it has none. */
+/* pid's allocator in the BPF program (AT_TARGET of bpf/alloctap.h), 0 when it has none: the
+ * process table's mirror of what the daemon wrote there. */
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid);
-/* Unmarks pid (it has ended: its number may come back as another process). */
+/* Unmarks pid (it has ended, at_proctable_depart: its number may come back as another
+ * process). */
 void at_session_remove_target(struct at_session *d, pid_t pid);
-/* pid has ended: it leaves the processes seen and written once the output has written every
- * event numbered below the counter now (at_session_seq), so that nothing of it is sampled or
- * marked again, and a process that takes its number later is a new one. */
-void at_session_depart(struct at_session *d, pid_t pid);
 /* The BPF event counter now: every event numbered below it has happened. */
 uint64_t at_session_seq(const struct at_session *d);
 

@@ -36,6 +36,11 @@ void at_proctable_free(struct at_proctable *t)
 	t->first = t->ndepartures = t->cap_departures = 0;
 }
 
+int at_proctable_records(const struct at_proctable *t)
+{
+	return t->records.records;
+}
+
 /* The slot holding pid, or the empty slot where its run ends. */
 static unsigned slot_of(const struct at_proctable *t, pid_t pid)
 {

@@ -72,6 +72,9 @@ struct at_proctable {
 int at_proctable_init(struct at_proctable *t, int records);
 void at_proctable_free(struct at_proctable *t);
 
+/* Whether change records are kept (a binary trace). */
+int at_proctable_records(const struct at_proctable *t);
+
 /* pid's slot (alive, or ended and not forgotten), NULL when it has none. Valid until the next
  * call that adds or removes a slot. */
 const struct at_proc *at_proctable_find(const struct at_proctable *t, pid_t pid);

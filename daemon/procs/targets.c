@@ -95,8 +95,8 @@ static int take_in(struct at_session *d, pid_t pid, pid_t parent, unsigned flags
 {
 	if (at_session_add_target(d, pid, at_session_allocator(d, parent)) < 0)
 		return -1;
-	at_processes_add(&d->procs, pid, parent);
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_START, pid, parent, flags, 0, time_ns,
+	at_proctable_trace(&d->table, pid, parent);
+	at_proctable_note(&d->table, AT_ATZ_PROCESS_START, pid, flags, 0, time_ns,
 			  at_session_seq(d));
 	return 0;
 }
@@ -119,7 +119,8 @@ static void loading_done(struct at_session *d, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(d->skel->maps.loading), &key);
 }
 
-/* A traced process has ended: its target goes, its end is recorded. */
+/* A traced process has ended: its target goes, its end is recorded, and what was probed for
+ * it alone is forgotten (those probes went with it). */
 static void ended(void *arg, pid_t pid, int status)
 {
 	struct at_session *d = arg;
@@ -128,18 +129,18 @@ static void ended(void *arg, pid_t pid, int status)
 		d->child_done = 1;
 		d->child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
-	at_session_depart(d, pid);
-	at_session_remove_target(d, pid); /* --all: its allocator's id */
-	if (!at_processes_has(&d->procs, pid))
-		return;
-	if (at_pidset_has(&d->loading, (uint32_t)pid)) {
+	int traced = at_proctable_traced(&d->table, pid);
+	if (traced && at_pidset_has(&d->loading, (uint32_t)pid)) {
 		loading_done(d, pid);
 		not_probed(d, pid, "ended before its dynamic loader had mapped its libraries");
 	}
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXIT, pid, 0, 0, (uint64_t)status, 0,
-			  at_session_seq(d));
-	at_processes_remove(&d->procs, pid);
-	at_stacks_forget(&d->stacks, pid);
+	/* seen and written until the output passes its end; its exit record when traced */
+	at_proctable_depart(&d->table, pid, status, at_session_seq(d));
+	at_session_remove_target(d, pid); /* --all: its allocator's id */
+	at_probed_forget(&d->probed, pid);
+	at_probed_forget(&d->loaders, pid);
+	if (traced)
+		at_stacks_forget(&d->stacks, pid);
 }
 
 /* Probes obj, the allocator of pid's new program. */
@@ -246,10 +247,9 @@ static int executed_program(struct at_session *d, pid_t pid, pid_t former_tid, i
 {
 	char obj[4096], why[4608];
 
-	if (!at_processes_has(&d->procs, pid))
+	if (!at_proctable_exec(&d->table, pid, d->late ? AT_ATZ_PROCESS_LATE : 0,
+			       at_session_seq(d)))
 		return 0;
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, pid, 0, d->late ? AT_ATZ_PROCESS_LATE : 0,
-			  0, 0, at_session_seq(d));
 	if (former_tid != pid && !d->opt.follow) { /* its probes went with the old leader thread */
 		at_probed_forget(&d->probed, pid);
 		at_probed_forget(&d->loaders, pid);
@@ -372,7 +372,7 @@ void at_targets_reap(struct at_session *d)
 static int untraced_exec(struct at_session *d, pid_t pid)
 {
 	return d->following && d->follow.scope == AT_FOLLOW_EXECS &&
-	       at_processes_has(&d->procs, pid) &&
+	       at_proctable_traced(&d->table, pid) &&
 	       at_proc_status_field(pid, "TracerPid") != (long)getpid();
 }
 
@@ -416,15 +416,16 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 		return;
 	switch (e->kind) {
 	case AT_PROCEVENT_FORK:
-		if (e->pid != e->tid || at_processes_has(&d->procs, e->pid))
+		if (e->pid != e->tid || at_proctable_traced(&d->table, e->pid))
 			break;
 		if (d->opt.all) {
+			/* a new process, also under the number of one that ended */
+			at_proctable_appear(&d->table, e->pid, e->parent, AT_PROC_TRACED);
 			at_session_inherit_allocator(d, e->pid, e->parent);
-			at_processes_add(&d->procs, e->pid, e->parent);
 			at_stacks_scan(&d->stacks, e->pid);
-			at_processes_note(&d->procs, AT_ATZ_PROCESS_START, e->pid, e->parent, 0, 0, 0,
+			at_proctable_note(&d->table, AT_ATZ_PROCESS_START, e->pid, 0, 0, 0,
 					  at_session_seq(d));
-		} else if (d->late && d->opt.follow && at_processes_has(&d->procs, e->parent) &&
+		} else if (d->late && d->opt.follow && at_proctable_traced(&d->table, e->parent) &&
 			   take_in(d, e->pid, e->parent, AT_ATZ_PROCESS_LATE, 0) == 0) {
 			d->late_processes++;
 		}
@@ -432,12 +433,11 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 	case AT_PROCEVENT_EXEC:
 		if (d->opt.all) {
 			at_targets_first_seen(d, e->pid, at_session_seq(d));
-			at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, e->pid, 0, 0, 0, 0,
-					  at_session_seq(d));
+			at_proctable_exec(&d->table, e->pid, 0, at_session_seq(d));
 			at_stacks_scan(&d->stacks, e->pid); /* the new program's mappings */
 			if (!d->opt.lib)
 				all_executed(d, e);
-		} else if (d->late && at_processes_has(&d->procs, e->pid)) {
+		} else if (d->late && at_proctable_traced(&d->table, e->pid)) {
 			d->late_processes++;
 			executed_program(d, e->pid, e->pid, 0);
 		} else if (untraced_exec(d, e->pid)) {
@@ -462,11 +462,11 @@ void at_targets_procevents(struct at_session *d)
 
 void at_targets_first_seen(struct at_session *d, pid_t pid, uint64_t seq)
 {
-	if (!d->opt.all || !d->procs.records || at_processes_has(&d->procs, pid))
+	if (!d->opt.all || !at_proctable_records(&d->table) || at_proctable_traced(&d->table, pid))
 		return;
 	pid_t parent = (pid_t)at_proc_status_field(pid, "PPid");
-	at_processes_add(&d->procs, pid, parent);
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_START, pid, parent, AT_ATZ_PROCESS_BEFORE, 0,
+	at_proctable_trace(&d->table, pid, parent);
+	at_proctable_note(&d->table, AT_ATZ_PROCESS_START, pid, AT_ATZ_PROCESS_BEFORE, 0,
 			  at_proc_start_ns(pid), seq);
 }
 
@@ -488,7 +488,7 @@ void at_targets_sweep(struct at_session *d)
 {
 	struct sweep s = { .d = d };
 
-	at_processes_each(&d->procs, note_gone, &s);
+	at_proctable_each(&d->table, AT_PROC_TRACED, note_gone, &s);
 	for (unsigned i = 0; i < s.n; i++)
 		ended(d, s.gone[i], 0);
 }
@@ -678,7 +678,7 @@ abort:
 	if (d->following)
 		at_follow_detach_all(&d->follow, 1000);
 	at_launch_abort(&d->child);
-	at_processes_remove(&d->procs, d->child.pid);
+	at_proctable_untrace(&d->table, d->child.pid);
 	d->child.pid = 0;
 	return -1;
 }
