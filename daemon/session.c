@@ -67,7 +67,7 @@ static void write_record(void *arg, const struct at_record *rec)
 	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
 	at_proctable_forget(&d->table, rec->seq); /* the processes ended before it leave */
 	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->seq) == 1) {
-		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
+		at_targets_first_seen(&d->targets, (pid_t)ev.pid, rec->seq);
 		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
 			at_stacks_scan(&d->stacks, (pid_t)ev.pid); /* --all: found by its events */
 	}
@@ -170,9 +170,9 @@ void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object)
 {
 	uint32_t key = (uint32_t)pid;
 
-	if (object == 0 || object > d->nobjects)
+	if (object == 0 || object > d->targets.nobjects)
 		return;
-	object = AT_TARGET(object, d->objects[object - 1].funcs);
+	object = AT_TARGET(object, d->targets.objects[object - 1].funcs);
 
 	/* in --all the process may not be in the map yet: it is added (and goes at its end) */
 	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.targets), &key, &object, BPF_ANY) == 0) {
@@ -195,6 +195,61 @@ void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid)
 {
 	return at_proctable_allocator(&d->table, pid); /* the targets map's, as written */
+}
+
+/* ---- what the targets need of the session (targets.h) ---------------------------------- */
+
+static uint64_t op_seq(void *ctx)
+{
+	return at_session_seq(ctx);
+}
+
+static int op_add_target(void *ctx, pid_t pid, uint32_t allocator)
+{
+	return at_session_add_target(ctx, pid, allocator);
+}
+
+static void op_set_allocator(void *ctx, pid_t pid, uint32_t object)
+{
+	at_session_set_allocator(ctx, pid, object);
+}
+
+static void op_inherit_allocator(void *ctx, pid_t pid, pid_t parent)
+{
+	at_session_inherit_allocator(ctx, pid, parent);
+}
+
+static void op_remove_target(void *ctx, pid_t pid)
+{
+	at_session_remove_target(ctx, pid);
+}
+
+/* Held threads need a tracer: stacks may hold them only while ptrace follows. */
+static void op_hold_threads(void *ctx, int on)
+{
+	struct at_session *d = ctx;
+
+	d->stacks.hold = on;
+}
+
+static const struct at_targets_ops targets_ops = {
+	op_seq, op_add_target, op_set_allocator, op_inherit_allocator, op_remove_target,
+	op_hold_threads,
+};
+
+/* Gives the targets what they work with (the BPF program comes with load_bpf). 0, or -1 with
+ * errno. */
+static int wire_targets(struct at_session *d)
+{
+	d->targets.opt = &d->opt;
+	d->targets.ops = &targets_ops;
+	d->targets.ctx = d;
+	d->targets.table = &d->table;
+	d->targets.probes = &d->probes;
+	d->targets.stacks = &d->stacks;
+	d->targets.child.go_fd = -1;
+	d->targets.events.fd = -1;
+	return at_pidset_init(&d->targets.loading);
 }
 
 /* The number of per-thread state slots: AT_THREAD_SLOTS, or ALLOCTAP_THREAD_SLOTS from the
@@ -230,10 +285,11 @@ static int load_bpf(struct at_session *d)
 		at_error("cannot open the BPF program: %s", strerror(errno));
 		return -1;
 	}
+	d->targets.skel = d->skel;
 	d->skel->rodata->trace_all = d->opt.all ? 1 : 0;
 	d->skel->rodata->self_tgid = (uint32_t)getpid();
 	d->skel->rodata->floor_only = d->opt.floor ? 1 : 0;
-	d->skel->rodata->probes_bound = (uint32_t)at_targets_bound(d);
+	d->skel->rodata->probes_bound = (uint32_t)at_targets_bound(&d->targets);
 	d->skel->rodata->times_on = d->opt.stacks ? 1 : 0; /* only traces with stacks have times */
 	d->skel->rodata->wakeup_bytes = d->opt.ringbuf_size / 8;
 	bpf_map__set_max_entries(d->skel->maps.events, (uint32_t)d->opt.ringbuf_size);
@@ -283,9 +339,7 @@ int at_session_open(struct at_session *d)
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
-	d->child.go_fd = -1;
-	d->events.fd = -1;
-	if (at_pidset_init(&d->loading) < 0 ||
+	if (wire_targets(d) < 0 ||
 	    at_proctable_init(&d->table, d->opt.format == AT_SINK_ATZ) < 0 ||
 	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
@@ -301,12 +355,13 @@ static void reap_child(struct at_session *d)
 {
 	int status;
 
-	if (d->child.pid <= 0 || d->child_done)
+	if (d->targets.child.pid <= 0 || d->targets.child_done)
 		return;
-	if (waitpid(d->child.pid, &status, WNOHANG) == d->child.pid &&
+	if (waitpid(d->targets.child.pid, &status, WNOHANG) == d->targets.child.pid &&
 	    (WIFEXITED(status) || WIFSIGNALED(status))) {
-		d->child_done = 1;
-		d->child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		d->targets.child_done = 1;
+		d->targets.child_status =
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 }
 
@@ -315,7 +370,7 @@ int at_session_attach(struct at_session *d)
 	sigset_t chld;
 
 	/* the command is started first: it must not inherit our handlers, nor a blocked SIGCHLD */
-	if (at_targets_attach(d) < 0)
+	if (at_targets_attach(&d->targets) < 0)
 		return -1;
 	if (!d->opt.command) { /* a launched command was held until recording began */
 		at_window_open(d->skel, AT_WINDOW_SETTLE_MS);
@@ -338,9 +393,9 @@ static int targets_gone(struct at_session *d)
 {
 	if (d->opt.all || d->table.traced)
 		return 0;
-	if (d->following && at_follow_expected(&d->follow))
+	if (d->targets.following && at_follow_expected(&d->targets.follow))
 		return 0; /* a process just created, not taken in yet */
-	return d->opt.npids || d->child_done || d->child.pid <= 0;
+	return d->opt.npids || d->targets.child_done || d->targets.child.pid <= 0;
 }
 
 /* Every tick: take what the ring holds (the BPF program wakes the daemon only past 1/8 of
@@ -355,8 +410,8 @@ static int tick(struct at_session *d)
 	at_proctable_flush(&d->table, &d->sink, d->reorder.next);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	at_sink_flush(&d->sink);
-	if (!d->opt.all && (!d->following || d->late))
-		at_targets_sweep(d); /* ends that ptrace does not report */
+	if (!d->opt.all && (!d->targets.following || d->targets.late))
+		at_targets_sweep(&d->targets); /* ends that ptrace does not report */
 	if (targets_gone(d)) {
 		DISPLAYLEVEL(3, "%s: every target has exited\n", at_program_name);
 		return 1;
@@ -395,8 +450,8 @@ static int take_signals(struct at_session *d)
 	}
 	if (at_sig_child) {
 		at_sig_child = 0;
-		if (d->following)
-			at_targets_reap(d); /* every child's status, the command's too */
+		if (d->targets.following)
+			at_targets_reap(&d->targets); /* every child's status, the command's too */
 		else
 			reap_child(d);
 	}
@@ -410,14 +465,14 @@ static int wait_and_drain(struct at_session *d)
 {
 	struct pollfd fds[3] = { { ring_buffer__epoll_fd(d->ring), POLLIN, 0 },
 				 { at_stacks_fd(&d->stacks), POLLIN, 0 },
-				 { d->events.fd, POLLIN, 0 } };
+				 { d->targets.events.fd, POLLIN, 0 } };
 	/* no wait when stops are left from the last round */
 	struct timespec timeout = { 0, at_sig_child ? 0 : 100 * 1000000 };
 	sigset_t open;
 
 	sigprocmask(SIG_SETMASK, NULL, &open);
 	sigdelset(&open, SIGCHLD);
-	if (ppoll(fds, d->events.fd >= 0 ? 3 : 2, &timeout, &open) < 0 && errno != EINTR) {
+	if (ppoll(fds, d->targets.events.fd >= 0 ? 3 : 2, &timeout, &open) < 0 && errno != EINTR) {
 		at_error("waiting for events failed: %s", strerror(errno));
 		return -1;
 	}
@@ -429,7 +484,7 @@ static int wait_and_drain(struct at_session *d)
 	if (fds[1].revents) /* tables built off the loop: into the maps */
 		at_stacks_built(&d->stacks);
 	if (fds[2].revents)
-		at_targets_procevents(d);
+		at_targets_procevents(&d->targets);
 	return 0;
 }
 
@@ -457,7 +512,7 @@ int at_session_run(struct at_session *d)
 		}
 		if (take_signals(d) < 0)
 			return -1;
-		if (d->child_done && targets_gone(d))
+		if (d->targets.child_done && targets_gone(d))
 			break;
 		if (at_sink_error(&d->sink))
 			return -1;
@@ -485,22 +540,22 @@ static void print_summary(struct at_session *d)
 		     "(their slot was held)\n", at_program_name,
 		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_SLOT],
 		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_STORAGE]);
-	if (d->late_processes || d->events.overflows)
+	if (d->targets.late_processes || d->targets.events.overflows)
 		DISPLAYLEVEL(2, "%s: %llu processes and programs picked up late: their first calls "
 			     "are missing%s\n", at_program_name,
-			     (unsigned long long)d->late_processes,
-			     d->events.overflows ? "; process events were lost too" : "");
-	if (d->unchecked)
+			     (unsigned long long)d->targets.late_processes,
+			     d->targets.events.overflows ? "; process events were lost too" : "");
+	if (d->targets.unchecked)
 		DISPLAYLEVEL(2, "%s: %llu programs ended before their allocator could be looked "
 			     "at: their calls are missing if it was not probed already\n",
-			     at_program_name, (unsigned long long)d->unchecked);
-	if (d->unprobed)
+			     at_program_name, (unsigned long long)d->targets.unchecked);
+	if (d->targets.unprobed)
 		DISPLAYLEVEL(2, "%s: %llu programs whose allocator could not be probed\n",
-			     at_program_name, (unsigned long long)d->unprobed);
-	if (d->following)
+			     at_program_name, (unsigned long long)d->targets.unprobed);
+	if (d->targets.following)
 		DISPLAYLEVEL(3, "%s: %llu ptrace stops handled, %llu signals passed on\n",
-			     at_program_name, (unsigned long long)d->follow.stops,
-			     (unsigned long long)d->follow.signals);
+			     at_program_name, (unsigned long long)d->targets.follow.stops,
+			     (unsigned long long)d->targets.follow.signals);
 }
 
 int at_session_finish(struct at_session *d, int rc)
@@ -510,9 +565,9 @@ int at_session_finish(struct at_session *d, int rc)
 	 * and the reorder window still hold */
 	at_stacks_release_all(&d->stacks); /* held threads finish their calls */
 	at_window_close(d->skel, d->ring, AT_WINDOW_WAIT_MS);
-	at_targets_stop_loading(d);
-	if (d->following) {
-		at_follow_detach_all(&d->follow, 2000);
+	at_targets_stop_loading(&d->targets);
+	if (d->targets.following) {
+		at_follow_detach_all(&d->targets.follow, 2000);
 		reap_child(d);
 	}
 	at_detach_all(&d->probes);
@@ -529,10 +584,10 @@ int at_session_finish(struct at_session *d, int rc)
 	}
 	print_summary(d);
 	at_stacks_summary(&d->stacks);
-	if (d->child.pid > 0 && rc == 0) {
+	if (d->targets.child.pid > 0 && rc == 0) {
 		/* stopped by a signal or --duration: the command keeps running untraced */
 		reap_child(d);
-		return d->child_done ? d->child_status : 0;
+		return d->targets.child_done ? d->targets.child_status : 0;
 	}
 	return rc < 0 ? 1 : 0;
 }
@@ -540,19 +595,19 @@ int at_session_finish(struct at_session *d, int rc)
 int at_session_close(struct at_session *d, int status)
 {
 	at_stacks_release_all(&d->stacks);
-	if (d->following) {
-		at_follow_detach_all(&d->follow, 2000);
-		at_follow_free(&d->follow);
-		d->following = 0;
+	if (d->targets.following) {
+		at_follow_detach_all(&d->targets.follow, 2000);
+		at_follow_free(&d->targets.follow);
+		d->targets.following = 0;
 	}
-	at_procevents_close(&d->events);
+	at_procevents_close(&d->targets.events);
 	at_proctable_free(&d->table);
 	at_detach_all(&d->probes);
 	ring_buffer__free(d->ring);
 	at_stacks_close(&d->stacks);
 	alloctap__destroy(d->skel);
 	at_reorder_free(&d->reorder);
-	at_pidset_free(&d->loading);
+	at_pidset_free(&d->targets.loading);
 	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
 		at_error("cannot write to %s: %s", at_sink_name(&d->sink),
 			 strerror(at_sink_error(&d->sink)));

@@ -8,37 +8,15 @@
 #include <sys/types.h>
 
 #include "attach.h"
-#include "dest.h"
-#include "follow.h"
-#include "launch.h"
 #include "lost.h"
-#include "pidset.h"
-#include "probed.h"
-#include "procevents.h"
+#include "options.h"
 #include "proctable.h"
 #include "reorder.h"
 #include "sink.h"
 #include "stacks.h"
+#include "targets.h"
 
-#define AT_MAX_TARGETS 256
 #define AT_MAX_TRACED 16384 /* processes traced at once (the BPF target map's size) */
-
-/* What the command line asks for. */
-struct at_session_options {
-	struct at_dest dest;
-	const char *lib;            /* --lib: the object to probe, else found per target */
-	pid_t pids[AT_MAX_TARGETS]; /* --pid */
-	unsigned npids;
-	int all;                    /* --all */
-	char **command;             /* -- COMMAND [ARG...] */
-	double duration;            /* seconds, 0 for no limit */
-	unsigned long ringbuf_size;
-	enum at_sink_format format;
-	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
-	int stacks;                 /* --stacks: allocations carry their call stacks */
-	int follow;                 /* follow new processes: a command's unless --no-follow,
-				     * --pid's with --follow */
-};
 
 /* Everything a running daemon holds. */
 struct at_session {
@@ -56,28 +34,7 @@ struct at_session {
 				     * its allocator, its change records */
 	uint64_t last_rss_ms;       /* when RSS was last sampled (rss.h) */
 	uint64_t rss_records;
-	struct at_probed probed;    /* the files probed, and for which process */
-	struct {
-		uint64_t dev, inode;
-		uint32_t funcs;     /* the functions probed in it (at_attach_object) */
-		uint64_t probed_ns; /* when its probes first went in (CLOCK_MONOTONIC) */
-	} objects[AT_PROBED_MAX];   /* the files probed: a file's id is its index + 1 */
-	unsigned nobjects;
-	struct at_probed loaders;   /* the dynamic loaders whose _dl_debug_state is probed */
-	struct at_pidset loading;   /* processes held at exec whose libraries are being mapped */
-	struct at_follow follow;    /* ptrace, once a process is followed */
-	int following;              /* follow is set up */
-	struct at_procevents events; /* the process events connector: --all, or following
-				      * processes ptrace cannot have (fd -1 when unused) */
-	int late;                   /* following through the connector: new processes and
-				     * programs are picked up after their first calls */
-	uint64_t late_processes;    /* processes and programs picked up late */
-	uint64_t unprobed;          /* programs whose allocator could not be probed */
-	uint64_t unchecked;         /* --all: programs that ended before their allocator could be
-				     * looked at (their calls may be missing) */
-	struct at_launch child;
-	int child_status;
-	int child_done;
+	struct at_targets targets;  /* what is traced, the files probed, following, the command */
 	int output_reported;        /* the output's error was reported already */
 	uint64_t unfinished;        /* calls of the window that never finished (lost) */
 	uint64_t pagesize;
