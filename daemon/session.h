@@ -61,7 +61,7 @@ int at_session_close(struct at_session *d, int status);
  * known yet), and as seen in the process table (a new process if its number had ended). 0, or
  * -1 after a message. */
 int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator);
-/* Makes object (an id of the session's objects) pid's allocator in the BPF program: the probes
+/* Makes object (an id of at_targets.objects) pid's allocator in the BPF program: the probes
  * of other objects do not record pid's calls once the program checks (allocator_check). */
 void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object);
 /* --all: pid, a new process, has its parent's allocator (fork keeps the mappings). */
