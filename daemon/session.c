@@ -27,50 +27,6 @@
 #define TICK_MS 500         /* a missing number is given up after one to two ticks */
 #define PROGRESS_MS 2000
 
-/* Counts pid as seen; 1 if it was not (a process new to the session, or one that took the
- * number of an ended one). */
-static int see(struct at_session *d, uint32_t pid)
-{
-	if (!at_pidset_add(&d->seen, pid))
-		return 0;
-	d->processes_seen++;
-	return 1;
-}
-
-/* The ended processes whose end comes before number seq in the output leave seen and
- * written. */
-static void depart_before(struct at_session *d, uint64_t seq)
-{
-	unsigned n = 0;
-
-	while (n < d->ndepartures && d->departures[n].seq <= seq) {
-		/* at_pidset_remove ignores pid 0: a departure taken back */
-		at_pidset_remove(&d->seen, d->departures[n].pid);
-		at_pidset_remove(&d->written, d->departures[n].pid);
-		n++;
-	}
-	if (n == 0)
-		return;
-	d->ndepartures -= n;
-	memmove(d->departures, d->departures + n, d->ndepartures * sizeof(*d->departures));
-}
-
-void at_session_depart(struct at_session *d, pid_t pid)
-{
-	if (d->ndepartures == d->departures_cap) {
-		unsigned cap = d->departures_cap ? d->departures_cap * 2 : 64;
-		struct at_departure *p = realloc(d->departures, cap * sizeof(*p));
-		if (!p) { /* it leaves at once: a late event of it may count it again */
-			at_pidset_remove(&d->seen, (uint32_t)pid);
-			at_pidset_remove(&d->written, (uint32_t)pid);
-			return;
-		}
-		d->departures = p;
-		d->departures_cap = cap;
-	}
-	d->departures[d->ndepartures++] = (struct at_departure){ (uint32_t)pid, at_session_seq(d) };
-}
-
 /* A thread's end (AT_PROBE_THREAD_END), in causal order: after the process changes before it,
  * a binary trace's END record (the writer releases the thread's state; nothing if it had
  * none); nothing in a text trace, and no event. */
@@ -79,8 +35,8 @@ static void write_thread_end(struct at_session *d, const struct at_record *rec)
 	struct at_sink_record end = { .kind = AT_SINK_THREAD_END,
 				      .thread = { .pid = rec->pid, .tid = rec->tid } };
 
-	depart_before(d, rec->seq);
-	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	at_proctable_forget(&d->table, rec->seq);
+	at_proctable_flush(&d->table, &d->sink, rec->seq);
 	at_sink_put_record(&d->sink, &end);
 }
 
@@ -96,14 +52,13 @@ static void write_record(void *arg, const struct at_record *rec)
 		return;
 	}
 	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
-	depart_before(d, rec->seq);
-	at_pidset_add(&d->written, ev.pid);
-	if (see(d, ev.pid)) {
-		at_targets_first_seen(d, (pid_t)ev.pid, rec->seq);
+	at_proctable_forget(&d->table, rec->seq); /* the processes ended before it leave */
+	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->seq) == 1) {
+		at_targets_first_seen(&d->targets, (pid_t)ev.pid, rec->seq);
 		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
 			at_stacks_scan(&d->stacks, (pid_t)ev.pid); /* --all: found by its events */
 	}
-	at_processes_flush(&d->procs, &d->sink, rec->seq);
+	at_proctable_flush(&d->table, &d->sink, rec->seq);
 	ev.stack = at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
 	at_sink_put(&d->sink, &ev);
 }
@@ -118,21 +73,24 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* One "PID PID jemalloc_stats()" event. */
+static void write_stats_marker(void *arg, pid_t pid)
+{
+	struct at_session *d = arg;
+	struct at_event ev = { .pid = (uint32_t)pid, .tid = (uint32_t)pid,
+			       .func = AT_JEMALLOC_STATS };
+
+	at_sink_put(&d->sink, &ev);
+}
+
 /* SIGUSR1: a "PID PID jemalloc_stats()" event for every process seen that had not ended when
  * the signal came. */
 static void write_stats_markers(void *arg)
 {
 	struct at_session *d = arg;
-	struct at_event ev = { .func = AT_JEMALLOC_STATS };
 
-	depart_before(d, d->reorder.next);
-
-	for (uint32_t i = 0; i < AT_PIDSET_CAPACITY; i++) {
-		if (!d->seen.slots[i])
-			continue;
-		ev.pid = ev.tid = d->seen.slots[i];
-		at_sink_put(&d->sink, &ev);
-	}
+	at_proctable_forget(&d->table, d->reorder.next);
+	at_proctable_each(&d->table, AT_PROC_SEEN, write_stats_marker, d);
 }
 
 /* Events lost so far, from a fresh read of the BPF counters. */
@@ -175,45 +133,97 @@ void at_session_remove_target(struct at_session *d, pid_t pid)
 
 int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)
 {
-	uint32_t key = (uint32_t)pid;
-
-	for (unsigned i = 0; i < d->ndepartures; i++) /* an ended process's number, taken again */
-		if (d->departures[i].pid == key)
-			d->departures[i].pid = 0;
-	see(d, key);
+	/* an ended process's number taken again is a new process */
+	at_proctable_appear(&d->table, pid, 0, AT_PROC_SEEN);
 	if (at_bpf_set_target(d->bpf, pid, allocator) < 0) {
 		at_error("cannot add pid %d to the BPF target map: %s", (int)pid, strerror(errno));
 		return -1;
 	}
+	at_proctable_set_allocator(&d->table, pid, allocator);
 	return 0;
 }
 
 void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object)
 {
-	if (object == 0 || object > d->nobjects)
+	if (object == 0 || object > d->targets.nobjects)
 		return;
-	object = AT_TARGET(object, d->objects[object - 1].funcs);
+	object = AT_TARGET(object, d->targets.objects[object - 1].funcs);
 
 	/* in --all the process may not be in the map yet: it is added (and goes at its end) */
-	if (at_bpf_set_target(d->bpf, pid, object) == 0)
+	if (at_bpf_set_target(d->bpf, pid, object) == 0) {
+		at_proctable_set_allocator(&d->table, pid, object);
 		at_bpf_allocators_changed(d->bpf);
+	}
 }
 
 void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
 {
 	uint32_t object = at_session_allocator(d, parent);
 
-	if (object && at_bpf_set_target(d->bpf, pid, object) == 0)
+	if (object && at_bpf_set_target(d->bpf, pid, object) == 0) {
+		at_proctable_set_allocator(&d->table, pid, object);
 		at_bpf_allocators_changed(d->bpf);
+	}
 }
 
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid)
 {
-	uint32_t object = 0;
+	return at_proctable_allocator(&d->table, pid); /* the targets map's, as written */
+}
 
-	if (pid <= 0 || at_bpf_target(d->bpf, pid, &object) < 0)
-		return 0;
-	return object;
+/* ---- what the targets need of the session (targets.h) ---------------------------------- */
+
+static uint64_t op_seq(void *ctx)
+{
+	return at_session_seq(ctx);
+}
+
+static int op_add_target(void *ctx, pid_t pid, uint32_t allocator)
+{
+	return at_session_add_target(ctx, pid, allocator);
+}
+
+static void op_set_allocator(void *ctx, pid_t pid, uint32_t object)
+{
+	at_session_set_allocator(ctx, pid, object);
+}
+
+static void op_inherit_allocator(void *ctx, pid_t pid, pid_t parent)
+{
+	at_session_inherit_allocator(ctx, pid, parent);
+}
+
+static void op_remove_target(void *ctx, pid_t pid)
+{
+	at_session_remove_target(ctx, pid);
+}
+
+/* Held threads need a tracer: stacks may hold them only while ptrace follows. */
+static void op_hold_threads(void *ctx, int on)
+{
+	struct at_session *d = ctx;
+
+	d->stacks.hold = on;
+}
+
+static const struct at_targets_ops targets_ops = {
+	op_seq, op_add_target, op_set_allocator, op_inherit_allocator, op_remove_target,
+	op_hold_threads,
+};
+
+/* Gives the targets what they work with (the BPF program comes with load_bpf). 0, or -1 with
+ * errno. */
+static int wire_targets(struct at_session *d)
+{
+	d->targets.opt = &d->opt;
+	d->targets.ops = &targets_ops;
+	d->targets.ctx = d;
+	d->targets.table = &d->table;
+	d->targets.probes = &d->probes;
+	d->targets.stacks = &d->stacks;
+	d->targets.child.go_fd = -1;
+	d->targets.events.fd = -1;
+	return at_pidset_init(&d->targets.loading);
 }
 
 /* The number of per-thread state slots: AT_THREAD_SLOTS, or ALLOCTAP_THREAD_SLOTS from the
@@ -244,7 +254,7 @@ static int load_bpf(struct at_session *d)
 		return -1;
 
 	struct at_bpf_options o = {
-		.all = d->opt.all, .floor = d->opt.floor, .bound = at_targets_bound(d),
+		.all = d->opt.all, .floor = d->opt.floor, .bound = at_targets_bound(&d->targets),
 		.times = d->opt.stacks, /* only traces with stacks have times */
 		.stacks = d->opt.stacks, .self_tgid = (uint32_t)getpid(),
 		.ring_bytes = (uint32_t)d->opt.ringbuf_size, .max_targets = AT_MAX_TRACED,
@@ -255,6 +265,7 @@ static int load_bpf(struct at_session *d)
 		at_error("cannot open the BPF program: %s", strerror(errno));
 		return -1;
 	}
+	d->targets.bpf = d->bpf;
 	at_stacks_configure(d->bpf, d->opt.stacks);
 	at_attach_prepare(d->bpf, d->opt.stacks);
 	err = at_bpf_load(d->bpf);
@@ -295,11 +306,8 @@ int at_session_open(struct at_session *d)
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
-	d->child.go_fd = -1;
-	d->events.fd = -1;
-	if (at_pidset_init(&d->seen) < 0 || at_pidset_init(&d->written) < 0 ||
-	    at_pidset_init(&d->loading) < 0 ||
-	    at_processes_init(&d->procs, d->opt.format == AT_SINK_ATZ) < 0 ||
+	if (wire_targets(d) < 0 ||
+	    at_proctable_init(&d->table, d->opt.format == AT_SINK_ATZ) < 0 ||
 	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
 		return -1;
@@ -314,12 +322,13 @@ static void reap_child(struct at_session *d)
 {
 	int status;
 
-	if (d->child.pid <= 0 || d->child_done)
+	if (d->targets.child.pid <= 0 || d->targets.child_done)
 		return;
-	if (waitpid(d->child.pid, &status, WNOHANG) == d->child.pid &&
+	if (waitpid(d->targets.child.pid, &status, WNOHANG) == d->targets.child.pid &&
 	    (WIFEXITED(status) || WIFSIGNALED(status))) {
-		d->child_done = 1;
-		d->child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		d->targets.child_done = 1;
+		d->targets.child_status =
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 }
 
@@ -328,7 +337,7 @@ int at_session_attach(struct at_session *d)
 	sigset_t chld;
 
 	/* the command is started first: it must not inherit our handlers, nor a blocked SIGCHLD */
-	if (at_targets_attach(d) < 0)
+	if (at_targets_attach(&d->targets) < 0)
 		return -1;
 	if (!d->opt.command) { /* a launched command was held until recording began */
 		at_window_open(d->bpf, AT_WINDOW_SETTLE_MS);
@@ -349,11 +358,11 @@ int at_session_attach(struct at_session *d)
  * from it, or every --pid target and the processes followed from them. */
 static int targets_gone(struct at_session *d)
 {
-	if (d->opt.all || d->procs.count)
+	if (d->opt.all || d->table.traced)
 		return 0;
-	if (d->following && at_follow_expected(&d->follow))
+	if (d->targets.following && at_follow_expected(&d->targets.follow))
 		return 0; /* a process just created, not taken in yet */
-	return d->opt.npids || d->child_done || d->child.pid <= 0;
+	return d->opt.npids || d->targets.child_done || d->targets.child.pid <= 0;
 }
 
 /* Every tick: take what the ring holds (the BPF program wakes the daemon only past 1/8 of
@@ -364,11 +373,11 @@ int at_session_tick(struct at_session *d)
 	at_bpf_ring_consume(d->bpf);
 	at_stacks_tick(&d->stacks); /* held threads whose tables are late go on */
 	at_reorder_tick(&d->reorder);
-	at_processes_flush(&d->procs, &d->sink, d->reorder.next);
+	at_proctable_flush(&d->table, &d->sink, d->reorder.next);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	at_sink_flush(&d->sink);
-	if (!d->opt.all && (!d->following || d->late))
-		at_targets_sweep(d); /* ends that ptrace does not report */
+	if (!d->opt.all && (!d->targets.following || d->targets.late))
+		at_targets_sweep(&d->targets); /* ends that ptrace does not report */
 	if (targets_gone(d)) {
 		DISPLAYLEVEL(3, "%s: every target has exited\n", at_program_name);
 		return 1;
@@ -378,9 +387,9 @@ int at_session_tick(struct at_session *d)
 
 void at_session_take_rss(struct at_session *d)
 {
-	depart_before(d, d->reorder.next);
+	at_proctable_forget(&d->table, d->reorder.next);
 	if (d->opt.format == AT_SINK_ATZ)
-		d->rss_records += at_rss_sample(&d->written, d->pagesize, &d->sink);
+		d->rss_records += at_rss_sample(&d->table, d->pagesize, &d->sink);
 	d->last_rss_ms = at_now_ms();
 }
 
@@ -405,8 +414,8 @@ static int take_signals(struct at_session *d)
 	}
 	if (at_sig_child) {
 		at_sig_child = 0;
-		if (d->following)
-			at_targets_reap(d); /* every child's status, the command's too */
+		if (d->targets.following)
+			at_targets_reap(&d->targets); /* every child's status, the command's too */
 		else
 			reap_child(d);
 	}
@@ -420,14 +429,14 @@ static int wait_and_drain(struct at_session *d)
 {
 	struct pollfd fds[3] = { { at_bpf_ring_fd(d->bpf), POLLIN, 0 },
 				 { at_stacks_fd(&d->stacks), POLLIN, 0 },
-				 { d->events.fd, POLLIN, 0 } };
+				 { d->targets.events.fd, POLLIN, 0 } };
 	/* no wait when stops are left from the last round */
 	struct timespec timeout = { 0, at_sig_child ? 0 : 100 * 1000000 };
 	sigset_t open;
 
 	sigprocmask(SIG_SETMASK, NULL, &open);
 	sigdelset(&open, SIGCHLD);
-	if (ppoll(fds, d->events.fd >= 0 ? 3 : 2, &timeout, &open) < 0 && errno != EINTR) {
+	if (ppoll(fds, d->targets.events.fd >= 0 ? 3 : 2, &timeout, &open) < 0 && errno != EINTR) {
 		at_error("waiting for events failed: %s", strerror(errno));
 		return -1;
 	}
@@ -439,7 +448,7 @@ static int wait_and_drain(struct at_session *d)
 	if (fds[1].revents) /* tables built off the loop: into the maps */
 		at_stacks_built(&d->stacks);
 	if (fds[2].revents)
-		at_targets_procevents(d);
+		at_targets_procevents(&d->targets);
 	return 0;
 }
 
@@ -467,7 +476,7 @@ int at_session_run(struct at_session *d)
 		}
 		if (take_signals(d) < 0)
 			return -1;
-		if (d->child_done && targets_gone(d))
+		if (d->targets.child_done && targets_gone(d))
 			break;
 		if (at_sink_error(&d->sink))
 			return -1;
@@ -483,9 +492,9 @@ static void print_summary(struct at_session *d)
 	uint64_t lost = events_lost(d);
 
 	at_sink_stats(&d->sink, &st);
-	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %u processes seen\n",
+	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %llu processes seen\n",
 		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
-		     d->processes_seen);
+		     (unsigned long long)d->table.seen);
 	DISPLAYLEVEL(3, "%s: %llu numbers missing, %llu late records, %llu ring reservations "
 		     "failed, %llu calls without per-thread state\n", at_program_name,
 		     (unsigned long long)d->reorder.missing, (unsigned long long)d->reorder.late,
@@ -495,22 +504,22 @@ static void print_summary(struct at_session *d)
 		     "(their slot was held)\n", at_program_name,
 		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_SLOT],
 		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_STORAGE]);
-	if (d->late_processes || d->events.overflows)
+	if (d->targets.late_processes || d->targets.events.overflows)
 		DISPLAYLEVEL(2, "%s: %llu processes and programs picked up late: their first calls "
 			     "are missing%s\n", at_program_name,
-			     (unsigned long long)d->late_processes,
-			     d->events.overflows ? "; process events were lost too" : "");
-	if (d->unchecked)
+			     (unsigned long long)d->targets.late_processes,
+			     d->targets.events.overflows ? "; process events were lost too" : "");
+	if (d->targets.unchecked)
 		DISPLAYLEVEL(2, "%s: %llu programs ended before their allocator could be looked "
 			     "at: their calls are missing if it was not probed already\n",
-			     at_program_name, (unsigned long long)d->unchecked);
-	if (d->unprobed)
+			     at_program_name, (unsigned long long)d->targets.unchecked);
+	if (d->targets.unprobed)
 		DISPLAYLEVEL(2, "%s: %llu programs whose allocator could not be probed\n",
-			     at_program_name, (unsigned long long)d->unprobed);
-	if (d->following)
+			     at_program_name, (unsigned long long)d->targets.unprobed);
+	if (d->targets.following)
 		DISPLAYLEVEL(3, "%s: %llu ptrace stops handled, %llu signals passed on\n",
-			     at_program_name, (unsigned long long)d->follow.stops,
-			     (unsigned long long)d->follow.signals);
+			     at_program_name, (unsigned long long)d->targets.follow.stops,
+			     (unsigned long long)d->targets.follow.signals);
 }
 
 int at_session_finish(struct at_session *d, int rc)
@@ -520,16 +529,16 @@ int at_session_finish(struct at_session *d, int rc)
 	 * and the reorder window still hold */
 	at_stacks_release_all(&d->stacks); /* held threads finish their calls */
 	at_window_close(d->bpf, AT_WINDOW_WAIT_MS);
-	at_targets_stop_loading(d);
-	if (d->following) {
-		at_follow_detach_all(&d->follow, 2000);
+	at_targets_stop_loading(&d->targets);
+	if (d->targets.following) {
+		at_follow_detach_all(&d->targets.follow, 2000);
 		reap_child(d);
 	}
 	at_detach_all(&d->probes);
 	at_bpf_ring_consume(d->bpf);
 	d->unfinished = at_window_unfinished(d->bpf);
 	at_reorder_finish(&d->reorder, at_bpf_next_seq(d->bpf));
-	at_processes_flush(&d->procs, &d->sink, UINT64_MAX);
+	at_proctable_flush(&d->table, &d->sink, UINT64_MAX);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	if (at_sink_flush(&d->sink) < 0) {
 		if (!d->output_reported)
@@ -539,10 +548,10 @@ int at_session_finish(struct at_session *d, int rc)
 	}
 	print_summary(d);
 	at_stacks_summary(&d->stacks);
-	if (d->child.pid > 0 && rc == 0) {
+	if (d->targets.child.pid > 0 && rc == 0) {
 		/* stopped by a signal or --duration: the command keeps running untraced */
 		reap_child(d);
-		return d->child_done ? d->child_status : 0;
+		return d->targets.child_done ? d->targets.child_status : 0;
 	}
 	return rc < 0 ? 1 : 0;
 }
@@ -550,23 +559,19 @@ int at_session_finish(struct at_session *d, int rc)
 int at_session_close(struct at_session *d, int status)
 {
 	at_stacks_release_all(&d->stacks);
-	if (d->following) {
-		at_follow_detach_all(&d->follow, 2000);
-		at_follow_free(&d->follow);
-		d->following = 0;
+	if (d->targets.following) {
+		at_follow_detach_all(&d->targets.follow, 2000);
+		at_follow_free(&d->targets.follow);
+		d->targets.following = 0;
 	}
-	at_procevents_close(&d->events);
-	at_processes_free(&d->procs);
+	at_procevents_close(&d->targets.events);
+	at_proctable_free(&d->table);
 	at_detach_all(&d->probes);
 	at_stacks_close(&d->stacks);
 	at_bpf_close(d->bpf); /* and its ring buffer */
 	d->bpf = NULL;
 	at_reorder_free(&d->reorder);
-	at_pidset_free(&d->seen);
-	at_pidset_free(&d->written);
-	free(d->departures);
-	d->departures = NULL;
-	at_pidset_free(&d->loading);
+	at_pidset_free(&d->targets.loading);
 	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
 		at_error("cannot write to %s: %s", at_sink_name(&d->sink),
 			 strerror(at_sink_error(&d->sink)));

@@ -8,44 +8,15 @@
 #include <sys/types.h>
 
 #include "attach.h"
-#include "dest.h"
-#include "follow.h"
-#include "launch.h"
 #include "lost.h"
-#include "pidset.h"
-#include "probed.h"
-#include "procevents.h"
-#include "processes.h"
+#include "options.h"
+#include "proctable.h"
 #include "reorder.h"
 #include "sink.h"
 #include "stacks.h"
+#include "targets.h"
 
-#define AT_MAX_TARGETS 256
 #define AT_MAX_TRACED 16384 /* processes traced at once (the BPF target map's size) */
-
-/* What the command line asks for. */
-struct at_session_options {
-	struct at_dest dest;
-	const char *lib;            /* --lib: the object to probe, else found per target */
-	pid_t pids[AT_MAX_TARGETS]; /* --pid */
-	unsigned npids;
-	int all;                    /* --all */
-	char **command;             /* -- COMMAND [ARG...] */
-	double duration;            /* seconds, 0 for no limit */
-	unsigned long ringbuf_size;
-	enum at_sink_format format;
-	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
-	int stacks;                 /* --stacks: allocations carry their call stacks */
-	int follow;                 /* follow new processes: a command's unless --no-follow,
-				     * --pid's with --follow */
-};
-
-/* A process that has ended, with the event counter when the daemon learnt of it: every event
- * of its own is numbered below. */
-struct at_departure {
-	uint32_t pid;
-	uint64_t seq;
-};
 
 /* Everything a running daemon holds. */
 struct at_session {
@@ -56,39 +27,13 @@ struct at_session {
 	struct at_sink sink;
 	struct at_lost lost;
 	struct at_stacks stacks;    /* --stacks */
-	struct at_pidset seen;      /* processes seen and not ended: SIGUSR1's markers */
-	struct at_pidset written;   /* of those, the ones with an event written: RSS is sampled
-				     * from then on (before, a launched child is still the
-				     * daemon's copy) */
-	uint32_t processes_seen;    /* every process ever in seen, for the summary */
-	struct at_departure *departures; /* ended processes that leave seen and written once the
-					  * output reaches their end: oldest first */
-	unsigned ndepartures, departures_cap;
+	struct at_proctable table;  /* every process the daemon knows: seen (SIGUSR1's markers),
+				     * written (RSS is sampled from its first event written: before,
+				     * a launched child is still the daemon's copy), traced, ended,
+				     * its allocator, its change records */
 	uint64_t last_rss_ms;       /* when RSS was last sampled (rss.h) */
 	uint64_t rss_records;
-	struct at_probed probed;    /* the files probed, and for which process */
-	struct {
-		uint64_t dev, inode;
-		uint32_t funcs;     /* the functions probed in it (at_attach_object) */
-		uint64_t probed_ns; /* when its probes first went in (CLOCK_MONOTONIC) */
-	} objects[AT_PROBED_MAX];   /* the files probed: a file's id is its index + 1 */
-	unsigned nobjects;
-	struct at_probed loaders;   /* the dynamic loaders whose _dl_debug_state is probed */
-	struct at_pidset loading;   /* processes held at exec whose libraries are being mapped */
-	struct at_processes procs;  /* the processes traced now, and their change records */
-	struct at_follow follow;    /* ptrace, once a process is followed */
-	int following;              /* follow is set up */
-	struct at_procevents events; /* the process events connector: --all, or following
-				      * processes ptrace cannot have (fd -1 when unused) */
-	int late;                   /* following through the connector: new processes and
-				     * programs are picked up after their first calls */
-	uint64_t late_processes;    /* processes and programs picked up late */
-	uint64_t unprobed;          /* programs whose allocator could not be probed */
-	uint64_t unchecked;         /* --all: programs that ended before their allocator could be
-				     * looked at (their calls may be missing) */
-	struct at_launch child;
-	int child_status;
-	int child_done;
+	struct at_targets targets;  /* what is traced, the files probed, following, the command */
 	int output_reported;        /* the output's error was reported already */
 	uint64_t unfinished;        /* calls of the window that never finished (lost) */
 	uint64_t pagesize;
@@ -123,21 +68,20 @@ void at_session_take_rss(struct at_session *d);
 int at_session_close(struct at_session *d, int status);
 
 /* Marks pid as a target in the BPF program, with allocator the id of its allocator (0: not
- * known yet). 0, or -1 after a message. */
+ * known yet), and as seen in the process table (a new process if its number had ended). 0, or
+ * -1 after a message. */
 int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator);
-/* Makes object (an id of the session's objects) pid's allocator in the BPF program: the probes
+/* Makes object (an id of at_targets.objects) pid's allocator in the BPF program: the probes
  * of other objects do not record pid's calls once the program checks (allocator_check). */
 void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object);
 /* --all: pid, a new process, has its parent's allocator (fork keeps the mappings). */
 void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent);
-/* pid's allocator in the BPF program (AT_TARGET of bpf/alloctap.h), 0 when it has none. */
+/* pid's allocator in the BPF program (AT_TARGET of bpf/alloctap.h), 0 when it has none: the
+ * process table's mirror of what the daemon wrote there. */
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid);
-/* Unmarks pid (it has ended: its number may come back as another process). */
+/* Unmarks pid (it has ended, at_proctable_depart: its number may come back as another
+ * process). */
 void at_session_remove_target(struct at_session *d, pid_t pid);
-/* pid has ended: it leaves the processes seen and written once the output has written every
- * event numbered below the counter now (at_session_seq), so that nothing of it is sampled or
- * marked again, and a process that takes its number later is a new one. */
-void at_session_depart(struct at_session *d, pid_t pid);
 /* The BPF event counter now: every event numbered below it has happened. */
 uint64_t at_session_seq(const struct at_session *d);
 

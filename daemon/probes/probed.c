@@ -21,6 +21,11 @@ int at_probed_add(struct at_probed *p, uint64_t dev, uint64_t inode, pid_t pid)
 	return 0;
 }
 
+int at_probed_full(const struct at_probed *p)
+{
+	return p->n == AT_PROBED_MAX;
+}
+
 void at_probed_forget(struct at_probed *p, pid_t pid)
 {
 	unsigned kept = 0;

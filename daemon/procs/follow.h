@@ -9,7 +9,12 @@
  * only once the session has taken it in, so its first allocation is seen. Every other stop is
  * passed on at once: a signal is delivered as it was sent, a group-stop (SIGSTOP, SIGTSTP...)
  * is kept with PTRACE_LISTEN, so the shell's job control works as without a tracer. Calls of the
- * allocator never stop anything. doc/DESIGN.md (decision 11) says why ptrace. */
+ * allocator never stop anything. doc/DESIGN.md (decision 11) says why ptrace.
+ *
+ * The tracees stay a registry of their own, beside the process table (proctable.h): they are
+ * threads, keyed by thread id, and their state is ptrace's (a stop pending, a listen, a first
+ * stop expected before the process is taken in); a tracee goes when ptrace says its thread
+ * ended, which is not when the table's process departs. */
 #ifndef ALLOCTAP_FOLLOW_H
 #define ALLOCTAP_FOLLOW_H
 

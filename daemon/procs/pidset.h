@@ -1,5 +1,5 @@
-/* pidset.h: a set of processes (those seen, those with events written...), without allocation
- * per event. */
+/* pidset.h: a set of processes (those held at their dynamic loader), without allocation per
+ * event. */
 #ifndef ALLOCTAP_PIDSET_H
 #define ALLOCTAP_PIDSET_H
 

@@ -1,7 +1,7 @@
-/* processes.h: the traced processes, and the process change records of a binary trace.
+/* processes.h: a table of processes, and the process change records of a binary trace.
  *
- * The table holds the processes being traced, so that a trace of a command or of --pid ends
- * when none is left, and an exit is recorded only for what was traced. A change (start, exec,
+ * The daemon keeps its processes in the process table (proctable.h), which uses this module
+ * as the queue of change records only, giving each record's parent itself. A change (start, exec,
  * exit) is queued with the value the BPF event counter had when the daemon learnt of it, and
  * written once the output has reached that number: a start lands before the process's first
  * event, an exec between the old program's events and the new one's, an exit after its last

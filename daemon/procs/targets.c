@@ -19,7 +19,8 @@
 #include "prim.h"
 #include "procfs.h"
 #include "procmaps.h"
-#include "session.h"
+#include "attach.h"
+#include "stacks.h"
 #include "signals.h"
 #include "targets.h"
 #include "window.h"
@@ -31,15 +32,21 @@ static const char *attach_hint(void)
 	return errno == EPERM || errno == EACCES ? at_caps_hint(AT_CAPS_ATTACH) : "";
 }
 
-int at_targets_bound(const struct at_session *d)
+/* The BPF event counter now. */
+static uint64_t event_seq(struct at_targets *d)
 {
-	return !d->opt.follow && !d->opt.all;
+	return d->ops->seq(d->ctx);
 }
 
-/* The session's id of the file (1 to AT_PROBED_MAX), given now if it has none; 0 when the table
+int at_targets_bound(const struct at_targets *d)
+{
+	return !d->opt->follow && !d->opt->all;
+}
+
+/* The id of the file (1 to AT_PROBED_MAX), given now if it has none; 0 when the table
  * is full. Once two files have ids, a process may map both: the BPF program then records a
  * process's calls only at its allocator's probes. */
-static uint32_t object_id(struct at_session *d, uint64_t dev, uint64_t inode)
+static uint32_t object_id(struct at_targets *d, uint64_t dev, uint64_t inode)
 {
 	for (unsigned i = 0; i < d->nobjects; i++)
 		if (d->objects[i].dev == dev && d->objects[i].inode == inode)
@@ -53,7 +60,7 @@ static uint32_t object_id(struct at_session *d, uint64_t dev, uint64_t inode)
 	return d->nobjects;
 }
 
-int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *why,
+int at_targets_probe(struct at_targets *d, const char *path, pid_t pid, char *why,
 		     size_t whylen)
 {
 	pid_t scope = at_targets_bound(d) ? pid : -1;
@@ -66,12 +73,12 @@ int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *wh
 	uint32_t object = object_id(d, st.st_dev, st.st_ino);
 	int rc = 0;
 	if (!at_probed_has(&d->probed, st.st_dev, st.st_ino, scope)) {
-		if (d->probed.n == AT_PROBED_MAX || object == 0) {
+		if (at_probed_full(&d->probed) || object == 0) {
 			snprintf(why, whylen, "cannot probe %s: %d objects are probed already",
 				 path, AT_PROBED_MAX);
 			return -1;
 		}
-		if (at_attach_object(d->bpf, &d->probes, path, scope, object,
+		if (at_attach_object(d->bpf, d->probes, path, scope, object,
 				     &d->objects[object - 1].funcs, why, whylen) < 0)
 			return -1;
 		at_probed_add(&d->probed, st.st_dev, st.st_ino, scope);
@@ -80,26 +87,26 @@ int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *wh
 		rc = 1;
 	}
 	if (pid > 0)
-		at_session_set_allocator(d, pid, object);
+		d->ops->set_allocator(d->ctx, pid, object);
 	return rc;
 }
 
 /* ---- following -------------------------------------------------------------------------- */
 
 /* A process joins the trace: a target of the BPF program, in the table, its start recorded. */
-static int take_in(struct at_session *d, pid_t pid, pid_t parent, unsigned flags,
+static int take_in(struct at_targets *d, pid_t pid, pid_t parent, unsigned flags,
 		   uint64_t time_ns)
 {
-	if (at_session_add_target(d, pid, at_session_allocator(d, parent)) < 0)
+	if (d->ops->add_target(d->ctx, pid, at_proctable_allocator(d->table, parent)) < 0)
 		return -1;
-	at_processes_add(&d->procs, pid, parent);
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_START, pid, parent, flags, 0, time_ns,
-			  at_session_seq(d));
+	at_proctable_trace(d->table, pid, parent);
+	at_proctable_note(d->table, AT_ATZ_PROCESS_START, pid, flags, 0, time_ns,
+			  event_seq(d));
 	return 0;
 }
 
 /* A program whose allocator could not be probed: counted, and said. */
-static void not_probed(struct at_session *d, pid_t pid, const char *why)
+static void not_probed(struct at_targets *d, pid_t pid, const char *why)
 {
 	d->unprobed++;
 	DISPLAYLEVEL(2, "%s: pid %d: %s: its calls are not recorded\n", at_program_name, (int)pid,
@@ -107,7 +114,7 @@ static void not_probed(struct at_session *d, pid_t pid, const char *why)
 }
 
 /* pid no longer waits for its dynamic loader. */
-static void loading_done(struct at_session *d, pid_t pid)
+static void loading_done(struct at_targets *d, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
 
@@ -116,31 +123,32 @@ static void loading_done(struct at_session *d, pid_t pid)
 	at_bpf_clear_loading(d->bpf, pid);
 }
 
-/* A traced process has ended: its target goes, its end is recorded. */
+/* A traced process has ended: its target goes, its end is recorded, and what was probed for
+ * it alone is forgotten (those probes went with it). */
 static void ended(void *arg, pid_t pid, int status)
 {
-	struct at_session *d = arg;
+	struct at_targets *d = arg;
 
 	if (pid == d->child.pid && !d->child_done) {
 		d->child_done = 1;
 		d->child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
-	at_session_depart(d, pid);
-	at_session_remove_target(d, pid); /* --all: its allocator's id */
-	if (!at_processes_has(&d->procs, pid))
-		return;
-	if (at_pidset_has(&d->loading, (uint32_t)pid)) {
+	int traced = at_proctable_traced(d->table, pid);
+	if (traced && at_pidset_has(&d->loading, (uint32_t)pid)) {
 		loading_done(d, pid);
 		not_probed(d, pid, "ended before its dynamic loader had mapped its libraries");
 	}
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXIT, pid, 0, 0, (uint64_t)status, 0,
-			  at_session_seq(d));
-	at_processes_remove(&d->procs, pid);
-	at_stacks_forget(&d->stacks, pid);
+	/* seen and written until the output passes its end; its exit record when traced */
+	at_proctable_depart(d->table, pid, status, event_seq(d));
+	d->ops->remove_target(d->ctx, pid); /* --all: its allocator's id */
+	at_probed_forget(&d->probed, pid);
+	at_probed_forget(&d->loaders, pid);
+	if (traced)
+		at_stacks_forget(d->stacks, pid);
 }
 
 /* Probes obj, the allocator of pid's new program. */
-static void probe_program(struct at_session *d, pid_t pid, const char *obj)
+static void probe_program(struct at_targets *d, pid_t pid, const char *obj)
 {
 	char why[512];
 	int rc = at_targets_probe(d, obj, pid, why, sizeof(why));
@@ -152,7 +160,7 @@ static void probe_program(struct at_session *d, pid_t pid, const char *obj)
 			     (int)pid, obj);
 }
 
-void at_targets_stop_loading(struct at_session *d)
+void at_targets_stop_loading(struct at_targets *d)
 {
 	/* a removal may move a later pid back into slot i: it is taken there too */
 	for (uint32_t i = 0; d->loading.slots && i < AT_PIDSET_CAPACITY; i++)
@@ -163,7 +171,7 @@ void at_targets_stop_loading(struct at_session *d)
 /* pid, held at its exec stop, runs a program whose libraries its dynamic loader (at path
  * loader) is about to map: it will be held again at the loader's _dl_debug_state, where what it
  * maps tells its allocator. 0, or -1 with why. */
-static int await_libraries(struct at_session *d, pid_t pid, const char *loader, char *why,
+static int await_libraries(struct at_targets *d, pid_t pid, const char *loader, char *why,
 			   size_t whylen)
 {
 	pid_t scope = at_targets_bound(d) ? pid : -1;
@@ -175,8 +183,8 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
 		return -1;
 	}
 	if (!at_probed_has(&d->loaders, st.st_dev, st.st_ino, scope)) {
-		if (d->loaders.n == AT_PROBED_MAX ||
-		    at_attach_loader(d->bpf, &d->probes, loader, scope, why, whylen) < 0)
+		if (at_probed_full(&d->loaders) ||
+		    at_attach_loader(d->bpf, d->probes, loader, scope, why, whylen) < 0)
 			return -1;
 		at_probed_add(&d->loaders, st.st_dev, st.st_ino, scope);
 	}
@@ -194,7 +202,7 @@ static int await_libraries(struct at_session *d, pid_t pid, const char *loader, 
  * what it maps and probed. While the loader is still at work (LD_AUDIT: the auditors' namespace
  * is consistent first, before the program's libraries are listed), pid waits for the loader's
  * next consistent state; one that never lists a library is counted when it ends (ended). */
-static void libraries_mapped(struct at_session *d, pid_t pid)
+static void libraries_mapped(struct at_targets *d, pid_t pid)
 {
 	char obj[4096], loader[4096], why[512];
 	int rc = at_discover_loaded(pid, obj, sizeof(obj), loader, sizeof(loader), why,
@@ -213,14 +221,14 @@ static void libraries_mapped(struct at_session *d, pid_t pid)
 		return;
 	}
 	loading_done(d, pid);
-	at_stacks_scan(&d->stacks, pid);
+	at_stacks_scan(d->stacks, pid);
 	probe_program(d, pid, obj);
 }
 
 /* The allocator of pid's new program at its exec stop: the executable (0, its path in obj), or
  * later, what its dynamic loader maps (1: held at the loader, await_libraries); a loader
  * alloctapd cannot hold at gives the C library found by name (0). -1 with why. */
-static int allocator_at_exec_stop(struct at_session *d, pid_t pid, char *obj, size_t objlen,
+static int allocator_at_exec_stop(struct at_targets *d, pid_t pid, char *obj, size_t objlen,
 				  char *why, size_t whylen)
 {
 	char loader[4096];
@@ -238,23 +246,22 @@ static int allocator_at_exec_stop(struct at_session *d, pid_t pid, char *obj, si
 /* A traced process runs a new program: its allocator is probed before its first call. held:
  * the process waits at its exec stop (ptrace), so the allocator can be taken from what its
  * dynamic loader maps; else (picked up late) it is found by name. */
-static int executed_program(struct at_session *d, pid_t pid, pid_t former_tid, int held)
+static int executed_program(struct at_targets *d, pid_t pid, pid_t former_tid, int held)
 {
 	char obj[4096], why[4608];
 
-	if (!at_processes_has(&d->procs, pid))
+	if (!at_proctable_exec(d->table, pid, d->late ? AT_ATZ_PROCESS_LATE : 0,
+			       event_seq(d)))
 		return 0;
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, pid, 0, d->late ? AT_ATZ_PROCESS_LATE : 0,
-			  0, 0, at_session_seq(d));
-	if (former_tid != pid && !d->opt.follow) { /* its probes went with the old leader thread */
+	if (former_tid != pid && !d->opt->follow) { /* its probes went with the old leader thread */
 		at_probed_forget(&d->probed, pid);
 		at_probed_forget(&d->loaders, pid);
 	}
 	loading_done(d, pid); /* an exec again before the last program's libraries were mapped */
-	at_stacks_scan(&d->stacks, pid); /* the new program and its dynamic loader */
+	at_stacks_scan(d->stacks, pid); /* the new program and its dynamic loader */
 	int rc = 0;
-	if (d->opt.lib)
-		snprintf(obj, sizeof(obj), "%s", d->opt.lib);
+	if (d->opt->lib)
+		snprintf(obj, sizeof(obj), "%s", d->opt->lib);
 	else if (held)
 		rc = allocator_at_exec_stop(d, pid, obj, sizeof(obj), why, sizeof(why));
 	else
@@ -271,21 +278,21 @@ static int executed_program(struct at_session *d, pid_t pid, pid_t former_tid, i
  * not held at: a static one), 0 to resume it. */
 static int executed(void *arg, pid_t pid, pid_t former_tid)
 {
-	struct at_session *d = arg;
+	struct at_targets *d = arg;
 
 	if (executed_program(d, pid, former_tid, 1) == 1)
 		return 0; /* held again at its loader: the tables wait for there */
-	return at_stacks_park(&d->stacks, pid, pid);
+	return at_stacks_park(d->stacks, pid, pid);
 }
 
 /* A followed process created one: it is taken in while it waits at its first stop. */
 static int started(void *arg, pid_t pid, pid_t parent)
 {
-	struct at_session *d = arg;
+	struct at_targets *d = arg;
 
 	if (take_in(d, pid, parent, 0, 0) < 0)
 		return -1;
-	at_stacks_scan(&d->stacks, pid);
+	at_stacks_scan(d->stacks, pid);
 	return 0;
 }
 
@@ -295,26 +302,26 @@ static int started(void *arg, pid_t pid, pid_t parent)
  * known mapping (--stacks, stacks.h). */
 static int signalled(void *arg, pid_t tid, pid_t tgid, int sig)
 {
-	struct at_session *d = arg;
+	struct at_targets *d = arg;
 
 	if ((sig == AT_BPF_HOLD_SIGNAL || sig == SIGSTOP) &&
 	    at_pidset_has(&d->loading, (uint32_t)tgid)) {
 		libraries_mapped(d, tgid);
 		/* its first calls wait for the tables of its mappings: their stacks are whole */
-		return at_stacks_park(&d->stacks, tid, tgid) ? 2 : 1;
+		return at_stacks_park(d->stacks, tid, tgid) ? 2 : 1;
 	}
-	return sig == AT_BPF_HOLD_SIGNAL ? at_stacks_hold(&d->stacks, tid, tgid) : 0;
+	return sig == AT_BPF_HOLD_SIGNAL ? at_stacks_hold(d->stacks, tid, tgid) : 0;
 }
 
 static const struct at_follow_calls follow_calls = { started, executed, ended, signalled };
 
 /* Following through the connector, after ptrace failed: says so once. */
-static void follow_late(struct at_session *d, pid_t pid, const char *why)
+static void follow_late(struct at_targets *d, pid_t pid, const char *why)
 {
 	if (!d->late)
 		DISPLAYLEVEL(2, "%s: cannot follow pid %d with ptrace (%s): %s are picked up late, "
 			     "after their first calls (counted in the summary)\n", at_program_name,
-			     (int)pid, why, d->opt.follow ? "its new processes and programs"
+			     (int)pid, why, d->opt->follow ? "its new processes and programs"
 							   : "the programs it executes");
 	d->late = 1;
 	if (d->events.fd < 0 && at_procevents_open(&d->events) < 0)
@@ -325,15 +332,15 @@ static void follow_late(struct at_session *d, pid_t pid, const char *why)
 /* What ptrace follows: new processes when the session follows them; else only the programs
  * the traced threads execute, and new threads only when --stacks may hold them (a held thread
  * needs its tracer). Nothing else stops: a thread's creation waits for the daemon only then. */
-static enum at_follow_scope follow_scope(const struct at_session *d)
+static enum at_follow_scope follow_scope(const struct at_targets *d)
 {
-	if (d->opt.follow)
+	if (d->opt->follow)
 		return AT_FOLLOW_TREE;
-	return d->opt.stacks ? AT_FOLLOW_THREADS : AT_FOLLOW_EXECS;
+	return d->opt->stacks ? AT_FOLLOW_THREADS : AT_FOLLOW_EXECS;
 }
 
 /* Follows pid's execs, and its new processes when the session follows them. */
-static void follow(struct at_session *d, pid_t pid)
+static void follow(struct at_targets *d, pid_t pid)
 {
 	if (!d->following) {
 		if (at_follow_init(&d->follow, follow_scope(d), &follow_calls, d) < 0) {
@@ -341,7 +348,7 @@ static void follow(struct at_session *d, pid_t pid)
 			return;
 		}
 		d->following = 1;
-		if (d->opt.follow)
+		if (d->opt->follow)
 			DISPLAYLEVEL(3, "%s: following new processes with ptrace; the probes are "
 				     "planted in every process that maps a probed file, and only the "
 				     "followed ones are recorded\n", at_program_name);
@@ -354,10 +361,10 @@ static void follow(struct at_session *d, pid_t pid)
 		DISPLAYLEVEL(2, "%s: cannot listen to process events (%s): a program executed by a "
 			     "thread created after the attach is not followed\n", at_program_name,
 			     strerror(errno));
-	d->stacks.hold = d->following && !d->late; /* held threads need a tracer */
+	d->ops->hold_threads(d->ctx, d->following && !d->late); /* held threads need a tracer */
 }
 
-void at_targets_reap(struct at_session *d)
+void at_targets_reap(struct at_targets *d)
 {
 	if (d->following && at_follow_reap(&d->follow, 512) == 512)
 		at_sig_child = 1; /* more wait: the loop comes back at once */
@@ -365,10 +372,10 @@ void at_targets_reap(struct at_session *d)
 
 /* --pid alone: whether traced process pid executed a program from a thread ptrace does not
  * follow (created after the attach): no exec stop comes, and the new program runs untraced. */
-static int untraced_exec(struct at_session *d, pid_t pid)
+static int untraced_exec(struct at_targets *d, pid_t pid)
 {
 	return d->following && d->follow.scope == AT_FOLLOW_EXECS &&
-	       at_processes_has(&d->procs, pid) &&
+	       at_proctable_traced(d->table, pid) &&
 	       at_proc_status_field(pid, "TracerPid") != (long)getpid();
 }
 
@@ -377,7 +384,7 @@ static int untraced_exec(struct at_session *d, pid_t pid)
  * ran before its allocator's probes went in (probed now, or a moment ago for another process)
  * is counted as picked up late; one that ended before it could be looked at, as unchecked:
  * either may have calls missing. */
-static void all_executed(struct at_session *d, const struct at_procevent *e)
+static void all_executed(struct at_targets *d, const struct at_procevent *e)
 {
 	char obj[4096], why[4608];
 
@@ -397,7 +404,7 @@ static void all_executed(struct at_session *d, const struct at_procevent *e)
 	if (rc > 0)
 		DISPLAYLEVEL(3, "%s: pid %d executed a new program: probing %s\n", at_program_name,
 			     (int)e->pid, obj);
-	uint32_t object = AT_TARGET_OBJECT(at_session_allocator(d, e->pid));
+	uint32_t object = AT_TARGET_OBJECT(at_proctable_allocator(d->table, e->pid));
 	if (object && d->objects[object - 1].probed_ns > e->time_ns)
 		d->late_processes++;
 }
@@ -406,34 +413,34 @@ static void all_executed(struct at_session *d, const struct at_procevent *e)
  * allocator may be new. */
 static void on_procevent(void *arg, const struct at_procevent *e)
 {
-	struct at_session *d = arg;
+	struct at_targets *d = arg;
 
 	if (e->pid == getpid())
 		return;
 	switch (e->kind) {
 	case AT_PROCEVENT_FORK:
-		if (e->pid != e->tid || at_processes_has(&d->procs, e->pid))
+		if (e->pid != e->tid || at_proctable_traced(d->table, e->pid))
 			break;
-		if (d->opt.all) {
-			at_session_inherit_allocator(d, e->pid, e->parent);
-			at_processes_add(&d->procs, e->pid, e->parent);
-			at_stacks_scan(&d->stacks, e->pid);
-			at_processes_note(&d->procs, AT_ATZ_PROCESS_START, e->pid, e->parent, 0, 0, 0,
-					  at_session_seq(d));
-		} else if (d->late && d->opt.follow && at_processes_has(&d->procs, e->parent) &&
+		if (d->opt->all) {
+			/* a new process, also under the number of one that ended */
+			at_proctable_appear(d->table, e->pid, e->parent, AT_PROC_TRACED);
+			d->ops->inherit_allocator(d->ctx, e->pid, e->parent);
+			at_stacks_scan(d->stacks, e->pid);
+			at_proctable_note(d->table, AT_ATZ_PROCESS_START, e->pid, 0, 0, 0,
+					  event_seq(d));
+		} else if (d->late && d->opt->follow && at_proctable_traced(d->table, e->parent) &&
 			   take_in(d, e->pid, e->parent, AT_ATZ_PROCESS_LATE, 0) == 0) {
 			d->late_processes++;
 		}
 		break;
 	case AT_PROCEVENT_EXEC:
-		if (d->opt.all) {
-			at_targets_first_seen(d, e->pid, at_session_seq(d));
-			at_processes_note(&d->procs, AT_ATZ_PROCESS_EXEC, e->pid, 0, 0, 0, 0,
-					  at_session_seq(d));
-			at_stacks_scan(&d->stacks, e->pid); /* the new program's mappings */
-			if (!d->opt.lib)
+		if (d->opt->all) {
+			at_targets_first_seen(d, e->pid, event_seq(d));
+			at_proctable_exec(d->table, e->pid, 0, event_seq(d));
+			at_stacks_scan(d->stacks, e->pid); /* the new program's mappings */
+			if (!d->opt->lib)
 				all_executed(d, e);
-		} else if (d->late && at_processes_has(&d->procs, e->pid)) {
+		} else if (d->late && at_proctable_traced(d->table, e->pid)) {
 			d->late_processes++;
 			executed_program(d, e->pid, e->pid, 0);
 		} else if (untraced_exec(d, e->pid)) {
@@ -443,31 +450,31 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 		}
 		break;
 	case AT_PROCEVENT_EXIT:
-		if (e->pid == e->tid && (d->opt.all || d->late))
+		if (e->pid == e->tid && (d->opt->all || d->late))
 			ended(d, e->pid, e->status);
 		break;
 	}
 }
 
-void at_targets_procevents(struct at_session *d)
+void at_targets_procevents(struct at_targets *d)
 {
 	if (d->events.fd >= 0 && at_procevents_read(&d->events, on_procevent, d) < 0)
 		DISPLAYLEVEL(2, "%s: reading process events failed: %s\n", at_program_name,
 			     strerror(errno));
 }
 
-void at_targets_first_seen(struct at_session *d, pid_t pid, uint64_t seq)
+void at_targets_first_seen(struct at_targets *d, pid_t pid, uint64_t seq)
 {
-	if (!d->opt.all || !d->procs.records || at_processes_has(&d->procs, pid))
+	if (!d->opt->all || !at_proctable_records(d->table) || at_proctable_traced(d->table, pid))
 		return;
 	pid_t parent = (pid_t)at_proc_status_field(pid, "PPid");
-	at_processes_add(&d->procs, pid, parent);
-	at_processes_note(&d->procs, AT_ATZ_PROCESS_START, pid, parent, AT_ATZ_PROCESS_BEFORE, 0,
+	at_proctable_trace(d->table, pid, parent);
+	at_proctable_note(d->table, AT_ATZ_PROCESS_START, pid, AT_ATZ_PROCESS_BEFORE, 0,
 			  at_proc_start_ns(pid), seq);
 }
 
 struct sweep {
-	struct at_session *d;
+	struct at_targets *d;
 	pid_t gone[64];
 	unsigned n;
 };
@@ -480,11 +487,11 @@ static void note_gone(void *arg, pid_t pid)
 		s->gone[s->n++] = pid;
 }
 
-void at_targets_sweep(struct at_session *d)
+void at_targets_sweep(struct at_targets *d)
 {
 	struct sweep s = { .d = d };
 
-	at_processes_each(&d->procs, note_gone, &s);
+	at_proctable_each(d->table, AT_PROC_TRACED, note_gone, &s);
 	for (unsigned i = 0; i < s.n; i++)
 		ended(d, s.gone[i], 0);
 }
@@ -524,24 +531,24 @@ static int maps_file(pid_t pid, const char *path)
 /* The object to probe in a running process: --lib (which it must map), or discovered (0, its
  * path in obj); 1 when its dynamic loader is still at work (attached in the middle of an exec),
  * with the loader's path in loader: the process is to be held there. -1 after a message. */
-static int object_of_pid(struct at_session *d, pid_t pid, char *obj, size_t len, char *loader,
+static int object_of_pid(struct at_targets *d, pid_t pid, char *obj, size_t len, char *loader,
 			 size_t loaderlen)
 {
 	char why[512];
 
-	if (!d->opt.lib) {
+	if (!d->opt->lib) {
 		int rc = at_discover_loaded(pid, obj, len, loader, loaderlen, why, sizeof(why));
 		if (rc >= 0)
 			return rc;
 		at_error("%s", why);
 		return -1;
 	}
-	if (!maps_file(pid, d->opt.lib)) {
+	if (!maps_file(pid, d->opt->lib)) {
 		at_error("pid %d does not map %s (--lib names an object of the process)", (int)pid,
-			 d->opt.lib);
+			 d->opt->lib);
 		return -1;
 	}
-	snprintf(obj, len, "%s", d->opt.lib);
+	snprintf(obj, len, "%s", d->opt->lib);
 	return 0;
 }
 
@@ -549,7 +556,7 @@ static int object_of_pid(struct at_session *d, pid_t pid, char *obj, size_t len,
  * is held at the loader's _dl_debug_state as at an exec stop, and its allocator probed there
  * (libraries_mapped); 1 when so. When the loader finished meanwhile (0), obj names its
  * allocator. -1 after a message (not followed by ptrace, or nothing to probe). */
-static int hold_at_loader(struct at_session *d, pid_t pid, const char *loader, char *obj,
+static int hold_at_loader(struct at_targets *d, pid_t pid, const char *loader, char *obj,
 			  size_t objlen)
 {
 	char why[512], again[4096];
@@ -578,10 +585,10 @@ static int hold_at_loader(struct at_session *d, pid_t pid, const char *loader, c
 }
 
 /* --pid: each target's allocator, for that pid alone, or for every process when following. */
-static int attach_pids(struct at_session *d)
+static int attach_pids(struct at_targets *d)
 {
-	for (unsigned i = 0; i < d->opt.npids; i++) {
-		pid_t pid = d->opt.pids[i];
+	for (unsigned i = 0; i < d->opt->npids; i++) {
+		pid_t pid = d->opt->pids[i];
 		char obj[4096], loader[4096], why[512];
 
 		switch (at_process_state(pid)) {
@@ -606,7 +613,7 @@ static int attach_pids(struct at_session *d)
 		if (take_in(d, pid, (pid_t)at_proc_status_field(pid, "PPid"), AT_ATZ_PROCESS_BEFORE,
 			    at_proc_start_ns(pid)) < 0)
 			return -1;
-		at_stacks_scan(&d->stacks, pid);
+		at_stacks_scan(d->stacks, pid);
 		if (found == 1 && (found = hold_at_loader(d, pid, loader, obj, sizeof(obj))) != 0) {
 			if (found < 0)
 				return -1;
@@ -623,13 +630,13 @@ static int attach_pids(struct at_session *d)
 
 /* --all: every distinct C library mapped by any process (host and containers), or --lib; the
  * process events connector brings programs that start later with another allocator. */
-static int attach_all(struct at_session *d)
+static int attach_all(struct at_targets *d)
 {
 	static struct at_libcs libs;
 	char why[512];
 
-	if (d->opt.lib) {
-		snprintf(libs.objs[0].path, sizeof(libs.objs[0].path), "%s", d->opt.lib);
+	if (d->opt->lib) {
+		snprintf(libs.objs[0].path, sizeof(libs.objs[0].path), "%s", d->opt->lib);
 		libs.n = 1;
 	} else if (at_libcs_scan("/proc", &libs) < 0) {
 		at_error("cannot read /proc: %s", strerror(errno));
@@ -647,7 +654,7 @@ static int attach_all(struct at_session *d)
 		DISPLAYLEVEL(3, "%s: probing %s in every process\n", at_program_name,
 			     libs.objs[i].path);
 	}
-	if (!d->opt.lib && at_procevents_open(&d->events) < 0)
+	if (!d->opt->lib && at_procevents_open(&d->events) < 0)
 		DISPLAYLEVEL(2, "%s: cannot listen to process events (%s): programs started later "
 			     "with another allocator are not probed\n", at_program_name,
 			     strerror(errno));
@@ -659,7 +666,7 @@ static int attach_all(struct at_session *d)
 
 /* Takes in the held child and probes obj for it (NULL: nothing yet, its exec stop will);
  * on failure it is made to exit without exec. 0, or -1 after a message. */
-static int probe_child(struct at_session *d, const char *obj)
+static int probe_child(struct at_targets *d, const char *obj)
 {
 	char why[512];
 
@@ -674,7 +681,7 @@ abort:
 	if (d->following)
 		at_follow_detach_all(&d->follow, 1000);
 	at_launch_abort(&d->child);
-	at_processes_remove(&d->procs, d->child.pid);
+	at_proctable_untrace(d->table, d->child.pid);
 	d->child.pid = 0;
 	return -1;
 }
@@ -683,29 +690,29 @@ abort:
  * by ptrace is found at its exec stop, among what its dynamic loader maps (LD_LIBRARY_PATH,
  * RUNPATH, the loader's cache, all as the loader resolves them); without ptrace it is found
  * before the fork, by name. */
-static int attach_launch(struct at_session *d)
+static int attach_launch(struct at_targets *d)
 {
 	char path[4096], obj[4096], why[512];
 	extern char **environ;
 	int found = 1;
 
-	if (at_launch_resolve(d->opt.command[0], path, sizeof(path)) < 0) {
+	if (at_launch_resolve(d->opt->command[0], path, sizeof(path)) < 0) {
 		if (errno == ENOENT)
-			at_error("cannot find command '%s'", d->opt.command[0]);
+			at_error("cannot find command '%s'", d->opt->command[0]);
 		else
-			at_error("cannot run '%s': %s", d->opt.command[0], strerror(errno));
+			at_error("cannot run '%s': %s", d->opt->command[0], strerror(errno));
 		return -1;
 	}
-	if (d->opt.lib)
-		snprintf(obj, sizeof(obj), "%s", d->opt.lib);
+	if (d->opt->lib)
+		snprintf(obj, sizeof(obj), "%s", d->opt->lib);
 	else
 		found = at_discover_launch(path, environ, obj, sizeof(obj), why, sizeof(why)) == 0;
-	if (at_launch_start(&d->child, path, d->opt.command) < 0) {
+	if (at_launch_start(&d->child, path, d->opt->command) < 0) {
 		at_error("cannot start %s: %s", path, strerror(errno));
 		return -1;
 	}
 	follow(d, d->child.pid);
-	int at_exec = d->following && !d->late && !d->opt.lib;
+	int at_exec = d->following && !d->late && !d->opt->lib;
 	if (probe_child(d, at_exec || !found ? NULL : obj) < 0)
 		return -1;
 	if (!at_exec && !found) /* found at its exec stop otherwise, or said there */
@@ -721,11 +728,11 @@ static int attach_launch(struct at_session *d)
 	return 0;
 }
 
-int at_targets_attach(struct at_session *d)
+int at_targets_attach(struct at_targets *d)
 {
-	if (d->opt.npids)
+	if (d->opt->npids)
 		return attach_pids(d);
-	if (d->opt.all)
+	if (d->opt->all)
 		return attach_all(d);
 	return attach_launch(d);
 }

@@ -8,41 +8,105 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct at_session;
+#include "follow.h"
+#include "launch.h"
+#include "options.h"
+#include "pidset.h"
+#include "probed.h"
+#include "procevents.h"
+#include "proctable.h"
+
+struct at_bpf;
+struct at_probes;
+struct at_stacks;
+
+/* What the targets need of the session that owns them (ctx is at_targets.ctx): the BPF
+ * program's targets map and event counter, and whether threads may be held. */
+struct at_targets_ops {
+	/* The BPF event counter now: every event numbered below it has happened. */
+	uint64_t (*seq)(void *ctx);
+	/* Makes pid a target of the BPF program, with allocator (0: not known yet), and seen in
+	 * the process table. 0, or -1 after a message. */
+	int (*add_target)(void *ctx, pid_t pid, uint32_t allocator);
+	/* Makes object (an id of at_targets.objects) pid's allocator in the BPF program. */
+	void (*set_allocator)(void *ctx, pid_t pid, uint32_t object);
+	/* --all: pid, a new process, has its parent's allocator. */
+	void (*inherit_allocator)(void *ctx, pid_t pid, pid_t parent);
+	/* pid has ended: it is a target no more. */
+	void (*remove_target)(void *ctx, pid_t pid);
+	/* Whether threads may be held for their stacks (they need a tracer: ptrace follows). */
+	void (*hold_threads)(void *ctx, int on);
+};
+
+/* The targets: what is traced and probed, and how new processes are followed. The session
+ * fills opt, ops, ctx, table, probes, stacks and bpf, and sets child.go_fd and events.fd to -1
+ * and loading up (at_pidset_init) before at_targets_attach; the rest starts zeroed. The
+ * session reads the counters and the command's status. */
+struct at_targets {
+	const struct at_session_options *opt;
+	const struct at_targets_ops *ops;
+	void *ctx;
+	struct at_proctable *table;  /* the processes, the session's */
+	struct at_probes *probes;    /* the probes planted (attach.h), the session's */
+	struct at_stacks *stacks;    /* --stacks: mappings to scan, threads to hold */
+	struct at_bpf *bpf;          /* the BPF program */
+	struct at_probed probed;     /* the files probed, and for which process */
+	struct {
+		uint64_t dev, inode;
+		uint32_t funcs;      /* the functions probed in it (at_attach_object) */
+		uint64_t probed_ns;  /* when its probes first went in (CLOCK_MONOTONIC) */
+	} objects[AT_PROBED_MAX];    /* the files probed: a file's id is its index + 1 */
+	unsigned nobjects;
+	struct at_probed loaders;    /* the dynamic loaders whose _dl_debug_state is probed */
+	struct at_pidset loading;    /* processes held at exec whose libraries are being mapped */
+	struct at_follow follow;     /* ptrace, once a process is followed */
+	int following;               /* follow is set up */
+	struct at_procevents events; /* the process events connector: --all, or following
+				      * processes ptrace cannot have (fd -1 when unused) */
+	int late;                    /* following through the connector: new processes and
+				      * programs are picked up after their first calls */
+	uint64_t late_processes;     /* processes and programs picked up late */
+	uint64_t unprobed;           /* programs whose allocator could not be probed */
+	uint64_t unchecked;          /* --all: programs that ended before their allocator could
+				      * be looked at (their calls may be missing) */
+	struct at_launch child;      /* the command launched */
+	int child_status;
+	int child_done;
+};
 
 /* Plants the probes for the session's mode and starts following (a launched command is
  * released once its probes are in). 0, or -1 after a message. */
-int at_targets_attach(struct at_session *d);
+int at_targets_attach(struct at_targets *d);
 
 /* 1 when every probe is attached for one process (neither following new processes nor
  * tracing them all): the kernel then checks the process before the BPF program runs. */
-int at_targets_bound(const struct at_session *d);
+int at_targets_bound(const struct at_targets *d);
 
 /* Probes the object at path for pid in the session's scope: for every process when the
  * session follows new processes or traces them all, else for pid alone; nothing if that file is
  * probed in that scope already. It becomes pid's allocator (pid > 0): the only object whose
  * probes record pid's calls. 1 when probes went in, 0 when they were there, or -1 with a reason
  * in why. */
-int at_targets_probe(struct at_session *d, const char *path, pid_t pid, char *why,
+int at_targets_probe(struct at_targets *d, const char *path, pid_t pid, char *why,
 		     size_t whylen);
 
 /* No process is held at its dynamic loader any more (before the processes are let go: a
  * SIGCONT of the BPF program would then reach the program). */
-void at_targets_stop_loading(struct at_session *d);
+void at_targets_stop_loading(struct at_targets *d);
 
 /* Handles the wait statuses of the followed processes (ptrace stops and exits). */
-void at_targets_reap(struct at_session *d);
+void at_targets_reap(struct at_targets *d);
 
 /* Handles what the process events connector reported (--all, and following without
  * ptrace). */
-void at_targets_procevents(struct at_session *d);
+void at_targets_procevents(struct at_targets *d);
 
 /* The first event of a process the session has no record of (--all: one that ran before the
  * trace): records its start. */
-void at_targets_first_seen(struct at_session *d, pid_t pid, uint64_t seq);
+void at_targets_first_seen(struct at_targets *d, pid_t pid, uint64_t seq);
 
 /* The traced processes that are gone, found by their /proc entries, end (for processes whose
  * ends nothing reports: neither ptrace nor the connector). */
-void at_targets_sweep(struct at_session *d);
+void at_targets_sweep(struct at_targets *d);
 
 #endif

@@ -12,7 +12,11 @@
  * offset, file, build-id) from scan to scan: the BPF walk records, per frame, the serial of the
  * mapping the pc fell in, and a stack's identity includes them, so two objects mapped in turn at
  * one address give two stacks, each written after its own mapping record. Mappings a scan no
- * longer sees are kept (retired) for the stacks taken before it. */
+ * longer sees are kept (retired) for the stacks taken before it.
+ *
+ * These mappings stay a registry of their own, beside the process table (proctable.h): they
+ * belong to --stacks and its table builder, and a process's go (at_stacks_forget) when the
+ * targets see it depart. */
 #ifndef ALLOCTAP_STACK_PROCS_H
 #define ALLOCTAP_STACK_PROCS_H
 

@@ -36,20 +36,30 @@ int at_rss_read(const char *proc, pid_t pid, uint64_t pagesize, uint64_t *bytes)
 	return 0;
 }
 
-unsigned at_rss_sample(const struct at_pidset *seen, uint64_t pagesize, struct at_sink *sink)
-{
-	struct at_sink_record r = { .kind = AT_SINK_RSS };
-	unsigned written = 0;
+struct sample {
+	struct at_sink_record r;
+	uint64_t pagesize;
+	struct at_sink *sink;
+	unsigned written;
+};
 
-	r.rss.time_ns = at_now_ns();
-	for (uint32_t i = 0; i < AT_PIDSET_CAPACITY; i++) {
-		if (!seen->slots[i])
-			continue;
-		r.rss.pid = seen->slots[i];
-		if (at_rss_read("/proc", (pid_t)r.rss.pid, pagesize, &r.rss.bytes) < 0)
-			continue; /* gone */
-		if (at_sink_put_record(sink, &r) == 0)
-			written++;
-	}
-	return written;
+/* One process's RSS record, unless it is gone. */
+static void sample_one(void *arg, pid_t pid)
+{
+	struct sample *s = arg;
+
+	s->r.rss.pid = (uint32_t)pid;
+	if (at_rss_read("/proc", pid, s->pagesize, &s->r.rss.bytes) < 0)
+		return; /* gone */
+	if (at_sink_put_record(s->sink, &s->r) == 0)
+		s->written++;
+}
+
+unsigned at_rss_sample(const struct at_proctable *t, uint64_t pagesize, struct at_sink *sink)
+{
+	struct sample s = { .r = { .kind = AT_SINK_RSS }, .pagesize = pagesize, .sink = sink };
+
+	s.r.rss.time_ns = at_now_ns();
+	at_proctable_each(t, AT_PROC_WRITTEN, sample_one, &s);
+	return s.written;
 }

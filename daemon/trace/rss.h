@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "pidset.h"
+#include "proctable.h"
 #include "sink.h"
 
 #define AT_RSS_PERIOD_MS 100
@@ -21,8 +21,8 @@
  * 0 would read as its RSS; a malformed file: EINVAL). */
 int at_rss_read(const char *proc, pid_t pid, uint64_t pagesize, uint64_t *bytes);
 
-/* One RSS record per process of seen that is still there, all with the time now. Returns the
- * number of records written. */
-unsigned at_rss_sample(const struct at_pidset *seen, uint64_t pagesize, struct at_sink *sink);
+/* One RSS record per process of the table with an event written (AT_PROC_WRITTEN) that is
+ * still there, all with the time now. Returns the number of records written. */
+unsigned at_rss_sample(const struct at_proctable *t, uint64_t pagesize, struct at_sink *sink);
 
 #endif

@@ -1,0 +1,30 @@
+/* options.h: what the command line asks of one run of the daemon (main.c fills it, the session
+ * and the targets read it). */
+#ifndef ALLOCTAP_OPTIONS_H
+#define ALLOCTAP_OPTIONS_H
+
+#include <sys/types.h>
+
+#include "dest.h"
+#include "sink.h"
+
+#define AT_MAX_TARGETS 256
+
+/* What the command line asks for. */
+struct at_session_options {
+	struct at_dest dest;
+	const char *lib;            /* --lib: the object to probe, else found per target */
+	pid_t pids[AT_MAX_TARGETS]; /* --pid */
+	unsigned npids;
+	int all;                    /* --all */
+	char **command;             /* -- COMMAND [ARG...] */
+	double duration;            /* seconds, 0 for no limit */
+	unsigned long ringbuf_size;
+	enum at_sink_format format;
+	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
+	int stacks;                 /* --stacks: allocations carry their call stacks */
+	int follow;                 /* follow new processes: a command's unless --no-follow,
+				     * --pid's with --follow */
+};
+
+#endif
