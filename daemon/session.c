@@ -129,6 +129,8 @@ uint64_t at_session_seq(const struct at_session *d)
 void at_session_remove_target(struct at_session *d, pid_t pid)
 {
 	at_bpf_remove_target(d->bpf, pid);
+	if (at_proctable_allocator(&d->table, pid)) /* the mirror follows the map */
+		at_proctable_set_allocator(&d->table, pid, 0);
 }
 
 int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)

@@ -80,7 +80,7 @@ void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
  * process table's mirror of what the daemon wrote there. */
 uint32_t at_session_allocator(const struct at_session *d, pid_t pid);
 /* Unmarks pid (it has ended, at_proctable_depart: its number may come back as another
- * process). */
+ * process): out of the BPF targets map, and its allocator's mirror in the table with it. */
 void at_session_remove_target(struct at_session *d, pid_t pid);
 /* The BPF event counter now: every event numbered below it has happened. */
 uint64_t at_session_seq(const struct at_session *d);

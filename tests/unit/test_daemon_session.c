@@ -2,8 +2,8 @@
  * (tests/unit/fake_bpf.c), whose ring delivers the records a test queues: what the program is
  * told at the open, the tick (records to the output in order, losses noted from the program's
  * counters, the end of the session once the traced processes are gone), ended processes
- * leaving the sets once the output passes their end, RSS samples, and the losses counted at the
- * finish. */
+ * leaving the process table once the output passes their end, RSS samples, and the losses
+ * counted at the finish. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +19,7 @@
 #include "alloctap.h"
 #include "fake_bpf.h"
 #include "prim.h"
+#include "proctable.h"
 #include "session.h"
 #include "source.h"
 #include "window.h"
@@ -43,6 +44,20 @@ static int open_session(enum at_sink_format format, int stacks)
 	d->opt.npids = 1;
 	d->opt.stacks = stacks;
 	return at_session_open(d);
+}
+
+/* pid's flags in the session's process table (enum at_proc_flag), 0 when it has no slot. */
+static unsigned proc_flags(pid_t pid)
+{
+	const struct at_proc *p = at_proctable_find(&session.table, pid);
+
+	return p ? p->flags : 0;
+}
+
+/* pid has ended, the event counter now (at_session_seq): as the targets end a process. */
+static void depart(pid_t pid)
+{
+	at_proctable_depart(&session.table, pid, 0, at_session_seq(&session));
 }
 
 /* Closes the session; its trace stays readable at trace_fd. */
@@ -136,16 +151,16 @@ static void test_tick(void **state)
 
 	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
 	struct at_session *d = &session;
-	at_processes_add(&d->procs, getpid(), 1);
+	assert_int_equal(at_proctable_trace(&d->table, getpid(), 1), 1);
 	push_malloc(1, 4000, 16);
 	push_malloc(0, 4000, 8);
 	push_malloc(2, 4001, 24);
 	assert_int_equal(at_session_tick(d), 0);
 	assert_int_equal(fake_bpf.consumes, 1);
 	assert_int_equal(d->sink.accepted, 3);
-	assert_int_equal(d->processes_seen, 2);
-	assert_true(at_pidset_has(&d->written, 4000) && at_pidset_has(&d->written, 4001));
-	at_processes_remove(&d->procs, getpid());
+	assert_int_equal(d->table.seen, 2);
+	assert_true((proc_flags(4000) & AT_PROC_WRITTEN) && (proc_flags(4001) & AT_PROC_WRITTEN));
+	at_proctable_untrace(&d->table, getpid());
 	assert_int_equal(at_session_tick(d), 1); /* --pid: every target gone */
 	close_session();
 	/* closed: the trace holds them in their order */
@@ -171,7 +186,7 @@ static void test_tick_lost(void **state)
 
 	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
 	struct at_session *d = &session;
-	at_processes_add(&d->procs, getpid(), 1);
+	assert_int_equal(at_proctable_trace(&d->table, getpid(), 1), 1);
 	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
 		struct at_sink_stats st;
 
@@ -187,44 +202,46 @@ static void test_tick_lost(void **state)
 	close_session();
 }
 
-/* An ended process leaves the sets of processes seen and written once the output has passed
- * the counter at its end, not before; a process that takes its number before then stays. */
+/* An ended process leaves the process table (seen and written) once the output has passed the
+ * counter at its end, not before; a process that takes its number before then stays. */
 static void test_departures(void **state)
 {
 	(void)state;
 	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
 	struct at_session *d = &session;
-	at_processes_add(&d->procs, getpid(), 1);
+	assert_int_equal(at_proctable_trace(&d->table, getpid(), 1), 1);
 
 	push_malloc(0, 4000, 8);
 	assert_int_equal(at_session_tick(d), 0);
-	assert_true(at_pidset_has(&d->seen, 4000) && at_pidset_has(&d->written, 4000));
+	assert_true((proc_flags(4000) & AT_PROC_SEEN) && (proc_flags(4000) & AT_PROC_WRITTEN));
 	fake_bpf.next_seq = 3; /* its end: every event of it is numbered below */
-	at_session_depart(d, 4000);
-	assert_int_equal(d->ndepartures, 1);
-	assert_int_equal(d->departures[0].seq, 3);
+	depart(4000);
+	assert_int_equal(d->table.ndepartures, 1);
+	assert_int_equal(d->table.departures[d->table.first].seq, 3);
+	assert_int_equal(at_proctable_find(&d->table, 4000)->departed, 3);
 
 	push_malloc(1, 4001, 8);
 	push_malloc(2, 4001, 8);
 	assert_int_equal(at_session_tick(d), 0);
-	assert_true(at_pidset_has(&d->seen, 4000) && at_pidset_has(&d->written, 4000));
+	assert_true((proc_flags(4000) & AT_PROC_SEEN) && (proc_flags(4000) & AT_PROC_WRITTEN));
 	push_malloc(3, 4001, 8);
 	assert_int_equal(at_session_tick(d), 0);
-	assert_false(at_pidset_has(&d->seen, 4000));
-	assert_false(at_pidset_has(&d->written, 4000));
-	assert_int_equal(d->ndepartures, 0);
+	assert_false(proc_flags(4000) & AT_PROC_SEEN);
+	assert_false(proc_flags(4000) & AT_PROC_WRITTEN);
+	assert_int_equal(d->table.ndepartures, 0);
 
-	/* 4001 ends, and its number is taken again before the output passes the end */
+	/* 4001 ends, and its number is taken again before the output passes the end: a new
+	 * process (doc/DESIGN.md, the process table), seen and counted, not written yet */
 	fake_bpf.next_seq = 6;
-	at_session_depart(d, 4001);
+	depart(4001);
 	assert_int_equal(at_session_add_target(d, 4001, 0), 0);
 	push_malloc(4, 4002, 8);
 	push_malloc(5, 4002, 8);
 	push_malloc(6, 4002, 8);
 	assert_int_equal(at_session_tick(d), 0);
-	assert_int_equal(d->ndepartures, 0);
-	assert_true(at_pidset_has(&d->seen, 4001));
-	assert_int_equal(d->processes_seen, 3);
+	assert_int_equal(d->table.ndepartures, 0);
+	assert_int_equal(proc_flags(4001), AT_PROC_SEEN);
+	assert_int_equal(d->table.seen, 4); /* 4000, 4001, the new 4001, 4002 */
 	close_session();
 }
 
@@ -247,18 +264,18 @@ static void test_rss(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		assert_int_equal(open_session(cases[i].format, 0), 0);
 		struct at_session *d = &session;
-		at_processes_add(&d->procs, getpid(), 1);
+		assert_int_equal(at_proctable_trace(&d->table, getpid(), 1), 1);
 		push_malloc(0, self, 8);
 		assert_int_equal(at_session_tick(d), 0);
 		if (cases[i].depart) {
 			fake_bpf.next_seq = 1;
-			at_session_depart(d, (pid_t)self);
+			depart((pid_t)self);
 		}
 		uint64_t before = at_now_ms();
 		at_session_take_rss(d);
 		assert_int_equal(d->rss_records, cases[i].records);
 		assert_true(d->last_rss_ms >= before && d->last_rss_ms <= at_now_ms());
-		assert_int_equal(at_pidset_has(&d->written, self), !cases[i].depart);
+		assert_int_equal((proc_flags((pid_t)self) & AT_PROC_WRITTEN) != 0, !cases[i].depart);
 		close_session();
 	}
 }
@@ -273,7 +290,7 @@ static void test_finish_lost(void **state)
 
 	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
 	struct at_session *d = &session;
-	at_processes_add(&d->procs, getpid(), 1);
+	assert_int_equal(at_proctable_trace(&d->table, getpid(), 1), 1);
 	at_window_open(d->bpf, 0);
 	push_malloc(0, 4000, 8);
 	push_malloc(1, 4000, 16);

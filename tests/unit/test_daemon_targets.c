@@ -1,7 +1,8 @@
 /* test_daemon_targets.c: unit tests of the targets policy (daemon/procs/targets.c, and the
  * target operations of daemon/session.c it calls) over the fake BPF program
  * (tests/unit/fake_bpf.c): what the BPF program is told when a process is added, given an
- * allocator, inherits its parent's, has its allocator probed, and departs. */
+ * allocator, inherits its parent's, has its allocator probed, and departs. The targets work on
+ * the session's context (d->targets), wired by at_session_open. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 
 #include "alloctap.h"
 #include "fake_bpf.h"
+#include "proctable.h"
 #include "session.h"
 #include "targets.h"
 
@@ -61,7 +63,7 @@ static void test_bound(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct at_session *d = open_session(cases[i].follow, cases[i].all);
 
-		assert_int_equal(at_targets_bound(d), cases[i].bound);
+		assert_int_equal(at_targets_bound(&d->targets), cases[i].bound);
 		assert_int_equal(fake_bpf.options.bound, cases[i].bound);
 		assert_int_equal(fake_bpf.options.all, cases[i].all);
 		assert_int_equal(fake_bpf.options.max_targets, AT_MAX_TRACED);
@@ -81,9 +83,9 @@ static void test_add_remove(void **state)
 	assert_int_equal(at_session_add_target(d, 101, AT_TARGET(2, 0x9)), 0);
 	assert_int_equal(fake_bpf_target(101), AT_TARGET(2, 0x9));
 	assert_int_equal(at_session_allocator(d, 101), AT_TARGET(2, 0x9));
-	assert_int_equal(d->processes_seen, 2);
+	assert_int_equal(d->table.seen, 2);
 	assert_int_equal(at_session_add_target(d, 101, AT_TARGET(2, 0x9)), 0);
-	assert_int_equal(d->processes_seen, 2); /* the same process */
+	assert_int_equal(d->table.seen, 2); /* the same process */
 
 	at_session_remove_target(d, 101);
 	assert_int_equal(fake_bpf_target(101), -1);
@@ -118,9 +120,9 @@ static void test_set_allocator(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct at_session *d = open_session(0, 0);
 
-		d->nobjects = 2;
-		d->objects[0].funcs = 0x9;
-		d->objects[1].funcs = 0x3ff;
+		d->targets.nobjects = 2;
+		d->targets.objects[0].funcs = 0x9;
+		d->targets.objects[1].funcs = 0x3ff;
 		at_session_set_allocator(d, 100, cases[i].object);
 		assert_int_equal(fake_bpf_target(100), cases[i].target);
 		assert_int_equal(fake_bpf.allocators_gen, cases[i].changes);
@@ -177,9 +179,9 @@ static void test_probe(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct at_session *d = open_session(cases[i].follow, 0);
 
-		assert_int_equal(at_targets_probe(d, LIBC, 100, why, sizeof(why)), 1);
-		assert_int_equal(d->nobjects, 1);
-		uint32_t funcs = d->objects[0].funcs;
+		assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), 1);
+		assert_int_equal(d->targets.nobjects, 1);
+		uint32_t funcs = d->targets.objects[0].funcs;
 		assert_true(funcs & (1u << AT_PROBE_MALLOC));
 		assert_true(funcs & (1u << AT_PROBE_FREE));
 		assert_int_equal(fake_bpf_target(100), AT_TARGET(1, funcs));
@@ -188,8 +190,8 @@ static void test_probe(void **state)
 		unsigned links = fake_bpf.nlinks;
 		assert_int_equal(d->probes.nlinks, links);
 
-		assert_int_equal(at_targets_probe(d, LIBC, 101, why, sizeof(why)), cases[i].again);
-		assert_int_equal(d->nobjects, 1); /* the same file, the same id */
+		assert_int_equal(at_targets_probe(&d->targets, LIBC, 101, why, sizeof(why)), cases[i].again);
+		assert_int_equal(d->targets.nobjects, 1); /* the same file, the same id */
 		assert_int_equal(fake_bpf_target(101), AT_TARGET(1, funcs));
 		assert_int_equal(fake_bpf.nlinks, cases[i].again ? 2 * links : links);
 		assert_int_equal(fake_bpf.allocator_check, 0);
@@ -208,11 +210,11 @@ static void test_second_allocator(void **state)
 	if (stat(JEMALLOC, &st) < 0)
 		skip();
 	struct at_session *d = open_session(1, 0);
-	assert_int_equal(at_targets_probe(d, LIBC, 100, why, sizeof(why)), 1);
+	assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), 1);
 	assert_int_equal(fake_bpf.allocator_check, 0);
-	assert_int_equal(at_targets_probe(d, JEMALLOC, 101, why, sizeof(why)), 1);
+	assert_int_equal(at_targets_probe(&d->targets, JEMALLOC, 101, why, sizeof(why)), 1);
 	assert_int_equal(fake_bpf.allocator_check, 1);
-	assert_int_equal(d->nobjects, 2);
+	assert_int_equal(d->targets.nobjects, 2);
 	assert_int_equal(AT_TARGET_OBJECT(fake_bpf_target(100)), 1);
 	assert_int_equal(AT_TARGET_OBJECT(fake_bpf_target(101)), 2);
 	close_session(d);
@@ -226,11 +228,11 @@ static void test_probe_refused(void **state)
 	struct at_session *d = open_session(0, 0);
 
 	fake_bpf.attach_errno = EPERM;
-	assert_int_equal(at_targets_probe(d, LIBC, 100, why, sizeof(why)), -1);
+	assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "cannot attach a uprobe to " LIBC));
 	assert_int_equal(d->probes.nlinks, 0);
 	assert_int_equal(fake_bpf_target(100), -1);
-	assert_int_equal(at_targets_probe(d, "/nonexistent/libc.so.6", 100, why, sizeof(why)), -1);
+	assert_int_equal(at_targets_probe(&d->targets, "/nonexistent/libc.so.6", 100, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "cannot read /nonexistent/libc.so.6"));
 	close_session(d);
 }
@@ -258,22 +260,26 @@ static void test_departs(void **state)
 	fake_bpf.next_seq = 42;
 	assert_int_equal(at_session_add_target(d, gone, AT_TARGET(1, 0x9)), 0);
 	assert_int_equal(at_session_add_target(d, self, AT_TARGET(1, 0x9)), 0);
-	at_processes_add(&d->procs, gone, self);
-	at_processes_add(&d->procs, self, 1);
-	at_pidset_add(&d->loading, (uint32_t)gone); /* held at its dynamic loader */
+	assert_int_equal(at_proctable_trace(&d->table, gone, self), 1);
+	assert_int_equal(at_proctable_trace(&d->table, self, 1), 1);
+	at_pidset_add(&d->targets.loading, (uint32_t)gone); /* held at its dynamic loader */
 	assert_int_equal(at_bpf_set_loading(d->bpf, gone), 0);
 
-	at_targets_sweep(d);
+	at_targets_sweep(&d->targets);
 	assert_int_equal(fake_bpf_target(gone), -1);
 	assert_int_equal(fake_bpf_target(self), AT_TARGET(1, 0x9));
-	assert_false(at_processes_has(&d->procs, gone));
-	assert_true(at_processes_has(&d->procs, self));
+	assert_false(at_proctable_traced(&d->table, gone));
+	assert_true(at_proctable_traced(&d->table, self));
 	assert_int_equal(fake_bpf.nloading, 0);
-	assert_false(at_pidset_has(&d->loading, (uint32_t)gone));
-	assert_int_equal(d->unprobed, 1); /* ended before its libraries were mapped */
-	assert_int_equal(d->ndepartures, 1);
-	assert_int_equal(d->departures[0].pid, (uint32_t)gone);
-	assert_int_equal(d->departures[0].seq, 42);
+	assert_false(at_pidset_has(&d->targets.loading, (uint32_t)gone));
+	assert_int_equal(d->targets.unprobed, 1); /* ended before its libraries were mapped */
+	assert_int_equal(d->table.ndepartures, 1);
+	assert_int_equal(d->table.departures[d->table.first].pid, gone);
+	assert_int_equal(d->table.departures[d->table.first].seq, 42);
+	const struct at_proc *p = at_proctable_find(&d->table, gone);
+	assert_non_null(p); /* seen until the output passes its end */
+	assert_true(p->flags & AT_PROC_DEPARTED);
+	assert_int_equal(p->departed, 42);
 	close_session(d);
 }
 
@@ -284,13 +290,13 @@ static void test_stop_loading(void **state)
 	struct at_session *d = open_session(0, 0);
 
 	for (pid_t pid = 500; pid < 505; pid++) {
-		at_pidset_add(&d->loading, (uint32_t)pid);
+		at_pidset_add(&d->targets.loading, (uint32_t)pid);
 		assert_int_equal(at_bpf_set_loading(d->bpf, pid), 0);
 	}
-	at_targets_stop_loading(d);
+	at_targets_stop_loading(&d->targets);
 	assert_int_equal(fake_bpf.nloading, 0);
 	for (pid_t pid = 500; pid < 505; pid++)
-		assert_false(at_pidset_has(&d->loading, (uint32_t)pid));
+		assert_false(at_pidset_has(&d->targets.loading, (uint32_t)pid));
 	close_session(d);
 }
 
@@ -306,10 +312,10 @@ static void test_first_seen(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct at_session *d = open_session(0, cases[i].all);
 
-		at_targets_first_seen(d, getpid(), 7);
-		assert_int_equal(at_processes_has(&d->procs, getpid()), cases[i].joins);
-		at_targets_first_seen(d, getpid(), 8); /* once */
-		assert_int_equal(d->procs.count, (unsigned)cases[i].joins);
+		at_targets_first_seen(&d->targets, getpid(), 7);
+		assert_int_equal(at_proctable_traced(&d->table, getpid()), cases[i].joins);
+		at_targets_first_seen(&d->targets, getpid(), 8); /* once */
+		assert_int_equal(d->table.traced, (unsigned)cases[i].joins);
 		close_session(d);
 	}
 }
