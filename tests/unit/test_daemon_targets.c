@@ -232,7 +232,8 @@ static void test_probe_refused(void **state)
 	assert_non_null(strstr(why, "cannot attach a uprobe to " LIBC));
 	assert_int_equal(d->probes.nlinks, 0);
 	assert_int_equal(fake_bpf_target(100), -1);
-	assert_int_equal(at_targets_probe(&d->targets, "/nonexistent/libc.so.6", 100, why, sizeof(why)), -1);
+	assert_int_equal(at_targets_probe(&d->targets, "/nonexistent/libc.so.6", 100, why,
+					  sizeof(why)), -1);
 	assert_non_null(strstr(why, "cannot read /nonexistent/libc.so.6"));
 	close_session(d);
 }
