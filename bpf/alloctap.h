@@ -31,6 +31,8 @@
 
 #include <linux/types.h>
 
+#include "arch/x86_64.h" /* the rule kinds of struct at_bpf_rule */
+
 /* The probed functions. The first eight match enum at_func's order in lib/event.h (checked in
  * daemon/trace/convert.c); the daemon rewrites the last two as calls the logalloc format has (see
  * doc/LOGALLOC.md). */
@@ -155,17 +157,6 @@ struct at_bpf_rule_cache {
 struct at_bpf_window {
 	__u8 bytes[AT_BPF_WINDOW];
 };
-
-/* Rule kinds and rbp rules, as enum at_unwind_kind and at_unwind_rbp. */
-#define AT_BPF_RULE_NONE 0
-#define AT_BPF_RULE_CFA_RSP 1
-#define AT_BPF_RULE_CFA_RBP 2
-#define AT_BPF_RULE_PLT 3
-#define AT_BPF_RULE_FRAME_POINTER 4
-#define AT_BPF_RULE_END 5
-#define AT_BPF_RULE_SIGNAL 7  /* the interrupted rsp at rsp + cfa_offset, its rip above */
-#define AT_BPF_RBP_AT_CFA 1
-#define AT_BPF_RBP_AT_SP 2
 
 struct at_bpf_rule {
 	__u8 kind;
