@@ -14,23 +14,38 @@
 
 #include <linux/types.h>
 
-/* Rule kinds and rbp rules, as enum at_unwind_kind and at_unwind_rbp. */
-#define AT_BPF_RULE_NONE 0
-#define AT_BPF_RULE_CFA_RSP 1
-#define AT_BPF_RULE_CFA_RBP 2
-#define AT_BPF_RULE_PLT 3
-#define AT_BPF_RULE_FRAME_POINTER 4
-#define AT_BPF_RULE_END 5
-#define AT_BPF_RULE_SIGNAL 7  /* the interrupted rsp at rsp + cfa_offset, its rip above */
-#define AT_BPF_RBP_AT_CFA 1
-#define AT_BPF_RBP_AT_SP 2
+/* How the caller's frame is found (struct at_unwind_rule's kind). The return address is at
+ * CFA - AT_ARCH_RA_BELOW_CFA but in a signal frame. */
+enum at_unwind_kind {
+	AT_UNWIND_NONE = 0,        /* no code here: the address has no table */
+	AT_UNWIND_CFA_RSP,         /* CFA = rsp + cfa_offset */
+	AT_UNWIND_CFA_RBP,         /* CFA = rbp + cfa_offset */
+	AT_UNWIND_PLT,             /* lazy PLT entry: CFA = rsp + 8, plus 8 when
+				    * (rip & 15) >= cfa_offset (after its push) */
+	AT_UNWIND_FRAME_POINTER,   /* no CFI: CFA = rbp + 16, rbp saved at CFA - 16 */
+	AT_UNWIND_END,             /* outermost frame (_start, a thread start, the dynamic
+				    * loader's entry): RA undefined */
+	AT_UNWIND_UNSUPPORTED,     /* a rule this unwinder does not implement */
+	AT_UNWIND_SIGNAL,          /* a signal frame (__restore_rt): the interrupted rsp is
+				    * saved at rsp + cfa_offset, its rip at rsp + cfa_offset + 8
+				    * (not at CFA - 8); the caller's pc is the interrupted
+				    * instruction itself, looked up as it is (not pc - 1) */
+};
+
+/* Where the caller's rbp is (struct at_unwind_rule's rbp). */
+enum at_unwind_rbp {
+	AT_UNWIND_RBP_SAME = 0,    /* unchanged */
+	AT_UNWIND_RBP_AT_CFA,      /* saved at CFA + rbp_offset */
+	AT_UNWIND_RBP_AT_SP,       /* saved at rsp + rbp_offset, rsp the frame's own (a signal
+				    * frame's saved context) */
+};
 
 /* A call pushes the return address (8 bytes): the callee's first instruction sees the stack
  * pointer 8 below the caller's; a frame's return address is the 8 bytes below its CFA. */
 #define AT_ARCH_CALL_PUSH 8
 #define AT_ARCH_RA_BELOW_CFA 8
 
-/* The CFA of a lazy PLT entry (rule kind AT_BPF_RULE_PLT) at pc with stack pointer sp: the
+/* The CFA of a lazy PLT entry (rule kind AT_UNWIND_PLT) at pc with stack pointer sp: the
  * return address just above sp, and 8 more bytes once the entry has pushed its argument, at
  * (pc & 15) >= push (the rule's cfa_offset). */
 static inline __attribute__((always_inline)) __u64 at_arch_plt_cfa(__u64 pc, __u64 sp, __s32 push)

@@ -96,7 +96,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct at_bpf_rule);
+	__type(value, struct at_unwind_rule);
 } unwind_rules SEC(".maps");
 
 struct {
@@ -104,7 +104,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct at_bpf_page);
+	__type(value, struct at_unwind_page);
 } unwind_pages SEC(".maps");
 
 struct {

@@ -91,19 +91,19 @@ static __always_inline int mapping_index(struct at_bpf_mappings *maps, __u64 pc)
 static __always_inline int rule_index(__u32 ti, __u64 addr)
 {
 	struct at_bpf_table *t = bpf_map_lookup_elem(&unwind_tables, &ti);
-	__u64 page = addr >> AT_BPF_PAGE_SHIFT;
+	__u64 page = addr >> AT_UNWIND_PAGE_SHIFT;
 
 	if (!t || page < t->first_page || page - t->first_page >= t->page_count)
 		return -1;
 	__u32 pi = t->page_base + (__u32)(page - t->first_page);
-	struct at_bpf_page *pg = bpf_map_lookup_elem(&unwind_pages, &pi);
+	struct at_unwind_page *pg = bpf_map_lookup_elem(&unwind_pages, &pi);
 	if (!pg || pg->count == 0)
 		return -1;
 	__u32 base = t->entry_base + pg->first;
-	__u16 low = (__u16)(addr & ((1u << AT_BPF_PAGE_SHIFT) - 1));
+	__u16 low = (__u16)(addr & ((1u << AT_UNWIND_PAGE_SHIFT) - 1));
 	__u32 lo = 0, hi = pg->count;
 
-	for (int step = 0; step < AT_BPF_SEARCH_STEPS; step++) {
+	for (int step = 0; step < AT_UNWIND_SEARCH_STEPS; step++) {
 		if (hi - lo <= 1)
 			break;
 		__u32 mid = lo + (hi - lo) / 2;
@@ -124,11 +124,11 @@ static __always_inline int rule_index(__u32 ti, __u64 addr)
 	return (int)(t->rule_base + e->e[ei & 1].rule);
 }
 
-/* The caller of a signal frame (rule kind AT_BPF_RULE_SIGNAL): the interrupted rsp (*sp) and rip
+/* The caller of a signal frame (rule kind AT_UNWIND_SIGNAL): the interrupted rsp (*sp) and rip
  * (*pc, just above it) where the kernel saved them, and rbp when the rule says where. Read
  * directly, not through the window: signal frames are rare, and the verifier walks each read
  * of the window as paths of its own. 0, or non-zero when one cannot be read. */
-static __always_inline long read_signal_frame(struct walk_state *w, struct at_bpf_rule *rule,
+static __always_inline long read_signal_frame(struct walk_state *w, struct at_unwind_rule *rule,
 					      __u64 *sp, __u64 *pc, __u64 *bp)
 {
 	__u64 saved[2];
@@ -138,7 +138,7 @@ static __always_inline long read_signal_frame(struct walk_state *w, struct at_bp
 		return 1;
 	*sp = saved[0];
 	*pc = saved[1];
-	if (rule->rbp != AT_BPF_RBP_AT_SP)
+	if (rule->rbp != AT_UNWIND_RBP_AT_SP)
 		return 0;
 	return bpf_probe_read_user(bp, sizeof(*bp), (void *)(w->sp + (__u64)(__s64)rule->rbp_offset));
 }
@@ -264,40 +264,38 @@ static long walk_frame(__u32 i, void *arg)
 	out->pcs[i & (AT_BPF_MAX_FRAMES - 1)] = w->pc;
 	out->serials[i & (AT_BPF_MAX_FRAMES - 1)] = serial;
 	out->count = (__u16)(i + 1);
-	w->hash = (w->hash ^ w->pc) * 0x100000001b3ull;
-	w->hash = (w->hash ^ serial) * 0x100000001b3ull;
-	w->hash ^= w->hash >> 29;
+	w->hash = at_stack_hash_frame(w->hash, w->pc, serial);
 	if (ri == -2)
 		goto incomplete;
 	if (ri < 0)
 		goto no_table;
 
 	__u32 rk = (__u32)ri;
-	struct at_bpf_rule *rule = bpf_map_lookup_elem(&unwind_rules, &rk);
+	struct at_unwind_rule *rule = bpf_map_lookup_elem(&unwind_rules, &rk);
 	if (!rule)
 		goto no_table;
 	__u64 cfa, ra, bp = w->bp;
 
 	switch (rule->kind) {
-	case AT_BPF_RULE_CFA_RSP:
+	case AT_UNWIND_CFA_RSP:
 		cfa = w->sp + (__u64)(__s64)rule->cfa_offset;
 		break;
-	case AT_BPF_RULE_SIGNAL:
+	case AT_UNWIND_SIGNAL:
 		if (read_signal_frame(w, rule, &cfa, &ra, &bp) || cfa <= w->sp)
 			goto incomplete;
 		out->flags = 1;
 		goto advance;
-	case AT_BPF_RULE_CFA_RBP:
-	case AT_BPF_RULE_FRAME_POINTER:
+	case AT_UNWIND_CFA_RBP:
+	case AT_UNWIND_FRAME_POINTER:
 		cfa = w->bp + (__u64)(__s64)rule->cfa_offset;
 		break;
-	case AT_BPF_RULE_PLT:
+	case AT_UNWIND_PLT:
 		cfa = at_arch_plt_cfa(w->pc, w->sp, rule->cfa_offset);
 		break;
-	case AT_BPF_RULE_END:
+	case AT_UNWIND_END:
 		w->flags = 0;
 			return 1;
-	case AT_BPF_RULE_NONE:
+	case AT_UNWIND_NONE:
 		goto no_table;
 	default:
 		goto incomplete;
@@ -306,7 +304,7 @@ static long walk_frame(__u32 i, void *arg)
 		goto incomplete;
 	if (read_stack(w, cfa - AT_ARCH_RA_BELOW_CFA, &ra))
 		goto incomplete;
-	if (rule->rbp == AT_BPF_RBP_AT_CFA &&
+	if (rule->rbp == AT_UNWIND_RBP_AT_CFA &&
 	    read_stack(w, cfa + (__u64)(__s64)rule->rbp_offset, &bp))
 		goto incomplete;
 	out->flags = 0;
@@ -316,10 +314,10 @@ advance:
 	w->bp = bp;
 	return 0;
 no_table:
-	w->flags = 2 /* AT_STACK_INCOMPLETE */ | AT_BPF_STACK_NO_TABLE;
+	w->flags = AT_STACK_INCOMPLETE | AT_BPF_STACK_NO_TABLE;
 	return 1;
 incomplete:
-	w->flags = 2 /* AT_STACK_INCOMPLETE */;
+	w->flags = AT_STACK_INCOMPLETE;
 	return 1;
 }
 
@@ -407,24 +405,23 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		w.out->pcs[0] = AT_ARCH_PC(ctx);
 		w.out->serials[0] = 0;
 		w.out->count = 1;
-		w.out->flags = 2 /* AT_STACK_INCOMPLETE */ | AT_BPF_STACK_NO_TABLE;
-		w.hash = (tgid ^ AT_ARCH_PC(ctx)) * 0x100000001b3ull;
+		w.out->flags = AT_STACK_INCOMPLETE | AT_BPF_STACK_NO_TABLE;
+		w.hash = at_stack_hash_unwalked(tgid, AT_ARCH_PC(ctx));
 	} else {
 		w.pc = AT_ARCH_PC(ctx);
 		w.sp = AT_ARCH_SP(ctx);
 		w.bp = AT_ARCH_FP(ctx);
-		w.hash = tgid * 0x9e3779b97f4a7c15ull;
+		w.hash = at_stack_hash_begin(tgid);
 		w.tgid = tgid;
-		w.flags = 1 /* AT_STACK_TRUNCATED */;
+		w.flags = AT_STACK_TRUNCATED;
 		w.out->flags = 1; /* the first pc is exact (see walk_frame) */
 		bpf_loop(AT_BPF_MAX_FRAMES, walk_frame, &w, 0);
 		w.out->flags = (__u16)w.flags;
-		w.hash ^= (__u64)w.flags << 48;
+		w.hash = at_stack_hash_flags(w.hash, w.flags);
 	}
 	w.out->pid = tgid;
 	count_stacks(AT_STACKS_WALKED);
-	if (w.hash == 0)
-		w.hash = 1;
+	w.hash = at_stack_hash_key(w.hash);
 	long err = bpf_map_update_elem(&stacks, &w.hash, w.out, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST: known already */) {
 		count_stacks(AT_STACKS_NOT_STORED);

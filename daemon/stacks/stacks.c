@@ -161,15 +161,11 @@ uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *seri
 	uint64_t h;
 
 	if (!walked)
-		return ((tgid ^ pcs[0]) * 0x100000001b3ull) ?: 1;
-	h = tgid * 0x9e3779b97f4a7c15ull;
-	for (uint32_t i = 0; i < count; i++) {
-		h = (h ^ pcs[i]) * 0x100000001b3ull;
-		h = (h ^ serials[i]) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	h ^= (uint64_t)flags << 48;
-	return h ? h : 1;
+		return at_stack_hash_key(at_stack_hash_unwalked(tgid, pcs[0]));
+	h = at_stack_hash_begin(tgid);
+	for (uint32_t i = 0; i < count; i++)
+		h = at_stack_hash_frame(h, pcs[i], serials[i]);
+	return at_stack_hash_key(at_stack_hash_flags(h, flags));
 }
 
 /* The flags the BPF program gives a walk that ended so. */
@@ -187,7 +183,7 @@ static uint32_t walk_flags(enum at_unwind_end end)
 static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mappings *maps)
 {
 	maps->count = 0;
-	for (uint32_t i = 0; i < p->count && maps->count < AT_UNWIND_MAX_MAPPINGS; i++) {
+	for (uint32_t i = 0; i < p->count && maps->count < AT_BPF_MAX_MAPPINGS; i++) {
 		struct at_unwind_mapping *m = &maps->m[maps->count++];
 		m->start = p->maps[i].m.start;
 		m->end = p->maps[i].m.end;

@@ -19,9 +19,9 @@ const struct at_unwind_mapping *at_unwind_find_mapping(const struct at_unwind_ma
 {
 	uint32_t lo = 0, hi = maps->count; /* m[< lo].start <= pc < m[>= hi].start */
 
-	if (hi > AT_UNWIND_MAX_MAPPINGS)
-		hi = AT_UNWIND_MAX_MAPPINGS;
-	for (int step = 0; step < AT_UNWIND_MAPPING_STEPS && lo < hi; step++) {
+	if (hi > AT_BPF_MAX_MAPPINGS)
+		hi = AT_BPF_MAX_MAPPINGS;
+	for (int step = 0; step < AT_BPF_MAPPING_STEPS && lo < hi; step++) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
 		if (maps->m[mid].start <= pc)
@@ -129,7 +129,7 @@ void at_unwind_walk(const struct at_unwind_mappings *maps, const struct at_unwin
 	r->fallback_frames = 0;
 	r->stack_used = 0;
 	r->end = AT_UNWIND_TRUNCATED;
-	for (uint32_t i = 0; i < AT_UNWIND_MAX_FRAMES; i++) {
+	for (uint32_t i = 0; i < AT_BPF_MAX_FRAMES; i++) {
 		r->pcs[i] = f.pc;
 		r->count = i + 1;
 		int rc = step(maps, stack, &f, r);

@@ -18,10 +18,6 @@
 
 #include "unwind_table.h"
 
-#define AT_UNWIND_MAX_FRAMES 128
-#define AT_UNWIND_MAX_MAPPINGS 512
-#define AT_UNWIND_MAPPING_STEPS 10 /* binary search steps over AT_UNWIND_MAX_MAPPINGS */
-
 /* An executable mapping of the traced process. table is NULL while its object has none. */
 struct at_unwind_mapping {
 	uint64_t start, end;
@@ -32,7 +28,7 @@ struct at_unwind_mapping {
 /* The process's executable mappings, sorted by start, not overlapping. */
 struct at_unwind_mappings {
 	uint32_t count;
-	struct at_unwind_mapping m[AT_UNWIND_MAX_MAPPINGS];
+	struct at_unwind_mapping m[AT_BPF_MAX_MAPPINGS];
 };
 
 struct at_unwind_regs {
@@ -49,7 +45,7 @@ struct at_unwind_stack {
 /* How a walk ended. */
 enum at_unwind_end {
 	AT_UNWIND_END_OF_STACK = 0, /* reached the outermost frame: complete */
-	AT_UNWIND_TRUNCATED,        /* AT_UNWIND_MAX_FRAMES frames and more to go */
+	AT_UNWIND_TRUNCATED,        /* AT_BPF_MAX_FRAMES frames and more to go */
 	AT_UNWIND_NO_TABLE,         /* a pc in no mapping, or in one without a table yet */
 	AT_UNWIND_UNSUPPORTED_RULE, /* a rule the walker does not implement */
 	AT_UNWIND_STACK_SHORT,      /* a read past the end of the stack copy */
@@ -61,7 +57,7 @@ struct at_unwind_result {
 	uint32_t fallback_frames;           /* frames unwound with the frame-pointer rule */
 	uint64_t stack_used;                /* bytes of the copy the walk read (from base) */
 	enum at_unwind_end end;
-	uint64_t pcs[AT_UNWIND_MAX_FRAMES];
+	uint64_t pcs[AT_BPF_MAX_FRAMES];
 };
 
 /* Walks the stack. Always fills r; r->end says whether the walk is complete. */

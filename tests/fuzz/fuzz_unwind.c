@@ -64,7 +64,7 @@ static void walk_segments(const struct at_unwind_table *t, const uint8_t *data, 
 				   rule->kind == AT_UNWIND_NONE);
 			struct at_unwind_regs regs = { pc, stack.base, stack.base + 64 };
 			at_unwind_walk(&maps, &regs, &stack, &r);
-			FUZZ_CHECK(r.count >= 1 && r.count <= AT_UNWIND_MAX_FRAMES);
+			FUZZ_CHECK(r.count >= 1 && r.count <= AT_BPF_MAX_FRAMES);
 			FUZZ_CHECK(r.stack_used <= stack.len);
 		}
 	}

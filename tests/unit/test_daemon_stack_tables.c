@@ -19,9 +19,9 @@
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 
 struct arrays {
-	struct at_bpf_rule rules[64];
-	struct at_bpf_page pages[16];
-	struct at_bpf_entry entries[64];
+	struct at_unwind_rule rules[64];
+	struct at_unwind_page pages[16];
+	struct at_unwind_entry entries[64];
 	struct at_bpf_table tables[4];
 };
 
@@ -124,17 +124,17 @@ static void test_full(void **state)
 static int64_t bpf_rule_index(const struct at_stack_tables *s, uint32_t ti, uint64_t addr)
 {
 	const struct at_bpf_table *t = &s->tables[ti];
-	uint64_t page = addr >> AT_BPF_PAGE_SHIFT;
+	uint64_t page = addr >> AT_UNWIND_PAGE_SHIFT;
 
 	if (page < t->first_page || page - t->first_page >= t->page_count)
 		return -1;
-	const struct at_bpf_page *pg = &s->pages[t->page_base + (uint32_t)(page - t->first_page)];
+	const struct at_unwind_page *pg = &s->pages[t->page_base + (uint32_t)(page - t->first_page)];
 	if (pg->count == 0)
 		return -1;
 	uint32_t base = t->entry_base + pg->first, lo = 0, hi = pg->count;
-	uint16_t low = (uint16_t)(addr & ((1u << AT_BPF_PAGE_SHIFT) - 1));
+	uint16_t low = (uint16_t)(addr & ((1u << AT_UNWIND_PAGE_SHIFT) - 1));
 
-	for (int step = 0; step < AT_BPF_SEARCH_STEPS; step++) {
+	for (int step = 0; step < AT_UNWIND_SEARCH_STEPS; step++) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		uint64_t above = ((uint64_t)low - s->entries[base + mid].offset) >> 63;
 
@@ -155,9 +155,9 @@ static void test_libc_lookups(void **state)
 
 	if (at_unwind_table_build(LIBC, &libc, &why) < 0)
 		fail_msg("cannot build the table of %s: %s", LIBC, why);
-	struct at_bpf_rule *rules = calloc(1u << 16, sizeof(*rules));
-	struct at_bpf_page *pages = calloc(1u << 12, sizeof(*pages));
-	struct at_bpf_entry *entries = calloc(1u << 20, sizeof(*entries));
+	struct at_unwind_rule *rules = calloc(1u << 16, sizeof(*rules));
+	struct at_unwind_page *pages = calloc(1u << 12, sizeof(*pages));
+	struct at_unwind_entry *entries = calloc(1u << 20, sizeof(*entries));
 	struct at_bpf_table *tables = calloc(4, sizeof(*tables));
 	assert_true(rules && pages && entries && tables);
 	assert_int_equal(at_stack_tables_init(&s, rules, 1u << 16, pages, 1u << 12, entries,

@@ -7,7 +7,7 @@
  * mappings with their tables and load biases), walks the stack with daemon/stacks/unwind_walk.c, and
  * unwinds the same stopped thread with libdw (dwfl_linux_proc_attach, dwfl_getthread_frames).
  * A stop counts as identical when both reach the outermost frame with the same return addresses,
- * frame by frame, or when the walk is truncated at AT_UNWIND_MAX_FRAMES and its frames are
+ * frame by frame, or when the walk is truncated at AT_BPF_MAX_FRAMES and its frames are
  * libdw's first ones.
  *
  * The fixtures (tests/fixtures/unwind_*.c, -O2 -fomit-frame-pointer; a chain through a library,
@@ -83,7 +83,7 @@ struct oracle {
 struct process_maps {
 	char *text;                         /* /proc/PID/maps */
 	struct at_unwind_mappings m;
-	char paths[AT_UNWIND_MAX_MAPPINGS][256];
+	char paths[AT_BPF_MAX_MAPPINGS][256];
 	uint64_t stack_start, stack_end;    /* the mapping that holds rsp */
 };
 
@@ -139,7 +139,7 @@ static int read_process_maps(struct oracle *o, uint64_t rsp, struct process_maps
 			pm->stack_start = e.start;
 			pm->stack_end = e.end;
 		}
-		if (e.perms[2] != 'x' || pm->m.count == AT_UNWIND_MAX_MAPPINGS)
+		if (e.perms[2] != 'x' || pm->m.count == AT_BPF_MAX_MAPPINGS)
 			continue;
 		struct at_unwind_mapping *m = &pm->m.m[pm->m.count];
 		const char *why;
@@ -552,7 +552,7 @@ static void print_counts(const char *name, const struct counts *c)
 	print_message("%s: %u stops, %u compared: %u complete and identical to libdw, "
 		      "%u truncated at %u frames and identical, %u different; up to %u frames "
 		      "and %llu bytes of stack, %u in threads, %u frame-pointer frames\n",
-		      name, c->hits, c->samples, c->identical, c->truncated, AT_UNWIND_MAX_FRAMES,
+		      name, c->hits, c->samples, c->identical, c->truncated, AT_BPF_MAX_FRAMES,
 		      c->mismatched, c->max_frames, (unsigned long long)c->max_stack_used,
 		      c->thread_samples, c->fallback_frames);
 	for (int e = 0; e <= AT_UNWIND_BAD_FRAME; e++)
@@ -617,7 +617,7 @@ static void test_recursion_truncated(void **state)
 
 	run_fixture(&o, "unwind_recursion", "200");
 	assert_true(o.c.truncated > 0);
-	assert_int_equal(o.c.max_frames, AT_UNWIND_MAX_FRAMES);
+	assert_int_equal(o.c.max_frames, AT_BPF_MAX_FRAMES);
 }
 
 static void test_threads(void **state)

@@ -164,13 +164,13 @@ static void test_truncated(void **state)
 		stack_words[i] = RET(0);
 	walk(FN(0), BASE, 0);
 	assert_int_equal(result.end, AT_UNWIND_TRUNCATED);
-	assert_int_equal(result.count, AT_UNWIND_MAX_FRAMES);
-	assert_int_equal(result.pcs[AT_UNWIND_MAX_FRAMES - 1], RET(0));
-	/* exactly AT_UNWIND_MAX_FRAMES frames ending at _start is complete */
-	stack_words[AT_UNWIND_MAX_FRAMES - 2] = RET(3);
+	assert_int_equal(result.count, AT_BPF_MAX_FRAMES);
+	assert_int_equal(result.pcs[AT_BPF_MAX_FRAMES - 1], RET(0));
+	/* exactly AT_BPF_MAX_FRAMES frames ending at _start is complete */
+	stack_words[AT_BPF_MAX_FRAMES - 2] = RET(3);
 	walk(FN(0), BASE, 0);
 	assert_int_equal(result.end, AT_UNWIND_END_OF_STACK);
-	assert_int_equal(result.count, AT_UNWIND_MAX_FRAMES);
+	assert_int_equal(result.count, AT_BPF_MAX_FRAMES);
 }
 
 static void test_plt_and_frame_pointer(void **state)
@@ -249,11 +249,11 @@ static void test_find_mapping(void **state)
 	assert_ptr_equal(at_unwind_find_mapping(&maps, 0x40ffff), &maps.m[1]);
 	assert_null(at_unwind_find_mapping(&maps, 0x410000));
 	/* a full table of mappings */
-	maps.count = AT_UNWIND_MAX_MAPPINGS;
-	for (uint32_t i = 0; i < AT_UNWIND_MAX_MAPPINGS; i++)
+	maps.count = AT_BPF_MAX_MAPPINGS;
+	for (uint32_t i = 0; i < AT_BPF_MAX_MAPPINGS; i++)
 		maps.m[i] = (struct at_unwind_mapping){ 0x10000u * (i + 1),
 							0x10000u * (i + 1) + 0x8000, 0, NULL };
-	for (uint32_t i = 0; i < AT_UNWIND_MAX_MAPPINGS; i++) {
+	for (uint32_t i = 0; i < AT_BPF_MAX_MAPPINGS; i++) {
 		assert_ptr_equal(at_unwind_find_mapping(&maps, 0x10000u * (i + 1)), &maps.m[i]);
 		assert_ptr_equal(at_unwind_find_mapping(&maps, 0x10000u * (i + 1) + 0x7fff),
 				 &maps.m[i]);
