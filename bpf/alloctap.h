@@ -1,13 +1,20 @@
 /* alloctap.h: the interface between the BPF program and alloctapd.
  *
  * Fixed-width fields only, so the same bytes mean the same thing on both sides. This header is
- * compiled by clang for BPF and by cc for the daemon; it must stay valid for both.
+ * compiled by clang for BPF and by cc for the daemon; it must stay valid for both. It is the one
+ * definition of everything that crosses the boundary: the record, the unwind tables' rows and
+ * bounds, the mappings, a stack, the stack hash (at_stack_hash_*), the per-thread state the
+ * daemon rewrites (struct at_thread); through the headers it includes, the rule kinds and
+ * registers of the architecture (arch/x86_64.h) and the stack flags (stack_flags.h). The walk
+ * itself is one source too, stack_walk.h, compiled into the program and, for the daemon, in
+ * daemon/stacks/unwind_walk.c.
  *
  * The BPF object is built into alloctapd as a skeleton (build/alloctap.skel.h), so both sides
  * always come from the same tree and the layout needs no version number; the assertions below
  * and in daemon/trace/convert.c stop a build whose two sides disagree.
  *
- * Besides the record, the daemon relies on these names in the object (the skeleton's fields):
+ * Besides the record, the daemon relies on these names in the object (the skeleton's fields;
+ * all defined in prog/maps.h):
  *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,
  *           thread_slot_mask: set before load
  *   bss     next_seq: the one global event counter (__u64). Every event takes its number with

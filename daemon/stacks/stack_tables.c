@@ -75,6 +75,14 @@ int at_stack_tables_add(struct at_stack_tables *s, const struct at_unwind_table 
 	return 0;
 }
 
+uint32_t at_stack_tables_index(const struct at_stack_tables *s, const struct at_unwind_table *t)
+{
+	for (uint32_t i = 0; t && i < s->table_used; i++)
+		if (s->loaded[i] == t)
+			return i;
+	return AT_BPF_NO_TABLE;
+}
+
 uint64_t at_stack_tables_bytes_used(const struct at_stack_tables *s)
 {
 	return (uint64_t)s->rule_used * sizeof(struct at_unwind_rule) +

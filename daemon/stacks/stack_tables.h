@@ -40,6 +40,9 @@ void at_stack_tables_free(struct at_stack_tables *s);
 int at_stack_tables_add(struct at_stack_tables *s, const struct at_unwind_table *t,
 			uint32_t *index);
 
+/* The index in the directory of table t, or AT_BPF_NO_TABLE when it was never added. */
+uint32_t at_stack_tables_index(const struct at_stack_tables *s, const struct at_unwind_table *t);
+
 /* Bytes the arrays hold in use (what the loaded tables take in kernel memory). */
 uint64_t at_stack_tables_bytes_used(const struct at_stack_tables *s);
 

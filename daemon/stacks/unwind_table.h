@@ -63,8 +63,9 @@ void at_unwind_table_free(struct at_unwind_table *t);
 /* Bytes the table takes as it is loaded into maps (rules, pages, entries). */
 size_t at_unwind_table_bytes(const struct at_unwind_table *t);
 
-/* The rule for an object address (NULL-free: AT_UNWIND_NONE when nothing covers it). Written as
- * the BPF program does it: a page index, then a bounded binary search. */
+/* The rule for an object address (NULL-free: AT_UNWIND_NONE when nothing covers it): the BPF
+ * walk's own search (bpf/stack_walk.h's rule_index) over t's arrays, a page index, then a
+ * bounded binary search. Defined in unwind_walk.c. */
 const struct at_unwind_rule *at_unwind_table_lookup(const struct at_unwind_table *t,
 						    uint64_t addr);
 

@@ -97,6 +97,28 @@ static void test_bases_and_rows(void **state)
 	at_stack_tables_free(&s);
 }
 
+/* A table's index is found again by the table; one never added, or none, has no index. */
+static void test_index(void **state)
+{
+	(void)state;
+	static struct arrays a;
+	static struct small x, y, z;
+	struct at_stack_tables s;
+	uint32_t ix, iy;
+
+	init(&s, &a, 64);
+	make_small(&x, 0x10, 3, 2, 4);
+	make_small(&y, 0x7f00, 5, 3, 2);
+	make_small(&z, 0x20, 2, 1, 2);
+	assert_int_equal(at_stack_tables_add(&s, &x.t, &ix), 0);
+	assert_int_equal(at_stack_tables_add(&s, &y.t, &iy), 0);
+	assert_int_equal(at_stack_tables_index(&s, &x.t), 0);
+	assert_int_equal(at_stack_tables_index(&s, &y.t), 1);
+	assert_int_equal(at_stack_tables_index(&s, &z.t), AT_BPF_NO_TABLE);
+	assert_int_equal(at_stack_tables_index(&s, NULL), AT_BPF_NO_TABLE);
+	at_stack_tables_free(&s);
+}
+
 static void test_full(void **state)
 {
 	(void)state;
@@ -193,6 +215,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bases_and_rows),
+		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_libc_lookups),
 	};
