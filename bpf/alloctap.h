@@ -20,7 +20,8 @@
  *   bss     next_seq: the one global event counter (__u64). Every event takes its number with
  *           an atomic fetch-and-add on it. After detaching every probe the daemon reads it once:
  *           every number below it was handed out, so a number the reorder window has not seen
- *           by then belongs to a lost event (at_reorder_finish).
+ *           by then belongs to a lost event (at_reorder_finish). mappings_gen: bumped after
+ *           each store in proc_mappings (struct at_bpf_rule_cache).
  *   maps    events (the ring buffer, resized before load), targets (traced tgids, when
  *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter); with --stacks
  *           unwind_rules, unwind_pages, unwind_entries, unwind_tables (the unwind tables of
@@ -155,10 +156,13 @@ enum at_lost_counter {
 
 /* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
  * return addresses come back in call after call, and a hit skips both binary searches. An entry
- * holds for one generation of the mappings (mappings_gen, bumped by the daemon after each change
- * of proc_mappings and by the program when a traced process executes or exits), and names the
- * mapping, whose check (struct at_bpf_mapping) a hit still passes; a slot is chosen by hashing
- * the address. */
+ * holds for one generation of the mappings (mappings_gen), and names the mapping, whose check
+ * (struct at_bpf_mapping) a hit still passes; a slot is chosen by hashing the address.
+ * mappings_gen goes up after every store of a process's mappings in proc_mappings (the daemon's
+ * scan: after the store, so that a walk that read the old generation with the new mappings meets
+ * the check of a new mapping) and at every deletion by the program (a traced process executes or
+ * exits). Not at the daemon's deletion of a gone process's mappings: a walk that finds no
+ * mappings reads no entry, and the next store bumps it. */
 #define AT_BPF_RULE_CACHE 1024 /* 24 KiB: a per-CPU value holds at most 32 */
 struct at_bpf_rule_cache {
 	struct {

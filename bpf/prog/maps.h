@@ -29,8 +29,8 @@ const volatile __u32 thread_slot_mask = AT_THREAD_SLOTS - 1;
 /* The one global event counter; the daemon reads it after detaching (see alloctap.h). */
 __u64 next_seq = 0;
 
-/* The generation of proc_mappings: the daemon adds 1 after each change (struct
- * at_bpf_rule_cache). */
+/* The generation of proc_mappings: the daemon adds 1 after each store of a process's mappings,
+ * the program after each deletion (struct at_bpf_rule_cache). */
 __u64 mappings_gen = 0;
 
 /* 1 while the daemon records (written by the daemon through the skeleton's .bss). */

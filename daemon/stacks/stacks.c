@@ -151,7 +151,8 @@ void at_stacks_forget(struct at_stacks *s, pid_t pid)
 		return;
 	/* what the daemon knows of its mappings stays: its last events may still be in the
 	 * reorder window, and their stacks need the mapping records (a new process with the
-	 * same pid replaces them at its first scan) */
+	 * same pid replaces them at its first scan); mappings_gen stays: a walk that finds no
+	 * mappings reads no rule cache entry, and that scan's store bumps it */
 	bpf_map_delete_elem(s->mappings_fd, &key);
 }
 

@@ -58,7 +58,7 @@ struct at_stacks {
 	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
 	size_t mem_len[4];
 	int mappings_fd, stacks_fd, counts_fd, held_fd, threads_fd, slots_fd;
-	__u64 *mappings_gen;          /* the BPF program's: bumped after each change of the map */
+	__u64 *mappings_gen;          /* the BPF program's: bumped after each store in the map */
 	struct at_bpf_mappings *scan; /* one scan's result, before it goes into the map */
 	struct at_stack stack;        /* the stack being written */
 	uint32_t serials[AT_STACK_MAX_FRAMES]; /* its frames' mapping serials */
