@@ -1,19 +1,27 @@
 /* alloctap.h: the interface between the BPF program and alloctapd.
  *
  * Fixed-width fields only, so the same bytes mean the same thing on both sides. This header is
- * compiled by clang for BPF and by cc for the daemon; it must stay valid for both.
+ * compiled by clang for BPF and by cc for the daemon; it must stay valid for both. It is the one
+ * definition of everything that crosses the boundary: the record, the unwind tables' rows and
+ * bounds, the mappings, a stack, the stack hash (at_stack_hash_*), the per-thread state the
+ * daemon rewrites (struct at_thread); through the headers it includes, the rule kinds and
+ * registers of the architecture (arch/x86_64.h) and the stack flags (stack_flags.h). The walk
+ * itself is one source too, stack_walk.h, compiled into the program and, for the daemon, in
+ * daemon/stacks/unwind_walk.c.
  *
  * The BPF object is built into alloctapd as a skeleton (build/alloctap.skel.h), so both sides
  * always come from the same tree and the layout needs no version number; the assertions below
  * and in daemon/trace/record.c stop a build whose two sides disagree.
  *
- * Besides the record, the daemon relies on these names in the object (the skeleton's fields):
+ * Besides the record, the daemon relies on these names in the object (the skeleton's fields;
+ * all defined in prog/maps.h):
  *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,
  *           thread_slot_mask: set before load
  *   bss     next_seq: the one global event counter (__u64). Every event takes its number with
  *           an atomic fetch-and-add on it. After detaching every probe the daemon reads it once:
  *           every number below it was handed out, so a number the reorder window has not seen
- *           by then belongs to a lost event (at_reorder_finish).
+ *           by then belongs to a lost event (at_reorder_finish). mappings_gen: bumped after
+ *           each store in proc_mappings (struct at_bpf_rule_cache).
  *   maps    events (the ring buffer, resized before load), targets (traced tgids, when
  *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter); with --stacks
  *           unwind_rules, unwind_pages, unwind_entries, unwind_tables (the unwind tables of
@@ -30,6 +38,9 @@
 #define ALLOCTAP_BPF_H
 
 #include <linux/types.h>
+
+#include "arch/x86_64.h" /* the rule kinds of struct at_unwind_rule */
+#include "stack_flags.h"
 
 /* The probed functions. The first eight match enum at_func's order in lib/event.h (checked in
  * daemon/trace/record.c); the daemon rewrites the last two as calls the logalloc format has (see
@@ -117,10 +128,23 @@ enum at_lost_counter {
 #define AT_INFLIGHT_REALLOC ((1ull << 32) | 1ull)
 
 /* ---- stacks (--stacks) -------------------------------------------------------------------
- * The unwind tables of daemon/stacks/unwind_table.h, every object's in the same three arrays: a table
- * (unwind_tables[i]) says where its pages, entries and rules start in them. The rule, page and
- * entry layouts are those of struct at_unwind_rule, at_unwind_page and at_unwind_entry
- * (daemon/stacks/stack_tables.c checks that they agree). */
+ * The unwind tables (built by daemon/stacks/unwind_table.c), every object's in the same three
+ * arrays: a table (unwind_tables[i]) says where its pages, entries and rules start in them.
+ *
+ *   rules    unique 8-byte rules (struct at_unwind_rule); a table's rules[0] is AT_UNWIND_NONE.
+ *   pages    one 8-byte descriptor per 64 KiB page of the object's addresses, from first_page
+ *            on: the run of entries that covers the page (count 0: no code there).
+ *   entries  4 bytes each, sorted by address within their page: the page offset where a rule
+ *            starts and the rule's index. Every page with code has an entry at offset 0 (the
+ *            rule in effect where the page starts), so the rule for an address is the one of
+ *            the last entry at or below it: one binary search of at most
+ *            AT_UNWIND_SEARCH_STEPS steps.
+ *
+ * The daemon keeps each table in these layouts (struct at_unwind_table) and copies it as it is
+ * into the maps (daemon/stacks/stack_tables.c). */
+#define AT_UNWIND_PAGE_SHIFT 16
+#define AT_UNWIND_PAGE_SIZE (1u << AT_UNWIND_PAGE_SHIFT)
+#define AT_UNWIND_SEARCH_STEPS 17 /* enough for 65536 entries in one page */
 #define AT_BPF_MAX_TABLES 1024
 #define AT_BPF_NO_TABLE 0xffffffffu  /* a mapping whose object has no table (yet) */
 #define AT_BPF_OPAQUE 0xfffffffeu    /* code no scan will give a table: anonymous executable
@@ -128,16 +152,17 @@ enum at_lost_counter {
 				      * a stack ends there, incomplete, and holds nothing */
 #define AT_BPF_MAX_MAPPINGS 512      /* executable mappings per process */
 #define AT_BPF_MAPPING_STEPS 10      /* binary search steps over them */
-#define AT_BPF_PAGE_SHIFT 16
-#define AT_BPF_SEARCH_STEPS 17       /* binary search steps in one page's entries */
 #define AT_BPF_MAX_FRAMES 128
 
 /* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
  * return addresses come back in call after call, and a hit skips both binary searches. An entry
- * holds for one generation of the mappings (mappings_gen, bumped by the daemon after each change
- * of proc_mappings and by the program when a traced process executes or exits), and names the
- * mapping, whose check (struct at_bpf_mapping) a hit still passes; a slot is chosen by hashing
- * the address. */
+ * holds for one generation of the mappings (mappings_gen), and names the mapping, whose check
+ * (struct at_bpf_mapping) a hit still passes; a slot is chosen by hashing the address.
+ * mappings_gen goes up after every store of a process's mappings in proc_mappings (the daemon's
+ * scan: after the store, so that a walk that read the old generation with the new mappings meets
+ * the check of a new mapping) and at every deletion by the program (a traced process executes or
+ * exits). Not at the daemon's deletion of a gone process's mappings: a walk that finds no
+ * mappings reads no entry, and the next store bumps it. */
 #define AT_BPF_RULE_CACHE 1024 /* 24 KiB: a per-CPU value holds at most 32 */
 struct at_bpf_rule_cache {
 	struct {
@@ -156,40 +181,35 @@ struct at_bpf_window {
 	__u8 bytes[AT_BPF_WINDOW];
 };
 
-/* Rule kinds and rbp rules, as enum at_unwind_kind and at_unwind_rbp. */
-#define AT_BPF_RULE_NONE 0
-#define AT_BPF_RULE_CFA_RSP 1
-#define AT_BPF_RULE_CFA_RBP 2
-#define AT_BPF_RULE_PLT 3
-#define AT_BPF_RULE_FRAME_POINTER 4
-#define AT_BPF_RULE_END 5
-#define AT_BPF_RULE_SIGNAL 7  /* the interrupted rsp at rsp + cfa_offset, its rip above */
-#define AT_BPF_RBP_AT_CFA 1
-#define AT_BPF_RBP_AT_SP 2
-
-struct at_bpf_rule {
-	__u8 kind;
-	__u8 rbp;
+struct at_unwind_rule {
+	__u8 kind;          /* enum at_unwind_kind (arch/x86_64.h) */
+	__u8 rbp;           /* enum at_unwind_rbp */
 	__s16 rbp_offset;
 	__s32 cfa_offset;
 };
 
-struct at_bpf_page {
+struct at_unwind_page {
 	__u32 first;   /* index of the page's first entry, relative to the table's entry_base */
-	__u32 count;
+	__u32 count;   /* its entries; 0 when the page has no code */
 };
 
-struct at_bpf_entry {
-	__u16 offset;
-	__u16 rule;    /* relative to the table's rule_base */
+struct at_unwind_entry {
+	__u16 offset;  /* address & 0xffff where the rule starts */
+	__u16 rule;    /* index of its rule, relative to the table's rule_base */
 };
+
+_Static_assert(sizeof(struct at_unwind_rule) == 8 && sizeof(struct at_unwind_page) == 8 &&
+		       sizeof(struct at_unwind_entry) == 4,
+	       "the unwind rows have the sizes the daemon's copies assume");
 
 /* The entries map holds two entries per element: an array map's elements are 8-byte
  * aligned, and the daemon writes the entries one after the other into its mapped memory. */
 struct at_bpf_entry_pair {
-	struct at_bpf_entry e[2];
+	struct at_unwind_entry e[2];
 };
 
+/* A table in unwind_tables: its object's first page (address >> AT_UNWIND_PAGE_SHIFT), its
+ * page count, and where its pages, entries and rules start in the three arrays. */
 struct at_bpf_table {
 	__u64 first_page;
 	__u32 page_count;
@@ -270,10 +290,42 @@ struct at_thread {
 	__u32 allocator_gen; /* allocators_gen when it was looked up */
 };
 
-/* How a walk ended, in a stack's flags: AT_STACK_TRUNCATED and AT_STACK_INCOMPLETE of
- * lib/stack.h, and this bit with the latter when the pc had no mapping or no table (the daemon
- * then rescans the process's mappings). */
-#define AT_BPF_STACK_NO_TABLE 0x100u
+/* How a walk ended, in a stack's flags (enum at_stack_flags, stack_flags.h). */
+
+/* The hash of a stack, the key of the stacks map, computed the same way by the BPF walk, frame
+ * by frame, and by the daemon for a stack it walks itself. A walk mixes in the
+ * process, then each frame's pc and its mapping's serial, then the flags; a stack that was not
+ * walked (its process's mappings not known yet) is its process and first pc. 0 is no key: a
+ * hash of 0 is stored as 1 (at_stack_hash_key). The daemon's at_stacks_hash
+ * (daemon/stacks/stacks.c) composes these for a whole stack. */
+#define AT_STACK_HASH_PRIME 0x100000001b3ull
+static inline __attribute__((always_inline)) __u64 at_stack_hash_begin(__u32 tgid)
+{
+	return tgid * 0x9e3779b97f4a7c15ull;
+}
+
+static inline __attribute__((always_inline)) __u64 at_stack_hash_frame(__u64 h, __u64 pc,
+									__u32 serial)
+{
+	h = (h ^ pc) * AT_STACK_HASH_PRIME;
+	h = (h ^ serial) * AT_STACK_HASH_PRIME;
+	return h ^ (h >> 29);
+}
+
+static inline __attribute__((always_inline)) __u64 at_stack_hash_flags(__u64 h, __u32 flags)
+{
+	return h ^ (__u64)flags << 48;
+}
+
+static inline __attribute__((always_inline)) __u64 at_stack_hash_unwalked(__u32 tgid, __u64 pc)
+{
+	return (tgid ^ pc) * AT_STACK_HASH_PRIME;
+}
+
+static inline __attribute__((always_inline)) __u64 at_stack_hash_key(__u64 h)
+{
+	return h ? h : 1;
+}
 
 /* A stack: its pcs, and for each the serial of the mapping it lay in (0: none). Its hash mixes
  * both, so the same addresses in two objects mapped in turn are two stacks. */

@@ -18,21 +18,16 @@
 
 #include <stdint.h>
 
+#include "../bpf/stack_flags.h" /* enum at_stack_flags, shared with the BPF program */
+
 #define AT_STACK_MAX_FRAMES 128
 #define AT_BUILD_ID_MAX 20
-
-enum at_stack_flags {
-	AT_STACK_TRUNCATED = 1u,  /* AT_STACK_MAX_FRAMES frames, and the stack goes on */
-	AT_STACK_INCOMPLETE = 2u, /* the walk stopped before the outermost frame (a pc in no
-				   * mapping or in one without a table yet, a rule the unwinder
-				   * lacks, an unreadable frame): the frames it has are right */
-};
 
 struct at_stack {
 	uint32_t id;    /* 1, 2, ... in order of first appearance in the trace */
 	uint32_t pid;   /* the process whose addresses pcs are */
 	uint16_t count; /* frames in pcs, 1..AT_STACK_MAX_FRAMES */
-	uint16_t flags; /* enum at_stack_flags */
+	uint16_t flags; /* enum at_stack_flags (bpf/stack_flags.h) */
 	uint64_t pcs[AT_STACK_MAX_FRAMES];
 };
 

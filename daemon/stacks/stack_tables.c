@@ -5,35 +5,10 @@
 #include <string.h>
 
 #include "stack_tables.h"
-#include "unwind_walk.h"
 
-/* The BPF side reads the daemon's rows as they are: same sizes, same fields, same codes. */
-_Static_assert(sizeof(struct at_bpf_rule) == sizeof(struct at_unwind_rule) &&
-		       offsetof(struct at_bpf_rule, cfa_offset) ==
-			       offsetof(struct at_unwind_rule, cfa_offset) &&
-		       offsetof(struct at_bpf_rule, rbp_offset) ==
-			       offsetof(struct at_unwind_rule, rbp_offset),
-	       "struct at_bpf_rule is struct at_unwind_rule");
-_Static_assert(sizeof(struct at_bpf_page) == sizeof(struct at_unwind_page),
-	       "struct at_bpf_page is struct at_unwind_page");
-_Static_assert(sizeof(struct at_bpf_entry) == sizeof(struct at_unwind_entry),
-	       "struct at_bpf_entry is struct at_unwind_entry");
-_Static_assert(AT_BPF_RULE_NONE == AT_UNWIND_NONE && AT_BPF_RULE_CFA_RSP == AT_UNWIND_CFA_RSP &&
-		       AT_BPF_RULE_CFA_RBP == AT_UNWIND_CFA_RBP && AT_BPF_RULE_PLT == AT_UNWIND_PLT &&
-		       AT_BPF_RULE_FRAME_POINTER == AT_UNWIND_FRAME_POINTER &&
-		       AT_BPF_RULE_END == AT_UNWIND_END && AT_BPF_RBP_AT_CFA == AT_UNWIND_RBP_AT_CFA &&
-		       AT_BPF_RULE_SIGNAL == AT_UNWIND_SIGNAL && AT_BPF_RBP_AT_SP == AT_UNWIND_RBP_AT_SP,
-	       "rule codes agree");
-_Static_assert(AT_BPF_PAGE_SHIFT == AT_UNWIND_PAGE_SHIFT &&
-		       AT_BPF_SEARCH_STEPS == AT_UNWIND_SEARCH_STEPS &&
-		       AT_BPF_MAX_MAPPINGS == AT_UNWIND_MAX_MAPPINGS &&
-		       AT_BPF_MAPPING_STEPS == AT_UNWIND_MAPPING_STEPS &&
-		       AT_BPF_MAX_FRAMES == AT_UNWIND_MAX_FRAMES,
-	       "walk bounds agree");
-
-int at_stack_tables_init(struct at_stack_tables *s, struct at_bpf_rule *rules, uint32_t rule_cap,
-			 struct at_bpf_page *pages, uint32_t page_cap,
-			 struct at_bpf_entry *entries, uint32_t entry_cap,
+int at_stack_tables_init(struct at_stack_tables *s, struct at_unwind_rule *rules, uint32_t rule_cap,
+			 struct at_unwind_page *pages, uint32_t page_cap,
+			 struct at_unwind_entry *entries, uint32_t entry_cap,
 			 struct at_bpf_table *tables, uint32_t table_cap)
 {
 	memset(s, 0, sizeof(*s));
@@ -100,10 +75,18 @@ int at_stack_tables_add(struct at_stack_tables *s, const struct at_unwind_table 
 	return 0;
 }
 
+uint32_t at_stack_tables_index(const struct at_stack_tables *s, const struct at_unwind_table *t)
+{
+	for (uint32_t i = 0; t && i < s->table_used; i++)
+		if (s->loaded[i] == t)
+			return i;
+	return AT_BPF_NO_TABLE;
+}
+
 uint64_t at_stack_tables_bytes_used(const struct at_stack_tables *s)
 {
-	return (uint64_t)s->rule_used * sizeof(struct at_bpf_rule) +
-	       (uint64_t)s->page_used * sizeof(struct at_bpf_page) +
-	       (uint64_t)s->entry_used * sizeof(struct at_bpf_entry) +
+	return (uint64_t)s->rule_used * sizeof(struct at_unwind_rule) +
+	       (uint64_t)s->page_used * sizeof(struct at_unwind_page) +
+	       (uint64_t)s->entry_used * sizeof(struct at_unwind_entry) +
 	       (uint64_t)s->table_used * sizeof(struct at_bpf_table);
 }

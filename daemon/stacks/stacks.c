@@ -129,7 +129,8 @@ void at_stacks_forget(struct at_stacks *s, pid_t pid)
 		return;
 	/* what the daemon knows of its mappings stays: its last events may still be in the
 	 * reorder window, and their stacks need the mapping records (a new process with the
-	 * same pid replaces them at its first scan) */
+	 * same pid replaces them at its first scan); mappings_gen stays: a walk that finds no
+	 * mappings reads no rule cache entry, and that scan's store bumps it */
 	at_bpf_delete_mappings(s->bpf, pid);
 }
 
@@ -139,15 +140,11 @@ uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *seri
 	uint64_t h;
 
 	if (!walked)
-		return ((tgid ^ pcs[0]) * 0x100000001b3ull) ?: 1;
-	h = tgid * 0x9e3779b97f4a7c15ull;
-	for (uint32_t i = 0; i < count; i++) {
-		h = (h ^ pcs[i]) * 0x100000001b3ull;
-		h = (h ^ serials[i]) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	h ^= (uint64_t)flags << 48;
-	return h ? h : 1;
+		return at_stack_hash_key(at_stack_hash_unwalked(tgid, pcs[0]));
+	h = at_stack_hash_begin(tgid);
+	for (uint32_t i = 0; i < count; i++)
+		h = at_stack_hash_frame(h, pcs[i], serials[i]);
+	return at_stack_hash_key(at_stack_hash_flags(h, flags));
 }
 
 /* The flags the BPF program gives a walk that ended so. */
@@ -161,16 +158,18 @@ static uint32_t walk_flags(enum at_unwind_end end)
 	}
 }
 
-/* The process's mappings as the reference walker takes them. */
-static void walker_mappings(const struct at_stack_proc *p, struct at_unwind_mappings *maps)
+/* The process's mappings as the walk takes them: each with the index of its table in the
+ * program's arrays (tables). */
+static void walker_mappings(const struct at_stack_proc *p, const struct at_stack_tables *tables,
+			    struct at_bpf_mappings *maps)
 {
 	maps->count = 0;
-	for (uint32_t i = 0; i < p->count && maps->count < AT_UNWIND_MAX_MAPPINGS; i++) {
-		struct at_unwind_mapping *m = &maps->m[maps->count++];
+	for (uint32_t i = 0; i < p->count && maps->count < AT_BPF_MAX_MAPPINGS; i++) {
+		struct at_bpf_mapping *m = &maps->m[maps->count++];
 		m->start = p->maps[i].m.start;
 		m->end = p->maps[i].m.end;
 		m->bias = p->maps[i].bias;
-		m->table = p->maps[i].table;
+		m->table = at_stack_tables_index(tables, p->maps[i].table);
 	}
 }
 
@@ -230,12 +229,12 @@ static uint32_t frame_serials(const struct at_stack_proc *p, struct at_bpf_stack
 	return flags;
 }
 
-/* Walks the stack of held thread tid of tgid from h's registers with the reference walker,
- * over what the daemon knows of tgid's mappings now, stores it under its hash and points the
- * thread's call at it. */
+/* Walks the stack of held thread tid of tgid from h's registers with the BPF program's walk
+ * (unwind_walk.h), over what the daemon knows of tgid's mappings now, stores it under its hash
+ * and points the thread's call at it. */
 static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct at_bpf_held *h)
 {
-	static struct at_unwind_mappings maps;
+	static struct at_bpf_mappings maps;
 	static struct at_unwind_result r;
 	static struct at_bpf_stack raw;
 
@@ -247,10 +246,10 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	if (!p || got < 8)
 		return;
 	memcpy(s->copy, &h->ra, 8); /* the return probe has replaced it on the stack since */
-	walker_mappings(p, &maps);
+	walker_mappings(p, &s->tables, &maps);
 	struct at_unwind_regs regs = { h->pc, h->sp, h->bp };
 	struct at_unwind_stack stack = { h->sp, (uint64_t)got, s->copy };
-	at_unwind_walk(&maps, &regs, &stack, &r);
+	at_unwind_walk(&maps, &s->tables, &regs, &stack, &r);
 
 	raw.pid = (uint32_t)tgid;
 	raw.count = (uint16_t)r.count;

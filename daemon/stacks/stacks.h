@@ -85,9 +85,9 @@ void at_stacks_close(struct at_stacks *s);
 int at_stacks_scan(struct at_stacks *s, pid_t pid);
 /* A ptraced thread is in a signal-delivery stop: if the BPF program held it (struct
  * at_bpf_held), reads its process's mappings again and, unless a table of them is being built,
- * walks its stack from the entry's registers with the reference walker, stores the stack under
- * its hash and points the thread's call at it: 1 (the signal is then to be suppressed and the
- * thread resumed). While a table is being built, the thread stays stopped: 2 (the signal is
+ * walks its stack from the entry's registers with the BPF walk (unwind_walk.h), stores the stack
+ * under its hash and points the thread's call at it: 1 (the signal is then to be suppressed and
+ * the thread resumed). While a table is being built, the thread stays stopped: 2 (the signal is
  * suppressed; at_stacks_built or at_stacks_tick walk its stack and resume it once the tables
  * are there, or after AT_STACKS_HOLD_MS with its stack incomplete). 0 when the stop was no
  * hold. */

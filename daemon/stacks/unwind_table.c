@@ -1039,31 +1039,6 @@ size_t at_unwind_table_bytes(const struct at_unwind_table *t)
 	       t->entry_count * sizeof(*t->entries);
 }
 
-const struct at_unwind_rule *at_unwind_table_lookup(const struct at_unwind_table *t,
-						    uint64_t addr)
-{
-	uint64_t page = addr >> AT_UNWIND_PAGE_SHIFT;
-
-	if (page < t->first_page || page - t->first_page >= t->page_count)
-		return &rule_none;
-	const struct at_unwind_page *pg = &t->pages[page - t->first_page];
-	if (pg->count == 0)
-		return &rule_none;
-	const struct at_unwind_entry *e = &t->entries[pg->first];
-	uint16_t low = (uint16_t)(addr & (AT_UNWIND_PAGE_SIZE - 1));
-	uint32_t lo = 0, hi = pg->count; /* e[lo].offset <= low < e[hi].offset; e[0] is at 0 */
-
-	for (int step = 0; step < AT_UNWIND_SEARCH_STEPS && hi - lo > 1; step++) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (e[mid].offset <= low)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &t->rules[e[lo].rule];
-}
-
 int at_unwind_table_bias(const struct at_unwind_table *t, uint64_t map_start,
 			 uint64_t map_offset, int64_t *bias)
 {

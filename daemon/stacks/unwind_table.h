@@ -2,15 +2,9 @@
  * keyed by build-id so that every process mapping the same object shares one table.
  *
  * A table answers "how do I find the caller's frame from this instruction?" for every address of
- * the object's executable segments. Its layout is the one the BPF unwinder reads from maps:
- *
- *   rules    unique 8-byte rules (struct at_unwind_rule); rules[0] is AT_UNWIND_NONE.
- *   pages    one 8-byte descriptor per 64 KiB page of the object's addresses, from first_page
- *            on: the run of entries that covers the page (count 0: no code there).
- *   entries  4 bytes each, sorted by address within their page: the page offset where a rule
- *            starts and the rule's index. Every page with code has an entry at offset 0 (the
- *            rule in effect where the page starts), so the rule for an address is the one of
- *            the last entry at or below it: one binary search of at most 17 steps.
+ * the object's executable segments. Its rules, pages and entries are in the layouts the BPF
+ * unwinder reads from its maps (struct at_unwind_rule, at_unwind_page, at_unwind_entry and the
+ * rule kinds, defined once in bpf/alloctap.h and bpf/arch/x86_64.h).
  *
  * Addresses are the object's own virtual addresses (as in its ELF headers and CFI); a process
  * address minus the mapping's load bias (at_unwind_table_bias) is one. */
@@ -20,54 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AT_UNWIND_PAGE_SHIFT 16
-#define AT_UNWIND_PAGE_SIZE (1u << AT_UNWIND_PAGE_SHIFT)
-#define AT_UNWIND_SEARCH_STEPS 17 /* enough for 65536 entries in one page */
+#include "alloctap.h"
+
 #define AT_UNWIND_BUILD_ID_MAX 20
 #define AT_UNWIND_MAX_SEGMENTS 4 /* executable PT_LOAD segments kept per object */
 #define AT_UNWIND_MAX_PAGES 65536 /* 4 GiB of addresses from the first executable byte */
-
-/* How the caller's frame is found. The return address is at CFA - 8 but in a signal frame. */
-enum at_unwind_kind {
-	AT_UNWIND_NONE = 0,        /* no code here: the address has no table */
-	AT_UNWIND_CFA_RSP,         /* CFA = rsp + cfa_offset */
-	AT_UNWIND_CFA_RBP,         /* CFA = rbp + cfa_offset */
-	AT_UNWIND_PLT,             /* lazy PLT entry: CFA = rsp + 8, plus 8 when
-				    * (rip & 15) >= cfa_offset (after its push) */
-	AT_UNWIND_FRAME_POINTER,   /* no CFI: CFA = rbp + 16, rbp saved at CFA - 16 */
-	AT_UNWIND_END,             /* outermost frame (_start, a thread start, the dynamic
-				    * loader's entry): RA undefined */
-	AT_UNWIND_UNSUPPORTED,     /* a rule this unwinder does not implement */
-	AT_UNWIND_SIGNAL,          /* a signal frame (__restore_rt): the interrupted rsp is
-				    * saved at rsp + cfa_offset, its rip at rsp + cfa_offset + 8
-				    * (not at CFA - 8); the caller's pc is the interrupted
-				    * instruction itself, looked up as it is (not pc - 1) */
-};
-
-/* Where the caller's rbp is. */
-enum at_unwind_rbp {
-	AT_UNWIND_RBP_SAME = 0,    /* unchanged */
-	AT_UNWIND_RBP_AT_CFA,      /* saved at CFA + rbp_offset */
-	AT_UNWIND_RBP_AT_SP,       /* saved at rsp + rbp_offset, rsp the frame's own (a signal
-				    * frame's saved context) */
-};
-
-struct at_unwind_rule {
-	uint8_t kind;       /* enum at_unwind_kind */
-	uint8_t rbp;        /* enum at_unwind_rbp */
-	int16_t rbp_offset;
-	int32_t cfa_offset;
-};
-
-struct at_unwind_page {
-	uint32_t first;     /* index of the page's first entry */
-	uint32_t count;     /* its entries; 0 when the page has no code */
-};
-
-struct at_unwind_entry {
-	uint16_t offset;    /* address & 0xffff where the rule starts */
-	uint16_t rule;      /* index into rules */
-};
 
 /* An executable PT_LOAD segment: what a mapping's load bias is computed from. */
 struct at_unwind_segment {
@@ -112,8 +63,9 @@ void at_unwind_table_free(struct at_unwind_table *t);
 /* Bytes the table takes as it is loaded into maps (rules, pages, entries). */
 size_t at_unwind_table_bytes(const struct at_unwind_table *t);
 
-/* The rule for an object address (NULL-free: AT_UNWIND_NONE when nothing covers it). Written as
- * the BPF program does it: a page index, then a bounded binary search. */
+/* The rule for an object address (NULL-free: AT_UNWIND_NONE when nothing covers it): the BPF
+ * walk's own search (bpf/stack_walk.h's rule_index) over t's arrays, a page index, then a
+ * bounded binary search. Defined in unwind_walk.c. */
 const struct at_unwind_rule *at_unwind_table_lookup(const struct at_unwind_table *t,
 						    uint64_t addr);
 

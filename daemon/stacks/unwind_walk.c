@@ -1,143 +1,115 @@
-/* unwind_walk.c: the reference stack walker, in the style the BPF program needs (unwind_walk.h). */
+/* unwind_walk.c: the BPF stack walk (bpf/stack_walk.h) over a user-space shim (unwind_walk.h),
+ * and at_unwind_table_lookup (unwind_table.h), the walk's rule search over one table. */
 #include <string.h>
 
 #include "unwind_walk.h"
 
-/* What one step decided: go on with the caller's registers, or how the walk ends. */
-#define STEP_CONTINUE (-1)
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
 
-/* The caller's registers as one step leaves them. exact: pc is not a return address (the
- * interrupted instruction of the first frame, or of the frame a signal interrupted), so its
- * rule is looked up at pc itself rather than at pc - 1. */
-struct frame_regs {
-	uint64_t pc, sp, bp;
-	int exact;
+struct walk_state;
+
+/* What the shim gives the walk: the arrays of the tables, the stack copy, and what it reports
+ * beyond the program's flags. */
+struct walk_user {
+	const struct at_stack_tables *tables;
+	const struct at_unwind_stack *stack;
+	struct at_unwind_result *r;
+	enum at_unwind_end end;
 };
 
-const struct at_unwind_mapping *at_unwind_find_mapping(const struct at_unwind_mappings *maps,
-						       uint64_t pc)
+#define AT_WALK_STATE_EXTRA struct walk_user *user;
+
+/* Row i of an array of used rows, or NULL past them (as a map lookup past max_entries). */
+#define ROW(array, used, i) ((uint64_t)(i) < (used) ? &(array)[i] : NULL)
+
+#define AT_WALK_TABLE(w, ti) ROW((w)->user->tables->tables, (w)->user->tables->table_used, ti)
+#define AT_WALK_PAGE(w, pi) ROW((w)->user->tables->pages, (w)->user->tables->page_used, pi)
+#define AT_WALK_RULE(w, ri) ROW((w)->user->tables->rules, (w)->user->tables->rule_used, ri)
+#define AT_WALK_ENTRY_PAIR(w, pair) entry_pair((w)->user->tables, pair)
+#define AT_WALK_READ(w, dst, n, addr) read_copy((w)->user, dst, n, addr)
+#define AT_WALK_MAPPING_CHECK(m, pc, seq) ((void)(m), (void)(pc), (void)(seq), 0)
+#define AT_WALK_END(w, why) ((w)->user->end = (why))
+#define AT_WALK_FALLBACK(w) ((w)->user->r->fallback_frames++)
+
+/* The pair of entries pair of the tables' entries (the BPF map's element), or NULL when its
+ * first entry is past those used. Only the entry asked for is read of it. */
+static const struct at_bpf_entry_pair *entry_pair(const struct at_stack_tables *t, uint32_t pair)
 {
-	uint32_t lo = 0, hi = maps->count; /* m[< lo].start <= pc < m[>= hi].start */
-
-	if (hi > AT_UNWIND_MAX_MAPPINGS)
-		hi = AT_UNWIND_MAX_MAPPINGS;
-	for (int step = 0; step < AT_UNWIND_MAPPING_STEPS && lo < hi; step++) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (maps->m[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || lo != hi)
+	if ((uint64_t)pair * 2 >= t->entry_used)
 		return NULL;
-	const struct at_unwind_mapping *m = &maps->m[lo - 1];
-	return pc < m->end ? m : NULL;
+	return (const struct at_bpf_entry_pair *)(const void *)(t->entries + (uint64_t)pair * 2);
 }
 
-/* Reads the 8 bytes at addr from the stack copy. STEP_CONTINUE, or how the walk ends. */
-static int read_stack(const struct at_unwind_stack *stack, uint64_t addr, uint64_t *value,
-		      struct at_unwind_result *r)
+/* Reads n bytes at user address addr from the stack copy: 0, or -1 with u->end saying why
+ * (below the copy: a bad frame; past it: the copy is short). */
+static long read_copy(struct walk_user *u, void *dst, uint64_t n, uint64_t addr)
 {
-	if (addr < stack->base)
-		return AT_UNWIND_BAD_FRAME;
-	uint64_t at = addr - stack->base;
-	if (at > stack->len || stack->len - at < 8)
-		return AT_UNWIND_STACK_SHORT;
-	memcpy(value, stack->bytes + at, 8);
-	if (at + 8 > r->stack_used)
-		r->stack_used = at + 8;
-	return STEP_CONTINUE;
+	const struct at_unwind_stack *s = u->stack;
+
+	if (addr < s->base) {
+		u->end = AT_UNWIND_BAD_FRAME;
+		return -1;
+	}
+	uint64_t at = addr - s->base;
+	if (at > s->len || s->len - at < n) {
+		u->end = AT_UNWIND_STACK_SHORT;
+		return -1;
+	}
+	memcpy(dst, s->bytes + at, n);
+	if (at + n > u->r->stack_used)
+		u->r->stack_used = at + n;
+	return 0;
 }
 
-/* The CFA a rule gives for the frame in f, and where the return address is (*ra_at): CFA - 8,
- * or in a signal frame the saved rip, above the saved rsp that is the CFA. STEP_CONTINUE, or
- * how the walk ends. */
-static int rule_cfa(const struct at_unwind_stack *stack, const struct at_unwind_rule *rule,
-		    const struct frame_regs *f, uint64_t *cfa, uint64_t *ra_at,
+#include "stack_walk.h"
+
+void at_unwind_walk(const struct at_bpf_mappings *maps, const struct at_stack_tables *tables,
+		    const struct at_unwind_regs *regs, const struct at_unwind_stack *stack,
 		    struct at_unwind_result *r)
 {
-	uint64_t signal_at = f->sp + (uint64_t)(int64_t)rule->cfa_offset;
+	struct at_bpf_stack out;
+	struct walk_user u = { tables, stack, r, AT_UNWIND_TRUNCATED };
+	/* the shim never writes a mapping: only the VMA check does, and it has none */
+	struct walk_state w = { .pc = regs->pc, .sp = regs->sp, .bp = regs->fp,
+				.maps = (struct at_bpf_mappings *)maps, .out = &out,
+				.flags = AT_STACK_TRUNCATED, .user = &u };
 
-	switch (rule->kind) {
-	case AT_UNWIND_CFA_RSP:
-		*cfa = f->sp + (uint64_t)(int64_t)rule->cfa_offset;
-		break;
-	case AT_UNWIND_CFA_RBP:
-		*cfa = f->bp + (uint64_t)(int64_t)rule->cfa_offset;
-		break;
-	case AT_UNWIND_FRAME_POINTER:
-		r->fallback_frames++;
-		*cfa = f->bp + (uint64_t)(int64_t)rule->cfa_offset;
-		break;
-	case AT_UNWIND_PLT:
-		*cfa = f->sp + 8 + ((int32_t)(f->pc & 15) >= rule->cfa_offset ? 8 : 0);
-		break;
-	case AT_UNWIND_SIGNAL:
-		*ra_at = signal_at + 8;
-		return read_stack(stack, signal_at, cfa, r);
-	case AT_UNWIND_END:
-		return AT_UNWIND_END_OF_STACK;
-	case AT_UNWIND_NONE:
-		return AT_UNWIND_NO_TABLE;
-	default:
-		return AT_UNWIND_UNSUPPORTED_RULE;
-	}
-	*ra_at = *cfa - 8;
-	return STEP_CONTINUE;
+	memset(r, 0, sizeof(*r));
+	out.count = 0;
+	out.flags = 1; /* the first pc is exact (see walk_frame) */
+	for (uint32_t i = 0; i < AT_BPF_MAX_FRAMES; i++)
+		if (walk_frame(i, &w))
+			break;
+	r->count = out.count;
+	memcpy(r->pcs, out.pcs, out.count * sizeof(r->pcs[0]));
+	r->end = u.end;
 }
 
-/* Unwinds one frame: f becomes the caller's. STEP_CONTINUE, or how the walk ends. */
-static int step(const struct at_unwind_mappings *maps, const struct at_unwind_stack *stack,
-		struct frame_regs *f, struct at_unwind_result *r)
+const struct at_bpf_mapping *at_unwind_find_mapping(const struct at_bpf_mappings *maps,
+						    uint64_t pc)
 {
-	uint64_t lookup = f->exact ? f->pc : f->pc - 1;
-	const struct at_unwind_mapping *m = at_unwind_find_mapping(maps, lookup);
+	int i = mapping_index((struct at_bpf_mappings *)maps, pc);
 
-	if (!m || !m->table)
-		return AT_UNWIND_NO_TABLE;
-	const struct at_unwind_rule *rule =
-		at_unwind_table_lookup(m->table, lookup - (uint64_t)m->bias);
-	uint64_t cfa, ra_at, ra, bp = f->bp;
-	int rc = rule_cfa(stack, rule, f, &cfa, &ra_at, r);
-
-	if (rc != STEP_CONTINUE)
-		return rc;
-	if (cfa <= f->sp)
-		return AT_UNWIND_BAD_FRAME;
-	if ((rc = read_stack(stack, ra_at, &ra, r)) != STEP_CONTINUE)
-		return rc;
-	if (rule->rbp != AT_UNWIND_RBP_SAME &&
-	    (rc = read_stack(stack,
-			     (rule->rbp == AT_UNWIND_RBP_AT_SP ? f->sp : cfa) +
-				     (uint64_t)(int64_t)rule->rbp_offset,
-			     &bp, r)) != STEP_CONTINUE)
-		return rc;
-	f->pc = ra;
-	f->sp = cfa;
-	f->bp = bp;
-	f->exact = rule->kind == AT_UNWIND_SIGNAL;
-	return STEP_CONTINUE;
+	return i < 0 ? NULL : &maps->m[i];
 }
 
-void at_unwind_walk(const struct at_unwind_mappings *maps, const struct at_unwind_regs *regs,
-		    const struct at_unwind_stack *stack, struct at_unwind_result *r)
+const struct at_unwind_rule *at_unwind_table_lookup(const struct at_unwind_table *t,
+						    uint64_t addr)
 {
-	struct frame_regs f = { regs->rip, regs->rsp, regs->rbp, 1 };
+	static const struct at_unwind_rule none = { .kind = AT_UNWIND_NONE };
+	struct at_bpf_table dir = { .first_page = t->first_page, .page_count = t->page_count };
+	struct at_stack_tables one = {
+		.rules = t->rules, .pages = t->pages, .entries = t->entries, .tables = &dir,
+		.rule_used = t->rule_count, .page_used = t->page_count,
+		.entry_used = t->entry_count, .table_used = 1,
+	};
+	struct walk_user u = { .tables = &one };
+	struct walk_state w = { .user = &u };
+	int ri = rule_index(&w, 0, addr);
 
-	r->count = 0;
-	r->fallback_frames = 0;
-	r->stack_used = 0;
-	r->end = AT_UNWIND_TRUNCATED;
-	for (uint32_t i = 0; i < AT_UNWIND_MAX_FRAMES; i++) {
-		r->pcs[i] = f.pc;
-		r->count = i + 1;
-		int rc = step(maps, stack, &f, r);
-		if (rc != STEP_CONTINUE) {
-			r->end = (enum at_unwind_end)rc;
-			return;
-		}
-	}
+	return ri < 0 || (uint32_t)ri >= t->rule_count ? &none : &t->rules[ri];
 }
 
 const char *at_unwind_end_name(enum at_unwind_end end)

@@ -1,45 +1,31 @@
-/* unwind_walk.h: the reference stack walker over unwind tables (unwind_table.h).
+/* unwind_walk.h: the BPF program's stack walk (bpf/stack_walk.h), compiled for user space.
  *
- * It works from exactly what the BPF program has at an allocation's entry: the registers, a copy
- * of the stack from rsp up, and the process's executable mappings, and it is written the way the
- * BPF program must be: fixed-size arrays, loops with constant bounds, no recursion, no
- * allocation. The BPF port follows it step by step.
+ * The same source the BPF program runs, over a small shim: the unwind tables are read from the
+ * daemon's arrays (struct at_stack_tables, laid out as the BPF maps, or the arrays of one table),
+ * the stack from a copy of it, and a mapping is taken as the daemon read it (no VMA check, no
+ * rule cache, no window). The daemon walks a held thread with it (stacks.c); the tests compare
+ * it with libdw and the fuzzer feeds it tables and stacks.
  *
- * One step: find the mapping that holds the frame's pc (binary search over mappings sorted by
- * start), look the rule up in the mapping's table at pc - bias (pc - 1 for every frame but the
- * first and the one a signal interrupted: a return address may be the first byte after a call
- * that ends a function), compute the CFA, read the return address at CFA - 8 and, if saved,
- * rbp; the caller's rsp is the CFA. A signal frame (AT_UNWIND_SIGNAL) gives the interrupted
- * rsp, rip and rbp from the context the kernel saved on the stack. */
+ * It works from exactly what the BPF program has at an allocation's entry: the registers, the
+ * stack from sp up, the process's executable mappings (struct at_bpf_mappings, each with the
+ * index of its table in the arrays, AT_BPF_NO_TABLE or AT_BPF_OPAQUE). Beyond what the program
+ * keeps, it says why a walk ended, how many frames took the frame-pointer rule and how much of
+ * the copy it read. */
 #ifndef ALLOCTAP_UNWIND_WALK_H
 #define ALLOCTAP_UNWIND_WALK_H
 
 #include <stdint.h>
 
+#include "alloctap.h"
+#include "stack_tables.h"
 #include "unwind_table.h"
 
-#define AT_UNWIND_MAX_FRAMES 128
-#define AT_UNWIND_MAX_MAPPINGS 512
-#define AT_UNWIND_MAPPING_STEPS 10 /* binary search steps over AT_UNWIND_MAX_MAPPINGS */
-
-/* An executable mapping of the traced process. table is NULL while its object has none. */
-struct at_unwind_mapping {
-	uint64_t start, end;
-	int64_t bias;          /* process address - bias = object address */
-	const struct at_unwind_table *table;
-};
-
-/* The process's executable mappings, sorted by start, not overlapping. */
-struct at_unwind_mappings {
-	uint32_t count;
-	struct at_unwind_mapping m[AT_UNWIND_MAX_MAPPINGS];
-};
-
+/* The registers a walk starts from: the pc, the stack pointer, the frame pointer. */
 struct at_unwind_regs {
-	uint64_t rip, rsp, rbp;
+	uint64_t pc, sp, fp;
 };
 
-/* A copy of len bytes of the stack that start at base (normally base = rsp). */
+/* A copy of len bytes of the stack that start at base (normally base = sp). */
 struct at_unwind_stack {
 	uint64_t base;
 	uint64_t len;
@@ -49,28 +35,30 @@ struct at_unwind_stack {
 /* How a walk ended. */
 enum at_unwind_end {
 	AT_UNWIND_END_OF_STACK = 0, /* reached the outermost frame: complete */
-	AT_UNWIND_TRUNCATED,        /* AT_UNWIND_MAX_FRAMES frames and more to go */
+	AT_UNWIND_TRUNCATED,        /* AT_BPF_MAX_FRAMES frames and more to go */
 	AT_UNWIND_NO_TABLE,         /* a pc in no mapping, or in one without a table yet */
 	AT_UNWIND_UNSUPPORTED_RULE, /* a rule the walker does not implement */
 	AT_UNWIND_STACK_SHORT,      /* a read past the end of the stack copy */
-	AT_UNWIND_BAD_FRAME,        /* a CFA not above rsp, or a read below the copy */
+	AT_UNWIND_BAD_FRAME,        /* a CFA not above sp, or a read below the copy */
 };
 
 struct at_unwind_result {
-	uint32_t count;                     /* frames in pcs; pcs[0] is rip */
+	uint32_t count;                     /* frames in pcs; pcs[0] is the first pc */
 	uint32_t fallback_frames;           /* frames unwound with the frame-pointer rule */
 	uint64_t stack_used;                /* bytes of the copy the walk read (from base) */
 	enum at_unwind_end end;
-	uint64_t pcs[AT_UNWIND_MAX_FRAMES];
+	uint64_t pcs[AT_BPF_MAX_FRAMES];
 };
 
-/* Walks the stack. Always fills r; r->end says whether the walk is complete. */
-void at_unwind_walk(const struct at_unwind_mappings *maps, const struct at_unwind_regs *regs,
-		    const struct at_unwind_stack *stack, struct at_unwind_result *r);
+/* Walks the stack over maps, whose table indices are those of tables. Always fills r; r->end
+ * says whether the walk is complete. Reads maps and tables only. */
+void at_unwind_walk(const struct at_bpf_mappings *maps, const struct at_stack_tables *tables,
+		    const struct at_unwind_regs *regs, const struct at_unwind_stack *stack,
+		    struct at_unwind_result *r);
 
-/* The mapping that holds pc, or NULL. */
-const struct at_unwind_mapping *at_unwind_find_mapping(const struct at_unwind_mappings *maps,
-						       uint64_t pc);
+/* The mapping that holds pc, or NULL (the walk's own search). */
+const struct at_bpf_mapping *at_unwind_find_mapping(const struct at_bpf_mappings *maps,
+						    uint64_t pc);
 
 /* A short name for an end ("end of stack", "truncated", ...). */
 const char *at_unwind_end_name(enum at_unwind_end end);

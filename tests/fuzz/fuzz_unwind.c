@@ -1,6 +1,6 @@
 /* fuzz_unwind.c: the unwind-table builder (daemon/stacks/unwind_table.c), which parses every object a
- * traced program maps (hostile input), on a file whose bytes are the input, then the reference
- * walker (daemon/stacks/unwind_walk.c) over the table it made.
+ * traced program maps (hostile input), on a file whose bytes are the input, then the BPF
+ * program's walk compiled for user space (daemon/stacks/unwind_walk.c) over the table it made.
  *
  * The input goes to an in-memory file opened by its /proc/self/fd path, as the daemon opens an
  * object. A table that builds must hold together: rules[0] the empty rule, every page's run of
@@ -40,9 +40,16 @@ static void check_table(const struct at_unwind_table *t)
  * a stack copy made of the input's bytes: each walk must end with a count it can hold. */
 static void walk_segments(const struct at_unwind_table *t, const uint8_t *data, size_t size)
 {
-	static struct at_unwind_mappings maps;
+	static struct at_bpf_mappings maps;
 	static struct at_unwind_result r;
 	struct at_unwind_stack stack = { 0x7fff0000, size, data };
+	/* the table's own arrays, as the one table of the BPF program's */
+	struct at_bpf_table dir = { .first_page = t->first_page, .page_count = t->page_count };
+	struct at_stack_tables arrays = {
+		.rules = t->rules, .pages = t->pages, .entries = t->entries, .tables = &dir,
+		.rule_used = t->rule_count, .page_used = t->page_count,
+		.entry_used = t->entry_count, .table_used = 1,
+	};
 
 	maps.count = 0;
 	for (uint32_t i = 0; i < t->segment_count; i++) {
@@ -51,8 +58,9 @@ static void walk_segments(const struct at_unwind_table *t, const uint8_t *data, 
 		if (s->size == 0 || s->vaddr + s->size < s->vaddr ||
 		    (maps.count && s->vaddr < maps.m[maps.count - 1].end))
 			continue;
-		maps.m[maps.count++] = (struct at_unwind_mapping){ s->vaddr, s->vaddr + s->size, 0,
-								   t };
+		maps.m[maps.count++] = (struct at_bpf_mapping){ .start = s->vaddr,
+								.end = s->vaddr + s->size,
+								.table = 0 };
 	}
 	for (uint32_t i = 0; i < maps.count; i++) {
 		uint64_t step = (maps.m[i].end - maps.m[i].start) / 16 + 1;
@@ -63,8 +71,8 @@ static void walk_segments(const struct at_unwind_table *t, const uint8_t *data, 
 			FUZZ_CHECK((rule >= t->rules && rule < t->rules + t->rule_count) ||
 				   rule->kind == AT_UNWIND_NONE);
 			struct at_unwind_regs regs = { pc, stack.base, stack.base + 64 };
-			at_unwind_walk(&maps, &regs, &stack, &r);
-			FUZZ_CHECK(r.count >= 1 && r.count <= AT_UNWIND_MAX_FRAMES);
+			at_unwind_walk(&maps, &arrays, &regs, &stack, &r);
+			FUZZ_CHECK(r.count >= 1 && r.count <= AT_BPF_MAX_FRAMES);
 			FUZZ_CHECK(r.stack_used <= stack.len);
 		}
 	}

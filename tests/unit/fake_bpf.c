@@ -366,7 +366,7 @@ void *at_bpf_unwind_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *eleme
 			  size_t *bytes)
 {
 	/* the sizes asked for (entries: pairs), anonymous memory the caller munmaps */
-	static const size_t value[4] = { sizeof(struct at_bpf_rule), sizeof(struct at_bpf_page),
+	static const size_t value[4] = { sizeof(struct at_unwind_rule), sizeof(struct at_unwind_page),
 					 sizeof(struct at_bpf_entry_pair),
 					 sizeof(struct at_bpf_table) };
 	uint32_t asked[4] = { fake_bpf.stack_sizes[0], fake_bpf.stack_sizes[1],

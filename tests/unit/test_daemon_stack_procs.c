@@ -28,9 +28,9 @@
 struct fixture {
 	char dir[64];
 	char maps[96];
-	struct at_bpf_rule rules[1u << 15];
-	struct at_bpf_page pages[1u << 10];
-	struct at_bpf_entry entries[1u << 17];
+	struct at_unwind_rule rules[1u << 15];
+	struct at_unwind_page pages[1u << 10];
+	struct at_unwind_entry entries[1u << 17];
 	struct at_bpf_table tables[8];
 	struct at_stack_tables tables_state;
 	struct at_stack_procs procs;

@@ -19,9 +19,9 @@
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 
 struct arrays {
-	struct at_bpf_rule rules[64];
-	struct at_bpf_page pages[16];
-	struct at_bpf_entry entries[64];
+	struct at_unwind_rule rules[64];
+	struct at_unwind_page pages[16];
+	struct at_unwind_entry entries[64];
 	struct at_bpf_table tables[4];
 };
 
@@ -97,6 +97,28 @@ static void test_bases_and_rows(void **state)
 	at_stack_tables_free(&s);
 }
 
+/* A table's index is found again by the table; one never added, or none, has no index. */
+static void test_index(void **state)
+{
+	(void)state;
+	static struct arrays a;
+	static struct small x, y, z;
+	struct at_stack_tables s;
+	uint32_t ix, iy;
+
+	init(&s, &a, 64);
+	make_small(&x, 0x10, 3, 2, 4);
+	make_small(&y, 0x7f00, 5, 3, 2);
+	make_small(&z, 0x20, 2, 1, 2);
+	assert_int_equal(at_stack_tables_add(&s, &x.t, &ix), 0);
+	assert_int_equal(at_stack_tables_add(&s, &y.t, &iy), 0);
+	assert_int_equal(at_stack_tables_index(&s, &x.t), 0);
+	assert_int_equal(at_stack_tables_index(&s, &y.t), 1);
+	assert_int_equal(at_stack_tables_index(&s, &z.t), AT_BPF_NO_TABLE);
+	assert_int_equal(at_stack_tables_index(&s, NULL), AT_BPF_NO_TABLE);
+	at_stack_tables_free(&s);
+}
+
 static void test_full(void **state)
 {
 	(void)state;
@@ -124,17 +146,17 @@ static void test_full(void **state)
 static int64_t bpf_rule_index(const struct at_stack_tables *s, uint32_t ti, uint64_t addr)
 {
 	const struct at_bpf_table *t = &s->tables[ti];
-	uint64_t page = addr >> AT_BPF_PAGE_SHIFT;
+	uint64_t page = addr >> AT_UNWIND_PAGE_SHIFT;
 
 	if (page < t->first_page || page - t->first_page >= t->page_count)
 		return -1;
-	const struct at_bpf_page *pg = &s->pages[t->page_base + (uint32_t)(page - t->first_page)];
+	const struct at_unwind_page *pg = &s->pages[t->page_base + (uint32_t)(page - t->first_page)];
 	if (pg->count == 0)
 		return -1;
 	uint32_t base = t->entry_base + pg->first, lo = 0, hi = pg->count;
-	uint16_t low = (uint16_t)(addr & ((1u << AT_BPF_PAGE_SHIFT) - 1));
+	uint16_t low = (uint16_t)(addr & ((1u << AT_UNWIND_PAGE_SHIFT) - 1));
 
-	for (int step = 0; step < AT_BPF_SEARCH_STEPS; step++) {
+	for (int step = 0; step < AT_UNWIND_SEARCH_STEPS; step++) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		uint64_t above = ((uint64_t)low - s->entries[base + mid].offset) >> 63;
 
@@ -155,9 +177,9 @@ static void test_libc_lookups(void **state)
 
 	if (at_unwind_table_build(LIBC, &libc, &why) < 0)
 		fail_msg("cannot build the table of %s: %s", LIBC, why);
-	struct at_bpf_rule *rules = calloc(1u << 16, sizeof(*rules));
-	struct at_bpf_page *pages = calloc(1u << 12, sizeof(*pages));
-	struct at_bpf_entry *entries = calloc(1u << 20, sizeof(*entries));
+	struct at_unwind_rule *rules = calloc(1u << 16, sizeof(*rules));
+	struct at_unwind_page *pages = calloc(1u << 12, sizeof(*pages));
+	struct at_unwind_entry *entries = calloc(1u << 20, sizeof(*entries));
 	struct at_bpf_table *tables = calloc(4, sizeof(*tables));
 	assert_true(rules && pages && entries && tables);
 	assert_int_equal(at_stack_tables_init(&s, rules, 1u << 16, pages, 1u << 12, entries,
@@ -193,6 +215,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bases_and_rows),
+		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_libc_lookups),
 	};

@@ -1,5 +1,5 @@
-/* test_daemon_unwind.c: the unwind tables and the reference walker against libdw's own
- * unwinder, on real processes.
+/* test_daemon_unwind.c: the unwind tables and the BPF walk compiled for user space against
+ * libdw's own unwinder, on real processes.
  *
  * Each case runs a program under ptrace with breakpoints on malloc, calloc and realloc (in the
  * C library, or in the executable when it is static). At every compared stop it takes what the BPF program will
@@ -7,7 +7,7 @@
  * mappings with their tables and load biases), walks the stack with daemon/stacks/unwind_walk.c, and
  * unwinds the same stopped thread with libdw (dwfl_linux_proc_attach, dwfl_getthread_frames).
  * A stop counts as identical when both reach the outermost frame with the same return addresses,
- * frame by frame, or when the walk is truncated at AT_UNWIND_MAX_FRAMES and its frames are
+ * frame by frame, or when the walk is truncated at AT_BPF_MAX_FRAMES and its frames are
  * libdw's first ones.
  *
  * The fixtures (tests/fixtures/unwind_*.c, -O2 -fomit-frame-pointer; a chain through a library,
@@ -71,6 +71,7 @@ struct oracle {
 	unsigned max_samples;
 	const char *marker;
 	struct at_unwind_cache cache;
+	struct at_stack_tables tables; /* the cache's tables as the BPF program's arrays hold them */
 	Dwfl *dwfl;
 	char *dwfl_maps;      /* the executable mappings dwfl was reported */
 	struct counts c;
@@ -82,8 +83,8 @@ struct oracle {
 
 struct process_maps {
 	char *text;                         /* /proc/PID/maps */
-	struct at_unwind_mappings m;
-	char paths[AT_UNWIND_MAX_MAPPINGS][256];
+	struct at_bpf_mappings m;
+	char paths[AT_BPF_MAX_MAPPINGS][256];
 	uint64_t stack_start, stack_end;    /* the mapping that holds rsp */
 };
 
@@ -139,16 +140,22 @@ static int read_process_maps(struct oracle *o, uint64_t rsp, struct process_maps
 			pm->stack_start = e.start;
 			pm->stack_end = e.end;
 		}
-		if (e.perms[2] != 'x' || pm->m.count == AT_UNWIND_MAX_MAPPINGS)
+		/* as stack_procs.c gives them: [vsyscall], above user space, is none (the walk's
+		 * search compares by the sign of a difference) */
+		if (e.perms[2] != 'x' || pm->m.count == AT_BPF_MAX_MAPPINGS || e.start >= 1ull << 47)
 			continue;
-		struct at_unwind_mapping *m = &pm->m.m[pm->m.count];
+		struct at_bpf_mapping *m = &pm->m.m[pm->m.count];
 		const char *why;
-		*m = (struct at_unwind_mapping){ e.start, e.end, 0, NULL };
+		*m = (struct at_bpf_mapping){ .start = e.start, .end = e.end, .table = AT_BPF_NO_TABLE };
 		snprintf(pm->paths[pm->m.count], sizeof(pm->paths[0]), "%s", e.path);
 		if (e.path[0] == '/') {
 			const struct at_unwind_table *t = at_unwind_cache_get(&o->cache, e.path, &why);
-			if (t && at_unwind_table_bias(t, e.start, e.offset, &m->bias) == 0)
-				m->table = t;
+			int64_t bias;
+			if (t && at_unwind_table_bias(t, e.start, e.offset, &bias) == 0 &&
+			    at_stack_tables_add(&o->tables, t, &m->table) == 0)
+				m->bias = bias;
+			else
+				m->table = AT_BPF_NO_TABLE;
 		}
 		pm->m.count++;
 	}
@@ -238,7 +245,7 @@ static int attach_libdw(struct oracle *o, const char *maps)
 
 static const char *object_of(const struct process_maps *pm, uint64_t pc)
 {
-	const struct at_unwind_mapping *m = at_unwind_find_mapping(&pm->m, pc);
+	const struct at_bpf_mapping *m = at_unwind_find_mapping(&pm->m, pc);
 
 	return m ? pm->paths[m - pm->m.m] : "?";
 }
@@ -289,7 +296,7 @@ static void compare_stop(struct oracle *o, pid_t tid, const struct user_regs_str
 	ssize_t got = process_vm_readv(o->pid, &local, 1, &remote, 1, 0);
 	struct at_unwind_stack stack = { regs->rsp, got > 0 ? (uint64_t)got : 0, copy };
 	struct at_unwind_regs uregs = { regs->rip, regs->rsp, regs->rbp };
-	at_unwind_walk(&pm->m, &uregs, &stack, r);
+	at_unwind_walk(&pm->m, &o->tables, &uregs, &stack, r);
 
 	if (attach_libdw(o, pm->text) < 0) {
 		o->failure = "libdw cannot attach";
@@ -511,7 +518,50 @@ static void trace_until_exit(struct oracle *o, const struct breakpoints *b)
 
 /* Runs argv (with envp) under ptrace and compares stops at the allocation functions. Never
  * asserts: o->failure says what went wrong, and the process is gone when this returns. */
+/* Arrays for the tables of every object the program maps, as large as the BPF program's. 0, or
+ * -1 (ENOMEM). */
+static int tables_open(struct at_stack_tables *t)
+{
+	enum { RULES = 1 << 18, PAGES = 1 << 17, ENTRIES = 1 << 22 };
+	struct at_unwind_rule *rules = calloc(RULES, sizeof(*rules));
+	struct at_unwind_page *pages = calloc(PAGES, sizeof(*pages));
+	struct at_unwind_entry *entries = calloc(ENTRIES, sizeof(*entries));
+	struct at_bpf_table *dir = calloc(AT_BPF_MAX_TABLES, sizeof(*dir));
+
+	if (rules && pages && entries && dir &&
+	    at_stack_tables_init(t, rules, RULES, pages, PAGES, entries, ENTRIES, dir,
+				 AT_BPF_MAX_TABLES) == 0)
+		return 0;
+	free(rules);
+	free(pages);
+	free(entries);
+	free(dir);
+	return -1;
+}
+
+static void tables_close(struct at_stack_tables *t)
+{
+	free(t->rules);
+	free(t->pages);
+	free(t->entries);
+	free(t->tables);
+	at_stack_tables_free(t);
+}
+
+static void trace_program(struct oracle *o, char *const argv[], char *const envp[]);
+
 static void run_oracle(struct oracle *o, char *const argv[], char *const envp[])
+{
+	if (tables_open(&o->tables) < 0) {
+		o->failure = "no memory for the tables' arrays";
+		return;
+	}
+	trace_program(o, argv, envp);
+	tables_close(&o->tables);
+}
+
+/* Runs the program of argv, comparing the walk with libdw at its stops (struct oracle). */
+static void trace_program(struct oracle *o, char *const argv[], char *const envp[])
 {
 	int status;
 	struct breakpoints b;
@@ -552,7 +602,7 @@ static void print_counts(const char *name, const struct counts *c)
 	print_message("%s: %u stops, %u compared: %u complete and identical to libdw, "
 		      "%u truncated at %u frames and identical, %u different; up to %u frames "
 		      "and %llu bytes of stack, %u in threads, %u frame-pointer frames\n",
-		      name, c->hits, c->samples, c->identical, c->truncated, AT_UNWIND_MAX_FRAMES,
+		      name, c->hits, c->samples, c->identical, c->truncated, AT_BPF_MAX_FRAMES,
 		      c->mismatched, c->max_frames, (unsigned long long)c->max_stack_used,
 		      c->thread_samples, c->fallback_frames);
 	for (int e = 0; e <= AT_UNWIND_BAD_FRAME; e++)
@@ -617,7 +667,7 @@ static void test_recursion_truncated(void **state)
 
 	run_fixture(&o, "unwind_recursion", "200");
 	assert_true(o.c.truncated > 0);
-	assert_int_equal(o.c.max_frames, AT_UNWIND_MAX_FRAMES);
+	assert_int_equal(o.c.max_frames, AT_BPF_MAX_FRAMES);
 }
 
 static void test_threads(void **state)

@@ -1,6 +1,6 @@
-/* test_daemon_unwind_walk.c: the reference stack walker (daemon/stacks/unwind_walk.c) on a hand-made
- * table and stack, one case per way a walk ends, and the mapping search. Real stacks are the
- * business of test_daemon_unwind.c. */
+/* test_daemon_unwind_walk.c: the BPF stack walk compiled for user space
+ * (daemon/stacks/unwind_walk.c) on a hand-made table and stack, one case per way a walk ends,
+ * and the mapping search. Real stacks are the business of test_daemon_unwind.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,7 +53,12 @@ static struct at_unwind_table table = {
 #define FN(n) (0x400000u + 0x100u * (n)) /* the process address of function n */
 #define BASE 0x7ff000u                    /* the stack copy's address */
 
-static struct at_unwind_mappings maps;
+static struct at_bpf_mappings maps;
+static struct at_stack_tables tables; /* the table as the BPF program's arrays hold it */
+static struct at_unwind_rule table_rules[16];
+static struct at_unwind_page table_pages[4];
+static struct at_unwind_entry table_entries[16];
+static struct at_bpf_table table_dir[1];
 static uint64_t stack_words[512];
 static struct at_unwind_stack stack = { BASE, sizeof(stack_words), (const uint8_t *)stack_words };
 static struct at_unwind_result result;
@@ -63,8 +68,14 @@ static int setup(void **state)
 	(void)state;
 	memset(&maps, 0, sizeof(maps));
 	maps.count = 2;
-	maps.m[0] = (struct at_unwind_mapping){ 0x200000, 0x201000, 0, NULL };
-	maps.m[1] = (struct at_unwind_mapping){ 0x400000, 0x410000, 0x300000, &table };
+	maps.m[0] = (struct at_bpf_mapping){ .start = 0x200000, .end = 0x201000,
+					     .table = AT_BPF_NO_TABLE };
+	maps.m[1] = (struct at_bpf_mapping){ .start = 0x400000, .end = 0x410000, .bias = 0x300000 };
+	at_stack_tables_free(&tables);
+	if (at_stack_tables_init(&tables, table_rules, 16, table_pages, 4, table_entries, 16,
+				 table_dir, 1) < 0 ||
+	    at_stack_tables_add(&tables, &table, &maps.m[1].table) < 0)
+		return -1;
 	memset(stack_words, 0, sizeof(stack_words));
 	stack.len = sizeof(stack_words);
 	return 0;
@@ -74,7 +85,7 @@ static void walk(uint64_t rip, uint64_t rsp, uint64_t rbp)
 {
 	struct at_unwind_regs regs = { rip, rsp, rbp };
 
-	at_unwind_walk(&maps, &regs, &stack, &result);
+	at_unwind_walk(&maps, &tables, &regs, &stack, &result);
 }
 
 /* Returns to function n from a call that ends its first 0x10 bytes. */
@@ -164,13 +175,13 @@ static void test_truncated(void **state)
 		stack_words[i] = RET(0);
 	walk(FN(0), BASE, 0);
 	assert_int_equal(result.end, AT_UNWIND_TRUNCATED);
-	assert_int_equal(result.count, AT_UNWIND_MAX_FRAMES);
-	assert_int_equal(result.pcs[AT_UNWIND_MAX_FRAMES - 1], RET(0));
-	/* exactly AT_UNWIND_MAX_FRAMES frames ending at _start is complete */
-	stack_words[AT_UNWIND_MAX_FRAMES - 2] = RET(3);
+	assert_int_equal(result.count, AT_BPF_MAX_FRAMES);
+	assert_int_equal(result.pcs[AT_BPF_MAX_FRAMES - 1], RET(0));
+	/* exactly AT_BPF_MAX_FRAMES frames ending at _start is complete */
+	stack_words[AT_BPF_MAX_FRAMES - 2] = RET(3);
 	walk(FN(0), BASE, 0);
 	assert_int_equal(result.end, AT_UNWIND_END_OF_STACK);
-	assert_int_equal(result.count, AT_UNWIND_MAX_FRAMES);
+	assert_int_equal(result.count, AT_BPF_MAX_FRAMES);
 }
 
 static void test_plt_and_frame_pointer(void **state)
@@ -249,11 +260,12 @@ static void test_find_mapping(void **state)
 	assert_ptr_equal(at_unwind_find_mapping(&maps, 0x40ffff), &maps.m[1]);
 	assert_null(at_unwind_find_mapping(&maps, 0x410000));
 	/* a full table of mappings */
-	maps.count = AT_UNWIND_MAX_MAPPINGS;
-	for (uint32_t i = 0; i < AT_UNWIND_MAX_MAPPINGS; i++)
-		maps.m[i] = (struct at_unwind_mapping){ 0x10000u * (i + 1),
-							0x10000u * (i + 1) + 0x8000, 0, NULL };
-	for (uint32_t i = 0; i < AT_UNWIND_MAX_MAPPINGS; i++) {
+	maps.count = AT_BPF_MAX_MAPPINGS;
+	for (uint32_t i = 0; i < AT_BPF_MAX_MAPPINGS; i++)
+		maps.m[i] = (struct at_bpf_mapping){ .start = 0x10000u * (i + 1),
+						     .end = 0x10000u * (i + 1) + 0x8000,
+						     .table = AT_BPF_NO_TABLE };
+	for (uint32_t i = 0; i < AT_BPF_MAX_MAPPINGS; i++) {
 		assert_ptr_equal(at_unwind_find_mapping(&maps, 0x10000u * (i + 1)), &maps.m[i]);
 		assert_ptr_equal(at_unwind_find_mapping(&maps, 0x10000u * (i + 1) + 0x7fff),
 				 &maps.m[i]);

@@ -1,0 +1,90 @@
+/* arch/x86_64.h: everything of x86-64 the BPF side knows, and nothing else does.
+ *
+ * For both compilers (clang's BPF target, cc for the daemon and the user-space walk): the rule
+ * kinds of the unwind tables, named after the registers they read (rsp, rbp), where a frame's
+ * return address lies (CFA - 8), the CFA of a lazy PLT entry, and what a call pushes. For the
+ * BPF program only: the registers at a probe (struct pt_regs: pc, sp, frame pointer, and the
+ * general registers by ModRM number, as the cookie of a site past moved arguments names them);
+ * the arguments come through libbpf's BPF_KPROBE, for -D__TARGET_ARCH_x86 (Makefile).
+ *
+ * A second architecture is a second header beside this one, chosen where alloctap.h includes
+ * it. */
+#ifndef ALLOCTAP_BPF_ARCH_X86_64_H
+#define ALLOCTAP_BPF_ARCH_X86_64_H
+
+#include <linux/types.h>
+
+/* How the caller's frame is found (struct at_unwind_rule's kind). The return address is at
+ * CFA - AT_ARCH_RA_BELOW_CFA but in a signal frame. */
+enum at_unwind_kind {
+	AT_UNWIND_NONE = 0,        /* no code here: the address has no table */
+	AT_UNWIND_CFA_RSP,         /* CFA = rsp + cfa_offset */
+	AT_UNWIND_CFA_RBP,         /* CFA = rbp + cfa_offset */
+	AT_UNWIND_PLT,             /* lazy PLT entry: CFA = rsp + 8, plus 8 when
+				    * (rip & 15) >= cfa_offset (after its push) */
+	AT_UNWIND_FRAME_POINTER,   /* no CFI: CFA = rbp + 16, rbp saved at CFA - 16 */
+	AT_UNWIND_END,             /* outermost frame (_start, a thread start, the dynamic
+				    * loader's entry): RA undefined */
+	AT_UNWIND_UNSUPPORTED,     /* a rule this unwinder does not implement */
+	AT_UNWIND_SIGNAL,          /* a signal frame (__restore_rt): the interrupted rsp is
+				    * saved at rsp + cfa_offset, its rip at rsp + cfa_offset + 8
+				    * (not at CFA - 8); the caller's pc is the interrupted
+				    * instruction itself, looked up as it is (not pc - 1) */
+};
+
+/* Where the caller's rbp is (struct at_unwind_rule's rbp). */
+enum at_unwind_rbp {
+	AT_UNWIND_RBP_SAME = 0,    /* unchanged */
+	AT_UNWIND_RBP_AT_CFA,      /* saved at CFA + rbp_offset */
+	AT_UNWIND_RBP_AT_SP,       /* saved at rsp + rbp_offset, rsp the frame's own (a signal
+				    * frame's saved context) */
+};
+
+/* A call pushes the return address (8 bytes): the callee's first instruction sees the stack
+ * pointer 8 below the caller's; a frame's return address is the 8 bytes below its CFA. */
+#define AT_ARCH_CALL_PUSH 8
+#define AT_ARCH_RA_BELOW_CFA 8
+
+/* The CFA of a lazy PLT entry (rule kind AT_UNWIND_PLT) at pc with stack pointer sp: the
+ * return address just above sp, and 8 more bytes once the entry has pushed its argument, at
+ * (pc & 15) >= push (the rule's cfa_offset). */
+static inline __attribute__((always_inline)) __u64 at_arch_plt_cfa(__u64 pc, __u64 sp, __s32 push)
+{
+	return sp + 8 + ((__s32)(pc & 15) >= push ? 8 : 0);
+}
+
+#ifdef __bpf__
+/* The registers of a probe's context. */
+#define AT_ARCH_PC(ctx) PT_REGS_IP(ctx)
+#define AT_ARCH_SP(ctx) PT_REGS_SP(ctx)
+#define AT_ARCH_FP(ctx) PT_REGS_FP(ctx)
+
+#define AT_ARCH_GENERAL_REGS 16
+
+/* The general registers at the probe, by ModRM number (rax 0, rcx 1, ... rdi 7, r8 8, ...):
+ * each read at a constant offset of the context, the only kind of access the verifier allows
+ * to it, into an array that can then be indexed (a read of the context through
+ * bpf_probe_read_kernel at a variable offset costs a call per register). */
+static __always_inline void at_arch_general_registers(struct pt_regs *ctx,
+						      __u64 regs[AT_ARCH_GENERAL_REGS])
+{
+	regs[0] = ctx->rax;
+	regs[1] = ctx->rcx;
+	regs[2] = ctx->rdx;
+	regs[3] = ctx->rbx;
+	regs[4] = ctx->rsp;
+	regs[5] = ctx->rbp;
+	regs[6] = ctx->rsi;
+	regs[7] = ctx->rdi;
+	regs[8] = ctx->r8;
+	regs[9] = ctx->r9;
+	regs[10] = ctx->r10;
+	regs[11] = ctx->r11;
+	regs[12] = ctx->r12;
+	regs[13] = ctx->r13;
+	regs[14] = ctx->r14;
+	regs[15] = ctx->r15;
+}
+#endif
+
+#endif

@@ -1,0 +1,214 @@
+/* prog/unwind.h: the BPF program's stack walk (--stacks): from the registers at an allocation's
+ * entry, frame by frame over the unwind tables the daemon loaded (alloctap.h), through the rule
+ * cache and a per-CPU window on the stack; the check that a mapping is still what the daemon
+ * read; the hold of a thread whose walk met code the daemon has not scanned yet; the stack
+ * stored under its hash. Included by alloctap.bpf.c only, after maps.h, kernel.h and
+ * thread_state.h. */
+#ifndef ALLOCTAP_BPF_UNWIND_H
+#define ALLOCTAP_BPF_UNWIND_H
+
+/* ---- the stack walk: bpf/stack_walk.h over the maps ---- */
+
+static __always_inline void count_stacks(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stack_counts, &which);
+
+	if (n)
+		*n += 1;
+}
+
+#define AT_VMA_TRIES 8
+
+/* What check_vma compares. */
+struct vma_check {
+	__u64 inode, file_delta;
+	__u32 same;
+};
+
+/* A bpf_find_vma callback: whether the VMA found maps what the mapping in c says. */
+static long check_vma(void *task, void *area, void *arg)
+{
+	struct vm_area_struct___at *vma = area;
+	struct vma_check *c = arg;
+	struct file___at *file = BPF_CORE_READ(vma, vm_file);
+
+	(void)task;
+	if (!file) {
+		c->same = c->inode == 0;
+		return 0;
+	}
+	__u64 delta = (BPF_CORE_READ(vma, vm_pgoff) << 12) - BPF_CORE_READ(vma, vm_start);
+	c->same = BPF_CORE_READ(file, f_inode, i_ino) == c->inode && delta == c->file_delta;
+	return 0;
+}
+
+/* Whether mapping m, which holds pc, is still what the daemon read (struct at_bpf_mapping):
+ * 0 yes; -1 no (m is forgotten); -2 the address space is being changed and cannot be looked at
+ * now. A global function: verified once, not once per path of the walk that calls it. */
+__noinline int mapping_still_there(struct at_bpf_mapping *m, __u64 pc, __u32 seq)
+{
+	struct vma_check c = { 0, 0, 0 };
+
+	if (!m)
+		return -2;
+	c.inode = m->inode;
+	c.file_delta = m->file_delta;
+	long err = -16;
+
+	/* EBUSY: another thread holds the address space's lock for a moment (an mmap, a brk) */
+	for (int try = 0; try < AT_VMA_TRIES && err == -16 /* EBUSY */; try++)
+		err = bpf_find_vma(bpf_get_current_task_btf(), pc, check_vma, &c, 0);
+	if (err == -16)
+		return -2;
+	if (err || !c.same) {
+		m->table = AT_BPF_NO_TABLE;
+		m->serial = 0;
+		return -1;
+	}
+	if (!(seq & 1)) /* an odd value: a change under way, checked again next time */
+		m->valid_seq = seq;
+	return 0;
+}
+
+/* What the walk (stack_walk.h) reaches: the maps, the user stack, the VMA check. */
+#define AT_WALK_TABLE(w, ti)                                                              \
+	((const struct at_bpf_table *)bpf_map_lookup_elem(&unwind_tables, &(ti)))
+#define AT_WALK_PAGE(w, pi)                                                               \
+	((const struct at_unwind_page *)bpf_map_lookup_elem(&unwind_pages, &(pi)))
+#define AT_WALK_ENTRY_PAIR(w, pair)                                                       \
+	((const struct at_bpf_entry_pair *)bpf_map_lookup_elem(&unwind_entries, &(pair)))
+#define AT_WALK_RULE(w, ri)                                                               \
+	((const struct at_unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &(ri)))
+#define AT_WALK_READ(w, dst, n, addr) bpf_probe_read_user(dst, n, (void *)(addr))
+#define AT_WALK_MAPPING_CHECK(m, pc, seq) mapping_still_there(m, pc, seq)
+#define AT_WALK_END(w, why) ((void)0)
+#define AT_WALK_FALLBACK(w) ((void)0)
+#define AT_WALK_STATE_EXTRA
+
+#include "../stack_walk.h"
+
+/* Whether the hold signal can stop the calling thread now and be told from the program's
+ * own: the thread does not block it, and it is pending neither for the thread nor for its
+ * process. */
+static __always_inline int hold_signal_free(void)
+{
+	struct task_struct___at *task = (void *)bpf_get_current_task_btf();
+	__u64 bit = 1ull << (AT_BPF_HOLD_SIGNAL - 1);
+	__u64 blocked = BPF_CORE_READ(task, blocked.sig[0]);
+	__u64 pending = BPF_CORE_READ(task, pending.signal.sig[0]);
+	__u64 shared = BPF_CORE_READ(task, signal, shared_pending.signal.sig[0]);
+
+	return !((blocked | pending | shared) & bit);
+}
+
+/* The call now entering (process tgid) took the incomplete stack hash at a pc in no known
+ * mapping: holds the thread for the daemon (struct at_bpf_held), unless the process's holds are
+ * over their rate (hold_after) or the signal cannot serve now. */
+static __noinline void hold_thread(struct pt_regs *ctx, __u32 tgid, __u64 hash)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 *due = bpf_map_lookup_elem(&hold_after, &tgid);
+	__u64 next = now + AT_BPF_HOLD_GAP_NS;
+
+	if (!ctx)
+		return;
+	if (due) {
+		if (*due > now + (AT_BPF_HOLD_BURST - 1) * AT_BPF_HOLD_GAP_NS)
+			return;
+		if (*due > now)
+			next = *due + AT_BPF_HOLD_GAP_NS;
+		*due = next;
+	} else {
+		bpf_map_update_elem(&hold_after, &tgid, &next, BPF_ANY);
+	}
+	if (!hold_signal_free())
+		return;
+
+	struct at_bpf_held h = { AT_ARCH_PC(ctx), AT_ARCH_SP(ctx), AT_ARCH_FP(ctx), 0, hash, 0, 0 };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 key = regs_key(ctx);
+	__u32 slot;
+	struct at_thread *s = key_slot(key, &slot);
+
+	if (s && s->owner == key)
+		h.slot = slot + 1;
+	if (bpf_probe_read_user(&h.ra, sizeof(h.ra), (void *)h.sp) == 0 &&
+	    bpf_map_update_elem(&held, &tid, &h, BPF_ANY) == 0 &&
+	    bpf_send_signal_thread(AT_BPF_HOLD_SIGNAL) == 0)
+		count_stacks(AT_STACKS_HELD);
+}
+
+/* The calling thread's address space's mm_lock_seq (changed by every mmap, munmap, mprotect,
+ * brk...); on a kernel without it, a value that changes at every call, so that every mapping is
+ * checked at every walk. */
+static __always_inline __u32 address_space_seq(void)
+{
+	struct task_struct___mm *task = (void *)bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(task->mm->mm_lock_seq))
+		return (__u32)bpf_ktime_get_ns() | 2;
+	return BPF_CORE_READ(task, mm, mm_lock_seq.sequence);
+}
+
+/* Takes the user stack of the call now entering and stores it in the stacks map under its
+ * hash. Returns the hash, or 0 when it could not be stored (counted). */
+static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
+{
+	__u32 zero = 0;
+	struct walk_state w = {};
+
+	w.out = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!w.out)
+		return 0;
+	w.win = bpf_map_lookup_elem(&stack_window, &zero);
+	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
+	w.gen = *(volatile __u64 *)&mappings_gen;
+	w.mm_seq = address_space_seq();
+	asm volatile("" ::: "memory"); /* the generations are read before the mappings */
+	w.maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
+	if (!w.maps) {
+		count_stacks(AT_STACKS_NO_PROCESS);
+		w.out->pcs[0] = AT_ARCH_PC(ctx);
+		w.out->serials[0] = 0;
+		w.out->count = 1;
+		w.out->flags = AT_STACK_INCOMPLETE | AT_BPF_STACK_NO_TABLE;
+		w.hash = at_stack_hash_unwalked(tgid, AT_ARCH_PC(ctx));
+	} else {
+		w.pc = AT_ARCH_PC(ctx);
+		w.sp = AT_ARCH_SP(ctx);
+		w.bp = AT_ARCH_FP(ctx);
+		w.hash = at_stack_hash_begin(tgid);
+		w.tgid = tgid;
+		w.flags = AT_STACK_TRUNCATED;
+		w.out->flags = 1; /* the first pc is exact (see walk_frame) */
+		bpf_loop(AT_BPF_MAX_FRAMES, walk_frame, &w, 0);
+		w.out->flags = (__u16)w.flags;
+		w.hash = at_stack_hash_flags(w.hash, w.flags);
+	}
+	w.out->pid = tgid;
+	count_stacks(AT_STACKS_WALKED);
+	w.hash = at_stack_hash_key(w.hash);
+	long err = bpf_map_update_elem(&stacks, &w.hash, w.out, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: known already */) {
+		count_stacks(AT_STACKS_NOT_STORED);
+		return 0;
+	}
+	if (w.maps && (w.flags & AT_BPF_STACK_NO_TABLE) && w.maps->hold_on_miss)
+		hold_thread(ctx, tgid, w.hash);
+	return w.hash;
+}
+
+/* Takes the stack of the call now entering (of process tgid) and gives it to the thread's
+ * state. The state is looked up again after the walk rather than kept across it: a pointer to a
+ * slot and one to task storage are different kinds to the verifier, and with either live at the
+ * call it would check the walk once for each (1 s of CPU at every start instead of 0.5). */
+static __noinline void stack_for_call(struct pt_regs *ctx, __u32 tgid)
+{
+	__u64 hash = take_stack(ctx, tgid);
+	struct at_thread *t = thread_state(ctx);
+
+	if (t)
+		t->stack = hash;
+}
+
+#endif
