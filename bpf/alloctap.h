@@ -5,7 +5,7 @@
  *
  * The BPF object is built into alloctapd as a skeleton (build/alloctap.skel.h), so both sides
  * always come from the same tree and the layout needs no version number; the assertions below
- * and in daemon/trace/convert.c stop a build whose two sides disagree.
+ * and in lib/functions.h stop a build whose two sides disagree.
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields):
  *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,

@@ -22,7 +22,7 @@ void at_record_to_event(const struct at_record *rec, uint64_t pagesize, struct a
 	case AT_PROBE_REALLOCARRAY:
 		ev->func = AT_REALLOC;
 		break;
-	default:
+	default: /* a function of the format: the same code (lib/functions.h) */
 		ev->func = (uint8_t)rec->func;
 		break;
 	}

@@ -7,12 +7,12 @@
  * addresses compare (`atz_tool stacks --objects` prints a trace's stacks the same way).
  *
  * COMMAND runs with ASLR disabled (ADDR_NO_RANDOMIZE). Its threads are followed, not its child
- * processes. A breakpoint stops every entry of the allocation functions (those of lib/event.h
- * but free and jemalloc_stats) of the C library it maps, or of the executable when no C library
- * defines them (a static program); names aliasing one address get one breakpoint, named as
- * alloctapd names them (its order: glibc's aligned_alloc is memalign). The breakpoints are set
- * when the dynamic loader reports its libraries mapped (_dl_debug_state), before any
- * constructor runs; in a static program, at its exec.
+ * processes. A breakpoint stops every entry of the allocation functions (the probed functions
+ * of lib/functions.h but those that free) of the C library it maps, or of the executable when
+ * no C library defines them (a static program); names aliasing one address get one
+ * breakpoint, named as alloctapd names them (its order: glibc's aligned_alloc is memalign).
+ * The breakpoints are set when the dynamic loader reports its libraries mapped
+ * (_dl_debug_state), before any constructor runs; in a static program, at its exec.
  *
  * Per thread a depth counts the calls in progress: a breakpoint on each call's return address
  * (checked against the stack pointer) takes it down. A call at depth 0 is outermost and prints
