@@ -2,7 +2,8 @@
  *
  * The functions of the interface check what every format shares (the event's range, the
  * sink's error, whether it started, which records a version holds) and hand the rest to the
- * format's table of operations: a new output format is one more table. */
+ * format's table of operations, chosen by at_sink_start: a new output format is one more table
+ * and its value of enum at_sink_format. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,8 @@
 #include "text.h"
 
 struct at_sink_ops {
+	/* Begins the trace on the sink's output, with its options; 0, or -1 with errno. */
+	int (*start)(struct at_sink *s);
 	/* Writes one event of a started sink without error; 0, or -1 with errno. */
 	int (*put)(struct at_sink *s, const struct at_event *ev);
 	/* Writes a record the trace's version holds; 0, or -1 with errno. */
@@ -29,6 +32,12 @@ static const struct at_sink_ops text_ops, atz_ops;
 static const struct at_sink_ops *ops(const struct at_sink *s)
 {
 	return s->ops ? s->ops : &text_ops;
+}
+
+/* The operations of format f (a value outside the enum writes text). */
+static const struct at_sink_ops *format_ops(enum at_sink_format f)
+{
+	return f == AT_SINK_ATZ ? &atz_ops : &text_ops;
 }
 
 /* Keeps err as the sink's error unless it has one. Returns -1 with errno set to the error. */
@@ -89,17 +98,30 @@ int at_sink_start(struct at_sink *s, const struct at_sink_options *opt)
 	if (s->out.err)
 		return fail(s, s->out.err);
 	s->out.whole_lines = opt->format == AT_SINK_TEXT;
-	if (opt->format == AT_SINK_ATZ) {
-		struct at_atz_options a = opt->atz;
-		if (opt->munged)
-			a.flags |= AT_ATZ_FLAG_MUNGED;
-		s->atz = at_atz_writer_open(&s->out, &a);
-		if (!s->atz)
-			return fail(s, errno);
-		s->ops = &atz_ops;
-	}
+	const struct at_sink_ops *o = format_ops(opt->format);
+	if (o->start(s) < 0)
+		return fail(s, errno);
+	s->ops = o;
 	s->started = 1;
 	return 0;
+}
+
+/* Text: nothing precedes the first line. */
+static int text_start(struct at_sink *s)
+{
+	(void)s;
+	return 0;
+}
+
+/* Binary: the writer, which writes the stream header (the munged flag from the options). */
+static int atz_start(struct at_sink *s)
+{
+	struct at_atz_options a = s->opt.atz;
+
+	if (s->opt.munged)
+		a.flags |= AT_ATZ_FLAG_MUNGED;
+	s->atz = at_atz_writer_open(&s->out, &a);
+	return s->atz ? 0 : -1;
 }
 
 void at_sink_set_munged(struct at_sink *s, int munged)
@@ -336,6 +358,7 @@ static void atz_stats(const struct at_sink *s, struct at_sink_stats *st)
 }
 
 static const struct at_sink_ops text_ops = {
+	.start = text_start,
 	.put = put_line,
 	.put_record = text_put_record,
 	.flush = text_flush,
@@ -344,6 +367,7 @@ static const struct at_sink_ops text_ops = {
 };
 
 static const struct at_sink_ops atz_ops = {
+	.start = atz_start,
 	.put = atz_put,
 	.put_record = atz_put_record,
 	.flush = atz_flush,
