@@ -69,7 +69,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	t->arg[0] = a0;
 	t->arg[1] = a1;
 	t->memptr = memptr;
-	if (func == AT_PROBE_REALLOC || func == AT_PROBE_REALLOCARRAY)
+	if (at_probe_reallocates(func))
 		t->seq_entry = __sync_fetch_and_add(&next_seq, 1);
 	t->stack = 0;
 	if (stacks_on)
@@ -178,9 +178,9 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	t->recorded = 0;
 	seq = __sync_fetch_and_add(&next_seq, 1);
 	seq_entry = seq;
-	if (t->func == AT_PROBE_REALLOC || t->func == AT_PROBE_REALLOCARRAY)
+	if (at_probe_reallocates(t->func))
 		seq_entry = t->seq_entry;
-	if (t->func == AT_PROBE_POSIX_MEMALIGN) {
+	if (at_probe_kind(t->func) == AT_KIND_OUT_PARAM) {
 		result = 0;
 		if ((int)ret == 0)
 			bpf_probe_read_user(&result, sizeof(result), (void *)t->memptr);

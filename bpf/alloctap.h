@@ -11,7 +11,7 @@
  *
  * The BPF object is built into alloctapd as a skeleton (build/alloctap.skel.h), so both sides
  * always come from the same tree and the layout needs no version number; the assertions below
- * and in daemon/trace/record.c stop a build whose two sides disagree.
+ * and in lib/functions.h stop a build whose two sides disagree.
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields;
  * all defined in prog/maps.h):
@@ -42,22 +42,12 @@
 #include "arch/x86_64.h" /* the rule kinds of struct at_unwind_rule */
 #include "stack_flags.h"
 
-/* The probed functions. The first eight match enum at_func's order in lib/event.h (checked in
- * daemon/trace/record.c); the daemon rewrites the last two as calls the logalloc format has (see
- * doc/LOGALLOC.md). */
-enum at_probe_func {
-	AT_PROBE_MALLOC = 0,
-	AT_PROBE_CALLOC,
-	AT_PROBE_REALLOC,
-	AT_PROBE_FREE,
-	AT_PROBE_MEMALIGN,
-	AT_PROBE_POSIX_MEMALIGN,
-	AT_PROBE_ALIGNED_ALLOC,
-	AT_PROBE_VALLOC,
-	AT_PROBE_PVALLOC,       /* written as valloc(roundup(n, pagesize)) */
-	AT_PROBE_REALLOCARRAY,  /* written as realloc(p, n*m) */
-	AT_PROBE_FUNC_COUNT
-};
+/* The probed functions (enum at_probe_func), their kinds (at_probe_kind, at_probe_frees,
+ * at_probe_reallocates) and symbols: AT_FUNCTIONS of lib/functions.h, which the format's
+ * codes come from too; a function of the format keeps its code there, the daemon rewrites the
+ * others as calls the logalloc format has (see doc/LOGALLOC.md). */
+#include "../lib/functions.h"
+
 /* The func of a record that is no call: a thread of a traced process ended (not its last; the
  * record carries only seq, pid, tid and time_ns). The daemon writes an END record for it. */
 #define AT_PROBE_THREAD_END 0x100u

@@ -9,6 +9,9 @@ enum at_stack_flags {
 	AT_STACK_INCOMPLETE = 2u, /* the walk stopped before the outermost frame (a pc in no
 				   * mapping or in one without a table yet, a rule the unwinder
 				   * lacks, an unreadable frame): the frames it has are right */
+	AT_STACK_KINDS = 4u,      /* the record holds each frame's kind (lib/stack.h): a reader
+				   * that found them sets it; a writer writes kinds[] only when it
+				   * is set; never set by a walk */
 	AT_BPF_STACK_NO_TABLE = 0x100u, /* with AT_STACK_INCOMPLETE from the BPF walk: the pc had
 					 * no mapping or no table (the daemon then rescans the
 					 * process's mappings); never in a trace */

@@ -968,10 +968,21 @@ int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_pr
 	return 0;
 }
 
+/* Whether every frame of s has a kind the format defines (always, without AT_STACK_KINDS). */
+static int frame_kinds_known(const struct at_stack *s)
+{
+	if (!(s->flags & AT_STACK_KINDS))
+		return 1;
+	for (unsigned i = 0; i < s->count; i++)
+		if (s->kinds[i] >= AT_FRAME_KINDS_KNOWN)
+			return 0;
+	return 1;
+}
+
 int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s)
 {
 	if (w->major < 2 || s->id != w->nstacks + 1 || s->count == 0 ||
-	    s->count > AT_STACK_MAX_FRAMES) {
+	    s->count > AT_STACK_MAX_FRAMES || !frame_kinds_known(s)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -985,6 +996,10 @@ int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s)
 	n += atz_put_varint(payload + n, s->pcs[0]);
 	for (unsigned i = 1; i < s->count; i++)
 		n += atz_put_varint(payload + n, atz_zigzag(s->pcs[i] - s->pcs[i - 1]));
+	if (s->flags & AT_STACK_KINDS) {
+		memcpy(payload + n, s->kinds, s->count);
+		n += s->count;
+	}
 	if (reserve(w, 1 + 10 + n) < 0) {
 		errno = w->out->err;
 		return -1;

@@ -161,8 +161,10 @@ int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, 
  * trace, the output unharmed). */
 int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_process *p);
 /* Appends a stack record (2.x only). s->id must be the next id (1 for the first stack of the
- * trace, then one more each time), s->count 1..AT_STACK_MAX_FRAMES. 0, or -1 with errno
- * (EINVAL for a 1.x trace or a stack breaking those rules, the output unharmed). */
+ * trace, then one more each time), s->count 1..AT_STACK_MAX_FRAMES; with AT_STACK_KINDS in
+ * s->flags the frames' kinds are written too, and must all be AT_FRAME_NATIVE (the format
+ * reserves the others). 0, or -1 with errno (EINVAL for a 1.x trace or a stack breaking those
+ * rules, the output unharmed). */
 int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s);
 /* Appends a mapping record (2.x only): [start, end) of pid maps path (at most AT_ATZ_NAME_MAX
  * bytes are kept) from file offset, build_id_len <= AT_BUILD_ID_MAX. 0, or -1 with errno

@@ -121,8 +121,8 @@ enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA 
 
 /* The largest record we write: a process change record */
 #define ATZ_RECORD_MAX   (8 + 8 * 10 + AT_ATZ_NAME_MAX + 1 + AT_ATZ_ARGS_MAX)
-/* The largest stack record: kind, length, four numbers, the frames. */
-#define ATZ_STACK_RECORD_MAX (1 + 10 + 4 * 10 + AT_STACK_MAX_FRAMES * 10)
+/* The largest stack record: kind, length, four numbers, the frames and their kinds. */
+#define ATZ_STACK_RECORD_MAX (1 + 10 + 4 * 10 + AT_STACK_MAX_FRAMES * 11)
 #define ATZ_SIZED_MAX    (1u << 20) /* largest length-prefixed payload a reader accepts */
 #define ATZ_CHUNK        (64u * 1024) /* content bytes per lz4 block, as written */
 

@@ -698,8 +698,29 @@ static int get_process_change(struct at_atz_reader *r, const uint8_t *p, const u
 	return 0;
 }
 
-/* The payload of a stack record (2.x), [p, end): ids must come 1, 2, ... in order. Bytes after
- * the last frame are skipped. 0, or -1 when it is malformed. */
+/* The kinds of s's frames, [p, end) of a stack record with AT_STACK_KINDS: one byte per frame,
+ * each a kind this reader knows. 0, or -1 when they are cut short or one is reserved. */
+static int get_frame_kinds(struct at_atz_reader *r, struct at_stack *s, const uint8_t *p,
+			   const uint8_t *end)
+{
+	char why[112];
+
+	if (end - p < (ptrdiff_t)s->count)
+		return corrupt(r, "stack record that ends before its frame kinds");
+	for (unsigned i = 0; i < s->count; i++) {
+		if (p[i] >= AT_FRAME_KINDS_KNOWN) {
+			snprintf(why, sizeof(why), "stack record with a frame of kind %u at frame "
+				 "%u (this reader knows kind 0, native)", p[i], i);
+			return corrupt(r, why);
+		}
+		s->kinds[i] = p[i];
+	}
+	return 0;
+}
+
+/* The payload of a stack record (2.x), [p, end): ids must come 1, 2, ... in order; the frames'
+ * kinds follow them with AT_STACK_KINDS (every frame is native without). Bytes after the last
+ * frame (or kind) are skipped. 0, or -1 when it is malformed. */
 static int get_stack(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
 {
 	uint64_t v[5];
@@ -734,6 +755,10 @@ static int get_stack(struct at_atz_reader *r, const uint8_t *p, const uint8_t *e
 			return corrupt(r, "bad frame in a stack record");
 		s->pcs[i] = s->pcs[i - 1] + atz_unzigzag(z);
 	}
+	if (!(s->flags & AT_STACK_KINDS))
+		memset(s->kinds, AT_FRAME_NATIVE, s->count);
+	else if (get_frame_kinds(r, s, p, end) < 0)
+		return -1;
 	r->nstacks++;
 	r->st.stacks++;
 	if (r->on_stack)

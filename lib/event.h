@@ -10,46 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The malloc family, written once: the names, lengths, argument counts and probes of every
- * table are generated from this list. Each entry is one of
- *   F(CODE, name, nargs, regs)  a function of the logalloc format that the daemon probes;
- *   M(CODE, name, nargs, 0)     a function of the format that no probe sees (jemalloc_stats,
- *                               a marker the munge writes);
- *   P(CODE, name, regs)         a function the daemon probes that the format lacks: it is
- *                               written as one the format has (pvalloc as valloc,
- *                               reallocarray as realloc);
- * nargs: its argument count in a log; regs: how many argument registers its entry probe reads.
- * The F and M entries in order are enum at_func (the binary format's codes: never reorder
- * them); the F and P entries in order are enum at_probe_func of bpf/alloctap.h, and the order
- * in which aliases are named (glibc's memalign is aligned_alloc: "memalign" wins). */
-#define AT_FUNCTIONS(F, M, P)                                                                  \
-	F(MALLOC, malloc, 1, 1)                                                                \
-	F(CALLOC, calloc, 2, 2)                                                                \
-	F(REALLOC, realloc, 2, 2)                                                              \
-	F(FREE, free, 1, 1)                                                                    \
-	F(MEMALIGN, memalign, 2, 2)                                                            \
-	F(POSIX_MEMALIGN, posix_memalign, 2, 3)                                                \
-	F(ALIGNED_ALLOC, aligned_alloc, 2, 2)                                                  \
-	F(VALLOC, valloc, 1, 1)                                                                \
-	M(JEMALLOC_STATS, jemalloc_stats, 0, 0)                                                \
-	P(PVALLOC, pvalloc, 1)                                                                 \
-	P(REALLOCARRAY, reallocarray, 3)
-
-/* Expansions that drop the entries of a kind, as arguments of AT_FUNCTIONS. */
-#define AT_FUNC_SKIP(code, name, ...)
-
-/* The functions of the logalloc format (also the binary format's codes). */
-#define AT_FUNC_ENUM(code, name, nargs, regs) AT_##code,
-enum at_func {
-	AT_FUNCTIONS(AT_FUNC_ENUM, AT_FUNC_ENUM, AT_FUNC_SKIP)
-	AT_FUNC_COUNT
-};
-
-/* The binary format's codes (doc/FORMAT.md) do not move. */
-_Static_assert(AT_MALLOC == 0 && AT_CALLOC == 1 && AT_REALLOC == 2 && AT_FREE == 3 &&
-		       AT_MEMALIGN == 4 && AT_POSIX_MEMALIGN == 5 && AT_ALIGNED_ALLOC == 6 &&
-		       AT_VALLOC == 7 && AT_JEMALLOC_STATS == 8 && AT_FUNC_COUNT == 9,
-	       "enum at_func is the binary format's function codes");
+/* The malloc family (AT_FUNCTIONS), its codes (enum at_func, enum at_probe_func) and kinds
+ * (enum at_func_kind, at_func_kind()) are lib/functions.h's, which the BPF program shares. */
+#include "functions.h"
 
 /* Bytes of at_func_name[f]: the longest name, its NUL and padding, so that a writer can copy
  * any name with one fixed-size memcpy. */
@@ -89,16 +52,19 @@ static inline int at_func_lookup(const char *name, size_t len)
 	return -1;
 }
 
-/* Whether arg[0] of this function is a pointer (free, realloc). */
+/* Whether arg[0] of this function is a pointer: it frees or reallocates (free, realloc). */
 static inline int at_func_takes_pointer(unsigned f)
 {
-	return f == AT_FREE || f == AT_REALLOC;
+	return at_func_frees(f) || at_func_reallocates(f);
 }
 
-/* Whether this function returns a pointer (every function but free and jemalloc_stats). */
+/* Whether this function returns a pointer: every kind but a free and a marker (free and
+ * jemalloc_stats), a code out of range included. */
 static inline int at_func_returns_pointer(unsigned f)
 {
-	return f != AT_FREE && f != AT_JEMALLOC_STATS;
+	enum at_func_kind k = at_func_kind(f);
+
+	return k != AT_KIND_FREE && k != AT_KIND_MARKER;
 }
 
 #endif

@@ -1,10 +1,44 @@
-/* sink.c: events to logalloc text or an .atz trace, with one error and two counters. */
+/* sink.c: events to logalloc text or an .atz trace, with one error and two counters.
+ *
+ * The functions of the interface check what every format shares (the event's range, the
+ * sink's error, whether it started, which records a version holds) and hand the rest to the
+ * format's table of operations, chosen by at_sink_start: a new output format is one more table
+ * and its value of enum at_sink_format. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "sink.h"
 #include "text.h"
+
+struct at_sink_ops {
+	/* Begins the trace on the sink's output, with its options; 0, or -1 with errno. */
+	int (*start)(struct at_sink *s);
+	/* Writes one event of a started sink without error; 0, or -1 with errno. */
+	int (*put)(struct at_sink *s, const struct at_event *ev);
+	/* Writes a record the trace's version holds; 0, or -1 with errno. */
+	int (*put_record)(struct at_sink *s, const struct at_sink_record *r);
+	/* Writes out what is buffered; 0, or -1 with errno. */
+	int (*flush)(struct at_sink *s);
+	/* Ends the trace and adds its counters to the sink's; the sink is text afterwards. */
+	void (*end)(struct at_sink *s);
+	/* Adds what the format counts and the sink does not yet to st. */
+	void (*stats)(const struct at_sink *s, struct at_sink_stats *st);
+};
+
+static const struct at_sink_ops text_ops, atz_ops;
+
+/* The format's operations: a sink never started (or zeroed) is text. */
+static const struct at_sink_ops *ops(const struct at_sink *s)
+{
+	return s->ops ? s->ops : &text_ops;
+}
+
+/* The operations of format f (a value outside the enum writes text). */
+static const struct at_sink_ops *format_ops(enum at_sink_format f)
+{
+	return f == AT_SINK_ATZ ? &atz_ops : &text_ops;
+}
 
 /* Keeps err as the sink's error unless it has one. Returns -1 with errno set to the error. */
 static int fail(struct at_sink *s, int err)
@@ -19,6 +53,7 @@ static void reset(struct at_sink *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->out.fd = -1;
+	s->ops = &text_ops;
 }
 
 /* The output flags of a sink's open mode, appending or not. */
@@ -63,16 +98,30 @@ int at_sink_start(struct at_sink *s, const struct at_sink_options *opt)
 	if (s->out.err)
 		return fail(s, s->out.err);
 	s->out.whole_lines = opt->format == AT_SINK_TEXT;
-	if (opt->format == AT_SINK_ATZ) {
-		struct at_atz_options a = opt->atz;
-		if (opt->munged)
-			a.flags |= AT_ATZ_FLAG_MUNGED;
-		s->atz = at_atz_writer_open(&s->out, &a);
-		if (!s->atz)
-			return fail(s, errno);
-	}
+	const struct at_sink_ops *o = format_ops(opt->format);
+	if (o->start(s) < 0)
+		return fail(s, errno);
+	s->ops = o;
 	s->started = 1;
 	return 0;
+}
+
+/* Text: nothing precedes the first line. */
+static int text_start(struct at_sink *s)
+{
+	(void)s;
+	return 0;
+}
+
+/* Binary: the writer, which writes the stream header (the munged flag from the options). */
+static int atz_start(struct at_sink *s)
+{
+	struct at_atz_options a = s->opt.atz;
+
+	if (s->opt.munged)
+		a.flags |= AT_ATZ_FLAG_MUNGED;
+	s->atz = at_atz_writer_open(&s->out, &a);
+	return s->atz ? 0 : -1;
 }
 
 void at_sink_set_munged(struct at_sink *s, int munged)
@@ -126,18 +175,32 @@ int at_sink_put(struct at_sink *s, const struct at_event *ev)
 		return fail(s, s->out.err);
 	if (!s->started)
 		return fail(s, EINVAL);
-	if (s->atz) {
-		int rc = at_atz_append(s->atz, ev);
-		if (rc < 0 && errno == EINVAL && !s->out.err)
-			s->accepted--; /* a stack id not written yet: refused, as func out of range */
-		return rc;
-	}
-	return put_line(s, ev);
+	return ops(s)->put(s, ev);
 }
 
-/* The binary form of a record. */
-static int put_record(struct at_atz_writer *w, const struct at_sink_record *r)
+/* Binary: one event into the trace. */
+static int atz_put(struct at_sink *s, const struct at_event *ev)
 {
+	int rc = at_atz_append(s->atz, ev);
+
+	if (rc < 0 && errno == EINVAL && !s->out.err)
+		s->accepted--; /* a stack id not written yet: refused, as func out of range */
+	return rc;
+}
+
+/* Text: records other than events print nothing. */
+static int text_put_record(struct at_sink *s, const struct at_sink_record *r)
+{
+	(void)s;
+	(void)r;
+	return 0;
+}
+
+/* Binary: the record's form in the trace. */
+static int atz_put_record(struct at_sink *s, const struct at_sink_record *r)
+{
+	struct at_atz_writer *w = s->atz;
+
 	switch (r->kind) {
 	case AT_SINK_LOST:
 		return at_atz_append_lost(w, r->lost.events);
@@ -174,7 +237,7 @@ int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 		return 0; /* 1.x holds none of them */
 	if (r->kind == AT_SINK_RSS && s->opt.atz.minor < 1)
 		return 0; /* nor does 2.0 */
-	return s->atz ? put_record(s->atz, r) : 0;
+	return ops(s)->put_record(s, r);
 }
 
 int at_sink_lost(struct at_sink *s, uint64_t n)
@@ -188,33 +251,46 @@ int at_sink_flush(struct at_sink *s)
 {
 	if (s->out.err)
 		return fail(s, s->out.err);
-	if (s->atz)
-		return at_atz_flush(s->atz);
+	return ops(s)->flush(s);
+}
+
+/* Text: writes the buffered lines out. */
+static int text_flush(struct at_sink *s)
+{
 	return write_lines(s) < 0 ? fail(s, s->out.err) : 0;
 }
 
-/* Ends the trace: the text's last lines, or the binary's last block and end mark. */
-static void end_trace(struct at_sink *s)
+/* Binary: ends the current lz4 block and writes it out. */
+static int atz_flush(struct at_sink *s)
+{
+	return at_atz_flush(s->atz);
+}
+
+/* Text: the trace ends with its last lines. */
+static void text_end(struct at_sink *s)
+{
+	write_lines(s);
+}
+
+/* Binary: the trace ends with its last block and end mark; its counters become the sink's. */
+static void atz_end(struct at_sink *s)
 {
 	struct at_atz_writer *w = s->atz;
-
-	if (!w) {
-		write_lines(s);
-		return;
-	}
 	struct at_atz_stats st;
+
 	at_atz_flush(w);
 	at_atz_writer_stats(w, &st);
 	s->written += st.events_written;
 	s->content_bytes += st.content_bytes;
 	s->atz = NULL;
+	s->ops = &text_ops;
 	at_atz_writer_close(w);
 }
 
 int at_sink_close(struct at_sink *s)
 {
 	if (s->out.buf) {
-		end_trace(s);
+		ops(s)->end(s);
 		at_output_close(&s->out);
 	}
 	s->bytes += s->out.written;
@@ -261,10 +337,40 @@ void at_sink_stats(const struct at_sink *s, struct at_sink_stats *st)
 	st->lost = s->lost;
 	st->bytes = s->bytes + s->out.written;
 	st->content_bytes = s->content_bytes;
-	if (s->atz) {
-		struct at_atz_stats a;
-		at_atz_writer_stats(s->atz, &a);
-		st->written += a.events_written;
-		st->content_bytes += a.content_bytes;
-	}
+	ops(s)->stats(s, st);
 }
+
+/* Text: the sink counts everything itself. */
+static void text_stats(const struct at_sink *s, struct at_sink_stats *st)
+{
+	(void)s;
+	(void)st;
+}
+
+/* Binary: the events and bytes of the trace being written. */
+static void atz_stats(const struct at_sink *s, struct at_sink_stats *st)
+{
+	struct at_atz_stats a;
+
+	at_atz_writer_stats(s->atz, &a);
+	st->written += a.events_written;
+	st->content_bytes += a.content_bytes;
+}
+
+static const struct at_sink_ops text_ops = {
+	.start = text_start,
+	.put = put_line,
+	.put_record = text_put_record,
+	.flush = text_flush,
+	.end = text_end,
+	.stats = text_stats,
+};
+
+static const struct at_sink_ops atz_ops = {
+	.start = atz_start,
+	.put = atz_put,
+	.put_record = atz_put_record,
+	.flush = atz_flush,
+	.end = atz_end,
+	.stats = atz_stats,
+};

@@ -45,7 +45,7 @@ struct at_sink_options {
 
 /* Records besides events: a text sink writes none of them (and counts none as events); a
  * binary sink of 1.x writes no stack, mapping or RSS record (the format has none). A new kind is a
- * new enum value, a member of the union, and a case in sink.c's put_record. */
+ * new enum value, a member of the union, and a case in sink.c's atz_put_record. */
 enum at_sink_record_kind {
 	AT_SINK_LOST = 0, /* events lost at this point of the stream */
 	AT_SINK_PROCESS,  /* a process and its command name */
@@ -90,9 +90,15 @@ struct at_sink_stats {
 	uint64_t content_bytes; /* bytes before compression (text: the lines), flushed or not */
 };
 
+/* What one format does with the sink's events, records, flushes, end and counters: a table
+ * of functions in sink.c (text, binary), chosen when the format starts. */
+struct at_sink_ops;
+
 struct at_sink {
 	struct at_output out;       /* the file, its name and the first error */
 	struct at_sink_options opt;
+	const struct at_sink_ops *ops; /* the format's: binary from a start that opened the writer
+					* to the trace's end, text otherwise (NULL: text) */
 	struct at_atz_writer *atz;  /* binary, once started */
 	int started;
 	unsigned mode;              /* enum at_sink_mode bits of the open, for a reopen */

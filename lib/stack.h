@@ -12,7 +12,11 @@
  * offset an address falls in, so a trace can be symbolized after the process is gone, on
  * another machine holding the same objects or their debug files. A later mapping of the same
  * pid that overlaps an earlier one replaces it for the stacks that follow (munmap, then a new
- * dlopen at the same addresses). */
+ * dlopen at the same addresses).
+ *
+ * Every frame has a kind (enum at_frame_kind): today's are all native, pcs of the process. The
+ * format reserves the other kinds for the frames of other runtimes (an interpreter's), which
+ * no reader or writer of this version takes (doc/FORMAT.md 5.6). */
 #ifndef ALLOCTAP_STACK_H
 #define ALLOCTAP_STACK_H
 
@@ -23,12 +27,20 @@
 #define AT_STACK_MAX_FRAMES 128
 #define AT_BUILD_ID_MAX 20
 
+/* What a frame's value is. */
+enum at_frame_kind {
+	AT_FRAME_NATIVE = 0, /* a pc of the process's address space (every frame, so far) */
+	AT_FRAME_KINDS_KNOWN /* kinds from here to 255: reserved for other runtimes' frames */
+};
+
 struct at_stack {
 	uint32_t id;    /* 1, 2, ... in order of first appearance in the trace */
 	uint32_t pid;   /* the process whose addresses pcs are */
 	uint16_t count; /* frames in pcs, 1..AT_STACK_MAX_FRAMES */
 	uint16_t flags; /* enum at_stack_flags (bpf/stack_flags.h) */
 	uint64_t pcs[AT_STACK_MAX_FRAMES];
+	uint8_t kinds[AT_STACK_MAX_FRAMES]; /* enum at_frame_kind of pcs[i], i < count: a reader
+					     * fills them (0 without AT_STACK_KINDS) */
 };
 
 /* An executable mapping of a process: [start, end) maps path from file offset. */

@@ -78,7 +78,7 @@ static int put_in_call_order(struct at_sink *sink, const struct rp_oplist *ol,
 		goto cleanup;
 	for (uint64_t i = 0; i < ol->n; i++) {
 		at[res->seq[i]] = i * 2;
-		if (ol->ev[i].func == AT_REALLOC)
+		if (at_func_reallocates(ol->ev[i].func))
 			at[res->seq_entry[i]] = i * 2 + 1;
 	}
 	for (uint64_t k = 0; k < res->numbers; k++) {
@@ -97,7 +97,7 @@ static int put_in_call_order(struct at_sink *sink, const struct rp_oplist *ol,
 				written[r] = 1;
 			}
 		}
-		if (ol->ev[i].func == AT_REALLOC && res->taken[i])
+		if (at_func_reallocates(ol->ev[i].func) && res->taken[i])
 			pending_take(&p, (uintptr_t)res->taken[i]);
 		put_op(sink, ol, res, i);
 		written[i] = 1;

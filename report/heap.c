@@ -316,7 +316,7 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	if (h->o.sizes && count_size(h, (uint32_t)si, size) < 0)
 		return -1;
 	if (!ev->result) {
-		if (ev->func != AT_REALLOC || ev->arg[1] != 0)
+		if (!at_func_reallocates(ev->func) || ev->arg[1] != 0)
 			p->failed++; /* realloc(p, 0) returning NULL freed p: not a failure */
 		return 0;
 	}
@@ -364,8 +364,8 @@ static int note_thread(struct rep_heap *h, const struct at_event *ev)
 {
 	int is_new;
 	uint64_t *last = rep_u64map_slot(&h->thread_last, ((uint64_t)ev->pid << 32 | ev->tid) + 1, &is_new);
-	int releases = ev->func == AT_FREE ||
-		       (ev->func == AT_REALLOC && (ev->result || !ev->arg[1]));
+	int releases = at_func_frees(ev->func) ||
+		       (at_func_reallocates(ev->func) && (ev->result || !ev->arg[1]));
 
 	if (!last)
 		return -1;
@@ -439,10 +439,10 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
 	if (note_thread(h, ev) < 0)
 		return -1;
 	if (at_func_takes_pointer(ev->func)) {
-		int failed_realloc = ev->func == AT_REALLOC && !ev->result && ev->arg[1];
+		int failed_realloc = at_func_reallocates(ev->func) && !ev->result && ev->arg[1];
 		if (!failed_realloc) /* a failed realloc leaves its block as it was */
 			release_pointer(h, p, ev);
-		if (ev->func == AT_FREE)
+		if (at_func_frees(ev->func))
 			return 0;
 	}
 	return allocate(h, p, proc, ev);

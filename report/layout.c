@@ -192,7 +192,7 @@ static uint64_t describe(struct rep_layout *l, const struct rep_block *b, int pl
 
 static int own_pointer(const struct at_event *ev, const struct rep_block *b)
 {
-	return ev && (ev->func == AT_FREE || ev->func == AT_REALLOC) && ev->pid == b->pid &&
+	return ev && at_func_takes_pointer(ev->func) && ev->pid == b->pid &&
 	       ev->arg[0] == b->addr;
 }
 

@@ -11,7 +11,7 @@
 /* Whether ev released b by its own pointer: a free or realloc of b's address. */
 static int released_by(const struct at_event *ev, const struct rep_block *b)
 {
-	return ev && (ev->func == AT_FREE || ev->func == AT_REALLOC) && ev->pid == b->pid &&
+	return ev && at_func_takes_pointer(ev->func) && ev->pid == b->pid &&
 	       ev->arg[0] == b->addr;
 }
 

@@ -22,7 +22,7 @@ int rep_weight_parse(const char *name, enum rep_weight *w)
 
 int rep_is_allocation(const struct at_event *ev)
 {
-	return ev->func != AT_FREE && ev->func != AT_JEMALLOC_STATS && ev->func < AT_FUNC_COUNT;
+	return at_func_allocates(ev->func);
 }
 
 uint64_t rep_event_weight(const struct at_event *ev, enum rep_weight w)

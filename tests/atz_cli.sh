@@ -146,6 +146,25 @@ check "a 2.0 trace written as 1.x keeps its events and drops times and stacks" \
 	bash -c "'$A' encode -V 1 '$G.atz' '$T/v1.atz' && '$A' decode '$T/v1.atz' - |
 		cmp -s - '$D/python3-head.log' && test -z \"\$('$A' stacks '$T/v1.atz')\" &&
 		! grep -qv '^0 0\$' <('$A' times '$T/v1.atz')"
+# A stack record with the KINDS flag (doc/FORMAT.md 5.6): with every frame native, both
+# readers read it as a stack without the flag; a frame of a reserved kind, both refuse.
+kinds_stream() {
+	printf 'ATZ\0\2\0\0\52\10testhost\0'
+	printf "\xc3\x0b\x01\x07\x02\x04\x90\x20\xf4\xff\x03\x00\x$1"
+	printf '\x91\x07\x09\x70\x20\x80\x08\xa1\x1f\x01'
+}
+kinds_stream 00 | lz4 -q -BD -BX -c > "$T/kinds0.atz"
+kinds_stream 01 | lz4 -q -BD -BX -c > "$T/kinds1.atz"
+check_eq "a stack of native frames with KINDS: atz_tool's stacks" "malloc complete 0x1010 0x900a" \
+	"$("$A" stacks "$T/kinds0.atz")"
+check_eq "a stack of native frames with KINDS: the document's reader's stacks" \
+	"malloc complete 0x1010 0x900a" \
+	"$(lz4 -q -d -c "$T/kinds0.atz" | python3 tests/atz_spec_reader.py --stacks)"
+check "a frame of a reserved kind: atz_tool refuses it, naming the record's offset" \
+	bash -c "! '$A' stacks '$T/kinds1.atz' 2>'$T/kinds1.err' &&
+		grep -q 'corrupt stream at content byte 18 .*: stack record with a frame of kind 1 at frame 1' '$T/kinds1.err'"
+check "a frame of a reserved kind: the document's reader refuses it" \
+	bash -c "! lz4 -q -d -c '$T/kinds1.atz' | python3 tests/atz_spec_reader.py --stacks"
 check "munged binary decodes to munged text" \
 	bash -c "'$A' decode '$D/munged.atz' - | cmp -s - '$D/munged.log'"
 check "a recompressed frame (lz4 -d | lz4, 4 MB blocks) still decodes" \

@@ -435,6 +435,10 @@ def main():
             for _ in range(count - 1):
                 pc = (pc + unzigzag(payload.varint())) & M64
                 frames.append(pc)
+            if sflags & 4:              # KINDS: a kind byte per frame; only 0 NATIVE is known
+                for i, kind in enumerate(payload.take(count)):
+                    if kind != 0:
+                        raise Corrupt("stack frame %d of kind %d" % (i, kind))
             stacks.append((sflags, frames))
         elif op == 0xC4 and major == 2:
             name = "MAPPING"

@@ -7,8 +7,7 @@
 
 static __always_inline __u64 inflight_unit(__u32 func)
 {
-	return func == AT_PROBE_REALLOC || func == AT_PROBE_REALLOCARRAY ? AT_INFLIGHT_REALLOC
-									  : AT_INFLIGHT_CALL;
+	return at_probe_reallocates(func) ? AT_INFLIGHT_REALLOC : AT_INFLIGHT_CALL;
 }
 
 /* Adds delta to this CPU's in-flight count. A locked add: it is also the full barrier that

@@ -21,7 +21,7 @@
 #include "arch.h"
 
 struct probed_function {
-	const char *name;
+	const char *name; /* its ELF symbol */
 	uint32_t code;  /* enum at_probe_func: the entry program's cookie */
 	int has_return;
 	uint16_t reads; /* argument registers the entry program reads */
@@ -34,31 +34,22 @@ struct probed_function {
 /* The registers of the first n integer arguments (arch.h). */
 #define ARG_REGS(n) at_arch_arg_mask(n)
 
-/* The probed functions are the F and P entries of AT_FUNCTIONS (lib/event.h), in its order,
- * which must be enum at_probe_func's (the codes the BPF programs write); a function of the
- * format keeps its enum at_func code there. */
-#define PROBE_POSITION(code, name, ...) PROBE_AT_##code,
-enum { AT_FUNCTIONS(PROBE_POSITION, AT_FUNC_SKIP, PROBE_POSITION) PROBED_COUNT };
-#define SAME_PROBE_CODE(code, name, ...)                                                       \
-	_Static_assert((int)PROBE_AT_##code == (int)AT_PROBE_##code, #name " is in place");
-#define SAME_CODES(code, name, ...)                                                            \
-	SAME_PROBE_CODE(code, name)                                                            \
-	_Static_assert((int)AT_##code == (int)AT_PROBE_##code, #name " has one code");
-AT_FUNCTIONS(SAME_CODES, AT_FUNC_SKIP, SAME_PROBE_CODE)
-_Static_assert((int)PROBED_COUNT == (int)AT_PROBE_FUNC_COUNT, "every probed function is listed");
-
-#define PROBED(c, fn, regs)                                                                    \
-	{ .name = #fn,                                                                          \
+/* The probed functions are the F and P entries of AT_FUNCTIONS (lib/functions.h), in its
+ * order, which is enum at_probe_func's (the codes the BPF programs write): each is probed at its
+ * ELF symbol, and one that frees gets no return probe. */
+#define PROBED(c, word, symbol, kind, nargs, regs)                                             \
+	{ .name = #symbol,                                                                      \
 	  .code = AT_PROBE_##c,                                                                 \
-	  .has_return = AT_PROBE_##c != AT_PROBE_FREE,                                          \
+	  .has_return = !at_probe_frees(AT_PROBE_##c),                                          \
 	  .reads = ARG_REGS(regs) },
-#define PROBED_F(c, name, nargs, regs) PROBED(c, name, regs)
 
 /* The family, in the order aliases are named (glibc's memalign == aligned_alloc). */
 static unsigned list_functions(struct probed_function *f)
 {
-	const struct probed_function all[] = { AT_FUNCTIONS(PROBED_F, AT_FUNC_SKIP, PROBED) };
+	const struct probed_function all[] = { AT_FUNCTIONS(PROBED, AT_FUNC_SKIP, PROBED) };
 
+	_Static_assert(sizeof(all) / sizeof(all[0]) == AT_PROBE_FUNC_COUNT,
+		       "every probed function is listed");
 	memcpy(f, all, sizeof(all));
 	return sizeof(all) / sizeof(all[0]);
 }

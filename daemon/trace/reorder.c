@@ -67,7 +67,7 @@ static struct at_reorder_slot *slot_of(struct at_reorder *r, uint64_t seq)
 
 static int allocates(const struct at_record *rec)
 {
-	return rec->func != AT_PROBE_FREE && rec->result != 0;
+	return !at_probe_frees(rec->func) && rec->result != 0;
 }
 
 static void take_pending(struct at_reorder *r, unsigned i, struct at_record *out)

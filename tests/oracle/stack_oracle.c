@@ -7,12 +7,12 @@
  * addresses compare (`atz_tool stacks --objects` prints a trace's stacks the same way).
  *
  * COMMAND runs with ASLR disabled (ADDR_NO_RANDOMIZE). Its threads are followed, not its child
- * processes. A breakpoint stops every entry of the allocation functions (those of lib/event.h
- * but free and jemalloc_stats) of the C library it maps, or of the executable when no C library
- * defines them (a static program); names aliasing one address get one breakpoint, named as
- * alloctapd names them (its order: glibc's aligned_alloc is memalign). The breakpoints are set
- * when the dynamic loader reports its libraries mapped (_dl_debug_state), before any
- * constructor runs; in a static program, at its exec.
+ * processes. A breakpoint stops every entry of the allocation functions (the probed functions
+ * of lib/functions.h but those that free) of the C library it maps, or of the executable when
+ * no C library defines them (a static program); names aliasing one address get one
+ * breakpoint, named as alloctapd names them (its order: glibc's aligned_alloc is memalign).
+ * The breakpoints are set when the dynamic loader reports its libraries mapped
+ * (_dl_debug_state), before any constructor runs; in a static program, at its exec.
  *
  * Per thread a depth counts the calls in progress: a breakpoint on each call's return address
  * (checked against the stack pointer) takes it down. A call at depth 0 is outermost and prints
@@ -78,14 +78,15 @@
 
 /* alloctapd's probed functions in its order (daemon/probes/attach.c). free gets no breakpoint (it
  * allocates nothing); it is here because its body counts as inside an entry point. */
-#define FUNCTION_NAME(code, name, ...) #name,
+#define FUNCTION_NAME(code, word, symbol, ...) #symbol,
 static const char *const probed_names[] = { AT_FUNCTIONS(FUNCTION_NAME, AT_FUNC_SKIP,
 							 FUNCTION_NAME) };
 #define PROBED_COUNT (sizeof(probed_names) / sizeof(probed_names[0]))
 
-static int is_allocation(const char *name)
+/* Whether probed function i (its enum at_probe_func code) allocates: every kind but a free. */
+static int is_allocation(unsigned i)
 {
-	return strcmp(name, "free") != 0;
+	return !at_probe_frees(i);
 }
 
 /* The allocation functions of one object, their addresses in the process. */
@@ -329,7 +330,7 @@ static int plant_entries(struct oracle *o)
 	    !o->alloc.path[0])
 		return 0;
 	for (unsigned i = 0; i < PROBED_COUNT; i++) {
-		if (!o->alloc.vaddr[i] || !is_allocation(probed_names[i]))
+		if (!o->alloc.vaddr[i] || !is_allocation(i))
 			continue;
 		struct breakpoint *b = plant(o, o->alloc.vaddr[i] + o->alloc.bias);
 		if (!b)

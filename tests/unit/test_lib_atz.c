@@ -2322,6 +2322,129 @@ static void test_v23_writer_keeps_limits(void **state)
 		     "tables (this reader holds at most 100)");
 }
 
+/* One stack record written by a 2.3 writer: the record's bytes (after the header) into rec,
+ * their count returned; the file into *f. */
+static size_t write_stack(const struct at_stack *st, struct file *f, uint8_t *rec, size_t cap)
+{
+	struct mem_writer m;
+	uint8_t c[1024];
+
+	mem_writer_open_v(&m, 0, 2, 3);
+	assert_int_equal(at_atz_append_stack(m.w, st), 0);
+	*f = mem_writer_close(&m);
+	size_t n = content_of(f, c, sizeof(c));
+	assert_true(n > sizeof(header_v2) && n - sizeof(header_v2) <= cap);
+	memcpy(rec, c + sizeof(header_v2), n - sizeof(header_v2));
+	return n - sizeof(header_v2);
+}
+
+/* The one stack of a file, read back. */
+static struct at_stack read_stack(const struct file *f)
+{
+	static struct records rec;
+	struct at_event out[1];
+	int rc;
+
+	assert_int_equal(decode_records(f, out, 1, &rec, &rc, NULL, 0), 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(rec.stacks, 1);
+	return rec.stack[0];
+}
+
+/* Frame kinds (doc/FORMAT.md 5.6): a native stack is written without KINDS, as before, and
+ * read back with every frame native; with KINDS and every kind 0 the kind bytes follow the
+ * frames and are carried; both round-trip byte for byte. A reserved kind is refused by the
+ * writer (EINVAL, nothing written) and by the reader (corruption at the record), as are kind
+ * bytes cut short. */
+static void test_v23_frame_kinds(void **state)
+{
+	(void)state;
+	static const uint8_t native[] = { 0xc3, 0x09, 0x01, 0x07, 0x02, 0x00,
+					  0x90, 0x20, 0xf4, 0xff, 0x03 };
+	static const uint8_t kinds[] = { 0xc3, 0x0b, 0x01, 0x07, 0x02, 0x04, 0x90,
+					 0x20, 0xf4, 0xff, 0x03, 0x00, 0x00 };
+	struct at_stack st = { .id = 1, .pid = 7, .count = 2, .pcs = { 0x1010, 0x900a } };
+	uint8_t rec[256], again[256];
+	struct file f, g;
+
+	st.kinds[1] = 9; /* without KINDS a writer never reads the kinds */
+	assert_int_equal(write_stack(&st, &f, rec, sizeof(rec)), sizeof(native));
+	assert_memory_equal(rec, native, sizeof(native));
+	struct at_stack back = read_stack(&f);
+	assert_int_equal(back.flags, 0);
+	assert_int_equal(back.count, 2);
+	assert_int_equal(back.kinds[0], AT_FRAME_NATIVE);
+	assert_int_equal(back.kinds[1], AT_FRAME_NATIVE);
+	assert_int_equal(write_stack(&back, &g, again, sizeof(again)), sizeof(native));
+	assert_memory_equal(again, native, sizeof(native));
+	free(f.p);
+	free(g.p);
+
+	st.flags = AT_STACK_KINDS;
+	st.kinds[1] = AT_FRAME_NATIVE;
+	assert_int_equal(write_stack(&st, &f, rec, sizeof(rec)), sizeof(kinds));
+	assert_memory_equal(rec, kinds, sizeof(kinds));
+	back = read_stack(&f);
+	assert_int_equal(back.flags, AT_STACK_KINDS);
+	assert_int_equal(back.pcs[1], 0x900a);
+	assert_int_equal(back.kinds[0], AT_FRAME_NATIVE);
+	assert_int_equal(back.kinds[1], AT_FRAME_NATIVE);
+	assert_int_equal(write_stack(&back, &g, again, sizeof(again)), sizeof(kinds));
+	assert_memory_equal(again, kinds, sizeof(kinds));
+	free(f.p);
+	free(g.p);
+
+	/* the writer: a reserved kind is refused and the stack's id stays free */
+	struct mem_writer m;
+	struct at_atz_stats ws;
+	mem_writer_open_v(&m, 0, 2, 3);
+	st.kinds[1] = 1;
+	errno = 0;
+	assert_int_equal(at_atz_append_stack(m.w, &st), -1);
+	assert_int_equal(errno, EINVAL);
+	at_atz_writer_stats(m.w, &ws);
+	assert_int_equal(ws.stacks, 0);
+	st.kinds[1] = AT_FRAME_NATIVE;
+	assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+	f = mem_writer_close(&m);
+	free(f.p);
+
+	/* the reader: a reserved kind, and kinds cut short, at the record's content offset 18 */
+	static const struct {
+		uint8_t n, rec[16];
+		const char *why;
+	} bad[] = {
+		{ 13, { 0xc3, 0x0b, 0x01, 0x07, 0x02, 0x04, 0x90, 0x20, 0xf4, 0xff, 0x03, 0x00, 0x01 },
+		  "stack record with a frame of kind 1 at frame 1 (this reader knows kind 0, "
+		  "native)" },
+		{ 13, { 0xc3, 0x0b, 0x01, 0x07, 0x02, 0x04, 0x90, 0x20, 0xf4, 0xff, 0x03, 0xff, 0x00 },
+		  "stack record with a frame of kind 255 at frame 0 (this reader knows kind 0, "
+		  "native)" },
+		{ 12, { 0xc3, 0x0a, 0x01, 0x07, 0x02, 0x04, 0x90, 0x20, 0xf4, 0xff, 0x03, 0x00 },
+		  "stack record that ends before its frame kinds" },
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		uint8_t c[64] = HEADER_V2(0);
+		static struct records got;
+		struct at_event out[1];
+		char msg[320], want[320];
+		int rc;
+
+		c[5] = 3; /* 2.3 */
+		memcpy(c + sizeof(header_v2), bad[k].rec, bad[k].n);
+		f = frame_of(c, sizeof(header_v2) + bad[k].n);
+		assert_int_equal(decode_records(&f, out, 1, &got, &rc, msg, sizeof(msg)), 0);
+		assert_int_equal(rc, -1);
+		assert_int_equal(got.stacks, 0);
+		snprintf(want, sizeof(want), "mem: corrupt stream at content byte 18 (");
+		assert_memory_equal(msg, want, strlen(want));
+		snprintf(want, sizeof(want), "): %s", bad[k].why);
+		assert_true(strlen(msg) > strlen(want));
+		assert_string_equal(msg + strlen(msg) - strlen(want), want);
+		free(f.p);
+	}
+}
+
 /* A 2.2 trace cut in two and each half written on its own, one after the other: every table
  * starts over in the second frame (a free there of a block of the first goes by address), and
  * the events read as one stream; 2.1 and 2.2 frames mix. */
@@ -2399,6 +2522,7 @@ int main(void)
 		cmocka_unit_test(test_v23_no_ends_before),
 		cmocka_unit_test(test_v23_many_ended_threads),
 		cmocka_unit_test(test_v23_writer_keeps_limits),
+		cmocka_unit_test(test_v23_frame_kinds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

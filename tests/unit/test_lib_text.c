@@ -282,6 +282,62 @@ static void test_func_tables(void **state)
 	}
 }
 
+/* The kinds generated from AT_FUNCTIONS (lib/functions.h), for both code spaces, and the
+ * questions the tools ask of them; a code out of range is no function. */
+static void test_func_kinds(void **state)
+{
+	(void)state;
+	static const struct {
+		unsigned f;
+		enum at_func_kind kind;
+		int frees, reallocates, allocates, takes, returns;
+	} format[] = {
+		{ AT_MALLOC, AT_KIND_ALLOC, 0, 0, 1, 0, 1 },
+		{ AT_CALLOC, AT_KIND_ALLOC, 0, 0, 1, 0, 1 },
+		{ AT_REALLOC, AT_KIND_REALLOC, 0, 1, 1, 1, 1 },
+		{ AT_FREE, AT_KIND_FREE, 1, 0, 0, 1, 0 },
+		{ AT_MEMALIGN, AT_KIND_ALLOC, 0, 0, 1, 0, 1 },
+		{ AT_POSIX_MEMALIGN, AT_KIND_OUT_PARAM, 0, 0, 1, 0, 1 },
+		{ AT_ALIGNED_ALLOC, AT_KIND_ALLOC, 0, 0, 1, 0, 1 },
+		{ AT_VALLOC, AT_KIND_ALLOC, 0, 0, 1, 0, 1 },
+		{ AT_JEMALLOC_STATS, AT_KIND_MARKER, 0, 0, 0, 0, 0 },
+		{ AT_FUNC_COUNT, AT_KIND_NONE, 0, 0, 0, 0, 1 },
+		{ 255, AT_KIND_NONE, 0, 0, 0, 0, 1 },
+	};
+	static const struct {
+		unsigned code;
+		enum at_func_kind kind;
+		int frees, reallocates;
+	} probed[] = {
+		{ AT_PROBE_MALLOC, AT_KIND_ALLOC, 0, 0 },
+		{ AT_PROBE_REALLOC, AT_KIND_REALLOC, 0, 1 },
+		{ AT_PROBE_FREE, AT_KIND_FREE, 1, 0 },
+		{ AT_PROBE_POSIX_MEMALIGN, AT_KIND_OUT_PARAM, 0, 0 },
+		{ AT_PROBE_VALLOC, AT_KIND_ALLOC, 0, 0 },
+		{ AT_PROBE_PVALLOC, AT_KIND_ALLOC, 0, 0 },
+		{ AT_PROBE_REALLOCARRAY, AT_KIND_REALLOC, 0, 1 },
+		{ AT_PROBE_FUNC_COUNT, AT_KIND_NONE, 0, 0 },
+	};
+	assert_int_equal(AT_PROBE_PVALLOC, 8);
+	assert_int_equal(AT_PROBE_REALLOCARRAY, 9);
+	assert_int_equal(AT_PROBE_FUNC_COUNT, 10);
+	for (size_t i = 0; i < sizeof(format) / sizeof(format[0]); i++) {
+		unsigned f = format[i].f;
+		assert_int_equal(at_func_kind(f), format[i].kind);
+		assert_int_equal(at_func_frees(f), format[i].frees);
+		assert_int_equal(at_func_reallocates(f), format[i].reallocates);
+		assert_int_equal(at_func_allocates(f), format[i].allocates);
+		assert_int_equal(at_func_takes_pointer(f), format[i].takes);
+		assert_int_equal(at_func_returns_pointer(f), format[i].returns);
+	}
+	for (size_t i = 0; i < sizeof(probed) / sizeof(probed[0]); i++) {
+		unsigned c = probed[i].code;
+		assert_int_equal(at_probe_kind(c), probed[i].kind);
+		assert_int_equal(at_probe_frees(c), probed[i].frees);
+		assert_int_equal(at_probe_reallocates(c), probed[i].reallocates);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_split_raw),    cmocka_unit_test(test_parse_pyint),
 		cmocka_unit_test(test_parse_munged), cmocka_unit_test(test_func_lookup),
 		cmocka_unit_test(test_func_tables),  cmocka_unit_test(test_take_numbers),
+		cmocka_unit_test(test_func_kinds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
