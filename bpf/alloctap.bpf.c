@@ -366,7 +366,8 @@ int thread_exec(void *ctx)
 	/* --all: the new program's allocator is any object until the daemon names it, not the
 	 * parent's that allocator_lookup would take */
 	if (trace_all && *(volatile __u32 *)&allocator_check) {
-		__u32 tgid = bpf_get_current_pid_tgid() >> 32, any = 0;
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+		__u64 any = 0;
 
 		bpf_map_update_elem(&targets, &tgid, &any, BPF_NOEXIST);
 	}

@@ -61,19 +61,39 @@
 #define AT_COOKIE_ARG_SHIFT 12
 /* Every probe of the family carries, from this bit on, the id of its object (1 to
  * AT_PROBED_OBJECTS, the daemon's numbering of the files it probes), which the BPF program
- * compares with the id of the process's allocator in the targets map. */
+ * compares with the id of the process's allocator in the targets map; and, at
+ * AT_COOKIE_FAMILY_SHIFT, the family its object was probed for (enum at_family), which says
+ * which of the process's allocators that is. */
 #define AT_COOKIE_OBJECT_SHIFT 32
+#define AT_COOKIE_FAMILY_SHIFT 24
+#define AT_COOKIE_FAMILY_MASK 1u
 
 /* The dynamic loader's struct r_debug (<link.h>): r_state's offset, and its value once the
  * objects are mapped (RT_CONSISTENT; RT_ADD while they are being added). */
 #define AT_R_DEBUG_STATE 24
 #define AT_RT_CONSISTENT 0
 
-/* A process's allocator in the targets map: the object's id in the low 16 bits, and the
- * functions it defines (bit 1 << enum at_probe_func) in the high 16. */
+/* A process's allocator of one family: the object's id in the low 16 bits, and the functions
+ * it defines (bit 1 << enum at_probe_func) in the high 16; 0: any object. */
 #define AT_TARGET(object, funcs) ((__u32)(object) | (__u32)(funcs) << 16)
 #define AT_TARGET_OBJECT(v) ((v) & 0xffffu)
 #define AT_TARGET_FUNCS(v) ((v) >> 16)
+/* A process in the targets map (and struct at_thread's allocators): its allocator of each
+ * family (enum at_family) in a __u64, family f's AT_TARGET in bits 32 * f to 32 * f + 31 (the C
+ * family's in the low half, the whole value as it was with one family). */
+#define AT_TARGET_FAMILIES 2
+#define AT_TARGET_IN(family, target) ((__u64)(__u32)(target) << 32 * (family))
+#define AT_TARGET_OF(family, v) ((__u32)((__u64)(v) >> 32 * (family)))
+_Static_assert(AT_FAMILY_COUNT <= AT_TARGET_FAMILIES, "a family has a half of a target");
+_Static_assert(AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(1, 0x9)) == AT_TARGET(1, 0x9) &&
+		       AT_TARGET_OF(1, AT_TARGET_IN(1, AT_TARGET(2, 0x30)) |
+						AT_TARGET_IN(0, AT_TARGET(1, 0x9))) ==
+			       AT_TARGET(2, 0x30),
+	       "the C family's allocator is the low half of a target, each family's its own half");
+_Static_assert(AT_FAMILY_COUNT - 1 <= AT_COOKIE_FAMILY_MASK &&
+		       (AT_COOKIE_FAMILY_MASK << AT_COOKIE_FAMILY_SHIFT) < (1ull << 32) &&
+		       AT_COOKIE_ARG_SHIFT + 4 * 3 <= AT_COOKIE_FAMILY_SHIFT,
+	       "a cookie's family lies between its argument registers and its object");
 
 /* Flags of a record. */
 #define AT_REC_OVERFLOW 1u /* reallocarray: n*m overflowed; arg[1] is the saturated product */
@@ -276,8 +296,10 @@ struct at_thread {
 	__u64 stack;    /* hash of the stack taken at its entry, 0: none */
 	__u64 internal_sp; /* the stack pointer at which an entry point is being called by the
 			    * allocator itself (probe internal_call), 0: none */
-	__u32 allocator;     /* its process's allocator (targets: AT_TARGET), 0: any object */
-	__u32 allocator_gen; /* allocators_gen when it was looked up */
+	__u64 allocators;    /* its process's allocators (targets: AT_TARGET_IN each family's),
+			      * 0: any object */
+	__u32 allocator_gen; /* allocators_gen when they were looked up */
+	__u32 pad;
 };
 
 /* How a walk ended, in a stack's flags (enum at_stack_flags, stack_flags.h). */

@@ -257,13 +257,17 @@ void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
 
 /* ---- targets ----------------------------------------------------------------------------- */
 
-int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator)
+/* The targets map's value is what a thread caches of it (bpf/prog/maps.h: __u64). */
+_Static_assert(sizeof(((struct at_thread *)0)->allocators) == sizeof(uint64_t),
+	       "a target's allocators are one __u64 on both sides");
+
+int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint64_t allocators)
 {
 	uint32_t key = (uint32_t)pid;
 
 	int fd = bpf_map__fd(b->skel->maps.targets);
 
-	return bpf_map_update_elem(fd, &key, &allocator, BPF_ANY) < 0 ? -1 : 0;
+	return bpf_map_update_elem(fd, &key, &allocators, BPF_ANY) < 0 ? -1 : 0;
 }
 
 void at_bpf_remove_target(struct at_bpf *b, pid_t pid)
@@ -273,13 +277,13 @@ void at_bpf_remove_target(struct at_bpf *b, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.targets), &key);
 }
 
-int at_bpf_target(const struct at_bpf *b, pid_t pid, uint32_t *allocator)
+int at_bpf_target(const struct at_bpf *b, pid_t pid, uint64_t *allocators)
 {
 	uint32_t key = (uint32_t)pid;
 
 	int fd = bpf_map__fd(b->skel->maps.targets);
 
-	return bpf_map_lookup_elem(fd, &key, allocator) < 0 ? -1 : 0;
+	return bpf_map_lookup_elem(fd, &key, allocators) < 0 ? -1 : 0;
 }
 
 void at_bpf_allocators_changed(struct at_bpf *b)

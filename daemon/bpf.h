@@ -106,13 +106,13 @@ void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT]);
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT]);
 
 /* ---- targets ----------------------------------------------------------------------------- */
-/* Marks pid a target whose allocator is allocator (AT_TARGET; 0: any object). 0, or -1 with
- * errno set. */
-int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator);
+/* Marks pid a target whose allocators are allocators (AT_TARGET_IN of each family's
+ * AT_TARGET; 0: any object). 0, or -1 with errno set. */
+int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint64_t allocators);
 /* Unmarks pid (nothing if it was not marked). */
 void at_bpf_remove_target(struct at_bpf *b, pid_t pid);
-/* pid's allocator in *allocator. 0, or -1 when pid is no target. */
-int at_bpf_target(const struct at_bpf *b, pid_t pid, uint32_t *allocator);
+/* pid's allocators in *allocators. 0, or -1 when pid is no target. */
+int at_bpf_target(const struct at_bpf *b, pid_t pid, uint64_t *allocators);
 /* A target's allocator changed: threads look theirs up again. */
 void at_bpf_allocators_changed(struct at_bpf *b);
 /* Two objects are probed: a process's calls are recorded only at its allocator's probes. */

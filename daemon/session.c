@@ -133,15 +133,15 @@ void at_session_remove_target(struct at_session *d, pid_t pid)
 		at_proctable_set_allocator(&d->table, pid, 0);
 }
 
-int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator)
+int at_session_add_target(struct at_session *d, pid_t pid, uint64_t allocators)
 {
 	/* an ended process's number taken again is a new process */
 	at_proctable_appear(&d->table, pid, 0, AT_PROC_SEEN);
-	if (at_bpf_set_target(d->bpf, pid, allocator) < 0) {
+	if (at_bpf_set_target(d->bpf, pid, allocators) < 0) {
 		at_error("cannot add pid %d to the BPF target map: %s", (int)pid, strerror(errno));
 		return -1;
 	}
-	at_proctable_set_allocator(&d->table, pid, allocator);
+	at_proctable_set_allocator(&d->table, pid, allocators);
 	return 0;
 }
 
@@ -149,26 +149,28 @@ void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object)
 {
 	if (object == 0 || object > d->targets.nobjects)
 		return;
-	object = AT_TARGET(object, d->targets.objects[object - 1].funcs);
+	unsigned family = d->targets.objects[object - 1].family;
+	uint64_t allocators = at_session_allocator(d, pid) & ~AT_TARGET_IN(family, ~0u);
 
+	allocators |= AT_TARGET_IN(family, AT_TARGET(object, d->targets.objects[object - 1].funcs));
 	/* in --all the process may not be in the map yet: it is added (and goes at its end) */
-	if (at_bpf_set_target(d->bpf, pid, object) == 0) {
-		at_proctable_set_allocator(&d->table, pid, object);
+	if (at_bpf_set_target(d->bpf, pid, allocators) == 0) {
+		at_proctable_set_allocator(&d->table, pid, allocators);
 		at_bpf_allocators_changed(d->bpf);
 	}
 }
 
 void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent)
 {
-	uint32_t object = at_session_allocator(d, parent);
+	uint64_t allocators = at_session_allocator(d, parent);
 
-	if (object && at_bpf_set_target(d->bpf, pid, object) == 0) {
-		at_proctable_set_allocator(&d->table, pid, object);
+	if (allocators && at_bpf_set_target(d->bpf, pid, allocators) == 0) {
+		at_proctable_set_allocator(&d->table, pid, allocators);
 		at_bpf_allocators_changed(d->bpf);
 	}
 }
 
-uint32_t at_session_allocator(const struct at_session *d, pid_t pid)
+uint64_t at_session_allocator(const struct at_session *d, pid_t pid)
 {
 	return at_proctable_allocator(&d->table, pid); /* the targets map's, as written */
 }
@@ -180,9 +182,9 @@ static uint64_t op_seq(void *ctx)
 	return at_session_seq(ctx);
 }
 
-static int op_add_target(void *ctx, pid_t pid, uint32_t allocator)
+static int op_add_target(void *ctx, pid_t pid, uint64_t allocators)
 {
-	return at_session_add_target(ctx, pid, allocator);
+	return at_session_add_target(ctx, pid, allocators);
 }
 
 static void op_set_allocator(void *ctx, pid_t pid, uint32_t object)

@@ -67,18 +67,19 @@ void at_session_take_rss(struct at_session *d);
  * the exit status. */
 int at_session_close(struct at_session *d, int status);
 
-/* Marks pid as a target in the BPF program, with allocator the id of its allocator (0: not
- * known yet), and as seen in the process table (a new process if its number had ended). 0, or
- * -1 after a message. */
-int at_session_add_target(struct at_session *d, pid_t pid, uint32_t allocator);
-/* Makes object (an id of at_targets.objects) pid's allocator in the BPF program: the probes
- * of other objects do not record pid's calls once the program checks (allocator_check). */
+/* Marks pid as a target in the BPF program, with allocators its allocator of each family
+ * (AT_TARGET_IN of bpf/alloctap.h; 0: not known yet), and as seen in the process table (a new
+ * process if its number had ended). 0, or -1 after a message. */
+int at_session_add_target(struct at_session *d, pid_t pid, uint64_t allocators);
+/* Makes object (an id of at_targets.objects) pid's allocator of the object's family in the BPF
+ * program, its allocators of other families kept: the probes of other objects of that family do
+ * not record pid's calls once the program checks (allocator_check). */
 void at_session_set_allocator(struct at_session *d, pid_t pid, uint32_t object);
-/* --all: pid, a new process, has its parent's allocator (fork keeps the mappings). */
+/* --all: pid, a new process, has its parent's allocators (fork keeps the mappings). */
 void at_session_inherit_allocator(struct at_session *d, pid_t pid, pid_t parent);
-/* pid's allocator in the BPF program (AT_TARGET of bpf/alloctap.h), 0 when it has none: the
- * process table's mirror of what the daemon wrote there. */
-uint32_t at_session_allocator(const struct at_session *d, pid_t pid);
+/* pid's allocators in the BPF program (AT_TARGET_IN of each family's AT_TARGET, bpf/alloctap.h),
+ * 0 when it has none: the process table's mirror of what the daemon wrote there. */
+uint64_t at_session_allocator(const struct at_session *d, pid_t pid);
 /* Unmarks pid (it has ended, at_proctable_depart: its number may come back as another
  * process): out of the BPF targets map, and its allocator's mirror in the table with it. */
 void at_session_remove_target(struct at_session *d, pid_t pid);

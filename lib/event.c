@@ -1,7 +1,7 @@
 /* event.c: the tables of the event model, generated from AT_FUNCTIONS. */
 #include "event.h"
 
-#define NARGS(code, name, symbol, kind, nargs, regs) [AT_##code] = nargs,
+#define NARGS(code, name, symbol, kind, nargs, ...) [AT_##code] = nargs,
 const uint8_t at_func_nargs[AT_FUNC_COUNT] = { AT_FUNCTIONS(NARGS, NARGS, AT_FUNC_SKIP) };
 
 #define NAME(code, name, ...) [AT_##code] = #name,

@@ -10,32 +10,34 @@
 #define ALLOCTAP_FUNCTIONS_H
 
 /* Each entry is one of
- *   F(CODE, word, symbol, kind, nargs, regs)  a function of the logalloc format that the daemon
- *                                             probes;
- *   M(CODE, word, , kind, nargs, 0)           a function of the format that no probe sees
- *                                             (jemalloc_stats, a marker the munge writes);
- *   P(CODE, word, symbol, kind, nargs, regs)  a function the daemon probes that the format
- *                                             lacks: it is written as the format's function
- *                                             word (pvalloc as valloc, reallocarray as
- *                                             realloc);
+ *   F(CODE, word, symbol, kind, nargs, regs, family)  a function of the logalloc format that
+ *                                                     the daemon probes;
+ *   M(CODE, word, , kind, nargs, 0, C)                a function of the format that no probe
+ *                                                     sees (jemalloc_stats, a marker the munge
+ *                                                     writes);
+ *   P(CODE, word, symbol, kind, nargs, regs, family)  a function the daemon probes that the
+ *                                                     format lacks: it is written as the
+ *                                                     format's function word (pvalloc as
+ *                                                     valloc, reallocarray as realloc);
  * word: the function's name in a log; symbol: the ELF symbol the daemon probes; kind: enum
  * at_func_kind without its AT_KIND_ prefix; nargs: its argument count in a log (for a P entry,
- * word's); regs: how many argument registers its entry probe reads. The F and M entries in order
+ * word's); regs: how many argument registers its entry probe reads; family: its family of entry
+ * points (AT_FAMILIES below, without the AT_FAMILY_ prefix). The F and M entries in order
  * are enum at_func (the binary format's codes: never reorder them); the F and P entries in order
  * are enum at_probe_func, and the order in which aliases are named (glibc's memalign is
  * aligned_alloc: "memalign" wins). */
 #define AT_FUNCTIONS(F, M, P)                                                                  \
-	F(MALLOC, malloc, malloc, ALLOC, 1, 1)                                                 \
-	F(CALLOC, calloc, calloc, ALLOC, 2, 2)                                                 \
-	F(REALLOC, realloc, realloc, REALLOC, 2, 2)                                            \
-	F(FREE, free, free, FREE, 1, 1)                                                        \
-	F(MEMALIGN, memalign, memalign, ALLOC, 2, 2)                                           \
-	F(POSIX_MEMALIGN, posix_memalign, posix_memalign, OUT_PARAM, 2, 3)                     \
-	F(ALIGNED_ALLOC, aligned_alloc, aligned_alloc, ALLOC, 2, 2)                            \
-	F(VALLOC, valloc, valloc, ALLOC, 1, 1)                                                 \
-	M(JEMALLOC_STATS, jemalloc_stats, , MARKER, 0, 0)                                      \
-	P(PVALLOC, valloc, pvalloc, ALLOC, 1, 1)                                               \
-	P(REALLOCARRAY, realloc, reallocarray, REALLOC, 2, 3)
+	F(MALLOC, malloc, malloc, ALLOC, 1, 1, C)                                              \
+	F(CALLOC, calloc, calloc, ALLOC, 2, 2, C)                                              \
+	F(REALLOC, realloc, realloc, REALLOC, 2, 2, C)                                         \
+	F(FREE, free, free, FREE, 1, 1, C)                                                     \
+	F(MEMALIGN, memalign, memalign, ALLOC, 2, 2, C)                                        \
+	F(POSIX_MEMALIGN, posix_memalign, posix_memalign, OUT_PARAM, 2, 3, C)                  \
+	F(ALIGNED_ALLOC, aligned_alloc, aligned_alloc, ALLOC, 2, 2, C)                         \
+	F(VALLOC, valloc, valloc, ALLOC, 1, 1, C)                                              \
+	M(JEMALLOC_STATS, jemalloc_stats, , MARKER, 0, 0, C)                                   \
+	P(PVALLOC, valloc, pvalloc, ALLOC, 1, 1, C)                                            \
+	P(REALLOCARRAY, realloc, reallocarray, REALLOC, 2, 3, C)
 
 /* Expansions that drop the entries of a kind, as arguments of AT_FUNCTIONS. */
 #define AT_FUNC_SKIP(code, ...)
@@ -51,6 +53,19 @@ enum at_func_kind {
 	AT_KIND_REALLOC,  /* takes a block and returns its successor (realloc, reallocarray) */
 	AT_KIND_FREE,     /* takes a block and returns nothing (free) */
 	AT_KIND_MARKER,   /* a mark in a log, no call of the allocator (jemalloc_stats) */
+};
+
+/* The families of entry points: the functions one object supplies to a process, each family
+ * from an object of its own (the C library's malloc family; later, say, libstdc++'s operator
+ * new and delete). A target holds one allocator per family (bpf/alloctap.h's AT_TARGET_IN), and
+ * an object is probed for one family, whose first function it must define. Each entry is
+ * X(FAMILY, first): first, the CODE of AT_FUNCTIONS that every object of the family defines. */
+#define AT_FAMILIES(X) X(C, MALLOC)
+
+#define AT_FAMILY_ENUM(family, first) AT_FAMILY_##family,
+enum at_family {
+	AT_FAMILIES(AT_FAMILY_ENUM)
+	AT_FAMILY_COUNT
 };
 
 /* The functions of the logalloc format (also the binary format's codes). */
@@ -81,6 +96,11 @@ AT_FUNCTIONS(AT_FUNC_SAME_CODE, AT_FUNC_SKIP, AT_FUNC_SKIP)
 /* The targets map keeps one bit per probed function in 16 (bpf/alloctap.h's AT_TARGET). */
 _Static_assert(AT_PROBE_FUNC_COUNT <= 16, "a probed function has a bit of AT_TARGET");
 
+/* Every probed function belongs to a family of AT_FAMILIES. */
+#define AT_FUNC_FAMILY_OK(code, word, symbol, kind, nargs, regs, family)                       \
+	_Static_assert(AT_FAMILY_##family < AT_FAMILY_COUNT, #word " has a family");
+AT_FUNCTIONS(AT_FUNC_FAMILY_OK, AT_FUNC_SKIP, AT_FUNC_FAMILY_OK)
+
 /* The kind of a function of the format (enum at_func); AT_KIND_NONE for a code out of range.
  * A chain of constant comparisons, which the compiler folds at each use. */
 #define AT_FUNC_KIND_OF(code, word, symbol, kind, ...) f == AT_##code ? AT_KIND_##kind:
@@ -94,6 +114,23 @@ static inline enum at_func_kind at_func_kind(unsigned f)
 static inline enum at_func_kind at_probe_kind(unsigned f)
 {
 	return AT_FUNCTIONS(AT_PROBE_KIND_OF, AT_FUNC_SKIP, AT_PROBE_KIND_OF) AT_KIND_NONE;
+}
+
+/* The family of a probed function (enum at_probe_func); AT_FAMILY_COUNT for a code out of
+ * range. */
+#define AT_PROBE_FAMILY_OF(code, word, symbol, kind, nargs, regs, family)                      \
+	f == AT_PROBE_##code ? AT_FAMILY_##family:
+static inline enum at_family at_probe_family(unsigned f)
+{
+	return AT_FUNCTIONS(AT_PROBE_FAMILY_OF, AT_FUNC_SKIP, AT_PROBE_FAMILY_OF) AT_FAMILY_COUNT;
+}
+
+/* The first function of family fam (enum at_probe_func), which every object probed for the
+ * family defines; AT_PROBE_FUNC_COUNT for a family out of range. */
+#define AT_FAMILY_FIRST_OF(family, first) fam == AT_FAMILY_##family ? AT_PROBE_##first:
+static inline enum at_probe_func at_family_first(unsigned fam)
+{
+	return AT_FAMILIES(AT_FAMILY_FIRST_OF) AT_PROBE_FUNC_COUNT;
 }
 
 /* Whether function f of the format (enum at_func) frees a block and returns nothing. */

@@ -37,9 +37,10 @@ __u64 mappings_gen = 0;
 __u32 recording = 0;
 
 /* Set by the daemon once a process may map two probed objects (a preloaded allocator over the C
- * library): a call is then recorded only at the probes of its process's allocator, the object
- * whose id the targets map gives (the probe's id is in its cookie). allocators_gen goes up at
- * every change of an id in the map, so that a thread looks its process's id up again. */
+ * library): a call is then recorded only at the probes of its process's allocator of the
+ * probe's family, the object whose id the targets map gives (the probe's id and family are in
+ * its cookie). allocators_gen goes up at every change of an id in the map, so that a thread
+ * looks its process's ids up again. */
 __u32 allocator_check = 0;
 __u32 allocators_gen = 0;
 
@@ -53,7 +54,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u32); /* the process's allocator (AT_TARGET_OBJECT), 0: any object */
+	__type(value, __u64); /* the process's allocators (AT_TARGET_IN), 0: any object */
 } targets SEC(".maps");
 
 /* Per-thread call state (struct at_thread): a thread's slot in thread_slots, found from the

@@ -115,12 +115,12 @@ static __always_inline int called_by_allocator(struct pt_regs *ctx, struct at_th
 	return 1;
 }
 
-/* The allocator of process tgid in the targets map (0: any). With --all, a process the daemon
- * has not heard of yet is a fork child with its parent's mappings: its parent's (an exec puts
- * an entry of its own in, thread_exec). */
-static __always_inline __u32 allocator_lookup(__u32 tgid)
+/* The allocators of process tgid in the targets map (AT_TARGET_IN each family's; 0: any). With
+ * --all, a process the daemon has not heard of yet is a fork child with its parent's mappings:
+ * its parent's (an exec puts an entry of its own in, thread_exec). */
+static __always_inline __u64 allocator_lookup(__u32 tgid)
 {
-	__u32 *id = bpf_map_lookup_elem(&targets, &tgid);
+	__u64 *id = bpf_map_lookup_elem(&targets, &tgid);
 
 	if (!id && trace_all) {
 		struct task_struct___parent *task = (void *)bpf_get_current_task_btf();
@@ -130,34 +130,37 @@ static __always_inline __u32 allocator_lookup(__u32 tgid)
 	return id ? *id : 0;
 }
 
-/* The allocator of thread t's process (0: any), looked up again after a change. */
-static __always_inline __u32 allocator_of(struct at_thread *t)
+/* The allocators of thread t's process (0: any), looked up again after a change. */
+static __always_inline __u64 allocator_of(struct at_thread *t)
 {
 	__u32 gen = *(volatile __u32 *)&allocators_gen;
 
 	if (t->allocator_gen != gen) {
-		t->allocator = allocator_lookup(t->id >> 32);
+		t->allocators = allocator_lookup(t->id >> 32);
 		t->allocator_gen = gen;
 	}
-	return t->allocator;
+	return t->allocators;
 }
 
 /* Whether the probe of function func now hit belongs to an object other than the allocator of
- * the calling thread's process (state t, or NULL: looked up for this call), when that allocator
- * defines func: such a call is the allocator's own (a preloaded free that forwards to the C
- * library's), not the program's. A function the allocator lacks (reallocarray in a debugging
- * preload) is the program's wherever it is. */
+ * the calling thread's process (state t, or NULL: looked up for this call) in the family of the
+ * probe's object (its cookie), when that allocator defines func: such a call is the allocator's
+ * own (a preloaded free that forwards to the C library's), not the program's. A function the
+ * allocator lacks (reallocarray in a debugging preload) is the program's wherever it is. */
 static __always_inline int foreign_object(struct pt_regs *ctx, struct at_thread *t, __u32 func)
 {
 	if (!*(volatile __u32 *)&allocator_check)
 		return 0;
-	__u32 object = bpf_get_attach_cookie(ctx) >> AT_COOKIE_OBJECT_SHIFT, allocator = 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx), allocators = 0;
+	__u32 object = cookie >> AT_COOKIE_OBJECT_SHIFT;
+	__u32 family = (cookie >> AT_COOKIE_FAMILY_SHIFT) & AT_COOKIE_FAMILY_MASK;
 
 	if (t) {
-		allocator = allocator_of(t);
+		allocators = allocator_of(t);
 	} else {
-		allocator = allocator_lookup(bpf_get_current_pid_tgid() >> 32);
+		allocators = allocator_lookup(bpf_get_current_pid_tgid() >> 32);
 	}
+	__u32 allocator = AT_TARGET_OF(family, allocators);
 	return allocator && object && object != AT_TARGET_OBJECT(allocator) &&
 	       (AT_TARGET_FUNCS(allocator) >> (func & 15)) & 1;
 }

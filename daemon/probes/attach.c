@@ -23,6 +23,7 @@
 struct probed_function {
 	const char *name; /* its ELF symbol */
 	uint32_t code;  /* enum at_probe_func: the entry program's cookie */
+	unsigned family; /* enum at_family */
 	int has_return;
 	uint16_t reads; /* argument registers the entry program reads */
 	uint64_t site_offset, function_offset; /* both probes' site; the first instruction */
@@ -37,21 +38,26 @@ struct probed_function {
 /* The probed functions are the F and P entries of AT_FUNCTIONS (lib/functions.h), in its
  * order, which is enum at_probe_func's (the codes the BPF programs write): each is probed at its
  * ELF symbol, and one that frees gets no return probe. */
-#define PROBED(c, word, symbol, kind, nargs, regs)                                             \
+#define PROBED(c, word, symbol, kind, nargs, regs, fam)                                        \
 	{ .name = #symbol,                                                                      \
 	  .code = AT_PROBE_##c,                                                                 \
+	  .family = AT_FAMILY_##fam,                                                            \
 	  .has_return = !at_probe_frees(AT_PROBE_##c),                                          \
 	  .reads = ARG_REGS(regs) },
 
-/* The family, in the order aliases are named (glibc's memalign == aligned_alloc). */
-static unsigned list_functions(struct probed_function *f)
+/* The functions of family (enum at_family), in the order aliases are named (glibc's memalign
+ * == aligned_alloc). */
+static unsigned list_functions(struct probed_function *f, unsigned family)
 {
 	const struct probed_function all[] = { AT_FUNCTIONS(PROBED, AT_FUNC_SKIP, PROBED) };
+	unsigned n = 0;
 
 	_Static_assert(sizeof(all) / sizeof(all[0]) == AT_PROBE_FUNC_COUNT,
 		       "every probed function is listed");
-	memcpy(f, all, sizeof(all));
-	return sizeof(all) / sizeof(all[0]);
+	for (unsigned i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i].family == family)
+			f[n++] = all[i];
+	return n;
 }
 
 /* Whether the site lies past moves that copied f's arguments out of their own registers. */
@@ -71,13 +77,32 @@ static void describe_args(const struct probed_function *f, char *out, size_t out
 					      at_arch_reg_name(f->arg_reg[a] & 15));
 }
 
-/* Finds the sites of every function the object defines; drops aliases. Returns how many
- * remain, or -1 (why set). */
+/* The index in f (n functions of one family) of the family's first function, which an object
+ * of the family must define (lib/functions.h's AT_FAMILIES); 0 when it is not there. */
+static unsigned first_of_family(const struct probed_function *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (f[i].code == at_family_first(f[i].family))
+			return i;
+	return 0;
+}
+
+/* What every probe of an object carries in its cookie: its id and its family (alloctap.h). */
+static uint64_t object_cookie(unsigned family, uint32_t object)
+{
+	return (uint64_t)object << AT_COOKIE_OBJECT_SHIFT |
+	       (uint64_t)(family & AT_COOKIE_FAMILY_MASK) << AT_COOKIE_FAMILY_SHIFT;
+}
+
+/* Finds the sites of every function the object defines (f: the n functions of one family);
+ * drops aliases. Returns how many remain, or -1 (why set: an object that lacks its family's
+ * first function, malloc for the C family, is not an allocator of the family). */
 static int locate(struct at_elf *e, const char *path, struct probed_function *f, unsigned n,
 		  char *why, size_t whylen)
 {
 	unsigned kept = 0;
-	int have_malloc = 0;
+	const char *first = n ? f[first_of_family(f, n)].name : "";
+	int have_first = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		struct at_probe_choice c = { 0 };
@@ -103,7 +128,7 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 			alias |= f[j].function_offset == f[i].function_offset;
 		if (alias)
 			continue;
-		have_malloc |= strcmp(f[i].name, "malloc") == 0;
+		have_first |= strcmp(f[i].name, first) == 0;
 		char moved[64] = "";
 		if (args_moved(&f[i]))
 			describe_args(&f[i], moved, sizeof(moved));
@@ -115,8 +140,8 @@ static int locate(struct at_elf *e, const char *path, struct probed_function *f,
 			     f[i].site_insn, f[i].site_why, moved);
 		f[kept++] = f[i];
 	}
-	if (!have_malloc) {
-		snprintf(why, whylen, "%s defines no malloc", path);
+	if (!have_first) {
+		snprintf(why, whylen, "%s defines no %s", path, first);
 		return -1;
 	}
 	return (int)kept;
@@ -252,7 +277,7 @@ static void note_internal_calls(struct at_probes *p, struct at_elf *e, const cha
  * not in their own registers (alloctap.h). */
 static uint64_t entry_cookie(const struct probed_function *f, uint32_t object)
 {
-	uint64_t cookie = f->code | (uint64_t)object << AT_COOKIE_OBJECT_SHIFT;
+	uint64_t cookie = f->code | object_cookie(f->family, object);
 
 	if (!args_moved(f))
 		return cookie;
@@ -363,7 +388,7 @@ static const char *site_name(void *arg, uint64_t offset)
 }
 
 int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
-		     uint32_t object, uint32_t *defined, char *why, size_t whylen)
+		     unsigned family, uint32_t object, uint32_t *defined, char *why, size_t whylen)
 {
 	struct probed_function f[16];
 	struct at_elf e;
@@ -375,7 +400,7 @@ int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, 
 		return -1;
 	}
 	struct at_scanned_object internal = { 0 };
-	int n = locate(&e, path, f, list_functions(f), why, whylen);
+	int n = locate(&e, path, f, list_functions(f, family), why, whylen);
 	if (n > 0)
 		note_internal_calls(p, &e, path, f, (unsigned)n, &internal);
 	at_elf_close(&e);
@@ -386,7 +411,7 @@ int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, 
 	unsigned allocs_of[16], nallocs = 0, nfrees = 0;
 
 	for (unsigned i = 0; i < 16; i++)
-		objects[i] = (uint64_t)object << AT_COOKIE_OBJECT_SHIFT;
+		objects[i] = object_cookie(family, object);
 	for (int i = 0; i < n; i++) {
 		if (!f[i].has_return) {
 			frees[nfrees++] = f[i].site_offset;

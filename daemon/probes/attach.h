@@ -27,17 +27,19 @@ struct at_probes {
 	unsigned nscanned;
 };
 
-/* Attaches the malloc family of the object at path, for pid (-1: every process). Functions the
- * object does not define are skipped; an alias (same address) is probed once, under the first
- * name. Return probes go in first, so a call already running when we attach is ignored rather
- * than half-seen. A shared library's direct calls to its own entry points from outside them
- * get a probe on their call instruction (the BPF program's internal_call), so that those calls
- * are not recorded. Every probe's cookie carries object, the id the session gives the file
- * (AT_COOKIE_OBJECT_SHIFT). 0 with the functions probed in *defined (bit 1 << enum
- * at_probe_func, aliases under their first name), or -1 with a reason in why (nothing of this
- * object stays attached). */
+/* Attaches the functions of family (enum at_family: AT_FAMILY_C, the malloc family) of the
+ * object at path, for pid (-1: every process); the object must define the family's first
+ * function (lib/functions.h's AT_FAMILIES: malloc). Functions the object does not define are
+ * skipped; an alias (same address) is probed once, under the first name. Return probes go in
+ * first, so a call already running when we attach is ignored rather than half-seen. A shared
+ * library's direct calls to its own entry points from outside them get a probe on their call
+ * instruction (the BPF program's internal_call), so that those calls are not recorded. Every
+ * probe's cookie carries object, the id the session gives the file, and family
+ * (AT_COOKIE_OBJECT_SHIFT, AT_COOKIE_FAMILY_SHIFT). 0 with the functions probed in *defined
+ * (bit 1 << enum at_probe_func, aliases under their first name), or -1 with a reason in why
+ * (nothing of this object stays attached). */
 int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
-		     uint32_t object, uint32_t *defined, char *why, size_t whylen);
+		     unsigned family, uint32_t object, uint32_t *defined, char *why, size_t whylen);
 
 /* Attaches the BPF program loader_state to the _dl_debug_state of the dynamic loader at path,
  * for pid (-1: every process): a process in the loading map is held there once its libraries

@@ -267,17 +267,17 @@ void at_proctable_forget(struct at_proctable *t, uint64_t seq)
 	}
 }
 
-int at_proctable_set_allocator(struct at_proctable *t, pid_t pid, uint32_t allocator)
+int at_proctable_set_allocator(struct at_proctable *t, pid_t pid, uint64_t allocators)
 {
 	struct at_proc *p = take(t, pid);
 
 	if (!p)
 		return -1;
-	p->allocator = allocator;
+	p->allocator = allocators;
 	return 0;
 }
 
-uint32_t at_proctable_allocator(const struct at_proctable *t, pid_t pid)
+uint64_t at_proctable_allocator(const struct at_proctable *t, pid_t pid)
 {
 	const struct at_proc *p = find(t, pid);
 

@@ -46,7 +46,8 @@ struct at_proc {
 	pid_t pid;          /* 0: an empty slot */
 	pid_t parent;       /* 0: not known */
 	unsigned flags;     /* enum at_proc_flag */
-	uint32_t allocator; /* its entry in the BPF targets map (AT_TARGET), 0: none */
+	uint64_t allocator; /* its entry in the BPF targets map: its allocator of each family
+			     * (AT_TARGET_IN of its AT_TARGET), 0: none */
 	uint64_t before;    /* events numbered below are an earlier process's under this pid */
 	uint64_t departed;  /* the event counter at its end (AT_PROC_DEPARTED) */
 };
@@ -112,12 +113,13 @@ int at_proctable_depart(struct at_proctable *t, pid_t pid, int status, uint64_t 
  * it leave the table. */
 void at_proctable_forget(struct at_proctable *t, uint64_t seq);
 
-/* Mirrors pid's entry in the BPF targets map (allocator: AT_TARGET, 0: any), written by the
- * caller; pid gets a slot if it has none. 0, or -1 when the table is full. */
-int at_proctable_set_allocator(struct at_proctable *t, pid_t pid, uint32_t allocator);
-/* pid's allocator as the BPF targets map has it from the daemon (0: none; at_proctable_depart
- * clears it, as the caller deletes the map's entry). */
-uint32_t at_proctable_allocator(const struct at_proctable *t, pid_t pid);
+/* Mirrors pid's entry in the BPF targets map (allocators: its allocator of each family, as
+ * bpf/alloctap.h's AT_TARGET_IN; 0: any), written by the caller; pid gets a slot if it has none.
+ * 0, or -1 when the table is full. */
+int at_proctable_set_allocator(struct at_proctable *t, pid_t pid, uint64_t allocators);
+/* pid's allocators as the BPF targets map has them from the daemon (0: none;
+ * at_proctable_depart clears them, as the caller deletes the map's entry). */
+uint64_t at_proctable_allocator(const struct at_proctable *t, pid_t pid);
 
 /* Calls fn for every pid whose flags include all of mask (0: every slot). fn must not change
  * the table. */

@@ -43,45 +43,52 @@ int at_targets_bound(const struct at_targets *d)
 	return !d->opt->follow && !d->opt->all;
 }
 
-/* The id of the file (1 to AT_PROBED_MAX), given now if it has none; 0 when the table
- * is full. Once two files have ids, a process may map both: the BPF program then records a
- * process's calls only at its allocator's probes. */
-static uint32_t object_id(struct at_targets *d, uint64_t dev, uint64_t inode)
+/* The id of the file probed for family (1 to AT_PROBED_MAX), given now if it has none; 0 when
+ * the table is full. Once two objects have ids, a process may map both: the BPF program then
+ * records a process's calls only at its allocators' probes. */
+static uint32_t object_id(struct at_targets *d, uint64_t dev, uint64_t inode, unsigned family)
 {
 	for (unsigned i = 0; i < d->nobjects; i++)
-		if (d->objects[i].dev == dev && d->objects[i].inode == inode)
+		if (d->objects[i].dev == dev && d->objects[i].inode == inode &&
+		    d->objects[i].family == family)
 			return i + 1;
 	if (d->nobjects == AT_PROBED_MAX)
 		return 0;
 	d->objects[d->nobjects].dev = dev;
 	d->objects[d->nobjects].inode = inode;
+	d->objects[d->nobjects].family = family;
 	if (++d->nobjects == 2)
 		at_bpf_check_allocators(d->bpf);
 	return d->nobjects;
 }
 
-int at_targets_probe(struct at_targets *d, const char *path, pid_t pid, char *why,
-		     size_t whylen)
+int at_targets_probe_family(struct at_targets *d, const char *path, unsigned family, pid_t pid,
+			    char *why, size_t whylen)
 {
 	pid_t scope = at_targets_bound(d) ? pid : -1;
 	struct stat st;
 
+	if (family >= AT_FAMILY_COUNT) {
+		snprintf(why, whylen, "cannot probe %s: no family %u", path, family);
+		return -1;
+	}
 	if (stat(path, &st) < 0) {
 		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
-	uint32_t object = object_id(d, st.st_dev, st.st_ino);
+	uint32_t object = object_id(d, st.st_dev, st.st_ino, family);
 	int rc = 0;
-	if (!at_probed_has(&d->probed, st.st_dev, st.st_ino, scope)) {
-		if (at_probed_full(&d->probed) || object == 0) {
+	struct at_probed *probed = &d->probed[family];
+	if (!at_probed_has(probed, st.st_dev, st.st_ino, scope)) {
+		if (at_probed_full(probed) || object == 0) {
 			snprintf(why, whylen, "cannot probe %s: %d objects are probed already",
 				 path, AT_PROBED_MAX);
 			return -1;
 		}
-		if (at_attach_object(d->bpf, d->probes, path, scope, object,
+		if (at_attach_object(d->bpf, d->probes, path, scope, family, object,
 				     &d->objects[object - 1].funcs, why, whylen) < 0)
 			return -1;
-		at_probed_add(&d->probed, st.st_dev, st.st_ino, scope);
+		at_probed_add(probed, st.st_dev, st.st_ino, scope);
 		if (!d->objects[object - 1].probed_ns)
 			d->objects[object - 1].probed_ns = at_now_ns();
 		rc = 1;
@@ -89,6 +96,12 @@ int at_targets_probe(struct at_targets *d, const char *path, pid_t pid, char *wh
 	if (pid > 0)
 		d->ops->set_allocator(d->ctx, pid, object);
 	return rc;
+}
+
+int at_targets_probe(struct at_targets *d, const char *path, pid_t pid, char *why,
+		     size_t whylen)
+{
+	return at_targets_probe_family(d, path, AT_FAMILY_C, pid, why, whylen);
 }
 
 /* ---- following -------------------------------------------------------------------------- */
@@ -123,6 +136,14 @@ static void loading_done(struct at_targets *d, pid_t pid)
 	at_bpf_clear_loading(d->bpf, pid);
 }
 
+/* Forgets what was probed for pid alone, of every family, and its dynamic loader. */
+static void forget_probed(struct at_targets *d, pid_t pid)
+{
+	for (unsigned f = 0; f < AT_FAMILY_COUNT; f++)
+		at_probed_forget(&d->probed[f], pid);
+	at_probed_forget(&d->loaders, pid);
+}
+
 /* A traced process has ended: its target goes, its end is recorded, and what was probed for
  * it alone is forgotten (those probes went with it). */
 static void ended(void *arg, pid_t pid, int status)
@@ -141,8 +162,7 @@ static void ended(void *arg, pid_t pid, int status)
 	/* seen and written until the output passes its end; its exit record when traced */
 	at_proctable_depart(d->table, pid, status, event_seq(d));
 	d->ops->remove_target(d->ctx, pid); /* --all: its allocator's id */
-	at_probed_forget(&d->probed, pid);
-	at_probed_forget(&d->loaders, pid);
+	forget_probed(d, pid);
 	if (traced)
 		at_stacks_forget(d->stacks, pid);
 }
@@ -254,8 +274,7 @@ static int executed_program(struct at_targets *d, pid_t pid, pid_t former_tid, i
 			       event_seq(d)))
 		return 0;
 	if (former_tid != pid && !d->opt->follow) { /* its probes went with the old leader thread */
-		at_probed_forget(&d->probed, pid);
-		at_probed_forget(&d->loaders, pid);
+		forget_probed(d, pid);
 	}
 	loading_done(d, pid); /* an exec again before the last program's libraries were mapped */
 	at_stacks_scan(d->stacks, pid); /* the new program and its dynamic loader */
@@ -404,7 +423,8 @@ static void all_executed(struct at_targets *d, const struct at_procevent *e)
 	if (rc > 0)
 		DISPLAYLEVEL(3, "%s: pid %d executed a new program: probing %s\n", at_program_name,
 			     (int)e->pid, obj);
-	uint32_t object = AT_TARGET_OBJECT(at_proctable_allocator(d->table, e->pid));
+	uint32_t object = AT_TARGET_OBJECT(
+		AT_TARGET_OF(AT_FAMILY_C, at_proctable_allocator(d->table, e->pid)));
 	if (object && d->objects[object - 1].probed_ns > e->time_ns)
 		d->late_processes++;
 }

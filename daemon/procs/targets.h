@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "follow.h"
+#include "functions.h" /* enum at_family */
 #include "launch.h"
 #include "options.h"
 #include "pidset.h"
@@ -25,12 +26,13 @@ struct at_stacks;
 struct at_targets_ops {
 	/* The BPF event counter now: every event numbered below it has happened. */
 	uint64_t (*seq)(void *ctx);
-	/* Makes pid a target of the BPF program, with allocator (0: not known yet), and seen in
-	 * the process table. 0, or -1 after a message. */
-	int (*add_target)(void *ctx, pid_t pid, uint32_t allocator);
-	/* Makes object (an id of at_targets.objects) pid's allocator in the BPF program. */
+	/* Makes pid a target of the BPF program, with allocators (AT_TARGET_IN of each family's;
+	 * 0: not known yet), and seen in the process table. 0, or -1 after a message. */
+	int (*add_target)(void *ctx, pid_t pid, uint64_t allocators);
+	/* Makes object (an id of at_targets.objects) pid's allocator of the object's family in
+	 * the BPF program; its allocators of other families stay. */
 	void (*set_allocator)(void *ctx, pid_t pid, uint32_t object);
-	/* --all: pid, a new process, has its parent's allocator. */
+	/* --all: pid, a new process, has its parent's allocators. */
 	void (*inherit_allocator)(void *ctx, pid_t pid, pid_t parent);
 	/* pid has ended: it is a target no more. */
 	void (*remove_target)(void *ctx, pid_t pid);
@@ -50,12 +52,15 @@ struct at_targets {
 	struct at_probes *probes;    /* the probes planted (attach.h), the session's */
 	struct at_stacks *stacks;    /* --stacks: mappings to scan, threads to hold */
 	struct at_bpf *bpf;          /* the BPF program */
-	struct at_probed probed;     /* the files probed, and for which process */
+	struct at_probed probed[AT_FAMILY_COUNT]; /* the files probed for each family (enum
+						   * at_family), and for which process */
 	struct {
 		uint64_t dev, inode;
+		unsigned family;     /* the family it is probed for (enum at_family) */
 		uint32_t funcs;      /* the functions probed in it (at_attach_object) */
 		uint64_t probed_ns;  /* when its probes first went in (CLOCK_MONOTONIC) */
-	} objects[AT_PROBED_MAX];    /* the files probed: a file's id is its index + 1 */
+	} objects[AT_PROBED_MAX];    /* the objects probed, a file once per family it is probed
+				      * for: an object's id is its index + 1 */
 	unsigned nobjects;
 	struct at_probed loaders;    /* the dynamic loaders whose _dl_debug_state is probed */
 	struct at_pidset loading;    /* processes held at exec whose libraries are being mapped */
@@ -82,11 +87,14 @@ int at_targets_attach(struct at_targets *d);
  * tracing them all): the kernel then checks the process before the BPF program runs. */
 int at_targets_bound(const struct at_targets *d);
 
-/* Probes the object at path for pid in the session's scope: for every process when the
- * session follows new processes or traces them all, else for pid alone; nothing if that file is
- * probed in that scope already. It becomes pid's allocator (pid > 0): the only object whose
- * probes record pid's calls. 1 when probes went in, 0 when they were there, or -1 with a reason
- * in why. */
+/* Probes the object at path for family's functions (enum at_family) for pid in the session's
+ * scope: for every process when the session follows new processes or traces them all, else for
+ * pid alone; nothing if that file is probed in that scope already. It becomes pid's allocator
+ * of that family (pid > 0): the only object whose probes of the family record pid's calls. 1
+ * when probes went in, 0 when they were there, or -1 with a reason in why. */
+int at_targets_probe_family(struct at_targets *d, const char *path, unsigned family, pid_t pid,
+			    char *why, size_t whylen);
+/* at_targets_probe_family for the C family (malloc's), the one the daemon probes today. */
 int at_targets_probe(struct at_targets *d, const char *path, pid_t pid, char *why,
 		     size_t whylen);
 

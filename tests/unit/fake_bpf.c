@@ -45,7 +45,7 @@ int64_t fake_bpf_target(pid_t pid)
 {
 	int i = target_index(pid);
 
-	return i < 0 ? -1 : (int64_t)fake_bpf.targets[i].allocator;
+	return i < 0 ? -1 : (int64_t)fake_bpf.targets[i].allocators;
 }
 
 /* The index of pid's mappings, or -1. */
@@ -283,7 +283,7 @@ void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
 
 /* ---- targets ----------------------------------------------------------------------------- */
 
-int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator)
+int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint64_t allocators)
 {
 	int i = target_index(pid);
 
@@ -300,7 +300,7 @@ int at_bpf_set_target(struct at_bpf *b, pid_t pid, uint32_t allocator)
 		i = (int)fake_bpf.ntargets++;
 	}
 	fake_bpf.targets[i].pid = pid;
-	fake_bpf.targets[i].allocator = allocator;
+	fake_bpf.targets[i].allocators = allocators;
 	return 0;
 }
 
@@ -313,14 +313,14 @@ void at_bpf_remove_target(struct at_bpf *b, pid_t pid)
 		fake_bpf.targets[i] = fake_bpf.targets[--fake_bpf.ntargets];
 }
 
-int at_bpf_target(const struct at_bpf *b, pid_t pid, uint32_t *allocator)
+int at_bpf_target(const struct at_bpf *b, pid_t pid, uint64_t *allocators)
 {
 	int i = target_index(pid);
 
 	(void)b;
 	if (i < 0)
 		return -1;
-	*allocator = fake_bpf.targets[i].allocator;
+	*allocators = fake_bpf.targets[i].allocators;
 	return 0;
 }
 

@@ -62,7 +62,7 @@ struct fake_bpf {
 	uint64_t stack_counts[AT_STACKS_COUNT];
 
 	/* targets and loading */
-	struct { pid_t pid; uint32_t allocator; } targets[FAKE_BPF_MAX];
+	struct { pid_t pid; uint64_t allocators; } targets[FAKE_BPF_MAX]; /* AT_TARGET_IN */
 	unsigned ntargets;
 	int target_errno;                 /* preset: at_bpf_set_target fails with it */
 	uint64_t allocators_gen;
@@ -93,7 +93,8 @@ extern struct fake_bpf fake_bpf;
 void fake_bpf_reset(void);
 /* Queues a ring record of size bytes (at most FAKE_BPF_RECORD_BYTES) for the next consume. */
 void fake_bpf_push(const void *record, size_t size);
-/* pid's allocator in the fake's targets, or -1 when pid is no target. */
+/* pid's allocators in the fake's targets (the map's value: AT_TARGET_IN of each family's), or
+ * -1 when pid is no target. */
 int64_t fake_bpf_target(pid_t pid);
 /* Whether pid's mappings are in the fake's map. */
 int fake_bpf_has_mappings(pid_t pid);

@@ -2,7 +2,8 @@
  * of appear, event, trace, exec, depart and forget with the slots, flags, counts and allocators
  * they leave; a pid that ends and comes back as a new process; departures that leave the table
  * only once the output passes their number; growth bounded through a million processes; the
- * change records written in order, each with its parent. */
+ * change records written in order, each with its parent; a process's allocators of two
+ * families, mirrored whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../../daemon/procs/proctable.h"
+#include "alloctap.h"
 #include "atz.h"
 #include "sink.h"
 
@@ -174,6 +176,36 @@ static void test_sequences(void **state)
 		assert_int_equal(n, cases[c].nslots);
 		at_proctable_free(&t);
 	}
+}
+
+/* A process's allocators of two families (the targets map's value, AT_TARGET_IN): mirrored
+ * whole, each family's half as written; an allocator of the second family alone keeps an
+ * untraced slot as the C family's does; the end clears both. */
+static void test_two_families(void **state)
+{
+	(void)state;
+	const unsigned second = AT_TARGET_FAMILIES - 1;
+	const uint64_t both = AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(1, 0x9)) |
+			      AT_TARGET_IN(second, AT_TARGET(2, 0x30));
+	struct at_proctable t;
+
+	assert_int_equal(at_proctable_init(&t, 0), 0);
+	assert_int_equal(at_proctable_set_allocator(&t, 60, both), 0);
+	assert_int_equal(at_proctable_allocator(&t, 60), both);
+	assert_int_equal(AT_TARGET_OF(AT_FAMILY_C, at_proctable_allocator(&t, 60)),
+			 AT_TARGET(1, 0x9));
+	assert_int_equal(AT_TARGET_OF(second, at_proctable_allocator(&t, 60)), AT_TARGET(2, 0x30));
+
+	assert_int_equal(at_proctable_trace(&t, 61, 1), 1);
+	assert_int_equal(at_proctable_set_allocator(&t, 61, AT_TARGET_IN(second, AT_TARGET(2, 0x30))),
+			 0);
+	at_proctable_untrace(&t, 61);
+	assert_non_null(at_proctable_find(&t, 61)); /* its allocator keeps it */
+	assert_int_equal(t.count, 2);
+
+	assert_int_equal(at_proctable_depart(&t, 60, 0, 5), 0);
+	assert_int_equal(at_proctable_allocator(&t, 60), 0);
+	at_proctable_free(&t);
 }
 
 /* Departures leave in the order of their numbers, each once the output reaches it; each
@@ -344,6 +376,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sequences),
+		cmocka_unit_test(test_two_families),
 		cmocka_unit_test(test_departures_in_order),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_growth),

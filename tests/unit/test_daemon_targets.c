@@ -1,8 +1,9 @@
 /* test_daemon_targets.c: unit tests of the targets policy (daemon/procs/targets.c, and the
  * target operations of daemon/session.c it calls) over the fake BPF program
  * (tests/unit/fake_bpf.c): what the BPF program is told when a process is added, given an
- * allocator, inherits its parent's, has its allocator probed, and departs. The targets work on
- * the session's context (d->targets), wired by at_session_open. */
+ * allocator, inherits its parent's, has its allocator probed, and departs; a target's
+ * allocators of two families, and the family in the probes' cookies. The targets work on the
+ * session's context (d->targets), wired by at_session_open. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,6 +150,49 @@ static void test_inherit(void **state)
 	close_session(d);
 }
 
+/* A target holds one allocator per family: setting one family's keeps the others', an id the
+ * session has not given changes nothing, a new process inherits them all, and the end takes
+ * them out. The C family's is the low half of the map's value; the other half is the place of
+ * a second family (C++'s operator new and delete) that the function list does not have yet. */
+static void test_families(void **state)
+{
+	(void)state;
+	const unsigned second = AT_TARGET_FAMILIES - 1;
+	static const struct {
+		uint32_t object;
+		uint64_t target;   /* pid 100's allocators after */
+		uint64_t changes;  /* allocators_gen */
+	} steps[] = {
+		{ 1, AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(1, 0x9)), 1 },
+		{ 2, AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(1, 0x9)) |
+			     AT_TARGET_IN(AT_TARGET_FAMILIES - 1, AT_TARGET(2, 0x30)), 2 },
+		{ 3, AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(3, 0x3ff)) |
+			     AT_TARGET_IN(AT_TARGET_FAMILIES - 1, AT_TARGET(2, 0x30)), 3 },
+		{ 4, AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(3, 0x3ff)) |
+			     AT_TARGET_IN(AT_TARGET_FAMILIES - 1, AT_TARGET(2, 0x30)), 3 },
+	};
+	struct at_session *d = open_session(0, 1);
+
+	d->targets.nobjects = 3;
+	d->targets.objects[0].funcs = 0x9;
+	d->targets.objects[1].family = second;
+	d->targets.objects[1].funcs = 0x30;
+	d->targets.objects[2].funcs = 0x3ff;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		at_session_set_allocator(d, 100, steps[i].object);
+		assert_int_equal(fake_bpf_target(100), steps[i].target);
+		assert_int_equal(at_session_allocator(d, 100), steps[i].target);
+		assert_int_equal(fake_bpf.allocators_gen, steps[i].changes);
+	}
+	at_session_inherit_allocator(d, 200, 100);
+	assert_int_equal(fake_bpf_target(200), steps[2].target);
+	assert_int_equal(AT_TARGET_OF(second, at_session_allocator(d, 200)), AT_TARGET(2, 0x30));
+	at_session_remove_target(d, 100);
+	assert_int_equal(fake_bpf_target(100), -1);
+	assert_int_equal(at_session_allocator(d, 100), 0);
+	close_session(d);
+}
+
 /* The links of one probed object: the return probes first, for the scope. */
 static void check_links(unsigned first, pid_t scope)
 {
@@ -197,6 +241,37 @@ static void test_probe(void **state)
 		assert_int_equal(fake_bpf.allocator_check, 0);
 		close_session(d);
 	}
+}
+
+/* An object is probed for a family: every probe of it carries the family with its id, and
+ * the process's allocator of that family is the object; a family the list lacks is refused. */
+static void test_probe_family(void **state)
+{
+	(void)state;
+	char why[512];
+	struct at_session *d = open_session(0, 0);
+
+	assert_int_equal(at_targets_probe_family(&d->targets, LIBC, AT_FAMILY_C, 100, why,
+						 sizeof(why)), 1);
+	assert_int_equal(d->targets.objects[0].family, AT_FAMILY_C);
+	assert_true(fake_bpf.nlinks >= 3);
+	for (unsigned i = 0; i < fake_bpf.nlinks; i++) {
+		if (fake_bpf.links[i].prog == AT_BPF_INTERNAL_CALL)
+			continue;
+		for (unsigned k = 0; k < fake_bpf.links[i].n && k < 16; k++) {
+			uint64_t cookie = fake_bpf.links[i].cookies[k];
+			assert_int_equal(cookie >> AT_COOKIE_OBJECT_SHIFT, 1);
+			assert_int_equal(cookie >> AT_COOKIE_FAMILY_SHIFT & AT_COOKIE_FAMILY_MASK,
+					 AT_FAMILY_C);
+		}
+	}
+	assert_int_equal(AT_TARGET_OF(AT_FAMILY_C, fake_bpf_target(100)),
+			 AT_TARGET(1, d->targets.objects[0].funcs));
+	assert_int_equal(at_targets_probe_family(&d->targets, LIBC, AT_FAMILY_COUNT, 100, why,
+						 sizeof(why)), -1);
+	assert_non_null(strstr(why, "no family"));
+	assert_int_equal(d->targets.nobjects, 1);
+	close_session(d);
 }
 
 /* A second object probed makes the program record each process's calls only at its
@@ -326,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound),         cmocka_unit_test(test_add_remove),
 		cmocka_unit_test(test_set_allocator), cmocka_unit_test(test_inherit),
+		cmocka_unit_test(test_families),      cmocka_unit_test(test_probe_family),
 		cmocka_unit_test(test_probe),         cmocka_unit_test(test_second_allocator),
 		cmocka_unit_test(test_probe_refused), cmocka_unit_test(test_departs),
 		cmocka_unit_test(test_stop_loading),  cmocka_unit_test(test_first_seen),
