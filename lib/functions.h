@@ -5,7 +5,9 @@
  * ELF symbol are all generated from AT_FUNCTIONS below. This header holds macros, enums and
  * inline functions only, with no include, so that clang's BPF target and cc both compile it
  * (bpf/alloctap.h and lib/event.h include it). Adding a function of the family is one line of
- * AT_FUNCTIONS; what the tools do with it follows from its kind. */
+ * AT_FUNCTIONS; what the tools do with it follows from its kind. Functions that another object
+ * supplies (C++'s operator new and delete) are a family of their own: a line of AT_FAMILIES,
+ * and their lines with that family. */
 #ifndef ALLOCTAP_FUNCTIONS_H
 #define ALLOCTAP_FUNCTIONS_H
 
