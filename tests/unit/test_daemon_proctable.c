@@ -187,6 +187,7 @@ static void test_two_families(void **state)
 	const unsigned second = AT_TARGET_FAMILIES - 1;
 	const uint64_t both = AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(1, 0x9)) |
 			      AT_TARGET_IN(second, AT_TARGET(2, 0x30));
+	const uint64_t second_only = AT_TARGET_IN(second, AT_TARGET(2, 0x30));
 	struct at_proctable t;
 
 	assert_int_equal(at_proctable_init(&t, 0), 0);
@@ -197,8 +198,7 @@ static void test_two_families(void **state)
 	assert_int_equal(AT_TARGET_OF(second, at_proctable_allocator(&t, 60)), AT_TARGET(2, 0x30));
 
 	assert_int_equal(at_proctable_trace(&t, 61, 1), 1);
-	assert_int_equal(at_proctable_set_allocator(&t, 61, AT_TARGET_IN(second, AT_TARGET(2, 0x30))),
-			 0);
+	assert_int_equal(at_proctable_set_allocator(&t, 61, second_only), 0);
 	at_proctable_untrace(&t, 61);
 	assert_non_null(at_proctable_find(&t, 61)); /* its allocator keeps it */
 	assert_int_equal(t.count, 2);
