@@ -491,8 +491,9 @@ int at_session_run(struct at_session *d)
 static void print_summary(struct at_session *d)
 {
 	struct at_sink_stats st;
-	uint64_t lost = events_lost(d);
+	uint64_t lost = events_lost(d), counts[AT_COUNTS_COUNT];
 
+	at_bpf_counts(d->bpf, counts);
 	at_sink_stats(&d->sink, &st);
 	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %llu processes seen\n",
 		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
@@ -504,8 +505,8 @@ static void print_summary(struct at_session *d)
 		     (unsigned long long)d->lost.bpf[AT_LOST_NO_STATE]);
 	DISPLAYLEVEL(3, "%s: per-thread state: %llu threads in their slots, %llu in task storage "
 		     "(their slot was held)\n", at_program_name,
-		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_SLOT],
-		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_STORAGE]);
+		     (unsigned long long)counts[AT_COUNT_STATE_SLOT],
+		     (unsigned long long)counts[AT_COUNT_STATE_STORAGE]);
 	if (d->targets.late_processes || d->targets.events.overflows)
 		DISPLAYLEVEL(2, "%s: %llu processes and programs picked up late: their first calls "
 			     "are missing%s\n", at_program_name,
