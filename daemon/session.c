@@ -296,6 +296,14 @@ static int load_bpf(struct at_session *d)
 	return 0;
 }
 
+/* The table's forget hook: what stacks keep of a process goes with its slot. */
+static void process_forgotten(void *arg, pid_t pid)
+{
+	struct at_session *d = arg;
+
+	at_stacks_forgotten(&d->stacks, pid);
+}
+
 int at_session_open(struct at_session *d)
 {
 	/* a binary trace is 2.1: event times, stacks and mappings with --stacks; without, the
@@ -314,6 +322,7 @@ int at_session_open(struct at_session *d)
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
 		return -1;
 	}
+	at_proctable_on_forget(&d->table, process_forgotten, d);
 	/* the BPF program first: a run without the privileges leaves no empty output behind */
 	if (load_bpf(d) < 0)
 		return -1;
