@@ -23,7 +23,8 @@
  *           by then belongs to a lost event (at_reorder_finish). mappings_gen: bumped after
  *           each store in proc_mappings (struct at_bpf_rule_cache).
  *   maps    events (the ring buffer, resized before load), targets (traced tgids, when
- *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter); with --stacks
+ *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter), counts (per-CPU
+ *           counters of what is no loss, enum at_count); with --stacks
  *           unwind_rules, unwind_pages, unwind_entries, unwind_tables (the unwind tables of
  *           every object, mmapable arrays the daemon fills), proc_mappings (tgid -> struct
  *           at_bpf_mappings), stacks (stack hash -> struct at_bpf_stack, read and deleted by
@@ -118,16 +119,23 @@ struct at_record {
 
 _Static_assert(sizeof(struct at_record) == 72, "struct at_record is 72 bytes on both sides");
 
-/* Indices of the per-CPU "lost" array. */
+/* Indices of the per-CPU "lost" array: records the program could not deliver. */
 enum at_lost_counter {
 	AT_LOST_RECORDS = 0,  /* ring reservations that failed (one event each) */
 	AT_LOST_REALLOCS,     /* of those, realloc returns (two numbers, one event) */
 	AT_LOST_NO_STATE,     /* entries with no room for per-thread state */
-	/* not losses: where threads got their state (struct at_thread) */
-	AT_LOST_STATE_SLOT,    /* threads that claimed their slot */
-	AT_LOST_STATE_STORAGE, /* threads given task storage: another thread held their slot */
-	AT_LOST_THREAD_ENDS,   /* thread ends the ring had no room for (a number, not an event) */
+	/* Thread ends the ring had no room for. A loss, of a record rather than of an event: the
+	 * end took a number from next_seq that never reaches the reorder window, so the daemon
+	 * needs the count to tell those missing numbers from lost events (at_lost_events). */
+	AT_LOST_THREAD_ENDS,
 	AT_LOST_COUNT
+};
+
+/* Indices of the per-CPU "counts" array: what the program counts that is no loss. */
+enum at_count {
+	AT_COUNT_STATE_SLOT = 0, /* threads that claimed their slot for their state (at_thread) */
+	AT_COUNT_STATE_STORAGE,  /* threads given task storage: another thread held their slot */
+	AT_COUNTS_COUNT
 };
 
 /* The calls in flight, summed over the per-CPU "inflight" array: a recorded call counts from its

@@ -250,6 +250,11 @@ void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT])
 	at_bpf_sum_counters(bpf_map__fd(b->skel->maps.lost), AT_LOST_COUNT, sums);
 }
 
+void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT])
+{
+	at_bpf_sum_counters(bpf_map__fd(b->skel->maps.counts), AT_COUNTS_COUNT, sums);
+}
+
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
 {
 	at_bpf_sum_counters(bpf_map__fd(b->skel->maps.stack_counts), AT_STACKS_COUNT, sums);

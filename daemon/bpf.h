@@ -102,6 +102,8 @@ int at_bpf_in_flight(struct at_bpf *b, uint64_t *sum);
 void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums);
 /* The program's lost counters (enum at_lost_counter), summed over CPUs. */
 void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT]);
+/* The program's counters of what is no loss (enum at_count), summed over CPUs. */
+void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT]);
 /* The program's stack counters (enum at_stack_counter), summed over CPUs. */
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT]);
 

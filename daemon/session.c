@@ -298,6 +298,14 @@ static int load_bpf(struct at_session *d)
 	return 0;
 }
 
+/* The table's forget hook: what stacks keep of a process goes with its slot. */
+static void process_forgotten(void *arg, pid_t pid)
+{
+	struct at_session *d = arg;
+
+	at_stacks_forgotten(&d->stacks, pid);
+}
+
 int at_session_open(struct at_session *d)
 {
 	/* a binary trace is 2.1: event times, stacks and mappings with --stacks; without, the
@@ -316,6 +324,7 @@ int at_session_open(struct at_session *d)
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
 		return -1;
 	}
+	at_proctable_on_forget(&d->table, process_forgotten, d);
 	/* the BPF program first: a run without the privileges leaves no empty output behind */
 	if (load_bpf(d) < 0)
 		return -1;
@@ -493,8 +502,9 @@ int at_session_run(struct at_session *d)
 static void print_summary(struct at_session *d)
 {
 	struct at_sink_stats st;
-	uint64_t lost = events_lost(d);
+	uint64_t lost = events_lost(d), counts[AT_COUNTS_COUNT];
 
+	at_bpf_counts(d->bpf, counts);
 	at_sink_stats(&d->sink, &st);
 	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %llu processes seen\n",
 		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
@@ -506,8 +516,8 @@ static void print_summary(struct at_session *d)
 		     (unsigned long long)d->lost.bpf[AT_LOST_NO_STATE]);
 	DISPLAYLEVEL(3, "%s: per-thread state: %llu threads in their slots, %llu in task storage "
 		     "(their slot was held)\n", at_program_name,
-		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_SLOT],
-		     (unsigned long long)d->lost.bpf[AT_LOST_STATE_STORAGE]);
+		     (unsigned long long)counts[AT_COUNT_STATE_SLOT],
+		     (unsigned long long)counts[AT_COUNT_STATE_STORAGE]);
 	if (d->targets.late_processes || d->targets.events.overflows)
 		DISPLAYLEVEL(2, "%s: %llu processes and programs picked up late: their first calls "
 			     "are missing%s\n", at_program_name,

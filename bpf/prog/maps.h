@@ -83,6 +83,13 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, AT_COUNTS_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
 /* One slot: see AT_INFLIGHT_CALL in alloctap.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -195,6 +202,15 @@ static __always_inline void count_lost(__u32 which)
 
 	if (n)
 		__sync_fetch_and_add(n, 1); /* rare: no count lost to a preemption */
+}
+
+/* Adds one to counter which of counts (enum at_count). */
+static __always_inline void count_up(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&counts, &which);
+
+	if (n)
+		__sync_fetch_and_add(n, 1); /* once per thread: no count lost to a preemption */
 }
 
 #endif

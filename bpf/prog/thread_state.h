@@ -55,14 +55,14 @@ static __always_inline struct at_thread *thread_state_new(const void *regs, __u6
 
 	if (s && s->owner == 0 && __sync_val_compare_and_swap(&s->owner, 0, key) == 0) {
 		s->id = id;
-		count_lost(AT_LOST_STATE_SLOT);
+		count_up(AT_COUNT_STATE_SLOT);
 		return s;
 	}
 	struct at_thread *t = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 						   BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (t) {
 		t->id = id;
-		count_lost(AT_LOST_STATE_STORAGE);
+		count_up(AT_COUNT_STATE_STORAGE);
 	}
 	return t;
 }

@@ -14,7 +14,8 @@
  * The tracees stay a registry of their own, beside the process table (proctable.h): they are
  * threads, keyed by thread id, and their state is ptrace's (a stop pending, a listen, a first
  * stop expected before the process is taken in); a tracee goes when ptrace says its thread
- * ended, which is not when the table's process departs. */
+ * ended, before the table's process departs and long before the table forgets it
+ * (proctable.h says why the table's forget hook does not drive it). */
 #ifndef ALLOCTAP_FOLLOW_H
 #define ALLOCTAP_FOLLOW_H
 

@@ -231,6 +231,16 @@ static int queue_departure(struct at_proctable *t, pid_t pid, uint64_t seq)
 	return 0;
 }
 
+/* A departed process, p, leaves the table: its slot goes, then the forget hook is told. */
+static void forget_departed(struct at_proctable *t, struct at_proc *p)
+{
+	pid_t pid = p->pid;
+
+	drop(t, p);
+	if (t->forgotten)
+		t->forgotten(t->forgotten_arg, pid);
+}
+
 int at_proctable_depart(struct at_proctable *t, pid_t pid, int status, uint64_t seq)
 {
 	struct at_proc *p = take(t, pid);
@@ -249,7 +259,7 @@ int at_proctable_depart(struct at_proctable *t, pid_t pid, int status, uint64_t 
 	p->flags |= AT_PROC_DEPARTED;
 	p->departed = seq;
 	if (queue_departure(t, pid, seq) < 0)
-		drop(t, p); /* it leaves at once: a late event of it may count it again */
+		forget_departed(t, p); /* at once: a late event of it may count it again */
 	return traced;
 }
 
@@ -263,8 +273,14 @@ void at_proctable_forget(struct at_proctable *t, uint64_t seq)
 		t->ndepartures--;
 		/* a process that took the number since is not the one that left */
 		if (p && (p->flags & AT_PROC_DEPARTED) && p->departed == d.seq)
-			drop(t, p);
+			forget_departed(t, p);
 	}
+}
+
+void at_proctable_on_forget(struct at_proctable *t, at_proctable_forget_fn fn, void *arg)
+{
+	t->forgotten = fn;
+	t->forgotten_arg = arg;
 }
 
 int at_proctable_set_allocator(struct at_proctable *t, pid_t pid, uint64_t allocators)

@@ -9,7 +9,9 @@
  *   depart   it has ended (at_proctable_depart): it is traced no more and has no allocator at
  *            once, but stays seen, and written, until the output has written every event
  *            numbered below the event counter at its end;
- *   forget   the output has passed that number (at_proctable_forget): the slot goes.
+ *   forget   the output has passed that number (at_proctable_forget): the slot goes, and the
+ *            forget hook (at_proctable_on_forget) tells the modules that keep state of the
+ *            process elsewhere that it may go.
  *
  * A pid that departs and comes back (appears again before it is forgotten) is a new process: its
  * slot starts afresh, the ended process's events still in the reorder window (numbered below its
@@ -19,11 +21,23 @@
  * A process's change records are queued in a struct at_processes (processes.h), used here only
  * as the queue ordered by event number: the table passes each record's parent itself.
  *
- * What stays elsewhere, keyed by pid: follow's tracees (follow.h; threads, keyed by tid, owned by
- * ptrace's stops), the mappings of --stacks (stack_procs.h; owned by stacks, told at
- * the end by the caller of at_proctable_depart), and the files probed for one pid alone (probed.h;
- * keyed by file, forgotten for a pid at its end). The BPF program's targets map holds what
- * at_proctable_set_allocator mirrors here: the caller writes both. */
+ * What stays elsewhere, keyed by pid:
+ * - the mappings of --stacks (stack_procs.h), owned by stacks: the forget hook drives their
+ *   forgetting (at_stacks_forgotten), so they go with the slot, once the output has written
+ *   every event that needs them, and a pid that came back keeps its entry (its first scan
+ *   retires the ended process's mappings, which its late stacks still name). The BPF
+ *   program's copy (proc_mappings) goes at the departure, with the targets map entry, by the
+ *   caller of at_proctable_depart: the kernel's side never outlives the process.
+ * - follow's tracees (follow.h): they are threads, keyed by tid, and ptrace drives their
+ *   forgetting: a tracee goes at the wait status that reaps its thread, which comes before the
+ *   process departs (follow calls the departure itself) and before the kernel may give its tid
+ *   to anyone, so a pid reused never meets the old tracee. A forget hook would come later, when
+ *   the pid may be a new tracee already, and would drop the wrong one; keying them by the
+ *   table would need a slot per thread, which the table does not have.
+ * - the files probed for one pid alone (probed.h; keyed by file, forgotten for a pid at its
+ *   end, when its probes went with it).
+ * The BPF program's targets map holds what at_proctable_set_allocator mirrors here: the caller
+ * writes both. */
 #ifndef ALLOCTAP_PROCTABLE_H
 #define ALLOCTAP_PROCTABLE_H
 
@@ -58,6 +72,9 @@ struct at_proc_departure {
 	uint64_t seq;
 };
 
+/* The forget hook: pid's process has left the table after its departure. */
+typedef void (*at_proctable_forget_fn)(void *arg, pid_t pid);
+
 struct at_proctable {
 	struct at_proc *slots;        /* open addressing by pid */
 	unsigned cap, count;          /* slots, and those in use */
@@ -66,6 +83,8 @@ struct at_proctable {
 	struct at_proc_departure *departures; /* a ring of cap_departures, from first */
 	unsigned first, ndepartures, cap_departures;
 	struct at_processes records;  /* change records not written yet */
+	at_proctable_forget_fn forgotten; /* the forget hook, NULL: none */
+	void *forgotten_arg;
 };
 
 /* records: whether change records are kept (a binary trace). 0, or -1 with errno. The caller
@@ -112,6 +131,13 @@ int at_proctable_depart(struct at_proctable *t, pid_t pid, int status, uint64_t 
 /* The output has written every event numbered up to seq: the processes that ended at or below
  * it leave the table. */
 void at_proctable_forget(struct at_proctable *t, uint64_t seq);
+
+/* From now on fn(arg, pid) is called once for each departed process as it leaves the table
+ * (at_proctable_forget passing its end, or its departure when it cannot be queued); never for
+ * one whose pid came back before that (the slot is then the new process's, whose own
+ * departure calls it later), nor for a slot that goes without a departure. fn must not change
+ * the table. */
+void at_proctable_on_forget(struct at_proctable *t, at_proctable_forget_fn fn, void *arg);
 
 /* Mirrors pid's entry in the BPF targets map (allocators: its allocator of each family, as
  * bpf/alloctap.h's AT_TARGET_IN; 0: any), written by the caller; pid gets a slot if it has none.

@@ -52,6 +52,16 @@ struct at_stack_proc *at_stack_procs_find(struct at_stack_procs *ps, pid_t pid)
 	return NULL;
 }
 
+void at_stack_procs_forget(struct at_stack_procs *ps, pid_t pid)
+{
+	struct at_stack_proc *p = at_stack_procs_find(ps, pid);
+
+	if (!p)
+		return;
+	free_maps(p);
+	*p = ps->procs[--ps->count]; /* the last entry takes its place */
+}
+
 /* What one scan collects. */
 struct scan {
 	struct at_stack_procs *ps;

@@ -15,8 +15,10 @@
  * longer sees are kept (retired) for the stacks taken before it.
  *
  * These mappings stay a registry of their own, beside the process table (proctable.h): they
- * belong to --stacks and its table builder, and a process's go (at_stacks_forget) when the
- * targets see it depart. */
+ * belong to --stacks and its table builder. The table drives their forgetting: a process's go
+ * (at_stack_procs_forget, through at_stacks_forgotten, the table's forget hook) when its slot
+ * does, once the output has written every event of it; a pid that came back before keeps its
+ * entry, whose old mappings its first scan retired. */
 #ifndef ALLOCTAP_STACK_PROCS_H
 #define ALLOCTAP_STACK_PROCS_H
 
@@ -113,6 +115,10 @@ int at_stack_procs_scan(struct at_stack_procs *ps, pid_t pid, const char *maps_p
 
 /* A new file starts: no mapping is in it yet. */
 void at_stack_procs_unwritten(struct at_stack_procs *ps);
+
+/* ps forgets pid: its mappings, current and retired, go (the tables stay, shared by
+ * object). Nothing when ps knows nothing of pid. */
+void at_stack_procs_forget(struct at_stack_procs *ps, pid_t pid);
 
 /* What ps knows of pid, or NULL. */
 struct at_stack_proc *at_stack_procs_find(struct at_stack_procs *ps, pid_t pid);

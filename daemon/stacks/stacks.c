@@ -127,11 +127,18 @@ void at_stacks_forget(struct at_stacks *s, pid_t pid)
 {
 	if (!s->on)
 		return;
-	/* what the daemon knows of its mappings stays: its last events may still be in the
-	 * reorder window, and their stacks need the mapping records (a new process with the
-	 * same pid replaces them at its first scan); mappings_gen stays: a walk that finds no
-	 * mappings reads no rule cache entry, and that scan's store bumps it */
+	/* what the daemon knows of its mappings stays until at_stacks_forgotten: its last
+	 * events may still be in the reorder window, and their stacks need the mapping records
+	 * (a new process with the same pid retires them at its first scan); mappings_gen stays:
+	 * a walk that finds no mappings reads no rule cache entry, and that scan's store bumps
+	 * it */
 	at_bpf_delete_mappings(s->bpf, pid);
+}
+
+void at_stacks_forgotten(struct at_stacks *s, pid_t pid)
+{
+	if (s->on)
+		at_stack_procs_forget(&s->procs, pid);
 }
 
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,

@@ -115,8 +115,12 @@ void at_stacks_release_all(struct at_stacks *s);
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
 			uint32_t count, uint32_t flags, int walked);
 
-/* pid has ended: its mappings leave the BPF program's map. */
+/* pid has ended: its mappings leave the BPF program's map. What the daemon knows of them
+ * stays until at_stacks_forgotten: its last events may still be in the reorder window. */
 void at_stacks_forget(struct at_stacks *s, pid_t pid);
+/* pid's process has left the process table (its forget hook): the output has written every
+ * event of it, and what the daemon knows of its mappings goes. */
+void at_stacks_forgotten(struct at_stacks *s, pid_t pid);
 
 /* The id of the stack a record carries in the file being written (0: none), after writing to
  * the sink whatever the trace needs before it: the process's mappings not in this file yet and

@@ -275,6 +275,12 @@ void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT])
 	memcpy(sums, fake_bpf.lost, sizeof(fake_bpf.lost));
 }
 
+void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT])
+{
+	(void)b;
+	memcpy(sums, fake_bpf.counts, sizeof(fake_bpf.counts));
+}
+
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
 {
 	(void)b;

@@ -59,6 +59,7 @@ struct fake_bpf {
 
 	/* counters */
 	uint64_t lost[AT_LOST_COUNT];
+	uint64_t counts[AT_COUNTS_COUNT];
 	uint64_t stack_counts[AT_STACKS_COUNT];
 
 	/* targets and loading */

@@ -1,9 +1,9 @@
 /* test_daemon_proctable.c: unit tests of daemon/procs/proctable.c, the process table: sequences
  * of appear, event, trace, exec, depart and forget with the slots, flags, counts and allocators
  * they leave; a pid that ends and comes back as a new process; departures that leave the table
- * only once the output passes their number; growth bounded through a million processes; the
- * change records written in order, each with its parent; a process's allocators of two
- * families, mirrored whole. */
+ * only once the output passes their number, each told to the forget hook once; growth bounded
+ * through a million processes; the change records written in order, each with its parent; a
+ * process's allocators of two families, mirrored whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -245,6 +245,64 @@ static void test_departures_in_order(void **state)
 	at_proctable_free(&t);
 }
 
+/* What the forget hook was told, in order. */
+static struct {
+	const struct at_proctable *t;
+	pid_t pids[16];
+	unsigned n;
+} forgotten;
+
+static void on_forget(void *arg, pid_t pid)
+{
+	assert_ptr_equal(arg, &forgotten);
+	assert_null(at_proctable_find(forgotten.t, pid)); /* its slot went first */
+	assert_true(forgotten.n < 16);
+	forgotten.pids[forgotten.n++] = pid;
+}
+
+/* The forget hook is called once per departed process, when the output passes its end (a
+ * second end changes nothing); never for a pid that came back before that, whose new process
+ * is told when it departs in turn; never for a process that has not departed. */
+static void test_forget_hook(void **state)
+{
+	(void)state;
+	struct at_proctable t;
+	static const struct op ops[] = {
+		{ APPEAR, 200, 1, S | T, 0, 1 }, { APPEAR, 201, 1, S | T, 0, 1 },
+		{ APPEAR, 202, 1, S | T, 0, 1 }, { APPEAR, 203, 0, S, 0, 1 },
+		{ DEPART, 200, 0, 0, 10, 1 },    { DEPART, 200, 0, 0, 12, 0 },
+		{ DEPART, 201, 0, 0, 15, 1 },    { APPEAR, 201, 1, S | T, 0, 1 }, /* came back */
+		{ DEPART, 202, 0, 0, 20, 1 },
+	};
+	static const struct {
+		enum op_kind kind; /* FORGET, or a DEPART at seq first */
+		pid_t pid;
+		uint64_t seq;
+		unsigned calls;    /* hook calls so far */
+	} steps[] = { { FORGET, 0, 9, 0 },    { FORGET, 0, 15, 1 }, { FORGET, 0, 30, 2 },
+		      { DEPART, 201, 40, 2 }, { FORGET, 0, 40, 3 }, { FORGET, 0, UINT64_MAX, 3 } };
+	static const pid_t order[] = { 200, 202, 201 };
+
+	assert_int_equal(at_proctable_init(&t, 0), 0);
+	memset(&forgotten, 0, sizeof(forgotten));
+	forgotten.t = &t;
+	at_proctable_on_forget(&t, on_forget, &forgotten);
+	for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		assert_int_equal(call(&t, &ops[i]), ops[i].answer);
+	for (unsigned i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (steps[i].kind == DEPART)
+			assert_int_equal(at_proctable_depart(&t, steps[i].pid, 0, steps[i].seq), 1);
+		else
+			at_proctable_forget(&t, steps[i].seq);
+		assert_int_equal(forgotten.n, steps[i].calls);
+	}
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(forgotten.pids[i], order[i]);
+	assert_int_equal(t.count, 1); /* 203, which never departed */
+	assert_non_null(at_proctable_find(&t, 203));
+	at_proctable_free(&t);
+}
+
 /* A million processes, each appearing, written, traced and ending: the table's slots and its
  * departures stay at their first size when the output keeps up, and at the size of the backlog
  * when it lags 1000 departures behind. */
@@ -378,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_sequences),
 		cmocka_unit_test(test_two_families),
 		cmocka_unit_test(test_departures_in_order),
+		cmocka_unit_test(test_forget_hook),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_records),

@@ -4,6 +4,7 @@
  * however many processes map it; the mapping records' fields (build-id included); a rescan keeps
  * what was written and each mapping's serial; a mapping a rescan no longer sees is retired with
  * its serial, and comes back with it; a record written makes those it overlaps unwritten; a
+ * process forgotten leaves the others and the tables; a
  * mapping of a file that is not ELF is opaque and counted; an unreadable maps file is an error
  * that still counts as a try. Deferred builds: a scan asks once per object, its mappings opaque
  * and pending meanwhile (their records carry the build-id already); the table built, a rescan
@@ -200,6 +201,35 @@ static void test_retired(void **state)
 	assert_string_equal(at_stack_procs_serial(p, 1)->m.path, LIBC);
 }
 
+/* A process forgotten: its mappings go, the others' stay, the table stays loaded for them; a
+ * pid scanned afresh after gets new serials (serials are never given twice); forgetting a pid
+ * never scanned changes nothing. */
+static void test_forget(void **state)
+{
+	struct fixture *f = *state;
+
+	write_maps(f, libc_maps);
+	for (pid_t pid = 41; pid <= 43; pid++)
+		assert_int_equal(at_stack_procs_scan(&f->procs, pid, f->maps, 1, &f->out), 0);
+	assert_int_equal(f->procs.count, 3);
+	at_stack_procs_forget(&f->procs, 41);
+	at_stack_procs_forget(&f->procs, 41);
+	at_stack_procs_forget(&f->procs, 99);
+	assert_int_equal(f->procs.count, 2);
+	assert_null(at_stack_procs_find(&f->procs, 41));
+	for (pid_t pid = 42; pid <= 43; pid++) {
+		struct at_stack_proc *p = at_stack_procs_find(&f->procs, pid);
+		assert_non_null(p);
+		assert_int_equal(p->count, 2);
+		assert_string_equal(p->maps[0].m.path, LIBC);
+	}
+	uint32_t last = f->procs.last_serial;
+	assert_int_equal(at_stack_procs_scan(&f->procs, 41, f->maps, 2, &f->out), 0);
+	assert_int_equal(f->out.m[0].serial, last + 1);
+	assert_int_equal(f->out.m[0].table, 0); /* the same table, loaded once */
+	assert_int_equal(f->loaded, 1);
+}
+
 static void test_no_table(void **state)
 {
 	struct fixture *f = *state;
@@ -330,6 +360,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_table_and_rescan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retired, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
