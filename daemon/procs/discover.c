@@ -1,4 +1,5 @@
-/* discover.c: which object provides a target's malloc. */
+/* discover.c: which object provides a target's allocator of a family (its malloc for the C
+ * family). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include "caps.h"
 #include "discover.h"
 #include "elfsym.h"
+#include "functions.h"
 #include "procfs.h"
 #include "procmaps.h"
 
@@ -25,15 +27,43 @@ static int copy_path(char *out, size_t outlen, const char *path)
 	return 0;
 }
 
-/* Whether the file at path defines malloc, remembered per file (device, inode, size, change
- * time): a traced tree executes the same few programs over and over. */
-static int defines_malloc(const char *path)
+/* The ELF symbol of each probed function (enum at_probe_func). */
+#define AT_PROBE_SYMBOL(code, word, symbol, ...) [AT_PROBE_##code] = #symbol,
+static const char *const probe_symbols[AT_PROBE_FUNC_COUNT] = {
+	AT_FUNCTIONS(AT_PROBE_SYMBOL, AT_FUNC_SKIP, AT_PROBE_SYMBOL)
+};
+
+const char *at_family_symbol(unsigned family)
+{
+	unsigned f = at_family_first(family);
+
+	return f < AT_PROBE_FUNC_COUNT ? probe_symbols[f] : NULL;
+}
+
+/* Whether the ELF file at path defines the function first. */
+static int elf_defines(const char *path, const char *first)
+{
+	struct at_elf e;
+	const char *why;
+	uint64_t vaddr;
+
+	if (at_elf_open(&e, path, &why) < 0)
+		return 0;
+	int rc = at_elf_find_function(&e, first, &vaddr);
+	at_elf_close(&e);
+	return rc == 1;
+}
+
+/* Whether the file at path defines the function first, remembered per file (device, inode,
+ * size, change time) and symbol: a traced tree executes the same few programs over and over. */
+static int defines(const char *path, const char *first)
 {
 	static struct {
 		dev_t dev;
 		ino_t ino;
 		off_t size;
 		struct timespec ctime;
+		char first[64];
 		int defines;
 	} verdicts[64];
 	static unsigned next;
@@ -44,22 +74,31 @@ static int defines_malloc(const char *path)
 	for (unsigned i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++)
 		if (verdicts[i].ino == st.st_ino && verdicts[i].dev == st.st_dev &&
 		    verdicts[i].size == st.st_size && verdicts[i].ctime.tv_sec == st.st_ctim.tv_sec &&
-		    verdicts[i].ctime.tv_nsec == st.st_ctim.tv_nsec)
+		    verdicts[i].ctime.tv_nsec == st.st_ctim.tv_nsec &&
+		    strcmp(verdicts[i].first, first) == 0)
 			return verdicts[i].defines;
-	int defines = at_elf_defines_malloc(path);
+	int found = elf_defines(path, first);
+	if (strlen(first) >= sizeof(verdicts[0].first))
+		return found; /* a name too long to remember */
 	unsigned i = next++ % (sizeof(verdicts) / sizeof(verdicts[0]));
 	verdicts[i].dev = st.st_dev;
 	verdicts[i].ino = st.st_ino;
 	verdicts[i].size = st.st_size;
 	verdicts[i].ctime = st.st_ctim;
-	verdicts[i].defines = defines;
-	return defines;
+	strcpy(verdicts[i].first, first);
+	verdicts[i].defines = found;
+	return found;
 }
 
-int at_choose_allocator(const char *exe, const char *preload, const char *libc, char *out,
-			size_t outlen)
+int at_discover_defines(const char *path, const char *first)
 {
-	if (exe && defines_malloc(exe))
+	return defines(path, first);
+}
+
+int at_choose_allocator(const char *exe, const char *preload, const char *libc,
+			const char *first, char *out, size_t outlen)
+{
+	if (exe && defines(exe, first))
 		return copy_path(out, outlen, exe);
 	for (const char *p = preload; p && *p;) {
 		size_t n = strcspn(p, " :");
@@ -68,13 +107,13 @@ int at_choose_allocator(const char *exe, const char *preload, const char *libc, 
 		if (n > 0 && n < sizeof(one)) {
 			memcpy(one, p, n);
 			one[n] = '\0';
-			if (defines_malloc(one))
+			if (defines(one, first))
 				return copy_path(out, outlen, one);
 		}
 		p += n;
 		p += strspn(p, " :");
 	}
-	if (libc && defines_malloc(libc))
+	if (libc && defines(libc, first))
 		return copy_path(out, outlen, libc);
 	return -1;
 }
@@ -163,25 +202,25 @@ static int resolve_preload(const char *root, const char *value, struct path_list
 	return 0;
 }
 
-/* Whether exe is a statically linked program without malloc (none that alloctapd can find:
- * stripped, or an allocator under other names): then no object of its process has one. When
- * so, says it in why. */
-static int static_without_malloc(const char *exe, char *why, size_t whylen)
+/* Whether exe is a statically linked program without the function first (none that alloctapd
+ * can find: stripped, or an allocator under other names): then no object of its process has
+ * one. When so, says it in why. */
+static int static_without(const char *exe, const char *first, char *why, size_t whylen)
 {
-	if (defines_malloc(exe) || at_elf_needs_loader(exe) || at_elf_is_loader(exe))
+	if (defines(exe, first) || at_elf_needs_loader(exe) || at_elf_is_loader(exe))
 		return 0;
-	snprintf(why, whylen, "%s is statically linked and has no symbol for malloc (stripped?): "
-		 "its allocator cannot be found", exe);
+	snprintf(why, whylen, "%s is statically linked and has no symbol for %s (stripped?): "
+		 "its allocator cannot be found", exe, first);
 	return 1;
 }
 
 /* The rule for an image whose libraries are not mapped (yet): its executable, its LD_PRELOAD
  * value, and the C library found under root (none for a statically linked program). */
 static int choose_for_image(const char *root, const char *exe, const char *preload_value,
-			    char *out, size_t outlen)
+			    const char *first, char *out, size_t outlen)
 {
 	if (!at_elf_needs_loader(exe))
-		return at_choose_allocator(exe, NULL, NULL, out, outlen);
+		return at_choose_allocator(exe, NULL, NULL, first, out, outlen);
 	struct path_list preload = { 0 };
 	char libc[4096];
 	const char *libc_path = NULL;
@@ -192,24 +231,24 @@ static int choose_for_image(const char *root, const char *exe, const char *prelo
 	}
 	if (find_library_under(root, "libc.so.6", libc, sizeof(libc)) == 0)
 		libc_path = libc;
-	int rc = at_choose_allocator(exe, preload.text, libc_path, out, outlen);
+	int rc = at_choose_allocator(exe, preload.text, libc_path, first, out, outlen);
 	free(preload.text);
 	return rc;
 }
 
-int at_discover_launch(const char *exe, char *const envp[], char *out, size_t outlen,
-		       char *why, size_t whylen)
+int at_discover_launch(const char *exe, char *const envp[], const char *first, char *out,
+		       size_t outlen, char *why, size_t whylen)
 {
 	const char *preload = NULL;
 
 	for (char *const *e = envp; e && *e; e++)
 		if (strncmp(*e, "LD_PRELOAD=", 11) == 0)
 			preload = *e + 11;
-	if (choose_for_image("", exe, preload, out, outlen) == 0)
+	if (choose_for_image("", exe, preload, first, out, outlen) == 0)
 		return 0;
-	if (static_without_malloc(exe, why, whylen))
+	if (static_without(exe, first, why, whylen))
 		return -1;
-	snprintf(why, whylen, "no malloc in %s, in LD_PRELOAD or in the C library", exe);
+	snprintf(why, whylen, "no %s in %s, in LD_PRELOAD or in the C library", first, exe);
 	return -1;
 }
 
@@ -500,17 +539,17 @@ static int lists_a_library(const struct link_objects *l, const struct loader_deb
 
 /* The loader's rule: the first object of the process's link_map list (the executable, the
  * LD_PRELOAD objects, the needed libraries breadth first, then what dlopen added) that defines
- * malloc; exe names the executable (the list's first entry). The list is read from the
+ * the function first; exe names the executable (the list's first entry). The list is read from the
  * process's memory through its loader's _r_debug; each object is opened by the path of the file
  * the process maps (at_mapped_path). 0 with the path in out; 1 when the loader is still at work:
  * the list is not set up, the loader's state is not RT_CONSISTENT, or no object but the
  * executable and the loader is listed yet (with LD_AUDIT the loader is consistent once before
  * the program's libraries are listed); 2 when the list is complete but no object in it defines
- * malloc; -1 when there is no list to read (no loader with _r_debug). When the executable is the
+ * first; -1 when there is no list to read (no loader with _r_debug). When the executable is the
  * loader itself (`ld.so PROGRAM`), the list's first entry is the program, named by its path,
  * and is read too. loader (may be NULL) gets the loader's path when one is found. */
-static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outlen,
-			      char *loader, size_t loaderlen)
+static int choose_by_link_map(pid_t pid, const char *exe, const char *first, char *out,
+			      size_t outlen, char *loader, size_t loaderlen)
 {
 	struct loader_debug d = { .pid = pid };
 	struct link_objects l = { .pid = pid };
@@ -527,7 +566,7 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
 		return -1;
-	if (!d.r_debug && !defines_malloc(exe) && (d.exe_is_loader = at_elf_is_loader(exe)) &&
+	if (!d.r_debug && !defines(exe, first) && (d.exe_is_loader = at_elf_is_loader(exe)) &&
 	    at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
 		return -1;
 	if (!d.r_debug)
@@ -539,14 +578,14 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	    read_remote(pid, d.r_debug + AT_R_DEBUG_STATE, &state, sizeof(state)) < 0 ||
 	    state != AT_RT_CONSISTENT)
 		return 1;
-	if (defines_malloc(exe))
+	if (defines(exe, first))
 		return copy_path(out, outlen, exe);
 	int rc = read_link_map(&l, d.exe_is_loader ? map : next) < 0 ||
 			 at_procmaps_for_each_file(maps, name_listed_object, &l, NULL) < 0
 		 ? -1
 		 : 2;
 	for (size_t i = 0; rc == 2 && i < l.n; i++)
-		if (l.objects[i].path && defines_malloc(l.objects[i].path))
+		if (l.objects[i].path && defines(l.objects[i].path, first))
 			rc = copy_path(out, outlen, l.objects[i].path) == 0 ? 0 : -1;
 	if (rc == 2 && !lists_a_library(&l, &d))
 		rc = 1;
@@ -556,7 +595,8 @@ static int choose_by_link_map(pid_t pid, const char *exe, char *out, size_t outl
 	return rc;
 }
 
-int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
+int at_discover_pid(pid_t pid, const char *first, char *out, size_t outlen, char *why,
+		    size_t whylen)
 {
 	struct pid_objects o = { .pid = pid };
 	char maps[64], exe[4096];
@@ -576,7 +616,7 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 		return -1;
 	}
 	exe_path(pid, exe, sizeof(exe));
-	if (choose_by_link_map(pid, exe, out, outlen, NULL, 0) == 0)
+	if (choose_by_link_map(pid, exe, first, out, outlen, NULL, 0) == 0)
 		return 0;
 	char *preload_names = read_preload_env(pid);
 	o.preload_names = preload_names;
@@ -590,38 +630,39 @@ int at_discover_pid(pid_t pid, char *out, size_t outlen, char *why, size_t whyle
 		snprintf(why, whylen, "cannot read %s: %s", maps, strerror(errno));
 	else if (rc == -2)
 		snprintf(why, whylen, "%s:%lu: malformed line", maps, bad);
-	else if (at_choose_allocator(exe, o.preload.text, o.libc[0] ? o.libc : NULL, out,
+	else if (at_choose_allocator(exe, o.preload.text, o.libc[0] ? o.libc : NULL, first, out,
 				     outlen) == 0) {
 		free(o.preload.text);
 		return 0;
-	} else if (!static_without_malloc(exe, why, whylen))
-		snprintf(why, whylen, "process %d has no malloc in its executable, LD_PRELOAD or C "
-			 "library", (int)pid);
+	} else if (!static_without(exe, first, why, whylen))
+		snprintf(why, whylen, "process %d has no %s in its executable, LD_PRELOAD or C "
+			 "library", (int)pid, first);
 	free(o.preload.text);
 	return -1;
 }
 
-int at_discover_loaded(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
-		       char *why, size_t whylen)
+int at_discover_loaded(pid_t pid, const char *first, char *out, size_t outlen, char *loader,
+		       size_t loaderlen, char *why, size_t whylen)
 {
 	char exe[4096];
 	struct stat st;
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	if (stat(exe, &st) < 0)
-		return at_discover_pid(pid, out, outlen, why, whylen); /* says why */
+		return at_discover_pid(pid, first, out, outlen, why, whylen); /* says why */
 	exe_path(pid, exe, sizeof(exe));
-	int rc = choose_by_link_map(pid, exe, out, outlen, loader, loaderlen);
+	int rc = choose_by_link_map(pid, exe, first, out, outlen, loader, loaderlen);
 	if (rc == 0)
 		return 0;
-	if (rc != 1) /* no list to read, or one complete without malloc: as for any process */
-		return at_discover_pid(pid, out, outlen, why, whylen);
+	if (rc != 1) /* no list to read, or one complete without first: as for any process */
+		return at_discover_pid(pid, first, out, outlen, why, whylen);
 	snprintf(why, whylen, "process %d: its dynamic loader has not listed its libraries yet",
 		 (int)pid);
 	return 1;
 }
 
-int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
+int at_discover_exec(pid_t pid, const char *first, char *out, size_t outlen, char *why,
+		     size_t whylen)
 {
 	char exe[4096], root[64];
 	char *env = NULL;
@@ -636,14 +677,14 @@ int at_discover_exec(pid_t pid, char *out, size_t outlen, char *why, size_t whyl
 	process_root("/proc", pid, root, sizeof(root));
 	at_proc_read("/proc", pid, "environ", &env, &n);
 	const char *preload = env ? at_environ_get(env, n, "LD_PRELOAD") : NULL;
-	int rc = choose_for_image(root, exe, preload, out, outlen);
+	int rc = choose_for_image(root, exe, preload, first, out, outlen);
 	free(env);
 	if (rc == 0)
 		return 0;
-	if (static_without_malloc(exe, why, whylen))
+	if (static_without(exe, first, why, whylen))
 		return -1;
-	snprintf(why, whylen, "process %d (%s) has no malloc in its executable, LD_PRELOAD or C "
-		 "library", (int)pid, exe);
+	snprintf(why, whylen, "process %d (%s) has no %s in its executable, LD_PRELOAD or C "
+		 "library", (int)pid, exe, first);
 	return -1;
 }
 
@@ -666,8 +707,8 @@ static int note_interpreter(const struct at_procmaps_entry *e, void *arg)
 	return 1;
 }
 
-int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, size_t loaderlen,
-			  char *why, size_t whylen)
+int at_discover_exec_stop(pid_t pid, const char *first, char *out, size_t outlen, char *loader,
+			  size_t loaderlen, char *why, size_t whylen)
 {
 	struct interpreter in = { .pid = pid, .out = loader, .outlen = loaderlen };
 	char exe[4096], maps[64];
@@ -681,7 +722,7 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
 	in.exe_dev = st.st_dev;
 	in.exe_inode = st.st_ino;
 	exe_path(pid, exe, sizeof(exe));
-	if (defines_malloc(exe))
+	if (defines(exe, first))
 		return copy_path(out, outlen, exe);
 	if (at_elf_is_loader(exe)) /* `ld.so PROGRAM`: held at the loader's own _dl_debug_state */
 		return copy_path(loader, loaderlen, exe) == 0 ? 1 : -1;
@@ -689,10 +730,10 @@ int at_discover_exec_stop(pid_t pid, char *out, size_t outlen, char *loader, siz
 	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
 	if (in.found)
 		return 1;
-	if (static_without_malloc(exe, why, whylen))
+	if (static_without(exe, first, why, whylen))
 		return -1;
-	snprintf(why, whylen, "process %d (%s) has no malloc in its executable and no dynamic "
-		 "loader", (int)pid, exe);
+	snprintf(why, whylen, "process %d (%s) has no %s in its executable and no dynamic "
+		 "loader", (int)pid, exe, first);
 	return -1;
 }
 

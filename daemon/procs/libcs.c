@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "discover.h"
-#include "elfsym.h"
+#include "functions.h"
 #include "libcs.h"
 #include "procmaps.h"
 
@@ -14,8 +14,9 @@ struct scan {
 	int pid;
 };
 
-/* A mapping of one process: a C library not seen yet is added if it defines malloc, and ends
- * the walk of that process's maps (one C library per process is enough). */
+/* A mapping of one process: a C library not seen yet is added if it defines the C family's
+ * first function (malloc), and ends the walk of that process's maps (one C library per process
+ * is enough). */
 static int note_libc(const struct at_procmaps_entry *e, void *arg)
 {
 	struct scan *s = arg;
@@ -32,7 +33,7 @@ static int note_libc(const struct at_procmaps_entry *e, void *arg)
 	l->objs[l->n].dev = dev;
 	l->objs[l->n].inode = e->inode;
 	if (at_mapped_path(s->proc, s->pid, e, l->objs[l->n].path, sizeof(l->objs[0].path)) == 0 &&
-	    at_elf_defines_malloc(l->objs[l->n].path))
+	    at_discover_defines(l->objs[l->n].path, at_family_symbol(AT_FAMILY_C))) /* malloc */
 		l->n++;
 	return 1;
 }

@@ -15,9 +15,9 @@ struct at_libcs {
 };
 
 /* Adds to l, for every process under proc (normally "/proc"), the first C library its maps
- * name that defines malloc, each file (device, inode) once, so containers' libraries are
- * found too. Processes that vanish or cannot be read are skipped; libraries past
- * AT_LIBCS_MAX are dropped. 0, or -1 with errno if proc cannot be read. */
+ * name that defines malloc (the C family's first function), each file (device, inode) once,
+ * so containers' libraries are found too. Processes that vanish or cannot be read are skipped;
+ * libraries past AT_LIBCS_MAX are dropped. 0, or -1 with errno if proc cannot be read. */
 int at_libcs_scan(const char *proc, struct at_libcs *l);
 
 #endif

@@ -167,7 +167,30 @@ static void ended(void *arg, pid_t pid, int status)
 		at_stacks_forget(d->stacks, pid);
 }
 
-/* Probes obj, the allocator of pid's new program. */
+/* The ELF symbol that the C family's objects define (malloc): the C family's allocator is the
+ * one every target has, found by the rule that follows its program (exec stop, loader). */
+#define C_FIRST at_family_symbol(AT_FAMILY_C)
+
+/* Probes for pid the allocator of each family after the C family's (which the caller found
+ * and probed): each one found among the objects pid maps now; a family that none of them
+ * defines is passed over (a program without C++ has no operator new). */
+static void probe_other_families(struct at_targets *d, pid_t pid)
+{
+	for (unsigned f = AT_FAMILY_C + 1; f < AT_FAMILY_COUNT; f++) {
+		char obj[4096], why[4608];
+
+		if (at_discover_pid(pid, at_family_symbol(f), obj, sizeof(obj), why, sizeof(why)) < 0)
+			continue;
+		int rc = at_targets_probe_family(d, obj, f, pid, why, sizeof(why));
+		if (rc < 0)
+			not_probed(d, pid, why);
+		else if (rc > 0)
+			DISPLAYLEVEL(3, "%s: pid %d: probing %s for %s\n", at_program_name, (int)pid,
+				     obj, at_family_symbol(f));
+	}
+}
+
+/* Probes obj, the C family's allocator of pid's new program, then the other families'. */
 static void probe_program(struct at_targets *d, pid_t pid, const char *obj)
 {
 	char why[512];
@@ -178,6 +201,8 @@ static void probe_program(struct at_targets *d, pid_t pid, const char *obj)
 	else if (rc > 0)
 		DISPLAYLEVEL(3, "%s: pid %d executed a new program: probing %s\n", at_program_name,
 			     (int)pid, obj);
+	if (rc >= 0)
+		probe_other_families(d, pid);
 }
 
 void at_targets_stop_loading(struct at_targets *d)
@@ -225,7 +250,7 @@ static int await_libraries(struct at_targets *d, pid_t pid, const char *loader, 
 static void libraries_mapped(struct at_targets *d, pid_t pid)
 {
 	char obj[4096], loader[4096], why[512];
-	int rc = at_discover_loaded(pid, obj, sizeof(obj), loader, sizeof(loader), why,
+	int rc = at_discover_loaded(pid, C_FIRST, obj, sizeof(obj), loader, sizeof(loader), why,
 				    sizeof(why));
 
 	if (rc > 0) {
@@ -252,7 +277,8 @@ static int allocator_at_exec_stop(struct at_targets *d, pid_t pid, char *obj, si
 				  char *why, size_t whylen)
 {
 	char loader[4096];
-	int rc = at_discover_exec_stop(pid, obj, objlen, loader, sizeof(loader), why, whylen);
+	int rc = at_discover_exec_stop(pid, C_FIRST, obj, objlen, loader, sizeof(loader), why,
+				       whylen);
 
 	if (rc != 1)
 		return rc;
@@ -260,7 +286,7 @@ static int allocator_at_exec_stop(struct at_targets *d, pid_t pid, char *obj, si
 		return 1;
 	DISPLAYLEVEL(3, "%s: pid %d: %s: its C library is looked for by name\n", at_program_name,
 		     (int)pid, why);
-	return at_discover_exec(pid, obj, objlen, why, whylen);
+	return at_discover_exec(pid, C_FIRST, obj, objlen, why, whylen);
 }
 
 /* A traced process runs a new program: its allocator is probed before its first call. held:
@@ -284,7 +310,7 @@ static int executed_program(struct at_targets *d, pid_t pid, pid_t former_tid, i
 	else if (held)
 		rc = allocator_at_exec_stop(d, pid, obj, sizeof(obj), why, sizeof(why));
 	else
-		rc = at_discover_exec(pid, obj, sizeof(obj), why, sizeof(why));
+		rc = at_discover_exec(pid, C_FIRST, obj, sizeof(obj), why, sizeof(why));
 	if (rc == 0)
 		probe_program(d, pid, obj);
 	else if (rc < 0)
@@ -407,8 +433,8 @@ static void all_executed(struct at_targets *d, const struct at_procevent *e)
 {
 	char obj[4096], why[4608];
 
-	if (at_discover_pid(e->pid, obj, sizeof(obj), why, sizeof(why)) < 0 &&
-	    at_discover_exec(e->pid, obj, sizeof(obj), why, sizeof(why)) < 0) {
+	if (at_discover_pid(e->pid, C_FIRST, obj, sizeof(obj), why, sizeof(why)) < 0 &&
+	    at_discover_exec(e->pid, C_FIRST, obj, sizeof(obj), why, sizeof(why)) < 0) {
 		if (at_process_state(e->pid) != AT_PROCESS_RUNNING) /* gone, or a zombie */
 			d->unchecked++;
 		else
@@ -427,6 +453,7 @@ static void all_executed(struct at_targets *d, const struct at_procevent *e)
 		AT_TARGET_OF(AT_FAMILY_C, at_proctable_allocator(d->table, e->pid)));
 	if (object && d->objects[object - 1].probed_ns > e->time_ns)
 		d->late_processes++;
+	probe_other_families(d, e->pid);
 }
 
 /* One connector event: a process or program picked up late, or (--all) a program whose
@@ -557,7 +584,8 @@ static int object_of_pid(struct at_targets *d, pid_t pid, char *obj, size_t len,
 	char why[512];
 
 	if (!d->opt->lib) {
-		int rc = at_discover_loaded(pid, obj, len, loader, loaderlen, why, sizeof(why));
+		int rc = at_discover_loaded(pid, C_FIRST, obj, len, loader, loaderlen, why,
+					    sizeof(why));
 		if (rc >= 0)
 			return rc;
 		at_error("%s", why);
@@ -582,7 +610,7 @@ static int hold_at_loader(struct at_targets *d, pid_t pid, const char *loader, c
 	char why[512], again[4096];
 
 	if (!d->following || d->late) {
-		if (at_discover_pid(pid, obj, objlen, why, sizeof(why)) == 0)
+		if (at_discover_pid(pid, C_FIRST, obj, objlen, why, sizeof(why)) == 0)
 			return 0;
 		at_error("%s", why);
 		return -1;
@@ -592,7 +620,8 @@ static int hold_at_loader(struct at_targets *d, pid_t pid, const char *loader, c
 		return -1;
 	}
 	/* the loader may have become consistent before pid was in the loading map */
-	int rc = at_discover_loaded(pid, obj, objlen, again, sizeof(again), why, sizeof(why));
+	int rc = at_discover_loaded(pid, C_FIRST, obj, objlen, again, sizeof(again), why,
+				    sizeof(why));
 	if (rc > 0) {
 		DISPLAYLEVEL(3, "%s: pid %d: %s: held at its dynamic loader until they are\n",
 			     at_program_name, (int)pid, why);
@@ -644,6 +673,7 @@ static int attach_pids(struct at_targets *d)
 			return -1;
 		}
 		DISPLAYLEVEL(3, "%s: pid %d: probing %s\n", at_program_name, (int)pid, obj);
+		probe_other_families(d, pid);
 	}
 	return 0;
 }
@@ -726,7 +756,8 @@ static int attach_launch(struct at_targets *d)
 	if (d->opt->lib)
 		snprintf(obj, sizeof(obj), "%s", d->opt->lib);
 	else
-		found = at_discover_launch(path, environ, obj, sizeof(obj), why, sizeof(why)) == 0;
+		found = at_discover_launch(path, environ, C_FIRST, obj, sizeof(obj), why,
+					   sizeof(why)) == 0;
 	if (at_launch_start(&d->child, path, d->opt->command) < 0) {
 		at_error("cannot start %s: %s", path, strerror(errno));
 		return -1;

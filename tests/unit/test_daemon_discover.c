@@ -18,7 +18,11 @@
 
 #include "../../daemon/procs/discover.h"
 #include "elf_fixtures.h"
+#include "functions.h"
 #include "procmaps.h"
+
+/* The C family's first function, the symbol the daemon discovers its allocators by (malloc). */
+#define C_FIRST at_family_symbol(AT_FAMILY_C)
 
 static void test_choose_allocator(void **state)
 {
@@ -34,21 +38,98 @@ static void test_choose_allocator(void **state)
 
 	/* the executable's own malloc wins over everything */
 	snprintf(preload, sizeof(preload), "%s", withmalloc);
-	assert_int_equal(at_choose_allocator(pie, preload, libc, out, sizeof(out)), 0);
+	assert_int_equal(at_choose_allocator(pie, preload, libc, C_FIRST, out, sizeof(out)), 0);
 	assert_string_equal(out, pie);
 	/* else the first LD_PRELOAD entry with malloc (spaces or colons between) */
 	snprintf(preload, sizeof(preload), "%s:%s %s", nomalloc, withmalloc, libc);
-	assert_int_equal(at_choose_allocator(plain, preload, libc, out, sizeof(out)), 0);
+	assert_int_equal(at_choose_allocator(plain, preload, libc, C_FIRST, out, sizeof(out)), 0);
 	assert_string_equal(out, withmalloc);
 	/* else the C library */
 	snprintf(preload, sizeof(preload), "%s", nomalloc);
-	assert_int_equal(at_choose_allocator(plain, preload, libc, out, sizeof(out)), 0);
+	assert_int_equal(at_choose_allocator(plain, preload, libc, C_FIRST, out, sizeof(out)), 0);
 	assert_string_equal(out, libc);
-	assert_int_equal(at_choose_allocator(plain, NULL, libc, out, sizeof(out)), 0);
+	assert_int_equal(at_choose_allocator(plain, NULL, libc, C_FIRST, out, sizeof(out)), 0);
 	assert_string_equal(out, libc);
 	/* nobody defines malloc */
-	assert_int_equal(at_choose_allocator(plain, preload, nomalloc, out, sizeof(out)), -1);
-	assert_int_equal(at_choose_allocator(plain, NULL, NULL, out, sizeof(out)), -1);
+	assert_int_equal(at_choose_allocator(plain, preload, nomalloc, C_FIRST,
+					     out, sizeof(out)), -1);
+	assert_int_equal(at_choose_allocator(plain, NULL, NULL, C_FIRST, out, sizeof(out)), -1);
+}
+
+/* Each rule looks for the symbol it is given, a family's first function, and for no other:
+ * asked for another symbol than malloc, the same objects give another choice. Objects: 0 pie
+ * (malloc, free, calloc, realloc, target_fn), 1 plain (none of them), 2 libnomalloc.so (lib_fn),
+ * 3 libmalloc.so (malloc, free), 4 the C library; -1: none chosen. */
+static const struct family_case {
+	const char *first;
+	int exe, preload[2], libc, chosen;
+} family_cases[] = {
+	{ "lib_fn", 1, { 2, 3 }, 4, 2 },    /* malloc's rule would take libmalloc.so */
+	{ "lib_fn", 1, { 3, 2 }, 4, 2 },    /* the first entry that defines it, not the first */
+	{ "free", 1, { 2, 3 }, 4, 3 },
+	{ "calloc", 1, { 3, -1 }, 4, 4 },   /* libmalloc.so has no calloc: the C library */
+	{ "target_fn", 0, { 3, -1 }, 4, 0 }, /* the executable first */
+	{ "lib_fn", 1, { 3, -1 }, 4, -1 },  /* nobody defines it */
+	{ "malloc", 1, { 2, -1 }, 2, -1 },
+};
+
+static void test_choose_for_a_family(void **state)
+{
+	(void)state;
+	char paths[5][4096], preload[8300], out[4096];
+
+	path_of(paths[0], sizeof(paths[0]), "pie");
+	path_of(paths[1], sizeof(paths[1]), "plain");
+	path_of(paths[2], sizeof(paths[2]), "libnomalloc.so");
+	path_of(paths[3], sizeof(paths[3]), "libmalloc.so");
+	assert_int_equal(at_find_library("libc.so.6", paths[4], sizeof(paths[4])), 0);
+	for (size_t i = 0; i < sizeof(family_cases) / sizeof(family_cases[0]); i++) {
+		const struct family_case *c = &family_cases[i];
+
+		snprintf(preload, sizeof(preload), "%s:%s", paths[c->preload[0]],
+			 c->preload[1] < 0 ? "" : paths[c->preload[1]]);
+		out[0] = '\0';
+		int rc = at_choose_allocator(paths[c->exe], preload, paths[c->libc], c->first, out,
+					     sizeof(out));
+		assert_int_equal(rc, c->chosen < 0 ? -1 : 0);
+		if (c->chosen >= 0)
+			assert_string_equal(out, paths[c->chosen]);
+	}
+}
+
+/* The family's symbol reaches every rule: before launch (and what it says when nothing
+ * defines it), and on a live process by its loader's link_map list (cmocka's own entry point,
+ * which only libcmocka defines); the C family's symbol is malloc. */
+static void test_discover_a_family(void **state)
+{
+	(void)state;
+	char plain[512], nomalloc[512], withmalloc[512], env[1100], out[4096], why[4608];
+	char expected[4608], libc[4096];
+
+	path_of(plain, sizeof(plain), "plain");
+	path_of(nomalloc, sizeof(nomalloc), "libnomalloc.so");
+	path_of(withmalloc, sizeof(withmalloc), "libmalloc.so");
+	assert_int_equal(at_find_library("libc.so.6", libc, sizeof(libc)), 0);
+	assert_string_equal(at_family_symbol(AT_FAMILY_C), "malloc");
+	assert_null(at_family_symbol(AT_FAMILY_COUNT));
+	snprintf(env, sizeof(env), "LD_PRELOAD=%s:%s", withmalloc, nomalloc);
+	char *envp[] = { env, NULL };
+	assert_int_equal(at_discover_launch(plain, envp, "lib_fn", out, sizeof(out), why,
+					    sizeof(why)), 0);
+	assert_string_equal(out, nomalloc);
+	assert_int_equal(at_discover_launch(plain, envp, "calloc", out, sizeof(out), why,
+					    sizeof(why)), 0);
+	assert_string_equal(out, libc);
+	assert_int_equal(at_discover_launch(plain, envp, "no_such_function", out, sizeof(out),
+					    why, sizeof(why)), -1);
+	snprintf(expected, sizeof(expected),
+		 "no no_such_function in %s, in LD_PRELOAD or in the C library", plain);
+	assert_string_equal(why, expected);
+	assert_int_equal(at_discover_pid(getpid(), "_cmocka_run_group_tests", out, sizeof(out),
+					 why, sizeof(why)), 0);
+	assert_non_null(strstr(out, "libcmocka"));
+	assert_int_equal(at_discover_defines(out, "_cmocka_run_group_tests"), 1);
+	assert_int_equal(at_discover_defines(out, "no_such_function"), 0);
 }
 
 static void test_discover_launch(void **state)
@@ -61,15 +142,18 @@ static void test_discover_launch(void **state)
 	assert_int_equal(at_find_library("libc.so.6", libc, sizeof(libc)), 0);
 	snprintf(env, sizeof(env), "LD_PRELOAD=%s", withmalloc);
 	char *envp[] = { "PATH=/bin", env, NULL };
-	assert_int_equal(at_discover_launch(plain, envp, out, sizeof(out), why, sizeof(why)), 0);
+	assert_int_equal(at_discover_launch(plain, envp, C_FIRST,
+					    out, sizeof(out), why, sizeof(why)), 0);
 	assert_string_equal(out, withmalloc);
 	char *no_preload[] = { "PATH=/bin", NULL };
-	assert_int_equal(at_discover_launch(plain, no_preload, out, sizeof(out), why, sizeof(why)),
+	assert_int_equal(at_discover_launch(plain, no_preload, C_FIRST,
+					    out, sizeof(out), why, sizeof(why)),
 			 0);
 	assert_string_equal(out, libc);
 	/* a bare library name is searched like the dynamic linker would */
 	char *bare[] = { "LD_PRELOAD=libc.so.6", NULL };
-	assert_int_equal(at_discover_launch(plain, bare, out, sizeof(out), why, sizeof(why)), 0);
+	assert_int_equal(at_discover_launch(plain, bare, C_FIRST,
+					    out, sizeof(out), why, sizeof(why)), 0);
 	assert_string_equal(out, libc);
 }
 
@@ -90,7 +174,8 @@ static void test_discover_launch_long_preload(void **state)
 		strcat(env, "/nonexistent/libnothing-at-all-here.so:");
 	strcat(env, withmalloc);
 	char *envp[] = { env, NULL };
-	assert_int_equal(at_discover_launch(plain, envp, out, sizeof(out), why, sizeof(why)), 0);
+	assert_int_equal(at_discover_launch(plain, envp, C_FIRST,
+					    out, sizeof(out), why, sizeof(why)), 0);
 	assert_string_equal(out, withmalloc);
 	free(env);
 }
@@ -110,14 +195,15 @@ static void test_discover_self(void **state)
 	struct stat here, there;
 
 	/* the maps path names the mapped file in our namespace too: that path, no detour */
-	assert_int_equal(at_discover_pid(getpid(), out, sizeof(out), why, sizeof(why)), 0);
+	assert_int_equal(at_discover_pid(getpid(), C_FIRST, out, sizeof(out), why, sizeof(why)), 0);
 	assert_int_equal(strncmp(out, "/proc/", 6) != 0, 1);
 	assert_non_null(strstr(out, SELF_ALLOCATOR));
 	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)getpid(), out);
 	assert_int_equal(stat(out, &here), 0);
 	assert_int_equal(stat(rooted, &there), 0);
 	assert_true(here.st_dev == there.st_dev && here.st_ino == there.st_ino);
-	assert_int_equal(at_discover_pid(999999999, out, sizeof(out), why, sizeof(why)), -1);
+	assert_int_equal(at_discover_pid(999999999, C_FIRST,
+					 out, sizeof(out), why, sizeof(why)), -1);
 	assert_string_equal(why, "no process 999999999");
 }
 
@@ -190,11 +276,11 @@ static void test_preload_past_64k(void **state)
 	pid_t pid = start_preloaded_pauser();
 
 	path_of(lib, sizeof(lib), "libmalloc.so");
-	int rc = at_discover_pid(pid, out, sizeof(out), why, sizeof(why));
+	int rc = at_discover_pid(pid, C_FIRST, out, sizeof(out), why, sizeof(why));
 	int rc2 = -1;
 	char out2[4096];
 	if (rc == 0)
-		rc2 = at_discover_exec(pid, out2, sizeof(out2), why, sizeof(why));
+		rc2 = at_discover_exec(pid, C_FIRST, out2, sizeof(out2), why, sizeof(why));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	assert_int_equal(rc, 0);
@@ -212,9 +298,11 @@ static void test_discover_exec_self(void **state)
 
 	assert_int_equal(at_find_library("libc.so.6", libc, sizeof(libc)), 0);
 	unsetenv("LD_PRELOAD");
-	assert_int_equal(at_discover_exec(getpid(), out, sizeof(out), why, sizeof(why)), 0);
+	assert_int_equal(at_discover_exec(getpid(), C_FIRST,
+					  out, sizeof(out), why, sizeof(why)), 0);
 	assert_string_equal(out, libc);
-	assert_int_equal(at_discover_exec(999999999, out, sizeof(out), why, sizeof(why)), -1);
+	assert_int_equal(at_discover_exec(999999999, C_FIRST,
+					  out, sizeof(out), why, sizeof(why)), -1);
 	assert_string_equal(why, "no process 999999999");
 }
 
@@ -293,6 +381,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_choose_allocator),
+		cmocka_unit_test(test_choose_for_a_family),
+		cmocka_unit_test(test_discover_a_family),
 		cmocka_unit_test(test_discover_launch),
 		cmocka_unit_test(test_discover_launch_long_preload),
 		cmocka_unit_test(test_discover_self),
