@@ -15,6 +15,7 @@
  * handler) must be identical at every stop; python3 (PYTHONMALLOC=malloc) is sampled and its fraction printed. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -361,6 +362,13 @@ static int insert_breakpoint(pid_t pid, uint64_t addr, long *saved)
 	*saved = ptrace(PTRACE_PEEKTEXT, pid, (void *)addr, NULL);
 	if (errno)
 		return -1;
+	if ((*saved & 0xff) == 0xcc) {
+		/* the kernel takes a uprobe's stops: this oracle cannot run beside that tracer */
+		print_error("an int3 is already at 0x%" PRIx64 " in process %d: another tracer's "
+			    "uprobe or breakpoint is there (bpftrace, perf, another alloctapd); "
+			    "stop it first\n", addr, (int)pid);
+		return -1;
+	}
 	long word = (*saved & ~0xffL) | 0xcc;
 	return ptrace(PTRACE_POKETEXT, pid, (void *)addr, (void *)word) == 0 ? 0 : -1;
 }
