@@ -37,7 +37,12 @@ static const struct at_sink_ops *ops(const struct at_sink *s)
 /* The operations of format f (a value outside the enum writes text). */
 static const struct at_sink_ops *format_ops(enum at_sink_format f)
 {
-	return f == AT_SINK_ATZ ? &atz_ops : &text_ops;
+	static const struct at_sink_ops *const by_format[AT_FORMAT_COUNT] = {
+		[AT_FORMAT_TEXT] = &text_ops,
+		[AT_FORMAT_BINARY] = &atz_ops,
+	};
+
+	return (unsigned)f < AT_FORMAT_COUNT && by_format[f] ? by_format[f] : &text_ops;
 }
 
 /* Keeps err as the sink's error unless it has one. Returns -1 with errno set to the error. */

@@ -22,11 +22,13 @@
 
 #include "atz.h"
 #include "event.h"
+#include "formats.h"
 #include "output.h"
 
+/* The written formats, by lib/formats.h's list. */
 enum at_sink_format {
-	AT_SINK_TEXT = 0, /* one logalloc line per event */
-	AT_SINK_ATZ,      /* an .atz trace: one lz4 frame */
+	AT_SINK_TEXT = AT_FORMAT_TEXT,  /* one logalloc line per event */
+	AT_SINK_ATZ = AT_FORMAT_BINARY, /* an .atz trace: one lz4 frame */
 };
 
 /* How at_sink_open opens a path (lib/output.h says what each rule does): one of the first

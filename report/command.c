@@ -228,8 +228,8 @@ static int read_trace(struct rep_pass *p, const struct rep_request *r, const cha
 		return -1;
 	fn_arg = p->h;
 	rss.h = p->h;
-	if (heap && src.kind == AT_SOURCE_BINARY && at_atz_reader_header(src.atz) &&
-	    (at_atz_reader_header(src.atz)->flags & AT_ATZ_FLAG_NO_TIMES))
+	if (heap && at_source_header(&src) &&
+	    (at_source_header(&src)->flags & AT_ATZ_FLAG_NO_TIMES))
 		rep_heap_rss_by_position(p->h);
 	if (w && w->started) {
 		rss.cmd = w->cmd;
