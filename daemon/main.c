@@ -265,7 +265,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	if (no_follow && o->npids)
 		return at_usage_error("--no-follow is for a COMMAND: --pid follows only with "
 				      "--follow");
-	if (o->stacks && o->format != AT_SINK_ATZ)
+	if (o->stacks && !at_format_records(o->format))
 		return at_usage_error("--stacks needs --format binary: logalloc's text format has "
 				      "no place for stacks");
 	o->follow = o->command ? !no_follow : follow;

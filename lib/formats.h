@@ -9,29 +9,50 @@
 #include <stdio.h>
 #include <string.h>
 
-/* X(ID, name): AT_FORMAT_ID, called name on the command line; the first is the default. */
-#define AT_FORMATS(X)     \
-	X(TEXT, "text")     \
-	X(BINARY, "binary")
+/* X(ID, name, whole, records): AT_FORMAT_ID, called name on the command line; whole: a file
+ * of it is written whole (truncated when opened, never appended to: one compressed stream);
+ * records: it holds stack, mapping, process and RSS records besides the events. The first
+ * row is the default. */
+#define AT_FORMATS(X)           \
+	X(TEXT, "text", 0, 0)     \
+	X(BINARY, "binary", 1, 1)
 
-#define AT_FORMAT_ENUM(id, name) AT_FORMAT_##id,
+#define AT_FORMAT_ENUM(id, name, whole, records) AT_FORMAT_##id,
 enum at_format { AT_FORMATS(AT_FORMAT_ENUM) AT_FORMAT_COUNT };
 #undef AT_FORMAT_ENUM
 
-/* The format's name ("text", "binary"). */
-static inline const char *at_format_name(enum at_format f)
+/* The name of format f, an enum at_format value ("text", "binary"). */
+static inline const char *at_format_name(unsigned f)
 {
-#define AT_FORMAT_NAME(id, name) name,
+#define AT_FORMAT_NAME(id, name, whole, records) name,
 	static const char *const names[AT_FORMAT_COUNT] = { AT_FORMATS(AT_FORMAT_NAME) };
 #undef AT_FORMAT_NAME
 	return names[f];
+}
+
+/* Whether a file of format f (an enum at_format value) is written whole (truncated when opened, not appended to). */
+static inline int at_format_whole(unsigned f)
+{
+#define AT_FORMAT_WHOLE(id, name, whole, records) whole,
+	static const unsigned char v[AT_FORMAT_COUNT] = { AT_FORMATS(AT_FORMAT_WHOLE) };
+#undef AT_FORMAT_WHOLE
+	return v[f];
+}
+
+/* Whether format f holds stack, mapping, process and RSS records. */
+static inline int at_format_records(unsigned f)
+{
+#define AT_FORMAT_RECORDS(id, name, whole, records) records,
+	static const unsigned char v[AT_FORMAT_COUNT] = { AT_FORMATS(AT_FORMAT_RECORDS) };
+#undef AT_FORMAT_RECORDS
+	return v[f];
 }
 
 /* The format of a name: 0 (*f set), or -1 for none. */
 static inline int at_format_parse(const char *name, enum at_format *f)
 {
 	for (int i = 0; i < AT_FORMAT_COUNT; i++)
-		if (strcmp(name, at_format_name((enum at_format)i)) == 0) {
+		if (strcmp(name, at_format_name((unsigned)i)) == 0) {
 			*f = (enum at_format)i;
 			return 0;
 		}
@@ -49,7 +70,7 @@ static inline const char *at_format_list(void)
 		size_t n = strlen(list);
 		snprintf(list + n, sizeof(list) - n, "%s%s",
 			 i == 0 ? "" : i + 1 == AT_FORMAT_COUNT ? " or " : ", ",
-			 at_format_name((enum at_format)i));
+			 at_format_name((unsigned)i));
 	}
 	return list;
 }

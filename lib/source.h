@@ -63,6 +63,7 @@ struct at_source {
 	const char *why;           /* reason of the last text error */
 	struct at_linereader lines;
 	struct at_atz_reader *atz;
+	void *state;               /* a reader's own, for a format other than text and binary */
 };
 
 /* Opens path ("-" or NULL: stdin) and sniffs its format. 0, or -1 with errno set. */
