@@ -201,7 +201,7 @@ static int start_pass(struct rep_pass *p, const struct rep_request *r, const cha
 	}
 	if (!w || !w->cmd->start)
 		return 0;
-	struct rep_watch_start ws = { .r = r, .h = p->h, .out = w->out, .trace = trace,
+	struct rep_command_start ws = { .r = r, .h = p->h, .out = w->out, .trace = trace,
 				      .munged = &src->munged };
 	if (w->cmd->start(w->state, &ws) < 0)
 		return -1;

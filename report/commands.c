@@ -131,7 +131,7 @@ const struct rep_command_def rep_cmd_peak = {
 
 /* ---- timeline (tables.c) ---------------------------------------------------------------- */
 
-static int timeline_start(void *state, const struct rep_watch_start *s)
+static int timeline_start(void *state, const struct rep_command_start *s)
 {
 	struct rep_timeline *t = state;
 
@@ -187,7 +187,7 @@ const struct rep_command_def rep_cmd_timeline = {
 
 /* ---- lifetimes (lifetimes.c) ------------------------------------------------------------ */
 
-static int lifetimes_start(void *state, const struct rep_watch_start *s)
+static int lifetimes_start(void *state, const struct rep_command_start *s)
 {
 	rep_lifetimes_start(state, s->h, s->out, s->r->annotate, s->munged);
 	return 0;
@@ -222,7 +222,7 @@ const struct rep_command_def rep_cmd_lifetimes = {
 
 /* ---- layout (layout.c) ------------------------------------------------------------------ */
 
-static int layout_start(void *state, const struct rep_watch_start *s)
+static int layout_start(void *state, const struct rep_command_start *s)
 {
 	rep_layout_start(state, s->h, s->out, s->r->annotate, s->munged);
 	return 0;
@@ -335,7 +335,7 @@ struct html_state {
 	FILE *out;
 };
 
-static int html_start(void *state, const struct rep_watch_start *s)
+static int html_start(void *state, const struct rep_command_start *s)
 {
 	struct html_state *w = state;
 

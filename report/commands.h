@@ -40,7 +40,7 @@ struct rep_pass {
 };
 
 /* What a command's watcher starts with, before the first trace is opened. */
-struct rep_watch_start {
+struct rep_command_start {
 	const struct rep_request *r;
 	struct rep_heap *h;  /* the engine of the pass */
 	FILE *out;           /* the command's output */
@@ -57,7 +57,7 @@ struct rep_command_def {
 	const char *usage;      /* its lines under --help's "Commands:" */
 	size_t state_size;      /* the watcher's state (zeroed), for the first trace's pass */
 	/* Starts the watcher: 0, or -1 reported. */
-	int (*start)(void *state, const struct rep_watch_start *s);
+	int (*start)(void *state, const struct rep_command_start *s);
 	/* Events of the first trace go here instead of the engine (which this then feeds). */
 	rep_event_fn event;
 	/* An RSS record, after the engine took it. */
