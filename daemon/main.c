@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "display.h"
+#include "formats.h"
 #include "probe_site.h"
 #include "session.h"
 
@@ -137,12 +138,11 @@ static void usage(void)
 /* --format FMT. -1 to go on, else the exit status of a usage error. */
 static int take_format(const char *fmt, struct at_session_options *o)
 {
-	if (strcmp(fmt, "text") == 0)
-		o->format = AT_SINK_TEXT;
-	else if (strcmp(fmt, "binary") == 0)
-		o->format = AT_SINK_ATZ;
-	else
-		return at_usage_error("--format must be text or binary, not '%s'", fmt);
+	enum at_format f;
+
+	if (at_format_parse(fmt, &f) < 0)
+		return at_usage_error("--format must be %s, not '%s'", at_format_list(), fmt);
+	o->format = (enum at_sink_format)f;
 	return -1;
 }
 
@@ -265,7 +265,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	if (no_follow && o->npids)
 		return at_usage_error("--no-follow is for a COMMAND: --pid follows only with "
 				      "--follow");
-	if (o->stacks && o->format != AT_SINK_ATZ)
+	if (o->stacks && !at_format_records(o->format))
 		return at_usage_error("--stacks needs --format binary: logalloc's text format has "
 				      "no place for stacks");
 	o->follow = o->command ? !no_follow : follow;

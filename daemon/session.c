@@ -319,7 +319,7 @@ int at_session_open(struct at_session *d)
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (wire_targets(d) < 0 ||
-	    at_proctable_init(&d->table, d->opt.format == AT_SINK_ATZ) < 0 ||
+	    at_proctable_init(&d->table, at_format_records(d->opt.format)) < 0 ||
 	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
 		return -1;
@@ -401,7 +401,7 @@ int at_session_tick(struct at_session *d)
 void at_session_take_rss(struct at_session *d)
 {
 	at_proctable_forget(&d->table, d->reorder.next);
-	if (d->opt.format == AT_SINK_ATZ)
+	if (at_format_records(d->opt.format))
 		d->rss_records += at_rss_sample(&d->table, d->pagesize, &d->sink);
 	d->last_rss_ms = at_now_ms();
 }

@@ -93,9 +93,7 @@ unsigned at_stack_relay_flags(const struct at_source *src)
 {
 	const unsigned none = AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS;
 
-	if (src->kind != AT_SOURCE_BINARY || !src->atz)
-		return none;
-	const struct at_atz_header *h = at_atz_reader_header(src->atz);
+	const struct at_atz_header *h = at_source_header(src);
 	if (!h || h->major < 2)
 		return none;
 	return h->flags & none;

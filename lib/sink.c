@@ -11,21 +11,6 @@
 #include "sink.h"
 #include "text.h"
 
-struct at_sink_ops {
-	/* Begins the trace on the sink's output, with its options; 0, or -1 with errno. */
-	int (*start)(struct at_sink *s);
-	/* Writes one event of a started sink without error; 0, or -1 with errno. */
-	int (*put)(struct at_sink *s, const struct at_event *ev);
-	/* Writes a record the trace's version holds; 0, or -1 with errno. */
-	int (*put_record)(struct at_sink *s, const struct at_sink_record *r);
-	/* Writes out what is buffered; 0, or -1 with errno. */
-	int (*flush)(struct at_sink *s);
-	/* Ends the trace and adds its counters to the sink's; the sink is text afterwards. */
-	void (*end)(struct at_sink *s);
-	/* Adds what the format counts and the sink does not yet to st. */
-	void (*stats)(const struct at_sink *s, struct at_sink_stats *st);
-};
-
 static const struct at_sink_ops text_ops, atz_ops;
 
 /* The format's operations: a sink never started (or zeroed) is text. */
@@ -37,7 +22,12 @@ static const struct at_sink_ops *ops(const struct at_sink *s)
 /* The operations of format f (a value outside the enum writes text). */
 static const struct at_sink_ops *format_ops(enum at_sink_format f)
 {
-	return f == AT_SINK_ATZ ? &atz_ops : &text_ops;
+	static const struct at_sink_ops *const by_format[AT_FORMAT_COUNT] = {
+		[AT_FORMAT_TEXT] = &text_ops,
+		[AT_FORMAT_BINARY] = &atz_ops,
+	};
+
+	return (unsigned)f < AT_FORMAT_COUNT && by_format[f] ? by_format[f] : &text_ops;
 }
 
 /* Keeps err as the sink's error unless it has one. Returns -1 with errno set to the error. */

@@ -22,11 +22,13 @@
 
 #include "atz.h"
 #include "event.h"
+#include "formats.h"
 #include "output.h"
 
+/* The written formats, by lib/formats.h's list. */
 enum at_sink_format {
-	AT_SINK_TEXT = 0, /* one logalloc line per event */
-	AT_SINK_ATZ,      /* an .atz trace: one lz4 frame */
+	AT_SINK_TEXT = AT_FORMAT_TEXT,  /* one logalloc line per event */
+	AT_SINK_ATZ = AT_FORMAT_BINARY, /* an .atz trace: one lz4 frame */
 };
 
 /* How at_sink_open opens a path (lib/output.h says what each rule does): one of the first
@@ -90,9 +92,25 @@ struct at_sink_stats {
 	uint64_t content_bytes; /* bytes before compression (text: the lines), flushed or not */
 };
 
+struct at_sink;
+
 /* What one format does with the sink's events, records, flushes, end and counters: a table
- * of functions in sink.c (text, binary), chosen when the format starts. */
-struct at_sink_ops;
+ * of functions per format (text and binary in sink.c; a new format's in its writer's file),
+ * chosen by sink.c's table indexed by lib/formats.h's format when the format starts. */
+struct at_sink_ops {
+	/* Begins the trace on the sink's output, with its options; 0, or -1 with errno. */
+	int (*start)(struct at_sink *s);
+	/* Writes one event of a started sink without error; 0, or -1 with errno. */
+	int (*put)(struct at_sink *s, const struct at_event *ev);
+	/* Writes a record the trace's version holds; 0, or -1 with errno. */
+	int (*put_record)(struct at_sink *s, const struct at_sink_record *r);
+	/* Writes out what is buffered; 0, or -1 with errno. */
+	int (*flush)(struct at_sink *s);
+	/* Ends the trace and adds its counters to the sink's; the sink is text afterwards. */
+	void (*end)(struct at_sink *s);
+	/* Adds what the format counts and the sink does not yet to st. */
+	void (*stats)(const struct at_sink *s, struct at_sink_stats *st);
+};
 
 struct at_sink {
 	struct at_output out;       /* the file, its name and the first error */
@@ -100,6 +118,7 @@ struct at_sink {
 	const struct at_sink_ops *ops; /* the format's: binary from a start that opened the writer
 					* to the trace's end, text otherwise (NULL: text) */
 	struct at_atz_writer *atz;  /* binary, once started */
+	void *state;                /* a writer's own, for a format other than text and binary */
 	int started;
 	unsigned mode;              /* enum at_sink_mode bits of the open, for a reopen */
 	const char *open_why;       /* why the last open or reopen failed */

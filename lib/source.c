@@ -1,6 +1,8 @@
-/* source.c: format detection and one event-pull API over raw text, munged text and .atz. */
+/* source.c: format detection and one event-pull API over raw text, munged text and .atz:
+ * a table of readers, one per format (source.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -8,53 +10,6 @@
 #include "prim.h"
 #include "source.h"
 #include "text.h"
-
-int at_source_open_fd(struct at_source *s, int fd, const char *name)
-{
-	uint8_t head[4];
-
-	memset(s, 0, sizeof(*s));
-	s->fd = fd;
-	s->name = name;
-	s->munged = -1;
-	ssize_t n = at_read_all(fd, head, sizeof(head));
-	if (n < 0)
-		return -1;
-	uint32_t magic = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 |
-			 (uint32_t)head[3] << 24;
-	if (n == 4 && magic == AT_ATZ_LZ4_MAGIC) {
-		s->kind = AT_SOURCE_BINARY;
-		s->atz = at_atz_reader_open(fd, name, head, 4);
-		if (!s->atz) {
-			errno = ENOMEM;
-			return -1;
-		}
-		const struct at_atz_header *h = at_atz_reader_header(s->atz);
-		if (h)
-			s->munged = (h->flags & AT_ATZ_FLAG_MUNGED) != 0;
-		return 0;
-	}
-	s->kind = AT_SOURCE_TEXT;
-	return at_linereader_open_fd(&s->lines, fd, name, head, (size_t)n);
-}
-
-int at_source_open(struct at_source *s, const char *path)
-{
-	const char *name;
-	int fd = at_input_fd(path, &name);
-
-	if (fd < 0)
-		return -1;
-	if (at_source_open_fd(s, fd, name) < 0) {
-		int e = errno;
-		if (fd != 0)
-			close(fd);
-		errno = e;
-		return -1;
-	}
-	s->own_fd = fd != 0;
-	return 0;
-}
 
 /* Parses a decimal or hexadecimal field of a raw line: no sign, fits max. */
 static int raw_number(struct at_span v, int base, uint64_t max, uint64_t *out)
@@ -134,12 +89,30 @@ static int parse_raw(struct at_source *s, const char *p, size_t n, struct at_eve
 	return 0;
 }
 
+/* ---- text: logalloc lines, raw or munged ------------------------------------------------ */
+
+/* Text takes whatever no other format took. */
+static int detect_text(const uint8_t *head, size_t n)
+{
+	(void)head;
+	(void)n;
+	return 1;
+}
+
+static int open_text(struct at_source *s, const uint8_t *head, size_t n)
+{
+	return at_linereader_open_fd(&s->lines, s->fd, s->name, head, n);
+}
+
+/* The next line's event: 1, 0 at the end, -1 with s->why (fatal for a read error). */
 static int next_text(struct at_source *s, struct at_event *ev)
 {
 	const char *p;
 	size_t n;
-	int rc = at_linereader_next(&s->lines, &p, &n);
 
+	ev->time_ns = 0;
+	ev->stack = 0;
+	int rc = at_linereader_next(&s->lines, &p, &n);
 	if (rc <= 0) {
 		if (rc < 0) {
 			s->fatal = 1;
@@ -162,43 +135,191 @@ static int next_text(struct at_source *s, struct at_event *ev)
 	return parse_raw(s, st.p, st.n, ev) < 0 ? -1 : 1;
 }
 
-int at_source_next(struct at_source *s, struct at_event *ev)
+static void close_text(struct at_source *s)
 {
-	if (s->fatal)
+	at_linereader_close(&s->lines);
+}
+
+static const struct at_source_reader text_reader = {
+	.kind = AT_SOURCE_TEXT,
+	.lines = 1,
+	.unit = "line",
+	.units = "lines",
+	.detect = detect_text,
+	.open = open_text,
+	.next = next_text,
+	.close = close_text,
+};
+
+/* ---- binary: an .atz trace (lib/atz_read.c) ------------------------------------------- */
+
+/* An lz4 frame's magic number. */
+static int detect_atz(const uint8_t *head, size_t n)
+{
+	return n == 4 && ((uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 |
+			  (uint32_t)head[3] << 24) == AT_ATZ_LZ4_MAGIC;
+}
+
+/* Opens the reader; raw or munged as the header says, when it could be read. */
+static int open_atz(struct at_source *s, const uint8_t *head, size_t n)
+{
+	s->atz = at_atz_reader_open(s->fd, s->name, head, n);
+	if (!s->atz) {
+		errno = ENOMEM;
 		return -1;
-	if (s->kind == AT_SOURCE_TEXT) {
-		ev->time_ns = 0;
-		ev->stack = 0;
-		return next_text(s, ev);
 	}
+	const struct at_atz_header *h = at_atz_reader_header(s->atz);
+	if (h)
+		s->munged = (h->flags & AT_ATZ_FLAG_MUNGED) != 0;
+	return 0;
+}
+
+/* The next event; any error is fatal. */
+static int next_atz(struct at_source *s, struct at_event *ev)
+{
 	int rc = at_atz_next(s->atz, ev);
+
 	if (rc < 0)
 		s->fatal = 1;
 	return rc;
 }
 
+static void atz_on_stack(struct at_source *s, at_atz_stack_fn fn, void *arg)
+{
+	if (s->atz)
+		at_atz_reader_on_stack(s->atz, fn, arg);
+}
+
+static void atz_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg)
+{
+	if (s->atz)
+		at_atz_reader_on_mapping(s->atz, fn, arg);
+}
+
+static void atz_on_rss(struct at_source *s, at_atz_rss_fn fn, void *arg)
+{
+	if (s->atz)
+		at_atz_reader_on_rss(s->atz, fn, arg);
+}
+
+static const struct at_atz_header *atz_header(const struct at_source *s)
+{
+	return s->atz ? at_atz_reader_header(s->atz) : NULL;
+}
+
+/* Its header was read and it stopped at damage (truncated, a corrupt block, a read error),
+ * not at a stream this reader cannot read at all (not a trace, a newer version). */
+static int atz_readable_damage(const struct at_source *s)
+{
+	enum at_atz_status st = at_atz_reader_status(s->atz);
+
+	return at_atz_reader_header(s->atz) &&
+	       (st == AT_ATZ_ERR_TRUNCATED || st == AT_ATZ_ERR_CORRUPT || st == AT_ATZ_ERR_IO);
+}
+
+static const char *atz_message(const struct at_source *s)
+{
+	return at_atz_reader_message(s->atz);
+}
+
+static void close_atz(struct at_source *s)
+{
+	at_atz_reader_close(s->atz);
+}
+
+static const struct at_source_reader atz_reader = {
+	.kind = AT_SOURCE_BINARY,
+	.unit = "event",
+	.units = "events",
+	.detect = detect_atz,
+	.open = open_atz,
+	.next = next_atz,
+	.on_stack = atz_on_stack,
+	.on_mapping = atz_on_mapping,
+	.on_rss = atz_on_rss,
+	.header = atz_header,
+	.readable_damage = atz_readable_damage,
+	.message = atz_message,
+	.close = close_atz,
+};
+
+/* The readers, tried in order: text, which takes anything, last. */
+static const struct at_source_reader *const readers[] = { &atz_reader, &text_reader };
+
+/* ---- the source ------------------------------------------------------------------------- */
+
+int at_source_open_fd(struct at_source *s, int fd, const char *name)
+{
+	uint8_t head[4];
+
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->name = name;
+	s->munged = -1;
+	ssize_t n = at_read_all(fd, head, sizeof(head));
+	if (n < 0)
+		return -1;
+	for (const struct at_source_reader *const *r = readers;; r++)
+		if ((*r)->detect(head, (size_t)n)) {
+			s->reader = *r;
+			s->kind = (*r)->kind;
+			return (*r)->open(s, head, (size_t)n);
+		}
+}
+
+int at_source_open(struct at_source *s, const char *path)
+{
+	const char *name;
+	int fd = at_input_fd(path, &name);
+
+	if (fd < 0)
+		return -1;
+	if (at_source_open_fd(s, fd, name) < 0) {
+		int e = errno;
+		if (fd != 0)
+			close(fd);
+		errno = e;
+		return -1;
+	}
+	s->own_fd = fd != 0;
+	return 0;
+}
+
+/* The reader of s: text for a source never opened (zeroed). */
+static const struct at_source_reader *reader(const struct at_source *s)
+{
+	return s->reader ? s->reader : &text_reader;
+}
+
+int at_source_next(struct at_source *s, struct at_event *ev)
+{
+	if (s->fatal)
+		return -1;
+	return reader(s)->next(s, ev);
+}
+
 void at_source_on_stack(struct at_source *s, at_atz_stack_fn fn, void *arg)
 {
-	if (s->kind == AT_SOURCE_BINARY && s->atz)
-		at_atz_reader_on_stack(s->atz, fn, arg);
+	if (reader(s)->on_stack)
+		reader(s)->on_stack(s, fn, arg);
 }
 
 void at_source_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg)
 {
-	if (s->kind == AT_SOURCE_BINARY && s->atz)
-		at_atz_reader_on_mapping(s->atz, fn, arg);
+	if (reader(s)->on_mapping)
+		reader(s)->on_mapping(s, fn, arg);
 }
 
 void at_source_on_rss(struct at_source *s, at_atz_rss_fn fn, void *arg)
 {
-	if (s->kind == AT_SOURCE_BINARY && s->atz)
-		at_atz_reader_on_rss(s->atz, fn, arg);
+	if (reader(s)->on_rss)
+		reader(s)->on_rss(s, fn, arg);
 }
 
 void at_source_report(const struct at_source *s)
 {
-	if (s->kind == AT_SOURCE_BINARY) {
-		const char *m = at_atz_reader_message(s->atz);
+	if (reader(s)->message) {
+		const char *m = reader(s)->message(s);
 		at_error("%s", m ? m : "no error");
 	} else if (s->fatal) {
 		at_error("%s: %s", s->name, s->why);
@@ -209,12 +330,58 @@ void at_source_report(const struct at_source *s)
 
 void at_source_close(struct at_source *s)
 {
-	if (s->kind == AT_SOURCE_BINARY)
-		at_atz_reader_close(s->atz);
-	else
-		at_linereader_close(&s->lines);
+	if (reader(s)->close)
+		reader(s)->close(s);
 	if (s->own_fd)
 		close(s->fd);
 	s->atz = NULL;
 	s->own_fd = 0;
+}
+
+uint64_t at_source_place(const struct at_source *s, uint64_t events)
+{
+	return reader(s)->lines ? s->lineno : events;
+}
+
+const char *at_source_unit(const struct at_source *s)
+{
+	return reader(s)->unit;
+}
+
+const char *at_source_units(const struct at_source *s)
+{
+	return reader(s)->units;
+}
+
+int at_source_is_lines(const struct at_source *s)
+{
+	return reader(s)->lines;
+}
+
+void at_source_report_at(const struct at_source *s, uint64_t events, const char *why)
+{
+	if (reader(s)->lines)
+		at_error_at(s->name, s->lineno, "%s", why);
+	else
+		at_error("%s: %s %" PRIu64 ": %s", s->name, reader(s)->unit, events, why);
+}
+
+int at_source_empty_line(const struct at_source *s)
+{
+	return reader(s)->lines && !s->fatal && s->why && strcmp(s->why, "empty line") == 0;
+}
+
+const struct at_atz_header *at_source_header(const struct at_source *s)
+{
+	return reader(s)->header ? reader(s)->header(s) : NULL;
+}
+
+int at_source_readable_damage(const struct at_source *s)
+{
+	return reader(s)->readable_damage && reader(s)->readable_damage(s);
+}
+
+const char *at_source_message(const struct at_source *s)
+{
+	return reader(s)->message ? reader(s)->message(s) : NULL;
 }

@@ -12,6 +12,7 @@
 #include "convert.h"
 #include "cli.h"
 #include "display.h"
+#include "formats.h"
 #include "prim.h"
 #include "lines.h"
 #include "munge.h"
@@ -129,6 +130,7 @@ static int parse_args(int argc, char **argv, struct munge_args *a)
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	enum at_format format;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -160,9 +162,10 @@ static int parse_args(int argc, char **argv, struct munge_args *a)
 			a->threads = optarg[0] - '0';
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "binary"))
-				return usage_error("--format needs text or binary, not: ", optarg);
-			a->binary = optarg[0] == 'b';
+			if (at_format_parse(optarg, &format) < 0)
+				return at_usage_error("--format needs %s, not: %s", at_format_list(),
+						      optarg);
+			a->binary = format == AT_FORMAT_BINARY;
 			break;
 		case OPT_KEEP:
 			a->keep_pointers = 1;

@@ -12,7 +12,7 @@
 #include "report.h"
 
 /* Where an event sits in the input, for messages: its line in a text log, its number
- * (from 1) in a binary one. */
+ * (from 1) in a binary one (the source's reader says which). */
 struct position {
 	const char *unit; /* "line" or "event" */
 	uint64_t n;
@@ -20,20 +20,13 @@ struct position {
 
 static struct position position_of(const struct at_source *s, uint64_t events)
 {
-	if (s->kind == AT_SOURCE_BINARY)
-		return (struct position){ "event", events };
-	return (struct position){ "line", s->lineno };
+	return (struct position){ at_source_unit(s), at_source_place(s, events) };
 }
 
 /* "FILE:LINE: " for text, "FILE: event N: " for binary input, then the reason. */
 static void report_at(const struct at_source *s, uint64_t events, const char *why)
 {
-	struct position at = position_of(s, events);
-
-	if (s->kind == AT_SOURCE_BINARY)
-		at_error("%s: event %" PRIu64 ": %s", s->name, at.n, why);
-	else
-		at_error_at(s->name, at.n, "%s", why);
+	at_source_report_at(s, events, why);
 }
 
 /* A raw trace holds addresses, not slots: it must go through alloctap-munge first. */
@@ -51,7 +44,7 @@ void rp_report_raw_trace(const struct at_source *s)
  * replayer skips such lines. */
 static int is_empty_line(const struct at_source *s)
 {
-	return s->kind == AT_SOURCE_TEXT && !s->fatal && s->why && strcmp(s->why, "empty line") == 0;
+	return at_source_empty_line(s);
 }
 
 /* Reports why at_source_next failed: a read error as FILE:LINE with the line being read, a
@@ -59,9 +52,9 @@ static int is_empty_line(const struct at_source *s)
  * corrupt block with its offset, newer version). */
 static void report_input_error(const struct at_source *s)
 {
-	if (s->kind == AT_SOURCE_TEXT && s->munged == 0)
+	if (at_source_is_lines(s) && s->munged == 0)
 		rp_report_raw_trace(s);
-	else if (s->kind == AT_SOURCE_TEXT && s->fatal)
+	else if (at_source_is_lines(s) && s->fatal)
 		at_error_at(s->name, s->lineno + 1, "read error: %s", s->why);
 	else
 		at_source_report(s);
@@ -85,7 +78,7 @@ static const char *undecided_pointer(const struct at_source *s, const struct at_
  * buffers are internal to lib/atz_read.c and not counted). */
 static uint64_t input_resident(const struct at_source *s)
 {
-	if (s->kind == AT_SOURCE_TEXT)
+	if (at_source_is_lines(s))
 		return rp_resident_bytes(s->lines.buf, s->lines.cap);
 	return 0;
 }
@@ -160,7 +153,7 @@ int rp_feed(struct at_source *s, struct rp_engine *e, struct rp_oplist *ol)
 {
 	struct at_progress progress;
 
-	at_progress_start(&progress, s->name, s->kind == AT_SOURCE_BINARY ? "events" : "lines");
+	at_progress_start(&progress, s->name, at_source_units(s));
 	int rc = feed(s, e, ol, &progress);
 	at_progress_end(&progress);
 	return rc;

@@ -15,7 +15,7 @@
 int rp_replay_loaded(struct at_source *src, struct rp_engine *e,
 		     const struct rp_loaded_options *o, struct rp_run *run)
 {
-	const char *unit = src->kind == AT_SOURCE_BINARY ? "event" : "line";
+	const char *unit = at_source_unit(src);
 	struct rp_oplist ol;
 	struct rp_results res = { 0 };
 	struct rp_threads_run threads = { 0 };

@@ -265,8 +265,8 @@ int main(int argc, char **argv)
 	if (rp_open_input(&src, o.input, &fd) < 0)
 		goto cleanup;
 	source_ready = 1;
-	at_verbose("%s: %s input", src.name, src.kind == AT_SOURCE_BINARY ? "binary" : "text");
-	if (src.kind == AT_SOURCE_BINARY && src.munged == 0) {
+	at_verbose("%s: %s input", src.name, at_format_name(src.kind));
+	if (!at_source_is_lines(&src) && src.munged == 0) {
 		rp_report_raw_trace(&src);
 		goto cleanup;
 	}

@@ -1,7 +1,7 @@
-/* command.c: a request run from the trace to the output (command.h). */
+/* command.c: a request run from the trace to the output (command.h), the command's watcher
+ * and writer taken from commands.h's table. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -11,36 +11,22 @@
 #include <unistd.h>
 
 #include "command.h"
-#include "diff.h"
 #include "display.h"
 #include "export.h"
 #include "feed.h"
 #include "output.h"
-#include "html.h"
-#include "layout.h"
-#include "lifetimes.h"
-#include "pprof.h"
-#include "tables.h"
-#include "tree.h"
 
 extern char **environ;
 
-static const char *const command_names[] = {
-	[REP_CMD_SUMMARY] = "summary", [REP_CMD_PEAK] = "peak",     [REP_CMD_LEAKS] = "leaks",
-	[REP_CMD_SIZES] = "sizes",     [REP_CMD_TIMELINE] = "timeline", [REP_CMD_DIFF] = "diff",
-	[REP_CMD_EXPORT] = "export",   [REP_CMD_LIFETIMES] = "lifetimes", [REP_CMD_LAYOUT] = "layout",
-	[REP_CMD_HTML] = "html",
-};
-
 const char *rep_command_name(enum rep_command c)
 {
-	return command_names[c];
+	return rep_commands[c]->name;
 }
 
 int rep_command_parse(const char *name, enum rep_command *c)
 {
-	for (size_t i = 0; i < sizeof(command_names) / sizeof(command_names[0]); i++)
-		if (strcmp(name, command_names[i]) == 0) {
+	for (size_t i = 0; i < REP_CMD_COUNT; i++)
+		if (strcmp(name, rep_commands[i]->name) == 0) {
 			*c = (enum rep_command)i;
 			return 0;
 		}
@@ -167,10 +153,12 @@ static int heap_event(void *arg, const struct at_event *ev)
 	return rep_heap_event(arg, ev);
 }
 
-/* An RSS record: to the engine; a failure (ENOMEM) is kept for the end of the pass. */
+/* An RSS record: to the engine, then the command's watcher; a failure (ENOMEM) is kept for
+ * the end of the pass. */
 struct rss_feed {
 	struct rep_heap *h;
-	struct rep_html *html; /* NULL: no page */
+	const struct rep_command_def *cmd; /* NULL: no watcher */
+	void *state;
 	int failed;
 };
 
@@ -180,88 +168,78 @@ static void heap_rss(void *arg, const struct at_rss *m)
 
 	if (!f->failed && rep_heap_rss(f->h, m) < 0)
 		f->failed = errno;
-	else if (f->html)
-		rep_html_rss(f->html, f->h, m);
+	else if (f->cmd && f->cmd->rss)
+		f->cmd->rss(f->state, f->h, m);
 }
 
-static int lifetimes_event(void *arg, const struct at_event *ev)
-{
-	return rep_lifetimes_event(arg, ev);
-}
-
-static int layout_event(void *arg, const struct at_event *ev)
-{
-	return rep_layout_event(arg, ev);
-}
-
-/* What watches the first trace's pass, besides the engine: the command's own. */
+/* What watches the first trace's pass, besides the engine: the command's own watcher. */
 struct watchers {
 	FILE *out;
-	struct rep_timeline timeline;
-	struct rep_lifetimes lifetimes;
-	struct rep_layout layout;
-	struct rep_html html;
+	const struct rep_command_def *cmd;
+	void *state;   /* cmd->state_size bytes */
+	int started;
 };
 
-/* One trace read: its sites named by x, its pass in h (NULL: the plain folded export). */
-struct pass {
-	struct rep_sites x;
-	struct rep_heap *h;
-	int x_ready;
-};
-
-/* Reads trace into p: through the engine when heap is set, else into the folded export alone.
- * The command's watchers, when w is given, watch the pass. Damage read past is added to
- * *damaged (1). 0, or -1 reported. */
-static int read_trace(struct pass *p, const struct rep_request *r, const char *trace, int heap,
-		      struct watchers *w, int *damaged)
+/* Creates p's engine (heap) and starts the watchers of w (NULL: none) before trace is opened.
+ * 0, or -1 reported. */
+static int start_pass(struct rep_pass *p, const struct rep_request *r, const char *trace, int heap,
+		      struct watchers *w, struct at_source *src)
 {
-	struct rep_damage d = { .strict = r->strict };
-	struct at_source src = { .kind = AT_SOURCE_TEXT };
-	rep_event_fn fn = heap_event;
-	struct rss_feed rss = { p->h, NULL, 0 };
-	void *fn_arg;
-	int fd = -1, rc = -1;
-
 	if (rep_sites_init(&p->x, r->weight, r->debug_dir, on_problem, NULL) < 0) {
 		at_error("%s", strerror(errno));
 		return -1;
 	}
 	p->x_ready = 1;
-	if (heap) {
-		struct rep_heap_options o = r->heap;
-		o.sizes = r->command == REP_CMD_SIZES;
-		p->h = rep_heap_new(&p->x, &o);
-		if (!p->h) {
-			at_error("%s", strerror(errno));
-			return -1;
-		}
-		if (w && r->command == REP_CMD_HTML)
-			rep_html_start(&w->html, p->h, trace);
-		if (w && r->command == REP_CMD_TIMELINE && rep_timeline_start(&w->timeline, p->h) < 0) {
-			at_error("a file for the series: %s", strerror(errno));
-			return -1;
-		}
+	if (!heap)
+		return 0;
+	struct rep_heap_options o = r->heap;
+	o.sizes = rep_commands[r->command]->heap_sizes;
+	p->h = rep_heap_new(&p->x, &o);
+	if (!p->h) {
+		at_error("%s", strerror(errno));
+		return -1;
 	}
+	if (!w || !w->cmd->start)
+		return 0;
+	struct rep_command_start ws = { .r = r, .h = p->h, .out = w->out, .trace = trace,
+				      .munged = &src->munged };
+	if (w->cmd->start(w->state, &ws) < 0)
+		return -1;
+	w->started = 1;
+	return 0;
+}
+
+/* Reads trace into p: through the engine when heap is set, else into the folded export alone.
+ * The command's watcher, when w is given, watches the pass. Damage read past is added to
+ * *damaged (1). 0, or -1 reported. */
+static int read_trace(struct rep_pass *p, const struct rep_request *r, const char *trace, int heap,
+		      struct watchers *w, int *damaged)
+{
+	struct rep_damage d = { .strict = r->strict };
+	struct at_source src = { .kind = AT_SOURCE_TEXT };
+	rep_event_fn fn = heap_event;
+	struct rss_feed rss = { p->h, NULL, NULL, 0 };
+	void *fn_arg;
+	int fd = -1, rc = -1;
+
+	if (start_pass(p, r, trace, heap, w, &src) < 0)
+		return -1;
 	if (rep_open_input(&src, trace, &fd) < 0)
 		return -1;
 	fn_arg = p->h;
 	rss.h = p->h;
-	if (heap && src.kind == AT_SOURCE_BINARY && at_atz_reader_header(src.atz) &&
-	    (at_atz_reader_header(src.atz)->flags & AT_ATZ_FLAG_NO_TIMES))
+	if (heap && at_source_header(&src) &&
+	    (at_source_header(&src)->flags & AT_ATZ_FLAG_NO_TIMES))
 		rep_heap_rss_by_position(p->h);
-	if (w && r->command == REP_CMD_HTML)
-		rss.html = &w->html;
+	if (w && w->started) {
+		rss.cmd = w->cmd;
+		rss.state = w->state;
+	}
 	if (heap)
 		at_source_on_rss(&src, heap_rss, &rss);
-	if (w && r->command == REP_CMD_LIFETIMES) {
-		rep_lifetimes_start(&w->lifetimes, p->h, w->out, r->annotate, &src.munged);
-		fn = lifetimes_event;
-		fn_arg = &w->lifetimes;
-	} else if (w && r->command == REP_CMD_LAYOUT) {
-		rep_layout_start(&w->layout, p->h, w->out, r->annotate, &src.munged);
-		fn = layout_event;
-		fn_arg = &w->layout;
+	if (w && w->started && w->cmd->event) {
+		fn = w->cmd->event;
+		fn_arg = w->state;
 	}
 	if (heap ? rep_feed_events(&src, &p->x, fn, fn_arg, &d) : rep_feed(&src, &p->x, &d))
 		goto out;
@@ -295,7 +273,7 @@ out:
 	return rc;
 }
 
-static void pass_free(struct pass *p)
+static void pass_free(struct rep_pass *p)
 {
 	rep_heap_free(p->h);
 	if (p->x_ready)
@@ -304,64 +282,6 @@ static void pass_free(struct pass *p)
 
 /* ---- the commands ---------------------------------------------------------------------- */
 
-/* export with a weight of the whole pass, or a selection: each site's figure onto its line. */
-static void weigh_sites(struct pass *p, enum rep_weight w)
-{
-	const struct rep_site *sites;
-	size_t n = rep_heap_sites(p->h, &sites);
-
-	for (size_t i = 0; i < n; i++) {
-		const struct rep_site *s = &sites[i];
-		uint64_t v = w == REP_WEIGHT_ALLOC_COUNT ? s->allocs
-			   : w == REP_WEIGHT_ALLOC_BYTES ? s->alloc_bytes
-			   : w == REP_WEIGHT_PEAK_BYTES  ? s->peak_bytes
-			   : w == REP_WEIGHT_LEAK_BYTES  ? s->live_bytes
-							 : s->temps;
-		rep_folded_add(p->x.folded, s->entry, v);
-	}
-}
-
-/* Writes the command's output from its finished pass(es). 0, or -1 with errno. */
-static int write_command(FILE *f, const struct rep_request *r, struct pass *a, struct pass *b)
-{
-	char what[48];
-
-	if (r->heap.moment == REP_AT_TIME)
-		snprintf(what, sizeof(what), "%" PRIu64 ".%06" PRIu64 " s",
-			 r->heap.moment_ns / 1000000000u, r->heap.moment_ns % 1000000000u / 1000u);
-	else
-		snprintf(what, sizeof(what), "%s", r->heap.moment == REP_AT_PEAK     ? "heap peak"
-						   : r->heap.moment == REP_AT_RSS_PEAK ? "RSS peak"
-										       : "end");
-
-	switch (r->command) {
-	case REP_CMD_SUMMARY:
-		return r->json ? rep_write_summary_json(f, a->h) : rep_write_summary(f, a->h);
-	case REP_CMD_PEAK:
-		return r->dot ? rep_write_dot(f, a->h, r->heap.moment, what)
-			      : rep_write_tree(f, a->h, r->heap.moment, what);
-	case REP_CMD_LEAKS:
-		return rep_write_leaks(f, a->h);
-	case REP_CMD_SIZES:
-		return rep_write_sizes(f, a->h);
-	case REP_CMD_DIFF:
-		return rep_write_diff(f, a->h, &a->x, b->h, &b->x);
-	case REP_CMD_EXPORT:
-		if (r->pprof)
-			return rep_write_pprof(f, a->h, &a->x, r->heap.moment);
-		if (a->h)
-			weigh_sites(a, r->weight);
-		return rep_export_write(&a->x, f);
-	case REP_CMD_HTML:
-		return 0; /* by end_watchers */
-	case REP_CMD_TIMELINE:
-	case REP_CMD_LIFETIMES:
-	case REP_CMD_LAYOUT:
-		break; /* written as the pass went, and by end_watchers */
-	}
-	return 0;
-}
-
 /* Whether export can add each event's weight as it comes, without the engine. */
 static int plain_export(const struct rep_request *r)
 {
@@ -369,21 +289,11 @@ static int plain_export(const struct rep_request *r)
 	       (r->weight == REP_WEIGHT_ALLOC_COUNT || r->weight == REP_WEIGHT_ALLOC_BYTES);
 }
 
-/* Ends the watchers of the first pass: their last output. 0, or -1 reported. */
-static int end_watchers(struct watchers *w, const struct rep_request *r, struct pass *a,
+/* Ends the watcher of the first pass: its last output. 0, or -1 reported. */
+static int end_watchers(struct watchers *w, const struct rep_request *r, struct rep_pass *a,
 			const char *out_name)
 {
-	int rc = 0;
-
-	if (r->command == REP_CMD_TIMELINE)
-		rc = rep_timeline_end(&w->timeline, a->h);
-	else if (r->command == REP_CMD_LIFETIMES)
-		rc = rep_lifetimes_end(&w->lifetimes);
-	else if (r->command == REP_CMD_LAYOUT)
-		rc = rep_layout_end(&w->layout);
-	else if (r->command == REP_CMD_HTML)
-		rc = rep_write_html(w->out, &w->html, a->h);
-	if (rc == 0)
+	if (!w->started || !w->cmd->end || w->cmd->end(w->state, a->h) == 0)
 		return 0;
 	if (errno == ENOTSUP)
 		at_error("%s: --every needs times, and this trace has none (a text log; record a "
@@ -393,10 +303,19 @@ static int end_watchers(struct watchers *w, const struct rep_request *r, struct 
 	return -1;
 }
 
+/* Frees the watcher's state. */
+static void free_watchers(struct watchers *w)
+{
+	if (w->state && w->cmd->free)
+		w->cmd->free(w->state);
+	free(w->state);
+}
+
 int rep_run(const struct rep_request *r)
 {
-	struct pass a = { 0 }, b = { 0 };
-	static struct watchers w; /* large (histograms): not on the stack */
+	const struct rep_command_def *cmd = rep_commands[r->command];
+	struct rep_pass a = { 0 }, b = { 0 };
+	struct watchers w = { .cmd = cmd };
 	struct out out;
 	int heap = !plain_export(r), rc = 1, damaged = 0;
 
@@ -407,25 +326,24 @@ int rep_run(const struct rep_request *r)
 	}
 	if (open_out(&out, r) < 0)
 		return 1;
-	memset(&w, 0, sizeof(w));
 	w.out = out.f;
-	w.timeline = (struct rep_timeline){ .out = out.f, .every_ns = r->every_ns,
-					    .churn_bytes = r->churn_bytes, .top = r->top };
+	if (cmd->state_size && !(w.state = calloc(1, cmd->state_size))) {
+		at_error("%s", strerror(errno));
+		goto out;
+	}
 	if (read_trace(&a, r, r->trace[0], heap, &w, &damaged) < 0)
 		goto out;
-	if (r->command == REP_CMD_DIFF && read_trace(&b, r, r->trace[1], heap, NULL, &damaged) < 0)
+	if (cmd->traces == 2 && read_trace(&b, r, r->trace[1], heap, NULL, &damaged) < 0)
 		goto out;
 	if (end_watchers(&w, r, &a, out.name) < 0)
 		goto out;
-	if (write_command(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 || ferror(out.f)) {
+	if (cmd->write(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 || ferror(out.f)) {
 		at_error("%s: write error: %s", out.name, strerror(errno ? errno : EIO));
 		goto out;
 	}
 	rc = damaged ? REP_EXIT_DAMAGED : 0;
 out:
-	if (w.timeline.series)
-		fclose(w.timeline.series);
-	rep_layout_free(&w.layout);
+	free_watchers(&w);
 	if (close_out(&out) < 0)
 		rc = 1;
 	pass_free(&a);

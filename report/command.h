@@ -1,28 +1,17 @@
 /* command.h: one alloctap-report command, run from start to end: the trace read in one pass
  * (report/feed.h) into the engine (report/heap.h) or the folded export (report/export.h), then
  * the command's output (report/tables.h, tree.h, diff.h). alloctap-report's main only fills a
- * request from its arguments. */
+ * request from its arguments; the commands are the table of report/commands.h. */
 #ifndef ALLOCTAP_REPORT_COMMAND_H
 #define ALLOCTAP_REPORT_COMMAND_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "commands.h"
 #include "heap.h"
 #include "weight.h"
 
-enum rep_command {
-	REP_CMD_SUMMARY = 0,
-	REP_CMD_PEAK,
-	REP_CMD_LEAKS,
-	REP_CMD_SIZES,
-	REP_CMD_TIMELINE,
-	REP_CMD_DIFF,
-	REP_CMD_EXPORT,
-	REP_CMD_LIFETIMES,
-	REP_CMD_LAYOUT,
-	REP_CMD_HTML,
-};
 
 struct rep_request {
 	enum rep_command command;
@@ -45,7 +34,8 @@ struct rep_request {
  * text log with malformed lines): what could be read, the damage said on stderr. */
 #define REP_EXIT_DAMAGED 3
 
-/* The command's name ("summary", ...), and the command of a name: 0, or -1 for none. */
+/* The command's name ("summary", ...), and the command of a name: 0, or -1 for none (both
+ * from commands.h's table). */
 const char *rep_command_name(enum rep_command c);
 int rep_command_parse(const char *name, enum rep_command *c);
 

@@ -28,16 +28,13 @@ int rep_open_input(struct at_source *s, const char *path, int *fd)
 /* lib/source reports an empty (or all-blank) text line as an error on that line. */
 static int is_empty_line(const struct at_source *s)
 {
-	return s->kind == AT_SOURCE_TEXT && !s->fatal && s->why && strcmp(s->why, "empty line") == 0;
+	return at_source_empty_line(s);
 }
 
 /* "FILE:LINE: " for text, "FILE: event N: " for binary input, then the reason. */
 static void report_at(const struct at_source *s, uint64_t events, const char *why)
 {
-	if (s->kind == AT_SOURCE_BINARY)
-		at_error("%s: event %" PRIu64 ": %s", s->name, events, why);
-	else
-		at_error_at(s->name, s->lineno, "%s", why);
+	at_source_report_at(s, events, why);
 }
 
 /* The records the reader meets before an event, handed to the sites as they come; the
@@ -60,7 +57,7 @@ static void on_stack(void *arg, const struct at_stack *st)
 static void on_mapping(void *arg, const struct at_mapping *m)
 {
 	struct records *r = arg;
-	const struct at_atz_header *h = r->s->atz ? at_atz_reader_header(r->s->atz) : NULL;
+	const struct at_atz_header *h = at_source_header(r->s);
 
 	at_symbolizer_trace_start(r->x->symbolizer, h ? h->start_ns : 0);
 	if (!r->failed[0] && rep_sites_mapping(r->x, m) < 0)
@@ -81,17 +78,6 @@ int rep_feed(struct at_source *s, struct rep_sites *x, struct rep_damage *d)
 /* The malformed lines reported one by one; those after are only counted. */
 #define LINES_SAID 10
 
-/* Whether a binary trace that stopped can be reported up to there: its header was read and
- * it stopped at damage (truncated, a corrupt block, a read error), not at a stream this
- * reader cannot read at all (not a trace, a newer version). */
-static int binary_readable(const struct at_source *s)
-{
-	enum at_atz_status st = at_atz_reader_status(s->atz);
-
-	return at_atz_reader_header(s->atz) &&
-	       (st == AT_ATZ_ERR_TRUNCATED || st == AT_ATZ_ERR_CORRUPT || st == AT_ATZ_ERR_IO);
-}
-
 /* The reader's error after events events: 1 to go on (an empty or, without d->strict, a
  * malformed line, skipped), 0 to end the feed there as at the end of the input (damage, said
  * and noted in d), -1 to fail (reported). */
@@ -99,7 +85,7 @@ static int take_damage(struct at_source *s, uint64_t events, struct rep_damage *
 {
 	if (is_empty_line(s))
 		return 1;
-	if (s->kind == AT_SOURCE_TEXT && !s->fatal) {
+	if (at_source_is_lines(s) && !s->fatal) {
 		if (d->strict) {
 			at_source_report(s);
 			return -1;
@@ -108,18 +94,18 @@ static int take_damage(struct at_source *s, uint64_t events, struct rep_damage *
 			at_error_at(s->name, s->lineno, "%s; line skipped", s->why);
 		return 1;
 	}
-	if (s->kind == AT_SOURCE_TEXT) {
+	if (at_source_is_lines(s)) {
 		at_error_at(s->name, s->lineno + 1, "read error: %s%s", s->why,
 			    d->strict ? "" : "; the report covers the lines before it");
 		d->stopped = !d->strict;
 		return d->strict ? -1 : 0;
 	}
-	if (d->strict || !binary_readable(s)) {
+	if (d->strict || !at_source_readable_damage(s)) {
 		at_source_report(s);
 		return -1;
 	}
 	at_error("%s; the report covers the %" PRIu64 " events before it",
-		 at_atz_reader_message(s->atz), events);
+		 at_source_message(s), events);
 	d->stopped = 1;
 	return 0;
 }
@@ -135,7 +121,7 @@ int rep_feed_events(struct at_source *s, struct rep_sites *x, rep_event_fn fn, v
 
 	at_source_on_stack(s, on_stack, &records);
 	at_source_on_mapping(s, on_mapping, &records);
-	at_progress_start(&progress, s->name, s->kind == AT_SOURCE_BINARY ? "events" : "lines");
+	at_progress_start(&progress, s->name, at_source_units(s));
 	while ((got = at_source_next(s, &ev)) != 0) {
 		at_progress_tick(&progress, events);
 		if (got < 0) {

@@ -1,7 +1,8 @@
 /* alloctap-report: reports on a trace. This file reads the command line into a request;
  * report/command.c runs it: report/feed.c reads the trace into the engine of report/heap.c
  * (live blocks, sites, processes) or the folded export of report/export.c, and
- * report/tables.c, tree.c, diff.c and folded.c write the command's output. */
+ * report/tables.c, tree.c, diff.c and folded.c write the command's output. The commands, their
+ * operands and their writers are the table of report/commands.h. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -14,7 +15,6 @@
 #include "usage.h"
 
 #define PROGRAM "alloctap-report"
-#define COMMANDS "summary, peak, leaks, sizes, timeline, lifetimes, layout, diff, export or html"
 
 /* A decimal number of seconds ("2", "0.25", ".5") into ns, to the nanosecond; more than nine
  * decimals are refused rather than rounded. 0, or -1 for anything else or past 2^64-1 ns. */
@@ -104,8 +104,9 @@ struct given {
 static int check_command(struct rep_request *r, const struct given *g, int nops, char **ops)
 {
 	enum rep_command c = r->command;
-	const char *name = rep_command_name(c);
-	int ntraces = c == REP_CMD_DIFF ? 2 : 1;
+	const struct rep_command_def *cmd = rep_commands[c];
+	const char *name = cmd->name;
+	int ntraces = (int)cmd->traces;
 
 	if (nops < ntraces)
 		return at_usage_error("%s needs %s (a file, or - for standard input)", name,
@@ -115,9 +116,9 @@ static int check_command(struct rep_request *r, const struct given *g, int nops,
 	r->trace[0] = ops[0];
 	r->trace[1] = ntraces == 2 ? ops[1] : NULL;
 	if (ntraces == 2 && strcmp(ops[0], "-") == 0 && strcmp(ops[1], "-") == 0)
-		return at_usage_error("diff: only one of the traces can be standard input");
-	if (c == REP_CMD_HTML && !g->output)
-		return at_usage_error("html needs -o FILE (the page)");
+		return at_usage_error("%s: only one of the traces can be standard input", name);
+	if (cmd->output_is && !g->output)
+		return at_usage_error("%s needs -o FILE (%s)", name, cmd->output_is);
 	if (g->annotate && c != REP_CMD_LIFETIMES && c != REP_CMD_LAYOUT)
 		return at_usage_error("--annotate goes with lifetimes and layout, not with %s", name);
 	if (g->hist && c != REP_CMD_LIFETIMES)
@@ -280,9 +281,10 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 		}
 	}
 	if (optind >= argc)
-		return at_usage_error("no command: %s", COMMANDS);
+		return at_usage_error("no command: %s", rep_command_list());
 	if (rep_command_parse(argv[optind], &r->command) < 0)
-		return at_usage_error("unknown command %s (%s)", argv[optind], COMMANDS);
+		return at_usage_error("unknown command %s (%s)", argv[optind],
+				      rep_command_list());
 	return check_command(r, &g, argc - optind - 1, argv + optind + 1);
 }
 

@@ -81,7 +81,7 @@ static int start(struct at_sink *s, const struct at_sink_options *opt)
 int at_dest_open(const struct at_dest *d, struct at_sink *s, const struct at_sink_options *opt)
 {
 	if (d->path) {
-		unsigned mode = opt->format == AT_SINK_ATZ ? AT_SINK_TRUNCATE : AT_SINK_APPEND;
+		unsigned mode = at_format_whole(opt->format) ? AT_SINK_TRUNCATE : AT_SINK_APPEND;
 		if (at_sink_open(s, d->path, mode | AT_SINK_GUARDED) < 0) {
 			at_error("cannot open output %s: %s", d->path, at_sink_open_why(s));
 			return -1;

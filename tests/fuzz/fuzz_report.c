@@ -4,7 +4,7 @@
  *
  * The first two input bytes choose the request, as alloctap-report's command line would (only
  * requests its checks accept):
- *   byte 0  the command (its value modulo 10, in enum rep_command's order)
+ *   byte 0  the command (its value modulo REP_CMD_COUNT: report/commands.h's table, in order)
  *   byte 1  bit 0: summary --json, peak --dot, export --pprof (else --folded), timeline
  *           --every 0.001 (else --churn 4096), lifetimes and layout --annotate;
  *           bits 1-3: peak --at (heap-peak, rss-peak, end, 0.5 s), export --folded --weight
@@ -27,8 +27,9 @@ static char trace_b[64], debug_dir[64];
 static void request_of(uint8_t cmd, uint8_t opt, struct rep_request *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->command = (enum rep_command)(cmd % 10);
+	r->command = (enum rep_command)(cmd % REP_CMD_COUNT);
 	r->trace[0] = "-";
+	r->trace[1] = rep_commands[r->command]->traces == 2 ? trace_b : NULL;
 	r->output = "/dev/null";
 	r->debug_dir = debug_dir;
 	r->top = 10;
@@ -53,9 +54,6 @@ static void request_of(uint8_t cmd, uint8_t opt, struct rep_request *r)
 		r->every_ns = low ? 1000000u : 0;
 		r->churn_bytes = low ? 0 : 4096;
 		r->top = (opt >> 4) & 3;
-		break;
-	case REP_CMD_DIFF:
-		r->trace[1] = trace_b;
 		break;
 	case REP_CMD_EXPORT:
 		r->pprof = low;
@@ -107,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(dup2(fd, 0) == 0);
 		close(fd);
 	}
-	if (r.command == REP_CMD_DIFF)
+	if (rep_commands[r.command]->traces == 2)
 		write_trace_b(data + 2, size - 2);
 	int rc = rep_run(&r);
 	FUZZ_CHECK(rc == 0 || rc == 1 || rc == REP_EXIT_DAMAGED);

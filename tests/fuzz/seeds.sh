@@ -87,7 +87,7 @@ for f in "${texts[@]}" "${traces[@]}" "$data"/replay/*.log; do
 	with_mode 00 "$f" "$out/replay/limit-$name"
 	with_mode 01 "$f" "$out/replay/small-$name"
 done
-# every command (0 to 9) on the traces that hold stacks and times, the others on summary,
+# every command (0 to 9, report/commands.h's order) on the traces that hold stacks and times, the others on summary,
 # peak and export
 for f in "${traces[@]}"; do
 	name=$(echo "$f" | tr '/' '_')
@@ -97,7 +97,7 @@ for f in "${traces[@]}"; do
 done
 for f in "${texts[@]}"; do
 	name=$(echo "$f" | tr '/' '_')
-	for cmd in 00 01 06; do
+	for cmd in 00 01 08; do
 		with_request "$cmd" 00 "$f" "$out/report/cmd$cmd-$name"
 	done
 done

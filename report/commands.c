@@ -1,0 +1,373 @@
+/* commands.c: the definitions of alloctap-report's commands (commands.h): for each, its
+ * operands, its --help lines, the watcher of its pass and its writer, over the engine
+ * (heap.h) and the writers of tables.c, tree.c, diff.c, export.c, pprof.c, lifetimes.c,
+ * layout.c and html.c. Each write_NAME below is a command's writer, each NAME_start, _event,
+ * _rss, _end and _free its watcher's hook, with the contracts of struct rep_command_def. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "command.h"
+#include "diff.h"
+#include "display.h"
+#include "html.h"
+#include "layout.h"
+#include "lifetimes.h"
+#include "pprof.h"
+#include "tables.h"
+#include "tree.h"
+
+#define REP_COMMAND_ROW(id, name) [REP_CMD_##id] = &rep_cmd_##name,
+const struct rep_command_def *const rep_commands[REP_CMD_COUNT] = { REP_COMMANDS(REP_COMMAND_ROW) };
+#undef REP_COMMAND_ROW
+
+const char *rep_command_list(void)
+{
+	static char list[256];
+
+	if (list[0])
+		return list;
+	for (size_t i = 0; i < REP_CMD_COUNT; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == REP_CMD_COUNT ? " or " : ", ";
+		size_t n = strlen(list);
+		snprintf(list + n, sizeof(list) - n, "%s%s", sep, rep_commands[i]->name);
+	}
+	return list;
+}
+
+/* ---- summary, leaks, sizes (tables.c) ------------------------------------------------------- */
+
+static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b)
+{
+	(void)b;
+	return r->json ? rep_write_summary_json(f, a->h) : rep_write_summary(f, a->h);
+}
+
+const struct rep_command_def rep_cmd_summary = {
+	.name = "summary",
+	.traces = 1,
+	.usage =
+"  summary [--json]    events, duration, calls per function, peak live bytes (the most\n"
+"                      bytes asked live at once) and when, peak RSS, final live bytes and\n"
+"                      blocks, temporary allocations (freed or reallocated by the very\n"
+"                      next event of their thread: heaptrack's rule), failed\n"
+"                      allocations, frees of blocks not live; --json: one object\n"
+"                      (keys events, duration_ns, calls, peak_live_bytes,\n"
+"                      peak_live_blocks, peak_live_time_ns, peak_rss_bytes,\n"
+"                      final_live_bytes, final_live_blocks, temporary_allocations,\n"
+"                      failed_allocations, unknown_frees; then per_process, a list of\n"
+"                      the same with pid)\n",
+	.write = write_summary,
+};
+
+static int write_leaks(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b)
+{
+	(void)r;
+	(void)b;
+	return rep_write_leaks(f, a->h);
+}
+
+const struct rep_command_def rep_cmd_leaks = {
+	.name = "leaks",
+	.traces = 1,
+	.usage =
+"  leaks               what is live at the end, per site, most bytes first\n",
+	.write = write_leaks,
+};
+
+static int write_sizes(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b)
+{
+	(void)r;
+	(void)b;
+	return rep_write_sizes(f, a->h);
+}
+
+const struct rep_command_def rep_cmd_sizes = {
+	.name = "sizes",
+	.traces = 1,
+	.heap_sizes = 1,
+	.usage =
+"  sizes               calls and bytes per log2 size bucket, and the site of most bytes\n",
+	.write = write_sizes,
+};
+
+/* ---- peak (tree.c) ------------------------------------------------------------------------ */
+
+/* The moment of the tree, in its title: "heap peak", "RSS peak", "end" or "S.UUUUUU s". */
+static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b)
+{
+	char what[48];
+
+	(void)b;
+	if (r->heap.moment == REP_AT_TIME)
+		snprintf(what, sizeof(what), "%" PRIu64 ".%06" PRIu64 " s",
+			 r->heap.moment_ns / 1000000000u, r->heap.moment_ns % 1000000000u / 1000u);
+	else
+		snprintf(what, sizeof(what), "%s", r->heap.moment == REP_AT_PEAK     ? "heap peak"
+						   : r->heap.moment == REP_AT_RSS_PEAK ? "RSS peak"
+										       : "end");
+	return r->dot ? rep_write_dot(f, a->h, r->heap.moment, what)
+		      : rep_write_tree(f, a->h, r->heap.moment, what);
+}
+
+const struct rep_command_def rep_cmd_peak = {
+	.name = "peak",
+	.traces = 1,
+	.usage =
+"  peak [--at heap-peak|rss-peak|end|SECONDS] [--dot [-o FILE]]\n"
+"                      the top-down call tree of the bytes live at the heap peak (the\n"
+"                      default), when the RSS was at its most (RSS records: binary\n"
+"                      traces taken with alloctapd --stacks), at the end, or SECONDS after\n"
+"                      the first event: bytes, percent and blocks per frame; --dot: a\n"
+"                      Graphviz graph (frames under 1% left out), rendered by Graphviz's\n"
+"                      dot when FILE ends in .svg or .pdf\n",
+	.write = write_peak,
+};
+
+/* ---- timeline (tables.c) ---------------------------------------------------------------- */
+
+static int timeline_start(void *state, const struct rep_command_start *s)
+{
+	struct rep_timeline *t = state;
+
+	*t = (struct rep_timeline){ .out = s->out, .every_ns = s->r->every_ns,
+				    .churn_bytes = s->r->churn_bytes, .top = s->r->top };
+	if (rep_timeline_start(t, s->h) < 0) {
+		at_error("a file for the series: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int timeline_end(void *state, struct rep_heap *h)
+{
+	return rep_timeline_end(state, h);
+}
+
+static void timeline_free(void *state)
+{
+	struct rep_timeline *t = state;
+
+	if (t->series)
+		fclose(t->series);
+}
+
+/* Written as the pass went, and by its end. */
+static int write_nothing(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b)
+{
+	(void)f;
+	(void)r;
+	(void)a;
+	(void)b;
+	return 0;
+}
+
+const struct rep_command_def rep_cmd_timeline = {
+	.name = "timeline",
+	.traces = 1,
+	.usage =
+"  timeline --every SECONDS | --churn BYTES [--top N]\n"
+"                      snapshots (every SECONDS of trace time, one for a run of periods\n"
+"                      without events; or each time the live bytes\n"
+"                      moved by BYTES): live bytes and RSS, then the N (10) sites holding\n"
+"                      most, with their allocations and frees since the last snapshot and\n"
+"                      in all; then the series of live bytes and RSS\n",
+	.state_size = sizeof(struct rep_timeline),
+	.start = timeline_start,
+	.end = timeline_end,
+	.free = timeline_free,
+	.write = write_nothing,
+};
+
+/* ---- lifetimes (lifetimes.c) ------------------------------------------------------------ */
+
+static int lifetimes_start(void *state, const struct rep_command_start *s)
+{
+	rep_lifetimes_start(state, s->h, s->out, s->r->annotate, s->munged);
+	return 0;
+}
+
+static int lifetimes_event(void *state, const struct at_event *ev)
+{
+	return rep_lifetimes_event(state, ev);
+}
+
+static int lifetimes_end(void *state, struct rep_heap *h)
+{
+	(void)h;
+	return rep_lifetimes_end(state);
+}
+
+const struct rep_command_def rep_cmd_lifetimes = {
+	.name = "lifetimes",
+	.traces = 1,
+	.usage =
+"  lifetimes [--annotate | --hist]\n"
+"                      --annotate: the trace, each free and realloc followed by \"# S bytes,\n"
+"                      allocated N lines ago\" (and the lifetime in ns), at column 50, as\n"
+"                      Compact Memory Traces' lifetimes.py writes; --hist (the default):\n"
+"                      lifetimes in events and ns (log2) against size (log2)\n",
+	.state_size = sizeof(struct rep_lifetimes),
+	.start = lifetimes_start,
+	.event = lifetimes_event,
+	.end = lifetimes_end,
+	.write = write_nothing,
+};
+
+/* ---- layout (layout.c) ------------------------------------------------------------------ */
+
+static int layout_start(void *state, const struct rep_command_start *s)
+{
+	rep_layout_start(state, s->h, s->out, s->r->annotate, s->munged);
+	return 0;
+}
+
+static int layout_event(void *state, const struct at_event *ev)
+{
+	return rep_layout_event(state, ev);
+}
+
+static int layout_end(void *state, struct rep_heap *h)
+{
+	(void)h;
+	return rep_layout_end(state);
+}
+
+static void layout_free(void *state)
+{
+	rep_layout_free(state);
+}
+
+const struct rep_command_def rep_cmd_layout = {
+	.name = "layout",
+	.traces = 1,
+	.usage =
+"  layout [--annotate]\n"
+"                      --annotate: the trace with overhead.py's notes (the nearest live\n"
+"                      blocks below and above and the gaps to them, the block's pages, the\n"
+"                      pages that came into use or went out of it); without: the gaps and\n"
+"                      the pages in use\n",
+	.state_size = sizeof(struct rep_layout),
+	.start = layout_start,
+	.event = layout_event,
+	.end = layout_end,
+	.free = layout_free,
+	.write = write_nothing,
+};
+
+/* ---- diff (diff.c) ---------------------------------------------------------------------- */
+
+static int write_diff(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b)
+{
+	(void)r;
+	return rep_write_diff(f, a->h, &a->x, b->h, &b->x);
+}
+
+const struct rep_command_def rep_cmd_diff = {
+	.name = "diff",
+	.traces = 2,
+	.usage =
+"  diff TRACE_A TRACE_B\n"
+"                      per site, allocations, bytes live at the peak and at the end in both,\n"
+"                      and the changes, the largest change of peak bytes first\n",
+	.write = write_diff,
+};
+
+/* ---- export (export.c, pprof.c) --------------------------------------------------------- */
+
+/* export with a weight of the whole pass, or a selection: each site's figure onto its line. */
+static void weigh_sites(struct rep_pass *p, enum rep_weight w)
+{
+	const struct rep_site *sites;
+	size_t n = rep_heap_sites(p->h, &sites);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rep_site *s = &sites[i];
+		uint64_t v = w == REP_WEIGHT_ALLOC_COUNT ? s->allocs
+			   : w == REP_WEIGHT_ALLOC_BYTES ? s->alloc_bytes
+			   : w == REP_WEIGHT_PEAK_BYTES  ? s->peak_bytes
+			   : w == REP_WEIGHT_LEAK_BYTES  ? s->live_bytes
+							 : s->temps;
+		rep_folded_add(p->x.folded, s->entry, v);
+	}
+}
+
+static int write_export(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b)
+{
+	(void)b;
+	if (r->pprof)
+		return rep_write_pprof(f, a->h, &a->x, r->heap.moment);
+	if (a->h)
+		weigh_sites(a, r->weight);
+	return rep_export_write(&a->x, f);
+}
+
+const struct rep_command_def rep_cmd_export = {
+	.name = "export",
+	.traces = 1,
+	.usage =
+"  export --folded [--weight W]\n"
+"                      one line per distinct stack, frames root first separated by ';',\n"
+"                      then a space and its weight (flamegraph.pl, inferno, speedscope and\n"
+"                      Pyroscope read it); lines sorted by stack text, lines of weight 0\n"
+"                      left out. W: alloc-count (default), alloc-bytes, peak-bytes (live at\n"
+"                      the heap peak), leak-bytes (live at the end), temp-count\n"
+"  export --pprof [--at heap-peak|end] [-o FILE]\n"
+"                      a gzip'd pprof profile (go tool pprof, Pyroscope, Parca): Go's heap\n"
+"                      sample types alloc_objects, alloc_space, inuse_objects, inuse_space\n"
+"                      (in use at the end, or at the heap peak), a pid label per sample\n",
+	.write = write_export,
+};
+
+/* ---- html (html.c) ---------------------------------------------------------------------- */
+
+/* The page's state and where it is written. */
+struct html_state {
+	struct rep_html page;
+	FILE *out;
+};
+
+static int html_start(void *state, const struct rep_command_start *s)
+{
+	struct html_state *w = state;
+
+	w->out = s->out;
+	rep_html_start(&w->page, s->h, s->trace);
+	return 0;
+}
+
+static void html_rss(void *state, struct rep_heap *h, const struct at_rss *m)
+{
+	struct html_state *w = state;
+
+	rep_html_rss(&w->page, h, m);
+}
+
+static int html_end(void *state, struct rep_heap *h)
+{
+	struct html_state *w = state;
+
+	return rep_write_html(w->out, &w->page, h);
+}
+
+const struct rep_command_def rep_cmd_html = {
+	.name = "html",
+	.traces = 1,
+	.output_is = "the page",
+	.usage =
+"  html -o FILE        one self-contained page: the summary, live bytes and RSS over time,\n"
+"                      the heap peak as a flame graph (click to zoom), the top sites\n",
+	.state_size = sizeof(struct html_state),
+	.start = html_start,
+	.rss = html_rss,
+	.end = html_end,
+	.write = write_nothing,
+};
