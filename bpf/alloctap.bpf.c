@@ -315,7 +315,8 @@ static __always_inline void thread_end(__u64 id)
 	    !window_admits(AT_INFLIGHT_CALL))
 		return;
 	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
-	struct at_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	void *ring;
+	struct at_record *r = reserve_record(&ring);
 
 	if (r) {
 		__builtin_memset(r, 0, sizeof(*r));
@@ -324,7 +325,7 @@ static __always_inline void thread_end(__u64 id)
 		r->tid = (__u32)id;
 		r->func = AT_PROBE_THREAD_END;
 		r->time_ns = times_on ? bpf_ktime_get_ns() : 0;
-		bpf_ringbuf_submit(r, wakeup_flag(seq));
+		bpf_ringbuf_submit(r, wakeup_flag(ring, seq));
 	} else {
 		count_lost(AT_LOST_THREAD_ENDS);
 	}

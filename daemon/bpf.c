@@ -1,4 +1,14 @@
-/* bpf.c: the BPF program, its maps and its ring buffer through libbpf (bpf.h). */
+/* bpf.c: the BPF program, its maps and its ring buffers through libbpf (bpf.h).
+ *
+ * The events go to one ring buffer per possible CPU (bpf/prog/maps.h: events, an array of
+ * rings). The rings together take at most the bytes asked for (at_bpf_options.ring_bytes),
+ * each a power of two of at least AT_BPF_RING_MIN, so that a burst on one CPU has room; only
+ * a machine with more possible CPUs than the total has rings of AT_BPF_RING_MIN (the total is
+ * then exceeded: a smaller ring would wake the daemon every few hundred records), and a total
+ * below AT_BPF_RING_MIN (asked for to see loss) gives each ring that total. The ring of CPU 0
+ * is also the template libbpf creates the array with (libbpf 1.1 cannot resize its own
+ * template: bpf_map__set_max_entries on bpf_map__inner_map dereferences no object); the others
+ * are created after load. One libbpf ring_buffer manager reads them all. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -16,9 +26,18 @@
 #include "display.h"
 #include "prim.h"
 
+/* The smallest ring of a CPU, unless the total asked for is smaller. */
+#define AT_BPF_RING_MIN (64u << 10)
+
 struct at_bpf {
 	struct alloctap *skel;
 	struct ring_buffer *ring;
+	uint32_t total_bytes;   /* the rings' total asked for (at_bpf_options.ring_bytes) */
+	uint32_t ring_bytes;    /* each ring's size */
+	int nrings;             /* the possible CPUs: one ring each */
+	int *ring_fds;          /* nrings descriptors (-1: none yet); [0] is the template */
+	volatile uint64_t **ring_pos; /* nrings pairs: consumer, producer positions (for -v) */
+	uint64_t fill[2];       /* 0, and the bytes waiting at the last consume (for -v) */
 };
 
 /* The attach type of uprobe_multi links (Linux 6.6), and what link_create needs of union
@@ -58,37 +77,80 @@ static struct bpf_program *program(const struct at_bpf *b, enum at_bpf_prog prog
 	}
 }
 
-/* Sets the read-only configuration and the sizes of o. */
-static void configure(struct alloctap *skel, const struct at_bpf_options *o)
+/* Each ring's size for total bytes shared by ncpu rings (see the top of this file). */
+static uint32_t ring_size(uint32_t total, int ncpu)
 {
+	uint32_t each = total;
+
+	while (each > AT_BPF_RING_MIN && (uint64_t)each * (uint64_t)ncpu > total)
+		each >>= 1;
+	return each;
+}
+
+/* Sets the read-only configuration and the sizes of o: the event rings for ncpu CPUs. */
+static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu)
+{
+	struct alloctap *skel = b->skel;
+
+	b->total_bytes = o->ring_bytes;
+	b->ring_bytes = ring_size(o->ring_bytes, ncpu);
+	b->nrings = ncpu;
 	skel->rodata->trace_all = o->all ? 1 : 0;
 	skel->rodata->self_tgid = o->self_tgid;
 	skel->rodata->floor_only = o->floor ? 1 : 0;
 	skel->rodata->probes_bound = o->bound ? 1 : 0;
 	skel->rodata->times_on = o->times ? 1 : 0;
 	skel->rodata->stacks_on = o->stacks ? 1 : 0;
-	skel->rodata->wakeup_bytes = o->ring_bytes / 8;
-	bpf_map__set_max_entries(skel->maps.events, o->ring_bytes);
+	skel->rodata->wakeup_bytes = b->ring_bytes / 8;
+	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ncpu);
 	bpf_map__set_max_entries(skel->maps.targets, o->max_targets);
 	bpf_map__set_max_entries(skel->maps.thread_slots, o->thread_slots);
 	skel->rodata->thread_slot_mask = o->thread_slots - 1;
 }
 
+/* The ring descriptors, all -1. 0, or -1 with errno set. */
+static int alloc_rings(struct at_bpf *b)
+{
+	b->ring_fds = malloc((size_t)b->nrings * sizeof(*b->ring_fds));
+	b->ring_pos = calloc((size_t)b->nrings * 2, sizeof(*b->ring_pos));
+	if (!b->ring_fds || !b->ring_pos)
+		return -1;
+	for (int c = 0; c < b->nrings; c++)
+		b->ring_fds[c] = -1;
+	return 0;
+}
+
+/* Frees what at_bpf_open allocated (the skeleton apart). */
+static void free_bpf(struct at_bpf *b)
+{
+	free(b->ring_fds);
+	free(b->ring_pos);
+	free(b);
+}
+
 struct at_bpf *at_bpf_open(const struct at_bpf_options *o)
 {
 	struct at_bpf *b = calloc(1, sizeof(*b));
+	int ncpu = libbpf_num_possible_cpus();
 
 	if (!b)
 		return NULL;
+	if (ncpu <= 0) {
+		free(b);
+		errno = ncpu < 0 ? -ncpu : EINVAL;
+		return NULL;
+	}
 	libbpf_set_print(libbpf_message);
 	b->skel = alloctap__open();
-	if (!b->skel) {
+	b->nrings = ncpu;
+	if (!b->skel || alloc_rings(b) < 0) {
 		int err = errno;
-		free(b);
+		alloctap__destroy(b->skel);
+		free_bpf(b);
 		errno = err;
 		return NULL;
 	}
-	configure(b->skel, o);
+	configure(b, o, ncpu);
 	/* the probes' programs are loaded with the attach type of uprobe_multi links */
 	for (int p = 0; p < AT_BPF_PROG_COUNT; p++)
 		bpf_program__set_expected_attach_type(program(b, (enum at_bpf_prog)p),
@@ -111,9 +173,51 @@ int at_bpf_stacks_on(const struct at_bpf *b)
 	return b->skel->rodata->stacks_on != 0;
 }
 
+/* One event ring of b's size. Its descriptor, or -1 with errno set. */
+static int create_ring(const struct at_bpf *b)
+{
+	return bpf_map_create(BPF_MAP_TYPE_RINGBUF, "at_events", 0, 0, b->ring_bytes, NULL);
+}
+
+/* After load: the ring of every CPU but 0 (the template) created and put in its slot of the
+ * events array. 0, or a negative errno. */
+static int fill_rings(struct at_bpf *b)
+{
+	int outer = bpf_map__fd(b->skel->maps.events);
+
+	for (int c = 0; c < b->nrings; c++) {
+		uint32_t key = (uint32_t)c;
+
+		if (b->ring_fds[c] < 0 && (b->ring_fds[c] = create_ring(b)) < 0)
+			return -errno;
+		if (bpf_map_update_elem(outer, &key, &b->ring_fds[c], BPF_ANY) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int at_bpf_load(struct at_bpf *b)
 {
-	return alloctap__load(b->skel);
+	/* the template: the array's rings are all of its size (the kernel checks) */
+	b->ring_fds[0] = create_ring(b);
+	if (b->ring_fds[0] < 0)
+		return -errno;
+	int err = bpf_map__set_inner_map_fd(b->skel->maps.events, b->ring_fds[0]);
+	if (err)
+		return err;
+	err = alloctap__load(b->skel);
+	if (err)
+		return err;
+	return fill_rings(b);
+}
+
+/* Unmaps the position pages of the rings (for -v). */
+static void unmap_positions(struct at_bpf *b)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < 2 * b->nrings; i++)
+		at_unmap((void *)b->ring_pos[i], (size_t)page);
 }
 
 void at_bpf_close(struct at_bpf *b)
@@ -122,7 +226,11 @@ void at_bpf_close(struct at_bpf *b)
 		return;
 	ring_buffer__free(b->ring);
 	alloctap__destroy(b->skel);
-	free(b);
+	unmap_positions(b);
+	for (int c = 0; c < b->nrings; c++)
+		if (b->ring_fds[c] >= 0)
+			close(b->ring_fds[c]);
+	free_bpf(b);
 }
 
 int at_bpf_attach_thread_exit(struct at_bpf *b)
@@ -172,8 +280,17 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 
 int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
 {
-	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.events), fn, ctx, NULL);
-	return b->ring ? 0 : -1;
+	b->ring = ring_buffer__new(b->ring_fds[0], fn, ctx, NULL);
+	if (!b->ring)
+		return -1;
+	for (int c = 1; c < b->nrings; c++) {
+		int err = ring_buffer__add(b->ring, b->ring_fds[c], fn, ctx);
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int at_bpf_ring_fd(const struct at_bpf *b)
@@ -181,18 +298,40 @@ int at_bpf_ring_fd(const struct at_bpf *b)
 	return ring_buffer__epoll_fd(b->ring);
 }
 
+/* The bytes waiting in all the rings, in bytes of the total asked for (the rings' total may
+ * differ from it): into b->fill[1], when the positions are mapped. */
+static void measure_fill(struct at_bpf *b)
+{
+	uint64_t waiting = 0;
+
+	for (int c = 0; c < b->nrings; c++) {
+		volatile uint64_t *cons = b->ring_pos[2 * c], *prod = b->ring_pos[2 * c + 1];
+
+		if (!cons || !prod)
+			return;
+		uint64_t consumed = *cons;
+		waiting += *prod - consumed;
+	}
+	b->fill[1] = waiting * b->total_bytes / ((uint64_t)b->ring_bytes * (uint64_t)b->nrings);
+}
+
 int at_bpf_ring_consume(struct at_bpf *b)
 {
+	measure_fill(b);
 	return ring_buffer__consume(b->ring);
 }
 
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
 {
-	int fd = bpf_map__fd(b->skel->maps.events);
 	long page = sysconf(_SC_PAGESIZE);
 
-	for (int i = 0; i < 2; i++)
-		pos[i] = at_map_readonly(fd, (size_t)page, i * page);
+	for (int c = 0; c < b->nrings; c++)
+		for (int i = 0; i < 2; i++)
+			b->ring_pos[2 * c + i] = at_map_readonly(b->ring_fds[c], (size_t)page,
+								 i * page);
+	measure_fill(b);
+	pos[0] = &b->fill[0];
+	pos[1] = &b->fill[1];
 }
 
 /* ---- the event counter and the recording window ------------------------------------------ */

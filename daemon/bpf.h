@@ -1,5 +1,5 @@
 /* bpf.h: the daemon's one door to the kernel's side of the trace: the BPF program (its skeleton,
- * build/alloctap.skel.h), its maps and its ring buffer, named for what the daemon means by each
+ * build/alloctap.skel.h), its maps and its ring buffers, named for what the daemon means by each
  * use. daemon/bpf.c is the only module that includes the skeleton or calls libbpf; unit drivers
  * link tests/unit/fake_bpf.c in its place (plain arrays a driver presets and inspects).
  *
@@ -26,7 +26,8 @@ struct at_bpf_options {
 	int times;             /* events carry times */
 	int stacks;            /* events carry stacks */
 	uint32_t self_tgid;    /* the daemon itself: never traced */
-	uint32_t ring_bytes;   /* the ring buffer's size; the daemon is woken past 1/8 of it */
+	uint32_t ring_bytes;   /* the event rings' total size (one ring per possible CPU, each a
+				* power of two: bpf.c); the daemon is woken past 1/8 of a ring */
 	uint32_t max_targets;  /* processes traced at once */
 	uint32_t thread_slots; /* per-thread state slots: a power of two */
 };
@@ -72,17 +73,21 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
 			  unsigned n);
 
-/* ---- the ring buffer --------------------------------------------------------------------- */
-/* Called for each record taken from the ring, in the ring's order; returns 0. */
+/* ---- the ring buffers -------------------------------------------------------------------- */
+/* The events come in one ring per CPU; the daemon reads them all as one source, whose records
+ * are ordered by their numbers (the reorder window), not by the ring they came from. */
+/* Called for each record taken from a ring, in that ring's order; returns 0. */
 typedef int (*at_bpf_record_fn)(void *ctx, void *data, size_t size);
-/* Sets up the ring buffer, whose records go to fn. 0, or -1 with errno set. */
+/* Sets up the rings, whose records go to fn. 0, or -1 with errno set. */
 int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx);
-/* The descriptor readable when the ring has woken the daemon. */
+/* The descriptor readable when any ring has woken the daemon. */
 int at_bpf_ring_fd(const struct at_bpf *b);
-/* Takes every record the ring holds now. The records taken, or a negative errno. */
+/* Takes every record the rings hold now, one ring after the other. The records taken, or a
+ * negative errno. */
 int at_bpf_ring_consume(struct at_bpf *b);
-/* Maps the ring's consumer and producer positions read-only into pos[0] and pos[1] (NULL where
- * that fails), for the fill level. */
+/* For the fill level: pos[1] - pos[0] is then the bytes that waited in all the rings when the
+ * last at_bpf_ring_consume began, in bytes of at_bpf_options.ring_bytes (NULL where the rings'
+ * positions cannot be mapped). The pointers stay valid until at_bpf_close. */
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2]);
 
 /* ---- the event counter and the recording window ------------------------------------------ */

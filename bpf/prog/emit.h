@@ -1,18 +1,39 @@
-/* prog/emit.h: the ring writer of the BPF program: one struct at_record per event into the events
- * ring, waking the daemon only when wakeup_bytes wait; a record the ring has no room for is
- * counted lost. Included by alloctap.bpf.c only, after maps.h. */
+/* prog/emit.h: the ring writer of the BPF program: one struct at_record per event into the ring
+ * of the CPU it runs on (events), waking the daemon only when wakeup_bytes wait in that ring; a
+ * record the ring has no room for is counted lost. Included by alloctap.bpf.c only, after maps.h. */
 #ifndef ALLOCTAP_BPF_EMIT_H
 #define ALLOCTAP_BPF_EMIT_H
 
-/* Whether the record numbered seq wakes the daemon: when wakeup_bytes wait. The ring is asked
- * only at every AT_WAKEUP_CHECK-th number (a call each time), which moves the wakeup by at most
- * that many records. */
-static __always_inline __u64 wakeup_flag(__u64 seq)
+/* The ring of the CPU the program runs on (NULL only if the daemon put none there). A thread
+ * that migrates after this stays on the ring it reserved in: submit goes to the record's ring. */
+static __always_inline void *cpu_ring(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&events, &cpu);
+}
+
+/* Whether the record numbered seq, in ring, wakes the daemon: when wakeup_bytes wait in that
+ * ring. The ring is asked only at every AT_WAKEUP_CHECK-th number (a call each time), which
+ * moves the wakeup by at most that many of the ring's records, on average. */
+static __always_inline __u64 wakeup_flag(void *ring, __u64 seq)
 {
 	if (seq & (AT_WAKEUP_CHECK - 1))
 		return BPF_RB_NO_WAKEUP;
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-									    : BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									  : BPF_RB_NO_WAKEUP;
+}
+
+/* Reserves one record in the ring of this CPU: the record (NULL when that ring is full), its
+ * ring in *ring for wakeup_flag. */
+static __always_inline struct at_record *reserve_record(void **ring)
+{
+	void *rb = cpu_ring();
+
+	*ring = rb;
+	if (!rb)
+		return NULL;
+	return bpf_ringbuf_reserve(rb, sizeof(struct at_record), 0);
 }
 
 /* Reserves, fills and submits one record; counts it lost when the ring is full. (Copying a
@@ -21,7 +42,8 @@ static __always_inline __u64 wakeup_flag(__u64 seq)
 static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u32 func,
 				 __u32 flags, __u64 a0, __u64 a1, __u64 result, __u64 stack)
 {
-	struct at_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	void *ring;
+	struct at_record *r = reserve_record(&ring);
 
 	if (!r) {
 		count_lost(AT_LOST_RECORDS);
@@ -40,7 +62,7 @@ static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u
 	r->flags = flags;
 	r->time_ns = times_on ? bpf_ktime_get_ns() : 0;
 	r->stack = stack;
-	bpf_ringbuf_submit(r, wakeup_flag(seq));
+	bpf_ringbuf_submit(r, wakeup_flag(ring, seq));
 }
 
 #endif

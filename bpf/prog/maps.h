@@ -11,8 +11,9 @@ const volatile __u32 self_tgid = 0;
 /* 1: every program returns at once (alloctapd --floor, for the benchmark's floor: the cost of
  * the traps alone at exactly the sites alloctapd uses; the verifier prunes the rest). */
 const volatile __u32 floor_only = 0;
-/* The daemon is woken only when this many bytes wait (it also polls every 100 ms): a wakeup per
- * record would cost the traced program a context switch per call on a small machine. */
+/* The daemon is woken only when this many bytes wait in a CPU's ring (it also polls every 100
+ * ms): a wakeup per record would cost the traced program a context switch per call on a small
+ * machine. */
 const volatile __u64 wakeup_bytes = 0;
 #define AT_WAKEUP_CHECK 32
 /* 1: every allocation call carries the user stack taken at its entry (alloctapd --stacks).
@@ -45,9 +46,20 @@ __u32 allocator_check = 0;
 __u32 allocators_gen = 0;
 
 
-struct {
+/* The event rings: one ring buffer per possible CPU, in the slot of its CPU number, so that the
+ * producers of different CPUs share no lock. The daemon sizes the outer array to the possible
+ * CPUs and the rings (the template's max_entries, which every inner ring must have) before
+ * load, and puts the rings in after load. */
+struct event_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22); /* resized by the daemon */
+	__uint(max_entries, 1 << 16); /* resized by the daemon */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* resized by the daemon: the possible CPUs */
+	__type(key, __u32);
+	__array(values, struct event_ring);
 } events SEC(".maps");
 
 struct {
