@@ -8,11 +8,21 @@
  * below AT_BPF_RING_MIN (asked for to see loss) gives each ring that total. The ring of CPU 0
  * is also the template libbpf creates the array with (libbpf 1.1 cannot resize its own
  * template: bpf_map__set_max_entries on bpf_map__inner_map dereferences no object); the others
- * are created after load. One libbpf ring_buffer manager reads them all. */
+ * are created after load.
+ *
+ * Reading: the reorder window (daemon/trace/reorder.h) holds a bounded span of numbers, and a
+ * ring holds the records of its CPU only, numbered among those of every other CPU: a ring read
+ * to its end at once would hand the window numbers far past those still waiting in the other
+ * rings, which it would then give up on as lost. So the rings are read in passes up to a number
+ * that moves AT_BPF_MERGE_STEP a pass: a ring's reading stops after its first record numbered
+ * at or past it, and the window sees the rings' records merged to within a pass's span. Each
+ * ring has a libbpf ring_buffer manager of its own (libbpf 1.1 reads a manager's rings only
+ * all to their end), and one epoll descriptor wakes for any ring. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,9 +39,18 @@
 /* The smallest ring of a CPU, unless the total asked for is smaller. */
 #define AT_BPF_RING_MIN (64u << 10)
 
+/* The numbers a pass of reading moves on (well within the reorder window). */
+#define AT_BPF_MERGE_STEP (1u << 14)
+
 struct at_bpf {
 	struct alloctap *skel;
-	struct ring_buffer *ring;
+	struct ring_buffer **readers; /* nrings: a libbpf manager per ring (NULL: none yet) */
+	int epoll_fd;           /* readable when any ring woke the daemon (-1: none yet) */
+	at_bpf_record_fn fn;    /* where the records go, with ctx */
+	void *ctx;
+	uint64_t limit;         /* the pass's number: a ring's reading stops past it */
+	uint64_t highest;       /* the highest number read */
+	uint64_t taken;         /* records read in this at_bpf_ring_consume */
 	uint32_t total_bytes;   /* the rings' total asked for (at_bpf_options.ring_bytes) */
 	uint32_t ring_bytes;    /* each ring's size */
 	int nrings;             /* the possible CPUs: one ring each */
@@ -113,7 +132,9 @@ static int alloc_rings(struct at_bpf *b)
 {
 	b->ring_fds = malloc((size_t)b->nrings * sizeof(*b->ring_fds));
 	b->ring_pos = calloc((size_t)b->nrings * 2, sizeof(*b->ring_pos));
-	if (!b->ring_fds || !b->ring_pos)
+	b->readers = calloc((size_t)b->nrings, sizeof(*b->readers));
+	b->epoll_fd = -1;
+	if (!b->ring_fds || !b->ring_pos || !b->readers)
 		return -1;
 	for (int c = 0; c < b->nrings; c++)
 		b->ring_fds[c] = -1;
@@ -125,6 +146,7 @@ static void free_bpf(struct at_bpf *b)
 {
 	free(b->ring_fds);
 	free(b->ring_pos);
+	free(b->readers);
 	free(b);
 }
 
@@ -224,7 +246,10 @@ void at_bpf_close(struct at_bpf *b)
 {
 	if (!b)
 		return;
-	ring_buffer__free(b->ring);
+	for (int c = 0; c < b->nrings; c++)
+		ring_buffer__free(b->readers[c]);
+	if (b->epoll_fd >= 0)
+		close(b->epoll_fd);
 	alloctap__destroy(b->skel);
 	unmap_positions(b);
 	for (int c = 0; c < b->nrings; c++)
@@ -278,24 +303,40 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 
 /* ---- the ring buffer --------------------------------------------------------------------- */
 
+/* libbpf's callback: hands the record on; stops the ring's reading (a negative return, after
+ * the record is taken) once it is numbered at or past the pass's number. */
+static int take_record(void *ctx, void *data, size_t size)
+{
+	struct at_bpf *b = ctx;
+	uint64_t seq = size >= sizeof(struct at_record) ? ((const struct at_record *)data)->seq : 0;
+
+	b->fn(b->ctx, data, size);
+	b->taken++;
+	if (seq > b->highest)
+		b->highest = seq;
+	return seq >= b->limit ? -EAGAIN : 0;
+}
+
 int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
 {
-	b->ring = ring_buffer__new(b->ring_fds[0], fn, ctx, NULL);
-	if (!b->ring)
+	b->fn = fn;
+	b->ctx = ctx;
+	b->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (b->epoll_fd < 0)
 		return -1;
-	for (int c = 1; c < b->nrings; c++) {
-		int err = ring_buffer__add(b->ring, b->ring_fds[c], fn, ctx);
-		if (err) {
-			errno = -err;
+	for (int c = 0; c < b->nrings; c++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.u32 = (uint32_t)c };
+
+		b->readers[c] = ring_buffer__new(b->ring_fds[c], take_record, b, NULL);
+		if (!b->readers[c] || epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->ring_fds[c], &e) < 0)
 			return -1;
-		}
 	}
 	return 0;
 }
 
 int at_bpf_ring_fd(const struct at_bpf *b)
 {
-	return ring_buffer__epoll_fd(b->ring);
+	return b->epoll_fd;
 }
 
 /* The bytes waiting in all the rings, in bytes of the total asked for (the rings' total may
@@ -315,10 +356,32 @@ static void measure_fill(struct at_bpf *b)
 	b->fill[1] = waiting * b->total_bytes / ((uint64_t)b->ring_bytes * (uint64_t)b->nrings);
 }
 
+/* One pass: every ring read up to its first record numbered at or past b->limit. The records
+ * read, or a negative errno. */
+static int64_t read_pass(struct at_bpf *b)
+{
+	uint64_t before = b->taken;
+
+	for (int c = 0; c < b->nrings; c++) {
+		int err = ring_buffer__consume(b->readers[c]);
+		if (err < 0 && err != -EAGAIN)
+			return err;
+	}
+	return (int64_t)(b->taken - before);
+}
+
 int at_bpf_ring_consume(struct at_bpf *b)
 {
+	int64_t n;
+
 	measure_fill(b);
-	return ring_buffer__consume(b->ring);
+	b->taken = 0;
+	b->limit = b->highest + AT_BPF_MERGE_STEP;
+	while ((n = read_pass(b)) > 0)
+		b->limit += AT_BPF_MERGE_STEP;
+	if (n < 0)
+		return (int)n;
+	return b->taken > INT32_MAX ? INT32_MAX : (int)b->taken;
 }
 
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
