@@ -22,7 +22,8 @@
  *           every number below it was handed out, so a number the reorder window has not seen
  *           by then belongs to a lost event (at_reorder_finish). mappings_gen: bumped after
  *           each store in proc_mappings (struct at_bpf_rule_cache).
- *   maps    events (the ring buffer, resized before load), targets (traced tgids, when
+ *   maps    events (an array of ring buffers, one per possible CPU: the array and its
+ *           template sized before load, the rings put in after), targets (traced tgids, when
  *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter), counts (per-CPU
  *           counters of what is no loss, enum at_count); with --stacks
  *           unwind_rules, unwind_pages, unwind_entries, unwind_tables (the unwind tables of
