@@ -14,10 +14,12 @@
  * ring holds the records of its CPU only, numbered among those of every other CPU: a ring read
  * to its end at once would hand the window numbers far past those still waiting in the other
  * rings, which it would then give up on as lost. So the rings are read in passes up to a number
- * that moves AT_BPF_MERGE_STEP a pass: a ring's reading stops after its first record numbered
- * at or past it, and the window sees the rings' records merged to within a pass's span. Each
- * ring has a libbpf ring_buffer manager of its own (libbpf 1.1 reads a manager's rings only
- * all to their end), and one epoll descriptor wakes for any ring. */
+ * that moves AT_BPF_MERGE_STEP a pass: a ring's reading stops at its first record numbered at
+ * or past it, which is held back (copied: libbpf has no peek) until a pass's number passes it,
+ * and the window sees the rings' records merged to within a pass's span. A pass that finds no
+ * record below its number moves it to the lowest held one's (nothing lower waits in any ring).
+ * Each ring has a libbpf ring_buffer manager of its own (libbpf 1.1 reads a manager's rings
+ * only all to their end), and one epoll descriptor wakes for any ring. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -42,9 +44,18 @@
 /* The numbers a pass of reading moves on (well within the reorder window). */
 #define AT_BPF_MERGE_STEP (1u << 14)
 
+/* The reading of one ring. */
+struct at_bpf_reader {
+	struct at_bpf *b;
+	struct ring_buffer *rb;  /* its libbpf manager (NULL: none yet) */
+	struct at_record held;   /* the record past the pass's number, when has_held */
+	size_t held_size;
+	int has_held;
+};
+
 struct at_bpf {
 	struct alloctap *skel;
-	struct ring_buffer **readers; /* nrings: a libbpf manager per ring (NULL: none yet) */
+	struct at_bpf_reader *readers; /* nrings */
 	int epoll_fd;           /* readable when any ring woke the daemon (-1: none yet) */
 	at_bpf_record_fn fn;    /* where the records go, with ctx */
 	void *ctx;
@@ -247,7 +258,7 @@ void at_bpf_close(struct at_bpf *b)
 	if (!b)
 		return;
 	for (int c = 0; c < b->nrings; c++)
-		ring_buffer__free(b->readers[c]);
+		ring_buffer__free(b->readers[c].rb);
 	if (b->epoll_fd >= 0)
 		close(b->epoll_fd);
 	alloctap__destroy(b->skel);
@@ -303,18 +314,31 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 
 /* ---- the ring buffer --------------------------------------------------------------------- */
 
-/* libbpf's callback: hands the record on; stops the ring's reading (a negative return, after
- * the record is taken) once it is numbered at or past the pass's number. */
-static int take_record(void *ctx, void *data, size_t size)
+/* Hands a record on. */
+static void deliver(struct at_bpf *b, void *data, size_t size)
 {
-	struct at_bpf *b = ctx;
 	uint64_t seq = size >= sizeof(struct at_record) ? ((const struct at_record *)data)->seq : 0;
 
 	b->fn(b->ctx, data, size);
 	b->taken++;
 	if (seq > b->highest)
 		b->highest = seq;
-	return seq >= b->limit ? -EAGAIN : 0;
+}
+
+/* libbpf's callback, ctx a reader: hands the record on, or holds it back and stops the ring's
+ * reading (a negative return) when it is numbered at or past the pass's number. */
+static int take_record(void *ctx, void *data, size_t size)
+{
+	struct at_bpf_reader *r = ctx;
+
+	if (size == sizeof(r->held) && ((const struct at_record *)data)->seq >= r->b->limit) {
+		memcpy(&r->held, data, size);
+		r->held_size = size;
+		r->has_held = 1;
+		return -EAGAIN;
+	}
+	deliver(r->b, data, size);
+	return 0;
 }
 
 int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
@@ -327,8 +351,9 @@ int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
 	for (int c = 0; c < b->nrings; c++) {
 		struct epoll_event e = { .events = EPOLLIN, .data.u32 = (uint32_t)c };
 
-		b->readers[c] = ring_buffer__new(b->ring_fds[c], take_record, b, NULL);
-		if (!b->readers[c] || epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->ring_fds[c], &e) < 0)
+		b->readers[c].b = b;
+		b->readers[c].rb = ring_buffer__new(b->ring_fds[c], take_record, &b->readers[c], NULL);
+		if (!b->readers[c].rb || epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->ring_fds[c], &e) < 0)
 			return -1;
 	}
 	return 0;
@@ -356,31 +381,58 @@ static void measure_fill(struct at_bpf *b)
 	b->fill[1] = waiting * b->total_bytes / ((uint64_t)b->ring_bytes * (uint64_t)b->nrings);
 }
 
-/* One pass: every ring read up to its first record numbered at or past b->limit. The records
- * read, or a negative errno. */
+/* One pass: every ring read up to its first record numbered at or past b->limit (held back),
+ * a record held back by an earlier pass first. The records handed on, or a negative errno. */
 static int64_t read_pass(struct at_bpf *b)
 {
 	uint64_t before = b->taken;
 
 	for (int c = 0; c < b->nrings; c++) {
-		int err = ring_buffer__consume(b->readers[c]);
+		struct at_bpf_reader *r = &b->readers[c];
+
+		if (r->has_held) {
+			if (r->held.seq >= b->limit)
+				continue;
+			r->has_held = 0;
+			deliver(b, &r->held, r->held_size);
+		}
+		int err = ring_buffer__consume(r->rb);
 		if (err < 0 && err != -EAGAIN)
 			return err;
 	}
 	return (int64_t)(b->taken - before);
 }
 
+/* The lowest number of the records held back; 0 when none is. */
+static uint64_t lowest_held(const struct at_bpf *b)
+{
+	uint64_t low = 0;
+
+	for (int c = 0; c < b->nrings; c++)
+		if (b->readers[c].has_held && (!low || b->readers[c].held.seq < low))
+			low = b->readers[c].held.seq;
+	return low;
+}
+
 int at_bpf_ring_consume(struct at_bpf *b)
 {
 	int64_t n;
+	uint64_t low;
 
 	measure_fill(b);
 	b->taken = 0;
 	b->limit = b->highest + AT_BPF_MERGE_STEP;
-	while ((n = read_pass(b)) > 0)
-		b->limit += AT_BPF_MERGE_STEP;
-	if (n < 0)
-		return (int)n;
+	for (;;) {
+		n = read_pass(b);
+		if (n < 0)
+			return (int)n;
+		if (n > 0)
+			b->limit += AT_BPF_MERGE_STEP;
+		else if ((low = lowest_held(b)) != 0)
+			b->limit = low + AT_BPF_MERGE_STEP; /* nothing lower waits in any ring */
+		else
+			break;
+	}
 	return b->taken > INT32_MAX ? INT32_MAX : (int)b->taken;
 }
 
