@@ -453,12 +453,12 @@ void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
 
 uint64_t at_bpf_next_seq(const struct at_bpf *b)
 {
-	return __atomic_load_n(&b->skel->bss->next_seq, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&b->skel->data_seq->next_seq, __ATOMIC_ACQUIRE);
 }
 
 volatile const uint64_t *at_bpf_seq_counter(const struct at_bpf *b)
 {
-	return (volatile const uint64_t *)&b->skel->bss->next_seq;
+	return (volatile const uint64_t *)&b->skel->data_seq->next_seq;
 }
 
 void at_bpf_set_recording(struct at_bpf *b, int on)
