@@ -129,9 +129,9 @@ int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 		__u64 regs[AT_ARCH_GENERAL_REGS];
 
 		at_arch_general_registers(ctx, regs);
-		a0 = regs[(cookie >> AT_COOKIE_ARG_SHIFT) & 15];
-		a1 = regs[(cookie >> (AT_COOKIE_ARG_SHIFT + 4)) & 15];
-		a2 = regs[(cookie >> (AT_COOKIE_ARG_SHIFT + 8)) & 15];
+		a0 = at_arch_register(regs, cookie >> AT_COOKIE_ARG_SHIFT);
+		a1 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 4));
+		a2 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 8));
 	}
 	return enter_function(ctx, (__u32)(cookie & AT_COOKIE_FUNC_MASK), a0, a1, a2);
 }

@@ -85,6 +85,14 @@ static __always_inline void at_arch_general_registers(struct pt_regs *ctx,
 	regs[14] = ctx->r14;
 	regs[15] = ctx->r15;
 }
+
+/* The value in regs (at_arch_general_registers') of the register numbered reg, as the
+ * cookie's 4-bit fields name it (bpf/alloctap.h): its bits above the 4 a number takes are
+ * ignored, so a field may be passed with the cookie's higher fields still above it. */
+static __always_inline __u64 at_arch_register(const __u64 regs[AT_ARCH_GENERAL_REGS], __u64 reg)
+{
+	return regs[reg & (AT_ARCH_GENERAL_REGS - 1)];
+}
 #endif
 
 #endif
