@@ -142,7 +142,7 @@ enum at_lost_counter {
 				      * a stack ends there, incomplete, and holds nothing */
 #define AT_BPF_MAX_MAPPINGS 512      /* executable mappings per process */
 #define AT_BPF_MAPPING_STEPS 10      /* binary search steps over them */
-#define AT_BPF_MAX_FRAMES 128
+#define AT_BPF_MAX_FRAMES AT_STACK_MAX_FRAMES /* stack_flags.h: the format's bound too */
 
 /* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
  * return addresses come back in call after call, and a hit skips both binary searches. An entry
