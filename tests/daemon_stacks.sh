@@ -302,8 +302,8 @@ else
 fi
 
 # Big objects: their unwind tables take seconds of CPU to build; the loop must not wait for them.
-BIG1=/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1
-BIG2=/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1
+BIG1=/usr/lib/$MULTIARCH/libLLVM-14.so.1
+BIG2=/usr/lib/$MULTIARCH/libLLVM-15.so.1
 # seconds since the epoch, to the millisecond
 now_s() { date +%s.%3N; }
 if [ -r "$BIG1" ] && [ -r "$BIG2" ]; then

@@ -20,6 +20,16 @@ trap 'rm -rf "$T"' EXIT
 FAILED=0
 rc=0
 
+# MULTIARCH: the machine's multiarch tuple; its libraries are in /lib/$MULTIARCH and
+# /usr/lib/$MULTIARCH (the Makefile's AT_MULTIARCH for the C tests).
+MULTIARCH=$(gcc -print-multiarch 2>/dev/null)
+[ -n "$MULTIARCH" ] || MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
+if [ -z "$MULTIARCH" ]; then
+	echo "not ok - the multiarch tuple is known"
+	echo "#   neither gcc -print-multiarch nor dpkg-architecture -qDEB_HOST_MULTIARCH answers"
+	exit 1
+fi
+
 # ok NAME: a passed point.
 ok() {
 	echo "ok - $1"

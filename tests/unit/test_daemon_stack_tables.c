@@ -16,7 +16,7 @@
 
 #include "../../daemon/stacks/stack_tables.h"
 
-#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBC "/usr/lib/" AT_MULTIARCH "/libc.so.6"
 
 struct arrays {
 	struct at_unwind_rule rules[64];

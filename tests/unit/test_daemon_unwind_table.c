@@ -21,11 +21,11 @@
 #include "../../daemon/probes/elfsym.h"
 #include "../../daemon/stacks/unwind_table.h"
 
-#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
-#define LIBC_USR "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBC "/lib/" AT_MULTIARCH "/libc.so.6"
+#define LIBC_USR "/usr/lib/" AT_MULTIARCH "/libc.so.6"
 #define PYTHON "/usr/bin/python3.11"
-#define CC1 "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
-#define LIBSTDCXX "/lib/x86_64-linux-gnu/libstdc++.so.6"
+#define CC1 "/usr/lib/gcc/" AT_MULTIARCH "/12/cc1"
+#define LIBSTDCXX "/lib/" AT_MULTIARCH "/libstdc++.so.6"
 #define LOADER "/lib64/ld-linux-x86-64.so.2"
 
 static uint64_t function_vaddr(const char *path, const char *name)
