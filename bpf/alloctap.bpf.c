@@ -23,8 +23,8 @@
  * This file holds the programs; what they share lives in headers of its own: prog/maps.h (the
  * configuration, globals and maps), prog/thread_state.h (per-thread state), prog/window.h (the
  * recording window), prog/emit.h (the ring writer), prog/unwind.h (the stack walk), prog/kernel.h
- * (the kernel structures read through CO-RE) and arch/x86_64.h (the registers and unwind rules of
- * the architecture). */
+ * (the kernel structures read through CO-RE); the architecture's header (arch/x86_64.h: its
+ * registers, the layouts its unwind rules read) comes through alloctap.h. */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
@@ -33,7 +33,6 @@
 
 #include "alloctap.h"
 
-#include "arch/x86_64.h"
 #include "prog/kernel.h"
 #include "prog/maps.h"
 #include "prog/thread_state.h"

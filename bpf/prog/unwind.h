@@ -176,7 +176,7 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 	} else {
 		w.pc = AT_ARCH_PC(ctx);
 		w.sp = AT_ARCH_SP(ctx);
-		w.bp = AT_ARCH_FP(ctx);
+		w.fp = AT_ARCH_FP(ctx);
 		w.hash = at_stack_hash_begin(tgid);
 		w.tgid = tgid;
 		w.flags = AT_STACK_TRUNCATED;

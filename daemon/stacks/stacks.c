@@ -247,7 +247,7 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 		return;
 	memcpy(s->copy, &h->ra, 8); /* the return probe has replaced it on the stack since */
 	walker_mappings(p, &s->tables, &maps);
-	struct at_unwind_regs regs = { h->pc, h->sp, h->bp };
+	struct at_unwind_regs regs = { h->pc, h->sp, h->fp };
 	struct at_unwind_stack stack = { h->sp, (uint64_t)got, s->copy };
 	at_unwind_walk(&maps, &s->tables, &regs, &stack, &r);
 
