@@ -23,6 +23,10 @@
 #define AT_ARCH_CALL_PUSH 8
 #define AT_ARCH_RA_BELOW_CFA 8
 
+/* Where the return address is at a function's entry (a probe's pc), sp the stack pointer there:
+ * the word at sp, as the call pushed it. */
+#define AT_ARCH_ENTRY_RA_AT(sp) (sp)
+
 /* The CFA of a lazy PLT entry (rule kind AT_UNWIND_PLT) at pc with stack pointer sp: the
  * return address just above sp, and 8 more bytes once the entry has pushed its argument, at
  * (pc & 15) >= push (the rule's cfa_offset). */
