@@ -147,7 +147,6 @@ check "--pid with a long LD_PRELOAD: the sequence exactly" \
 # 10. A program run through its dynamic loader (`ld.so PROGRAM`): the executable is the loader
 # itself (no PT_INTERP); the process is held at the loader's own _dl_debug_state and the
 # program's C library is probed, as for the program run directly.
-LDSO=/lib64/ld-linux-x86-64.so.2
 "$D" -v -o "$T/ldso.log" -- "$LDSO" "$FX/alloc_sequence" "$T/ldso.exp" --threads 0 \
 	--no-extras 2>"$T/ldso.err"
 rc=$?

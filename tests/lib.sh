@@ -29,6 +29,8 @@ if [ -z "$MULTIARCH" ]; then
 	echo "#   neither gcc -print-multiarch nor dpkg-architecture -qDEB_HOST_MULTIARCH answers"
 	exit 1
 fi
+# LDSO: the dynamic loader, as programs name their interpreter.
+LDSO=$(readelf -l /bin/sh 2>/dev/null | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')
 
 # ok NAME: a passed point.
 ok() {
