@@ -77,12 +77,12 @@ static uint64_t section_vaddr(const char *path, const char *name, uint64_t *size
 	return vaddr;
 }
 
-static void assert_rule(const struct at_unwind_rule *r, int kind, int32_t cfa_offset, int rbp,
+static void assert_rule(const struct at_unwind_rule *r, int kind, int32_t cfa_offset, int fp,
 			int16_t fp_offset)
 {
 	assert_int_equal(r->kind, kind);
 	assert_int_equal(r->cfa_offset, cfa_offset);
-	assert_int_equal(r->fp, rbp);
+	assert_int_equal(r->fp, fp);
 	assert_int_equal(r->fp_offset, fp_offset);
 }
 
