@@ -4,9 +4,9 @@
  * compiled by clang for BPF and by cc for the daemon; it must stay valid for both. It is the one
  * definition of everything that crosses the boundary: the record, the unwind tables' rows and
  * bounds, the mappings, a stack, the stack hash (at_stack_hash_*), the per-thread state the
- * daemon rewrites (struct at_thread); through the headers it includes, the rule kinds and
- * registers of the architecture (arch/x86_64.h) and the stack flags (stack_flags.h). The walk
- * itself is one source too, stack_walk.h, compiled into the program and, for the daemon, in
+ * daemon rewrites (struct at_thread); through the headers it includes, the rule kinds
+ * (unwind_rule.h), the registers and layouts of the architecture (arch/x86_64.h) and the stack
+ * flags (stack_flags.h). The walk itself is one source too, stack_walk.h, compiled into the program and, for the daemon, in
  * daemon/stacks/unwind_walk.c.
  *
  * The BPF object is built into alloctapd as a skeleton (build/alloctap.skel.h), so both sides
@@ -40,7 +40,8 @@
 
 #include <linux/types.h>
 
-#include "arch/x86_64.h" /* the rule kinds of struct at_unwind_rule */
+#include "arch/x86_64.h" /* the architecture: its registers, the layouts its rules read */
+#include "unwind_rule.h" /* the rule kinds of struct at_unwind_rule */
 #include "stack_flags.h"
 
 /* The probed functions (enum at_probe_func), their kinds (at_probe_kind, at_probe_frees,
@@ -170,7 +171,7 @@ enum at_count {
 				      * a stack ends there, incomplete, and holds nothing */
 #define AT_BPF_MAX_MAPPINGS 512      /* executable mappings per process */
 #define AT_BPF_MAPPING_STEPS 10      /* binary search steps over them */
-#define AT_BPF_MAX_FRAMES 128
+#define AT_BPF_MAX_FRAMES AT_STACK_MAX_FRAMES /* stack_flags.h: the format's bound too */
 
 /* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
  * return addresses come back in call after call, and a hit skips both binary searches. An entry
@@ -200,9 +201,9 @@ struct at_bpf_window {
 };
 
 struct at_unwind_rule {
-	__u8 kind;          /* enum at_unwind_kind (arch/x86_64.h) */
-	__u8 rbp;           /* enum at_unwind_rbp */
-	__s16 rbp_offset;
+	__u8 kind;          /* enum at_unwind_kind (unwind_rule.h) */
+	__u8 fp;            /* enum at_unwind_fp */
+	__s16 fp_offset;
 	__s32 cfa_offset;
 };
 
@@ -267,7 +268,7 @@ struct at_bpf_mappings {
  * it and suppresses the signal. ra is the return address at the entry (a return probe replaces
  * it on the stack right after the entry program). */
 struct at_bpf_held {
-	__u64 pc, sp, bp, ra;
+	__u64 pc, sp, fp, ra;
 	__u64 hash;  /* of the incomplete stack the program stored */
 	__u32 slot;  /* the thread's state: 1 + its index in thread_slots; 0: in task storage */
 	__u32 pad;

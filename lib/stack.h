@@ -22,9 +22,9 @@
 
 #include <stdint.h>
 
-#include "../bpf/stack_flags.h" /* enum at_stack_flags, shared with the BPF program */
+#include "../bpf/stack_flags.h" /* AT_STACK_MAX_FRAMES, enum at_stack_flags: shared with the
+                                  * BPF program */
 
-#define AT_STACK_MAX_FRAMES 128
 #define AT_BUILD_ID_MAX 20
 
 /* What a frame's value is. */

@@ -250,11 +250,12 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	struct at_stack_proc *p = at_stack_procs_find(&s->procs, tgid);
 	struct iovec local = { s->copy, HOLD_STACK_COPY }, remote = { (void *)h->sp, HOLD_STACK_COPY };
 	ssize_t got = process_vm_readv(tgid, &local, 1, &remote, 1, 0);
-	if (!p || got < 8)
+	if (!p || got < (ssize_t)AT_ARCH_ENTRY_RA_AT(0) + 8)
 		return;
-	memcpy(s->copy, &h->ra, 8); /* the return probe has replaced it on the stack since */
+	/* the return probe has replaced it on the stack since */
+	memcpy(s->copy + AT_ARCH_ENTRY_RA_AT(0), &h->ra, 8);
 	walker_mappings(p, &s->tables, &maps);
-	struct at_unwind_regs regs = { h->pc, h->sp, h->bp };
+	struct at_unwind_regs regs = { h->pc, h->sp, h->fp };
 	struct at_unwind_stack stack = { h->sp, (uint64_t)got, s->copy };
 	at_unwind_walk(&maps, &s->tables, &regs, &stack, &r);
 
