@@ -55,9 +55,10 @@
 #define AT_PROBE_THREAD_END 0x100u
 
 /* The cookie of an alloc_entry site: the function's code (enum at_probe_func) in the low byte;
- * when the site lies past a mov that copied an argument elsewhere (daemon/arch/x86_64/x86_insn.c), the
- * AT_COOKIE_ARGS_MOVED bit and, 4 bits each from AT_COOKIE_ARG_SHIFT, the registers that hold
- * the first three arguments there (ModRM numbers: rax 0, rcx 1, rdx 2, ... rdi 7, r8 8, ...). */
+ * when the site lies past a copy of an argument to another register (the probe-site walk of
+ * daemon/arch/), the AT_COOKIE_ARGS_MOVED bit and, 4 bits each from AT_COOKIE_ARG_SHIFT, the
+ * registers that hold the first three arguments there, by the architecture's own numbers
+ * (daemon/arch/arch.h; bpf/arch/NAME.h's at_arch_register reads them). */
 #define AT_COOKIE_FUNC_MASK 0xffu
 #define AT_COOKIE_ARGS_MOVED 0x100u
 #define AT_COOKIE_ARG_SHIFT 12
