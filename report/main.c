@@ -101,7 +101,7 @@ static int parse_at(const char *s, uint64_t *kind, uint64_t *ns)
  * kind or is 0 where o needs more. */
 static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v, uint64_t *ns)
 {
-	enum rep_weight w;
+	enum rep_weight w = REP_WEIGHT_ALLOC_COUNT;
 	int rc = 0;
 
 	switch (o->arg) {
@@ -128,7 +128,7 @@ static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v
 	return rc < 0 || (o->above_zero && !*v) ? -1 : 0;
 }
 
-/* The most distinct option names of all commands together. */
+/* The most distinct option names of all commands together (more are not known to getopt). */
 #define OPTIONS_ALL 32
 
 /* Every command's options, each name once (its first row in the table's order, and that row's
@@ -231,7 +231,7 @@ static int check_own(struct rep_request *r, const struct options *all)
 
 		if (o->needs && !given(all, o->needs))
 			continue;
-		if (!all->given[k].on) {
+		if (k < 0 || !all->given[k].on) {
 			rep_option_set(r, i, o->value, 0);
 			continue;
 		}
