@@ -49,6 +49,8 @@
  * codes come from too; a function of the format keeps its code there, the daemon rewrites the
  * others as calls the logalloc format has (see doc/LOGALLOC.md). */
 #include "../lib/functions.h"
+/* The kinds of a stack's frames (enum at_frame_kind): AT_FRAME_KINDS of lib/frames.h. */
+#include "../lib/frames.h"
 
 /* The func of a record that is no call: a thread of a traced process ended (not its last; the
  * record carries only seq, pid, tid and time_ns). The daemon writes an END record for it. */
@@ -315,9 +317,10 @@ struct at_thread {
 /* How a walk ended, in a stack's flags (enum at_stack_flags, stack_flags.h). */
 
 /* The hash of a stack, the key of the stacks map, computed the same way by the BPF walk, frame
- * by frame, and by the daemon for a stack it walks itself. A walk mixes in the
- * process, then each frame's pc and its mapping's serial, then the flags; a stack that was not
- * walked (its process's mappings not known yet) is its process and first pc. 0 is no key: a
+ * by frame, and by the daemon for a stack it walks itself. A walk mixes in the process, then
+ * each frame's pc and its mapping's serial (and its kind, when not native), then the flags; a
+ * stack that was not walked (its process's mappings not known yet) is its process and first
+ * pc. 0 is no key: a
  * hash of 0 is stored as 1 (at_stack_hash_key). The daemon's at_stacks_hash
  * (daemon/stacks/stacks.c) composes these for a whole stack. */
 #define AT_STACK_HASH_PRIME 0x100000001b3ull
@@ -332,6 +335,13 @@ static inline __attribute__((always_inline)) __u64 at_stack_hash_frame(__u64 h, 
 	h = (h ^ pc) * AT_STACK_HASH_PRIME;
 	h = (h ^ serial) * AT_STACK_HASH_PRIME;
 	return h ^ (h >> 29);
+}
+
+/* A frame's kind (enum at_frame_kind, lib/frames.h) joins the hash after its pc and serial
+ * only when it is not native: a native stack's hash is the same with or without kinds. */
+static inline __attribute__((always_inline)) __u64 at_stack_hash_kind(__u64 h, __u8 kind)
+{
+	return kind == AT_FRAME_NATIVE ? h : (h ^ kind) * AT_STACK_HASH_PRIME;
 }
 
 static inline __attribute__((always_inline)) __u64 at_stack_hash_flags(__u64 h, __u32 flags)
@@ -349,14 +359,18 @@ static inline __attribute__((always_inline)) __u64 at_stack_hash_key(__u64 h)
 	return h ? h : 1;
 }
 
-/* A stack: its pcs, and for each the serial of the mapping it lay in (0: none). Its hash mixes
- * both, so the same addresses in two objects mapped in turn are two stacks. */
+/* A stack: its frames' values (pcs for native frames), for each the serial of the mapping it
+ * lay in (0: none) and its kind (enum at_frame_kind of lib/frames.h: the walk writes
+ * AT_FRAME_NATIVE; another runtime's walker, its own kind). Its hash mixes pcs and serials, so
+ * the same addresses in two objects mapped in turn are two stacks, and the kinds that are not
+ * native (at_stack_hash_kind). */
 struct at_bpf_stack {
 	__u32 pid;
 	__u16 count;
 	__u16 flags;
 	__u64 pcs[AT_BPF_MAX_FRAMES];
 	__u32 serials[AT_BPF_MAX_FRAMES];
+	__u8 kinds[AT_BPF_MAX_FRAMES];
 };
 
 /* Indices of the per-CPU stack_counts array. */

@@ -211,8 +211,8 @@ static __always_inline int frame_rule(struct walk_state *w, __u64 lookup, __u32 
 	return ri;
 }
 
-/* One frame of the walk (a bpf_loop callback): records the frame's pc and its mapping's serial,
- * then unwinds to the caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
+/* One frame of the walk (a bpf_loop callback): records the frame's pc, its mapping's serial and
+ * its kind (native), then unwinds to the caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
 static long walk_frame(__u32 i, void *arg)
 {
 	struct walk_state *w = arg;
@@ -230,6 +230,7 @@ static long walk_frame(__u32 i, void *arg)
 	int ri = frame_rule(w, w->pc - 1 + (out->flags & 1), &serial);
 	out->pcs[i & (AT_BPF_MAX_FRAMES - 1)] = w->pc;
 	out->serials[i & (AT_BPF_MAX_FRAMES - 1)] = serial;
+	out->kinds[i & (AT_BPF_MAX_FRAMES - 1)] = AT_FRAME_NATIVE;
 	out->count = (__u16)(i + 1);
 	w->hash = at_stack_hash_frame(w->hash, w->pc, serial);
 	if (ri == -2) {

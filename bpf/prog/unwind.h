@@ -170,6 +170,7 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		count_stacks(AT_STACKS_NO_PROCESS);
 		w.out->pcs[0] = AT_ARCH_PC(ctx);
 		w.out->serials[0] = 0;
+		w.out->kinds[0] = AT_FRAME_NATIVE;
 		w.out->count = 1;
 		w.out->flags = AT_STACK_INCOMPLETE | AT_BPF_STACK_NO_TABLE;
 		w.hash = at_stack_hash_unwalked(tgid, AT_ARCH_PC(ctx));
