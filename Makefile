@@ -111,7 +111,7 @@ all: $(PROGRAMS)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
 
-$(B)/%.bpf.o: bpf/%.bpf.c $(shell find bpf -name '*.h') lib/functions.h
+$(B)/%.bpf.o: bpf/%.bpf.c $(shell find bpf -name '*.h') lib/functions.h lib/frames.h
 	$(call say,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH_BPF_TARGET) -Wall -Werror \

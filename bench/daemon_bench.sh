@@ -21,8 +21,8 @@ printf '%-10s %12s %12s %12s %8s %18s\n' allocator "untraced ns" "traced ns" "ad
 	"empty probes ns"
 for alloc in glibc jemalloc; do
 	pre=""
-	lib=/usr/lib/x86_64-linux-gnu/libc.so.6
-	[ $alloc = jemalloc ] && pre=libjemalloc.so.2 && lib=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+	lib=/usr/lib/$MULTIARCH/libc.so.6
+	[ $alloc = jemalloc ] && pre=libjemalloc.so.2 && lib=/usr/lib/$MULTIARCH/libjemalloc.so.2
 	u=() t=() b=()
 	for run in 1 2 3; do
 		u+=("$(LD_PRELOAD=$pre "$FX/alloc_loop" "$PAIRS" | ns_of)")

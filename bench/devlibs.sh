@@ -14,7 +14,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=devlibs
-LIBDIR=/usr/lib/x86_64-linux-gnu
+. bench/lib.sh # MULTIARCH, LIBDIR
 
 # libs_of PROGRAM...: the paths of the shared libraries the programs load, the C library's
 # own left out, one a line, each once.

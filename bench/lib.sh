@@ -1,7 +1,14 @@
 # bench/lib.sh: what the benchmark scripts share. Source it from bench/*_bench.sh; it moves to
 # the top of the tree and sets T, a temporary folder removed at exit.
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
-LIBDIR=/usr/lib/x86_64-linux-gnu
+# MULTIARCH: the machine's multiarch tuple; LIBDIR: where its libraries are.
+MULTIARCH=$(gcc -print-multiarch 2>/dev/null)
+[ -n "$MULTIARCH" ] || MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
+if [ -z "$MULTIARCH" ]; then
+	echo "bench: neither gcc -print-multiarch nor dpkg-architecture -qDEB_HOST_MULTIARCH answers" >&2
+	exit 1
+fi
+LIBDIR=/usr/lib/$MULTIARCH
 T=$(mktemp -d /tmp/alloctap-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 

@@ -23,8 +23,8 @@
  * This file holds the programs; what they share lives in headers of its own: prog/maps.h (the
  * configuration, globals and maps), prog/thread_state.h (per-thread state), prog/window.h (the
  * recording window), prog/emit.h (the ring writer), prog/unwind.h (the stack walk), prog/kernel.h
- * (the kernel structures read through CO-RE) and arch/x86_64.h (the registers and unwind rules of
- * the architecture). */
+ * (the kernel structures read through CO-RE); the architecture's header (arch/x86_64.h: its
+ * registers, the layouts its unwind rules read) comes through alloctap.h. */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
@@ -33,7 +33,6 @@
 
 #include "alloctap.h"
 
-#include "arch/x86_64.h"
 #include "prog/kernel.h"
 #include "prog/maps.h"
 #include "prog/thread_state.h"
@@ -129,9 +128,9 @@ int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 		__u64 regs[AT_ARCH_GENERAL_REGS];
 
 		at_arch_general_registers(ctx, regs);
-		a0 = regs[(cookie >> AT_COOKIE_ARG_SHIFT) & 15];
-		a1 = regs[(cookie >> (AT_COOKIE_ARG_SHIFT + 4)) & 15];
-		a2 = regs[(cookie >> (AT_COOKIE_ARG_SHIFT + 8)) & 15];
+		a0 = at_arch_register(regs, cookie >> AT_COOKIE_ARG_SHIFT);
+		a1 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 4));
+		a2 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 8));
 	}
 	return enter_function(ctx, (__u32)(cookie & AT_COOKIE_FUNC_MASK), a0, a1, a2);
 }

@@ -4,9 +4,9 @@
  * compiled by clang for BPF and by cc for the daemon; it must stay valid for both. It is the one
  * definition of everything that crosses the boundary: the record, the unwind tables' rows and
  * bounds, the mappings, a stack, the stack hash (at_stack_hash_*), the per-thread state the
- * daemon rewrites (struct at_thread); through the headers it includes, the rule kinds and
- * registers of the architecture (arch/x86_64.h) and the stack flags (stack_flags.h). The walk
- * itself is one source too, stack_walk.h, compiled into the program and, for the daemon, in
+ * daemon rewrites (struct at_thread); through the headers it includes, the rule kinds
+ * (unwind_rule.h), the registers and layouts of the architecture (arch/x86_64.h) and the stack
+ * flags (stack_flags.h). The walk itself is one source too, stack_walk.h, compiled into the program and, for the daemon, in
  * daemon/stacks/unwind_walk.c.
  *
  * The BPF object is built into alloctapd as a skeleton (build/alloctap.skel.h), so both sides
@@ -41,7 +41,8 @@
 
 #include <linux/types.h>
 
-#include "arch/x86_64.h" /* the rule kinds of struct at_unwind_rule */
+#include "arch/x86_64.h" /* the architecture: its registers, the layouts its rules read */
+#include "unwind_rule.h" /* the rule kinds of struct at_unwind_rule */
 #include "stack_flags.h"
 
 /* The probed functions (enum at_probe_func), their kinds (at_probe_kind, at_probe_frees,
@@ -49,15 +50,18 @@
  * codes come from too; a function of the format keeps its code there, the daemon rewrites the
  * others as calls the logalloc format has (see doc/LOGALLOC.md). */
 #include "../lib/functions.h"
+/* The kinds of a stack's frames (enum at_frame_kind): AT_FRAME_KINDS of lib/frames.h. */
+#include "../lib/frames.h"
 
 /* The func of a record that is no call: a thread of a traced process ended (not its last; the
  * record carries only seq, pid, tid and time_ns). The daemon writes an END record for it. */
 #define AT_PROBE_THREAD_END 0x100u
 
 /* The cookie of an alloc_entry site: the function's code (enum at_probe_func) in the low byte;
- * when the site lies past a mov that copied an argument elsewhere (daemon/arch/x86_64/x86_insn.c), the
- * AT_COOKIE_ARGS_MOVED bit and, 4 bits each from AT_COOKIE_ARG_SHIFT, the registers that hold
- * the first three arguments there (ModRM numbers: rax 0, rcx 1, rdx 2, ... rdi 7, r8 8, ...). */
+ * when the site lies past a copy of an argument to another register (the probe-site walk of
+ * daemon/arch/), the AT_COOKIE_ARGS_MOVED bit and, 4 bits each from AT_COOKIE_ARG_SHIFT, the
+ * registers that hold the first three arguments there, by the architecture's own numbers
+ * (daemon/arch/arch.h; bpf/arch/NAME.h's at_arch_register reads them). */
 #define AT_COOKIE_FUNC_MASK 0xffu
 #define AT_COOKIE_ARGS_MOVED 0x100u
 #define AT_COOKIE_ARG_SHIFT 12
@@ -171,7 +175,7 @@ enum at_count {
 				      * a stack ends there, incomplete, and holds nothing */
 #define AT_BPF_MAX_MAPPINGS 512      /* executable mappings per process */
 #define AT_BPF_MAPPING_STEPS 10      /* binary search steps over them */
-#define AT_BPF_MAX_FRAMES 128
+#define AT_BPF_MAX_FRAMES AT_STACK_MAX_FRAMES /* stack_flags.h: the format's bound too */
 
 /* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
  * return addresses come back in call after call, and a hit skips both binary searches. An entry
@@ -201,9 +205,9 @@ struct at_bpf_window {
 };
 
 struct at_unwind_rule {
-	__u8 kind;          /* enum at_unwind_kind (arch/x86_64.h) */
-	__u8 rbp;           /* enum at_unwind_rbp */
-	__s16 rbp_offset;
+	__u8 kind;          /* enum at_unwind_kind (unwind_rule.h) */
+	__u8 fp;            /* enum at_unwind_fp */
+	__s16 fp_offset;
 	__s32 cfa_offset;
 };
 
@@ -268,7 +272,7 @@ struct at_bpf_mappings {
  * it and suppresses the signal. ra is the return address at the entry (a return probe replaces
  * it on the stack right after the entry program). */
 struct at_bpf_held {
-	__u64 pc, sp, bp, ra;
+	__u64 pc, sp, fp, ra;
 	__u64 hash;  /* of the incomplete stack the program stored */
 	__u32 slot;  /* the thread's state: 1 + its index in thread_slots; 0: in task storage */
 	__u32 pad;
@@ -314,9 +318,10 @@ struct at_thread {
 /* How a walk ended, in a stack's flags (enum at_stack_flags, stack_flags.h). */
 
 /* The hash of a stack, the key of the stacks map, computed the same way by the BPF walk, frame
- * by frame, and by the daemon for a stack it walks itself. A walk mixes in the
- * process, then each frame's pc and its mapping's serial, then the flags; a stack that was not
- * walked (its process's mappings not known yet) is its process and first pc. 0 is no key: a
+ * by frame, and by the daemon for a stack it walks itself. A walk mixes in the process, then
+ * each frame's pc and its mapping's serial (and its kind, when not native), then the flags; a
+ * stack that was not walked (its process's mappings not known yet) is its process and first
+ * pc. 0 is no key: a
  * hash of 0 is stored as 1 (at_stack_hash_key). The daemon's at_stacks_hash
  * (daemon/stacks/stacks.c) composes these for a whole stack. */
 #define AT_STACK_HASH_PRIME 0x100000001b3ull
@@ -331,6 +336,13 @@ static inline __attribute__((always_inline)) __u64 at_stack_hash_frame(__u64 h, 
 	h = (h ^ pc) * AT_STACK_HASH_PRIME;
 	h = (h ^ serial) * AT_STACK_HASH_PRIME;
 	return h ^ (h >> 29);
+}
+
+/* A frame's kind (enum at_frame_kind, lib/frames.h) joins the hash after its pc and serial
+ * only when it is not native: a native stack's hash is the same with or without kinds. */
+static inline __attribute__((always_inline)) __u64 at_stack_hash_kind(__u64 h, __u8 kind)
+{
+	return kind == AT_FRAME_NATIVE ? h : (h ^ kind) * AT_STACK_HASH_PRIME;
 }
 
 static inline __attribute__((always_inline)) __u64 at_stack_hash_flags(__u64 h, __u32 flags)
@@ -348,14 +360,18 @@ static inline __attribute__((always_inline)) __u64 at_stack_hash_key(__u64 h)
 	return h ? h : 1;
 }
 
-/* A stack: its pcs, and for each the serial of the mapping it lay in (0: none). Its hash mixes
- * both, so the same addresses in two objects mapped in turn are two stacks. */
+/* A stack: its frames' values (pcs for native frames), for each the serial of the mapping it
+ * lay in (0: none) and its kind (enum at_frame_kind of lib/frames.h: the walk writes
+ * AT_FRAME_NATIVE; another runtime's walker, its own kind). Its hash mixes pcs and serials, so
+ * the same addresses in two objects mapped in turn are two stacks, and the kinds that are not
+ * native (at_stack_hash_kind). */
 struct at_bpf_stack {
 	__u32 pid;
 	__u16 count;
 	__u16 flags;
 	__u64 pcs[AT_BPF_MAX_FRAMES];
 	__u32 serials[AT_BPF_MAX_FRAMES];
+	__u8 kinds[AT_BPF_MAX_FRAMES];
 };
 
 /* Indices of the per-CPU stack_counts array. */

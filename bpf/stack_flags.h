@@ -1,8 +1,15 @@
-/* stack_flags.h: how a stack walk ended, in a stack's flags: set by the BPF walk and by the
- * daemon's, kept in the trace (struct at_stack of lib/stack.h) but for AT_BPF_STACK_NO_TABLE,
- * which the daemon reads and clears. Plain numbers, valid for clang's BPF target and for cc. */
+/* stack_flags.h: a stack's bound and how a stack walk ended, in a stack's flags: set by the
+ * BPF walk and by the daemon's, kept in the trace (struct at_stack of lib/stack.h) but for
+ * AT_BPF_STACK_NO_TABLE, which the daemon reads and clears. Plain numbers, valid for clang's
+ * BPF target and for cc. */
 #ifndef ALLOCTAP_STACK_FLAGS_H
 #define ALLOCTAP_STACK_FLAGS_H
+
+/* The most frames a stack has: the format's bound (lib/stack.h) and the walks' (bpf/alloctap.h's
+ * AT_BPF_MAX_FRAMES is this one). A power of two: the BPF walk masks a frame's index with it. */
+#define AT_STACK_MAX_FRAMES 128
+_Static_assert((AT_STACK_MAX_FRAMES & (AT_STACK_MAX_FRAMES - 1)) == 0,
+	       "the BPF walk masks a frame's index with AT_STACK_MAX_FRAMES - 1");
 
 enum at_stack_flags {
 	AT_STACK_TRUNCATED = 1u,  /* AT_STACK_MAX_FRAMES frames, and the stack goes on */

@@ -5,8 +5,8 @@
  * up in the mapping's table at pc - bias (pc - 1 for every frame but the first and the one a
  * signal interrupted: a return address may be the first byte after a call that ends a
  * function), compute the CFA, read the return address below it (AT_ARCH_RA_BELOW_CFA) and, if
- * saved, rbp; the caller's sp is the CFA. A signal frame (AT_UNWIND_SIGNAL) gives the
- * interrupted sp, pc and rbp from the context the kernel saved on the stack. walk_frame is one
+ * saved, the frame pointer (fp); the caller's sp is the CFA. A signal frame (AT_UNWIND_SIGNAL)
+ * gives the interrupted sp, pc and fp from the context the kernel saved on the stack. walk_frame is one
  * frame; the caller runs it up to AT_BPF_MAX_FRAMES times (bpf_loop in BPF) until it returns 1.
  *
  * It is written the way the verifier needs: fixed-size arrays, loops with constant bounds, no
@@ -36,7 +36,7 @@
 
 /* What the walk carries from one frame to the next. */
 struct walk_state {
-	__u64 pc, sp, bp;
+	__u64 pc, sp, fp;
 	__u64 hash;
 	struct at_bpf_mappings *maps;
 	struct at_bpf_stack *out;
@@ -142,23 +142,25 @@ static __always_inline int rule_index(struct walk_state *w, __u32 ti, __u64 addr
 	return (int)(t->rule_base + e->e[ei & 1].rule);
 }
 
-/* The caller of a signal frame (rule kind AT_UNWIND_SIGNAL): the interrupted rsp (*sp) and rip
- * (*pc, just above it) where the kernel saved them, and rbp when the rule says where. Read
- * directly, not through the window: signal frames are rare, and the verifier walks each read
+/* The caller of a signal frame (rule kind AT_UNWIND_SIGNAL): the interrupted sp (*sp) and pc
+ * (*pc, AT_ARCH_SIGNAL_PC_AFTER_SP above it) where the kernel saved them, and fp when the rule
+ * says where. Both read at once when the pc is the next word. Read directly, not through the window: signal frames are rare, and the verifier walks each read
  * of the window as paths of its own. 0, or non-zero when one cannot be read. */
 static __always_inline long read_signal_frame(struct walk_state *w,
 					      const struct at_unwind_rule *rule,
-					      __u64 *sp, __u64 *pc, __u64 *bp)
+					      __u64 *sp, __u64 *pc, __u64 *fp)
 {
+	_Static_assert(AT_ARCH_SIGNAL_PC_AFTER_SP == sizeof(__u64),
+		       "a signal frame's pc is read with its sp, as the next word");
 	__u64 saved[2];
 
 	if (AT_WALK_READ(w, saved, sizeof(saved), w->sp + (__u64)(__s64)rule->cfa_offset))
 		return 1;
 	*sp = saved[0];
 	*pc = saved[1];
-	if (rule->rbp != AT_UNWIND_RBP_AT_SP)
+	if (rule->fp != AT_UNWIND_FP_AT_SP)
 		return 0;
-	return AT_WALK_READ(w, bp, sizeof(*bp), w->sp + (__u64)(__s64)rule->rbp_offset);
+	return AT_WALK_READ(w, fp, sizeof(*fp), w->sp + (__u64)(__s64)rule->fp_offset);
 }
 
 /* The rule index for the frame at lookup (the pc, less 1 for a return address), from the cache
@@ -209,8 +211,8 @@ static __always_inline int frame_rule(struct walk_state *w, __u64 lookup, __u32 
 	return ri;
 }
 
-/* One frame of the walk (a bpf_loop callback): records the frame's pc and its mapping's serial,
- * then unwinds to the caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
+/* One frame of the walk (a bpf_loop callback): records the frame's pc, its mapping's serial and
+ * its kind (native), then unwinds to the caller. 0 to go on, 1 when the walk has ended (w->flags says how). */
 static long walk_frame(__u32 i, void *arg)
 {
 	struct walk_state *w = arg;
@@ -228,6 +230,7 @@ static long walk_frame(__u32 i, void *arg)
 	int ri = frame_rule(w, w->pc - 1 + (out->flags & 1), &serial);
 	out->pcs[i & (AT_BPF_MAX_FRAMES - 1)] = w->pc;
 	out->serials[i & (AT_BPF_MAX_FRAMES - 1)] = serial;
+	out->kinds[i & (AT_BPF_MAX_FRAMES - 1)] = AT_FRAME_NATIVE;
 	out->count = (__u16)(i + 1);
 	w->hash = at_stack_hash_frame(w->hash, w->pc, serial);
 	if (ri == -2) {
@@ -241,14 +244,14 @@ static long walk_frame(__u32 i, void *arg)
 	const struct at_unwind_rule *rule = AT_WALK_RULE(w, rk);
 	if (!rule)
 		goto no_table;
-	__u64 cfa, ra, bp = w->bp;
+	__u64 cfa, ra, fp = w->fp;
 
 	switch (rule->kind) {
-	case AT_UNWIND_CFA_RSP:
+	case AT_UNWIND_CFA_SP:
 		cfa = w->sp + (__u64)(__s64)rule->cfa_offset;
 		break;
 	case AT_UNWIND_SIGNAL:
-		if (read_signal_frame(w, rule, &cfa, &ra, &bp))
+		if (read_signal_frame(w, rule, &cfa, &ra, &fp))
 			goto incomplete;
 		if (cfa <= w->sp) {
 			AT_WALK_END(w, AT_UNWIND_BAD_FRAME);
@@ -259,8 +262,8 @@ static long walk_frame(__u32 i, void *arg)
 	case AT_UNWIND_FRAME_POINTER:
 		AT_WALK_FALLBACK(w);
 		/* fall through */
-	case AT_UNWIND_CFA_RBP:
-		cfa = w->bp + (__u64)(__s64)rule->cfa_offset;
+	case AT_UNWIND_CFA_FP:
+		cfa = w->fp + (__u64)(__s64)rule->cfa_offset;
 		break;
 	case AT_UNWIND_PLT:
 		cfa = at_arch_plt_cfa(w->pc, w->sp, rule->cfa_offset);
@@ -281,14 +284,14 @@ static long walk_frame(__u32 i, void *arg)
 	}
 	if (read_stack(w, cfa - AT_ARCH_RA_BELOW_CFA, &ra))
 		goto incomplete;
-	if (rule->rbp == AT_UNWIND_RBP_AT_CFA &&
-	    read_stack(w, cfa + (__u64)(__s64)rule->rbp_offset, &bp))
+	if (rule->fp == AT_UNWIND_FP_AT_CFA &&
+	    read_stack(w, cfa + (__u64)(__s64)rule->fp_offset, &fp))
 		goto incomplete;
 	out->flags = 0;
 advance:
 	w->pc = ra;
 	w->sp = cfa;
-	w->bp = bp;
+	w->fp = fp;
 	return 0;
 no_table:
 	AT_WALK_END(w, AT_UNWIND_NO_TABLE);

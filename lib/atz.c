@@ -67,6 +67,8 @@ struct at_atz_writer {
 	struct atz_thread *cur;
 	struct at_atz_stats st;
 	unsigned major, minor; /* the header's */
+	unsigned kinds_minor;  /* the version whose frame kinds it writes: minor, or 255 with
+				* test_kinds */
 	int live_model;        /* 2.2: events coded against the live tables */
 	int munged;            /* the header's munged flag: slot numbers, not addresses */
 	int ends;              /* 2.3: END records release the states of threads that ended */
@@ -233,6 +235,7 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	w->live_model = major == 2 && opt->minor >= 2;
 	w->munged = (opt->flags & AT_ATZ_FLAG_MUNGED) != 0;
 	w->ends = major == 2 && opt->minor >= 3;
+	w->kinds_minor = opt->test_kinds ? 255 : opt->minor;
 	w->tail = atz_tail_of(major, opt->flags);
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
@@ -968,13 +971,14 @@ int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_pr
 	return 0;
 }
 
-/* Whether every frame of s has a kind the format defines (always, without AT_STACK_KINDS). */
-static int frame_kinds_known(const struct at_stack *s)
+/* Whether every frame of s has a kind that w's version defines (lib/frames.h; always, without
+ * AT_STACK_KINDS). */
+static int frame_kinds_known(const struct at_atz_writer *w, const struct at_stack *s)
 {
 	if (!(s->flags & AT_STACK_KINDS))
 		return 1;
 	for (unsigned i = 0; i < s->count; i++)
-		if (s->kinds[i] >= AT_FRAME_KINDS_KNOWN)
+		if (!at_frame_kind_known(s->kinds[i], w->kinds_minor))
 			return 0;
 	return 1;
 }
@@ -982,7 +986,7 @@ static int frame_kinds_known(const struct at_stack *s)
 int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s)
 {
 	if (w->major < 2 || s->id != w->nstacks + 1 || s->count == 0 ||
-	    s->count > AT_STACK_MAX_FRAMES || !frame_kinds_known(s)) {
+	    s->count > AT_STACK_MAX_FRAMES || !frame_kinds_known(w, s)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -1038,6 +1042,38 @@ int at_atz_append_mapping(struct at_atz_writer *w, const struct at_mapping *m)
 	if (pl)
 		put_bytes(w, m->path, pl);
 	w->st.mappings++;
+	return 0;
+}
+
+int at_atz_append_names(struct at_atz_writer *w, const struct at_frame_name *n)
+{
+	if (w->major < 2 || at_frame_naming(n->kind) != AT_NAMED_NAMES ||
+	    !at_frame_kind_known(n->kind, w->kinds_minor)) {
+		errno = EINVAL;
+		return -1;
+	}
+	uint8_t head[5 * 10];
+	size_t h = 0;
+	size_t fl = n->function ? strnlen(n->function, AT_ATZ_NAME_MAX) : 0;
+	size_t pl = n->file ? strnlen(n->file, AT_ATZ_NAME_MAX) : 0;
+
+	h += atz_put_varint(head + h, n->pid);
+	head[h++] = n->kind;
+	h += atz_put_varint(head + h, n->value);
+	h += atz_put_varint(head + h, n->line);
+	h += atz_put_varint(head + h, fl);
+	if (reserve(w, 1 + 10 + h + fl + pl) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	put_byte(w, ATZ_OP_NAMES);
+	put_varint(w, h + fl + pl);
+	put_bytes(w, head, h);
+	if (fl)
+		put_bytes(w, n->function, fl);
+	if (pl)
+		put_bytes(w, n->file, pl);
+	w->st.names++;
 	return 0;
 }
 

@@ -104,6 +104,8 @@ struct at_atz_options {
 			       * 65,536 per thread, up to about 130 bytes each: doc/DESIGN.md 6),
 			       * 3 writes 2.3 (2.2 with END records: the states of threads that
 			       * ended are released; see at_atz_end_thread) */
+	int test_kinds;       /* 1: frames of kinds no version defines yet (lib/frames.h's
+			       * AT_FRAME_TEST) are written too: for the tests alone */
 };
 
 /* Counters of a writer or reader. */
@@ -119,6 +121,7 @@ struct at_atz_stats {
 	uint64_t stacks;        /* stack records appended / decoded (over every frame read) */
 	uint64_t mappings;      /* mapping records appended / decoded */
 	uint64_t rss;           /* RSS records appended / decoded */
+	uint64_t names;         /* NAMES records appended / decoded */
 };
 
 /* ---- writer ---------------------------------------------------------------------------- */
@@ -162,10 +165,16 @@ int at_atz_append_object(struct at_atz_writer *w, uint32_t pid, uint64_t start, 
 int at_atz_append_process_change(struct at_atz_writer *w, const struct at_atz_process *p);
 /* Appends a stack record (2.x only). s->id must be the next id (1 for the first stack of the
  * trace, then one more each time), s->count 1..AT_STACK_MAX_FRAMES; with AT_STACK_KINDS in
- * s->flags the frames' kinds are written too, and must all be AT_FRAME_NATIVE (the format
- * reserves the others). 0, or -1 with errno (EINVAL for a 1.x trace or a stack breaking those
- * rules, the output unharmed). */
+ * s->flags the frames' kinds are written too, and must all be kinds the trace's version
+ * defines (lib/frames.h: AT_FRAME_NATIVE alone, but with at_atz_options.test_kinds). 0, or -1
+ * with errno (EINVAL for a 1.x trace or a stack breaking those rules, the output unharmed). */
 int at_atz_append_stack(struct at_atz_writer *w, const struct at_stack *s);
+/* Appends a NAMES record (2.x only, doc/FORMAT.md 5.10): the name of n->pid's frames of kind
+ * n->kind and value n->value, to be written before the first stack that needs it. n->kind must
+ * be named by NAMES records and defined by the trace's version (none is but with
+ * at_atz_options.test_kinds); the function and the file are cut to AT_ATZ_NAME_MAX bytes. 0, or
+ * -1 with errno (EINVAL for a 1.x trace or such a kind, the output unharmed). */
+int at_atz_append_names(struct at_atz_writer *w, const struct at_frame_name *n);
 /* Appends a mapping record (2.x only): [start, end) of pid maps path (at most AT_ATZ_NAME_MAX
  * bytes are kept) from file offset, build_id_len <= AT_BUILD_ID_MAX. 0, or -1 with errno
  * (EINVAL for a 1.x trace or start > end or a build-id too long). */
@@ -219,6 +228,12 @@ typedef void (*at_atz_stack_fn)(void *arg, const struct at_stack *s);
 typedef void (*at_atz_mapping_fn)(void *arg, const struct at_mapping *m);
 void at_atz_reader_on_stack(struct at_atz_reader *r, at_atz_stack_fn fn, void *arg);
 void at_atz_reader_on_mapping(struct at_atz_reader *r, at_atz_mapping_fn fn, void *arg);
+/* Frames of kinds no version defines yet (lib/frames.h's AT_FRAME_TEST) are taken from now
+ * on, in every frame of the trace: for the tests alone. */
+void at_atz_reader_test_kinds(struct at_atz_reader *r);
+/* NAMES records (doc/FORMAT.md 5.10) likewise; function and file are NUL-terminated. */
+typedef void (*at_atz_names_fn)(void *arg, const struct at_frame_name *n);
+void at_atz_reader_on_names(struct at_atz_reader *r, at_atz_names_fn fn, void *arg);
 /* RSS records (2.1) likewise. */
 typedef void (*at_atz_rss_fn)(void *arg, const struct at_rss *m);
 void at_atz_reader_on_rss(struct at_atz_reader *r, at_atz_rss_fn fn, void *arg);

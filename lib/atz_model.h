@@ -47,6 +47,9 @@
 				  * length, build-id bytes, path bytes */
 #define ATZ_OP_END          0xC6 /* 2.3 payload: varint thread table entry: the thread ended,
 				  * its state is released (doc/FORMAT.md 5.9) */
+#define ATZ_OP_NAMES        0xC7 /* reserved in 2.3 payload: varint pid, kind byte, varint
+				  * value, line, function length, function bytes, file bytes
+				  * (doc/FORMAT.md 5.10) */
 
 /* What a reader holds at most in one frame (doc/FORMAT.md 8), and what a writer keeps within
  * by ending threads' states itself (2.3), so every trace it writes is read: thread states at

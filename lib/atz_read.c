@@ -76,6 +76,9 @@ struct at_atz_reader {
 	void *on_process_arg;
 	/* 2.x, per frame */
 	unsigned frame_major;       /* the current frame's major version */
+	unsigned kinds_minor;       /* the version whose frame kinds the current frame may hold:
+				     * its minor, or 255 with at_atz_reader_test_kinds */
+	int test_kinds;             /* at_atz_reader_test_kinds was called */
 	int live_model;             /* 2.2: events coded against the live tables */
 	int64_t other;              /* 2.2: the thread whose table the next event releases from
 				     * (an OTHER record), or -1: the current thread's */
@@ -88,8 +91,12 @@ struct at_atz_reader {
 	void *on_mapping_arg;
 	at_atz_rss_fn on_rss;
 	void *on_rss_arg;
+	at_atz_names_fn on_names;
+	void *on_names_arg;
 	struct at_stack stack;      /* the stack record being handed to on_stack */
-	char path[AT_ATZ_NAME_MAX + 1]; /* the mapping path being handed to on_mapping */
+	char path[AT_ATZ_NAME_MAX + 1]; /* the mapping path being handed to on_mapping, or the
+					 * file of the names being handed to on_names */
+	char function[AT_ATZ_NAME_MAX + 1]; /* the function being handed to on_names */
 };
 
 static int fail(struct at_atz_reader *r, enum at_atz_status status, const char *fmt, ...)
@@ -446,6 +453,7 @@ static int open_stream(struct at_atz_reader *r)
 		return -1;
 	r->have_header = 1;
 	r->frame_major = r->hdr.major;
+	r->kinds_minor = r->test_kinds ? 255 : r->hdr.minor;
 	r->live_model = r->hdr.major == 2 && r->hdr.minor >= 2;
 	r->tail = atz_tail_of(r->hdr.major, r->hdr.flags);
 	return 0;
@@ -471,6 +479,7 @@ static int next_frame(struct at_atz_reader *r)
 			    h.flags & AT_ATZ_FLAG_MUNGED ? "raw" : "munged");
 	drop_threads(r);
 	r->frame_major = h.major;
+	r->kinds_minor = r->test_kinds ? 255 : h.minor;
 	r->live_model = h.major == 2 && h.minor >= 2;
 	r->tail = atz_tail_of(h.major, h.flags);
 	r->last_time = 0;
@@ -698,19 +707,39 @@ static int get_process_change(struct at_atz_reader *r, const uint8_t *p, const u
 	return 0;
 }
 
+/* Into out (cap bytes), the frame kinds a frame of version 2.minor may hold, by value and
+ * name ("kind 0, native"; "kinds 0, native; 254, test"). */
+#define KIND_LIST(code, value, name, naming, since)                                            \
+	if (at_frame_kind_known(value, minor) && n < sizeof(list)) {                           \
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%u, %s", n ? "; " : "",   \
+				      value, #name);                                           \
+		kinds++;                                                                       \
+	}
+static void known_kinds(unsigned minor, char *out, size_t cap)
+{
+	char list[96] = "";
+	size_t n = 0;
+	unsigned kinds = 0;
+
+	AT_FRAME_KINDS(KIND_LIST)
+	snprintf(out, cap, "%s %s", kinds == 1 ? "kind" : "kinds", list);
+}
+
 /* The kinds of s's frames, [p, end) of a stack record with AT_STACK_KINDS: one byte per frame,
- * each a kind this reader knows. 0, or -1 when they are cut short or one is reserved. */
+ * each a kind the frame's version defines (lib/frames.h). 0, or -1 when they are cut short or
+ * one is not defined. */
 static int get_frame_kinds(struct at_atz_reader *r, struct at_stack *s, const uint8_t *p,
 			   const uint8_t *end)
 {
-	char why[112];
+	char why[224], known[128];
 
 	if (end - p < (ptrdiff_t)s->count)
 		return corrupt(r, "stack record that ends before its frame kinds");
 	for (unsigned i = 0; i < s->count; i++) {
-		if (p[i] >= AT_FRAME_KINDS_KNOWN) {
+		if (!at_frame_kind_known(p[i], r->kinds_minor)) {
+			known_kinds(r->kinds_minor, known, sizeof(known));
 			snprintf(why, sizeof(why), "stack record with a frame of kind %u at frame "
-				 "%u (this reader knows kind 0, native)", p[i], i);
+				 "%u (this reader knows %s)", p[i], i, known);
 			return corrupt(r, why);
 		}
 		s->kinds[i] = p[i];
@@ -796,6 +825,45 @@ static int get_mapping(struct at_atz_reader *r, const uint8_t *p, const uint8_t 
 	return 0;
 }
 
+/* The payload of a NAMES record (reserved in 2.3, doc/FORMAT.md 5.10), [p, end): its kind must
+ * be one the frame's version defines and names by NAMES records. 0, or -1 when it is
+ * malformed. */
+static int get_names(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t pid, value, line, fl;
+	char why[96];
+
+	if (atz_get_varint(&p, end, &pid) || p == end)
+		return corrupt(r, "bad number in a names record");
+	uint8_t kind = *p++;
+	if (atz_get_varint(&p, end, &value) || atz_get_varint(&p, end, &line) ||
+	    atz_get_varint(&p, end, &fl))
+		return corrupt(r, "bad number in a names record");
+	if (pid > UINT32_MAX || line > UINT32_MAX)
+		return corrupt(r, "names record with a pid or line above 2^32-1");
+	if (at_frame_naming(kind) != AT_NAMED_NAMES || !at_frame_kind_known(kind, r->kinds_minor)) {
+		snprintf(why, sizeof(why), "names record for frames of kind %u, which this reader "
+			 "does not name by names", kind);
+		return corrupt(r, why);
+	}
+	if (fl > AT_ATZ_NAME_MAX || fl > (uint64_t)(end - p) ||
+	    (size_t)(end - p) - fl > AT_ATZ_NAME_MAX)
+		return corrupt(r, "names record with a function or file longer than 4096 bytes or "
+			       "its payload");
+	memcpy(r->function, p, fl);
+	r->function[fl] = 0;
+	p += fl;
+	memcpy(r->path, p, (size_t)(end - p));
+	r->path[end - p] = 0;
+	struct at_frame_name n = { .pid = (uint32_t)pid, .kind = kind, .value = value,
+				   .line = (uint32_t)line, .function = r->function,
+				   .file = r->path };
+	r->st.names++;
+	if (r->on_names)
+		r->on_names(r->on_names_arg, &n);
+	return 0;
+}
+
 /* The payload of an RSS record (2.1), [p, end). 0, or -1 when it is malformed. */
 static int get_rss(struct at_atz_reader *r, const uint8_t *p, const uint8_t *end)
 {
@@ -834,6 +902,12 @@ static int get_sized(struct at_atz_reader *r, uint8_t op)
 	end = p + n;
 	if (r->frame_major >= 2 && (op == ATZ_OP_RSS || op == ATZ_OP_END)) {
 		if ((op == ATZ_OP_RSS ? get_rss(r, p, end) : get_end(r, p, end)) < 0)
+			return -1;
+		r->pos += head + n;
+		return 0;
+	}
+	if (r->frame_major >= 2 && op == ATZ_OP_NAMES) {
+		if (get_names(r, p, end) < 0)
 			return -1;
 		r->pos += head + n;
 		return 0;
@@ -1400,6 +1474,18 @@ void at_atz_reader_on_rss(struct at_atz_reader *r, at_atz_rss_fn fn, void *arg)
 {
 	r->on_rss = fn;
 	r->on_rss_arg = arg;
+}
+
+void at_atz_reader_on_names(struct at_atz_reader *r, at_atz_names_fn fn, void *arg)
+{
+	r->on_names = fn;
+	r->on_names_arg = arg;
+}
+
+void at_atz_reader_test_kinds(struct at_atz_reader *r)
+{
+	r->test_kinds = 1;
+	r->kinds_minor = 255;
 }
 
 void at_atz_reader_on_mapping(struct at_atz_reader *r, at_atz_mapping_fn fn, void *arg)

@@ -1,4 +1,4 @@
-/* atz_relay.c: stack, mapping and RSS records from a source to a sink (atz_relay.h). */
+/* atz_relay.c: stack, mapping, names and RSS records from a source to a sink (atz_relay.h). */
 #include <string.h>
 
 #include "atz_relay.h"
@@ -53,6 +53,19 @@ static void relay_mapping(void *arg, const struct at_mapping *m)
 		r->mappings++;
 }
 
+static void relay_names(void *arg, const struct at_frame_name *n)
+{
+	struct at_stack_relay *r = arg;
+
+	if (!relay_admits(r))
+		return;
+	struct at_sink_record rec = { .kind = AT_SINK_NAMES, .names = n };
+	if (at_sink_put_record(r->sink, &rec) < 0)
+		r->failed = 1;
+	else
+		r->names++;
+}
+
 static void relay_rss(void *arg, const struct at_rss *m)
 {
 	struct at_stack_relay *r = arg;
@@ -73,6 +86,7 @@ void at_stack_relay_attach(struct at_stack_relay *r, struct at_source *src,
 	r->sink = sink;
 	at_source_on_stack(src, relay_stack, r);
 	at_source_on_mapping(src, relay_mapping, r);
+	at_source_on_names(src, relay_names, r);
 	at_source_on_rss(src, relay_rss, r);
 }
 
@@ -80,6 +94,7 @@ void at_stack_relay_detach(struct at_source *src)
 {
 	at_source_on_stack(src, NULL, NULL);
 	at_source_on_mapping(src, NULL, NULL);
+	at_source_on_names(src, NULL, NULL);
 	at_source_on_rss(src, NULL, NULL);
 }
 

@@ -1,9 +1,9 @@
-/* atz_relay.h: passes the stack, mapping and RSS records of a source on to a sink, in stream
- * order.
+/* atz_relay.h: passes the stack, mapping, names and RSS records of a source on to a sink, in
+ * stream order.
  *
  * A program that converts a trace (munge, atz_tool encode) reads events from a source and puts
- * them into a sink; the relay forwards the stack and mapping records met in between, before
- * the event that follows them, so the output keeps them where the input had them. Stack ids
+ * them into a sink; the relay forwards the stack, mapping and names records met in between,
+ * before the event that follows them, so the output keeps them where the input had them. Stack ids
  * start over at 1 in each lz4 frame of the input (doc/FORMAT.md 2.1); the output is one frame,
  * so the relay numbers them on: at_stack_relay_id() gives an input event's id in the output.
  * A text sink, or a binary sink writing 1.x, gets no records (neither format holds them); the
@@ -21,6 +21,7 @@ struct at_stack_relay {
 	uint32_t offset;  /* output id - input id in the current input frame */
 	uint32_t stacks;  /* stack records put into the sink */
 	uint64_t mappings;
+	uint64_t names;   /* NAMES records put (doc/FORMAT.md 5.10) */
 	uint64_t rss;
 	int no_rss;       /* set by the caller: RSS records are dropped (a munge that numbers
 			   * processes anew, so the records' pids would name no process) */

@@ -205,6 +205,8 @@ static int atz_put_record(struct at_sink *s, const struct at_sink_record *r)
 		return at_atz_append_stack(w, r->stack);
 	case AT_SINK_MAPPING:
 		return at_atz_append_mapping(w, r->mapping);
+	case AT_SINK_NAMES:
+		return at_atz_append_names(w, r->names);
 	case AT_SINK_RSS:
 		return at_atz_append_rss(w, &r->rss);
 	case AT_SINK_THREAD_END:
@@ -222,8 +224,8 @@ int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 		return fail(s, EINVAL);
 	if (r->kind == AT_SINK_LOST)
 		s->lost += r->lost.events;
-	if ((r->kind == AT_SINK_STACK || r->kind == AT_SINK_MAPPING || r->kind == AT_SINK_RSS) &&
-	    s->opt.atz.major == 1)
+	if ((r->kind == AT_SINK_STACK || r->kind == AT_SINK_MAPPING || r->kind == AT_SINK_RSS ||
+	     r->kind == AT_SINK_NAMES) && s->opt.atz.major == 1)
 		return 0; /* 1.x holds none of them */
 	if (r->kind == AT_SINK_RSS && s->opt.atz.minor < 1)
 		return 0; /* nor does 2.0 */

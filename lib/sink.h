@@ -57,6 +57,7 @@ enum at_sink_record_kind {
 	AT_SINK_MAPPING,  /* an executable mapping of a process, for symbolizing stacks (2.x) */
 	AT_SINK_RSS,      /* the resident set of a process at a time (2.x) */
 	AT_SINK_THREAD_END, /* a thread ended: its state is released (2.3 END; text: nothing) */
+	AT_SINK_NAMES,    /* the name of frames of a kind named by names (2.x NAMES) */
 };
 
 struct at_sink_record {
@@ -77,6 +78,7 @@ struct at_sink_record {
 		struct at_atz_process change; /* strings copied before at_sink_put_record returns */
 		const struct at_stack *stack;     /* copied before at_sink_put_record returns */
 		const struct at_mapping *mapping; /* likewise, its path included */
+		const struct at_frame_name *names; /* likewise, its strings included */
 		struct at_rss rss;
 		struct {
 			uint32_t pid, tid;

@@ -196,6 +196,12 @@ static void atz_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg)
 		at_atz_reader_on_mapping(s->atz, fn, arg);
 }
 
+static void atz_on_names(struct at_source *s, at_atz_names_fn fn, void *arg)
+{
+	if (s->atz)
+		at_atz_reader_on_names(s->atz, fn, arg);
+}
+
 static void atz_on_rss(struct at_source *s, at_atz_rss_fn fn, void *arg)
 {
 	if (s->atz)
@@ -236,6 +242,7 @@ static const struct at_source_reader atz_reader = {
 	.next = next_atz,
 	.on_stack = atz_on_stack,
 	.on_mapping = atz_on_mapping,
+	.on_names = atz_on_names,
 	.on_rss = atz_on_rss,
 	.header = atz_header,
 	.readable_damage = atz_readable_damage,
@@ -308,6 +315,12 @@ void at_source_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg)
 {
 	if (reader(s)->on_mapping)
 		reader(s)->on_mapping(s, fn, arg);
+}
+
+void at_source_on_names(struct at_source *s, at_atz_names_fn fn, void *arg)
+{
+	if (reader(s)->on_names)
+		reader(s)->on_names(s, fn, arg);
 }
 
 void at_source_on_rss(struct at_source *s, at_atz_rss_fn fn, void *arg)

@@ -41,6 +41,7 @@ struct at_source_reader {
 	int (*next)(struct at_source *s, struct at_event *ev);
 	void (*on_stack)(struct at_source *s, at_atz_stack_fn fn, void *arg);
 	void (*on_mapping)(struct at_source *s, at_atz_mapping_fn fn, void *arg);
+	void (*on_names)(struct at_source *s, at_atz_names_fn fn, void *arg);
 	void (*on_rss)(struct at_source *s, at_atz_rss_fn fn, void *arg);
 	/* The trace's header (NULL: none, or not read). */
 	const struct at_atz_header *(*header)(const struct at_source *s);
@@ -79,6 +80,8 @@ int at_source_next(struct at_source *s, struct at_event *ev);
  * never calls them. at_source_next gives time_ns and stack 0 for text and 1.x traces. */
 void at_source_on_stack(struct at_source *s, at_atz_stack_fn fn, void *arg);
 void at_source_on_mapping(struct at_source *s, at_atz_mapping_fn fn, void *arg);
+/* NAMES records (doc/FORMAT.md 5.10) likewise, as at_atz_reader_on_names says. */
+void at_source_on_names(struct at_source *s, at_atz_names_fn fn, void *arg);
 /* RSS records (2.1) likewise. */
 void at_source_on_rss(struct at_source *s, at_atz_rss_fn fn, void *arg);
 /* Prints the last error: "PROGRAM: FILE:LINE: reason" for text, "PROGRAM: FILE: reason" for

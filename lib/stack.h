@@ -14,33 +14,41 @@
  * pid that overlaps an earlier one replaces it for the stacks that follow (munmap, then a new
  * dlopen at the same addresses).
  *
- * Every frame has a kind (enum at_frame_kind): today's are all native, pcs of the process. The
- * format reserves the other kinds for the frames of other runtimes (an interpreter's), which
- * no reader or writer of this version takes (doc/FORMAT.md 5.6). */
+ * Every frame has a kind (enum at_frame_kind, lib/frames.h): today's are all native, pcs of the
+ * process. The other kinds are for the frames of other runtimes (an interpreter's): their values
+ * are named by the NAMES records of their process (struct at_frame_name), written before the
+ * first stack that needs them as mapping records are for native frames (doc/FORMAT.md 5.6,
+ * 5.10). */
 #ifndef ALLOCTAP_STACK_H
 #define ALLOCTAP_STACK_H
 
 #include <stdint.h>
 
-#include "../bpf/stack_flags.h" /* enum at_stack_flags, shared with the BPF program */
+#include "../bpf/stack_flags.h" /* AT_STACK_MAX_FRAMES, enum at_stack_flags: shared with the
+                                  * BPF program */
+#include "frames.h"              /* enum at_frame_kind, the table of frame kinds */
 
-#define AT_STACK_MAX_FRAMES 128
 #define AT_BUILD_ID_MAX 20
-
-/* What a frame's value is. */
-enum at_frame_kind {
-	AT_FRAME_NATIVE = 0, /* a pc of the process's address space (every frame, so far) */
-	AT_FRAME_KINDS_KNOWN /* kinds from here to 255: reserved for other runtimes' frames */
-};
 
 struct at_stack {
 	uint32_t id;    /* 1, 2, ... in order of first appearance in the trace */
 	uint32_t pid;   /* the process whose addresses pcs are */
 	uint16_t count; /* frames in pcs, 1..AT_STACK_MAX_FRAMES */
 	uint16_t flags; /* enum at_stack_flags (bpf/stack_flags.h) */
-	uint64_t pcs[AT_STACK_MAX_FRAMES];
+	uint64_t pcs[AT_STACK_MAX_FRAMES]; /* each frame's value: a pc for a native frame */
 	uint8_t kinds[AT_STACK_MAX_FRAMES]; /* enum at_frame_kind of pcs[i], i < count: a reader
 					     * fills them (0 without AT_STACK_KINDS) */
+};
+
+/* The name of the frames of a kind named by NAMES records (lib/frames.h's AT_NAMED_NAMES):
+ * the frames of process pid of that kind and value are function, at line of file. */
+struct at_frame_name {
+	uint32_t pid;
+	uint8_t kind;         /* enum at_frame_kind, never AT_FRAME_NATIVE */
+	uint64_t value;       /* the frames' value (struct at_stack's pcs[i]) */
+	uint32_t line;        /* 0: unknown */
+	const char *function; /* kept by the caller */
+	const char *file;     /* kept by the caller; "" or NULL: unknown */
 };
 
 /* An executable mapping of a process: [start, end) maps path from file offset. */

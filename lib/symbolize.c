@@ -98,6 +98,18 @@ struct at_symbolizer {
 	struct object **index;    /* the objects by at_object_hash, open addressing, half full */
 	size_t index_slots;
 	struct at_ranges *mappings; /* each pid's mappings, the value its struct object */
+	struct frame_name *names;   /* names of frames that are not native, open addressing, at
+				     * most half full (NULL: none yet) */
+	size_t names_slots, nnames;
+};
+
+/* The name of a process's frames of one kind and value (a NAMES record). */
+struct frame_name {
+	uint32_t pid;
+	uint8_t kind;              /* 0: an empty slot (a native frame is never named so) */
+	uint64_t value;
+	uint32_t line;
+	char *function, *file;     /* owned; file NULL: unknown */
 };
 
 /* Opens a regular file read-only (lib/prim.h): a FIFO, a device, a socket or a directory is
@@ -696,6 +708,11 @@ void at_symbolizer_free(struct at_symbolizer *z)
 		free(o);
 	}
 	free(z->objects);
+	for (size_t i = 0; i < z->names_slots; i++) {
+		free(z->names[i].function);
+		free(z->names[i].file);
+	}
+	free(z->names);
 	at_ranges_free(z->mappings);
 	free(z->index);
 	free(z->debug_dir);
@@ -1150,4 +1167,96 @@ int at_frame_text(const struct at_frame *f, char *buf, size_t size)
 	if (f->object)
 		return snprintf(buf, size, "%s+0x%" PRIx64, f->object, f->object_address);
 	return snprintf(buf, size, "[unknown]");
+}
+
+/* The slot of (pid, kind, value) in names (slots of them, a power of two, never full): its
+ * entry, or the empty slot where it goes. */
+static struct frame_name *name_slot(struct frame_name *names, size_t slots, uint32_t pid,
+				    uint8_t kind, uint64_t value)
+{
+	uint64_t h = (value ^ ((uint64_t)pid << 8 | kind)) * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h >> 20) & (slots - 1);
+
+	while (names[i].kind && (names[i].pid != pid || names[i].kind != kind ||
+				 names[i].value != value))
+		i = (i + 1) & (slots - 1);
+	return &names[i];
+}
+
+/* Doubles z's table of names (or makes its first). 0, or -1 with errno (ENOMEM). */
+static int grow_names(struct at_symbolizer *z)
+{
+	size_t slots = z->names_slots ? 2 * z->names_slots : 64;
+	struct frame_name *v = calloc(slots, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < z->names_slots; i++)
+		if (z->names[i].kind)
+			*name_slot(v, slots, z->names[i].pid, z->names[i].kind,
+				   z->names[i].value) = z->names[i];
+	free(z->names);
+	z->names = v;
+	z->names_slots = slots;
+	return 0;
+}
+
+int at_symbolizer_add_name(struct at_symbolizer *z, const struct at_frame_name *n)
+{
+	if (at_frame_naming(n->kind) != AT_NAMED_NAMES || !n->function) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (2 * (z->nnames + 1) > z->names_slots && grow_names(z) < 0)
+		return -1;
+	char *function = strdup(n->function);
+	char *file = n->file && n->file[0] ? strdup(n->file) : NULL;
+	if (!function || (n->file && n->file[0] && !file)) {
+		free(function);
+		free(file);
+		errno = ENOMEM;
+		return -1;
+	}
+	struct frame_name *e = name_slot(z->names, z->names_slots, n->pid, n->kind, n->value);
+	if (e->kind) { /* a later record of the same frames replaces the earlier */
+		free(e->function);
+		free(e->file);
+	} else {
+		z->nnames++;
+	}
+	*e = (struct frame_name){ n->pid, n->kind, n->value, n->line, function, file };
+	return 0;
+}
+
+/* The one frame of value of pid's kind, named by its NAMES record: the function, its file and
+ * line; without a record, the kind's name as its object and the value as its address. */
+static int symbolize_named(struct at_symbolizer *z, uint32_t pid, unsigned kind,
+			   uint64_t value, struct at_frame *f)
+{
+	const struct frame_name *e =
+		z->names_slots ? name_slot(z->names, z->names_slots, pid, (uint8_t)kind, value)
+			       : NULL;
+
+	*f = (struct at_frame){ .object = at_frame_kind_name(kind), .object_address = value };
+	if (e && e->kind) {
+		f->function = e->function;
+		f->file = e->file;
+		f->line = e->line;
+	}
+	return 1;
+}
+
+int at_symbolize_frame(struct at_symbolizer *z, uint32_t pid, unsigned kind, uint64_t value,
+		       int return_address, struct at_frame *frames, int max)
+{
+	switch (at_frame_naming(kind)) {
+	case AT_NAMED_ADDRESS:
+		return at_symbolize(z, pid, value, return_address, frames, max);
+	case AT_NAMED_NAMES:
+		return symbolize_named(z, pid, kind, value, frames);
+	case AT_NAMED_NONE:
+		break;
+	}
+	frames[0] = (struct at_frame){ .object_address = value };
+	return 1;
 }

@@ -15,6 +15,9 @@
  * the trace began (at_symbolizer_trace_start): its file is used only if it has not changed
  * since (its ctime, which no one can set back, is older), else it is reported and unnamed.
  *
+ * Frames of other kinds (lib/frames.h: an interpreter's) are named by the NAMES records of the
+ * trace (at_symbolizer_add_name); at_symbolize_frame names a frame whatever its kind.
+ *
  * Links with -ldw -lelf. Not thread-safe: one symbolizer per thread. */
 #ifndef ALLOCTAP_SYMBOLIZE_H
 #define ALLOCTAP_SYMBOLIZE_H
@@ -68,6 +71,21 @@ int at_symbolizer_add_mapping(struct at_symbolizer *z, const struct at_mapping *
  * entry and is looked up as it is. object_address is always that of pc itself. */
 int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_address,
 		 struct at_frame *frames, int max);
+
+/* Adds the name of n->pid's frames of kind n->kind and value n->value (a NAMES record; its
+ * strings are copied): a later name of the same frames replaces the earlier for the lookups that
+ * follow. 0, or -1 with errno (EINVAL for a kind not named by NAMES records, lib/frames.h, or
+ * no function; ENOMEM). */
+int at_symbolizer_add_name(struct at_symbolizer *z, const struct at_frame_name *n);
+
+/* The frames of one stack frame of process pid, whatever its kind (enum at_frame_kind): a
+ * native frame's value is an address, looked up as at_symbolize says (return_address the
+ * same); a frame of a kind named by NAMES records is one frame, its function, file and line
+ * from its name (at_symbolizer_add_name), its object the kind's name ("test") and its
+ * object_address the value, function NULL without a name; a kind the table lacks is one frame
+ * with neither function nor object. At least one frame, at most max (> 0), returned. */
+int at_symbolize_frame(struct at_symbolizer *z, uint32_t pid, unsigned kind, uint64_t value,
+		       int return_address, struct at_frame *frames, int max);
 
 /* The frame as one folded-stack word, in buf (NUL-terminated, cut to size): the function name,
  * else "OBJECT+0xADDRESS", else "[unknown]". Returns the length it wanted, as snprintf. */

@@ -98,7 +98,7 @@ static int open_out(struct out *o, const struct rep_request *r)
 		o->f = stdout;
 		return 0;
 	}
-	if (r->dot && (ends_with(r->output, ".svg") || ends_with(r->output, ".pdf")))
+	if (rep_option_value(r, "dot") && (ends_with(r->output, ".svg") || ends_with(r->output, ".pdf")))
 		return open_dot(o, r->output, ends_with(r->output, ".svg") ? "svg" : "pdf");
 	if (at_output_open(&file, r->output) < 0) {
 		at_error("cannot open %s: %s", r->output, file.why);
@@ -185,7 +185,9 @@ struct watchers {
 static int start_pass(struct rep_pass *p, const struct rep_request *r, const char *trace, int heap,
 		      struct watchers *w, struct at_source *src)
 {
-	if (rep_sites_init(&p->x, r->weight, r->debug_dir, on_problem, NULL) < 0) {
+	enum rep_weight weight = (enum rep_weight)rep_option_value(r, "weight");
+
+	if (rep_sites_init(&p->x, weight, r->debug_dir, on_problem, NULL) < 0) {
 		at_error("%s", strerror(errno));
 		return -1;
 	}
@@ -285,8 +287,10 @@ static void pass_free(struct rep_pass *p)
 /* Whether export can add each event's weight as it comes, without the engine. */
 static int plain_export(const struct rep_request *r)
 {
-	return r->command == REP_CMD_EXPORT && !r->pprof && !r->heap.have_pid && !r->heap.have_window &&
-	       (r->weight == REP_WEIGHT_ALLOC_COUNT || r->weight == REP_WEIGHT_ALLOC_BYTES);
+	enum rep_weight w = (enum rep_weight)rep_option_value(r, "weight");
+
+	return r->command == REP_CMD_EXPORT && !rep_option_value(r, "pprof") && !r->heap.have_pid &&
+	       !r->heap.have_window && (w == REP_WEIGHT_ALLOC_COUNT || w == REP_WEIGHT_ALLOC_BYTES);
 }
 
 /* Ends the watcher of the first pass: its last output. 0, or -1 reported. */
@@ -320,7 +324,8 @@ int rep_run(const struct rep_request *r)
 	int heap = !plain_export(r), rc = 1, damaged = 0;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
-	if (r->pprof && (!r->output || strcmp(r->output, "-") == 0) && isatty(STDOUT_FILENO)) {
+	if (rep_option_value(r, "pprof") && (!r->output || strcmp(r->output, "-") == 0) &&
+	    isatty(STDOUT_FILENO)) {
 		at_error("export --pprof writes a binary file: give -o FILE, or redirect stdout");
 		return 1;
 	}

@@ -1,7 +1,8 @@
 /* command.h: one alloctap-report command, run from start to end: the trace read in one pass
  * (report/feed.h) into the engine (report/heap.h) or the folded export (report/export.h), then
  * the command's output (report/tables.h, tree.h, diff.h). alloctap-report's main only fills a
- * request from its arguments; the commands are the table of report/commands.h. */
+ * request from its arguments; the commands and their options are the table of
+ * report/commands.h. */
 #ifndef ALLOCTAP_REPORT_COMMAND_H
 #define ALLOCTAP_REPORT_COMMAND_H
 
@@ -18,15 +19,10 @@ struct rep_request {
 	const char *trace[2];       /* TRACE, and TRACE_B for diff ("-": standard input) */
 	const char *output;         /* NULL or "-": standard output */
 	const char *debug_dir;      /* NULL: lib/symbolize.h's default */
-	struct rep_heap_options heap; /* --pid, --window, --at */
-	enum rep_weight weight;     /* export --folded */
-	int pprof;                  /* export --pprof */
-	int json;                   /* summary --json */
-	int dot;                    /* peak --dot */
-	int annotate;               /* lifetimes, layout --annotate */
-	uint64_t every_ns;          /* timeline --every */
-	uint64_t churn_bytes;       /* timeline --churn */
-	size_t top;                 /* timeline --top */
+	struct rep_heap_options heap; /* --pid, --window, and the moment of an option REP_ARG_MOMENT */
+	/* The values of the command's own options, indexed by their rows in its definition's
+	 * options (commands.h): each its default when not given. */
+	uint64_t opt[REP_OPTIONS_MAX];
 	int strict;                 /* --strict: damaged input is an error, not reported */
 };
 

@@ -1,8 +1,10 @@
 /* commands.c: the definitions of alloctap-report's commands (commands.h): for each, its
- * operands, its --help lines, the watcher of its pass and its writer, over the engine
- * (heap.h) and the writers of tables.c, tree.c, diff.c, export.c, pprof.c, lifetimes.c,
- * layout.c and html.c. Each write_NAME below is a command's writer, each NAME_start, _event,
- * _rss, _end and _free its watcher's hook, with the contracts of struct rep_command_def. */
+ * operands, its options (NAME_options, whose rows the enum before them names: the writer
+ * reads each value as r->opt[ROW]), its --help lines, the watcher of its pass and its writer,
+ * over the engine (heap.h) and the writers of tables.c, tree.c, diff.c, export.c, pprof.c,
+ * lifetimes.c, layout.c and html.c. Each write_NAME below is a command's writer, each
+ * NAME_start, _event, _rss, _end and _free its watcher's hook, with the contracts of struct
+ * rep_command_def; rep_option_set, _row and _value are the options' accessors. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +24,36 @@
 const struct rep_command_def *const rep_commands[REP_CMD_COUNT] = { REP_COMMANDS(REP_COMMAND_ROW) };
 #undef REP_COMMAND_ROW
 
+/* A definition's options: the array a and its length. */
+#define OPTIONS(a) .options = a, .n_options = sizeof(a) / sizeof(a[0])
+
+void rep_option_set(struct rep_request *r, size_t row, uint64_t value, uint64_t ns)
+{
+	r->opt[row] = value;
+	if (rep_commands[r->command]->options[row].arg != REP_ARG_MOMENT)
+		return;
+	r->heap.moment = (enum rep_moment_kind)value;
+	if (value == REP_AT_TIME)
+		r->heap.moment_ns = ns;
+}
+
+int rep_option_row(const struct rep_request *r, const char *name)
+{
+	const struct rep_command_def *cmd = rep_commands[r->command];
+
+	for (size_t i = 0; i < cmd->n_options; i++)
+		if (strcmp(cmd->options[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+uint64_t rep_option_value(const struct rep_request *r, const char *name)
+{
+	int row = rep_option_row(r, name);
+
+	return row < 0 ? 0 : r->opt[row];
+}
+
 const char *rep_command_list(void)
 {
 	static char list[256];
@@ -38,11 +70,16 @@ const char *rep_command_list(void)
 
 /* ---- summary, leaks, sizes (tables.c) ------------------------------------------------------- */
 
+enum { SUMMARY_JSON };
+static const struct rep_option summary_options[] = {
+	[SUMMARY_JSON] = { .name = "json", .elsewhere = "--json goes with summary" },
+};
+
 static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *a,
 			 struct rep_pass *b)
 {
 	(void)b;
-	return r->json ? rep_write_summary_json(f, a->h) : rep_write_summary(f, a->h);
+	return r->opt[SUMMARY_JSON] ? rep_write_summary_json(f, a->h) : rep_write_summary(f, a->h);
 }
 
 const struct rep_command_def rep_cmd_summary = {
@@ -59,6 +96,7 @@ const struct rep_command_def rep_cmd_summary = {
 "                      final_live_bytes, final_live_blocks, temporary_allocations,\n"
 "                      failed_allocations, unknown_frees; then per_process, a list of\n"
 "                      the same with pid)\n",
+	OPTIONS(summary_options),
 	.write = write_summary,
 };
 
@@ -97,6 +135,16 @@ const struct rep_command_def rep_cmd_sizes = {
 
 /* ---- peak (tree.c) ------------------------------------------------------------------------ */
 
+/* --at: peak's moment, and export --pprof's. */
+#define AT_BAD "--at needs heap-peak, rss-peak, end or SECONDS, not: %s"
+
+enum { PEAK_DOT, PEAK_AT };
+static const struct rep_option peak_options[] = {
+	[PEAK_DOT] = { .name = "dot", .elsewhere = "--dot goes with peak" },
+	[PEAK_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_PEAK, .bad = AT_BAD,
+		      .elsewhere = "--at goes with peak" },
+};
+
 /* The moment of the tree, in its title: "heap peak", "RSS peak", "end" or "S.UUUUUU s". */
 static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
 			 struct rep_pass *b)
@@ -111,7 +159,7 @@ static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
 		snprintf(what, sizeof(what), "%s", r->heap.moment == REP_AT_PEAK     ? "heap peak"
 						   : r->heap.moment == REP_AT_RSS_PEAK ? "RSS peak"
 										       : "end");
-	return r->dot ? rep_write_dot(f, a->h, r->heap.moment, what)
+	return r->opt[PEAK_DOT] ? rep_write_dot(f, a->h, r->heap.moment, what)
 		      : rep_write_tree(f, a->h, r->heap.moment, what);
 }
 
@@ -126,17 +174,33 @@ const struct rep_command_def rep_cmd_peak = {
 "                      the first event: bytes, percent and blocks per frame; --dot: a\n"
 "                      Graphviz graph (frames under 1% left out), rendered by Graphviz's\n"
 "                      dot when FILE ends in .svg or .pdf\n",
+	OPTIONS(peak_options),
 	.write = write_peak,
 };
 
 /* ---- timeline (tables.c) ---------------------------------------------------------------- */
 
+#define TIMELINE_ELSEWHERE "--every, --churn and --top go with timeline"
+
+enum { TIMELINE_EVERY, TIMELINE_CHURN, TIMELINE_TOP };
+static const struct rep_option timeline_options[] = {
+	[TIMELINE_EVERY] = { .name = "every", .arg = REP_ARG_SECONDS, .above_zero = 1,
+			     .bad = "--every needs SECONDS above 0, not: %s",
+			     .elsewhere = TIMELINE_ELSEWHERE, .one_of = 1 },
+	[TIMELINE_CHURN] = { .name = "churn", .arg = REP_ARG_BYTES, .above_zero = 1,
+			     .bad = "--churn needs BYTES above 0, not: %s",
+			     .elsewhere = TIMELINE_ELSEWHERE, .one_of = 1 },
+	[TIMELINE_TOP] = { .name = "top", .arg = REP_ARG_COUNT, .value = 10,
+			   .bad = "--top needs a count, not: %s", .elsewhere = TIMELINE_ELSEWHERE },
+};
+
 static int timeline_start(void *state, const struct rep_command_start *s)
 {
 	struct rep_timeline *t = state;
 
-	*t = (struct rep_timeline){ .out = s->out, .every_ns = s->r->every_ns,
-				    .churn_bytes = s->r->churn_bytes, .top = s->r->top };
+	*t = (struct rep_timeline){ .out = s->out, .every_ns = s->r->opt[TIMELINE_EVERY],
+				    .churn_bytes = s->r->opt[TIMELINE_CHURN],
+				    .top = (size_t)s->r->opt[TIMELINE_TOP] };
 	if (rep_timeline_start(t, s->h) < 0) {
 		at_error("a file for the series: %s", strerror(errno));
 		return -1;
@@ -178,6 +242,8 @@ const struct rep_command_def rep_cmd_timeline = {
 "                      moved by BYTES): live bytes and RSS, then the N (10) sites holding\n"
 "                      most, with their allocations and frees since the last snapshot and\n"
 "                      in all; then the series of live bytes and RSS\n",
+	OPTIONS(timeline_options),
+	.one_of = "timeline needs one of --every SECONDS and --churn BYTES",
 	.state_size = sizeof(struct rep_timeline),
 	.start = timeline_start,
 	.end = timeline_end,
@@ -187,9 +253,20 @@ const struct rep_command_def rep_cmd_timeline = {
 
 /* ---- lifetimes (lifetimes.c) ------------------------------------------------------------ */
 
+/* --annotate: lifetimes', and layout's. */
+#define ANNOTATE_ELSEWHERE "--annotate goes with lifetimes and layout"
+
+enum { LIFETIMES_ANNOTATE, LIFETIMES_HIST };
+static const struct rep_option lifetimes_options[] = {
+	[LIFETIMES_ANNOTATE] = { .name = "annotate", .elsewhere = ANNOTATE_ELSEWHERE },
+	[LIFETIMES_HIST] = { .name = "hist", .elsewhere = "--hist goes with lifetimes",
+			     .conflicts = "annotate",
+			     .conflict = "lifetimes takes one of --annotate and --hist" },
+};
+
 static int lifetimes_start(void *state, const struct rep_command_start *s)
 {
-	rep_lifetimes_start(state, s->h, s->out, s->r->annotate, s->munged);
+	rep_lifetimes_start(state, s->h, s->out, (int)s->r->opt[LIFETIMES_ANNOTATE], s->munged);
 	return 0;
 }
 
@@ -213,6 +290,7 @@ const struct rep_command_def rep_cmd_lifetimes = {
 "                      allocated N lines ago\" (and the lifetime in ns), at column 50, as\n"
 "                      Compact Memory Traces' lifetimes.py writes; --hist (the default):\n"
 "                      lifetimes in events and ns (log2) against size (log2)\n",
+	OPTIONS(lifetimes_options),
 	.state_size = sizeof(struct rep_lifetimes),
 	.start = lifetimes_start,
 	.event = lifetimes_event,
@@ -222,9 +300,14 @@ const struct rep_command_def rep_cmd_lifetimes = {
 
 /* ---- layout (layout.c) ------------------------------------------------------------------ */
 
+enum { LAYOUT_ANNOTATE };
+static const struct rep_option layout_options[] = {
+	[LAYOUT_ANNOTATE] = { .name = "annotate", .elsewhere = ANNOTATE_ELSEWHERE },
+};
+
 static int layout_start(void *state, const struct rep_command_start *s)
 {
-	rep_layout_start(state, s->h, s->out, s->r->annotate, s->munged);
+	rep_layout_start(state, s->h, s->out, (int)s->r->opt[LAYOUT_ANNOTATE], s->munged);
 	return 0;
 }
 
@@ -253,6 +336,7 @@ const struct rep_command_def rep_cmd_layout = {
 "                      blocks below and above and the gaps to them, the block's pages, the\n"
 "                      pages that came into use or went out of it); without: the gaps and\n"
 "                      the pages in use\n",
+	OPTIONS(layout_options),
 	.state_size = sizeof(struct rep_layout),
 	.start = layout_start,
 	.event = layout_event,
@@ -283,6 +367,25 @@ const struct rep_command_def rep_cmd_diff = {
 /* ---- export (export.c, pprof.c) --------------------------------------------------------- */
 
 /* export with a weight of the whole pass, or a selection: each site's figure onto its line. */
+#define EXPORT_ELSEWHERE "--folded, --pprof and --weight go with export"
+
+enum { EXPORT_PPROF, EXPORT_FOLDED, EXPORT_WEIGHT, EXPORT_AT };
+static const struct rep_option export_options[] = {
+	[EXPORT_PPROF] = { .name = "pprof", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
+	[EXPORT_FOLDED] = { .name = "folded", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
+	[EXPORT_WEIGHT] = { .name = "weight", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_ALLOC_COUNT,
+			    .bad = "--weight needs alloc-count, alloc-bytes, peak-bytes, "
+				   "leak-bytes or temp-count, not: %s",
+			    .elsewhere = EXPORT_ELSEWHERE, .conflicts = "pprof",
+			    .conflict = "--weight goes with --folded: a pprof profile holds "
+					"every weight" },
+	/* in use at the end, unless --at heap-peak */
+	[EXPORT_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_END, .bad = AT_BAD,
+			.elsewhere = "--at goes with peak", .needs = "pprof",
+			.allowed = 1u << REP_AT_PEAK | 1u << REP_AT_END,
+			.refused = "export --pprof takes --at heap-peak or end" },
+};
+
 static void weigh_sites(struct rep_pass *p, enum rep_weight w)
 {
 	const struct rep_site *sites;
@@ -303,10 +406,10 @@ static int write_export(FILE *f, const struct rep_request *r, struct rep_pass *a
 			 struct rep_pass *b)
 {
 	(void)b;
-	if (r->pprof)
+	if (r->opt[EXPORT_PPROF])
 		return rep_write_pprof(f, a->h, &a->x, r->heap.moment);
 	if (a->h)
-		weigh_sites(a, r->weight);
+		weigh_sites(a, (enum rep_weight)r->opt[EXPORT_WEIGHT]);
 	return rep_export_write(&a->x, f);
 }
 
@@ -324,6 +427,8 @@ const struct rep_command_def rep_cmd_export = {
 "                      a gzip'd pprof profile (go tool pprof, Pyroscope, Parca): Go's heap\n"
 "                      sample types alloc_objects, alloc_space, inuse_objects, inuse_space\n"
 "                      (in use at the end, or at the heap peak), a pid label per sample\n",
+	OPTIONS(export_options),
+	.one_of = "export needs one output format: --folded or --pprof",
 	.write = write_export,
 };
 

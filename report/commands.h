@@ -1,12 +1,15 @@
 /* commands.h: the table of alloctap-report's commands. Each row names a command and its
- * definition (struct rep_command_def: its name, operands, --help lines, the watcher of its
- * pass and its writer); the enum, the names the command line accepts, the usage messages'
- * list, --help's "Commands:" and the fuzz harness's choice all come from the table, in its
- * order. A new command is its writer's file (defining rep_cmd_NAME) and one row here. */
+ * definition (struct rep_command_def: its name, operands, options, --help lines, the watcher
+ * of its pass and its writer); the enum, the names the command line accepts, the usage
+ * messages' list, --help's "Commands:", the options getopt knows and their checks, and the
+ * fuzz harness's choice of a request all come from the table, in its order. A new command,
+ * with or without options of its own, is its writer's file (defining rep_cmd_NAME) and one
+ * row here. */
 #ifndef ALLOCTAP_REPORT_COMMANDS_H
 #define ALLOCTAP_REPORT_COMMANDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "export.h"
@@ -32,6 +35,42 @@ enum rep_command { REP_COMMANDS(REP_COMMAND_ENUM) REP_CMD_COUNT };
 
 struct rep_request;
 
+/* The kind of an option's argument: how report/main.c reads it into the option's value. */
+enum rep_arg {
+	REP_ARG_NONE,    /* a flag: 1 when given */
+	REP_ARG_SECONDS, /* decimal seconds ("2", "0.25", ".5", at most nine decimals): ns */
+	REP_ARG_BYTES,   /* a decimal count of bytes, up to 2^64-1 */
+	REP_ARG_COUNT,   /* a decimal count, up to SIZE_MAX */
+	REP_ARG_MOMENT,  /* heap-peak (or peak), rss-peak, end or SECONDS: an enum rep_moment_kind,
+			  * also the engine's moment (the request's heap.moment and moment_ns) */
+	REP_ARG_WEIGHT,  /* a weight's name (weight.h): an enum rep_weight */
+};
+
+/* The most options one command has: the size of the request's values. */
+#define REP_OPTIONS_MAX 8
+
+/* One option of a command: its row's index in the command's options is where its value goes
+ * (struct rep_request's opt[]). An option two commands take (--at, --annotate) is a row in
+ * each, with the same name, argument and messages; the first command of the table that takes
+ * it says where else it goes. Its --help line is in the command's usage. */
+struct rep_option {
+	const char *name;      /* "json": --json */
+	enum rep_arg arg;
+	uint64_t value;        /* its value when not given */
+	int above_zero;        /* a value of 0 is refused (the message bad) */
+	const char *bad;       /* an argument not of its kind: the message, %s the argument */
+	/* Given to a command without it (or without needs): the message, to which ", not with
+	 * COMMAND" is added. */
+	const char *elsewhere;
+	int one_of;            /* nonzero: the command needs exactly one of its one_of options */
+	const char *needs;     /* NULL, or an option of the command this one goes with only; its
+				* value is then set only when that one is given */
+	const char *conflicts; /* NULL, or an option of the command this one cannot be given with */
+	const char *conflict;  /* the message then */
+	unsigned allowed;      /* 0, or the values (bits 1 << value) this command takes */
+	const char *refused;   /* the message for a value not allowed */
+};
+
 /* One trace read: its sites named by x, its pass in h (NULL: the plain folded export). */
 struct rep_pass {
 	struct rep_sites x;
@@ -54,7 +93,10 @@ struct rep_command_def {
 	unsigned traces;        /* operands: 1, or 2 (TRACE_A TRACE_B, both read alike) */
 	const char *output_is;  /* non-NULL: the command needs -o FILE, this being what FILE is */
 	int heap_sizes;         /* the engine counts calls per size bucket */
-	const char *usage;      /* its lines under --help's "Commands:" */
+	const char *usage;      /* its lines under --help's "Commands:", its options' included */
+	const struct rep_option *options; /* its own options (at most REP_OPTIONS_MAX) */
+	size_t n_options;
+	const char *one_of;     /* the message when not exactly one of the one_of options is given */
 	size_t state_size;      /* the watcher's state (zeroed), for the first trace's pass */
 	/* Starts the watcher: 0, or -1 reported. */
 	int (*start)(void *state, const struct rep_command_start *s);
@@ -78,6 +120,17 @@ REP_COMMANDS(REP_COMMAND_DECLARE)
 
 /* The table, indexed by enum rep_command. */
 extern const struct rep_command_def *const rep_commands[REP_CMD_COUNT];
+
+/* Sets the value of row row of r's command's options (for a REP_ARG_MOMENT, also the engine's
+ * moment: value an enum rep_moment_kind, ns its time for REP_AT_TIME). */
+void rep_option_set(struct rep_request *r, size_t row, uint64_t value, uint64_t ns);
+
+/* The row of r's command's option named name: its index, or -1 when the command has none. */
+int rep_option_row(const struct rep_request *r, const char *name);
+
+/* The value of r's command's option named name (its default when not given), or 0 when the
+ * command has no such option. */
+uint64_t rep_option_value(const struct rep_request *r, const char *name);
 
 /* The names joined for a message: "summary, peak, ... export or html" (static storage). */
 const char *rep_command_list(void);

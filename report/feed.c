@@ -65,6 +65,16 @@ static void on_mapping(void *arg, const struct at_mapping *m)
 			 m->pid, errno == EINVAL ? "invalid (empty range)" : strerror(errno));
 }
 
+/* A NAMES record: the name of frames that are not native, for the symbolizer. */
+static void on_names(void *arg, const struct at_frame_name *n)
+{
+	struct records *r = arg;
+
+	if (!r->failed[0] && at_symbolizer_add_name(r->x->symbolizer, n) < 0)
+		snprintf(r->failed, sizeof(r->failed), "names record of process %" PRIu32 ": %s",
+			 n->pid, errno == EINVAL ? "invalid (kind)" : strerror(errno));
+}
+
 static int export_event(void *arg, const struct at_event *ev)
 {
 	return rep_export_event(arg, ev, ev->stack);
@@ -121,6 +131,7 @@ int rep_feed_events(struct at_source *s, struct rep_sites *x, rep_event_fn fn, v
 
 	at_source_on_stack(s, on_stack, &records);
 	at_source_on_mapping(s, on_mapping, &records);
+	at_source_on_names(s, on_names, &records);
 	at_progress_start(&progress, s->name, at_source_units(s));
 	while ((got = at_source_next(s, &ev)) != 0) {
 		at_progress_tick(&progress, events);

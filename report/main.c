@@ -2,7 +2,8 @@
  * report/command.c runs it: report/feed.c reads the trace into the engine of report/heap.c
  * (live blocks, sites, processes) or the folded export of report/export.c, and
  * report/tables.c, tree.c, diff.c and folded.c write the command's output. The commands, their
- * operands and their writers are the table of report/commands.h. */
+ * operands, their options and their writers are the table of report/commands.h: this file
+ * parses every command's options through that table, with one loop. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -79,32 +80,190 @@ static int parse_window(const char *s, struct rep_heap_options *o)
 	return o->window_from_ns <= o->window_to_ns ? 0 : -1;
 }
 
-/* --at heap-peak|rss-peak|end|SECONDS. */
-static int parse_at(const char *s, struct rep_heap_options *o)
+/* --at heap-peak|rss-peak|end|SECONDS: the moment's kind in *kind, its time in *ns (for
+ * SECONDS only). */
+static int parse_at(const char *s, uint64_t *kind, uint64_t *ns)
 {
 	if (strcmp(s, "heap-peak") == 0 || strcmp(s, "peak") == 0)
-		o->moment = REP_AT_PEAK;
+		*kind = REP_AT_PEAK;
 	else if (strcmp(s, "rss-peak") == 0)
-		o->moment = REP_AT_RSS_PEAK;
+		*kind = REP_AT_RSS_PEAK;
 	else if (strcmp(s, "end") == 0)
-		o->moment = REP_AT_END;
-	else if (parse_seconds(s, &o->moment_ns) == 0)
-		o->moment = REP_AT_TIME;
+		*kind = REP_AT_END;
+	else if (parse_seconds(s, ns) == 0)
+		*kind = REP_AT_TIME;
 	else
 		return -1;
 	return 0;
 }
 
-/* Options given, to check that each goes with the command. */
-struct given {
-	int json, at, dot, every, churn, top, folded, pprof, weight, output, annotate, hist;
+/* The argument of option o into *v (and *ns for a moment). 0, or -1 when it is not of o's
+ * kind or is 0 where o needs more. */
+static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v, uint64_t *ns)
+{
+	enum rep_weight w = REP_WEIGHT_ALLOC_COUNT;
+	int rc = 0;
+
+	switch (o->arg) {
+	case REP_ARG_NONE:
+		*v = 1;
+		break;
+	case REP_ARG_SECONDS:
+		rc = parse_seconds(arg, v);
+		break;
+	case REP_ARG_BYTES:
+		rc = parse_count(arg, UINT64_MAX, v);
+		break;
+	case REP_ARG_COUNT:
+		rc = parse_count(arg, SIZE_MAX, v);
+		break;
+	case REP_ARG_MOMENT:
+		rc = parse_at(arg, v, ns);
+		break;
+	case REP_ARG_WEIGHT:
+		rc = rep_weight_parse(arg, &w);
+		*v = (uint64_t)w;
+		break;
+	}
+	return rc < 0 || (o->above_zero && !*v) ? -1 : 0;
+}
+
+/* The most distinct option names of all commands together (more are not known to getopt). */
+#define OPTIONS_ALL 32
+
+/* Every command's options, each name once (its first row in the table's order, and that row's
+ * command), and what the command line gave of each. */
+struct options {
+	const struct rep_option *o[OPTIONS_ALL];
+	enum rep_command first[OPTIONS_ALL];
+	size_t n;
+	struct {
+		int on;
+		uint64_t v, ns;
+	} given[OPTIONS_ALL];
 };
 
-/* The command's operands and the options it takes. -1 to go on, else the exit code. */
-static int check_command(struct rep_request *r, const struct given *g, int nops, char **ops)
+/* The index of the option named name in all, or -1. */
+static int option_index(const struct options *all, const char *name)
 {
-	enum rep_command c = r->command;
-	const struct rep_command_def *cmd = rep_commands[c];
+	for (size_t i = 0; i < all->n; i++)
+		if (strcmp(all->o[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Fills all from the table of commands. */
+static void collect_options(struct options *all)
+{
+	memset(all, 0, sizeof(*all));
+	for (size_t c = 0; c < REP_CMD_COUNT; c++)
+		for (size_t i = 0; i < rep_commands[c]->n_options; i++) {
+			const struct rep_option *o = &rep_commands[c]->options[i];
+
+			if (option_index(all, o->name) >= 0 || all->n == OPTIONS_ALL)
+				continue;
+			all->first[all->n] = (enum rep_command)c;
+			all->o[all->n++] = o;
+		}
+}
+
+/* Whether the option named name was given. */
+static int given(const struct options *all, const char *name)
+{
+	int i = option_index(all, name);
+
+	return i >= 0 && all->given[i].on;
+}
+
+/* Whether a command takes the option named name with an option that is given: its mistakes
+ * are then said by that option's own check. */
+static int needed_elsewhere(const struct options *all, const char *name)
+{
+	for (size_t c = 0; c < REP_CMD_COUNT; c++)
+		for (size_t i = 0; i < rep_commands[c]->n_options; i++) {
+			const struct rep_option *o = &rep_commands[c]->options[i];
+
+			if (o->needs && strcmp(o->name, name) == 0 && given(all, o->needs))
+				return 1;
+		}
+	return 0;
+}
+
+/* Option i of all, if given, goes with r's command (and with the option it needs there). -1
+ * to go on, else the exit code. */
+static int check_elsewhere(const struct rep_request *r, const struct options *all, size_t i)
+{
+	const struct rep_command_def *cmd = rep_commands[r->command];
+
+	if (!all->given[i].on)
+		return -1;
+	int row = rep_option_row(r, all->o[i]->name);
+	if (row < 0 && !needed_elsewhere(all, all->o[i]->name))
+		return at_usage_error("%s, not with %s", all->o[i]->elsewhere, cmd->name);
+	if (row < 0)
+		return -1;
+	const struct rep_option *o = &cmd->options[row];
+	if (o->needs && !given(all, o->needs))
+		return at_usage_error("%s, not with %s", o->elsewhere, cmd->name);
+	return -1;
+}
+
+/* r's command's own options together (one of them, conflicts), then their values into r. -1
+ * to go on, else the exit code. */
+static int check_own(struct rep_request *r, const struct options *all)
+{
+	const struct rep_command_def *cmd = rep_commands[r->command];
+	int one_of = 0;
+
+	for (size_t i = 0; i < cmd->n_options; i++)
+		one_of += cmd->options[i].one_of && given(all, cmd->options[i].name);
+	if (cmd->one_of && one_of != 1)
+		return at_usage_error("%s", cmd->one_of);
+	for (size_t i = 0; i < cmd->n_options; i++) {
+		const struct rep_option *o = &cmd->options[i];
+
+		if (o->conflicts && given(all, o->name) && given(all, o->conflicts))
+			return at_usage_error("%s", o->conflict);
+	}
+	for (size_t i = 0; i < cmd->n_options; i++) {
+		const struct rep_option *o = &cmd->options[i];
+		int k = option_index(all, o->name);
+
+		if (o->needs && !given(all, o->needs))
+			continue;
+		if (k < 0 || !all->given[k].on) {
+			rep_option_set(r, i, o->value, 0);
+			continue;
+		}
+		if (o->allowed && !(o->allowed & 1u << all->given[k].v))
+			return at_usage_error("%s", o->refused);
+		rep_option_set(r, i, all->given[k].v, all->given[k].ns);
+	}
+	return -1;
+}
+
+/* The options given, command by command in the table's order: each option given goes with r's
+ * command; at r's command, its own checks. The first mistake is said. -1 to go on, else the
+ * exit code. */
+static int check_options(struct rep_request *r, const struct options *all)
+{
+	int rc;
+
+	for (size_t c = 0; c < REP_CMD_COUNT; c++) {
+		for (size_t i = 0; i < all->n; i++)
+			if (all->first[i] == c && (rc = check_elsewhere(r, all, i)) >= 0)
+				return rc;
+		if (c == r->command && (rc = check_own(r, all)) >= 0)
+			return rc;
+	}
+	return -1;
+}
+
+/* The command's operands and the options it takes. -1 to go on, else the exit code. */
+static int check_command(struct rep_request *r, const struct options *all, int output, int nops,
+			 char **ops)
+{
+	const struct rep_command_def *cmd = rep_commands[r->command];
 	const char *name = cmd->name;
 	int ntraces = (int)cmd->traces;
 
@@ -117,41 +276,9 @@ static int check_command(struct rep_request *r, const struct given *g, int nops,
 	r->trace[1] = ntraces == 2 ? ops[1] : NULL;
 	if (ntraces == 2 && strcmp(ops[0], "-") == 0 && strcmp(ops[1], "-") == 0)
 		return at_usage_error("%s: only one of the traces can be standard input", name);
-	if (cmd->output_is && !g->output)
+	if (cmd->output_is && !output)
 		return at_usage_error("%s needs -o FILE (%s)", name, cmd->output_is);
-	if (g->annotate && c != REP_CMD_LIFETIMES && c != REP_CMD_LAYOUT)
-		return at_usage_error("--annotate goes with lifetimes and layout, not with %s", name);
-	if (g->hist && c != REP_CMD_LIFETIMES)
-		return at_usage_error("--hist goes with lifetimes, not with %s", name);
-	if (g->hist && g->annotate)
-		return at_usage_error("lifetimes takes one of --annotate and --hist");
-	if (g->json && c != REP_CMD_SUMMARY)
-		return at_usage_error("--json goes with summary, not with %s", name);
-	if ((g->at || g->dot) && c != REP_CMD_PEAK && !(g->at && g->pprof))
-		return at_usage_error("%s goes with peak, not with %s", g->dot ? "--dot" : "--at",
-				      name);
-	if ((g->every || g->churn || g->top) && c != REP_CMD_TIMELINE)
-		return at_usage_error("--every, --churn and --top go with timeline, not with %s",
-				      name);
-	if (c == REP_CMD_TIMELINE && g->every == g->churn)
-		return at_usage_error("timeline needs one of --every SECONDS and --churn BYTES");
-	if ((g->folded || g->pprof || g->weight) && c != REP_CMD_EXPORT)
-		return at_usage_error("--folded, --pprof and --weight go with export, not with %s",
-				      name);
-	if (c == REP_CMD_EXPORT && g->folded == g->pprof)
-		return at_usage_error("export needs one output format: --folded or --pprof");
-	if (g->pprof && g->weight)
-		return at_usage_error("--weight goes with --folded: a pprof profile holds every "
-				      "weight");
-	if (g->pprof && !g->at)
-		r->heap.moment = REP_AT_END; /* in use: at the end, unless --at heap-peak */
-	if (g->at && c == REP_CMD_EXPORT && r->heap.moment != REP_AT_PEAK &&
-	    r->heap.moment != REP_AT_END)
-		return at_usage_error("export --pprof takes --at heap-peak or end");
-	if (g->at && c == REP_CMD_EXPORT && g->folded)
-		return at_usage_error("export --folded takes --weight peak-bytes or leak-bytes, "
-				      "not --at");
-	return -1;
+	return check_options(r, all);
 }
 
 static void usage(void)
@@ -159,125 +286,96 @@ static void usage(void)
 	rep_usage();
 }
 
-/* Fills r from argv. Returns -1 to go on, else the exit code (0 after --help). */
-static int parse_args(int argc, char **argv, struct rep_request *r)
+/* The options alloctap-report itself takes, after the commands' (whose val is 256 + their
+ * index in all). */
+enum { OPT_DEBUG_DIR = 256 + OPTIONS_ALL, OPT_PID, OPT_WINDOW, OPT_STRICT };
+
+/* Fills longopts (room for OPTIONS_ALL + 16) from all, then alloctap-report's own options. */
+static void make_longopts(const struct options *all, struct option *longopts)
 {
-	enum { OPT_FOLDED = 256, OPT_PPROF, OPT_ANNOTATE, OPT_HIST, OPT_WEIGHT, OPT_DEBUG_DIR, OPT_PID, OPT_WINDOW, OPT_JSON, OPT_AT,
-	       OPT_DOT, OPT_EVERY, OPT_CHURN, OPT_TOP, OPT_STRICT };
-	static const struct option longopts[] = {
-		{ "folded", no_argument, NULL, OPT_FOLDED },
-		{ "pprof", no_argument, NULL, OPT_PPROF },
-		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
-		{ "hist", no_argument, NULL, OPT_HIST },
-		{ "weight", required_argument, NULL, OPT_WEIGHT },
+	static const struct option own[] = {
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "at", required_argument, NULL, OPT_AT },
-		{ "dot", no_argument, NULL, OPT_DOT },
-		{ "every", required_argument, NULL, OPT_EVERY },
-		{ "churn", required_argument, NULL, OPT_CHURN },
-		{ "top", required_argument, NULL, OPT_TOP },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "output", required_argument, NULL, 'o' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct given g = { 0 };
-	uint64_t v;
-	int c;
+	size_t n = 0;
 
+	for (size_t i = 0; i < all->n; i++)
+		longopts[n++] = (struct option){ all->o[i]->name,
+						 all->o[i]->arg == REP_ARG_NONE ? no_argument
+										: required_argument,
+						 NULL, 256 + (int)i };
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		longopts[n++] = own[i];
+}
+
+/* One option of alloctap-report's own (not a command's), c as getopt gave it. -1 to go on,
+ * else the exit code (0 after --help). */
+static int own_option(int c, char **argv, struct rep_request *r, int *output)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_DEBUG_DIR:
+		r->debug_dir = optarg;
+		return -1;
+	case OPT_PID:
+		if (parse_count(optarg, UINT32_MAX, &v) < 0)
+			return at_usage_error("--pid needs a process id, not: %s", optarg);
+		r->heap.have_pid = 1;
+		r->heap.pid = (uint32_t)v;
+		return -1;
+	case OPT_WINDOW:
+		if (parse_window(optarg, &r->heap) < 0)
+			return at_usage_error("--window needs T0:T1, seconds from the first "
+					      "event with T0 <= T1 (2:5, 1.5:, :0.25), not: %s",
+					      optarg);
+		return -1;
+	case OPT_STRICT:
+		r->strict = 1;
+		return -1;
+	case 'o':
+		*output = 1;
+		r->output = optarg;
+		return -1;
+	case ':':
+		return at_usage_error("missing argument for option %s", argv[optind - 1]);
+	}
+	switch (at_cli_option(c, usage)) {
+	case AT_CLI_GO_ON:
+		return -1;
+	case AT_CLI_EXIT_OK:
+		return 0;
+	case AT_CLI_UNKNOWN:
+		break;
+	}
+	return at_usage_error("unknown option %s", argv[optind - 1]);
+}
+
+/* Fills r from argv. Returns -1 to go on, else the exit code (0 after --help). */
+static int parse_args(int argc, char **argv, struct rep_request *r)
+{
+	static struct options all;
+	static struct option longopts[OPTIONS_ALL + 16];
+	int c, rc, output = 0;
+
+	collect_options(&all);
+	make_longopts(&all, longopts);
 	memset(r, 0, sizeof(*r));
-	r->top = 10;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_FOLDED:
-			g.folded = 1;
-			break;
-		case OPT_ANNOTATE:
-			g.annotate = 1;
-			r->annotate = 1;
-			break;
-		case OPT_HIST:
-			g.hist = 1;
-			break;
-		case OPT_PPROF:
-			g.pprof = 1;
-			r->pprof = 1;
-			break;
-		case OPT_WEIGHT:
-			g.weight = 1;
-			if (rep_weight_parse(optarg, &r->weight) < 0)
-				return at_usage_error("--weight needs alloc-count, alloc-bytes, "
-						      "peak-bytes, leak-bytes or temp-count, not: %s",
-						      optarg);
-			break;
-		case OPT_DEBUG_DIR:
-			r->debug_dir = optarg;
-			break;
-		case OPT_PID:
-			if (parse_count(optarg, UINT32_MAX, &v) < 0)
-				return at_usage_error("--pid needs a process id, not: %s", optarg);
-			r->heap.have_pid = 1;
-			r->heap.pid = (uint32_t)v;
-			break;
-		case OPT_WINDOW:
-			if (parse_window(optarg, &r->heap) < 0)
-				return at_usage_error("--window needs T0:T1, seconds from the first "
-						      "event with T0 <= T1 (2:5, 1.5:, :0.25), not: %s",
-						      optarg);
-			break;
-		case OPT_JSON:
-			g.json = 1;
-			r->json = 1;
-			break;
-		case OPT_AT:
-			g.at = 1;
-			if (parse_at(optarg, &r->heap) < 0)
-				return at_usage_error("--at needs heap-peak, rss-peak, end or SECONDS, "
-						      "not: %s",
-						      optarg);
-			break;
-		case OPT_DOT:
-			g.dot = 1;
-			r->dot = 1;
-			break;
-		case OPT_EVERY:
-			g.every = 1;
-			if (parse_seconds(optarg, &r->every_ns) < 0 || !r->every_ns)
-				return at_usage_error("--every needs SECONDS above 0, not: %s", optarg);
-			break;
-		case OPT_CHURN:
-			g.churn = 1;
-			if (parse_count(optarg, UINT64_MAX, &r->churn_bytes) < 0 || !r->churn_bytes)
-				return at_usage_error("--churn needs BYTES above 0, not: %s", optarg);
-			break;
-		case OPT_TOP:
-			g.top = 1;
-			if (parse_count(optarg, SIZE_MAX, &v) < 0)
-				return at_usage_error("--top needs a count, not: %s", optarg);
-			r->top = (size_t)v;
-			break;
-		case OPT_STRICT:
-			r->strict = 1;
-			break;
-		case 'o':
-			g.output = 1;
-			r->output = optarg;
-			break;
-		case ':':
-			return at_usage_error("missing argument for option %s", argv[optind - 1]);
-		default:
-			switch (at_cli_option(c, usage)) {
-			case AT_CLI_GO_ON:
-				break;
-			case AT_CLI_EXIT_OK:
-				return 0;
-			case AT_CLI_UNKNOWN:
-				return at_usage_error("unknown option %s", argv[optind - 1]);
-			}
+		if (c >= 256 && c < 256 + (int)all.n) {
+			const struct rep_option *o = all.o[c - 256];
+
+			all.given[c - 256].on = 1;
+			if (parse_option(o, optarg, &all.given[c - 256].v, &all.given[c - 256].ns) < 0)
+				return at_usage_error(o->bad, optarg);
+		} else if ((rc = own_option(c, argv, r, &output)) >= 0) {
+			return rc;
 		}
 	}
 	if (optind >= argc)
@@ -285,7 +383,7 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 	if (rep_command_parse(argv[optind], &r->command) < 0)
 		return at_usage_error("unknown command %s (%s)", argv[optind],
 				      rep_command_list());
-	return check_command(r, &g, argc - optind - 1, argv + optind + 1);
+	return check_command(r, &all, output, argc - optind - 1, argv + optind + 1);
 }
 
 int main(int argc, char **argv)

@@ -48,13 +48,15 @@ void rep_append_frame(char *buf, size_t size, size_t *len, const char *text)
 /* The longest text kept: every frame of a full stack with some inlines, generously. */
 #define TEXT_MAX (64 * 1024)
 
-/* Appends the frames of return address pc of pid (itself and the functions inlined there,
- * caller first) to text[*len..TEXT_MAX). lib/symbolize.c keeps what it found per address. */
-static void append_pc(struct at_symbolizer *z, uint32_t pid, uint64_t pc, char *text, size_t *len)
+/* Appends the frames of frame value pc of kind of pid (for a native frame, a return address:
+ * itself and the functions inlined there, caller first) to text[*len..TEXT_MAX).
+ * lib/symbolize.c keeps what it found per address. */
+static void append_pc(struct at_symbolizer *z, uint32_t pid, unsigned kind, uint64_t pc,
+		      char *text, size_t *len)
 {
 	struct at_frame frames[AT_SYMBOLIZE_MAX_INLINE];
 	char word[512];
-	int count = at_symbolize(z, pid, pc, 1, frames, AT_SYMBOLIZE_MAX_INLINE);
+	int count = at_symbolize_frame(z, pid, kind, pc, 1, frames, AT_SYMBOLIZE_MAX_INLINE);
 
 	while (count-- > 0) {
 		at_frame_text(&frames[count], word, sizeof(word));
@@ -92,7 +94,8 @@ int rep_stacks_add(struct rep_stacks *st, struct at_symbolizer *z, const struct 
 	if (s->flags & AT_STACK_TRUNCATED)
 		rep_append_frame(text, TEXT_MAX, &len, "[truncated]");
 	for (int i = s->count - 1; i >= 1; i--)
-		append_pc(z, s->pid, s->pcs[i], text, &len);
+		append_pc(z, s->pid, s->flags & AT_STACK_KINDS ? s->kinds[i] : AT_FRAME_NATIVE,
+			  s->pcs[i], text, &len);
 	text = malloc(len ? len : 1);
 	if (!text)
 		return -1;

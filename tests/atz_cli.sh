@@ -165,6 +165,23 @@ check "a frame of a reserved kind: atz_tool refuses it, naming the record's offs
 		grep -q 'corrupt stream at content byte 18 .*: stack record with a frame of kind 1 at frame 1' '$T/kinds1.err'"
 check "a frame of a reserved kind: the document's reader refuses it" \
 	bash -c "! lz4 -q -d -c '$T/kinds1.atz' | python3 tests/atz_spec_reader.py --stacks"
+# A NAMES record (doc/FORMAT.md 5.10) and a frame of the test kind it names (254, which no
+# version defines): the document's reader takes both when told to (--test-kinds) and prints
+# them; without, it refuses them, and so does atz_tool, naming the record's offset.
+printf 'ATZ\0\2\0\0\52\10testhost\0\xc7\x0a\x07\xfe\x05\x0c\x01fa.py' >"$T/names.raw"
+printf '\xc3\x0b\x01\x07\x02\x04\x90\x20\xf4\xff\x03\x00\xfe' >>"$T/names.raw"
+printf '\x91\x07\x09\x70\x20\x80\x08\xa1\x1f\x01' >>"$T/names.raw"
+lz4 -q -BD -BX -c "$T/names.raw" > "$T/names.atz"
+check_eq "a NAMES record: the document's reader prints it" "NAMES 7 test 0x5 12 f a.py" \
+	"$(lz4 -q -d -c "$T/names.atz" | python3 tests/atz_spec_reader.py --test-kinds --names)"
+check_eq "a frame of the test kind: the document's reader prints it by kind" \
+	"malloc complete 0x1010 test:0x900a" \
+	"$(lz4 -q -d -c "$T/names.atz" | python3 tests/atz_spec_reader.py --test-kinds --stacks)"
+check "a NAMES record of the test kind: the document's reader refuses it untold" \
+	bash -c "! lz4 -q -d -c '$T/names.atz' | python3 tests/atz_spec_reader.py --names"
+check "a NAMES record of the test kind: atz_tool refuses it, naming the record's offset" \
+	bash -c "! '$A' stacks '$T/names.atz' 2>'$T/names.err' &&
+		grep -q 'corrupt stream at content byte 18 .*: names record for frames of kind 254' '$T/names.err'"
 check "munged binary decodes to munged text" \
 	bash -c "'$A' decode '$D/munged.atz' - | cmp -s - '$D/munged.log'"
 check "a recompressed frame (lz4 -d | lz4, 4 MB blocks) still decodes" \

@@ -10,6 +10,10 @@ with --stacks, for each event with a stack (2.0, sections 5.5 and 5.6):
 "FUNC FLAGS PC0 PC1 ..." (FLAGS complete, truncated or incomplete; PCs 0x-prefixed hex);
 with --mappings, one line per mapping record (section 5.7):
 "PID START-END OFFSET BUILDID PATH" (BUILDID hex, "-" when empty);
+with --names, one line per NAMES record (section 5.10): "NAMES PID KIND VALUE LINE FUNCTION
+FILE" (KIND by name, VALUE 0x-prefixed hex, FILE "-" when empty); with --test-kinds, frames and
+NAMES records of kind 254 (test, which only alloctap's tests write) are taken, and --stacks
+prints a frame of a kind other than native as "KIND:0xVALUE";
 with --times, one line per event: "TIME STACK" (0 0 for 1.x); with --ends, the events as text
 and, where an END record stands among them (section 5.9), "END PID TID". Reads 1.0 to 2.3 (2.2: sections
 5.8 and 6.5; 2.3: END records, section 5.9), within the limits of section 8.
@@ -342,7 +346,11 @@ def main():
     mappings_out = "--mappings" in sys.argv[1:]
     times_out = "--times" in sys.argv[1:]
     ends_out = "--ends" in sys.argv[1:]
-    records_only = stats or processes or stacks_out or mappings_out or times_out
+    names_out = "--names" in sys.argv[1:]
+    # Section 5.6: kind 0 is native; kind 254 (test, named by NAMES records) is defined by no
+    # version, and taken only when the tests ask.
+    frame_kinds = {0: "native", 254: "test"} if "--test-kinds" in sys.argv[1:] else {0: "native"}
+    records_only = stats or processes or stacks_out or mappings_out or times_out or names_out
     s = Stream(sys.stdin.buffer.read())
     # Section 3: the header.
     if s.take(4) != b"ATZ\0":
@@ -435,11 +443,35 @@ def main():
             for _ in range(count - 1):
                 pc = (pc + unzigzag(payload.varint())) & M64
                 frames.append(pc)
-            if sflags & 4:              # KINDS: a kind byte per frame; only 0 NATIVE is known
-                for i, kind in enumerate(payload.take(count)):
-                    if kind != 0:
+            fkinds = [0] * count
+            if sflags & 4:              # KINDS: a kind byte per frame (section 5.6)
+                fkinds = list(payload.take(count))
+                if len(fkinds) < count:
+                    raise Corrupt("stack record that ends before its frame kinds")
+                for i, kind in enumerate(fkinds):
+                    if kind not in frame_kinds:
                         raise Corrupt("stack frame %d of kind %d" % (i, kind))
-            stacks.append((sflags, frames))
+            stacks.append((sflags, frames, fkinds))
+        elif op == 0xC7 and major == 2:
+            name = "NAMES"
+            payload = Stream(s.take(s.varint()))
+            pid = payload.varint()
+            kind = payload.byte()
+            value, line, flen = payload.varint(), payload.varint(), payload.varint()
+            if pid > 0xFFFFFFFF or line > 0xFFFFFFFF:
+                raise Corrupt("bad names record")
+            if kind == 0 or kind not in frame_kinds:  # named by NAMES records: every kind but 0
+                raise Corrupt("names record for frames of kind %d" % kind)
+            if flen > 4096 or flen > len(payload.d) - payload.p:
+                raise Corrupt("names record's function too long")
+            function = payload.take(flen)
+            nfile = payload.d[payload.p:]
+            if len(nfile) > 4096:
+                raise Corrupt("names record's file too long")
+            if names_out:
+                out.append("NAMES %d %s 0x%x %d %s %s" % (
+                    pid, frame_kinds[kind], value, line, function.decode("utf-8", "replace"),
+                    nfile.decode("utf-8", "replace") or "-"))
         elif op == 0xC4 and major == 2:
             name = "MAPPING"
             payload = Stream(s.take(s.varint()))
@@ -489,9 +521,11 @@ def main():
         k[0] += 1
         k[1] += s.p - start
         if ev is not None and stacks_out and stack:
-            sflags, frames = stacks[stack - 1]
+            sflags, frames, fkinds = stacks[stack - 1]
             word = "incomplete" if sflags & 2 else "truncated" if sflags & 1 else "complete"
-            out.append(" ".join([FUNCS[ev[0]], word] + ["0x%x" % pc for pc in frames]))
+            out.append(" ".join([FUNCS[ev[0]], word] + [
+                ("%s:" % frame_kinds[k] if k else "") + "0x%x" % pc
+                for pc, k in zip(frames, fkinds)]))
         if ev is not None and times_out:
             out.append("%d %d" % (time, stack))
         if ev is not None and not records_only:

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
 need_bpf "$D"
-JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+JE=/usr/lib/$MULTIARCH/libjemalloc.so.2
 
 # attach NAME FIXTURE_PID DAEMON_ARGS...: attaches to a fixture waiting for SIGUSR1, lets it
 # run, waits for both; sets $rc to the daemon's status.
@@ -86,7 +86,7 @@ check "--help says that glibc's aligned_alloc lines are memalign lines" \
 	bash -c "'$D' --help | tr '\n' ' ' | grep -q \"glibc's aligned_alloc and memalign *are one function: a program using glibc gets memalign lines for both\""
 # 6. A program in a mount namespace of its own whose C library is a bind-mounted copy: its
 # allocator is what it maps (the copy), not the file its path names in the daemon's namespace.
-LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+LIBC=$(readlink -f /lib/$MULTIARCH/libc.so.6)
 cp "$LIBC" "$T/libc-copy.so.6"
 "$D" -v -o "$T/mntns.log" -- unshare -m sh -c "mount --bind '$T/libc-copy.so.6' '$LIBC' &&
 	exec '$FX/alloc_sequence' '$T/mntns.exp' --threads 0" 2>"$T/mntns.err"
@@ -132,7 +132,7 @@ check "--pid of a program linked against jemalloc: the sequence exactly" \
 
 # 9. --pid of a process whose LD_PRELOAD is longer than 4 KiB (libm, which has no malloc, named
 # many times, then jemalloc): read whole, jemalloc probed.
-LIBM=/usr/lib/x86_64-linux-gnu/libm.so.6
+LIBM=/usr/lib/$MULTIARCH/libm.so.6
 long=$(for i in $(seq 120); do printf '%s:' "$LIBM"; done)$JE
 LD_PRELOAD=$long "$FX/alloc_sequence" "$T/longpre.exp" --threads 0 --no-extras \
 	--wait "$T/longpre.ready" &
@@ -147,7 +147,6 @@ check "--pid with a long LD_PRELOAD: the sequence exactly" \
 # 10. A program run through its dynamic loader (`ld.so PROGRAM`): the executable is the loader
 # itself (no PT_INTERP); the process is held at the loader's own _dl_debug_state and the
 # program's C library is probed, as for the program run directly.
-LDSO=/lib64/ld-linux-x86-64.so.2
 "$D" -v -o "$T/ldso.log" -- "$LDSO" "$FX/alloc_sequence" "$T/ldso.exp" --threads 0 \
 	--no-extras 2>"$T/ldso.err"
 rc=$?

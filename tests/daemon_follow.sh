@@ -12,8 +12,8 @@ source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
 need_bpf "$D"
-JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
-MD=/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0
+JE=/usr/lib/$MULTIARCH/libjemalloc.so.2
+MD=/usr/lib/$MULTIARCH/libc_malloc_debug.so.0
 [ -e "$JE" ] || { fail "jemalloc is installed" "libjemalloc2 is missing (make deps)"; finish; }
 
 # tree_exact NAME DIR LOG: every process of the tree ended well and its lines are in LOG
@@ -326,7 +326,7 @@ fi
 # whose C library comes from LD_LIBRARY_PATH (env's own is the system's), so that only what its
 # loader maps names its allocator: it is held at the loader all the same (SIGSTOP stands in for
 # the blocked hold signal), and its calls recorded.
-LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+LIBC=$(readlink -f /lib/$MULTIARCH/libc.so.6)
 mkdir -p "$T/maskedlib"
 cp "$LIBC" "$T/maskedlib/libc.so.6"
 "$D" -o "$T/masked.log" -- "$FX/spawn_masked" /usr/bin/env LD_LIBRARY_PATH="$T/maskedlib" \

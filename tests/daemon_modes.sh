@@ -118,7 +118,7 @@ else
 fi
 
 # 5b. LD_PRELOAD=libjemalloc.so.2: jemalloc is probed, not libc.
-if [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
+if [ -e /usr/lib/$MULTIARCH/libjemalloc.so.2 ]; then
 	LD_PRELOAD=libjemalloc.so.2 "$D" -v -o "$T/je.log" -- "$FX/alloc_sequence" \
 		"$T/je.exp" --no-extras 2>"$T/je.err"
 	check "jemalloc preload: libjemalloc.so.2 is the probed object" \

@@ -144,12 +144,12 @@ check_eq "an allocation in a signal handler: through the signal frame to _start,
 trace ctor 0 "$FX/unwind_ctor"
 check_eq "a constructor run by the dynamic loader: libdw stops at the loader's entry" \
 	"$(awk '{ print $1, $2, $NF }' "$T/ctor.oracle" | sed 's/+0x[0-9a-f]*$//' | uniq -c)" \
-	"      3 malloc incomplete ld-linux-x86-64.so.2"
+	"      3 malloc incomplete ${LDSO##*/}"
 sed -i 's/^malloc incomplete /malloc complete /' "$T/ctor.oracle"
 same ctor "allocations in a constructor run by the dynamic loader"
 check_eq "a constructor run by the dynamic loader: 3 complete stacks, from the loader's entry" \
 	"$(awk '{ print $1, $2, $NF }' "$T/ctor.ours" | sed 's/+0x[0-9a-f]*$//' | uniq -c)" \
-	"      3 malloc complete ld-linux-x86-64.so.2"
+	"      3 malloc complete ${LDSO##*/}"
 check_eq "a constructor run by the dynamic loader: ctor_init, ctor_allocate, malloc" \
 	"$(folded ctor | sed 's/.*;\(ctor_init;\)/\1/')" "ctor_init;ctor_allocate;malloc 3"
 
@@ -302,8 +302,8 @@ else
 fi
 
 # Big objects: their unwind tables take seconds of CPU to build; the loop must not wait for them.
-BIG1=/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1
-BIG2=/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1
+BIG1=/usr/lib/$MULTIARCH/libLLVM-14.so.1
+BIG2=/usr/lib/$MULTIARCH/libLLVM-15.so.1
 # seconds since the epoch, to the millisecond
 now_s() { date +%s.%3N; }
 if [ -r "$BIG1" ] && [ -r "$BIG2" ]; then

@@ -79,7 +79,7 @@ churn() { # NAME ENV...
 		"$FX/log_checker" "$T/$name.log" "$cpid" --threads "$T/$name.counts"
 }
 churn "threads exiting"
-JEMALLOC=$(ls /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2>/dev/null)
+JEMALLOC=$(ls /usr/lib/$MULTIARCH/libjemalloc.so.2 2>/dev/null)
 if [ -n "$JEMALLOC" ]; then
 	churn "threads exiting, jemalloc" LD_PRELOAD="$JEMALLOC"
 else

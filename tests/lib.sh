@@ -20,6 +20,18 @@ trap 'rm -rf "$T"' EXIT
 FAILED=0
 rc=0
 
+# MULTIARCH: the machine's multiarch tuple; its libraries are in /lib/$MULTIARCH and
+# /usr/lib/$MULTIARCH (the Makefile's AT_MULTIARCH for the C tests).
+MULTIARCH=$(gcc -print-multiarch 2>/dev/null)
+[ -n "$MULTIARCH" ] || MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
+if [ -z "$MULTIARCH" ]; then
+	echo "not ok - the multiarch tuple is known"
+	echo "#   neither gcc -print-multiarch nor dpkg-architecture -qDEB_HOST_MULTIARCH answers"
+	exit 1
+fi
+# LDSO: the dynamic loader, as programs name their interpreter.
+LDSO=$(readelf -l /bin/sh 2>/dev/null | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')
+
 # ok NAME: a passed point.
 ok() {
 	echo "ok - $1"

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
 need_bpf "$D"
-LIBDIR=/usr/lib/x86_64-linux-gnu
+LIBDIR=/usr/lib/$MULTIARCH
 
 libc=$(ldd "$FX/alloc_sequence" | awk '$1 == "libc.so.6" {print $3}')
 libc=$(readlink -f "$libc")

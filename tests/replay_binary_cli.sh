@@ -11,7 +11,7 @@ R=build/alloctap-replay
 A=build/bench/atz_tool
 M=build/alloctap-munge
 D=tests/data/replay
-LIBDIR=/usr/lib/x86_64-linux-gnu
+LIBDIR=/usr/lib/$MULTIARCH
 need_built "$R"
 need_make "$A"
 

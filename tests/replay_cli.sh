@@ -5,7 +5,7 @@ set -u
 source "$(dirname "$0")/lib.sh"
 R=build/alloctap-replay
 D=tests/data/replay
-LIBDIR=/usr/lib/x86_64-linux-gnu
+LIBDIR=/usr/lib/$MULTIARCH
 need_built "$R"
 
 # The summary of tests/data/replay/good.log (worked out by hand in the comments).

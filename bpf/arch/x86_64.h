@@ -1,8 +1,8 @@
 /* arch/x86_64.h: everything of x86-64 the BPF side knows, and nothing else does.
  *
- * For both compilers (clang's BPF target, cc for the daemon and the user-space walk): the rule
- * kinds of the unwind tables, named after the registers they read (rsp, rbp), where a frame's
- * return address lies (CFA - 8), the CFA of a lazy PLT entry, and what a call pushes. For the
+ * For both compilers (clang's BPF target, cc for the daemon and the user-space walk): where a
+ * frame's return address lies (CFA - 8), the CFA of a lazy PLT entry, where a signal frame's
+ * saved pc is, and what a call pushes (the rule kinds these serve are unwind_rule.h's). For the
  * BPF program only: the registers at a probe (struct pt_regs: pc, sp, frame pointer, and the
  * general registers by ModRM number, as the cookie of a site past moved arguments names them);
  * the arguments come through libbpf's BPF_KPROBE, for -D__TARGET_ARCH_x86 (Makefile).
@@ -14,36 +14,18 @@
 
 #include <linux/types.h>
 
-/* How the caller's frame is found (struct at_unwind_rule's kind). The return address is at
- * CFA - AT_ARCH_RA_BELOW_CFA but in a signal frame. */
-enum at_unwind_kind {
-	AT_UNWIND_NONE = 0,        /* no code here: the address has no table */
-	AT_UNWIND_CFA_RSP,         /* CFA = rsp + cfa_offset */
-	AT_UNWIND_CFA_RBP,         /* CFA = rbp + cfa_offset */
-	AT_UNWIND_PLT,             /* lazy PLT entry: CFA = rsp + 8, plus 8 when
-				    * (rip & 15) >= cfa_offset (after its push) */
-	AT_UNWIND_FRAME_POINTER,   /* no CFI: CFA = rbp + 16, rbp saved at CFA - 16 */
-	AT_UNWIND_END,             /* outermost frame (_start, a thread start, the dynamic
-				    * loader's entry): RA undefined */
-	AT_UNWIND_UNSUPPORTED,     /* a rule this unwinder does not implement */
-	AT_UNWIND_SIGNAL,          /* a signal frame (__restore_rt): the interrupted rsp is
-				    * saved at rsp + cfa_offset, its rip at rsp + cfa_offset + 8
-				    * (not at CFA - 8); the caller's pc is the interrupted
-				    * instruction itself, looked up as it is (not pc - 1) */
-};
-
-/* Where the caller's rbp is (struct at_unwind_rule's rbp). */
-enum at_unwind_rbp {
-	AT_UNWIND_RBP_SAME = 0,    /* unchanged */
-	AT_UNWIND_RBP_AT_CFA,      /* saved at CFA + rbp_offset */
-	AT_UNWIND_RBP_AT_SP,       /* saved at rsp + rbp_offset, rsp the frame's own (a signal
-				    * frame's saved context) */
-};
+/* In a signal frame's saved registers (the kernel's struct sigcontext), rip is the word just
+ * after rsp (rule kind AT_UNWIND_SIGNAL, unwind_rule.h). */
+#define AT_ARCH_SIGNAL_PC_AFTER_SP 8
 
 /* A call pushes the return address (8 bytes): the callee's first instruction sees the stack
  * pointer 8 below the caller's; a frame's return address is the 8 bytes below its CFA. */
 #define AT_ARCH_CALL_PUSH 8
 #define AT_ARCH_RA_BELOW_CFA 8
+
+/* Where the return address is at a function's entry (a probe's pc), sp the stack pointer there:
+ * the word at sp, as the call pushed it. */
+#define AT_ARCH_ENTRY_RA_AT(sp) (sp)
 
 /* The CFA of a lazy PLT entry (rule kind AT_UNWIND_PLT) at pc with stack pointer sp: the
  * return address just above sp, and 8 more bytes once the entry has pushed its argument, at
@@ -84,6 +66,14 @@ static __always_inline void at_arch_general_registers(struct pt_regs *ctx,
 	regs[13] = ctx->r13;
 	regs[14] = ctx->r14;
 	regs[15] = ctx->r15;
+}
+
+/* The value in regs (at_arch_general_registers') of the register numbered reg, as the
+ * cookie's 4-bit fields name it (bpf/alloctap.h): its bits above the 4 a number takes are
+ * ignored, so a field may be passed with the cookie's higher fields still above it. */
+static __always_inline __u64 at_arch_register(const __u64 regs[AT_ARCH_GENERAL_REGS], __u64 reg)
+{
+	return regs[reg & (AT_ARCH_GENERAL_REGS - 1)];
 }
 #endif
 

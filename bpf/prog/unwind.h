@@ -132,7 +132,7 @@ static __noinline void hold_thread(struct pt_regs *ctx, __u32 tgid, __u64 hash)
 
 	if (s && s->owner == key)
 		h.slot = slot + 1;
-	if (bpf_probe_read_user(&h.ra, sizeof(h.ra), (void *)h.sp) == 0 &&
+	if (bpf_probe_read_user(&h.ra, sizeof(h.ra), (void *)AT_ARCH_ENTRY_RA_AT(h.sp)) == 0 &&
 	    bpf_map_update_elem(&held, &tid, &h, BPF_ANY) == 0 &&
 	    bpf_send_signal_thread(AT_BPF_HOLD_SIGNAL) == 0)
 		count_stacks(AT_STACKS_HELD);
@@ -170,13 +170,14 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		count_stacks(AT_STACKS_NO_PROCESS);
 		w.out->pcs[0] = AT_ARCH_PC(ctx);
 		w.out->serials[0] = 0;
+		w.out->kinds[0] = AT_FRAME_NATIVE;
 		w.out->count = 1;
 		w.out->flags = AT_STACK_INCOMPLETE | AT_BPF_STACK_NO_TABLE;
 		w.hash = at_stack_hash_unwalked(tgid, AT_ARCH_PC(ctx));
 	} else {
 		w.pc = AT_ARCH_PC(ctx);
 		w.sp = AT_ARCH_SP(ctx);
-		w.bp = AT_ARCH_FP(ctx);
+		w.fp = AT_ARCH_FP(ctx);
 		w.hash = at_stack_hash_begin(tgid);
 		w.tgid = tgid;
 		w.flags = AT_STACK_TRUNCATED;

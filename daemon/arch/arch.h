@@ -5,7 +5,7 @@
  * says it: x86_64/), with arch.mk, the names the build needs (its BPF target, its multiarch
  * tuple: AT_MULTIARCH). The Makefile builds the machine's folder alone and refuses a machine that
  * has none. The BPF program's side of the same facts (the registers it reads by these numbers,
- * the unwinder's rules) is bpf/'s.
+ * where the unwinder's rules find a frame's return address) is bpf/arch/'s.
  *
  * Registers are named by the architecture's own numbers, 0 to 15: the probe cookie carries an
  * argument's register in 4 bits (bpf/alloctap.h), and a set of registers is a 16-bit mask of
@@ -72,6 +72,41 @@ typedef int (*at_direct_call_fn)(void *arg, const struct at_direct_call *c);
 int at_arch_find_direct_calls(const uint8_t *code, size_t len, uint64_t vaddr,
 			      const uint64_t *targets, unsigned ntargets, at_direct_call_fn found,
 			      void *arg);
+
+/* --- the unwind tables' rules (daemon/stacks/unwind_table.c) ------------------------------- */
+
+struct Dwarf_Frame_s;  /* libdw's Dwarf_Frame */
+struct at_unwind_rule; /* bpf/alloctap.h; its kinds are bpf/unwind_rule.h's */
+
+/* The rule of code that no CFI covers: the frame record the frame pointer points at (kind
+ * AT_UNWIND_FRAME_POINTER). */
+extern const struct at_unwind_rule at_arch_frame_pointer_rule;
+
+/* Reduces libdw's frame state at one address (a row of the object's CFI) to the rule that
+ * unwinds it, reading the architecture's registers by their DWARF numbers: kind
+ * AT_UNWIND_UNSUPPORTED for a row this unwinder cannot follow. The caller owns frame. */
+struct at_unwind_rule at_arch_rule_of_frame(struct Dwarf_Frame_s *frame);
+
+/* The sections the architecture's linker writes PLT entries into, NULL-terminated: code that
+ * may have no CFI, whose rules at_arch_plt_parts gives. */
+extern const char *const at_arch_plt_sections[];
+
+/* One part of a PLT section: rule holds from offset from (bytes from the section's start) to
+ * the next part's, the last to the section's end. rule is static. */
+#define AT_ARCH_PLT_PARTS 3
+struct at_arch_plt_part {
+	uint64_t from;
+	const struct at_unwind_rule *rule;
+};
+
+/* The parts of PLT section name (one of at_arch_plt_sections) whose bytes are code[0..len),
+ * as the linker lays its entries out, into parts: how many (1 to AT_ARCH_PLT_PARTS). */
+unsigned at_arch_plt_parts(const char *name, const uint8_t *code, size_t len,
+			   struct at_arch_plt_part parts[AT_ARCH_PLT_PARTS]);
+
+/* Whether code[0..len) holds only the bytes of the instructions a compiler pads between
+ * functions with (nops, traps): 1 yes, 0 no. */
+int at_arch_is_padding(const uint8_t *code, size_t len);
 
 /* --- the address space ---------------------------------------------------------------------- */
 

@@ -15,6 +15,7 @@ void at_stack_store_free(struct at_stack_store *st)
 	free(st->v);
 	free(st->pool);
 	free(st->serials);
+	free(st->kinds);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -39,7 +40,7 @@ static int grow(void **p, size_t size, size_t *cap, size_t need)
 int at_stack_store_add(struct at_stack_store *st, uint32_t sid, const struct at_stack *s,
 		       const uint32_t *serials)
 {
-	size_t cap = st->cap, serials_cap = st->pool_cap;
+	size_t cap = st->cap, serials_cap = st->pool_cap, kinds_cap = st->pool_cap;
 
 	if (sid <= st->count || s->count == 0 || s->count > AT_STACK_MAX_FRAMES) {
 		errno = EINVAL;
@@ -48,6 +49,7 @@ int at_stack_store_add(struct at_stack_store *st, uint32_t sid, const struct at_
 	if (grow((void **)&st->v, sizeof(*st->v), &cap, (size_t)sid + 1) < 0 ||
 	    grow((void **)&st->serials, sizeof(*st->serials), &serials_cap,
 		 st->pool_len + s->count) < 0 ||
+	    grow((void **)&st->kinds, sizeof(*st->kinds), &kinds_cap, st->pool_len + s->count) < 0 ||
 	    grow((void **)&st->pool, sizeof(*st->pool), &st->pool_cap, st->pool_len + s->count) < 0)
 		return -1;
 	st->cap = (uint32_t)cap;
@@ -57,6 +59,7 @@ int at_stack_store_add(struct at_stack_store *st, uint32_t sid, const struct at_
 						    .count = s->count, .flags = s->flags };
 	memcpy(st->pool + st->pool_len, s->pcs, s->count * sizeof(*s->pcs));
 	memcpy(st->serials + st->pool_len, serials, s->count * sizeof(*serials));
+	memcpy(st->kinds + st->pool_len, s->kinds, s->count);
 	st->pool_len += s->count;
 	st->count = sid;
 	return 0;
@@ -79,6 +82,7 @@ uint32_t at_stack_store_file_id(struct at_stack_store *st, uint32_t sid, struct 
 	out->count = e->count;
 	out->flags = e->flags;
 	memcpy(out->pcs, st->pool + e->at, e->count * sizeof(*out->pcs));
+	memcpy(out->kinds, st->kinds + e->at, e->count);
 	memcpy(serials, st->serials + e->at, e->count * sizeof(*serials));
 	*is_new = 1;
 	return e->file_id;

@@ -6,8 +6,9 @@
  * the stack deleted there), so when SIGHUP moves the output to a new file the daemon writes the
  * stacks again from here: a session id (1, 2, ... over the whole run, from struct
  * at_stack_ids) gets a file id the first time an event of the new file refers to it. With each
- * frame the store keeps the serial of the mapping its pc lay in (daemon/stacks/stack_procs.h), which
- * says which mapping record the frame needs before the stack. */
+ * frame the store keeps its kind (enum at_frame_kind) and the serial of the mapping its pc lay
+ * in (daemon/stacks/stack_procs.h), which says which mapping record the frame needs before the
+ * stack. */
 #ifndef ALLOCTAP_STACK_STORE_H
 #define ALLOCTAP_STACK_STORE_H
 
@@ -26,6 +27,7 @@ struct at_stack_store {
 	uint32_t count, cap;  /* the highest id kept; v[0] unused: session ids start at 1 */
 	uint64_t *pool;
 	uint32_t *serials;    /* beside pool, frame for frame */
+	uint8_t *kinds;       /* beside pool, frame for frame: enum at_frame_kind */
 	size_t pool_len, pool_cap;
 	uint32_t file_count;  /* file ids handed out in the current file */
 };
@@ -33,7 +35,7 @@ struct at_stack_store {
 void at_stack_store_init(struct at_stack_store *st);
 void at_stack_store_free(struct at_stack_store *st);
 
-/* Keeps s (s->id is ignored) and its frames' mapping serials (s->count of them) as session id
+/* Keeps s (s->id is ignored; its frames' kinds with its pcs) and its frames' mapping serials (s->count of them) as session id
  * sid, above every id kept so far (the ids between, whose stacks could not be read, stay
  * without a stack). 0, or -1 with errno (EINVAL for an id not above the last or a count of 0 or
  * above AT_STACK_MAX_FRAMES, ENOMEM). */

@@ -142,15 +142,17 @@ void at_stacks_forgotten(struct at_stacks *s, pid_t pid)
 }
 
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
-			uint32_t count, uint32_t flags, int walked)
+			const uint8_t *kinds, uint32_t count, uint32_t flags, int walked)
 {
 	uint64_t h;
 
 	if (!walked)
 		return at_stack_hash_key(at_stack_hash_unwalked(tgid, pcs[0]));
 	h = at_stack_hash_begin(tgid);
-	for (uint32_t i = 0; i < count; i++)
+	for (uint32_t i = 0; i < count; i++) {
 		h = at_stack_hash_frame(h, pcs[i], serials[i]);
+		h = at_stack_hash_kind(h, kinds ? kinds[i] : AT_FRAME_NATIVE);
+	}
 	return at_stack_hash_key(at_stack_hash_flags(h, flags));
 }
 
@@ -250,20 +252,22 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	struct at_stack_proc *p = at_stack_procs_find(&s->procs, tgid);
 	struct iovec local = { s->copy, HOLD_STACK_COPY }, remote = { (void *)h->sp, HOLD_STACK_COPY };
 	ssize_t got = process_vm_readv(tgid, &local, 1, &remote, 1, 0);
-	if (!p || got < 8)
+	if (!p || got < (ssize_t)AT_ARCH_ENTRY_RA_AT(0) + 8)
 		return;
-	memcpy(s->copy, &h->ra, 8); /* the return probe has replaced it on the stack since */
+	/* the return probe has replaced it on the stack since */
+	memcpy(s->copy + AT_ARCH_ENTRY_RA_AT(0), &h->ra, 8);
 	walker_mappings(p, &s->tables, &maps);
-	struct at_unwind_regs regs = { h->pc, h->sp, h->bp };
+	struct at_unwind_regs regs = { h->pc, h->sp, h->fp };
 	struct at_unwind_stack stack = { h->sp, (uint64_t)got, s->copy };
 	at_unwind_walk(&maps, &s->tables, &regs, &stack, &r);
 
 	raw.pid = (uint32_t)tgid;
 	raw.count = (uint16_t)r.count;
 	memcpy(raw.pcs, r.pcs, r.count * sizeof(r.pcs[0]));
+	memset(raw.kinds, AT_FRAME_NATIVE, r.count); /* the held thread's walk is native */
 	raw.flags = (uint16_t)frame_serials(p, &raw, r.end);
-	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, raw.serials, raw.count, raw.flags,
-				       1);
+	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, raw.serials, raw.kinds, raw.count,
+				       raw.flags, 1);
 	if (at_bpf_put_stack(s->bpf, hash, &raw) < 0)
 		return;
 	retarget_call(s, tid, tgid, h->slot, h->hash, hash);
@@ -467,6 +471,16 @@ static uint32_t in_file(struct at_stacks *s, struct at_sink *sink, uint32_t sid)
 	return id;
 }
 
+/* Copies the kinds of st's frames (st->count of them) from kinds, and sets AT_STACK_KINDS when
+ * one is not native: a native stack is written without them, as before kinds existed. */
+static void copy_kinds(struct at_stack *st, const uint8_t *kinds)
+{
+	memcpy(st->kinds, kinds, st->count);
+	for (uint32_t i = 0; i < st->count; i++)
+		if (kinds[i] != AT_FRAME_NATIVE)
+			st->flags |= AT_STACK_KINDS;
+}
+
 uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid, uint64_t hash)
 {
 	struct at_bpf_stack raw;
@@ -495,6 +509,7 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 	s->stack.count = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
 	s->stack.flags = raw.flags & (AT_STACK_TRUNCATED | AT_STACK_INCOMPLETE);
 	memcpy(s->stack.pcs, raw.pcs, s->stack.count * sizeof(s->stack.pcs[0]));
+	copy_kinds(&s->stack, raw.kinds);
 	if (s->stack.count == 0 || at_stack_store_add(&s->store, id, &s->stack, raw.serials) < 0) {
 		s->unreadable++;
 		return 0;

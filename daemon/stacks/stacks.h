@@ -109,11 +109,12 @@ void at_stacks_tick(struct at_stacks *s);
 /* Resumes every held thread (the session ends). */
 void at_stacks_release_all(struct at_stacks *s);
 
-/* The hash the BPF program gives a stack of count pcs, each in the mapping of that serial (the
- * same function, so that a stack the daemon walks and the same stack walked in BPF later are
- * one). walked: the process's mappings were known. */
+/* The hash the BPF program gives a stack of count pcs, each in the mapping of that serial and of
+ * that kind (enum at_frame_kind; kinds NULL: every frame native) (the same function, so that a
+ * stack the daemon walks and the same stack walked in BPF later are one). walked: the process's
+ * mappings were known. */
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
-			uint32_t count, uint32_t flags, int walked);
+			const uint8_t *kinds, uint32_t count, uint32_t flags, int walked);
 
 /* pid has ended: its mappings leave the BPF program's map. What the daemon knows of them
  * stays until at_stacks_forgotten: its last events may still be in the reorder window. */

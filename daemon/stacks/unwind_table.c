@@ -1,9 +1,10 @@
-/* unwind_table.c: compact x86-64 unwind tables from .eh_frame, with libdw's CFI interface.
+/* unwind_table.c: compact unwind tables from .eh_frame, with libdw's CFI interface.
  *
  * The build walks every executable segment of the object in address order. Where an FDE covers
  * an address, dwarf_cfi_addrframe gives the rule and the range it holds for; the range's rule is
- * reduced to an at_unwind_rule (or marked unsupported). Where no FDE does, a PLT section gets
- * its known synthetic rule and anything else the frame-pointer rule. Equal neighbours merge;
+ * reduced to an at_unwind_rule (or marked unsupported) by the architecture
+ * (at_arch_rule_of_frame). Where no FDE does, a PLT section gets the architecture's synthetic
+ * rules and anything else its frame-pointer rule. Equal neighbours merge;
  * unique rules, 64 KiB pages and their entries then make the table (layout: unwind_table.h). */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -17,11 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "unwind_table.h"
-
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RA 16
 
 /* One address range's rule, before compaction. */
 struct row {
@@ -38,11 +36,11 @@ struct range {
 	uint64_t lo, hi;
 };
 
-enum plt_shape { PLT_LAZY, PLT_JUMPS };
-
+/* A PLT section and its synthetic rules (at_arch_plt_parts; parts[i].from an address here). */
 struct plt_section {
 	uint64_t lo, hi;
-	enum plt_shape shape;
+	struct at_arch_plt_part parts[AT_ARCH_PLT_PARTS];
+	unsigned part_count;
 };
 
 #define MAX_PLT_SECTIONS 3
@@ -62,10 +60,6 @@ struct object {
 
 static const struct at_unwind_rule rule_none = { .kind = AT_UNWIND_NONE };
 static const struct at_unwind_rule rule_unsupported = { .kind = AT_UNWIND_UNSUPPORTED };
-static const struct at_unwind_rule rule_frame_pointer = {
-	.kind = AT_UNWIND_FRAME_POINTER, .rbp = AT_UNWIND_RBP_AT_CFA, .rbp_offset = -16,
-	.cfa_offset = 16,
-};
 
 static uint64_t now_ns(void)
 {
@@ -77,7 +71,7 @@ static uint64_t now_ns(void)
 
 static int same_rule(const struct at_unwind_rule *a, const struct at_unwind_rule *b)
 {
-	return a->kind == b->kind && a->rbp == b->rbp && a->rbp_offset == b->rbp_offset &&
+	return a->kind == b->kind && a->fp == b->fp && a->fp_offset == b->fp_offset &&
 	       a->cfa_offset == b->cfa_offset;
 }
 
@@ -498,131 +492,6 @@ static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
 
 /* --- rules from CFI ----------------------------------------------------------------------- */
 
-/* Whether ops is the CFA expression ld writes for lazy PLT entries:
- * rsp + 8 + ((rip & 15) >= K ? 8 : 0). Sets *k. */
-static int is_plt_expression(const Dwarf_Op *ops, size_t n, int32_t *k)
-{
-	if (n != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number != 8 ||
-	    ops[1].atom != DW_OP_breg16 || ops[1].number != 0 || ops[2].atom != DW_OP_lit15 ||
-	    ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 ||
-	    ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl ||
-	    ops[8].atom != DW_OP_plus)
-		return 0;
-	*k = ops[4].atom - DW_OP_lit0;
-	return 1;
-}
-
-/* Whether a register rule is "saved at CFA + offset" (sets *offset). */
-static int is_saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *offset)
-{
-	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
-		*offset = 0;
-		return 1;
-	}
-	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
-		*offset = (int64_t)ops[1].number;
-		return 1;
-	}
-	return 0;
-}
-
-/* Whether a register rule is "saved at rsp + offset", rsp being the frame's own (sets *offset):
- * DW_CFA_expression (DW_OP_breg7 offset), which libdw gives after the CFA it pushes first. */
-static int is_saved_at_rsp(const Dwarf_Op *ops, size_t n, int64_t *offset)
-{
-	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa)
-		ops++, n--;
-	if (n != 1 || ops[0].atom != DW_OP_breg7)
-		return 0;
-	*offset = (int64_t)ops[0].number;
-	return 1;
-}
-
-/* The rule of a signal frame (its CIE's 'S' augmentation), as glibc's __restore_rt describes
- * the kernel's rt_sigframe: the interrupted rsp saved at rsp + K (CFA = *(rsp + K)), its rip
- * just above (at rsp + K + 8) and its rbp at rsp + offset, all inside the saved ucontext.
- * Any other shape is unsupported. */
-static struct at_unwind_rule signal_rule(Dwarf_Frame *frame)
-{
-	struct at_unwind_rule r = { .kind = AT_UNWIND_SIGNAL };
-	Dwarf_Op mem[3], *ops;
-	size_t n;
-	int64_t rsp_at, at;
-
-	if (dwarf_frame_cfa(frame, &ops, &n) != 0 || n != 2 || ops[0].atom != DW_OP_breg7 ||
-	    ops[1].atom != DW_OP_deref)
-		return rule_unsupported;
-	rsp_at = (int64_t)ops[0].number;
-	if (rsp_at <= 0 || rsp_at > INT32_MAX - 8 ||
-	    dwarf_frame_register(frame, REG_RA, mem, &ops, &n) != 0 ||
-	    !is_saved_at_rsp(ops, n, &at) || at != rsp_at + 8)
-		return rule_unsupported;
-	r.cfa_offset = (int32_t)rsp_at;
-	if (dwarf_frame_register(frame, REG_RBP, mem, &ops, &n) != 0)
-		return rule_unsupported;
-	if (n == 0 && ops == NULL)
-		return r;
-	if (!is_saved_at_rsp(ops, n, &at) || at < 0 || at > INT16_MAX)
-		return rule_unsupported;
-	r.rbp = AT_UNWIND_RBP_AT_SP;
-	r.rbp_offset = (int16_t)at;
-	return r;
-}
-
-/* Reduces libdw's frame state at one address to a rule: the CFA from rsp or rbp plus an offset
- * (or ld's PLT expression), rbp unchanged or saved at CFA plus an offset, the return address at
- * CFA - 8 or undefined (the outermost frame); a signal frame's by signal_rule. Anything else
- * is unsupported. */
-static struct at_unwind_rule rule_of_frame(Dwarf_Frame *frame)
-{
-	struct at_unwind_rule r = { 0 };
-	Dwarf_Op mem[3], *ops;
-	size_t n;
-	bool signal;
-	int64_t off;
-	int32_t k;
-
-	/* the return address: undefined (libdw gives no ops in mem) or at CFA - 8 */
-	if (dwarf_frame_info(frame, NULL, NULL, &signal) != REG_RA)
-		return rule_unsupported;
-	if (signal)
-		return signal_rule(frame);
-	if (dwarf_frame_register(frame, REG_RA, mem, &ops, &n) != 0)
-		return rule_unsupported;
-	if (n == 0 && ops == mem)
-		return (struct at_unwind_rule){ .kind = AT_UNWIND_END };
-	if (!is_saved_at_cfa(ops, n, &off) || off != -8)
-		return rule_unsupported;
-
-	/* the CFA: a register plus an offset comes as one DW_OP_bregx */
-	if (dwarf_frame_cfa(frame, &ops, &n) != 0)
-		return rule_unsupported;
-	if (n == 1 && ops[0].atom == DW_OP_bregx &&
-	    (ops[0].number == REG_RSP || ops[0].number == REG_RBP)) {
-		off = (int64_t)ops[0].number2;
-		if (off < INT32_MIN || off > INT32_MAX)
-			return rule_unsupported;
-		r.kind = ops[0].number == REG_RSP ? AT_UNWIND_CFA_RSP : AT_UNWIND_CFA_RBP;
-		r.cfa_offset = (int32_t)off;
-	} else if (is_plt_expression(ops, n, &k)) {
-		r.kind = AT_UNWIND_PLT;
-		r.cfa_offset = k;
-	} else {
-		return rule_unsupported;
-	}
-
-	/* rbp: the same value (no ops, NULL) or saved at CFA + offset */
-	if (dwarf_frame_register(frame, REG_RBP, mem, &ops, &n) != 0)
-		return rule_unsupported;
-	if (n == 0 && ops == NULL)
-		return r;
-	if (!is_saved_at_cfa(ops, n, &off) || off < INT16_MIN || off > INT16_MAX)
-		return rule_unsupported;
-	r.rbp = AT_UNWIND_RBP_AT_CFA;
-	r.rbp_offset = (int16_t)off;
-	return r;
-}
-
 /* Rows for [lo, hi) inside one FDE, one per range dwarf_cfi_addrframe reports. */
 static int fde_rows(struct object *o, uint64_t lo, uint64_t hi, struct rows *rows,
 		    struct at_unwind_stats *st)
@@ -636,7 +505,7 @@ static int fde_rows(struct object *o, uint64_t lo, uint64_t hi, struct rows *row
 		uint64_t next = hi;
 
 		if (dwarf_cfi_addrframe(o->cfi, a, &frame) == 0) {
-			rule = rule_of_frame(frame);
+			rule = at_arch_rule_of_frame(frame);
 			if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 && end > a && end < hi)
 				next = end;
 			free(frame);
@@ -651,48 +520,29 @@ static int fde_rows(struct object *o, uint64_t lo, uint64_t hi, struct rows *row
 	return 0;
 }
 
-/* Synthetic rows for [lo, hi) of a PLT section without CFI. A lazy .plt starts with PLT0
- * (push GOT[1]; jmp *GOT[2]) then 16-byte entries (jmp *GOT[n]; push n; jmp PLT0, the push
- * done 11 bytes in), as ld describes them when it writes their CFI; other PLT sections only
- * jump (CFA = rsp + 8 throughout). */
+/* Synthetic rows for [lo, hi) of a PLT section without CFI: its parts' rules, as the
+ * architecture's linker lays its entries out (at_arch_plt_parts). */
 static int plt_rows(const struct plt_section *p, uint64_t lo, uint64_t hi, struct rows *rows,
 		    struct at_unwind_stats *st)
 {
-	static const struct at_unwind_rule jump = { .kind = AT_UNWIND_CFA_RSP, .cfa_offset = 8 };
-	static const struct at_unwind_rule plt0 = { .kind = AT_UNWIND_CFA_RSP, .cfa_offset = 16 };
-	static const struct at_unwind_rule plt0_pushed = { .kind = AT_UNWIND_CFA_RSP,
-							   .cfa_offset = 24 };
-	static const struct at_unwind_rule entry = { .kind = AT_UNWIND_PLT, .cfa_offset = 11 };
-	struct part {
-		uint64_t from;
-		const struct at_unwind_rule *rule;
-	} jumps[] = { { p->lo, &jump } }, lazy[] = {
-		{ p->lo, &plt0 }, { p->lo + 6, &plt0_pushed }, { p->lo + 16, &entry } };
-	const struct part *parts = p->shape == PLT_LAZY ? lazy : jumps;
-	size_t count = p->shape == PLT_LAZY ? 3 : 1;
-
 	st->plt_bytes += hi - lo;
-	for (size_t i = 0; i < count; i++) {
-		uint64_t from = parts[i].from > lo ? parts[i].from : lo;
-		uint64_t to = i + 1 < count ? parts[i + 1].from : p->hi;
+	for (unsigned i = 0; i < p->part_count; i++) {
+		uint64_t from = p->parts[i].from > lo ? p->parts[i].from : lo;
+		uint64_t to = i + 1 < p->part_count ? p->parts[i + 1].from : p->hi;
 
 		if (to > hi)
 			to = hi;
-		if (from < to && push_row(rows, from, parts[i].rule) < 0)
+		if (from < to && push_row(rows, from, p->parts[i].rule) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 /* Whether [lo, hi) is alignment padding between two functions: short, and only the bytes of
- * nop, multi-byte nop and int3 instructions. */
+ * the architecture's padding (at_arch_is_padding). */
 static int is_padding(const struct object *o, const struct at_unwind_table *t, uint64_t lo,
 		      uint64_t hi)
 {
-	static const uint8_t pad[256] = {
-		[0x90] = 1, [0xcc] = 1, [0x66] = 1, [0x2e] = 1, [0x0f] = 1, [0x1f] = 1,
-		[0x84] = 1, [0x80] = 1, [0x44] = 1, [0x40] = 1, [0x00] = 1,
-	};
 	const struct at_unwind_segment *s = NULL;
 
 	if (hi - lo >= 64)
@@ -706,11 +556,7 @@ static int is_padding(const struct object *o, const struct at_unwind_table *t, u
 	if (s->offset > o->file_size || at > o->file_size - s->offset ||
 	    hi - lo > o->file_size - s->offset - at)
 		return 0;
-	const uint8_t *b = o->file + s->offset + at;
-	for (uint64_t i = 0; i < hi - lo; i++)
-		if (!pad[b[i]])
-			return 0;
-	return 1;
+	return at_arch_is_padding(o->file + s->offset + at, hi - lo);
 }
 
 /* Rows for [lo, hi), code without CFI: the frame-pointer rule, but from the object's entry point
@@ -726,7 +572,7 @@ static int no_cfi_rows(const struct object *o, uint64_t lo, uint64_t hi, struct 
 	if (o->entry && o->entry == lo)
 		end = lo;
 	st->fallback_bytes += end - lo;
-	if (lo < end && push_row(rows, lo, &rule_frame_pointer) < 0)
+	if (lo < end && push_row(rows, lo, &at_arch_frame_pointer_rule) < 0)
 		return -1;
 	return end < hi ? push_row(rows, end, &outermost) : 0;
 }
@@ -792,24 +638,23 @@ static int segment_rows(struct object *o, struct at_unwind_table *t, uint64_t lo
 
 /* --- sections and segments ---------------------------------------------------------------- */
 
-/* The PLT sections, with their shape: a lazy .plt starts with PLT0, whose first instruction
- * pushes GOT[1] (ff 35). */
+/* The PLT sections the architecture's linker writes (at_arch_plt_sections), with their
+ * synthetic rules. */
 static void find_plt_sections(struct object *o)
 {
-	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; at_arch_plt_sections[i] && o->plt_count < MAX_PLT_SECTIONS; i++) {
 		uint64_t addr = 0;
-		Elf_Data *d = find_section(o->elf, names[i], &addr);
+		Elf_Data *d = find_section(o->elf, at_arch_plt_sections[i], &addr);
 
 		if (!d || !d->d_buf || d->d_size == 0)
 			continue;
-		const uint8_t *b = d->d_buf;
 		struct plt_section *p = &o->plts[o->plt_count++];
 		p->lo = addr;
 		p->hi = addr + d->d_size;
-		p->shape = i == 0 && d->d_size >= 2 && b[0] == 0xff && b[1] == 0x35 ? PLT_LAZY
-										   : PLT_JUMPS;
+		p->part_count = at_arch_plt_parts(at_arch_plt_sections[i], d->d_buf, d->d_size,
+						  p->parts);
+		for (unsigned k = 0; k < p->part_count; k++)
+			p->parts[k].from += addr;
 	}
 }
 
@@ -847,7 +692,7 @@ static int find_segments(Elf *elf, struct at_unwind_table *t)
 
 static uint64_t rule_key(const struct at_unwind_rule *r)
 {
-	return (uint64_t)r->kind | (uint64_t)r->rbp << 8 | (uint64_t)(uint16_t)r->rbp_offset << 16 |
+	return (uint64_t)r->kind | (uint64_t)r->fp << 8 | (uint64_t)(uint16_t)r->fp_offset << 16 |
 	       (uint64_t)(uint32_t)r->cfa_offset << 32;
 }
 

@@ -1,10 +1,12 @@
-/* unwind_table.h: compact x86-64 unwind tables built from an ELF object's .eh_frame with libdw,
+/* unwind_table.h: compact unwind tables built from an ELF object's .eh_frame with libdw,
  * keyed by build-id so that every process mapping the same object shares one table.
  *
  * A table answers "how do I find the caller's frame from this instruction?" for every address of
  * the object's executable segments. Its rules, pages and entries are in the layouts the BPF
  * unwinder reads from its maps (struct at_unwind_rule, at_unwind_page, at_unwind_entry and the
- * rule kinds, defined once in bpf/alloctap.h and bpf/arch/x86_64.h).
+ * rule kinds, defined once in bpf/alloctap.h and bpf/unwind_rule.h). What is the architecture's
+ * (its DWARF registers, the rules its CFI rows and PLT sections reduce to) is behind
+ * daemon/arch/arch.h.
  *
  * Addresses are the object's own virtual addresses (as in its ELF headers and CFI); a process
  * address minus the mapping's load bias (at_unwind_table_bias) is one. */

@@ -72,7 +72,7 @@ void at_unwind_walk(const struct at_bpf_mappings *maps, const struct at_stack_ta
 	struct at_bpf_stack out;
 	struct walk_user u = { tables, stack, r, AT_UNWIND_TRUNCATED };
 	/* the shim never writes a mapping: only the VMA check does, and it has none */
-	struct walk_state w = { .pc = regs->pc, .sp = regs->sp, .bp = regs->fp,
+	struct walk_state w = { .pc = regs->pc, .sp = regs->sp, .fp = regs->fp,
 				.maps = (struct at_bpf_mappings *)maps, .out = &out,
 				.flags = AT_STACK_TRUNCATED, .user = &u };
 

@@ -20,7 +20,7 @@ static void check_table(const struct at_unwind_table *t)
 	FUZZ_CHECK(t->segment_count >= 1 && t->segment_count <= AT_UNWIND_MAX_SEGMENTS);
 	for (uint32_t i = 0; i < t->rule_count; i++)
 		FUZZ_CHECK(t->rules[i].kind <= AT_UNWIND_SIGNAL &&
-			   t->rules[i].rbp <= AT_UNWIND_RBP_AT_SP);
+			   t->rules[i].fp <= AT_UNWIND_FP_AT_SP);
 	for (uint32_t p = 0; p < t->page_count; p++) {
 		const struct at_unwind_page *pg = &t->pages[p];
 

@@ -24,7 +24,7 @@
 
 #include "../../daemon/stacks/stack_procs.h"
 
-#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBC "/usr/lib/" AT_MULTIARCH "/libc.so.6"
 
 struct fixture {
 	char dir[64];

@@ -135,12 +135,44 @@ static void test_growth(void **state)
 	at_stack_store_free(&st);
 }
 
+/* Each frame's kind is kept with its pc, and given back with the stack in every file: a stack
+ * with a frame that is not native (the test kind of lib/frames.h) keeps its flags and kinds. */
+static void test_kinds(void **state)
+{
+	(void)state;
+	struct at_stack_store st;
+	struct at_stack a = make(10, 3, AT_STACK_KINDS, 0x1000), b = make(10, 2, 0, 0x2000), out;
+	uint32_t serials[AT_STACK_MAX_FRAMES];
+	int is_new;
+
+	a.kinds[1] = AT_FRAME_TEST;
+	at_stack_store_init(&st);
+	assert_int_equal(add(&st, 1, &a), 0);
+	assert_int_equal(add(&st, 2, &b), 0);
+	for (int file = 0; file < 2; file++) {
+		memset(&out, 0xAB, sizeof(out));
+		assert_int_equal(at_stack_store_file_id(&st, 1, &out, serials, &is_new), 1);
+		assert_int_equal(out.flags, AT_STACK_KINDS);
+		assert_int_equal(out.kinds[0], AT_FRAME_NATIVE);
+		assert_int_equal(out.kinds[1], AT_FRAME_TEST);
+		assert_int_equal(out.kinds[2], AT_FRAME_NATIVE);
+		memset(&out, 0xAB, sizeof(out));
+		assert_int_equal(at_stack_store_file_id(&st, 2, &out, serials, &is_new), 2);
+		assert_int_equal(out.flags, 0);
+		assert_int_equal(out.kinds[0], AT_FRAME_NATIVE);
+		assert_int_equal(out.kinds[1], AT_FRAME_NATIVE);
+		at_stack_store_new_file(&st);
+	}
+	at_stack_store_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_growth),
+		cmocka_unit_test(test_kinds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

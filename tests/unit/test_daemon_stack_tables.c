@@ -16,7 +16,7 @@
 
 #include "../../daemon/stacks/stack_tables.h"
 
-#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBC "/usr/lib/" AT_MULTIARCH "/libc.so.6"
 
 struct arrays {
 	struct at_unwind_rule rules[64];
@@ -39,7 +39,7 @@ static void make_small(struct small *s, uint64_t first_page, uint32_t rules, uin
 {
 	memset(s, 0, sizeof(*s));
 	for (uint32_t i = 0; i < rules; i++)
-		s->rules[i] = (struct at_unwind_rule){ AT_UNWIND_CFA_RSP, 0, 0, (int32_t)(8 * i) };
+		s->rules[i] = (struct at_unwind_rule){ AT_UNWIND_CFA_SP, 0, 0, (int32_t)(8 * i) };
 	for (uint32_t p = 0; p < pages; p++) {
 		s->pages[p] = (struct at_unwind_page){ p * per_page, per_page };
 		for (uint32_t e = 0; e < per_page; e++)

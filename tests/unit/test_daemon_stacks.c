@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "alloctap.h"
+#include "atz.h"
 #include "fake_bpf.h"
 #include "source.h"
 #include "stacks.h"
@@ -294,13 +295,81 @@ static void test_no_hold(void **state)
 	at_stacks_close(&stacks);
 }
 
+/* A BPF stack with a frame that is not native (the test kind) is written with its kinds and the
+ * KINDS flag; a native one as ever, without. Read back by a reader that takes the test kind. */
+static void test_resolve_kinds(void **state)
+{
+	(void)state;
+	struct at_sink sink;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ, .atz = { .test_kinds = 1 } };
+	static struct at_bpf_stack s;
+	struct seen seen = { .n = 0 };
+	struct at_event ev;
+
+	open_stacks(1);
+	store(0xa1, PID, 2, 0, 0x1000);
+	memset(&s, 0, sizeof(s));
+	s.pid = PID;
+	s.count = 3;
+	s.pcs[0] = 0x1000;
+	s.pcs[1] = 5;
+	s.pcs[2] = 0x3000;
+	s.kinds[1] = AT_FRAME_TEST;
+	fake_bpf_store_stack(0xb2, &s);
+	int fd = memfd_create("stacks", 0);
+	assert_int_equal(at_sink_open_fd(&sink, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&sink, &opt), 0);
+	assert_int_equal(resolve_put(&sink, 0xa1), 1);
+	assert_int_equal(resolve_put(&sink, 0xb2), 2);
+	assert_int_equal(at_sink_close(&sink), 0);
+
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	at_atz_reader_test_kinds(r);
+	at_atz_reader_on_stack(r, see_stack, &seen);
+	while (at_atz_next(r, &ev) > 0)
+		;
+	assert_int_equal(at_atz_reader_status(r), AT_ATZ_OK);
+	at_atz_reader_close(r);
+	close(fd);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.stacks[0].flags, 0);
+	assert_int_equal(seen.stacks[1].flags, AT_STACK_KINDS);
+	assert_int_equal(seen.stacks[1].kinds[0], AT_FRAME_NATIVE);
+	assert_int_equal(seen.stacks[1].kinds[1], AT_FRAME_TEST);
+	assert_int_equal(seen.stacks[1].pcs[1], 5);
+	at_stacks_close(&stacks);
+}
+
+/* A frame's kind joins the hash only when it is not native: native kinds, or none, give the
+ * hash of the frames alone (the BPF walk's); a frame of another kind gives another hash. */
+static void test_hash_kinds(void **state)
+{
+	(void)state;
+	const uint64_t pcs[3] = { 0x1000, 0x2004, 0x3008 };
+	const uint32_t serials[3] = { 1, 1, 2 };
+	const uint8_t native[3] = { AT_FRAME_NATIVE, AT_FRAME_NATIVE, AT_FRAME_NATIVE };
+	const uint8_t mixed[3] = { AT_FRAME_NATIVE, AT_FRAME_TEST, AT_FRAME_NATIVE };
+	uint64_t h = at_stack_hash_begin(PID);
+
+	for (int i = 0; i < 3; i++)
+		h = at_stack_hash_frame(h, pcs[i], serials[i]);
+	h = at_stack_hash_key(at_stack_hash_flags(h, 0));
+	assert_int_equal(at_stacks_hash(PID, pcs, serials, NULL, 3, 0, 1), h);
+	assert_int_equal(at_stacks_hash(PID, pcs, serials, native, 3, 0, 1), h);
+	assert_int_not_equal(at_stacks_hash(PID, pcs, serials, mixed, 3, 0, 1), h);
+	assert_int_equal(at_stacks_hash(PID, pcs, serials, mixed, 3, 0, 0),
+			 at_stacks_hash(PID, pcs, serials, NULL, 3, 0, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_configure), cmocka_unit_test(test_off),
 		cmocka_unit_test(test_resolve),   cmocka_unit_test(test_new_file),
 		cmocka_unit_test(test_rescan),    cmocka_unit_test(test_counts),
-		cmocka_unit_test(test_no_hold),
+		cmocka_unit_test(test_no_hold),   cmocka_unit_test(test_hash_kinds),
+		cmocka_unit_test(test_resolve_kinds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,9 +17,9 @@
 
 #include "../../daemon/stacks/table_builder.h"
 
-#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
-#define LIBM "/usr/lib/x86_64-linux-gnu/libm.so.6"
-#define BIG "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+#define LIBC "/usr/lib/" AT_MULTIARCH "/libc.so.6"
+#define LIBM "/usr/lib/" AT_MULTIARCH "/libm.so.6"
+#define BIG "/usr/lib/" AT_MULTIARCH "/libLLVM-14.so.1"
 
 static uint64_t now_ms(void)
 {

@@ -23,8 +23,8 @@
 #include "session.h"
 #include "targets.h"
 
-#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
-#define JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+#define LIBC "/lib/" AT_MULTIARCH "/libc.so.6"
+#define JEMALLOC "/usr/lib/" AT_MULTIARCH "/libjemalloc.so.2"
 
 static struct at_session session;
 

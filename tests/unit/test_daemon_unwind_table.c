@@ -21,11 +21,11 @@
 #include "../../daemon/probes/elfsym.h"
 #include "../../daemon/stacks/unwind_table.h"
 
-#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
-#define LIBC_USR "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBC "/lib/" AT_MULTIARCH "/libc.so.6"
+#define LIBC_USR "/usr/lib/" AT_MULTIARCH "/libc.so.6"
 #define PYTHON "/usr/bin/python3.11"
-#define CC1 "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
-#define LIBSTDCXX "/lib/x86_64-linux-gnu/libstdc++.so.6"
+#define CC1 "/usr/lib/gcc/" AT_MULTIARCH "/12/cc1"
+#define LIBSTDCXX "/lib/" AT_MULTIARCH "/libstdc++.so.6"
 #define LOADER "/lib64/ld-linux-x86-64.so.2"
 
 static uint64_t function_vaddr(const char *path, const char *name)
@@ -77,13 +77,13 @@ static uint64_t section_vaddr(const char *path, const char *name, uint64_t *size
 	return vaddr;
 }
 
-static void assert_rule(const struct at_unwind_rule *r, int kind, int32_t cfa_offset, int rbp,
-			int16_t rbp_offset)
+static void assert_rule(const struct at_unwind_rule *r, int kind, int32_t cfa_offset, int fp,
+			int16_t fp_offset)
 {
 	assert_int_equal(r->kind, kind);
 	assert_int_equal(r->cfa_offset, cfa_offset);
-	assert_int_equal(r->rbp, rbp);
-	assert_int_equal(r->rbp_offset, rbp_offset);
+	assert_int_equal(r->fp, fp);
+	assert_int_equal(r->fp_offset, fp_offset);
 }
 
 static void test_libc_rules(void **state)
@@ -95,17 +95,17 @@ static void test_libc_rules(void **state)
 	assert_int_equal(at_unwind_table_build(LIBC, &t, &why), 0);
 	/* at malloc's entry the return address is at [rsp]: CFA = rsp + 8 */
 	uint64_t malloc_at = function_vaddr(LIBC, "malloc");
-	assert_rule(at_unwind_table_lookup(&t, malloc_at), AT_UNWIND_CFA_RSP, 8,
-		    AT_UNWIND_RBP_SAME, 0);
+	assert_rule(at_unwind_table_lookup(&t, malloc_at), AT_UNWIND_CFA_SP, 8,
+		    AT_UNWIND_FP_SAME, 0);
 	/* the lazy PLT: PLT0 before and after its push, then ld's expression for the entries */
 	uint64_t plt_size = 0, plt = section_vaddr(LIBC, ".plt", &plt_size);
 	assert_true(plt != 0 && plt_size > 32);
-	assert_rule(at_unwind_table_lookup(&t, plt), AT_UNWIND_CFA_RSP, 16, AT_UNWIND_RBP_SAME, 0);
-	assert_rule(at_unwind_table_lookup(&t, plt + 6), AT_UNWIND_CFA_RSP, 24, AT_UNWIND_RBP_SAME,
+	assert_rule(at_unwind_table_lookup(&t, plt), AT_UNWIND_CFA_SP, 16, AT_UNWIND_FP_SAME, 0);
+	assert_rule(at_unwind_table_lookup(&t, plt + 6), AT_UNWIND_CFA_SP, 24, AT_UNWIND_FP_SAME,
 		    0);
-	assert_rule(at_unwind_table_lookup(&t, plt + 16), AT_UNWIND_PLT, 11, AT_UNWIND_RBP_SAME, 0);
+	assert_rule(at_unwind_table_lookup(&t, plt + 16), AT_UNWIND_PLT, 11, AT_UNWIND_FP_SAME, 0);
 	assert_rule(at_unwind_table_lookup(&t, plt + plt_size - 1), AT_UNWIND_PLT, 11,
-		    AT_UNWIND_RBP_SAME, 0);
+		    AT_UNWIND_FP_SAME, 0);
 	/* outside the executable segment there is no rule */
 	assert_int_equal(at_unwind_table_lookup(&t, 0)->kind, AT_UNWIND_NONE);
 	assert_int_equal(at_unwind_table_lookup(&t, t.segments[0].vaddr - 1)->kind, AT_UNWIND_NONE);
@@ -290,8 +290,8 @@ static void test_gold_eh_frame(void **state)
 	assert_int_equal(g.stats.fdes, eh_frame_hdr_fdes(gold));
 	assert_int_equal(g.stats.unreadable_fdes, 0);
 	/* at c3's entry the return address is at [rsp]; gold's _start is the outermost frame */
-	assert_rule(at_unwind_table_lookup(&g, function_vaddr(gold, "c3")), AT_UNWIND_CFA_RSP, 8,
-		    AT_UNWIND_RBP_SAME, 0);
+	assert_rule(at_unwind_table_lookup(&g, function_vaddr(gold, "c3")), AT_UNWIND_CFA_SP, 8,
+		    AT_UNWIND_FP_SAME, 0);
 	assert_int_equal(at_unwind_table_lookup(&g, entry_vaddr(gold))->kind, AT_UNWIND_END);
 
 	/* the section headers gone: e_shoff, e_shnum and e_shstrndx zero */
@@ -336,7 +336,7 @@ static void test_object_without_cfi(void **state)
 	assert_int_equal(t.stats.fdes, 0);
 	assert_true(t.stats.fallback_bytes > 0);
 	assert_rule(at_unwind_table_lookup(&t, function_vaddr(so, "g")), AT_UNWIND_FRAME_POINTER,
-		    16, AT_UNWIND_RBP_AT_CFA, -16);
+		    16, AT_UNWIND_FP_AT_CFA, -16);
 	at_unwind_table_free(&t);
 	remove_dir(dir);
 }
@@ -403,9 +403,9 @@ static void test_signal_frame_rule(void **state)
 	const char *why = NULL;
 	assert_int_equal(at_unwind_table_build(info.dli_fname, &t, &why), 0);
 	assert_rule(at_unwind_table_lookup(&t, restore_rt - 1), AT_UNWIND_SIGNAL, 160,
-		    AT_UNWIND_RBP_AT_SP, 120);
+		    AT_UNWIND_FP_AT_SP, 120);
 	assert_rule(at_unwind_table_lookup(&t, restore_rt), AT_UNWIND_SIGNAL, 160,
-		    AT_UNWIND_RBP_AT_SP, 120);
+		    AT_UNWIND_FP_AT_SP, 120);
 	assert_int_equal(t.stats.unsupported_rows, 6); /* was 7: the trampoline's one among them */
 	at_unwind_table_free(&t);
 }

@@ -17,19 +17,19 @@ enum { R_NONE, R_RSP8, R_RSP16_RBP, R_RBP16, R_END, R_UNSUPPORTED, R_PLT, R_FP, 
 
 static struct at_unwind_rule rules[] = {
 	[R_NONE] = { .kind = AT_UNWIND_NONE },
-	[R_RSP8] = { .kind = AT_UNWIND_CFA_RSP, .cfa_offset = 8 },
-	[R_RSP16_RBP] = { .kind = AT_UNWIND_CFA_RSP, .cfa_offset = 16,
-			  .rbp = AT_UNWIND_RBP_AT_CFA, .rbp_offset = -16 },
-	[R_RBP16] = { .kind = AT_UNWIND_CFA_RBP, .cfa_offset = 16, .rbp = AT_UNWIND_RBP_AT_CFA,
-		      .rbp_offset = -16 },
+	[R_RSP8] = { .kind = AT_UNWIND_CFA_SP, .cfa_offset = 8 },
+	[R_RSP16_RBP] = { .kind = AT_UNWIND_CFA_SP, .cfa_offset = 16,
+			  .fp = AT_UNWIND_FP_AT_CFA, .fp_offset = -16 },
+	[R_RBP16] = { .kind = AT_UNWIND_CFA_FP, .cfa_offset = 16, .fp = AT_UNWIND_FP_AT_CFA,
+		      .fp_offset = -16 },
 	[R_END] = { .kind = AT_UNWIND_END },
 	[R_UNSUPPORTED] = { .kind = AT_UNWIND_UNSUPPORTED },
 	[R_PLT] = { .kind = AT_UNWIND_PLT, .cfa_offset = 11 },
-	[R_FP] = { .kind = AT_UNWIND_FRAME_POINTER, .cfa_offset = 16, .rbp = AT_UNWIND_RBP_AT_CFA,
-		   .rbp_offset = -16 },
+	[R_FP] = { .kind = AT_UNWIND_FRAME_POINTER, .cfa_offset = 16, .fp = AT_UNWIND_FP_AT_CFA,
+		   .fp_offset = -16 },
 	/* glibc's __restore_rt: the ucontext at rsp, rsp at +160, rip at +168, rbp at +120 */
-	[R_SIGNAL] = { .kind = AT_UNWIND_SIGNAL, .cfa_offset = 160, .rbp = AT_UNWIND_RBP_AT_SP,
-		       .rbp_offset = 120 },
+	[R_SIGNAL] = { .kind = AT_UNWIND_SIGNAL, .cfa_offset = 160, .fp = AT_UNWIND_FP_AT_SP,
+		       .fp_offset = 120 },
 };
 
 static struct at_unwind_entry entries[] = {

@@ -2445,6 +2445,170 @@ static void test_v23_frame_kinds(void **state)
 	}
 }
 
+/* What a reader handed over of a trace with frames of other kinds: its NAMES records (the
+ * last one's strings kept) and its stacks. */
+struct named {
+	unsigned names, stacks;
+	struct at_frame_name last;
+	char function[64], file[64];
+	struct at_stack stack;
+};
+
+static void record_names(void *arg, const struct at_frame_name *n)
+{
+	struct named *c = arg;
+
+	c->names++;
+	c->last = *n;
+	snprintf(c->function, sizeof(c->function), "%s", n->function);
+	snprintf(c->file, sizeof(c->file), "%s", n->file);
+	c->last.function = c->function;
+	c->last.file = c->file;
+}
+
+static void record_named_stack(void *arg, const struct at_stack *st)
+{
+	struct named *c = arg;
+
+	c->stacks++;
+	c->stack = *st;
+}
+
+/* Reads f whole with a reader that takes the test kind (test_kinds 1) or not: *c what it handed
+ * over; the last at_atz_next result, and its message in msg. */
+static int decode_named(const struct file *f, int test_kinds, struct named *c, char *msg,
+			size_t msg_size)
+{
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f->p, f->n), (ssize_t)f->n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "mem", NULL, 0);
+	struct at_event ev;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (test_kinds)
+		at_atz_reader_test_kinds(r);
+	at_atz_reader_on_names(r, record_names, c);
+	at_atz_reader_on_stack(r, record_named_stack, c);
+	while ((rc = at_atz_next(r, &ev)) > 0)
+		;
+	snprintf(msg, msg_size, "%s", rc < 0 ? at_atz_reader_message(r) : "");
+	at_atz_reader_close(r);
+	close(fd);
+	return rc;
+}
+
+/* A frame of a kind named by NAMES records (lib/frames.h's AT_FRAME_TEST, which the tests alone
+ * may write): its NAMES record is written as doc/FORMAT.md 5.10's example, before the stack,
+ * and both round-trip byte for byte with a reader that takes the test kind. Without test_kinds
+ * the writer refuses both (EINVAL, nothing written), and a reader refuses the NAMES record and
+ * the frame as corruption at the record's content offset 18; so does a reader that takes the test
+ * kind for a NAMES record cut short, or one whose function runs past it. */
+static void test_frame_names(void **state)
+{
+	(void)state;
+	static const uint8_t names_rec[] = { 0xc7, 0x0a, 0x07, 0xfe, 0x05, 0x0c,
+					     0x01, 0x66, 0x61, 0x2e, 0x70, 0x79 };
+	struct at_frame_name n = { .pid = 7, .kind = AT_FRAME_TEST, .value = 5, .line = 12,
+				   .function = "f", .file = "a.py" };
+	struct at_stack st = { .id = 1, .pid = 7, .count = 2, .flags = AT_STACK_KINDS,
+			       .pcs = { 0x1010, 5 }, .kinds = { AT_FRAME_NATIVE, AT_FRAME_TEST } };
+	struct at_atz_options opt = { .host = "testhost", .start_ns = 42, .major = 2, .minor = 3,
+				      .test_kinds = 1 };
+	struct mem_writer m;
+	struct named got;
+	char msg[320];
+	uint8_t c[1024], again[1024];
+
+	m.fd = memfd_create("atz", 0);
+	assert_int_equal(at_output_open_fd(&m.o, m.fd, "mem"), 0);
+	m.w = at_atz_writer_open(&m.o, &opt);
+	assert_non_null(m.w);
+	assert_int_equal(at_atz_append_names(m.w, &n), 0);
+	assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+	struct file f = mem_writer_close(&m);
+	size_t len = content_of(&f, c, sizeof(c));
+	assert_memory_equal(c + sizeof(header_v2), names_rec, sizeof(names_rec));
+	assert_int_equal(decode_named(&f, 1, &got, msg, sizeof(msg)), 0);
+	assert_int_equal(got.names, 1);
+	assert_int_equal(got.last.pid, 7);
+	assert_int_equal(got.last.kind, AT_FRAME_TEST);
+	assert_int_equal(got.last.value, 5);
+	assert_int_equal(got.last.line, 12);
+	assert_string_equal(got.last.function, "f");
+	assert_string_equal(got.last.file, "a.py");
+	assert_int_equal(got.stacks, 1);
+	assert_int_equal(got.stack.flags, AT_STACK_KINDS);
+	assert_int_equal(got.stack.kinds[0], AT_FRAME_NATIVE);
+	assert_int_equal(got.stack.kinds[1], AT_FRAME_TEST);
+	assert_int_equal(got.stack.pcs[1], 5);
+	/* written again from what was read: the same bytes */
+	m.fd = memfd_create("atz", 0);
+	assert_int_equal(at_output_open_fd(&m.o, m.fd, "mem"), 0);
+	m.w = at_atz_writer_open(&m.o, &opt);
+	assert_int_equal(at_atz_append_names(m.w, &got.last), 0);
+	assert_int_equal(at_atz_append_stack(m.w, &got.stack), 0);
+	struct file g = mem_writer_close(&m);
+	assert_int_equal(content_of(&g, again, sizeof(again)), len);
+	assert_memory_equal(again, c, len);
+	free(g.p);
+
+	/* a reader of the product: the NAMES record is refused at its offset */
+	assert_int_equal(decode_named(&f, 0, &got, msg, sizeof(msg)), -1);
+	assert_int_equal(got.names, 0);
+	assert_non_null(strstr(msg, "corrupt stream at content byte 18 ("));
+	assert_non_null(strstr(msg, "names record for frames of kind 254, which this reader does "
+				    "not name by names"));
+	free(f.p);
+
+	/* a writer of the product refuses both */
+	mem_writer_open_v(&m, 0, 2, 3);
+	errno = 0;
+	assert_int_equal(at_atz_append_names(m.w, &n), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(at_atz_append_stack(m.w, &st), -1);
+	assert_int_equal(errno, EINVAL);
+	struct at_atz_stats ws;
+	at_atz_writer_stats(m.w, &ws);
+	assert_int_equal(ws.stacks + ws.names, 0);
+	f = mem_writer_close(&m);
+	free(f.p);
+
+	/* readers that take the test kind: records cut short, a kind they do not know */
+	static const struct {
+		uint8_t n, rec[16];
+		const char *why;
+	} bad[] = {
+		{ 5, { 0xc7, 0x03, 0x07, 0xfe, 0x05 }, "bad number in a names record" },
+		{ 6, { 0xc7, 0x04, 0x07, 0xfe, 0x05, 0x0c }, "bad number in a names record" },
+		{ 9, { 0xc7, 0x07, 0x07, 0xfe, 0x05, 0x0c, 0x04, 0x66, 0x67 },
+		  "names record with a function or file longer than 4096 bytes or its payload" },
+		{ 8, { 0xc7, 0x06, 0x07, 0x00, 0x05, 0x0c, 0x00, 0x00 },
+		  "names record for frames of kind 0, which this reader does not name by names" },
+		{ 13, { 0xc3, 0x0b, 0x01, 0x07, 0x02, 0x04, 0x90, 0x20, 0xf4, 0xff, 0x03, 0x00, 0x01 },
+		  "stack record with a frame of kind 1 at frame 1 (this reader knows kinds 0, "
+		  "native; 254, test)" },
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		uint8_t h[64] = HEADER_V2(0);
+		char want[320];
+
+		h[5] = 3; /* 2.3 */
+		memcpy(h + sizeof(header_v2), bad[k].rec, bad[k].n);
+		f = frame_of(h, sizeof(header_v2) + bad[k].n);
+		assert_int_equal(decode_named(&f, 1, &got, msg, sizeof(msg)), -1);
+		assert_int_equal(got.names + got.stacks, 0);
+		snprintf(want, sizeof(want), "mem: corrupt stream at content byte 18 (");
+		assert_memory_equal(msg, want, strlen(want));
+		snprintf(want, sizeof(want), "): %s", bad[k].why);
+		assert_true(strlen(msg) > strlen(want));
+		assert_string_equal(msg + strlen(msg) - strlen(want), want);
+		free(f.p);
+	}
+}
+
 /* A 2.2 trace cut in two and each half written on its own, one after the other: every table
  * starts over in the second frame (a free there of a block of the first goes by address), and
  * the events read as one stream; 2.1 and 2.2 frames mix. */
@@ -2523,6 +2687,7 @@ int main(void)
 		cmocka_unit_test(test_v23_many_ended_threads),
 		cmocka_unit_test(test_v23_writer_keeps_limits),
 		cmocka_unit_test(test_v23_frame_kinds),
+		cmocka_unit_test(test_frame_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

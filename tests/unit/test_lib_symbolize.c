@@ -589,6 +589,64 @@ static void test_frame_text(void **state)
 	assert_string_equal(buf, "a_long_");
 }
 
+/* A frame of a kind named by NAMES records (lib/frames.h's AT_FRAME_TEST) gets the name of its
+ * pid, kind and value through at_symbolize_frame, one frame with the kind's name as its object;
+ * a later name replaces it; a value without a name, another pid's, is the kind and the value
+ * ("test+0x6"); a native kind cannot be named so; a kind the table lacks is "[unknown]". */
+static void test_named_frames(void **state)
+{
+	struct at_symbolizer *z = at_symbolizer_new(NULL, NULL, NULL);
+	struct at_frame_name n = { .pid = 7, .kind = AT_FRAME_TEST, .value = 5, .line = 12,
+				   .function = "f", .file = "a.py" };
+	struct at_frame f[AT_SYMBOLIZE_MAX_INLINE];
+	char buf[64];
+
+	(void)state;
+	assert_non_null(z);
+	for (uint64_t v = 100; v < 300; v++) { /* others, enough to grow the table */
+		struct at_frame_name o = { .pid = 7, .kind = AT_FRAME_TEST, .value = v,
+					   .function = "other" };
+		assert_int_equal(at_symbolizer_add_name(z, &o), 0);
+	}
+	assert_int_equal(at_symbolizer_add_name(z, &n), 0);
+	assert_int_equal(at_symbolize_frame(z, 7, AT_FRAME_TEST, 5, 1, f, AT_SYMBOLIZE_MAX_INLINE),
+			 1);
+	assert_string_equal(f[0].function, "f");
+	assert_string_equal(f[0].file, "a.py");
+	assert_int_equal(f[0].line, 12);
+	assert_int_equal(f[0].inlined, 0);
+	assert_string_equal(f[0].object, "test");
+	assert_int_equal(f[0].object_address, 5);
+	at_symbolize_frame(z, 7, AT_FRAME_TEST, 250, 1, f, 1);
+	assert_string_equal(f[0].function, "other");
+	assert_null(f[0].file);
+
+	n.function = "g";
+	n.file = NULL;
+	n.line = 0;
+	assert_int_equal(at_symbolizer_add_name(z, &n), 0);
+	at_symbolize_frame(z, 7, AT_FRAME_TEST, 5, 1, f, 1);
+	assert_string_equal(f[0].function, "g");
+	assert_null(f[0].file);
+	assert_int_equal(f[0].line, 0);
+
+	assert_int_equal(at_symbolize_frame(z, 7, AT_FRAME_TEST, 6, 1, f, 1), 1);
+	at_frame_text(&f[0], buf, sizeof(buf));
+	assert_string_equal(buf, "test+0x6");
+	at_symbolize_frame(z, 8, AT_FRAME_TEST, 5, 1, f, 1);
+	at_frame_text(&f[0], buf, sizeof(buf));
+	assert_string_equal(buf, "test+0x5");
+	assert_int_equal(at_symbolize_frame(z, 7, 3, 5, 1, f, 1), 1);
+	at_frame_text(&f[0], buf, sizeof(buf));
+	assert_string_equal(buf, "[unknown]");
+
+	n.kind = AT_FRAME_NATIVE;
+	errno = 0;
+	assert_int_equal(at_symbolizer_add_name(z, &n), -1);
+	assert_int_equal(errno, EINVAL);
+	at_symbolizer_free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_no_build_id),
 		cmocka_unit_test(test_mappings),
 		cmocka_unit_test(test_frame_text),
+		cmocka_unit_test(test_named_frames),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

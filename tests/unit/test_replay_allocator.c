@@ -24,7 +24,7 @@
 
 #include "../../replay/allocator.h"
 
-#define LIBDIR "/usr/lib/x86_64-linux-gnu/"
+#define LIBDIR "/usr/lib/" AT_MULTIARCH "/"
 #define CHILD_ARG "--report-allocator"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -108,7 +108,7 @@ static void test_library_of_name(void **state)
 		{ "jemalloc", 0, LIBDIR "libjemalloc.so.2" },
 		{ "tcmalloc", 0, LIBDIR "libtcmalloc_minimal.so.4" },
 		{ "mimalloc", 0, LIBDIR "libmimalloc.so.2" },
-		{ "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", 0, "=" },
+		{ "/usr/lib/" AT_MULTIARCH "/libjemalloc.so.2", 0, "=" },
 		{ "/nonexistent/libx.so", 0, "=" },
 		{ "./libfoo.so", 0, "=" },
 		{ "lib/libfoo.so", 0, "=" },
@@ -419,11 +419,11 @@ static void test_allocator_library(void **state)
 	assert_int_equal(rp_allocator_library("glibc", &path), 0);
 	assert_null(path);
 	assert_int_equal(rp_allocator_library("jemalloc", &path), 0);
-	assert_string_equal(path, "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
+	assert_string_equal(path, "/usr/lib/" AT_MULTIARCH "/libjemalloc.so.2");
 	assert_int_equal(rp_allocator_library("tcmalloc", &path), 0);
-	assert_string_equal(path, "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4");
+	assert_string_equal(path, "/usr/lib/" AT_MULTIARCH "/libtcmalloc_minimal.so.4");
 	assert_int_equal(rp_allocator_library("mimalloc", &path), 0);
-	assert_string_equal(path, "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2");
+	assert_string_equal(path, "/usr/lib/" AT_MULTIARCH "/libmimalloc.so.2");
 	assert_int_equal(rp_allocator_library("./libfoo.so", &path), 0);
 	assert_string_equal(path, "./libfoo.so");
 	assert_int_equal(rp_allocator_library("hoard", &path), -1);
