@@ -202,6 +202,14 @@ static int take_event(struct event_run *r, const struct at_event *input)
 	in.stack = at_stack_relay_id(&r->relay, input->stack); /* ids of the output */
 	if (r->relay.failed)
 		return 1;
+	/* kept: a text line read before the log showed raw or munged, yet with a pointer field,
+	 * had a pointer that is neither a slot nor an address ("=c"); written as either kind it
+	 * would make the output a log of two kinds that no reader takes */
+	if (!r->m && r->src->kind == AT_SOURCE_TEXT && r->src->munged < 0 &&
+	    (ev->has_result || at_func_takes_pointer(ev->func))) {
+		r->src->why = "a pointer that is neither a slot (#N) nor an address (0x...)";
+		return report_bad_line(r);
+	}
 
 	r->c.read++;
 	if (r->src->kind == AT_SOURCE_BINARY) {

@@ -153,6 +153,12 @@ printf '1 1 valloc(100)\n1 1 malloc(8)=#3\n' >"$T/undecided.log"
 check_err_match "--keep-pointers: a line before the log shows it is munged is checked too" 0 \
 	'undecided.log:1: Written, but not replayable "1 1 valloc(100)": an allocation without a result' \
 	$M --keep-pointers "$T/undecided.log"
+printf '1 1 malloc(4096)=c\n1 1 malloc(8)=#3\n' >"$T/neither.log"
+check_err_match "--keep-pointers: a pointer neither #N nor 0x... before the log shows its kind: ignored" 0 \
+	'neither.log:1: Ignored: a pointer that is neither a slot (#N) nor an address (0x...)' \
+	$M --keep-pointers "$T/neither.log" -o "$T/neither.out"
+check "--keep-pointers: that log's output is munged alone" \
+	bash -c "printf '1 1 malloc(8)=#3\\n' | cmp - '$T/neither.out'"
 check_err_match "--keep-pointers --strict --format binary: refused" 1 "a slot number beyond #268435455 (the last a replay has) (--strict)" \
 	$M --keep-pointers --strict --format binary "$T/bigslot.log" -o "$T/bigslot.atz"
 
