@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Threads moving between CPUs, with the real BPF program: alloc_migrate's workers pass blocks to
+# each other while they move themselves (and the main thread moves them) from CPU to CPU, so a
+# block allocated on one CPU is released on another, a call may return on another CPU than it
+# entered on, and the events of one thread, and of one address, are spread over several rings.
+# Run as is: the daemon exits 0, nothing is lost, and the log is causally valid per address
+# (allocated, released, allocated...; a realloc's release of its old address before anyone's
+# allocation of it) with the calls per function exactly the fixture's. Run with the daemon
+# stopped (SIGSTOP) for a while, so that the rings back up: still exit 0, and written + lost ==
+# calls, the log valid but for what the lost events explain.
+# ROUNDS (default: about 150000 calls) sets each worker's rounds; STOP_S (default 0.5) how long
+# the daemon stops; SEED (default: the time) the fixture's choices, printed first.
+source "$(dirname "$0")/lib.sh"
+D=$ROOT/build/alloctapd
+FX=$ROOT/build/fixtures
+need_bpf "$D"
+need_built "$FX/alloc_migrate" "$FX/log_checker"
+STOP_S=${STOP_S:-0.5}
+SEED=${SEED:-$(date +%s)}
+
+# The CPUs this script may run on: two workers per CPU, at most 4.
+CPUS=$(nproc)
+THREADS=$((CPUS * 2 < 4 ? CPUS * 2 : 4))
+# a worker's round: 4 blocks allocated and 4 freed, a realloc every other round
+ROUNDS=${ROUNDS:-$((150000 / (9 * THREADS)))}
+echo "# alloc_migrate $THREADS threads, $ROUNDS rounds, seed $SEED, $CPUS CPUs"
+
+# migrate NAME STOP: alloctapd -v launching alloc_migrate, stopped for STOP seconds 0.3 s after
+# it starts (0: never); its log in $T/NAME.log, its messages in $T/NAME.err, the fixture's
+# counts in $T/NAME.counts and its stdout in $T/NAME.out; the daemon's status in $drc, the
+# fixture's pid in $pid; $working 1 when the fixture had not yet written its counts as the daemon
+# stopped.
+migrate() {
+	local name=$1 stop=$2 dm
+	working=0
+	"$D" -v -o "$T/$name.log" -- "$FX/alloc_migrate" "$THREADS" "$ROUNDS" "$T/$name.counts" \
+		"$SEED" >"$T/$name.out" 2>"$T/$name.err" &
+	dm=$!
+	if [ "$stop" != 0 ]; then
+		sleep 0.3
+		kill -STOP $dm
+		[ -e "$T/$name.counts" ] || working=1
+		sleep "$stop"
+		kill -CONT $dm
+	fi
+	wait $dm
+	drc=$?
+	pid=$(sed -n 's/^alloctapd: launched .* as pid \([0-9]*\),.*/\1/p' "$T/$name.err")
+}
+
+# summary NAME FIELD: a figure of the daemon's summary (written, lost).
+summary() {
+	local e=$T/$1.err
+	case $2 in
+	written) sed -n 's/^alloctapd: \([0-9]*\) events written, .*/\1/p' "$e" ;;
+	lost) sed -n 's/^alloctapd: [0-9]* events written, \([0-9]*\) events lost.*/\1/p' "$e" ;;
+	esac
+}
+
+migrate calm 0
+check "moving threads: daemon exit status 0 (and the fixture's)" \
+	bash -c "[ $drc -eq 0 ] && [ -n '$pid' ] || { cat '$T/calm.err'; exit 1; }"
+crossed=$(sed -n 's/^crossed \([0-9]*\) .*/\1/p' "$T/calm.out")
+if [ "$CPUS" -gt 1 ]; then
+	check "moving threads: blocks released on another CPU than they were allocated on (${crossed:-none})" \
+		test "${crossed:-0}" -gt 0
+else
+	check "moving threads, one CPU: no block released on another CPU (${crossed:-none})" \
+		test "${crossed:-x}" = 0
+fi
+check "moving threads: the summary says 0 events lost" \
+	bash -c "[ '$(summary calm lost)' = 0 ] || { grep 'events written' '$T/calm.err'; exit 1; }"
+check "moving threads: causally valid per address, written == calls, per function exact" \
+	"$FX/log_checker" "$T/calm.log" "${pid:-0}" "$T/calm.counts" 0
+# how many free(0x0) each thread exit makes, seen with nothing lost (the stopped run may lose
+# some or all of them, so its log cannot tell)
+exit_null_frees=$(sed -n 's/^free(0x0) from [0-9]* threads, \([0-9]*\) each$/\1/p' "$T/check.out")
+
+migrate stopped "$STOP_S"
+lost=$(summary stopped lost)
+check "moving threads, daemon stopped ${STOP_S} s: daemon exit status 0 (and the fixture's)" \
+	bash -c "[ $drc -eq 0 ] && [ -n '$pid' ] || { cat '$T/stopped.err'; exit 1; }"
+check "moving threads, daemon stopped: it stopped while the workers worked (else raise ROUNDS)" \
+	test "$working" = 1
+check "moving threads, daemon stopped: the summary counts the lost (${lost:-none})" test -n "$lost"
+if [ -n "$exit_null_frees" ] && [ -n "$lost" ]; then
+	check "moving threads, daemon stopped: written + lost == calls, valid but for the lost ($lost)" \
+		"$FX/log_checker" "$T/stopped.log" "${pid:-0}" "$T/stopped.counts" "$lost" \
+		"$exit_null_frees"
+else
+	fail "moving threads, daemon stopped: written + lost == calls" \
+		"the run without stop did not say how many free(0x0) a thread exit makes," \
+		"or the stopped run's summary has no lost count"
+fi
+finish
