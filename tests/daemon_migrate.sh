@@ -61,6 +61,7 @@ migrate calm 0
 check "moving threads: daemon exit status 0 (and the fixture's)" \
 	bash -c "[ $drc -eq 0 ] && [ -n '$pid' ] || { cat '$T/calm.err'; exit 1; }"
 crossed=$(sed -n 's/^crossed \([0-9]*\) .*/\1/p' "$T/calm.out")
+echo "# alloc_migrate says: $(cat "$T/calm.out")"
 if [ "$CPUS" -gt 1 ]; then
 	check "moving threads: blocks released on another CPU than they were allocated on (${crossed:-none})" \
 		test "${crossed:-0}" -gt 0
