@@ -1,5 +1,9 @@
-/* daemon_reorder: what alloctapd's reorder window costs per event, next to handing the same
- * records straight to the writer. Prints one table.
+/* daemon_reorder: what alloctapd's merge of the event rings costs per record, next to handing
+ * the same records straight to the writer, for 1, 2, 4 and 16 rings. Prints one table.
+ *
+ * The records are written into ring images laid out as the kernel lays out its rings (each
+ * CPU's records in its own ring, in time order but for swaps, one realloc in ten with its entry
+ * record), then merged in drains of a few thousand records, as the daemon does.
  *
  * Usage: daemon_reorder [EVENTS]
  * Includes daemon/trace/reorder.c itself (the bench build links only lib/). */
@@ -8,69 +12,110 @@
 #include <stdlib.h>
 
 #include "../daemon/trace/reorder.c"
+#include "../tests/unit/ring_image.h"
+
+#define DRAIN_EVERY 4096 /* records written between two drains */
 
 static uint64_t emitted_sum;
 
 static void count_emit(void *arg, const struct at_record *r)
 {
 	(void)arg;
-	emitted_sum += r->seq;
+	emitted_sum += r->time;
 }
 
-/* Builds n records: frees and mallocs, one realloc in reallocs_per_1000 (two numbers), in
- * number order, then swaps neighbours within `shuffle` positions (arrival disorder). */
-static struct at_record *make_records(uint64_t n, unsigned reallocs_per_1000, unsigned shuffle,
-				      uint64_t *count)
+/* n records (reallocs_per_1000 of them reallocs, each with its entry record first) over nrings
+ * rings, a nanosecond apart; each ring's record swapped with its neighbour every `swap`. */
+static struct at_record *make_records(uint64_t n, unsigned reallocs_per_1000, unsigned nrings,
+				      unsigned swap, unsigned **ring_of)
 {
 	struct at_record *r = at_map(n * sizeof(*r), 0);
-	uint64_t seq = 0, k = 0, rng = 88172645463325252ull;
+	uint64_t rng = 88172645463325252ull, t = 1000000;
 
-	if (!r)
+	*ring_of = malloc(n * sizeof(**ring_of));
+	if (!r || !*ring_of)
 		exit(1);
-	while (k < n) {
+	for (uint64_t k = 0; k < n; k++) {
 		rng ^= rng << 13;
 		rng ^= rng >> 7;
 		rng ^= rng << 17;
-		struct at_record *x = &r[k++];
+		struct at_record *x = &r[k];
+		unsigned ring = (unsigned)(rng >> 40) % nrings;
+
+		memset(x, 0, sizeof(*x));
 		x->pid = 1;
-		x->tid = 1 + (uint32_t)(rng % 8);
+		x->tid = 1 + ring;
 		x->arg[0] = 0x1000 + (rng >> 20) % 4096 * 16;
 		x->result = 0x1000 + (rng >> 32) % 4096 * 16;
 		x->func = rng % 2 ? AT_PROBE_MALLOC : AT_PROBE_FREE;
-		x->seq = x->seq_entry = seq++;
-		if (rng % 1000 < reallocs_per_1000) {
-			x->func = AT_PROBE_REALLOC;
-			x->seq = seq++;
+		x->time = x->time_entry = t++;
+		(*ring_of)[k] = ring;
+		if (rng % 1000 < reallocs_per_1000 && k + 1 < n) {
+			x->func = AT_PROBE_REALLOC_ENTRY; /* its return next, same thread and ring */
+			r[k + 1] = *x;
+			r[k + 1].func = AT_PROBE_REALLOC;
+			r[k + 1].time = t++;
+			(*ring_of)[++k] = ring;
 		}
 	}
-	for (uint64_t i = 0; shuffle && i + shuffle < n; i += shuffle) {
-		struct at_record t = r[i];
-		r[i] = r[i + shuffle - 1];
-		r[i + shuffle - 1] = t;
+	for (uint64_t i = 0; swap && i + 2 * nrings < n; i += swap) {
+		/* the next record of the same ring, if close: swapped (a preempted producer) */
+		for (uint64_t j = i + 1; j < i + 2 * nrings; j++)
+			if ((*ring_of)[j] == (*ring_of)[i] && r[i].func < AT_PROBE_THREAD_END &&
+			    r[j].func < AT_PROBE_THREAD_END && !at_probe_reallocates(r[i].func) &&
+			    !at_probe_reallocates(r[j].func)) {
+				struct at_record tmp = r[i];
+				r[i] = r[j];
+				r[j] = tmp;
+				break;
+			}
 	}
-	*count = seq;
 	return r;
 }
 
-static double run(const struct at_record *recs, uint64_t n, uint64_t final, int direct)
+static double run(const struct at_record *recs, const unsigned *ring_of, uint64_t n,
+		  unsigned nrings, int direct)
 {
+	struct ring_image img[16];
+	struct at_ring views[16];
 	struct at_reorder ro;
-	double t0, t1;
+	double elapsed = 0;
 
-	if (at_reorder_init(&ro, 18, 4096, count_emit, NULL) < 0)
-		exit(1);
-	t0 = (double)at_now_ns();
-	if (direct) {
-		for (uint64_t i = 0; i < n; i++)
-			count_emit(NULL, &recs[i]);
-	} else {
-		for (uint64_t i = 0; i < n; i++)
-			at_reorder_push(&ro, &recs[i]);
-		at_reorder_finish(&ro, final);
+	for (unsigned i = 0; i < nrings; i++) {
+		if (ring_image_init(&img[i], 1 << 22) < 0)
+			exit(1);
+		views[i] = img[i].view;
 	}
-	t1 = (double)at_now_ns();
+	if (at_reorder_init(&ro, views, nrings, 1 << 16, count_emit, NULL) < 0)
+		exit(1);
+	for (uint64_t k = 0; k < n;) {
+		uint64_t end = k + DRAIN_EVERY < n ? k + DRAIN_EVERY : n;
+		double t0;
+
+		if (direct) {
+			t0 = (double)at_now_ns();
+			for (; k < end; k++)
+				count_emit(NULL, &recs[k]);
+		} else {
+			for (; k < end; k++)
+				if (ring_image_put(&img[ring_of[k]], &recs[k], sizeof(recs[k]), 0) < 0)
+					exit(1);
+			t0 = (double)at_now_ns();
+			at_reorder_drain(&ro, recs[end - 1].time + 2 * AT_REORDER_CLOCK_SLACK_NS);
+		}
+		elapsed += (double)at_now_ns() - t0;
+	}
+	if (!direct) {
+		double t0 = (double)at_now_ns();
+		at_reorder_finish(&ro);
+		elapsed += (double)at_now_ns() - t0;
+		if (ro.emitted + ro.given_up == 0)
+			exit(1);
+	}
 	at_reorder_free(&ro);
-	return (t1 - t0) / (double)n;
+	for (unsigned i = 0; i < nrings; i++)
+		ring_image_free(&img[i]);
+	return elapsed / (double)n;
 }
 
 int main(int argc, char **argv)
@@ -78,28 +123,35 @@ int main(int argc, char **argv)
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000;
 	static const struct {
 		const char *name;
-		unsigned reallocs, shuffle;
+		unsigned rings, reallocs, swap;
 	} cases[] = {
-		{ "in order, no realloc", 0, 0 },
-		{ "in order, 10% realloc", 100, 0 },
-		{ "swaps every 4, 10% realloc", 100, 4 },
-		{ "swaps every 64, 10% realloc", 100, 64 },
+		{ "1 ring, no realloc", 1, 0, 0 },
+		{ "2 rings, 10% realloc", 2, 100, 0 },
+		{ "4 rings, 10% realloc", 4, 100, 0 },
+		{ "16 rings, no realloc", 16, 0, 0 },
+		{ "16 rings, 10% realloc", 16, 100, 0 },
+		{ "16 rings, 10% realloc, swaps", 16, 100, 64 },
 	};
 
-	printf("reorder window cost per event (%llu events, best of 3)\n", (unsigned long long)n);
-	printf("%-30s %14s %14s %12s\n", "records", "direct ns/ev", "reorder ns/ev", "added ns/ev");
+	printf("merge of the rings: cost per record (%llu records, drains of %u, best of 3)\n",
+	       (unsigned long long)n, DRAIN_EVERY);
+	printf("%-30s %14s %14s %12s\n", "records", "direct ns/rec", "merge ns/rec", "added ns/rec");
 	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		uint64_t final;
-		struct at_record *recs = make_records(n, cases[c].reallocs, cases[c].shuffle, &final);
-		double direct = 1e30, reorder = 1e30;
+		unsigned *ring_of;
+		struct at_record *recs = make_records(n, cases[c].reallocs, cases[c].rings,
+						      cases[c].swap, &ring_of);
+		double direct = 1e30, merged = 1e30;
+
 		for (int rep = 0; rep < 3; rep++) {
-			double d = run(recs, n, final, 1), r = run(recs, n, final, 0);
+			double d = run(recs, ring_of, n, cases[c].rings, 1);
+			double m = run(recs, ring_of, n, cases[c].rings, 0);
 			direct = d < direct ? d : direct;
-			reorder = r < reorder ? r : reorder;
+			merged = m < merged ? m : merged;
 		}
-		printf("%-30s %14.1f %14.1f %12.1f\n", cases[c].name, direct, reorder,
-		       reorder - direct);
+		printf("%-30s %14.1f %14.1f %12.1f\n", cases[c].name, direct, merged,
+		       merged - direct);
 		at_unmap(recs, n * sizeof(*recs));
+		free(ring_of);
 	}
 	return emitted_sum == 0;
 }

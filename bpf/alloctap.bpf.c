@@ -68,8 +68,13 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	t->arg[0] = a0;
 	t->arg[1] = a1;
 	t->memptr = memptr;
-	if (at_probe_reallocates(func))
-		t->seq_entry = __sync_fetch_and_add(&next_seq, 1);
+	if (at_probe_reallocates(func)) {
+		/* the daemon holds the output here until the return: the old block may go to
+		 * another thread before this call returns */
+		t->time_entry = bpf_ktime_get_ns();
+		if (emit_mark(t->id, t->time_entry, AT_PROBE_REALLOC_ENTRY) < 0)
+			t->flags |= AT_REC_NO_ENTRY;
+	}
 	t->stack = 0;
 	if (stacks_on)
 		stack_for_call(ctx, t->id >> 32);
@@ -168,23 +173,23 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	if (floor_only)
 		return 0;
 	struct at_thread *t = thread_state(ctx);
-	__u64 seq, seq_entry, result = ret;
+	__u64 time, time_entry, result = ret;
 
 	if (!t || t->depth == 0) /* entered before the entry probe was attached */
 		return 0;
 	if (--t->depth > 0 || !t->recorded)
 		return 0;
 	t->recorded = 0;
-	seq = __sync_fetch_and_add(&next_seq, 1);
-	seq_entry = seq;
+	time = bpf_ktime_get_ns();
+	time_entry = time;
 	if (at_probe_reallocates(t->func))
-		seq_entry = t->seq_entry;
+		time_entry = t->time_entry;
 	if (at_probe_kind(t->func) == AT_KIND_OUT_PARAM) {
 		result = 0;
 		if ((int)ret == 0)
 			bpf_probe_read_user(&result, sizeof(result), (void *)t->memptr);
 	}
-	emit(t->id, seq, seq_entry, t->func, t->flags, t->arg[0], t->arg[1], result, t->stack);
+	emit(t->id, time, time_entry, t->func, t->flags, t->arg[0], t->arg[1], result, t->stack);
 	inflight_add(-inflight_unit(t->func));
 	return 0;
 }
@@ -205,10 +210,10 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 		return 0;
 	if (foreign_object(ctx, t, AT_PROBE_FREE) || !window_admits(AT_INFLIGHT_CALL))
 		return 0;
-	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
+	__u64 time = bpf_ktime_get_ns();
 	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
 
-	emit(id, seq, seq, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
+	emit(id, time, time, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
 	inflight_add(-AT_INFLIGHT_CALL);
 	return 0;
 }
@@ -299,8 +304,8 @@ struct task_struct___at_exit {
 } __attribute__((preserve_access_index));
 
 /* Records, in the window, that the exiting thread id (tgid << 32 | tid) of a traced process
- * ended: a record of func AT_PROBE_THREAD_END numbered from the one counter, so it comes after
- * every event of the thread (a thread that made no call has no state in the writer, which
+ * ended: a record of func AT_PROBE_THREAD_END taken after every event of the thread, so the
+ * daemon's merge by time puts it after them (a thread that made no call has no state in the writer, which
  * ignores it). Nothing for a thread of a process that exits as a whole (exit_group, a fatal
  * signal) or whose live count is down to 0 (its last thread: the kernel counts the thread out
  * before this tracepoint): the process's exit ends those. Nothing outside the window either.
@@ -313,26 +318,13 @@ static __always_inline void thread_end(__u64 id)
 	    (BPF_CORE_READ(task, signal, flags) & AT_SIGNAL_GROUP_EXIT) ||
 	    !window_admits(AT_INFLIGHT_CALL))
 		return;
-	__u64 seq = __sync_fetch_and_add(&next_seq, 1);
-	void *ring;
-	struct at_record *r = reserve_record(&ring);
-
-	if (r) {
-		__builtin_memset(r, 0, sizeof(*r));
-		r->seq = r->seq_entry = seq;
-		r->pid = id >> 32;
-		r->tid = (__u32)id;
-		r->func = AT_PROBE_THREAD_END;
-		r->time_ns = times_on ? bpf_ktime_get_ns() : 0;
-		bpf_ringbuf_submit(r, wakeup_flag(ring, seq));
-	} else {
-		count_lost(AT_LOST_THREAD_ENDS);
-	}
+	emit_mark(id, bpf_ktime_get_ns(), AT_PROBE_THREAD_END);
 	inflight_add(-AT_INFLIGHT_CALL);
 }
 
 /* A thread that dies inside a call of the window: that call is no longer in flight (a
- * realloc's entry number stays missing: the reorder counts it lost). Its slot is released; task
+ * realloc's entry record then waits for a return that never comes: the daemon gives up on it
+ * and counts it lost). Its slot is released; task
  * storage goes with the thread. A thread of a traced process that is not its last says that it
  * ended (thread_end). */
 SEC("raw_tracepoint/sched_process_exit")

@@ -17,11 +17,9 @@
  * all defined in prog/maps.h):
  *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,
  *           thread_slot_mask: set before load
- *   bss     next_seq: the one global event counter (__u64). Every event takes its number with
- *           an atomic fetch-and-add on it. After detaching every probe the daemon reads it once:
- *           every number below it was handed out, so a number the reorder window has not seen
- *           by then belongs to a lost event (at_reorder_finish). mappings_gen: bumped after
- *           each store in proc_mappings (struct at_bpf_rule_cache).
+ *   bss     mappings_gen: bumped after each store in proc_mappings (struct
+ *           at_bpf_rule_cache). No global counter: every record carries its time, and the
+ *           rings' records are merged by it (daemon/trace/reorder.h).
  *   maps    events (an array of ring buffers, one per possible CPU: the array and its
  *           template sized before load, the rings put in after), targets (traced tgids, when
  *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter), counts (per-CPU
@@ -53,9 +51,13 @@
 /* The kinds of a stack's frames (enum at_frame_kind): AT_FRAME_KINDS of lib/frames.h. */
 #include "../lib/frames.h"
 
-/* The func of a record that is no call: a thread of a traced process ended (not its last; the
- * record carries only seq, pid, tid and time_ns). The daemon writes an END record for it. */
+/* The funcs of records that are no call. AT_PROBE_THREAD_END: a thread of a traced process
+ * ended (not its last; the record carries only time, pid, tid and time_ns); the daemon writes an
+ * END record for it. AT_PROBE_REALLOC_ENTRY: a recorded realloc (or reallocarray) entered at
+ * time; its own record, at its return, carries the same time_entry. The daemon holds the
+ * output at this record until that return arrives (decision 4 of doc/DESIGN.md). */
 #define AT_PROBE_THREAD_END 0x100u
+#define AT_PROBE_REALLOC_ENTRY 0x101u
 
 /* The cookie of an alloc_entry site: the function's code (enum at_probe_func) in the low byte;
  * when the site lies past a copy of an argument to another register (the probe-site walk of
@@ -103,21 +105,23 @@ _Static_assert(AT_FAMILY_COUNT - 1 <= AT_COOKIE_FAMILY_MASK &&
 
 /* Flags of a record. */
 #define AT_REC_OVERFLOW 1u /* reallocarray: n*m overflowed; arg[1] is the saturated product */
+#define AT_REC_NO_ENTRY 2u /* a realloc whose AT_PROBE_REALLOC_ENTRY record found no room */
 
-/* One event in the ring buffer: 72 bytes (80 with the ring's header).
- * seq is the event's number from the one global counter. A realloc (and reallocarray) takes
- * seq_entry at its entry and seq at its return, so it owns two numbers; every other event has
- * seq_entry == seq. Frees are numbered at entry, allocations at return. */
+/* One event in the ring buffer of its CPU: 72 bytes (80 with the ring's header).
+ * time is bpf_ktime_get_ns() (CLOCK_MONOTONIC) read just before the record is reserved: frees
+ * at entry, allocations at return. A realloc (and reallocarray) has time_entry, the time of its
+ * entry (and of its AT_PROBE_REALLOC_ENTRY record); every other record has time_entry == time.
+ * The daemon orders records by time (doc/DESIGN.md, decision 4). */
 struct at_record {
-	__u64 seq;
-	__u64 seq_entry;
+	__u64 time;
+	__u64 time_entry;
 	__u32 pid;      /* tgid */
 	__u32 tid;
 	__u64 arg[2];   /* as the format prints them; for reallocarray arg[1] = n*m */
 	__u64 result;   /* returned pointer; posix_memalign: *memptr, or 0 on error */
 	__u32 func;     /* enum at_probe_func */
 	__u32 flags;
-	__u64 time_ns;  /* bpf_ktime_get_ns() when the event was recorded */
+	__u64 time_ns;  /* time when the trace carries times (times_on), else 0 */
 	__u64 stack;    /* hash of the stack taken at the call's entry (key of the stacks map);
 			 * 0: none (a free, --stacks off, or the stacks map was full) */
 };
@@ -127,12 +131,13 @@ _Static_assert(sizeof(struct at_record) == 72, "struct at_record is 72 bytes on 
 /* Indices of the per-CPU "lost" array: records the program could not deliver. */
 enum at_lost_counter {
 	AT_LOST_RECORDS = 0,  /* ring reservations that failed (one event each) */
-	AT_LOST_REALLOCS,     /* of those, realloc returns (two numbers, one event) */
+	AT_LOST_REALLOCS,     /* of those, realloc returns whose entry record was written: the
+			       * daemon gives up on that entry, and must not count it again */
 	AT_LOST_NO_STATE,     /* entries with no room for per-thread state */
-	/* Thread ends the ring had no room for. A loss, of a record rather than of an event: the
-	 * end took a number from next_seq that never reaches the reorder window, so the daemon
-	 * needs the count to tell those missing numbers from lost events (at_lost_events). */
+	/* Records that are no event the ring had no room for: thread ends, realloc entries (the
+	 * realloc's own record then says so, AT_REC_NO_ENTRY). */
 	AT_LOST_THREAD_ENDS,
+	AT_LOST_REALLOC_ENTRIES,
 	AT_LOST_COUNT
 };
 
@@ -290,7 +295,7 @@ struct at_bpf_held {
 
 /* Per-thread call state. A thread's state is a slot of the array thread_slots, chosen by a hash
  * of the address of the thread's saved user registers (the probes' context, fixed for the
- * thread's life; the key is that address less the address of next_seq), and so found without a
+ * thread's life; the key is that address less the address of a global of the program), and so found without a
  * call. The thread claims it at its first call; it is released when the thread exits. A thread
  * whose slot another thread holds keeps its state in task storage (the threads map) instead,
  * for life. The daemon sizes thread_slots (a power of two, AT_THREAD_SLOTS unless told) and
@@ -299,7 +304,7 @@ struct at_bpf_held {
 struct at_thread {
 	__u64 owner;    /* a slot's thread (its registers' key), 0: free; unused in task storage */
 	__u64 id;       /* the thread: tgid << 32 | tid (set again when it execs) */
-	__u64 seq_entry;
+	__u64 time_entry; /* a realloc's entry time */
 	__u64 arg[2];
 	__u64 memptr;   /* posix_memalign's out-parameter */
 	__u32 func;

@@ -10,16 +10,11 @@
  * template: bpf_map__set_max_entries on bpf_map__inner_map dereferences no object); the others
  * are created after load.
  *
- * Reading: the reorder window (daemon/trace/reorder.h) holds a bounded span of numbers, and a
- * ring holds the records of its CPU only, numbered among those of every other CPU: a ring read
- * to its end at once would hand the window numbers far past those still waiting in the other
- * rings, which it would then give up on as lost. So the rings are read in passes up to a number
- * that moves AT_BPF_MERGE_STEP a pass: a ring's reading stops at its first record numbered at
- * or past it, which is held back (copied: libbpf has no peek) until a pass's number passes it,
- * and the window sees the rings' records merged to within a pass's span. A pass that finds no
- * record below its number moves it to the lowest held one's (nothing lower waits in any ring).
- * Each ring has a libbpf ring_buffer manager of its own (libbpf 1.1 reads a manager's rings
- * only all to their end), and one epoll descriptor wakes for any ring. */
+ * Reading: each ring is mapped as the kernel lays it out (daemon/trace/ring.h) and read in place
+ * by the merge (daemon/trace/reorder.h), which keeps a record in its ring until it goes out: no
+ * libbpf ring_buffer manager, which hands each record on and frees its room at once. One epoll
+ * descriptor, edge-triggered, wakes the daemon when any ring's program asks (records the merge
+ * keeps back would otherwise make a level-triggered descriptor readable all the time). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -41,32 +36,14 @@
 /* The smallest ring of a CPU, unless the total asked for is smaller. */
 #define AT_BPF_RING_MIN (64u << 10)
 
-/* The numbers a pass of reading moves on (well within the reorder window). */
-#define AT_BPF_MERGE_STEP (1u << 14)
-
-/* The reading of one ring. */
-struct at_bpf_reader {
-	struct at_bpf *b;
-	struct ring_buffer *rb;  /* its libbpf manager (NULL: none yet) */
-	struct at_record held;   /* the record past the pass's number, when has_held */
-	size_t held_size;
-	int has_held;
-};
-
 struct at_bpf {
 	struct alloctap *skel;
-	struct at_bpf_reader *readers; /* nrings */
+	struct at_ring *rings;  /* nrings, as mapped (a NULL consumer: not mapped) */
 	int epoll_fd;           /* readable when any ring woke the daemon (-1: none yet) */
-	at_bpf_record_fn fn;    /* where the records go, with ctx */
-	void *ctx;
-	uint64_t limit;         /* the pass's number: a ring's reading stops past it */
-	uint64_t highest;       /* the highest number read */
-	uint64_t taken;         /* records read in this at_bpf_ring_consume */
 	uint32_t total_bytes;   /* the rings' total asked for (at_bpf_options.ring_bytes) */
 	uint32_t ring_bytes;    /* each ring's size */
 	int nrings;             /* the possible CPUs: one ring each */
 	int *ring_fds;          /* nrings descriptors (-1: none yet); [0] is the template */
-	volatile uint64_t **ring_pos; /* nrings pairs: consumer, producer positions (for -v) */
 	uint64_t fill[2];       /* 0, and the bytes waiting at the last consume (for -v) */
 };
 
@@ -142,10 +119,9 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 static int alloc_rings(struct at_bpf *b)
 {
 	b->ring_fds = malloc((size_t)b->nrings * sizeof(*b->ring_fds));
-	b->ring_pos = calloc((size_t)b->nrings * 2, sizeof(*b->ring_pos));
-	b->readers = calloc((size_t)b->nrings, sizeof(*b->readers));
+	b->rings = calloc((size_t)b->nrings, sizeof(*b->rings));
 	b->epoll_fd = -1;
-	if (!b->ring_fds || !b->ring_pos || !b->readers)
+	if (!b->ring_fds || !b->rings)
 		return -1;
 	for (int c = 0; c < b->nrings; c++)
 		b->ring_fds[c] = -1;
@@ -156,8 +132,7 @@ static int alloc_rings(struct at_bpf *b)
 static void free_bpf(struct at_bpf *b)
 {
 	free(b->ring_fds);
-	free(b->ring_pos);
-	free(b->readers);
+	free(b->rings);
 	free(b);
 }
 
@@ -244,25 +219,28 @@ int at_bpf_load(struct at_bpf *b)
 	return fill_rings(b);
 }
 
-/* Unmaps the position pages of the rings (for -v). */
-static void unmap_positions(struct at_bpf *b)
+/* Unmaps the rings. */
+static void unmap_rings(struct at_bpf *b)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-	for (int i = 0; i < 2 * b->nrings; i++)
-		at_unmap((void *)b->ring_pos[i], (size_t)page);
+	for (int c = 0; c < b->nrings; c++) {
+		if (!b->rings[c].consumer)
+			continue;
+		at_unmap((void *)b->rings[c].consumer, page);
+		at_unmap((void *)b->rings[c].producer, page + 2 * (size_t)b->ring_bytes);
+		b->rings[c].consumer = NULL;
+	}
 }
 
 void at_bpf_close(struct at_bpf *b)
 {
 	if (!b)
 		return;
-	for (int c = 0; c < b->nrings; c++)
-		ring_buffer__free(b->readers[c].rb);
 	if (b->epoll_fd >= 0)
 		close(b->epoll_fd);
+	unmap_rings(b);
 	alloctap__destroy(b->skel);
-	unmap_positions(b);
 	for (int c = 0; c < b->nrings; c++)
 		if (b->ring_fds[c] >= 0)
 			close(b->ring_fds[c]);
@@ -312,51 +290,46 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 	return (int)syscall(SYS_bpf, AT_BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-/* ---- the ring buffer --------------------------------------------------------------------- */
+/* ---- the ring buffers -------------------------------------------------------------------- */
 
-/* Hands a record on. */
-static void deliver(struct at_bpf *b, void *data, size_t size)
+/* Maps ring c: its consumer page to write, its producer page and its data (twice) to read. */
+static int map_ring(struct at_bpf *b, int c)
 {
-	uint64_t seq = size >= sizeof(struct at_record) ? ((const struct at_record *)data)->seq : 0;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), data = (size_t)b->ring_bytes;
+	int fd = b->ring_fds[c];
+	void *cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
-	b->fn(b->ctx, data, size);
-	b->taken++;
-	if (seq > b->highest)
-		b->highest = seq;
-}
-
-/* libbpf's callback, ctx a reader: hands the record on, or holds it back and stops the ring's
- * reading (a negative return) when it is numbered at or past the pass's number. */
-static int take_record(void *ctx, void *data, size_t size)
-{
-	struct at_bpf_reader *r = ctx;
-
-	if (size == sizeof(r->held) && ((const struct at_record *)data)->seq >= r->b->limit) {
-		memcpy(&r->held, data, size);
-		r->held_size = size;
-		r->has_held = 1;
-		return -EAGAIN;
+	if (cons == MAP_FAILED)
+		return -1;
+	void *prod = mmap(NULL, page + 2 * data, PROT_READ, MAP_SHARED, fd, (off_t)page);
+	if (prod == MAP_FAILED) {
+		at_unmap(cons, page);
+		return -1;
 	}
-	deliver(r->b, data, size);
+	b->rings[c] = (struct at_ring){ .consumer = cons, .producer = prod,
+					.data = (const uint8_t *)prod + page, .mask = data - 1 };
 	return 0;
 }
 
-int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
+int at_bpf_ring_open(struct at_bpf *b)
 {
-	b->fn = fn;
-	b->ctx = ctx;
 	b->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (b->epoll_fd < 0)
 		return -1;
 	for (int c = 0; c < b->nrings; c++) {
-		struct epoll_event e = { .events = EPOLLIN, .data.u32 = (uint32_t)c };
+		struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.u32 = (uint32_t)c };
 
-		b->readers[c].b = b;
-		b->readers[c].rb = ring_buffer__new(b->ring_fds[c], take_record, &b->readers[c], NULL);
-		if (!b->readers[c].rb || epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->ring_fds[c], &e) < 0)
+		if (map_ring(b, c) < 0 ||
+		    epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->ring_fds[c], &e) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+const struct at_ring *at_bpf_rings(struct at_bpf *b, unsigned *n)
+{
+	*n = (unsigned)b->nrings;
+	return b->rings;
 }
 
 int at_bpf_ring_fd(const struct at_bpf *b)
@@ -365,101 +338,39 @@ int at_bpf_ring_fd(const struct at_bpf *b)
 }
 
 /* The bytes waiting in all the rings, in bytes of the total asked for (the rings' total may
- * differ from it): into b->fill[1], when the positions are mapped. */
+ * differ from it): into b->fill[1]. */
 static void measure_fill(struct at_bpf *b)
 {
 	uint64_t waiting = 0;
 
-	for (int c = 0; c < b->nrings; c++) {
-		volatile uint64_t *cons = b->ring_pos[2 * c], *prod = b->ring_pos[2 * c + 1];
-
-		if (!cons || !prod)
-			return;
-		uint64_t consumed = *cons;
-		waiting += *prod - consumed;
-	}
+	for (int c = 0; c < b->nrings; c++)
+		if (b->rings[c].consumer)
+			waiting += at_ring_producer(&b->rings[c]) - at_ring_consumer(&b->rings[c]);
 	b->fill[1] = waiting * b->total_bytes / ((uint64_t)b->ring_bytes * (uint64_t)b->nrings);
 }
 
-/* One pass: every ring read up to its first record numbered at or past b->limit (held back),
- * a record held back by an earlier pass first. The records handed on, or a negative errno. */
-static int64_t read_pass(struct at_bpf *b)
+void at_bpf_ring_woken(struct at_bpf *b)
 {
-	uint64_t before = b->taken;
+	struct epoll_event e[16];
 
-	for (int c = 0; c < b->nrings; c++) {
-		struct at_bpf_reader *r = &b->readers[c];
-
-		if (r->has_held) {
-			if (r->held.seq >= b->limit)
-				continue;
-			r->has_held = 0;
-			deliver(b, &r->held, r->held_size);
-		}
-		int err = ring_buffer__consume(r->rb);
-		if (err < 0 && err != -EAGAIN)
-			return err;
-	}
-	return (int64_t)(b->taken - before);
-}
-
-/* The lowest number of the records held back; 0 when none is. */
-static uint64_t lowest_held(const struct at_bpf *b)
-{
-	uint64_t low = 0;
-
-	for (int c = 0; c < b->nrings; c++)
-		if (b->readers[c].has_held && (!low || b->readers[c].held.seq < low))
-			low = b->readers[c].held.seq;
-	return low;
-}
-
-int at_bpf_ring_consume(struct at_bpf *b)
-{
-	int64_t n;
-	uint64_t low;
-
+	while (b->epoll_fd >= 0 && epoll_wait(b->epoll_fd, e, 16, 0) == 16)
+		;
 	measure_fill(b);
-	b->taken = 0;
-	b->limit = b->highest + AT_BPF_MERGE_STEP;
-	for (;;) {
-		n = read_pass(b);
-		if (n < 0)
-			return (int)n;
-		if (n > 0)
-			b->limit += AT_BPF_MERGE_STEP;
-		else if ((low = lowest_held(b)) != 0)
-			b->limit = low + AT_BPF_MERGE_STEP; /* nothing lower waits in any ring */
-		else
-			break;
-	}
-	return b->taken > INT32_MAX ? INT32_MAX : (int)b->taken;
 }
 
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
 {
-	long page = sysconf(_SC_PAGESIZE);
-
-	for (int c = 0; c < b->nrings; c++)
-		for (int i = 0; i < 2; i++)
-			b->ring_pos[2 * c + i] = at_map_readonly(b->ring_fds[c], (size_t)page,
-								 i * page);
-	measure_fill(b);
 	pos[0] = &b->fill[0];
 	pos[1] = &b->fill[1];
 }
 
-/* ---- the event counter and the recording window ------------------------------------------ */
-
-uint64_t at_bpf_next_seq(const struct at_bpf *b)
+uint64_t at_bpf_clock(const struct at_bpf *b)
 {
-	return __atomic_load_n(&b->skel->data_seq->next_seq, __ATOMIC_ACQUIRE);
+	(void)b;
+	return at_now_ns();
 }
 
-volatile const uint64_t *at_bpf_seq_counter(const struct at_bpf *b)
-{
-	return (volatile const uint64_t *)&b->skel->data_seq->next_seq;
-}
+/* ---- the recording window ---------------------------------------------------------------- */
 
 void at_bpf_set_recording(struct at_bpf *b, int on)
 {
@@ -502,6 +413,21 @@ void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums)
 void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT])
 {
 	at_bpf_sum_counters(bpf_map__fd(b->skel->maps.lost), AT_LOST_COUNT, sums);
+}
+
+int at_bpf_lost_by_ring(struct at_bpf *b, enum at_lost_counter which, uint64_t *per, unsigned n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t key = which;
+
+	if (ncpu <= 0)
+		return -1;
+	uint64_t values[ncpu];
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.lost), &key, values) < 0)
+		return -1;
+	for (unsigned c = 0; c < n; c++)
+		per[c] = c < (unsigned)ncpu ? values[c] : 0;
+	return 0;
 }
 
 void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT])

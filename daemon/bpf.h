@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "alloctap.h"
+#include "ring.h"
 
 struct at_bpf;
 
@@ -74,27 +75,26 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 			  unsigned n);
 
 /* ---- the ring buffers -------------------------------------------------------------------- */
-/* The events come in one ring per CPU; the daemon reads them all as one source, whose records
- * are ordered by their numbers (the reorder window), not by the ring they came from. */
-/* Called for each record taken from a ring, in that ring's order; returns 0. */
-typedef int (*at_bpf_record_fn)(void *ctx, void *data, size_t size);
-/* Sets up the rings, whose records go to fn. 0, or -1 with errno set. */
-int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx);
-/* The descriptor readable when any ring has woken the daemon. */
+/* The events come in one ring per CPU, read in place (daemon/trace/ring.h) and merged by time
+ * (daemon/trace/reorder.h), not by the ring they came from. */
+/* Maps the rings. 0, or -1 with errno set. */
+int at_bpf_ring_open(struct at_bpf *b);
+/* The rings as mapped, *n of them; valid until at_bpf_close. */
+const struct at_ring *at_bpf_rings(struct at_bpf *b, unsigned *n);
+/* The descriptor readable when any ring has woken the daemon (edge-triggered: a wakeup, not
+ * what waits); at_bpf_ring_woken takes its wakeups. */
 int at_bpf_ring_fd(const struct at_bpf *b);
-/* Takes every record the rings hold now, one ring after the other. The records taken, or a
- * negative errno. */
-int at_bpf_ring_consume(struct at_bpf *b);
-/* For the fill level: pos[1] - pos[0] is then the bytes that waited in all the rings when the
- * last at_bpf_ring_consume began, in bytes of at_bpf_options.ring_bytes (NULL where the rings'
- * positions cannot be mapped). The pointers stay valid until at_bpf_close. */
+/* Takes the wakeups the descriptor reported, and measures the rings' fill (for -v). */
+void at_bpf_ring_woken(struct at_bpf *b);
+/* For the fill level: pos[1] - pos[0] is then the bytes that waited in all the rings at the
+ * last at_bpf_ring_woken, in bytes of at_bpf_options.ring_bytes. The pointers stay valid until
+ * at_bpf_close. */
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2]);
 
-/* ---- the event counter and the recording window ------------------------------------------ */
-/* The event counter now: every event numbered below it has happened. */
-uint64_t at_bpf_next_seq(const struct at_bpf *b);
-/* The counter itself, for a signal handler that reads it. */
-volatile const uint64_t *at_bpf_seq_counter(const struct at_bpf *b);
+/* The time now on the records' clock (CLOCK_MONOTONIC ns, the program's bpf_ktime_get_ns). */
+uint64_t at_bpf_clock(const struct at_bpf *b);
+
+/* ---- the recording window ---------------------------------------------------------------- */
 /* Recording on or off, at one instant (sequentially consistent with the reads that follow). */
 void at_bpf_set_recording(struct at_bpf *b, int on);
 /* The calls in flight, summed over CPUs (AT_INFLIGHT_CALL, AT_INFLIGHT_REALLOC). 0, or -1 when
@@ -107,6 +107,9 @@ int at_bpf_in_flight(struct at_bpf *b, uint64_t *sum);
 void at_bpf_sum_counters(int map_fd, uint32_t n, uint64_t *sums);
 /* The program's lost counters (enum at_lost_counter), summed over CPUs. */
 void at_bpf_lost(struct at_bpf *b, uint64_t sums[AT_LOST_COUNT]);
+/* Lost counter which of each CPU, and so of each ring, into per (n of them; those past the
+ * possible CPUs 0). 0, or -1 when the counter cannot be read. */
+int at_bpf_lost_by_ring(struct at_bpf *b, enum at_lost_counter which, uint64_t *per, unsigned n);
 /* The program's counters of what is no loss (enum at_count), summed over CPUs. */
 void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT]);
 /* The program's stack counters (enum at_stack_counter), summed over CPUs. */

@@ -22,9 +22,8 @@
 #include "targets.h"
 #include "window.h"
 
-#define WINDOW_LOG2 18      /* 256 Ki events in the reorder window */
-#define MAX_HELD_REALLOCS 4096
-#define TICK_MS 500         /* a missing number is given up after one to two ticks */
+#define MAX_RETURNS (1u << 16) /* realloc returns the merge holds out of their rings at once */
+#define TICK_MS 500         /* a realloc's missing return is given up after one to two ticks */
 #define PROGRESS_MS 2000
 
 /* A thread's end (AT_PROBE_THREAD_END), in causal order: after the process changes before it,
@@ -35,8 +34,8 @@ static void write_thread_end(struct at_session *d, const struct at_record *rec)
 	struct at_sink_record end = { .kind = AT_SINK_THREAD_END,
 				      .thread = { .pid = rec->pid, .tid = rec->tid } };
 
-	at_proctable_forget(&d->table, rec->seq);
-	at_proctable_flush(&d->table, &d->sink, rec->seq);
+	at_proctable_forget(&d->table, rec->time);
+	at_proctable_flush(&d->table, &d->sink, rec->time);
 	at_sink_put_record(&d->sink, &end);
 }
 
@@ -52,25 +51,15 @@ static void write_record(void *arg, const struct at_record *rec)
 		return;
 	}
 	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
-	at_proctable_forget(&d->table, rec->seq); /* the processes ended before it leave */
-	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->seq) == 1) {
-		at_targets_first_seen(&d->targets, (pid_t)ev.pid, rec->seq);
+	at_proctable_forget(&d->table, rec->time); /* the processes ended before it leave */
+	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->time) == 1) {
+		at_targets_first_seen(&d->targets, (pid_t)ev.pid, rec->time);
 		if (d->opt.stacks && !at_stack_procs_find(&d->stacks.procs, (pid_t)ev.pid))
 			at_stacks_scan(&d->stacks, (pid_t)ev.pid); /* --all: found by its events */
 	}
-	at_proctable_flush(&d->table, &d->sink, rec->seq);
+	at_proctable_flush(&d->table, &d->sink, rec->time);
 	ev.stack = at_stacks_resolve(&d->stacks, &d->sink, (pid_t)rec->pid, rec->stack);
 	at_sink_put(&d->sink, &ev);
-}
-
-static int on_ring_record(void *ctx, void *data, size_t size)
-{
-	struct at_session *d = ctx;
-
-	if (size < sizeof(struct at_record))
-		return 0;
-	at_reorder_push(&d->reorder, data);
-	return 0;
 }
 
 /* One "PID PID jemalloc_stats()" event. */
@@ -89,8 +78,16 @@ static void write_stats_markers(void *arg)
 {
 	struct at_session *d = arg;
 
-	at_proctable_forget(&d->table, d->reorder.next);
+	at_proctable_forget(&d->table, at_reorder_out_to(&d->reorder));
 	at_proctable_each(&d->table, AT_PROC_SEEN, write_stats_marker, d);
+}
+
+/* Takes the rings' wakeups, reads the rings and writes out what is in order (the clock read
+ * first: see reorder.h). */
+static void drain_rings(struct at_session *d)
+{
+	at_bpf_ring_woken(d->bpf);
+	at_reorder_drain(&d->reorder, at_bpf_clock(d->bpf));
 }
 
 /* Events lost so far, from a fresh read of the BPF counters. */
@@ -121,9 +118,9 @@ static void print_progress(struct at_session *d, uint64_t events, uint64_t ms)
 		     (unsigned long long)at_reorder_backlog(&d->reorder));
 }
 
-uint64_t at_session_seq(const struct at_session *d)
+uint64_t at_session_now(const struct at_session *d)
 {
-	return at_bpf_next_seq(d->bpf);
+	return at_bpf_clock(d->bpf);
 }
 
 void at_session_remove_target(struct at_session *d, pid_t pid)
@@ -177,9 +174,9 @@ uint64_t at_session_allocator(const struct at_session *d, pid_t pid)
 
 /* ---- what the targets need of the session (targets.h) ---------------------------------- */
 
-static uint64_t op_seq(void *ctx)
+static uint64_t op_now(void *ctx)
 {
-	return at_session_seq(ctx);
+	return at_session_now(ctx);
 }
 
 static int op_add_target(void *ctx, pid_t pid, uint64_t allocators)
@@ -211,7 +208,7 @@ static void op_hold_threads(void *ctx, int on)
 }
 
 static const struct at_targets_ops targets_ops = {
-	op_seq, op_add_target, op_set_allocator, op_inherit_allocator, op_remove_target,
+	op_now, op_add_target, op_set_allocator, op_inherit_allocator, op_remove_target,
 	op_hold_threads,
 };
 
@@ -288,13 +285,17 @@ static int load_bpf(struct at_session *d)
 		at_error("cannot attach the exec tracepoint: %s", strerror(errno));
 		return -1;
 	}
-	if (at_bpf_ring_open(d->bpf, on_ring_record, d) < 0) {
-		at_error("cannot set up the ring buffer: %s", strerror(errno));
+	unsigned nrings = 0;
+	const struct at_ring *rings = NULL;
+
+	if (at_bpf_ring_open(d->bpf) == 0)
+		rings = at_bpf_rings(d->bpf, &nrings);
+	if (!rings || at_reorder_init(&d->reorder, rings, nrings, MAX_RETURNS, write_record, d) < 0) {
+		at_error("cannot set up the ring buffers: %s", strerror(errno));
 		return -1;
 	}
 	map_ring_positions(d);
 	d->reorder.mark = write_stats_markers;
-	at_sig_counter = at_bpf_seq_counter(d->bpf);
 	return 0;
 }
 
@@ -319,8 +320,7 @@ int at_session_open(struct at_session *d)
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (wire_targets(d) < 0 ||
-	    at_proctable_init(&d->table, at_format_records(d->opt.format)) < 0 ||
-	    at_reorder_init(&d->reorder, WINDOW_LOG2, MAX_HELD_REALLOCS, write_record, d) < 0) {
+	    at_proctable_init(&d->table, at_format_records(d->opt.format)) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));
 		return -1;
 	}
@@ -383,10 +383,10 @@ static int targets_gone(struct at_session *d)
  * losses and process changes, write out: the file is never more than a tick or two behind. */
 int at_session_tick(struct at_session *d)
 {
-	at_bpf_ring_consume(d->bpf);
+	drain_rings(d);
 	at_stacks_tick(&d->stacks); /* held threads whose tables are late go on */
 	at_reorder_tick(&d->reorder);
-	at_proctable_flush(&d->table, &d->sink, d->reorder.next);
+	at_proctable_flush(&d->table, &d->sink, at_reorder_out_to(&d->reorder));
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	at_sink_flush(&d->sink);
 	if (!d->opt.all && (!d->targets.following || d->targets.late))
@@ -400,7 +400,7 @@ int at_session_tick(struct at_session *d)
 
 void at_session_take_rss(struct at_session *d)
 {
-	at_proctable_forget(&d->table, d->reorder.next);
+	at_proctable_forget(&d->table, at_reorder_out_to(&d->reorder));
 	if (at_format_records(d->opt.format))
 		d->rss_records += at_rss_sample(&d->table, d->pagesize, &d->sink);
 	d->last_rss_ms = at_now_ms();
@@ -420,8 +420,8 @@ static int take_signals(struct at_session *d)
 			at_stacks_new_file(&d->stacks);
 	}
 	if (at_sig_stats) {
-		/* the mark goes after every event numbered before the signal */
-		at_reorder_mark(&d->reorder, at_sig_stats_seq);
+		/* the mark goes after every event recorded before the signal */
+		at_reorder_mark(&d->reorder, at_sig_stats_time);
 		at_sig_stats = 0;
 		at_session_take_rss(d);
 	}
@@ -453,11 +453,7 @@ static int wait_and_drain(struct at_session *d)
 		at_error("waiting for events failed: %s", strerror(errno));
 		return -1;
 	}
-	int err = at_bpf_ring_consume(d->bpf);
-	if (err < 0 && err != -EINTR) {
-		at_error("reading the ring buffer failed: %s", strerror(-err));
-		return -1;
-	}
+	drain_rings(d);
 	if (fds[1].revents) /* tables built off the loop: into the maps */
 		at_stacks_built(&d->stacks);
 	if (fds[2].revents)
@@ -499,6 +495,24 @@ int at_session_run(struct at_session *d)
 	return 0;
 }
 
+/* The ring reservations that failed, ring by ring (the rings are the CPUs'). */
+static void print_ring_losses(struct at_session *d)
+{
+	unsigned n = d->reorder.nrings;
+	uint64_t per[n ? n : 1];
+	char line[4096];
+	size_t at = 0;
+
+	if (at_bpf_lost_by_ring(d->bpf, AT_LOST_RECORDS, per, n) < 0)
+		return;
+	for (unsigned c = 0; c < n && at < sizeof(line) - 32; c++)
+		if (per[c])
+			at += (size_t)snprintf(line + at, sizeof(line) - at, " %u:%llu", c,
+					       (unsigned long long)per[c]);
+	DISPLAYLEVEL(2, "%s: ring reservations failed, by ring (CPU:count):%s\n",
+		     at_program_name, line);
+}
+
 static void print_summary(struct at_session *d)
 {
 	struct at_sink_stats st;
@@ -509,11 +523,15 @@ static void print_summary(struct at_session *d)
 	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %llu processes seen\n",
 		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
 		     (unsigned long long)d->table.seen);
-	DISPLAYLEVEL(3, "%s: %llu numbers missing, %llu late records, %llu ring reservations "
-		     "failed, %llu calls without per-thread state\n", at_program_name,
-		     (unsigned long long)d->reorder.missing, (unsigned long long)d->reorder.late,
+	DISPLAYLEVEL(3, "%s: %llu reallocs given up, %llu late records, %llu ring reservations "
+		     "failed, %llu calls without per-thread state, %llu records out of order in "
+		     "their ring\n", at_program_name, (unsigned long long)d->reorder.given_up,
+		     (unsigned long long)d->reorder.late_returns,
 		     (unsigned long long)d->lost.bpf[AT_LOST_RECORDS],
-		     (unsigned long long)d->lost.bpf[AT_LOST_NO_STATE]);
+		     (unsigned long long)d->lost.bpf[AT_LOST_NO_STATE],
+		     (unsigned long long)d->reorder.out_of_order);
+	if (d->lost.bpf[AT_LOST_RECORDS])
+		print_ring_losses(d);
 	DISPLAYLEVEL(3, "%s: per-thread state: %llu threads in their slots, %llu in task storage "
 		     "(their slot was held)\n", at_program_name,
 		     (unsigned long long)counts[AT_COUNT_STATE_SLOT],
@@ -542,16 +560,15 @@ int at_session_finish(struct at_session *d, int rc)
 	 * processes go (they run on untraced), detach, and write out everything the ring buffer
 	 * and the reorder window still hold */
 	at_stacks_release_all(&d->stacks); /* held threads finish their calls */
-	at_window_close(d->bpf, AT_WINDOW_WAIT_MS);
+	at_window_close(d->bpf, &d->reorder, AT_WINDOW_WAIT_MS);
 	at_targets_stop_loading(&d->targets);
 	if (d->targets.following) {
 		at_follow_detach_all(&d->targets.follow, 2000);
 		reap_child(d);
 	}
 	at_detach_all(&d->probes);
-	at_bpf_ring_consume(d->bpf);
 	d->unfinished = at_window_unfinished(d->bpf);
-	at_reorder_finish(&d->reorder, at_bpf_next_seq(d->bpf));
+	at_reorder_finish(&d->reorder);
 	at_proctable_flush(&d->table, &d->sink, UINT64_MAX);
 	at_lost_note(&d->lost, events_lost(d), &d->sink);
 	if (at_sink_flush(&d->sink) < 0) {

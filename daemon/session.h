@@ -83,7 +83,8 @@ uint64_t at_session_allocator(const struct at_session *d, pid_t pid);
 /* Unmarks pid (it has ended, at_proctable_depart: its number may come back as another
  * process): out of the BPF targets map, and its allocator's mirror in the table with it. */
 void at_session_remove_target(struct at_session *d, pid_t pid);
-/* The BPF event counter now: every event numbered below it has happened. */
-uint64_t at_session_seq(const struct at_session *d);
+/* The time now on the records' clock (CLOCK_MONOTONIC ns): every event recorded before it is
+ * timed below it. */
+uint64_t at_session_now(const struct at_session *d);
 
 #endif

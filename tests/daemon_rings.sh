@@ -53,7 +53,7 @@ summary() {
 	case $2 in
 	written) sed -n 's/^alloctapd: \([0-9]*\) events written, .*/\1/p' "$e" ;;
 	lost) sed -n 's/^alloctapd: [0-9]* events written, \([0-9]*\) events lost.*/\1/p' "$e" ;;
-	late) sed -n 's/^alloctapd: [0-9]* numbers missing, \([0-9]*\) late records.*/\1/p' "$e" ;;
+	late) sed -n 's/^alloctapd: .* reallocs given up, \([0-9]*\) late records.*/\1/p' "$e" ;;
 	failed) sed -n 's/.* late records, \([0-9]*\) ring reservations failed.*/\1/p' "$e" ;;
 	esac
 }

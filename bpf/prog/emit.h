@@ -13,12 +13,13 @@ static __always_inline void *cpu_ring(void)
 	return bpf_map_lookup_elem(&events, &cpu);
 }
 
-/* Whether the record numbered seq, in ring, wakes the daemon: when wakeup_bytes wait in that
- * ring. The ring is asked only at every AT_WAKEUP_CHECK-th number (a call each time), which
- * moves the wakeup by at most that many of the ring's records, on average. */
-static __always_inline __u64 wakeup_flag(void *ring, __u64 seq)
+/* Whether a record taken at time, in ring, wakes the daemon: when wakeup_bytes wait in that
+ * ring. The ring is asked only for one record in AT_WAKEUP_CHECK or so (a call each time),
+ * chosen by the low bits of its time, which moves the wakeup by that many of the ring's records
+ * on average. */
+static __always_inline __u64 wakeup_flag(void *ring, __u64 time)
 {
-	if (seq & (AT_WAKEUP_CHECK - 1))
+	if ((time ^ (time >> 7)) & (AT_WAKEUP_CHECK - 1))
 		return BPF_RB_NO_WAKEUP;
 	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
 									  : BPF_RB_NO_WAKEUP;
@@ -36,10 +37,10 @@ static __always_inline struct at_record *reserve_record(void **ring)
 	return bpf_ringbuf_reserve(rb, sizeof(struct at_record), 0);
 }
 
-/* Reserves, fills and submits one record; counts it lost when the ring is full. (Copying a
- * record from the program's stack with bpf_ringbuf_output, one call instead of two, measured
- * 20 to 40 ns slower a record.) */
-static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u32 func,
+/* Reserves, fills and submits one record, taken at time (a realloc entered at time_entry);
+ * counts it lost when the ring is full. (Copying a record from the program's stack with
+ * bpf_ringbuf_output, one call instead of two, measured 20 to 40 ns slower a record.) */
+static __always_inline void emit(__u64 pid_tgid, __u64 time, __u64 time_entry, __u32 func,
 				 __u32 flags, __u64 a0, __u64 a1, __u64 result, __u64 stack)
 {
 	void *ring;
@@ -47,12 +48,12 @@ static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u
 
 	if (!r) {
 		count_lost(AT_LOST_RECORDS);
-		if (seq != seq_entry)
+		if (at_probe_reallocates(func) && !(flags & AT_REC_NO_ENTRY))
 			count_lost(AT_LOST_REALLOCS);
 		return;
 	}
-	r->seq = seq;
-	r->seq_entry = seq_entry;
+	r->time = time;
+	r->time_entry = time_entry;
 	r->pid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
 	r->arg[0] = a0;
@@ -60,9 +61,32 @@ static __always_inline void emit(__u64 pid_tgid, __u64 seq, __u64 seq_entry, __u
 	r->result = result;
 	r->func = func;
 	r->flags = flags;
-	r->time_ns = times_on ? bpf_ktime_get_ns() : 0;
+	r->time_ns = times_on ? time : 0;
 	r->stack = stack;
-	bpf_ringbuf_submit(r, wakeup_flag(ring, seq));
+	bpf_ringbuf_submit(r, wakeup_flag(ring, time));
+}
+
+/* A record that is no call (func AT_PROBE_THREAD_END or AT_PROBE_REALLOC_ENTRY) of thread id
+ * at time; 0, or -1 when the ring had no room (counted in AT_LOST_THREAD_ENDS or
+ * AT_LOST_REALLOC_ENTRIES: no event is lost). */
+static __always_inline int emit_mark(__u64 id, __u64 time, __u32 func)
+{
+	void *ring;
+	struct at_record *r = reserve_record(&ring);
+
+	if (!r) {
+		count_lost(func == AT_PROBE_THREAD_END ? AT_LOST_THREAD_ENDS
+						       : AT_LOST_REALLOC_ENTRIES);
+		return -1;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = r->time_entry = time;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->func = func;
+	r->time_ns = times_on ? time : 0;
+	bpf_ringbuf_submit(r, wakeup_flag(ring, time));
+	return 0;
 }
 
 #endif

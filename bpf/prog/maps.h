@@ -27,11 +27,6 @@ const volatile __u32 probes_bound = 0;
 /* The slots of thread_slots less 1 (a power of two less 1; the daemon sizes the map). */
 const volatile __u32 thread_slot_mask = AT_THREAD_SLOTS - 1;
 
-/* The one global event counter; the daemon reads it after detaching (see alloctap.h). In a
- * section, and so a map, of its own: every event of every CPU writes it, and the globals every
- * program only reads (recording, allocator_check...) would otherwise share its cache line. */
-__u64 next_seq SEC(".data.seq") = 0;
-
 /* The generation of proc_mappings: the daemon adds 1 after each store of a process's mappings,
  * the program after each deletion (struct at_bpf_rule_cache). */
 __u64 mappings_gen = 0;

@@ -21,7 +21,7 @@ static __always_inline int is_traced(__u32 tgid)
  * nothing else turns one into a number. Never 0. */
 static __always_inline __u64 regs_key(const void *regs)
 {
-	return (__u64)regs - (__u64)&next_seq;
+	return (__u64)regs - (__u64)&mappings_gen;
 }
 
 /* The slot for key (whoever holds it), its index in *index; NULL when there is none. */

@@ -18,6 +18,9 @@
  * end) touch neither, and the ended one's pending departure no longer removes it. The table
  * grows with the processes alive or ended but not yet written out, never with the run's length.
  *
+ * A "seq", here, is a time on the records' clock (CLOCK_MONOTONIC ns, at_session_now): the key
+ * the output is ordered by; an event "numbered below" a seq was recorded before that time.
+ *
  * A process's change records are queued in a struct at_processes (processes.h), used here only
  * as the queue ordered by event number: the table passes each record's parent itself.
  *

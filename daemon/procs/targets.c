@@ -32,10 +32,10 @@ static const char *attach_hint(void)
 	return errno == EPERM || errno == EACCES ? at_caps_hint(AT_CAPS_ATTACH) : "";
 }
 
-/* The BPF event counter now. */
+/* The time now on the records' clock. */
 static uint64_t event_seq(struct at_targets *d)
 {
-	return d->ops->seq(d->ctx);
+	return d->ops->now(d->ctx);
 }
 
 int at_targets_bound(const struct at_targets *d)

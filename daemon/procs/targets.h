@@ -22,10 +22,11 @@ struct at_probes;
 struct at_stacks;
 
 /* What the targets need of the session that owns them (ctx is at_targets.ctx): the BPF
- * program's targets map and event counter, and whether threads may be held. */
+ * program's targets map, the records' clock, and whether threads may be held. */
 struct at_targets_ops {
-	/* The BPF event counter now: every event numbered below it has happened. */
-	uint64_t (*seq)(void *ctx);
+	/* The time now on the records' clock (CLOCK_MONOTONIC ns): every event recorded before
+	 * it is timed below it. The process table keys its changes by it. */
+	uint64_t (*now)(void *ctx);
 	/* Makes pid a target of the BPF program, with allocators (AT_TARGET_IN of each family's;
 	 * 0: not known yet), and seen in the process table. 0, or -1 after a message. */
 	int (*add_target)(void *ctx, pid_t pid, uint64_t allocators);

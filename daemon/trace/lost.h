@@ -21,8 +21,10 @@ struct at_bpf;
  * be read counts 0. */
 void at_lost_read(struct at_lost *l, struct at_bpf *bpf);
 
-/* Events lost by the last read: the numbers the reorder window gave up on (a realloc's two
- * numbers count once; a thread end the ring had no room for is no event) and the calls that found no room for per-thread state. */
+/* Events lost by the last read: the records the rings had no room for, the reallocs whose
+ * return the merge gave up waiting for (less those whose return found no room: counted once),
+ * and the calls that found no room for per-thread state. A record that is no event (a thread's
+ * end, a realloc's entry) is no lost event. */
 uint64_t at_lost_events(const struct at_lost *l, const struct at_reorder *r);
 
 /* Records in the sink the events lost since the last call, total being the events lost so far

@@ -1,92 +1,312 @@
-/* reorder.c: the reorder window. */
+/* reorder.c: the merge of the event rings by time (reorder.h). */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
 #include "prim.h"
 #include "reorder.h"
 
-enum slot_state {
-	SLOT_EMPTY = 0,
-	SLOT_EVENT,          /* an ordinary record, emitted at its number */
-	SLOT_REALLOC,        /* a realloc at its entry number: held from here */
-	SLOT_REALLOC_RETURN, /* a realloc's return number: emitted here if still held */
-	SLOT_FILLER,         /* a number accounted for elsewhere: nothing to emit */
+#define RING_SKIPS 1024u /* late records copied out of one ring, not yet passed by its head */
+
+/* One ring's reading: records in [head, scan) have been read and wait in the ring, in time
+ * order but for those copied out: every realloc's return, and late records (their positions in
+ * skips). */
+struct at_reorder_ring {
+	struct at_ring ring;
+	uint64_t head;      /* the first record not yet out */
+	uint64_t scan;      /* the first record not yet read */
+	uint64_t drained;   /* every record committed to the ring before this time has been read */
+	uint64_t last;      /* the time of the last record read in order */
+	uint64_t head_time; /* the time of the record at head; UINT64_MAX: none waits */
+	int stalled;        /* the last reading stopped for want of room to copy a record out */
+	uint64_t skips[RING_SKIPS];
+	unsigned skip_first, nskips;
 };
 
-struct at_reorder_slot {
+/* A realloc out of its ring: its return read, its entry not yet out (RETURNED); or its entry
+ * given up on before its return was read (GIVEN_UP, the record holds the key only). Once its
+ * entry is out, a realloc waits in r->waiting until its return time. */
+enum held_state { HELD_FREE = 0, HELD_RETURNED, HELD_GIVEN_UP };
+
+struct at_reorder_held {
 	struct at_record rec;
 	uint32_t state;
 };
 
-static size_t slots_bytes(const struct at_reorder *r)
+/* ---- the table of reallocs, by thread and entry time (open addressing) ------------------- */
+
+static unsigned held_slot(const struct at_reorder *r, uint32_t tid, uint64_t entry)
 {
-	return r->size * sizeof(struct at_reorder_slot);
+	uint64_t h = (entry ^ ((uint64_t)tid << 32)) * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 40) & (r->max_held - 1);
 }
 
-static size_t pending_bytes(const struct at_reorder *r)
+/* The realloc of thread tid entered at entry, in any state; NULL when there is none. */
+static struct at_reorder_held *held_find(struct at_reorder *r, uint32_t tid, uint64_t entry)
 {
-	return r->max_pending * sizeof(*r->pending) + 1;
+	for (unsigned i = held_slot(r, tid, entry), n = 0; n < r->max_held;
+	     i = (i + 1) & (r->max_held - 1), n++) {
+		struct at_reorder_held *h = &r->held[i];
+
+		if (h->state == HELD_FREE)
+			return NULL;
+		if (h->rec.tid == tid && h->rec.time_entry == entry)
+			return h;
+	}
+	return NULL;
 }
 
-int at_reorder_init(struct at_reorder *r, unsigned window_log2, unsigned max_pending,
-		    at_emit_fn emit, void *arg)
+/* A free entry for rec in state; NULL when the table is full (kept at most 3/4 full). */
+static struct at_reorder_held *held_add(struct at_reorder *r, const struct at_record *rec,
+					uint32_t state, unsigned *count)
 {
+	if (*count >= r->max_held / 4 * 3)
+		return NULL;
+	unsigned i = held_slot(r, rec->tid, rec->time_entry);
+
+	while (r->held[i].state != HELD_FREE)
+		i = (i + 1) & (r->max_held - 1);
+	r->held[i].rec = *rec;
+	r->held[i].state = state;
+	(*count)++;
+	return &r->held[i];
+}
+
+/* Empties h, moving back the entries after it that probed past it. */
+static void held_remove(struct at_reorder *r, struct at_reorder_held *h, unsigned *count)
+{
+	unsigned mask = r->max_held - 1, hole = (unsigned)(h - r->held);
+
+	for (unsigned i = (hole + 1) & mask; r->held[i].state != HELD_FREE; i = (i + 1) & mask) {
+		unsigned home = held_slot(r, r->held[i].rec.tid, r->held[i].rec.time_entry);
+
+		/* i may move to the hole when its home is not in (hole, i] */
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			r->held[hole] = r->held[i];
+			hole = i;
+		}
+	}
+	r->held[hole].state = HELD_FREE;
+	(*count)--;
+}
+
+/* ---- records copied out of order: a min-heap by time ------------------------------------- */
+
+static void late_push(struct at_reorder *r, const struct at_record *rec)
+{
+	unsigned i = r->nlate++;
+
+	while (i > 0 && r->late[(i - 1) / 2].time > rec->time) {
+		r->late[i] = r->late[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->late[i] = *rec;
+}
+
+static void late_pop(struct at_reorder *r)
+{
+	struct at_record last = r->late[--r->nlate];
+	unsigned i = 0;
+
+	for (;;) {
+		unsigned c = 2 * i + 1;
+
+		if (c >= r->nlate)
+			break;
+		if (c + 1 < r->nlate && r->late[c + 1].time < r->late[c].time)
+			c++;
+		if (r->late[c].time >= last.time)
+			break;
+		r->late[i] = r->late[c];
+		i = c;
+	}
+	if (r->nlate)
+		r->late[i] = last;
+}
+
+/* ---- set up ------------------------------------------------------------------------------- */
+
+int at_reorder_init(struct at_reorder *r, const struct at_ring *rings, unsigned nrings,
+		    unsigned max_returns, at_emit_fn emit, void *arg)
+{
+	unsigned max_copied = AT_REORDER_LATE;
+
 	memset(r, 0, sizeof(*r));
-	r->size = 1ull << window_log2;
-	r->max_pending = max_pending;
+	r->nrings = nrings;
+	r->max_copied = max_copied;
+	r->max_held = 4;
+	while (r->max_held / 4 * 3 < max_returns)
+		r->max_held <<= 1;
 	r->emit = emit;
 	r->arg = arg;
-	/* populated now: faulting the window's pages in one by one would land on the first lap of
-	 * events, where a page fault costs the drain more than the records themselves */
-	r->slots = at_map(slots_bytes(r), AT_MAP_POPULATE);
-	if (!r->slots)
-		return -1;
-	r->pending = at_map(pending_bytes(r), 0);
-	if (!r->pending) {
-		at_unmap(r->slots, slots_bytes(r));
-		r->slots = NULL;
+	r->rings = calloc(nrings ? nrings : 1, sizeof(*r->rings));
+	r->late = calloc(max_copied ? max_copied : 1, sizeof(*r->late));
+	r->held = calloc(r->max_held, sizeof(*r->held));
+	r->waiting = calloc(max_copied ? max_copied : 1, sizeof(*r->waiting));
+	if (!r->rings || !r->late || !r->held || !r->waiting) {
+		at_reorder_free(r);
+		errno = ENOMEM;
 		return -1;
 	}
+	for (unsigned i = 0; i < nrings; i++) {
+		struct at_reorder_ring *q = &r->rings[i];
+
+		q->ring = rings[i];
+		q->head = q->scan = at_ring_consumer(&q->ring);
+		q->head_time = UINT64_MAX;
+	}
+	r->nheld = 0;
 	return 0;
 }
 
 void at_reorder_free(struct at_reorder *r)
 {
-	at_unmap(r->slots, slots_bytes(r));
-	at_unmap(r->pending, pending_bytes(r));
-	r->slots = NULL;
-	r->pending = NULL;
+	free(r->rings);
+	free(r->late);
+	free(r->held);
+	free(r->waiting);
+	r->waiting = NULL;
+	r->rings = NULL;
+	r->late = NULL;
+	r->held = NULL;
+	r->nrings = 0;
 }
 
-static struct at_reorder_slot *slot_of(struct at_reorder *r, uint64_t seq)
+/* ---- reading a ring ---------------------------------------------------------------------- */
+
+/* A realloc's own record (at its return), whose entry record was written. */
+static int is_realloc_return(const struct at_record *rec)
 {
-	return &r->slots[seq & (r->size - 1)];
+	return rec->func < AT_PROBE_THREAD_END && at_probe_reallocates(rec->func) &&
+	       !(rec->flags & AT_REC_NO_ENTRY);
 }
+
+/* A realloc's return, read: kept until its entry goes out; dropped when the entry was given up
+ * on. 0, or -1 when there is no room (the ring's reading stops there). */
+static int take_return(struct at_reorder *r, const struct at_record *rec)
+{
+	struct at_reorder_held *h = held_find(r, rec->tid, rec->time_entry);
+
+	if (h && h->state == HELD_GIVEN_UP) {
+		held_remove(r, h, &r->nheld);
+		r->late_returns++;
+		r->settled++;
+		return 0;
+	}
+	return held_add(r, rec, HELD_RETURNED, &r->nheld) ? 0 : -1;
+}
+
+/* Reads record rec at pos of q. 0, or -1 when it must stay unread for now (no room). */
+static int take(struct at_reorder *r, struct at_reorder_ring *q, uint64_t pos,
+		const struct at_record *rec)
+{
+	if (is_realloc_return(rec)) { /* passed over by its content */
+		if (take_return(r, rec) < 0)
+			return -1;
+		if (rec->time > q->last)
+			q->last = rec->time;
+	} else if (rec->time < q->last) {
+		if (q->nskips == RING_SKIPS || r->nlate == r->max_copied)
+			return -1;
+		late_push(r, rec);
+		r->out_of_order++;
+		q->skips[(q->skip_first + q->nskips++) % RING_SKIPS] = pos;
+	} else {
+		q->last = rec->time;
+	}
+	r->taken++;
+	return 0;
+}
+
+/* Whether the record at pos is one the merge passes over (copied out, discarded, or too short
+ * to be a record); a skip it passes is forgotten. */
+static int passed_over(struct at_reorder_ring *q, uint64_t pos, uint32_t header)
+{
+	if (q->nskips && q->skips[q->skip_first] == pos) {
+		q->skip_first = (q->skip_first + 1) % RING_SKIPS;
+		q->nskips--;
+		return 1;
+	}
+	return (header & AT_RING_DISCARD) ||
+	       (header & ~(AT_RING_BUSY | AT_RING_DISCARD)) < sizeof(struct at_record) ||
+	       is_realloc_return(at_ring_record(&q->ring, pos));
+}
+
+/* Moves q's head to its first record that waits there, and notes that record's time. */
+static void settle_head(struct at_reorder_ring *q)
+{
+	while (q->head < q->scan) {
+		uint32_t header = at_ring_header(&q->ring, q->head);
+
+		if (!passed_over(q, q->head, header)) {
+			q->head_time = ((const struct at_record *)at_ring_record(&q->ring, q->head))->time;
+			return;
+		}
+		q->head += at_ring_step(header);
+	}
+	q->head_time = UINT64_MAX;
+}
+
+/* Reads q to the producer's position; q is drained at now when nothing stopped the reading (a
+ * record still being written, or no room to copy one out). A reading stopped for want of room
+ * counts q drained up to its last record read in order instead, so that the output moves on
+ * (exact but for a record of q that is late and not yet read; r->stalls counts these). */
+static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t now)
+{
+	uint64_t end = at_ring_producer(&q->ring);
+
+	q->stalled = 0;
+	while (q->scan < end) {
+		uint32_t header = at_ring_header(&q->ring, q->scan);
+
+		if (header & AT_RING_BUSY)
+			break;
+		if (!(header & AT_RING_DISCARD) &&
+		    (header & ~AT_RING_DISCARD) >= sizeof(struct at_record) &&
+		    take(r, q, q->scan, at_ring_record(&q->ring, q->scan)) < 0) {
+			q->stalled = 1;
+			break;
+		}
+		q->scan += at_ring_step(header);
+	}
+	if (q->scan >= end) {
+		q->drained = now;
+	} else if (q->stalled && q->last > q->drained) {
+		q->drained = q->last < now ? q->last : now;
+		r->stalls++;
+	}
+	if (q->head_time == UINT64_MAX)
+		settle_head(q);
+}
+
+/* ---- the output -------------------------------------------------------------------------- */
 
 static int allocates(const struct at_record *rec)
 {
 	return !at_probe_frees(rec->func) && rec->result != 0;
 }
 
-static void take_pending(struct at_reorder *r, unsigned i, struct at_record *out)
+/* Takes waiting realloc i out of the list. */
+static struct at_record take_waiting(struct at_reorder *r, unsigned i)
 {
-	*out = r->pending[i];
-	r->pending[i] = r->pending[--r->npending];
+	struct at_record rec = r->waiting[i];
+
+	r->waiting[i] = r->waiting[--r->nwaiting];
+	return rec;
 }
 
-/* Emits rec; first emits any held realloc whose old address rec allocates (same process). */
+/* Emits rec; first emits any waiting realloc whose old address rec allocates (same process). */
 static void emit_in_order(struct at_reorder *r, const struct at_record *rec)
 {
 	if (allocates(rec)) {
-		for (unsigned i = 0; i < r->npending;) {
-			const struct at_record *p = &r->pending[i];
+		for (unsigned i = 0; i < r->nwaiting;) {
+			const struct at_record *w = &r->waiting[i];
 
-			if (p->pid == rec->pid && p->arg[0] == rec->result && p->arg[0] != 0) {
-				struct at_record held;
+			if (w->pid == rec->pid && w->arg[0] == rec->result && w->arg[0] != 0) {
+				struct at_record held = take_waiting(r, i);
 
-				take_pending(r, i, &held);
 				emit_in_order(r, &held);
 				i = 0; /* the list changed */
 				continue;
@@ -96,46 +316,210 @@ static void emit_in_order(struct at_reorder *r, const struct at_record *rec)
 	}
 	r->emit(r->arg, rec);
 	r->emitted++;
+	r->settled++;
+	if (rec->time > r->out)
+		r->out = rec->time;
 }
 
-/* A realloc reached at its entry number: held until its return number, unless it stayed in
- * place (then nothing can race with it) or there is no room to hold it. */
-static void hold_realloc(struct at_reorder *r, const struct at_record *rec)
+/* The entry record of a realloc reached the output: its return read, the realloc is held until
+ * its return time (or goes now: it stayed in place, so nothing races with it); not read, the
+ * output waits, unless the entry is older than the give-up time. 1 when the entry is done. */
+static int pass_entry(struct at_reorder *r, const struct at_record *entry)
 {
-	if ((rec->result == rec->arg[0] && rec->arg[0] != 0) || r->npending == r->max_pending) {
-		emit_in_order(r, rec);
-		return;
+	struct at_reorder_held *h = held_find(r, entry->tid, entry->time);
+
+	if (h && h->state == HELD_RETURNED) {
+		struct at_record rec = h->rec;
+
+		r->settled++; /* the entry record */
+		held_remove(r, h, &r->nheld);
+		if ((rec.result == rec.arg[0] && rec.arg[0] != 0) || r->nwaiting == r->max_copied)
+			emit_in_order(r, &rec); /* in place: nothing races with it */
+		else
+			r->waiting[r->nwaiting++] = rec;
+		return 1;
 	}
-	r->pending[r->npending++] = *rec;
+	if (entry->time >= r->give_up)
+		return 0;
+	r->given_up++;
+	r->settled++;
+	struct at_record key = *entry;
+
+	key.time_entry = entry->time;
+	held_add(r, &key, HELD_GIVEN_UP, &r->nheld); /* full: a late return stays unmatched */
+	return 1;
 }
 
-static void release_realloc(struct at_reorder *r, uint64_t seq)
+/* The waiting realloc with the earliest return time, its index in *i; its time, or UINT64_MAX
+ * when none waits. */
+static uint64_t first_waiting(const struct at_reorder *r, unsigned *i)
 {
-	for (unsigned i = 0; i < r->npending; i++) {
-		if (r->pending[i].seq == seq) {
-			struct at_record held;
+	uint64_t t = UINT64_MAX;
 
-			take_pending(r, i, &held);
-			emit_in_order(r, &held);
-			return;
+	for (unsigned k = 0; k < r->nwaiting; k++)
+		if (r->waiting[k].time < t) {
+			t = r->waiting[k].time;
+			*i = k;
 		}
+	return t;
+}
+
+/* The ring whose head record is the earliest (NULL: none waits). */
+static struct at_reorder_ring *first_ring(const struct at_reorder *r)
+{
+	struct at_reorder_ring *best = NULL;
+	uint64_t t = UINT64_MAX;
+
+	for (unsigned i = 0; i < r->nrings; i++)
+		if (r->rings[i].head_time < t) {
+			t = r->rings[i].head_time;
+			best = &r->rings[i];
+		}
+	return best;
+}
+
+/* Calls the first mark. */
+static void emit_mark(struct at_reorder *r)
+{
+	if (r->mark)
+		r->mark(r->arg);
+	memmove(r->marks, r->marks + 1, (r->nmarks - 1) * sizeof(r->marks[0]));
+	r->nmarks--;
+}
+
+/* Takes the record rec from where it waits (ring q, or the late heap when q is NULL) to the
+ * output. 0, or -1 when the output must wait at it. */
+static int pass(struct at_reorder *r, struct at_reorder_ring *q, const struct at_record *rec)
+{
+	if (rec->func == AT_PROBE_REALLOC_ENTRY) {
+		if (!pass_entry(r, rec)) {
+			r->blocked = 1;
+			r->blocked_at = rec->time;
+			return -1;
+		}
+	} else {
+		emit_in_order(r, rec);
+	}
+	if (q) {
+		q->head += at_ring_step(at_ring_header(&q->ring, q->head));
+		settle_head(q);
+	} else {
+		late_pop(r);
+	}
+	return 0;
+}
+
+/* Emits, in time order, every record up to r->safe, and the marks among them; stops at a
+ * realloc entry whose return has not been read. */
+static void emit_ready(struct at_reorder *r)
+{
+	r->blocked = 0;
+	for (;;) {
+		struct at_reorder_ring *q = first_ring(r);
+		const struct at_record *rec = q ? at_ring_record(&q->ring, q->head) : NULL;
+		unsigned w = 0;
+
+		if (r->nlate && (!rec || r->late[0].time < rec->time)) {
+			rec = &r->late[0];
+			q = NULL;
+		}
+		uint64_t t = rec ? rec->time : UINT64_MAX, tw = first_waiting(r, &w);
+		uint64_t first = t < tw ? t : tw;
+
+		if (r->nmarks && r->marks[0] <= first && r->marks[0] <= r->safe) {
+			emit_mark(r);
+			continue;
+		}
+		if (first == UINT64_MAX || first > r->safe)
+			break;
+		if (tw < t) {
+			struct at_record held = take_waiting(r, w);
+
+			emit_in_order(r, &held);
+			continue;
+		}
+		if (pass(r, q, rec) < 0)
+			break;
 	}
 }
 
-/* Calls the marks that stand before number next. */
-static void emit_marks(struct at_reorder *r)
+/* The time up to which every ring has been drained, less the clocks' slack. */
+static uint64_t safe_time(const struct at_reorder *r)
 {
-	unsigned done = 0;
+	uint64_t t = UINT64_MAX;
 
-	while (done < r->nmarks && r->marks[done] <= r->next) {
-		if (r->mark)
-			r->mark(r->arg);
-		done++;
+	for (unsigned i = 0; i < r->nrings; i++)
+		if (r->rings[i].drained < t)
+			t = r->rings[i].drained;
+	return t == UINT64_MAX ? t : t > AT_REORDER_CLOCK_SLACK_NS ? t - AT_REORDER_CLOCK_SLACK_NS : 0;
+}
+
+/* Whether some ring's last reading stopped for want of room. */
+static int any_stalled(const struct at_reorder *r)
+{
+	for (unsigned i = 0; i < r->nrings; i++)
+		if (r->rings[i].stalled)
+			return 1;
+	return 0;
+}
+
+/* Gives every ring back up to its head. */
+static void release_rings(struct at_reorder *r)
+{
+	for (unsigned i = 0; i < r->nrings; i++)
+		at_ring_release(&r->rings[i].ring, r->rings[i].head);
+}
+
+/* The output is stopped at a realloc's entry while a reading is stopped for want of room,
+ * which only the output can make: the return it waits for may lie past that reading, so the
+ * entry it waits at is given up on, one after the other while that lasts. */
+static void unblock(struct at_reorder *r, uint64_t now)
+{
+	uint64_t give_up = r->give_up;
+
+	while (r->blocked && any_stalled(r)) {
+		uint64_t settled = r->settled;
+
+		r->blocked_stalls++;
+		r->give_up = r->blocked_at + 1;
+		emit_ready(r);
+		for (unsigned i = 0; i < r->nrings; i++)
+			scan_ring(r, &r->rings[i], now);
+		if (r->settled == settled)
+			break;
 	}
-	if (done) {
-		memmove(r->marks, r->marks + done, (r->nmarks - done) * sizeof(r->marks[0]));
-		r->nmarks -= done;
-	}
+	r->give_up = give_up;
+}
+
+uint64_t at_reorder_drain(struct at_reorder *r, uint64_t now)
+{
+	uint64_t before = r->taken, moved;
+
+	r->last_now = now;
+	do { /* again while a reading stopped for want of room and the output made some */
+		moved = r->taken + r->settled;
+		for (unsigned i = 0; i < r->nrings; i++)
+			scan_ring(r, &r->rings[i], now);
+		r->safe = safe_time(r);
+		emit_ready(r);
+		if (r->blocked && any_stalled(r))
+			unblock(r, now);
+	} while (any_stalled(r) && r->taken + r->settled != moved);
+	release_rings(r);
+	return r->taken - before;
+}
+
+uint64_t at_reorder_out_to(const struct at_reorder *r)
+{
+	const struct at_reorder_ring *q = first_ring(r);
+	unsigned w;
+	uint64_t t = first_waiting(r, &w);
+
+	if (q && q->head_time < t)
+		t = q->head_time;
+	if (r->nlate && r->late[0].time < t)
+		t = r->late[0].time;
+	return t < r->safe ? t : r->safe;
 }
 
 void at_reorder_mark(struct at_reorder *r, uint64_t before)
@@ -152,117 +536,38 @@ void at_reorder_mark(struct at_reorder *r, uint64_t before)
 	}
 	r->marks[i] = before;
 	r->nmarks++;
-	emit_marks(r);
-}
-
-/* Processes the slot of number next and moves past it. */
-static void step(struct at_reorder *r)
-{
-	struct at_reorder_slot *s = slot_of(r, r->next);
-
-	if (r->nmarks)
-		emit_marks(r);
-
-	switch (s->state) {
-	case SLOT_EMPTY:
-		r->missing++;
-		break;
-	case SLOT_EVENT:
-		emit_in_order(r, &s->rec);
-		break;
-	case SLOT_REALLOC:
-		hold_realloc(r, &s->rec);
-		break;
-	case SLOT_REALLOC_RETURN:
-		release_realloc(r, r->next);
-		break;
-	default:
-		break;
-	}
-	s->state = SLOT_EMPTY;
-	r->next++;
-}
-
-static void drain(struct at_reorder *r)
-{
-	while (r->next < r->end && slot_of(r, r->next)->state != SLOT_EMPTY)
-		step(r);
-	if (r->nmarks)
-		emit_marks(r);
-}
-
-/* Moves next up to target, giving up on missing numbers on the way. */
-static void advance_to(struct at_reorder *r, uint64_t target)
-{
-	while (r->next < target)
-		step(r);
-	drain(r);
-}
-
-/* Makes room in the window for number seq. */
-static void make_room(struct at_reorder *r, uint64_t seq)
-{
-	if (seq - r->next >= r->size)
-		advance_to(r, seq - r->size + 1);
-}
-
-static void put(struct at_reorder *r, uint64_t seq, uint32_t state, const struct at_record *rec)
-{
-	struct at_reorder_slot *s = slot_of(r, seq);
-
-	s->state = state;
-	if (rec)
-		s->rec = *rec;
-	if (seq >= r->end)
-		r->end = seq + 1;
-}
-
-void at_reorder_push(struct at_reorder *r, const struct at_record *rec)
-{
-	uint64_t seq = rec->seq;
-
-	if (seq < r->next) {
-		/* given up on already; a realloc's entry number went with it */
-		r->late++;
-		if (rec->seq_entry != seq)
-			r->double_missed++;
-		return;
-	}
-	make_room(r, seq);
-	if (rec->seq_entry != seq) {
-		if (rec->seq_entry < r->next) {
-			/* its entry number was counted missing: that stands for the whole call */
-			r->late++;
-			put(r, seq, SLOT_FILLER, NULL);
-		} else {
-			put(r, rec->seq_entry, SLOT_REALLOC, rec);
-			put(r, seq, SLOT_REALLOC_RETURN, NULL);
-		}
-	} else {
-		put(r, seq, SLOT_EVENT, rec);
-	}
-	drain(r);
+	emit_ready(r);
 }
 
 void at_reorder_tick(struct at_reorder *r)
 {
-	if (r->horizon > r->next)
-		advance_to(r, r->horizon);
-	r->horizon = r->end;
+	r->give_up = r->tick_now;
+	r->tick_now = r->last_now;
+	emit_ready(r);
+	release_rings(r);
 }
 
-void at_reorder_finish(struct at_reorder *r, uint64_t final)
+void at_reorder_finish(struct at_reorder *r)
 {
-	advance_to(r, final > r->end ? final : r->end);
-	r->horizon = r->next;
-	r->next = UINT64_MAX; /* every mark still waiting goes out */
-	emit_marks(r);
-	r->next = r->horizon;
-	/* every held realloc had its return number in the window, so none is left */
-	while (r->npending) {
-		struct at_record held;
+	uint64_t moved;
 
-		take_pending(r, 0, &held);
-		emit_in_order(r, &held);
+	r->give_up = UINT64_MAX;
+	do { /* until nothing moves: a want of room may have stopped a reading */
+		moved = r->taken + r->settled;
+		at_reorder_drain(r, UINT64_MAX);
+	} while (r->taken + r->settled != moved);
+	r->safe = UINT64_MAX;
+	emit_ready(r);
+	while (r->nmarks)
+		emit_mark(r);
+	/* returns whose entry never came out (no entry record was read for them) */
+	for (unsigned i = 0; i < r->max_held; i++) {
+		if (r->held[i].state == HELD_RETURNED) {
+			r->late_returns++;
+			r->settled++;
+		}
+		r->held[i].state = HELD_FREE;
 	}
+	r->nheld = 0;
+	release_rings(r);
 }

@@ -1,5 +1,6 @@
 /* signals.c: the daemon's signals, as flags its loop polls. */
 #include <string.h>
+#include <time.h>
 
 #include "signals.h"
 
@@ -7,8 +8,7 @@ volatile sig_atomic_t at_sig_stop;
 volatile sig_atomic_t at_sig_reopen;
 volatile sig_atomic_t at_sig_stats;
 volatile sig_atomic_t at_sig_child;
-volatile const uint64_t *at_sig_counter;
-volatile uint64_t at_sig_stats_seq;
+volatile uint64_t at_sig_stats_time;
 
 static void on_signal(int sig)
 {
@@ -21,8 +21,12 @@ static void on_signal(int sig)
 		at_sig_reopen = 1;
 		break;
 	case SIGUSR1:
-		if (!at_sig_stats && at_sig_counter)
-			at_sig_stats_seq = __atomic_load_n(at_sig_counter, __ATOMIC_ACQUIRE);
+		if (!at_sig_stats) {
+			struct timespec ts; /* clock_gettime is async-signal-safe */
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			at_sig_stats_time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		}
 		at_sig_stats = 1;
 		break;
 	case SIGCHLD:

@@ -10,11 +10,10 @@ extern volatile sig_atomic_t at_sig_reopen; /* SIGHUP */
 extern volatile sig_atomic_t at_sig_stats;  /* SIGUSR1 */
 extern volatile sig_atomic_t at_sig_child;  /* SIGCHLD */
 
-/* SIGUSR1 reads this counter (the BPF program's event counter, mapped into the daemon) into
- * at_sig_stats_seq at the moment the signal arrives, so its mark goes after exactly the events
- * that happened before it. The first SIGUSR1 not yet taken keeps its value. */
-extern volatile const uint64_t *at_sig_counter;
-extern volatile uint64_t at_sig_stats_seq;
+/* SIGUSR1 reads the records' clock (CLOCK_MONOTONIC) into at_sig_stats_time at the moment the
+ * signal arrives, so its mark goes after exactly the events recorded before it. The first
+ * SIGUSR1 not yet taken keeps its value. */
+extern volatile uint64_t at_sig_stats_time;
 
 /* Installs the handlers (without SA_RESTART, so a blocking poll returns) and ignores SIGPIPE
  * (a closed output then shows as EPIPE from write). 0, or -1 with errno. */

@@ -4,6 +4,7 @@
 #include "alloctap.h"
 #include "bpf.h"
 #include "display.h"
+#include "reorder.h"
 #include "window.h"
 
 #define POLL_NS 1000000 /* 1 ms between looks at the counters */
@@ -37,7 +38,7 @@ static uint64_t elapsed_ms(const struct timespec *since)
 	       (uint64_t)((now.tv_nsec - since->tv_nsec) / 1000000);
 }
 
-uint64_t at_window_close(struct at_bpf *bpf, unsigned wait_ms)
+uint64_t at_window_close(struct at_bpf *bpf, struct at_reorder *merge, unsigned wait_ms)
 {
 	struct timespec start, pause = { 0, POLL_NS };
 	uint64_t calls = 0, reallocs;
@@ -47,7 +48,8 @@ uint64_t at_window_close(struct at_bpf *bpf, unsigned wait_ms)
 	at_bpf_set_recording(bpf, 0);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		at_bpf_ring_consume(bpf);
+		at_bpf_ring_woken(bpf);
+		at_reorder_drain(merge, at_bpf_clock(bpf));
 		if (at_window_in_flight(bpf, &calls, &reallocs) < 0 || calls == 0 ||
 		    elapsed_ms(&start) >= wait_ms)
 			return calls;

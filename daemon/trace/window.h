@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct at_bpf;
+struct at_reorder;
 
 /* How long at_window_close waits for the calls still in flight. */
 #define AT_WINDOW_WAIT_MS 1000
@@ -27,17 +28,17 @@ struct at_bpf;
  * once every probe is attached. */
 void at_window_open(struct at_bpf *bpf, unsigned settle_ms);
 
-/* Turns recording off, then waits (consuming the ring buffer meanwhile, so that the returns
- * find room) until no call of the window is in flight, at most wait_ms. Returns the calls still
+/* Turns recording off, then waits (draining the rings into merge meanwhile, so that the
+ * returns find room) until no call of the window is in flight, at most wait_ms. Returns the calls still
  * in flight then: normally 0; a thread stopped inside the allocator keeps one. */
-uint64_t at_window_close(struct at_bpf *bpf, unsigned wait_ms);
+uint64_t at_window_close(struct at_bpf *bpf, struct at_reorder *merge, unsigned wait_ms);
 
 /* Calls of the window in flight now, and how many of them are reallocs. 0, or -1 if the
  * counters cannot be read. */
 int at_window_in_flight(struct at_bpf *bpf, uint64_t *calls, uint64_t *reallocs);
 
-/* After the probes are gone: the calls of the window that never finished and have no number
- * the reorder window will count missing (a realloc's entry number does), so that the caller
+/* After the probes are gone: the calls of the window that never finished and that the merge
+ * will not count lost (it gives up on a realloc whose entry record it read), so that the caller
  * counts them lost; says so on stderr when there are any. */
 uint64_t at_window_unfinished(struct at_bpf *bpf);
 

@@ -20,8 +20,11 @@ static struct at_bpf the_program;
 
 void fake_bpf_reset(void)
 {
+	for (unsigned i = 0; i < FAKE_BPF_RINGS; i++)
+		ring_image_free(&fake_bpf.rings[i]);
 	memset(&fake_bpf, 0, sizeof(fake_bpf));
 	fake_bpf.ring_fd = -1;
+	fake_bpf.clock = FAKE_BPF_CLOCK;
 }
 
 void fake_bpf_push(const void *record, size_t size)
@@ -188,16 +191,26 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 
 /* ---- the ring buffer --------------------------------------------------------------------- */
 
-int at_bpf_ring_open(struct at_bpf *b, at_bpf_record_fn fn, void *ctx)
+int at_bpf_ring_open(struct at_bpf *b)
 {
 	(void)b;
 	fake_bpf.ring_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fake_bpf.ring_fd < 0)
 		return -1;
+	for (unsigned i = 0; i < FAKE_BPF_RINGS; i++) {
+		if (ring_image_init(&fake_bpf.rings[i], FAKE_BPF_RING_BYTES) < 0)
+			return -1;
+		fake_bpf.views[i] = fake_bpf.rings[i].view;
+	}
 	fake_bpf.ring_open = 1;
-	fake_bpf.ring_fn = fn;
-	fake_bpf.ring_ctx = ctx;
 	return 0;
+}
+
+const struct at_ring *at_bpf_rings(struct at_bpf *b, unsigned *n)
+{
+	(void)b;
+	*n = FAKE_BPF_RINGS;
+	return fake_bpf.views;
 }
 
 int at_bpf_ring_fd(const struct at_bpf *b)
@@ -206,16 +219,14 @@ int at_bpf_ring_fd(const struct at_bpf *b)
 	return fake_bpf.ring_fd;
 }
 
-int at_bpf_ring_consume(struct at_bpf *b)
+void at_bpf_ring_woken(struct at_bpf *b)
 {
-	unsigned n = fake_bpf.nrecords;
-
 	(void)b;
 	fake_bpf.consumes++;
+	for (unsigned i = 0; i < fake_bpf.nrecords && fake_bpf.ring_open; i++)
+		ring_image_put(&fake_bpf.rings[0], fake_bpf.records[i],
+			       (uint32_t)fake_bpf.record_size[i], 0);
 	fake_bpf.nrecords = 0;
-	for (unsigned i = 0; i < n && fake_bpf.ring_fn; i++)
-		fake_bpf.ring_fn(fake_bpf.ring_ctx, fake_bpf.records[i], fake_bpf.record_size[i]);
-	return (int)n;
 }
 
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
@@ -224,19 +235,21 @@ void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
 	pos[0] = pos[1] = NULL; /* no fill level */
 }
 
-/* ---- the event counter and the recording window ------------------------------------------ */
-
-uint64_t at_bpf_next_seq(const struct at_bpf *b)
+int at_bpf_lost_by_ring(struct at_bpf *b, enum at_lost_counter which, uint64_t *per, unsigned n)
 {
 	(void)b;
-	return fake_bpf.next_seq;
+	for (unsigned c = 0; c < n; c++)
+		per[c] = c == 0 ? fake_bpf.lost[which] : 0; /* all of it in ring 0 */
+	return 0;
 }
 
-volatile const uint64_t *at_bpf_seq_counter(const struct at_bpf *b)
+uint64_t at_bpf_clock(const struct at_bpf *b)
 {
 	(void)b;
-	return &fake_bpf.next_seq;
+	return fake_bpf.clock;
 }
+
+/* ---- the recording window ---------------------------------------------------------------- */
 
 void at_bpf_set_recording(struct at_bpf *b, int on)
 {

@@ -14,10 +14,14 @@
 #include <sys/types.h>
 
 #include "../../daemon/bpf.h"
+#include "ring_image.h"
 
 #define FAKE_BPF_MAX 64         /* entries of each map, links, queued records */
 #define FAKE_BPF_IN_FLIGHT 16   /* in-flight sums read in turn */
 #define FAKE_BPF_RECORD_BYTES 128
+#define FAKE_BPF_RINGS 2
+#define FAKE_BPF_RING_BYTES (1u << 16)
+#define FAKE_BPF_CLOCK (1ull << 40) /* the clock after fake_bpf_reset */
 
 struct fake_bpf_link {
 	enum at_bpf_prog prog;
@@ -39,17 +43,18 @@ struct fake_bpf {
 					   * processes, stacks (0: not called) */
 	int thread_exit, thread_exec;     /* the tracepoints attached */
 
-	/* the ring buffer: records queued by fake_bpf_push, delivered by the next consume */
+	/* the rings: FAKE_BPF_RINGS images; records queued by fake_bpf_push go into ring 0 at the
+	 * next at_bpf_ring_woken */
 	int ring_open, ring_fd;
-	at_bpf_record_fn ring_fn;
-	void *ring_ctx;
+	struct ring_image rings[FAKE_BPF_RINGS];
+	struct at_ring views[FAKE_BPF_RINGS];
 	uint8_t records[FAKE_BPF_MAX][FAKE_BPF_RECORD_BYTES];
 	size_t record_size[FAKE_BPF_MAX];
 	unsigned nrecords;
-	unsigned consumes;                /* calls of at_bpf_ring_consume */
+	unsigned consumes;                /* calls of at_bpf_ring_woken */
 
-	/* the event counter and the window */
-	uint64_t next_seq;
+	/* the records' clock (at_bpf_clock; fake_bpf_reset sets it far past 0) and the window */
+	uint64_t clock;
 	int recording;
 	unsigned recording_switches;      /* calls of at_bpf_set_recording */
 	unsigned consumes_at_off;         /* consumes when recording went off last */

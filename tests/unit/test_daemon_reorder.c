@@ -1,6 +1,7 @@
-/* test_daemon_reorder.c: unit tests of daemon/trace/reorder.c, the causal reorder window, on
- * hand-built record sequences: every arrival order, every realloc interleaving we could
- * construct, gaps, late records, window overflow and the loss accounting. */
+/* test_daemon_reorder.c: unit tests of daemon/trace/reorder.c, the merge of the event rings by
+ * time, over ring images in memory laid out as the kernel lays out its rings (ring_image.h).
+ * Each case puts records into two or three rings, drains at given times and checks the exact
+ * order of the output (each record has a label), what is held back, and the counts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,447 +12,301 @@
 #include <linux/types.h>
 
 #include "../../daemon/trace/reorder.h"
+#include "ring_image.h"
 
-#define MAX_OUT 256
+#define RINGS 3
+#define US 1000ull /* a microsecond: records of a case are microseconds apart, past the slack */
+#define T0 (1ull << 30)
 
-struct collected {
-	uint64_t seq[MAX_OUT];
-	unsigned n;
-};
+static struct ring_image rings[RINGS];
+static struct at_ring views[RINGS];
+static struct at_reorder merge;
+static char out[256]; /* the labels of the records emitted, in order; '|' for a mark */
+static unsigned nout;
 
+/* A record's label travels in its stack field (the merge never reads it). */
 static void collect(void *arg, const struct at_record *r)
 {
-	struct collected *c = arg;
-
-	assert_true(c->n < MAX_OUT);
-	c->seq[c->n++] = r->seq;
+	(void)arg;
+	if (nout < sizeof(out) - 1)
+		out[nout++] = (char)r->stack;
 }
 
-static struct at_record ev(uint64_t seq, uint32_t pid, uint32_t func, uint64_t arg0,
-			   uint64_t result)
+static void mark(void *arg)
 {
-	struct at_record r = { .seq = seq, .seq_entry = seq, .pid = pid, .tid = pid,
-			       .func = func, .arg = { arg0, 8 }, .result = result };
+	(void)arg;
+	if (nout < sizeof(out) - 1)
+		out[nout++] = '|';
+}
+
+static void setup_merge(unsigned max_returns)
+{
+	for (unsigned i = 0; i < RINGS; i++) {
+		ring_image_free(&rings[i]);
+		assert_int_equal(ring_image_init(&rings[i], 1 << 16), 0);
+		views[i] = rings[i].view;
+	}
+	at_reorder_free(&merge);
+	assert_int_equal(at_reorder_init(&merge, views, RINGS, max_returns, collect, NULL), 0);
+	merge.mark = mark;
+	memset(out, 0, sizeof(out));
+	nout = 0;
+}
+
+enum kind { MALLOC, FREE, ENTRY, RETURN, NO_ENTRY_RETURN, THREAD_END };
+
+/* One record: label, ring, time (microseconds from T0), kind, thread, argument, result; a
+ * realloc's return has its entry's time in entry. */
+struct item {
+	char label;
+	unsigned ring;
+	uint64_t us, entry_us;
+	enum kind kind;
+	uint32_t tid;
+	uint64_t arg, result;
+};
+
+static struct at_record record_of(const struct item *it)
+{
+	static const uint32_t funcs[] = { AT_PROBE_MALLOC, AT_PROBE_FREE, AT_PROBE_REALLOC_ENTRY,
+					  AT_PROBE_REALLOC, AT_PROBE_REALLOC, AT_PROBE_THREAD_END };
+	struct at_record r = { .time = T0 + it->us * US, .pid = 100, .tid = it->tid,
+			       .func = funcs[it->kind], .result = it->result,
+			       .stack = (uint64_t)it->label };
+
+	r.time_entry = it->kind == RETURN || it->kind == NO_ENTRY_RETURN
+			       ? T0 + it->entry_us * US : r.time;
+	r.arg[0] = it->arg;
+	r.arg[1] = it->kind == RETURN ? 64 : 0;
+	r.flags = it->kind == NO_ENTRY_RETURN ? AT_REC_NO_ENTRY : 0;
 	return r;
 }
 
-static struct at_record alloc_ev(uint64_t seq, uint32_t pid, uint64_t ptr)
+/* Puts items into their rings (busy ones left uncommitted: their positions in busy[]). */
+static void put_items(const struct item *items, unsigned n, int busy_label, int64_t *busy_pos)
 {
-	return ev(seq, pid, AT_PROBE_MALLOC, 8, ptr);
-}
+	for (unsigned i = 0; i < n; i++) {
+		struct at_record r = record_of(&items[i]);
+		int busy = items[i].label == busy_label;
+		int64_t pos = ring_image_put(&rings[items[i].ring], &r, sizeof(r), busy);
 
-static struct at_record free_ev(uint64_t seq, uint32_t pid, uint64_t ptr)
-{
-	return ev(seq, pid, AT_PROBE_FREE, ptr, 0);
-}
-
-static struct at_record realloc_ev(uint64_t entry, uint64_t ret, uint32_t pid, uint64_t old,
-				   uint64_t result)
-{
-	struct at_record r = ev(ret, pid, AT_PROBE_REALLOC, old, result);
-
-	r.seq_entry = entry;
-	return r;
-}
-
-/* Pushes recs in the order given by perm (NULL: as listed), finishes at final, and checks the
- * emitted order (by return number) and the lost count. */
-static void run_case(const struct at_record *recs, unsigned n, const unsigned *perm,
-		     uint64_t final, const uint64_t *want, unsigned nwant, uint64_t want_lost)
-{
-	struct at_reorder r;
-	struct collected c = { .n = 0 };
-
-	assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
-	for (unsigned i = 0; i < n; i++)
-		at_reorder_push(&r, &recs[perm ? perm[i] : i]);
-	at_reorder_finish(&r, final);
-	assert_int_equal(c.n, nwant);
-	for (unsigned i = 0; i < nwant; i++)
-		assert_int_equal(c.seq[i], want[i]);
-	assert_int_equal(at_reorder_lost_events(&r, 0), want_lost);
-	assert_int_equal(r.emitted, nwant);
-	at_reorder_free(&r);
-}
-
-/* Every permutation of recs (n <= 6) gives the same output. */
-static void run_all_orders(const struct at_record *recs, unsigned n, uint64_t final,
-			   const uint64_t *want, unsigned nwant)
-{
-	unsigned perm[6], c[6] = { 0 }, i = 0, count = 1;
-
-	assert_true(n <= 6);
-	for (unsigned k = 0; k < n; k++)
-		perm[k] = k;
-	run_case(recs, n, perm, final, want, nwant, 0);
-	while (i < n) { /* Heap's algorithm */
-		if (c[i] < i) {
-			unsigned j = i % 2 ? c[i] : 0, t = perm[j];
-			perm[j] = perm[i];
-			perm[i] = t;
-			run_case(recs, n, perm, final, want, nwant, 0);
-			count++;
-			c[i]++;
-			i = 0;
-		} else {
-			c[i++] = 0;
-		}
+		assert_true(pos >= 0);
+		if (busy)
+			*busy_pos = pos;
 	}
-	unsigned fact = 1;
-	for (unsigned k = 2; k <= n; k++)
-		fact *= k;
-	assert_int_equal(count, fact);
 }
 
-static void test_in_order_and_shuffled(void **state)
+/* Drains at time us (microseconds from T0). */
+static void drain_at(uint64_t us)
+{
+	at_reorder_drain(&merge, T0 + us * US);
+}
+
+/* The cases of the merge: the records, when the drain happens, and what goes out then and at
+ * the finish. */
+static void test_merge_cases(void **state)
 {
 	(void)state;
-	const struct at_record recs[] = {
-		alloc_ev(0, 1, 0x10), alloc_ev(1, 1, 0x20), free_ev(2, 1, 0x10),
-		alloc_ev(3, 1, 0x10), free_ev(4, 1, 0x20),
+	static const struct {
+		const char *name;
+		struct item items[8];
+		unsigned n;
+		uint64_t drain_us;   /* one drain at this time */
+		const char *first;   /* the output after it */
+		const char *all;     /* after the finish */
+	} cases[] = {
+		{ "frees on another CPU, a moment after the allocation",
+		  { { 'a', 0, 1, 0, MALLOC, 1, 8, 0x10 }, { 'b', 1, 2, 0, FREE, 2, 0x10, 0 },
+		    { 'c', 0, 3, 0, MALLOC, 1, 8, 0x10 }, { 'd', 1, 4, 0, FREE, 2, 0x10, 0 } },
+		  4, 100, "abcd", "abcd" },
+		{ "one ring flooded, the others idle: nothing waits for them",
+		  { { 'a', 0, 1, 0, MALLOC, 1, 8, 0x10 }, { 'b', 0, 2, 0, FREE, 1, 0x10, 0 },
+		    { 'c', 0, 3, 0, MALLOC, 1, 8, 0x20 }, { 'd', 0, 4, 0, MALLOC, 1, 8, 0x30 } },
+		  4, 100, "abcd", "abcd" },
+		{ "records past the drain's time wait for a later one",
+		  { { 'a', 0, 1, 0, MALLOC, 1, 8, 0x10 }, { 'b', 1, 50, 0, FREE, 2, 0x10, 0 },
+		    { 'c', 2, 200, 0, MALLOC, 3, 8, 0x10 } },
+		  3, 100, "ab", "abc" },
+		{ "a record older than the one before it in its ring (its producer preempted)",
+		  { { 'b', 0, 2, 0, FREE, 1, 0x10, 0 }, { 'a', 0, 1, 0, MALLOC, 2, 8, 0x10 },
+		    { 'c', 1, 3, 0, MALLOC, 3, 8, 0x10 } },
+		  3, 100, "abc", "abc" },
+		{ "realloc: another thread receives its old block before it returns",
+		  { { 'e', 0, 1, 0, ENTRY, 1, 0, 0 }, { 'm', 1, 2, 0, MALLOC, 2, 8, 0x10 },
+		    { 'r', 0, 3, 1, RETURN, 1, 0x10, 0x50 } },
+		  3, 100, "rm", "rm" },
+		{ "realloc: the block it returns was freed by another thread after its entry",
+		  { { 'e', 0, 1, 0, ENTRY, 1, 0, 0 }, { 'f', 1, 2, 0, FREE, 2, 0x50, 0 },
+		    { 'r', 1, 3, 1, RETURN, 1, 0x10, 0x50 } },
+		  3, 100, "fr", "fr" },
+		{ "realloc: its return read before its entry (another ring)",
+		  { { 'r', 0, 3, 1, RETURN, 1, 0x10, 0x50 }, { 'e', 1, 1, 0, ENTRY, 1, 0, 0 },
+		    { 'a', 2, 2, 0, MALLOC, 2, 8, 0x60 } },
+		  3, 100, "ar", "ar" },
+		{ "realloc in place goes at its entry",
+		  { { 'e', 0, 1, 0, ENTRY, 1, 0, 0 }, { 'a', 1, 2, 0, MALLOC, 2, 8, 0x60 },
+		    { 'r', 0, 3, 1, RETURN, 1, 0x10, 0x10 } },
+		  3, 100, "ra", "ra" },
+		{ "realloc not returned yet: the output waits at its entry",
+		  { { 'a', 1, 1, 0, MALLOC, 2, 8, 0x60 }, { 'e', 0, 2, 0, ENTRY, 1, 0, 0 },
+		    { 'b', 1, 3, 0, FREE, 2, 0x60, 0 } },
+		  3, 100, "a", "ab" },
+		{ "realloc whose entry found no room: at its return",
+		  { { 'a', 1, 1, 0, MALLOC, 2, 8, 0x60 },
+		    { 'r', 0, 3, 2, NO_ENTRY_RETURN, 1, 0x10, 0x50 }, { 'b', 1, 4, 0, FREE, 2, 0x60, 0 } },
+		  3, 100, "arb", "arb" },
+		{ "a thread's end after its events",
+		  { { 'a', 0, 1, 0, MALLOC, 2, 8, 0x60 }, { 'x', 1, 3, 0, THREAD_END, 2, 0, 0 },
+		    { 'b', 0, 2, 0, FREE, 2, 0x60, 0 } },
+		  3, 100, "abx", "abx" },
 	};
-	const uint64_t want[] = { 0, 1, 2, 3, 4 };
-	run_all_orders(recs, 5, 5, want, 5);
-}
 
-/* Thread A: realloc(0xa) numbered 0 at entry, 3 at return, moved to 0xb. Thread B receives 0xa
- * (numbered 1) before A's return: the realloc must come before B's malloc. */
-static void test_realloc_old_address_reused_in_flight(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 3, 1, 0xa, 0xb), alloc_ev(1, 1, 0xa), alloc_ev(2, 1, 0xc),
-	};
-	const uint64_t want[] = { 3, 1, 2 };
-	run_all_orders(recs, 3, 4, want, 3);
-}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t none;
 
-/* Thread B frees 0xb (numbered 1) and realloc then receives 0xb: the free must come first. */
-static void test_realloc_new_address_freed_in_flight(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 2, 1, 0xa, 0xb), free_ev(1, 1, 0xb),
-	};
-	const uint64_t want[] = { 1, 2 };
-	run_all_orders(recs, 2, 3, want, 2);
-}
-
-/* Both at once: free(0xb) at 1, malloc=0xa at 3, realloc 0 -> 4: free, realloc, malloc. */
-static void test_realloc_both_constraints(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 4, 1, 0xa, 0xb), free_ev(1, 1, 0xb), alloc_ev(2, 1, 0xd),
-		alloc_ev(3, 1, 0xa),
-	};
-	const uint64_t want[] = { 1, 2, 4, 3 };
-	run_all_orders(recs, 4, 5, want, 4);
-}
-
-/* realloc(p,0) returning NULL released p: another thread's malloc of p comes after it. */
-static void test_realloc_to_zero(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 2, 1, 0xa, 0), alloc_ev(1, 1, 0xa),
-	};
-	const uint64_t want[] = { 2, 1 };
-	run_all_orders(recs, 2, 3, want, 2);
-}
-
-/* realloc(NULL,n) is a malloc: a free of its result in flight comes first. */
-static void test_realloc_null(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 2, 1, 0, 0xb), free_ev(1, 1, 0xb),
-	};
-	const uint64_t want[] = { 1, 2 };
-	run_all_orders(recs, 2, 3, want, 2);
-}
-
-/* A realloc in place is written at its entry number. */
-static void test_realloc_in_place(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 2, 1, 0xa, 0xa), alloc_ev(1, 1, 0xc),
-	};
-	const uint64_t want[] = { 2, 1 };
-	run_all_orders(recs, 2, 3, want, 2);
-}
-
-/* Another process's allocation of the same address does not move the realloc. */
-static void test_realloc_other_process(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 2, 1, 0xa, 0xb), alloc_ev(1, 2, 0xa),
-	};
-	const uint64_t want[] = { 1, 2 };
-	run_all_orders(recs, 2, 3, want, 2);
-}
-
-/* Chained: realloc A (0xa -> 0xb, 0..5) and realloc B (0xc -> 0xa, 2..4): B allocates A's old
- * address, so A goes first; a malloc of B's old address (3) comes after B... which is held
- * until 4: B is written before 3. */
-static void test_realloc_chain(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 5, 1, 0xa, 0xb), alloc_ev(1, 1, 0xd), realloc_ev(2, 4, 1, 0xc, 0xa),
-		alloc_ev(3, 1, 0xc),
-	};
-	const uint64_t want[] = { 1, 5, 4, 3 };
-	run_all_orders(recs, 4, 6, want, 4);
-}
-
-/* Two reallocs in flight that do not interact are each written at their return. */
-static void test_two_reallocs_in_flight(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = {
-		realloc_ev(0, 3, 1, 0xa, 0xb), realloc_ev(1, 2, 1, 0xc, 0xd), free_ev(4, 1, 0xe),
-	};
-	const uint64_t want[] = { 2, 3, 4 };
-	run_all_orders(recs, 3, 5, want, 3);
-}
-
-/* A number that never comes is lost at finish; the rest flows. */
-static void test_gap_counted_at_finish(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = { alloc_ev(0, 1, 0x10), alloc_ev(2, 1, 0x20) };
-	const uint64_t want[] = { 0, 2 };
-	run_case(recs, 2, NULL, 3, want, 2, 1);
-	/* numbers handed out after the last record seen count too */
-	run_case(recs, 2, NULL, 6, want, 2, 4);
-}
-
-/* A gap is given up on after two ticks, not before one; what follows is then emitted. */
-static void test_gap_ticks(void **state)
-{
-	(void)state;
-	struct at_reorder r;
-	struct collected c = { .n = 0 };
-	struct at_record a = alloc_ev(1, 1, 0x10), b = alloc_ev(2, 1, 0x20);
-
-	assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
-	at_reorder_push(&r, &a);
-	at_reorder_tick(&r);
-	assert_int_equal(c.n, 0); /* number 0 still awaited */
-	at_reorder_push(&r, &b);
-	at_reorder_tick(&r);      /* 0 missing since the last tick: given up */
-	assert_int_equal(c.n, 2);
-	assert_int_equal(r.missing, 1);
-	/* the late record is dropped and not counted twice */
-	struct at_record late = alloc_ev(0, 1, 0x30);
-	at_reorder_push(&r, &late);
-	assert_int_equal(c.n, 2);
-	assert_int_equal(r.late, 1);
-	at_reorder_finish(&r, 3);
-	assert_int_equal(at_reorder_lost_events(&r, 0), 1);
-	at_reorder_free(&r);
-}
-
-/* A realloc whose entry number was given up on (its thread seemed dead) and that returns
- * later: one lost event, not two, and its return number does not stall the window. */
-static void test_realloc_entry_given_up(void **state)
-{
-	(void)state;
-	struct at_reorder r;
-	struct collected c = { .n = 0 };
-	struct at_record x = alloc_ev(1, 1, 0x10), re = realloc_ev(0, 2, 1, 0xa, 0xb),
-			 y = alloc_ev(3, 1, 0x20);
-
-	assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
-	at_reorder_push(&r, &x);
-	at_reorder_tick(&r);
-	at_reorder_tick(&r);
-	assert_int_equal(c.n, 1);
-	at_reorder_push(&r, &re);
-	at_reorder_push(&r, &y);
-	assert_int_equal(c.n, 2);
-	assert_int_equal(c.seq[1], 3);
-	at_reorder_finish(&r, 4);
-	assert_int_equal(at_reorder_lost_events(&r, 0), 1);
-	at_reorder_free(&r);
-}
-
-/* A realloc whose two numbers were both given up on: one lost event. */
-static void test_realloc_both_given_up(void **state)
-{
-	(void)state;
-	struct at_reorder r;
-	struct collected c = { .n = 0 };
-	struct at_record x = alloc_ev(2, 1, 0x10), re = realloc_ev(0, 1, 1, 0xa, 0xb);
-
-	assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
-	at_reorder_push(&r, &x);
-	at_reorder_tick(&r);
-	at_reorder_tick(&r);
-	at_reorder_push(&r, &re);
-	at_reorder_finish(&r, 3);
-	assert_int_equal(c.n, 1);
-	assert_int_equal(at_reorder_lost_events(&r, 0), 1);
-	/* a realloc the BPF program could not reserve leaves two numbers for one event */
-	assert_int_equal(at_reorder_lost_events(&r, 1), 0);
-	at_reorder_free(&r);
-}
-
-/* A killed thread's realloc never returns: its entry number is lost, nothing stalls. */
-static void test_realloc_never_returns(void **state)
-{
-	(void)state;
-	const struct at_record recs[] = { alloc_ev(1, 1, 0x10), free_ev(2, 1, 0x10) };
-	const uint64_t want[] = { 1, 2 };
-	run_case(recs, 2, NULL, 3, want, 2, 1);
-}
-
-/* Numbers far ahead push the window: the oldest gaps are given up on, in order. */
-static void test_window_overflow(void **state)
-{
-	(void)state;
-	struct at_reorder r;
-	struct collected c = { .n = 0 };
-
-	assert_int_equal(at_reorder_init(&r, 3, 8, collect, &c), 0); /* 8 slots */
-	for (uint64_t s = 1; s <= 20; s++) {
-		struct at_record a = alloc_ev(s, 1, 0x10 * s);
-		at_reorder_push(&r, &a);
+		setup_merge(64);
+		put_items(cases[i].items, cases[i].n, 0, &none);
+		drain_at(cases[i].drain_us);
+		if (strcmp(out, cases[i].first) != 0)
+			fail_msg("%s: first drain wrote \"%s\", not \"%s\"", cases[i].name, out,
+				 cases[i].first);
+		at_reorder_finish(&merge);
+		if (strcmp(out, cases[i].all) != 0)
+			fail_msg("%s: the finish wrote \"%s\", not \"%s\"", cases[i].name, out,
+				 cases[i].all);
+		/* the rings given back up to their ends */
+		for (unsigned k = 0; k < RINGS; k++)
+			assert_int_equal(rings[k].consumer, rings[k].producer);
 	}
-	assert_int_equal(c.n, 20);
-	for (unsigned i = 0; i < 20; i++)
-		assert_int_equal(c.seq[i], i + 1);
-	assert_int_equal(r.missing, 1);
-	at_reorder_finish(&r, 21);
-	assert_int_equal(at_reorder_lost_events(&r, 0), 1);
-	at_reorder_free(&r);
 }
 
-/* With no room to hold a realloc it is written at its entry number (never dropped). */
-static void test_held_reallocs_full(void **state)
+/* A record still being written (reserved, not committed) in one ring holds back the records of
+ * every ring from the time of the drain that found it: one of them may depend on a record
+ * committed after it in that ring. */
+static void test_busy_record(void **state)
 {
 	(void)state;
-	struct at_reorder r;
-	struct collected c = { .n = 0 };
-	struct at_record a = realloc_ev(0, 3, 1, 0xa, 0xb), b = realloc_ev(1, 4, 1, 0xc, 0xd),
-			 x = alloc_ev(2, 1, 0x50);
+	static const struct item items[] = {
+		{ 'a', 0, 1, 0, MALLOC, 1, 8, 0x10 }, { 'b', 1, 2, 0, MALLOC, 2, 8, 0x20 },
+		{ 'c', 1, 5, 0, FREE, 2, 0x10, 0 },
+	};
+	int64_t busy = -1;
 
-	assert_int_equal(at_reorder_init(&r, 6, 1, collect, &c), 0);
-	at_reorder_push(&r, &a);
-	at_reorder_push(&r, &b);
-	at_reorder_push(&r, &x);
-	at_reorder_finish(&r, 5);
-	assert_int_equal(c.n, 3);
-	assert_int_equal(c.seq[0], 4); /* b, written at its entry: nowhere to hold it */
-	assert_int_equal(c.seq[1], 2);
-	assert_int_equal(c.seq[2], 3);
-	assert_int_equal(at_reorder_lost_events(&r, 0), 0);
-	at_reorder_free(&r);
+	setup_merge(64);
+	drain_at(3); /* every ring drained at 3 */
+	put_items(items, 3, 'b', &busy);
+	drain_at(100); /* ring 1 stops at b: drained still at 3 */
+	assert_string_equal(out, "a");
+	ring_image_commit(&rings[1], (uint64_t)busy);
+	drain_at(101);
+	assert_string_equal(out, "abc");
 }
 
-/* A mark collected as seq UINT64_MAX, so it shows in the order. */
-static void collect_mark(void *arg)
+/* A realloc whose return does not come: given up on after one to two ticks, counted; the
+ * return that comes later is dropped and counted; the output goes on meanwhile. */
+static void test_realloc_given_up(void **state)
 {
-	struct collected *c = arg;
+	(void)state;
+	static const struct item before[] = {
+		{ 'a', 1, 1, 0, MALLOC, 2, 8, 0x60 }, { 'e', 0, 2, 0, ENTRY, 1, 0, 0 },
+		{ 'b', 1, 3, 0, FREE, 2, 0x60, 0 },
+	};
+	static const struct item after[] = { { 'r', 0, 4, 2, RETURN, 1, 0x10, 0x50 },
+					     { 'c', 1, 5, 0, MALLOC, 2, 8, 0x70 } };
+	int64_t none;
 
-	assert_true(c->n < MAX_OUT);
-	c->seq[c->n++] = UINT64_MAX;
+	setup_merge(64);
+	put_items(before, 3, 0, &none);
+	drain_at(100);
+	at_reorder_tick(&merge);
+	assert_string_equal(out, "a");
+	assert_int_equal(merge.given_up, 0);
+	drain_at(200);
+	at_reorder_tick(&merge); /* the entry was waiting at the last tick already */
+	assert_string_equal(out, "ab");
+	assert_int_equal(merge.given_up, 1);
+	put_items(after, 2, 0, &none);
+	drain_at(300);
+	at_reorder_finish(&merge);
+	assert_string_equal(out, "abc");
+	assert_int_equal(merge.late_returns, 1);
+	assert_int_equal(at_reorder_lost_events(&merge, 0), 1);
+	assert_int_equal(at_reorder_lost_events(&merge, 1), 0); /* its return found no room */
+	assert_int_equal(at_reorder_backlog(&merge), 0);
 }
 
-/* Marks stand between the numbers below their counter value and those from it on, whatever
- * the arrival order: before anything, between events, in a gap that is given up on, after
- * everything (at finish), two at the same place, and one asked for after its place passed. */
+/* Marks go between the records before their time and those after, in time order. */
 static void test_marks(void **state)
 {
-	static const struct {
-		uint64_t marks[3];
-		unsigned nmarks;
-		uint64_t want[8];
-		unsigned nwant;
-	} cases[] = {
-		{ { 0 }, 1, { UINT64_MAX, 0, 1, 2, 4 }, 5 },
-		{ { 2 }, 1, { 0, 1, UINT64_MAX, 2, 4 }, 5 },
-		{ { 3 }, 1, { 0, 1, 2, UINT64_MAX, 4 }, 5 },  /* 3 never arrives */
-		{ { 4 }, 1, { 0, 1, 2, UINT64_MAX, 4 }, 5 },
-		{ { 9 }, 1, { 0, 1, 2, 4, UINT64_MAX }, 5 },  /* after the last: at finish */
-		{ { 2, 2, 5 }, 3, { 0, 1, UINT64_MAX, UINT64_MAX, 2, 4, UINT64_MAX }, 7 },
-	};
-	static const unsigned orders[][4] = { { 0, 1, 2, 3 }, { 3, 2, 1, 0 }, { 1, 3, 0, 2 } };
-
 	(void)state;
-	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
-			struct at_record recs[4] = { alloc_ev(0, 1, 0x10), alloc_ev(1, 1, 0x20),
-						     free_ev(2, 1, 0x10), alloc_ev(4, 1, 0x30) };
-			struct at_reorder r;
-			struct collected c = { .n = 0 };
+	static const struct item items[] = {
+		{ 'a', 0, 1, 0, MALLOC, 1, 8, 0x10 }, { 'b', 1, 3, 0, MALLOC, 2, 8, 0x20 },
+		{ 'c', 0, 5, 0, FREE, 1, 0x10, 0 },
+	};
+	int64_t none;
 
-			assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
-			r.mark = collect_mark;
-			for (unsigned m = 0; m < cases[k].nmarks; m++)
-				at_reorder_mark(&r, cases[k].marks[m]);
-			for (unsigned i = 0; i < 4; i++)
-				at_reorder_push(&r, &recs[orders[o][i]]);
-			at_reorder_finish(&r, 5);
-			if (c.n != cases[k].nwant)
-				fail_msg("case %zu order %zu: %u outputs", k, o, c.n);
-			for (unsigned i = 0; i < c.n; i++)
-				if (c.seq[i] != cases[k].want[i])
-					fail_msg("case %zu order %zu: output %u is %llu", k, o, i,
-						 (unsigned long long)c.seq[i]);
-			at_reorder_free(&r);
-		}
-	}
+	setup_merge(64);
+	put_items(items, 3, 0, &none);
+	at_reorder_mark(&merge, T0 + 4 * US);
+	at_reorder_mark(&merge, T0 + 2 * US);
+	assert_string_equal(out, ""); /* nothing drained yet */
+	drain_at(100);
+	assert_string_equal(out, "a|b|c");
+	at_reorder_mark(&merge, T0 + 1 * US); /* passed already: at once */
+	assert_string_equal(out, "a|b|c|");
+	at_reorder_mark(&merge, T0 + 500 * US); /* ahead: at the finish */
+	assert_string_equal(out, "a|b|c|");
+	at_reorder_finish(&merge);
+	assert_string_equal(out, "a|b|c||");
 }
 
-/* A mark asked for after the events before it went out is written at once; more marks than
- * the window holds are counted as dropped, never lost silently. */
-static void test_marks_late_and_full(void **state)
+/* More realloc returns than the merge may hold: the reading stops, the output still moves on,
+ * and everything goes out, in order, none given up. */
+static void test_returns_full(void **state)
 {
-	struct at_record a = alloc_ev(0, 1, 0x10), b = alloc_ev(1, 1, 0x20);
-	struct at_reorder r;
-	struct collected c = { .n = 0 };
-
 	(void)state;
-	assert_int_equal(at_reorder_init(&r, 6, 8, collect, &c), 0);
-	r.mark = collect_mark;
-	at_reorder_push(&r, &a);
-	at_reorder_push(&r, &b);
-	at_reorder_mark(&r, 1);
-	assert_int_equal(c.n, 3);
-	assert_int_equal(c.seq[2], UINT64_MAX);
-	for (unsigned i = 0; i < AT_REORDER_MARKS + 3; i++)
-		at_reorder_mark(&r, 100);
-	assert_int_equal(r.nmarks, AT_REORDER_MARKS);
-	assert_int_equal(r.marks_dropped, 3);
-	at_reorder_free(&r);
+	char want[64] = { 0 };
+	unsigned n = 0;
+	int64_t pos;
+
+	setup_merge(3);
+	/* six reallocs of six threads, each entry in ring 1, each return in ring 0 */
+	for (unsigned k = 0; k < 6; k++) {
+		struct item e = { '-', 1, 1 + 2 * k, 0, ENTRY, 10 + k, 0, 0 };
+		struct item r = { (char)('A' + k), 0, 2 + 2 * k, 1 + 2 * k, RETURN, 10 + k,
+				  0x1000 * (k + 1), 0x1000 * (k + 10) };
+		struct at_record re = record_of(&e), rr = record_of(&r);
+
+		assert_true((pos = ring_image_put(&rings[1], &re, sizeof(re), 0)) >= 0);
+		assert_true((pos = ring_image_put(&rings[0], &rr, sizeof(rr), 0)) >= 0);
+		want[n++] = (char)('A' + k);
+	}
+	drain_at(100);
+	assert_string_equal(out, want);
+	assert_true(merge.stalls > 0);
+	assert_int_equal(merge.given_up, 0);
+	at_reorder_finish(&merge);
+	assert_string_equal(out, want);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	at_reorder_free(&merge);
+	for (unsigned i = 0; i < RINGS; i++)
+		ring_image_free(&rings[i]);
+	return 0;
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_merge_cases),
+		cmocka_unit_test(test_busy_record),
+		cmocka_unit_test(test_realloc_given_up),
 		cmocka_unit_test(test_marks),
-		cmocka_unit_test(test_marks_late_and_full),
-		cmocka_unit_test(test_in_order_and_shuffled),
-		cmocka_unit_test(test_realloc_old_address_reused_in_flight),
-		cmocka_unit_test(test_realloc_new_address_freed_in_flight),
-		cmocka_unit_test(test_realloc_both_constraints),
-		cmocka_unit_test(test_realloc_to_zero),
-		cmocka_unit_test(test_realloc_null),
-		cmocka_unit_test(test_realloc_in_place),
-		cmocka_unit_test(test_realloc_other_process),
-		cmocka_unit_test(test_realloc_chain),
-		cmocka_unit_test(test_two_reallocs_in_flight),
-		cmocka_unit_test(test_gap_counted_at_finish),
-		cmocka_unit_test(test_gap_ticks),
-		cmocka_unit_test(test_realloc_entry_given_up),
-		cmocka_unit_test(test_realloc_both_given_up),
-		cmocka_unit_test(test_realloc_never_returns),
-		cmocka_unit_test(test_window_overflow),
-		cmocka_unit_test(test_held_reallocs_full),
+		cmocka_unit_test(test_returns_full),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+
+	return cmocka_run_group_tests(tests, NULL, teardown);
 }

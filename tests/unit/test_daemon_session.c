@@ -54,10 +54,14 @@ static unsigned proc_flags(pid_t pid)
 	return p ? p->flags : 0;
 }
 
-/* pid has ended, the event counter now (at_session_seq): as the targets end a process. */
+/* Time n on the records' clock, well before the fake's clock after a reset (FAKE_BPF_CLOCK),
+ * and each a millisecond apart (far more than the merge's slack). */
+#define T(n) (1000000000ull + (uint64_t)(n) * 1000000ull)
+
+/* pid has ended, at the clock's time now (at_session_now): as the targets end a process. */
 static void depart(pid_t pid)
 {
-	at_proctable_depart(&session.table, pid, 0, at_session_seq(&session));
+	at_proctable_depart(&session.table, pid, 0, at_session_now(&session));
 }
 
 /* Closes the session; its trace stays readable at trace_fd. */
@@ -67,11 +71,11 @@ static void close_session(void)
 	close(session.opt.dest.fd);
 }
 
-/* Queues a malloc(size) of pid numbered seq in the ring. */
-static void push_malloc(uint64_t seq, uint32_t pid, uint64_t size)
+/* Queues a malloc(size) of pid at time T(n) in ring 0. */
+static void push_malloc(uint64_t n, uint32_t pid, uint64_t size)
 {
-	struct at_record r = { .seq = seq, .seq_entry = seq, .pid = pid, .tid = pid,
-			       .arg = { size, 0 }, .result = 0x1000 + seq * 0x10,
+	struct at_record r = { .time = T(n), .time_entry = T(n), .pid = pid, .tid = pid,
+			       .arg = { size, 0 }, .result = 0x1000 + n * 0x10,
 			       .func = AT_PROBE_MALLOC };
 
 	fake_bpf_push(&r, sizeof(r));
@@ -181,7 +185,7 @@ static void test_tick_lost(void **state)
 		{ 0, 0, 0, 0 },
 		{ 2, 0, 0, 2 },
 		{ 5, 0, 0, 5 },
-		{ 5, 3, 1, 5 }, /* ring reservations that failed are numbers the window waits for */
+		{ 5, 3, 1, 8 }, /* ring reservations that failed are lost events, a realloc's too */
 	};
 
 	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
@@ -203,7 +207,7 @@ static void test_tick_lost(void **state)
 }
 
 /* An ended process leaves the process table (seen and written) once the output has passed the
- * counter at its end, not before; a process that takes its number before then stays. */
+ * time of its end, not before; a process that takes its number before then stays. */
 static void test_departures(void **state)
 {
 	(void)state;
@@ -214,17 +218,18 @@ static void test_departures(void **state)
 	push_malloc(0, 4000, 8);
 	assert_int_equal(at_session_tick(d), 0);
 	assert_true((proc_flags(4000) & AT_PROC_SEEN) && (proc_flags(4000) & AT_PROC_WRITTEN));
-	fake_bpf.next_seq = 3; /* its end: every event of it is numbered below */
+	fake_bpf.clock = T(3); /* its end: every event of it is timed below */
 	depart(4000);
 	assert_int_equal(d->table.ndepartures, 1);
-	assert_int_equal(d->table.departures[d->table.first].seq, 3);
-	assert_int_equal(at_proctable_find(&d->table, 4000)->departed, 3);
+	assert_int_equal(d->table.departures[d->table.first].seq, T(3));
+	assert_int_equal(at_proctable_find(&d->table, 4000)->departed, T(3));
 
 	push_malloc(1, 4001, 8);
 	push_malloc(2, 4001, 8);
 	assert_int_equal(at_session_tick(d), 0);
 	assert_true((proc_flags(4000) & AT_PROC_SEEN) && (proc_flags(4000) & AT_PROC_WRITTEN));
 	push_malloc(3, 4001, 8);
+	fake_bpf.clock = T(4);
 	assert_int_equal(at_session_tick(d), 0);
 	assert_false(proc_flags(4000) & AT_PROC_SEEN);
 	assert_false(proc_flags(4000) & AT_PROC_WRITTEN);
@@ -232,12 +237,13 @@ static void test_departures(void **state)
 
 	/* 4001 ends, and its number is taken again before the output passes the end: a new
 	 * process (doc/DESIGN.md, the process table), seen and counted, not written yet */
-	fake_bpf.next_seq = 6;
+	fake_bpf.clock = T(6);
 	depart(4001);
 	assert_int_equal(at_session_add_target(d, 4001, 0), 0);
 	push_malloc(4, 4002, 8);
 	push_malloc(5, 4002, 8);
 	push_malloc(6, 4002, 8);
+	fake_bpf.clock = T(7);
 	assert_int_equal(at_session_tick(d), 0);
 	assert_int_equal(d->table.ndepartures, 0);
 	assert_int_equal(proc_flags(4001), AT_PROC_SEEN);
@@ -268,8 +274,9 @@ static void test_rss(void **state)
 		push_malloc(0, self, 8);
 		assert_int_equal(at_session_tick(d), 0);
 		if (cases[i].depart) {
-			fake_bpf.next_seq = 1;
+			fake_bpf.clock = T(1);
 			depart((pid_t)self);
+			fake_bpf.clock = FAKE_BPF_CLOCK;
 		}
 		uint64_t before = at_now_ms();
 		at_session_take_rss(d);
@@ -280,8 +287,8 @@ static void test_rss(void **state)
 	}
 }
 
-/* The finish: recording off, the ring taken, and every loss counted: the numbers below the
- * counter that never came, the calls without per-thread state, the calls left unfinished. */
+/* The finish: recording off, the rings taken, and every loss counted: the records the rings
+ * had no room for, the calls without per-thread state, the calls left unfinished. */
 static void test_finish_lost(void **state)
 {
 	(void)state;
@@ -295,7 +302,7 @@ static void test_finish_lost(void **state)
 	push_malloc(0, 4000, 8);
 	push_malloc(1, 4000, 16);
 	push_malloc(2, 4000, 24);
-	fake_bpf.next_seq = 5;                  /* 3 and 4 never came */
+	fake_bpf.lost[AT_LOST_RECORDS] = 2;     /* two records found no room */
 	fake_bpf.lost[AT_LOST_NO_STATE] = 2;
 	fake_bpf.in_flight[0] = 0;              /* nothing in flight when recording stops... */
 	fake_bpf.in_flight[1] = 1;              /* ...one call left once the probes are gone */

@@ -333,7 +333,7 @@ static void test_departs(void **state)
 	struct at_session *d = open_session(0, 0);
 	pid_t gone = gone_pid(), self = getpid();
 
-	fake_bpf.next_seq = 42;
+	fake_bpf.clock = 42;
 	assert_int_equal(at_session_add_target(d, gone, AT_TARGET(1, 0x9)), 0);
 	assert_int_equal(at_session_add_target(d, self, AT_TARGET(1, 0x9)), 0);
 	assert_int_equal(at_proctable_trace(&d->table, gone, self), 1);

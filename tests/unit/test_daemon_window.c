@@ -12,6 +12,7 @@
 
 #include "alloctap.h"
 #include "fake_bpf.h"
+#include "reorder.h"
 #include "window.h"
 
 static struct at_bpf *program(void)
@@ -20,6 +21,28 @@ static struct at_bpf *program(void)
 
 	fake_bpf_reset();
 	return at_bpf_open(&o);
+}
+
+static struct at_reorder merge;
+
+static void emit_nothing(void *arg, const struct at_record *rec)
+{
+	(void)arg;
+	(void)rec;
+}
+
+/* The program with its rings open, and a merge of them for at_window_close to drain. */
+static struct at_bpf *program_with_rings(void)
+{
+	struct at_bpf *b = program();
+	unsigned n;
+
+	at_reorder_free(&merge);
+	assert_int_equal(at_bpf_ring_open(b), 0);
+	const struct at_ring *rings = at_bpf_rings(b, &n);
+	assert_int_equal(at_reorder_init(&merge, rings, n, 16, emit_nothing, NULL), 0);
+	fake_bpf.consumes = 0;
+	return b;
 }
 
 static uint64_t now_ms(void)
@@ -100,13 +123,13 @@ static void test_close(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct at_bpf *b = program();
+		struct at_bpf *b = program_with_rings();
 
 		at_window_open(b, 0);
 		for (unsigned k = 0; k < cases[i].nsums; k++)
 			fake_bpf.in_flight[k] = cases[i].sums[k];
 		fake_bpf.nin_flight = cases[i].nsums;
-		assert_int_equal(at_window_close(b, cases[i].wait_ms), cases[i].left);
+		assert_int_equal(at_window_close(b, &merge, cases[i].wait_ms), cases[i].left);
 		assert_int_equal(fake_bpf.recording, 0);
 		assert_int_equal(fake_bpf.recording_switches, 2);
 		assert_int_equal(fake_bpf.consumes_at_off, 0); /* off before anything was taken */
@@ -123,10 +146,10 @@ static void test_close(void **state)
 static void test_close_unreadable(void **state)
 {
 	(void)state;
-	struct at_bpf *b = program();
+	struct at_bpf *b = program_with_rings();
 
 	fake_bpf.in_flight_error = 1;
-	assert_int_equal(at_window_close(b, 1000), 0);
+	assert_int_equal(at_window_close(b, &merge, 1000), 0);
 	assert_int_equal(fake_bpf.recording, 0);
 	assert_int_equal(fake_bpf.consumes, 1);
 }
