@@ -186,7 +186,7 @@ line "wall: ns per pair / 2 (a thread's time per call)" half
 line "traced threads' CPU per call (perf samples), of which:" threads
 line "  the program (loop, malloc, free, uretprobe trampoline)" user
 line "  uprobe traps (kernel, outside BPF)" traps
-line "  BPF programs' own code (next_seq, slots, in-flight)" progs
+line "  BPF programs' own code (clock, slots, in-flight)" progs
 line "  BPF helpers and maps other than the ring" helpers
 line "  ring buffer: reserve, lock, submit, wakeup" ring
 line "  waiting on a spin lock (queued_spin_lock_slowpath)" lockwait

@@ -163,8 +163,8 @@ static inline int at_probe_frees(unsigned f)
 	return at_probe_kind(f) == AT_KIND_FREE;
 }
 
-/* Whether probed function f takes a block and returns its successor: it is numbered at its
- * entry and at its return (struct at_record's seq_entry and seq). */
+/* Whether probed function f takes a block and returns its successor: it is timed at its
+ * entry and at its return (struct at_record's time_entry and time). */
 static inline int at_probe_reallocates(unsigned f)
 {
 	return at_probe_kind(f) == AT_KIND_REALLOC;

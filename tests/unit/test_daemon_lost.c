@@ -20,24 +20,34 @@
 #include "../../daemon/trace/lost.h"
 #include "source.h"
 
-/* Missing numbers count one event each, a realloc's two numbers once, and calls without
- * per-thread state are added. */
+/* Records the rings had no room for count one event each, reallocs the merge gave up on one
+ * each unless their return found no room (counted already), calls without per-thread state
+ * are added; a thread end or a realloc entry that found no room is no event. */
 static void test_events(void **state)
 {
 	(void)state;
-	struct at_reorder r = { .missing = 10, .double_missed = 2 };
-	struct at_lost l = { .bpf = { [AT_LOST_RECORDS] = 6, [AT_LOST_REALLOCS] = 1,
-				      [AT_LOST_NO_STATE] = 3 } };
+	static const struct {
+		uint64_t records, reallocs, no_state, thread_ends, entries, given_up;
+		uint64_t lost;
+	} cases[] = {
+		{ 0, 0, 0, 0, 0, 0, 0 },
+		{ 6, 0, 3, 0, 0, 0, 6 + 3 },
+		{ 6, 1, 3, 0, 0, 2, 6 + 3 + 2 - 1 },
+		{ 6, 4, 0, 0, 0, 2, 6 },       /* never below what the program counted */
+		{ 0, 0, 0, 4, 5, 0, 0 },       /* no events */
+		{ 1, 0, 0, 0, 0, 7, 1 + 7 },
+	};
 
-	assert_int_equal(at_lost_events(&l, &r), 10 - 2 - 1 + 3);
-	r.missing = 2; /* never below zero */
-	assert_int_equal(at_lost_events(&l, &r), 3);
-	l.bpf[AT_LOST_NO_STATE] = 0;
-	assert_int_equal(at_lost_events(&l, &r), 0);
-	/* a thread end the ring had no room for left a number missing, but is no event */
-	r.missing = 10;
-	l.bpf[AT_LOST_THREAD_ENDS] = 4;
-	assert_int_equal(at_lost_events(&l, &r), 10 - 2 - 1 - 4);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct at_reorder r = { .given_up = cases[i].given_up };
+		struct at_lost l = { .bpf = { [AT_LOST_RECORDS] = cases[i].records,
+					      [AT_LOST_REALLOCS] = cases[i].reallocs,
+					      [AT_LOST_NO_STATE] = cases[i].no_state,
+					      [AT_LOST_THREAD_ENDS] = cases[i].thread_ends,
+					      [AT_LOST_REALLOC_ENTRIES] = cases[i].entries } };
+
+		assert_int_equal(at_lost_events(&l, &r), cases[i].lost);
+	}
 }
 
 /* Each note records the growth since the last one, where it is noticed. */
