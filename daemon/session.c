@@ -23,6 +23,7 @@
 #include "window.h"
 
 #define MAX_RETURNS (1u << 16) /* realloc returns the merge holds out of their rings at once */
+#define WRITER_QUEUE_LOG2 16 /* events queued for the writing thread at most */
 #define TICK_MS 500         /* a realloc's missing return is given up after one to two ticks */
 #define PROGRESS_MS 2000
 
@@ -88,6 +89,7 @@ static void drain_rings(struct at_session *d)
 {
 	at_bpf_ring_woken(d->bpf);
 	at_reorder_drain(&d->reorder, at_bpf_clock(d->bpf));
+	at_sink_kick(&d->sink); /* the writing thread takes what the drain wrote */
 }
 
 /* Events lost so far, from a fresh read of the BPF counters. */
@@ -328,7 +330,14 @@ int at_session_open(struct at_session *d)
 	/* the BPF program first: a run without the privileges leaves no empty output behind */
 	if (load_bpf(d) < 0)
 		return -1;
-	return at_dest_open(&d->opt.dest, &d->sink, &out);
+	if (at_dest_open(&d->opt.dest, &d->sink, &out) < 0)
+		return -1;
+	/* events are encoded and written by a thread of their own, beside the loop's merge */
+	if (at_sink_thread_start(&d->sink, WRITER_QUEUE_LOG2) < 0) {
+		at_error("cannot start the writing thread: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static void reap_child(struct at_session *d)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "sink.h"
+#include "sink_thread.h"
 #include "text.h"
 
 static const struct at_sink_ops text_ops, atz_ops;
@@ -160,12 +161,34 @@ int at_sink_put(struct at_sink *s, const struct at_event *ev)
 		errno = EINVAL;
 		return -1;
 	}
-	s->accepted++;
+	__atomic_add_fetch(&s->accepted, 1, __ATOMIC_RELAXED);
+	if (s->thread) {
+		at_sink_thread_put(s->thread, ev);
+		return 0;
+	}
+	return at_sink_put_now(s, ev);
+}
+
+int at_sink_put_now(struct at_sink *s, const struct at_event *ev)
+{
 	if (s->out.err)
 		return fail(s, s->out.err);
 	if (!s->started)
 		return fail(s, EINVAL);
 	return ops(s)->put(s, ev);
+}
+
+/* Before anything but an event: the events queued for the writer are written. */
+static void sync_writer(const struct at_sink *s)
+{
+	if (s->thread)
+		at_sink_thread_sync(s->thread);
+}
+
+void at_sink_kick(struct at_sink *s)
+{
+	if (s->thread)
+		at_sink_thread_kick(s->thread);
 }
 
 /* Binary: one event into the trace. */
@@ -174,7 +197,9 @@ static int atz_put(struct at_sink *s, const struct at_event *ev)
 	int rc = at_atz_append(s->atz, ev);
 
 	if (rc < 0 && errno == EINVAL && !s->out.err)
-		s->accepted--; /* a stack id not written yet: refused, as func out of range */
+		__atomic_sub_fetch(&s->accepted, 1, __ATOMIC_RELAXED); /* a stack id not written
+									  * yet: refused, as func
+									  * out of range */
 	return rc;
 }
 
@@ -218,6 +243,7 @@ static int atz_put_record(struct at_sink *s, const struct at_sink_record *r)
 
 int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 {
+	sync_writer(s);
 	if (s->out.err)
 		return fail(s, s->out.err);
 	if (!s->started)
@@ -241,6 +267,7 @@ int at_sink_lost(struct at_sink *s, uint64_t n)
 
 int at_sink_flush(struct at_sink *s)
 {
+	sync_writer(s);
 	if (s->out.err)
 		return fail(s, s->out.err);
 	return ops(s)->flush(s);
@@ -279,7 +306,8 @@ static void atz_end(struct at_sink *s)
 	at_atz_writer_close(w);
 }
 
-int at_sink_close(struct at_sink *s)
+/* Ends the trace and closes its file (the writing thread, if any, idle). */
+static int close_file(struct at_sink *s)
 {
 	if (s->out.buf) {
 		ops(s)->end(s);
@@ -289,6 +317,12 @@ int at_sink_close(struct at_sink *s)
 	s->out.written = 0;
 	s->started = 0;
 	return s->out.err ? -1 : 0;
+}
+
+int at_sink_close(struct at_sink *s)
+{
+	at_sink_thread_stop(s);
+	return close_file(s);
 }
 
 /* Whether path names the file fd writes to (a link at path is not that file). */
@@ -304,6 +338,7 @@ int at_sink_reopen(struct at_sink *s, const char *path)
 {
 	struct at_output next;
 
+	sync_writer(s);
 	if (s->out.err)
 		return fail(s, s->out.err);
 	if (s->out.buf && same_file(s->out.fd, path))
@@ -312,7 +347,7 @@ int at_sink_reopen(struct at_sink *s, const char *path)
 		s->open_why = next.why;
 		return -1;
 	}
-	if (at_sink_close(s) < 0) {
+	if (close_file(s) < 0) {
 		at_output_close(&next);
 		errno = s->out.err;
 		return -1;
@@ -324,6 +359,7 @@ int at_sink_reopen(struct at_sink *s, const char *path)
 
 void at_sink_stats(const struct at_sink *s, struct at_sink_stats *st)
 {
+	sync_writer(s);
 	st->accepted = s->accepted;
 	st->written = s->written;
 	st->lost = s->lost;

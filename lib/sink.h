@@ -130,7 +130,20 @@ struct at_sink {
 	uint64_t lost;
 	uint64_t bytes;             /* of the files already closed */
 	uint64_t content_bytes;     /* text; binary: of the traces already closed */
+	struct at_sink_thread *thread; /* the writing thread (at_sink_thread_start); NULL: none */
 };
+
+struct at_sink_thread;
+
+/* From now on (after at_sink_start), events are written by a thread of the sink's own:
+ * at_sink_put queues them (2^log2 at most; a full queue waits for room) and returns 0 (an
+ * event the format refuses is then only taken off the accepted count); every other function
+ * first waits until the thread has written everything queued. at_sink_close ends the thread.
+ * 0, or -1 with errno. */
+int at_sink_thread_start(struct at_sink *s, unsigned log2);
+/* Wakes the writing thread for the events queued (after a batch of at_sink_put; a quarter of
+ * the queue wakes it anyway). Nothing without a thread. */
+void at_sink_kick(struct at_sink *s);
 
 /* Opens path for writing (NULL or "-": standard output, named "<stdout>"); the name is kept,
  * not copied. mode: enum at_sink_mode bits. The format is chosen by at_sink_start. 0, or -1

@@ -18,9 +18,10 @@ struct at_reorder_ring {
 	uint64_t scan;      /* the first record not yet read */
 	uint64_t drained;   /* every record committed to the ring before this time has been read */
 	uint64_t last;      /* the time of the last record read in order */
-	uint64_t head_time; /* the time of the record at head; UINT64_MAX: none waits */
+	uint64_t *head_time; /* the time of the record at head (UINT64_MAX: none waits), in the
+			      * array of every ring's, r->head_times, which the merge scans */
 	int stalled;        /* the last reading stopped for want of room to copy a record out */
-	uint64_t skips[RING_SKIPS];
+	uint64_t *skips;     /* RING_SKIPS positions, a circular queue */
 	unsigned skip_first, nskips;
 };
 
@@ -142,10 +143,12 @@ int at_reorder_init(struct at_reorder *r, const struct at_ring *rings, unsigned 
 	r->emit = emit;
 	r->arg = arg;
 	r->rings = calloc(nrings ? nrings : 1, sizeof(*r->rings));
+	r->head_times = calloc(nrings ? nrings : 1, sizeof(*r->head_times));
+	r->skips = calloc((size_t)(nrings ? nrings : 1) * RING_SKIPS, sizeof(*r->skips));
 	r->late = calloc(max_copied ? max_copied : 1, sizeof(*r->late));
 	r->held = calloc(r->max_held, sizeof(*r->held));
 	r->waiting = calloc(max_copied ? max_copied : 1, sizeof(*r->waiting));
-	if (!r->rings || !r->late || !r->held || !r->waiting) {
+	if (!r->rings || !r->head_times || !r->skips || !r->late || !r->held || !r->waiting) {
 		at_reorder_free(r);
 		errno = ENOMEM;
 		return -1;
@@ -155,7 +158,9 @@ int at_reorder_init(struct at_reorder *r, const struct at_ring *rings, unsigned 
 
 		q->ring = rings[i];
 		q->head = q->scan = at_ring_consumer(&q->ring);
-		q->head_time = UINT64_MAX;
+		q->head_time = &r->head_times[i];
+		q->skips = &r->skips[(size_t)i * RING_SKIPS];
+		*q->head_time = UINT64_MAX;
 	}
 	r->nheld = 0;
 	return 0;
@@ -164,6 +169,10 @@ int at_reorder_init(struct at_reorder *r, const struct at_ring *rings, unsigned 
 void at_reorder_free(struct at_reorder *r)
 {
 	free(r->rings);
+	free(r->head_times);
+	free(r->skips);
+	r->head_times = NULL;
+	r->skips = NULL;
 	free(r->late);
 	free(r->held);
 	free(r->waiting);
@@ -241,12 +250,12 @@ static void settle_head(struct at_reorder_ring *q)
 		uint32_t header = at_ring_header(&q->ring, q->head);
 
 		if (!passed_over(q, q->head, header)) {
-			q->head_time = ((const struct at_record *)at_ring_record(&q->ring, q->head))->time;
+			*q->head_time = ((const struct at_record *)at_ring_record(&q->ring, q->head))->time;
 			return;
 		}
 		q->head += at_ring_step(header);
 	}
-	q->head_time = UINT64_MAX;
+	*q->head_time = UINT64_MAX;
 }
 
 /* Reads q to the producer's position; q is drained at now when nothing stopped the reading (a
@@ -277,7 +286,7 @@ static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t 
 		q->drained = q->last < now ? q->last : now;
 		r->stalls++;
 	}
-	if (q->head_time == UINT64_MAX)
+	if (*q->head_time == UINT64_MAX)
 		settle_head(q);
 }
 
@@ -367,15 +376,15 @@ static uint64_t first_waiting(const struct at_reorder *r, unsigned *i)
 /* The ring whose head record is the earliest (NULL: none waits). */
 static struct at_reorder_ring *first_ring(const struct at_reorder *r)
 {
-	struct at_reorder_ring *best = NULL;
 	uint64_t t = UINT64_MAX;
+	unsigned best = 0;
 
 	for (unsigned i = 0; i < r->nrings; i++)
-		if (r->rings[i].head_time < t) {
-			t = r->rings[i].head_time;
-			best = &r->rings[i];
+		if (r->head_times[i] < t) {
+			t = r->head_times[i];
+			best = i;
 		}
-	return best;
+	return t == UINT64_MAX ? NULL : &r->rings[best];
 }
 
 /* Calls the first mark. */
@@ -515,8 +524,8 @@ uint64_t at_reorder_out_to(const struct at_reorder *r)
 	unsigned w;
 	uint64_t t = first_waiting(r, &w);
 
-	if (q && q->head_time < t)
-		t = q->head_time;
+	if (q && *q->head_time < t)
+		t = *q->head_time;
 	if (r->nlate && r->late[0].time < t)
 		t = r->late[0].time;
 	return t < r->safe ? t : r->safe;

@@ -46,6 +46,8 @@ struct at_reorder_held;
 struct at_reorder {
 	struct at_reorder_ring *rings;
 	unsigned nrings;
+	uint64_t *head_times;   /* each ring's first record's time, side by side */
+	uint64_t *skips;        /* each ring's positions of records copied out */
 	uint64_t safe;          /* records up to this time may go out (every ring's drained) */
 	uint64_t out;           /* the time of the last record that went out */
 	uint64_t last_now;      /* the time of the last drain */

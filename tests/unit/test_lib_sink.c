@@ -715,6 +715,100 @@ static void test_reopen(void **state)
 }
 
 /* An output that cannot be opened: the error is the sink's, close says so. */
+/* Writes many events (a rotating copy of events[] with addresses that differ), a lost record
+ * every 1000 and a flush every 5000, with the writing thread (queue of 2^log2; 0: none), in
+ * format; the file's bytes and the stats. */
+static char *write_many(enum at_sink_format format, unsigned log2, size_t *n,
+			struct at_sink_stats *st)
+{
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_options opt = { .format = format };
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	if (log2)
+		assert_int_equal(at_sink_thread_start(&s, log2), 0);
+	for (unsigned i = 0; i < 20000; i++) {
+		struct at_event ev = events[i % 4]; /* malloc, calloc, realloc, free */
+
+		ev.arg[0] += (i / 4) * 64 * (ev.func == AT_FREE);
+		ev.result += (i / 4) * 64;
+		ev.stack = 0;
+		assert_int_equal(at_sink_put(&s, &ev), 0);
+		if (i % 1000 == 999)
+			assert_int_equal(at_sink_lost(&s, 1), 0);
+		if (i % 5000 == 4999)
+			assert_int_equal(at_sink_flush(&s), 0);
+		if (i % 300 == 0)
+			at_sink_kick(&s);
+	}
+	assert_int_equal(at_sink_close(&s), 0);
+	assert_null(s.thread);
+	at_sink_stats(&s, st);
+	char *got = slurp(fd, n);
+	close(fd);
+	return got;
+}
+
+/* A binary trace's events, each a line "func arg0 arg1 result lost-before". */
+static char *decoded(const char *bytes, size_t n)
+{
+	int fd = memfd_create("decoded", 0);
+	struct at_source src;
+	struct at_event e;
+	size_t cap = 64 * 30000, at = 0;
+	char *out = malloc(cap);
+
+	assert_int_equal(write(fd, bytes, n), (ssize_t)n);
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	while (at_source_next(&src, &e) == 1 && at < cap - 128)
+		at += (size_t)snprintf(out + at, cap - at, "%u %llx %llx %llx %llu\n", e.func,
+				       (unsigned long long)e.arg[0], (unsigned long long)e.arg[1],
+				       (unsigned long long)e.result,
+				       (unsigned long long)at_atz_lost_before(src.atz));
+	out[at] = 0;
+	at_source_close(&src);
+	close(fd);
+	return out;
+}
+
+/* The writing thread writes what the caller's thread writes (text: the same bytes; binary: the
+ * same events and losses, the header's time apart), records and flushes in their places among
+ * the events, with a queue that fills (4 events) and one that does not. */
+static void test_thread_same_bytes(void **state)
+{
+	(void)state;
+	static const enum at_sink_format formats[] = { AT_SINK_TEXT, AT_SINK_ATZ };
+
+	for (unsigned f = 0; f < 2; f++) {
+		size_t n0, n;
+		struct at_sink_stats st0, st;
+		char *want = write_many(formats[f], 0, &n0, &st0);
+
+		for (unsigned log2 = 2; log2 <= 14; log2 += 12) {
+			char *got = write_many(formats[f], log2, &n, &st);
+
+			assert_int_equal(n, n0);
+			if (formats[f] == AT_SINK_TEXT) {
+				assert_memory_equal(got, want, n);
+			} else { /* the header holds the time of writing: the rest is the same */
+				char *a = decoded(got, n), *b = decoded(want, n0);
+
+				assert_string_equal(a, b);
+				free(a);
+				free(b);
+			}
+			assert_int_equal(st.accepted, 20000);
+			assert_int_equal(st.written, st0.written);
+			assert_int_equal(st.lost, 20);
+			free(got);
+		}
+		free(want);
+	}
+}
+
 static void test_open_failure(void **state)
 {
 	(void)state;
@@ -734,6 +828,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_bytes),
+		cmocka_unit_test(test_thread_same_bytes),
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
 		cmocka_unit_test(test_atz_roundtrip),

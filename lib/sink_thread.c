@@ -1,0 +1,165 @@
+/* sink_thread.c: a sink's events written from a thread of its own (sink.h,
+ * at_sink_thread_start). One producer (the caller of at_sink_put) and one writer share a ring
+ * of events: the producer publishes its tail, the writer its head, each with release; the
+ * writer sleeps on an empty ring until kicked, the producer on a full one until the writer has
+ * made room, and a sync waits until the writer has written everything queued. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "sink.h"
+#include "sink_thread.h"
+
+struct at_sink_thread {
+	struct at_sink *sink;
+	struct at_event *items;
+	uint64_t mask;
+	uint64_t head, tail;        /* written by the writer and the producer, read by both */
+	int writer_waiting, producer_waiting, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, room;  /* the writer's, the producer's */
+	pthread_t thread;
+};
+
+static uint64_t load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void store(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
+/* The writer sleeps until the producer queued past head, or stops. 0 to go on, -1 to end. */
+static int writer_wait(struct at_sink_thread *t, uint64_t head)
+{
+	pthread_mutex_lock(&t->lock);
+	__atomic_store_n(&t->writer_waiting, 1, __ATOMIC_SEQ_CST);
+	if (t->producer_waiting)
+		pthread_cond_broadcast(&t->room); /* a sync waits for the empty ring */
+	while (load(&t->tail) == head && !t->stop)
+		pthread_cond_wait(&t->wake, &t->lock);
+	__atomic_store_n(&t->writer_waiting, 0, __ATOMIC_SEQ_CST);
+	int end = t->stop && load(&t->tail) == head;
+	pthread_mutex_unlock(&t->lock);
+	return end ? -1 : 0;
+}
+
+static void *writer(void *arg)
+{
+	struct at_sink_thread *t = arg;
+	uint64_t head = t->head;
+
+	for (;;) {
+		uint64_t tail = load(&t->tail);
+
+		if (head == tail) {
+			if (writer_wait(t, head) < 0)
+				break;
+			continue;
+		}
+		while (head != tail) {
+			at_sink_put_now(t->sink, &t->items[head & t->mask]);
+			head++;
+			if (!(head & 255))
+				store(&t->head, head);
+		}
+		store(&t->head, head);
+		if (__atomic_load_n(&t->producer_waiting, __ATOMIC_SEQ_CST)) {
+			pthread_mutex_lock(&t->lock);
+			pthread_cond_broadcast(&t->room);
+			pthread_mutex_unlock(&t->lock);
+		}
+	}
+	return NULL;
+}
+
+int at_sink_thread_start(struct at_sink *s, unsigned log2)
+{
+	struct at_sink_thread *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	t->items = calloc((size_t)1 << log2, sizeof(*t->items));
+	t->mask = ((uint64_t)1 << log2) - 1;
+	t->sink = s;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	pthread_cond_init(&t->room, NULL);
+	int err = t->items ? pthread_create(&t->thread, NULL, writer, t) : ENOMEM;
+	if (err) {
+		free(t->items);
+		free(t);
+		errno = err;
+		return -1;
+	}
+	s->thread = t;
+	return 0;
+}
+
+/* Wakes the writer if it sleeps. */
+static void wake_writer(struct at_sink_thread *t)
+{
+	if (!__atomic_load_n(&t->writer_waiting, __ATOMIC_SEQ_CST))
+		return;
+	pthread_mutex_lock(&t->lock);
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* The producer waits, the writer woken, until the writer's head is at least `until`. */
+static void wait_head(struct at_sink_thread *t, uint64_t until)
+{
+	if (load(&t->head) >= until)
+		return;
+	pthread_mutex_lock(&t->lock);
+	__atomic_store_n(&t->producer_waiting, 1, __ATOMIC_SEQ_CST);
+	pthread_cond_signal(&t->wake);
+	while (load(&t->head) < until)
+		pthread_cond_wait(&t->room, &t->lock);
+	__atomic_store_n(&t->producer_waiting, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void at_sink_thread_put(struct at_sink_thread *t, const struct at_event *ev)
+{
+	uint64_t tail = t->tail;
+
+	if (tail - load(&t->head) > t->mask)
+		wait_head(t, tail - t->mask);
+	t->items[tail & t->mask] = *ev;
+	store(&t->tail, tail + 1);
+	if ((tail & (t->mask >> 2)) == 0) /* a quarter of the ring queued since the last */
+		wake_writer(t);
+}
+
+void at_sink_thread_kick(struct at_sink_thread *t)
+{
+	wake_writer(t);
+}
+
+void at_sink_thread_sync(struct at_sink_thread *t)
+{
+	wait_head(t, t->tail);
+}
+
+void at_sink_thread_stop(struct at_sink *s)
+{
+	struct at_sink_thread *t = s->thread;
+
+	if (!t)
+		return;
+	at_sink_thread_sync(t);
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->wake);
+	pthread_cond_destroy(&t->room);
+	free(t->items);
+	free(t);
+	s->thread = NULL;
+}
