@@ -24,6 +24,7 @@
 
 #define MAX_RETURNS (1u << 16) /* realloc returns the merge holds out of their rings at once */
 #define WRITER_QUEUE_LOG2 16 /* events queued for the writing thread at most */
+#define WRITER_THREAD_CPUS 4
 #define TICK_MS 500         /* a realloc's missing return is given up after one to two ticks */
 #define PROGRESS_MS 2000
 
@@ -309,6 +310,18 @@ static void process_forgotten(void *arg, pid_t pid)
 	at_stacks_forgotten(&d->stacks, pid);
 }
 
+/* Whether the output gets a writing thread of its own: on a machine of at least
+ * WRITER_THREAD_CPUS online CPUs (on fewer, the thread's CPU is taken from the traced
+ * program), or as ALLOCTAP_WRITER_THREAD says (1 or 0). */
+static int writer_thread_wanted(void)
+{
+	const char *env = getenv("ALLOCTAP_WRITER_THREAD");
+
+	if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
+		return env[0] == '1';
+	return sysconf(_SC_NPROCESSORS_ONLN) >= WRITER_THREAD_CPUS;
+}
+
 int at_session_open(struct at_session *d)
 {
 	/* a binary trace is 2.1: event times, stacks and mappings with --stacks; without, the
@@ -333,7 +346,7 @@ int at_session_open(struct at_session *d)
 	if (at_dest_open(&d->opt.dest, &d->sink, &out) < 0)
 		return -1;
 	/* events are encoded and written by a thread of their own, beside the loop's merge */
-	if (at_sink_thread_start(&d->sink, WRITER_QUEUE_LOG2) < 0) {
+	if (writer_thread_wanted() && at_sink_thread_start(&d->sink, WRITER_QUEUE_LOG2) < 0) {
 		at_error("cannot start the writing thread: %s", strerror(errno));
 		return -1;
 	}

@@ -161,7 +161,7 @@ int at_sink_put(struct at_sink *s, const struct at_event *ev)
 		errno = EINVAL;
 		return -1;
 	}
-	__atomic_add_fetch(&s->accepted, 1, __ATOMIC_RELAXED);
+	s->accepted++;
 	if (s->thread) {
 		at_sink_thread_put(s->thread, ev);
 		return 0;
@@ -197,9 +197,7 @@ static int atz_put(struct at_sink *s, const struct at_event *ev)
 	int rc = at_atz_append(s->atz, ev);
 
 	if (rc < 0 && errno == EINVAL && !s->out.err)
-		__atomic_sub_fetch(&s->accepted, 1, __ATOMIC_RELAXED); /* a stack id not written
-									  * yet: refused, as func
-									  * out of range */
+		s->refused++; /* a stack id not written yet: refused, as func out of range */
 	return rc;
 }
 
@@ -360,7 +358,7 @@ int at_sink_reopen(struct at_sink *s, const char *path)
 void at_sink_stats(const struct at_sink *s, struct at_sink_stats *st)
 {
 	sync_writer(s);
-	st->accepted = s->accepted;
+	st->accepted = s->accepted - s->refused;
 	st->written = s->written;
 	st->lost = s->lost;
 	st->bytes = s->bytes + s->out.written;

@@ -124,7 +124,8 @@ struct at_sink {
 	int started;
 	unsigned mode;              /* enum at_sink_mode bits of the open, for a reopen */
 	const char *open_why;       /* why the last open or reopen failed */
-	uint64_t accepted;
+	uint64_t accepted;          /* events put (the caller's count) */
+	uint64_t refused;           /* of those, refused by the format (its writer's count) */
 	uint64_t written;           /* text; binary: of the traces already closed */
 	uint64_t buffered;          /* text: events whose lines wait in out's buffer */
 	uint64_t lost;

@@ -14,8 +14,10 @@ struct at_sink_thread {
 	struct at_sink *sink;
 	struct at_event *items;
 	uint64_t mask;
-	uint64_t head, tail;        /* written by the writer and the producer, read by both */
-	int writer_waiting, producer_waiting, stop;
+	/* each on a cache line of its own: the producer writes tail at every event */
+	_Alignas(64) uint64_t head;   /* written by the writer, read by both */
+	_Alignas(64) uint64_t tail;   /* written by the producer, read by both */
+	_Alignas(64) int writer_waiting, producer_waiting, stop;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, room;  /* the writer's, the producer's */
 	pthread_t thread;
@@ -63,7 +65,7 @@ static void *writer(void *arg)
 			at_sink_put_now(t->sink, &t->items[head & t->mask]);
 			head++;
 			if (!(head & 255))
-				store(&t->head, head);
+				__atomic_store_n(&t->head, head, __ATOMIC_RELEASE);
 		}
 		store(&t->head, head);
 		if (__atomic_load_n(&t->producer_waiting, __ATOMIC_SEQ_CST)) {
@@ -98,9 +100,11 @@ int at_sink_thread_start(struct at_sink *s, unsigned log2)
 	return 0;
 }
 
-/* Wakes the writer if it sleeps. */
+/* Wakes the writer if it sleeps (the fence orders the tail's store before the look at the
+ * writer's flag, as the writer orders its flag's store before its look at the tail). */
 static void wake_writer(struct at_sink_thread *t)
 {
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&t->writer_waiting, __ATOMIC_SEQ_CST))
 		return;
 	pthread_mutex_lock(&t->lock);
@@ -126,10 +130,10 @@ void at_sink_thread_put(struct at_sink_thread *t, const struct at_event *ev)
 {
 	uint64_t tail = t->tail;
 
-	if (tail - load(&t->head) > t->mask)
+	if (tail - __atomic_load_n(&t->head, __ATOMIC_ACQUIRE) > t->mask)
 		wait_head(t, tail - t->mask);
 	t->items[tail & t->mask] = *ev;
-	store(&t->tail, tail + 1);
+	__atomic_store_n(&t->tail, tail + 1, __ATOMIC_RELEASE);
 	if ((tail & (t->mask >> 2)) == 0) /* a quarter of the ring queued since the last */
 		wake_writer(t);
 }
