@@ -56,6 +56,14 @@ if stress tiny --ringbuf-size 4096; then
 		fail "stress, 4096-byte ring buffer: written + lost == calls" \
 			"the lossless run did not say how many free(0x0) a thread exit makes"
 	fi
+	# the losses ring by ring (a ring per CPU): each ring's count, summing to the failed
+	# reservations, from the rings of at least two CPUs where the machine has them
+	failed=$(sed -n 's/.* late records, \([0-9]*\) ring reservations failed.*/\1/p' "$T/tiny.err")
+	byring=$(sed -n 's/^alloctapd: ring reservations failed, by ring (CPU:count)://p' "$T/tiny.err")
+	rings_want=$(( $(nproc) >= 2 ? 2 : 1 ))
+	check "stress, 4096-byte ring buffer: failed reservations ring by ring ($byring) sum to $failed" \
+		bash -c "s=0; n=0; for x in $byring; do s=\$((s + \${x#*:})); n=\$((n + 1)); done
+			[ -n '$failed' ] && [ \$s -eq '$failed' ] && [ \$s -gt 0 ] && [ \$n -ge $rings_want ]"
 	check "stress, 4096-byte ring buffer: munge accepts the log" \
 		bash -c "'$ROOT/build/alloctap-munge' -qq '$T/tiny.log' >/dev/null"
 else
