@@ -282,8 +282,12 @@ static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t 
 	}
 	if (q->scan >= end) {
 		q->drained = now;
-	} else if (q->stalled && q->last > q->drained) {
-		q->drained = q->last < now ? q->last : now;
+	} else if (q->stalled) {
+		/* a record's time, not the daemon's clock: no slack (safe_time takes it off) */
+		uint64_t last = q->last + AT_REORDER_CLOCK_SLACK_NS;
+
+		if (last > q->drained)
+			q->drained = last < now ? last : now;
 		r->stalls++;
 	}
 	if (*q->head_time == UINT64_MAX)

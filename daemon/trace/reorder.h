@@ -37,8 +37,10 @@ typedef void (*at_mark_fn)(void *arg);
  * and reallocs held until their return time. */
 #define AT_REORDER_LATE 4096
 /* A ring's drained time must pass a record's by this much before the record goes out: the
- * daemon's clock and the program's are the same clock read through two paths. */
-#define AT_REORDER_CLOCK_SLACK_NS 1000
+ * daemon's clock and the program's are the same clock read through two paths (the vDSO's and
+ * the kernel's NMI-safe one), which may differ by microseconds while the clock's rate is being
+ * adjusted. */
+#define AT_REORDER_CLOCK_SLACK_NS 20000
 
 struct at_reorder_ring;
 struct at_reorder_held;
