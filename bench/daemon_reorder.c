@@ -1,5 +1,7 @@
 /* daemon_reorder: what alloctapd's merge of the event rings costs per record, next to handing
- * the same records straight to the writer, for 1, 2, 4 and 16 rings. Prints one table.
+ * the same records straight to the writer, for 1, 2, 4 and 16 rings; then the daemon's whole
+ * path from rings to file (merge, event, sink: binary and text, to /dev/null), with the sink
+ * written by the loop or by a thread of its own, in events per second. Prints two tables.
  *
  * The records are written into ring images laid out as the kernel lays out its rings (each
  * CPU's records in its own ring, in time order but for swaps, one realloc in ten with its entry
@@ -11,8 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "../daemon/trace/record.c"
 #include "../daemon/trace/reorder.c"
 #include "../tests/unit/ring_image.h"
+#include "sink.h"
 
 #define DRAIN_EVERY 4096 /* records written between two drains */
 
@@ -73,6 +80,19 @@ static struct at_record *make_records(uint64_t n, unsigned reallocs_per_1000, un
 	return r;
 }
 
+static struct at_sink *pipeline_sink; /* where the pipeline's events go (NULL: counted) */
+
+static void sink_emit(void *arg, const struct at_record *r)
+{
+	struct at_event ev;
+
+	(void)arg;
+	if (r->func == AT_PROBE_THREAD_END)
+		return;
+	at_record_to_event(r, 4096, &ev);
+	at_sink_put(pipeline_sink, &ev);
+}
+
 static double run(const struct at_record *recs, const unsigned *ring_of, uint64_t n,
 		  unsigned nrings, int direct)
 {
@@ -86,7 +106,8 @@ static double run(const struct at_record *recs, const unsigned *ring_of, uint64_
 			exit(1);
 		views[i] = img[i].view;
 	}
-	if (at_reorder_init(&ro, views, nrings, 1 << 16, count_emit, NULL) < 0)
+	if (at_reorder_init(&ro, views, nrings, 1 << 16, pipeline_sink ? sink_emit : count_emit,
+			    NULL) < 0)
 		exit(1);
 	for (uint64_t k = 0; k < n;) {
 		uint64_t end = k + DRAIN_EVERY < n ? k + DRAIN_EVERY : n;
@@ -108,6 +129,8 @@ static double run(const struct at_record *recs, const unsigned *ring_of, uint64_
 	if (!direct) {
 		double t0 = (double)at_now_ns();
 		at_reorder_finish(&ro);
+		if (pipeline_sink)
+			at_sink_flush(pipeline_sink); /* everything encoded and written */
 		elapsed += (double)at_now_ns() - t0;
 		if (ro.emitted + ro.given_up == 0)
 			exit(1);
@@ -116,6 +139,48 @@ static double run(const struct at_record *recs, const unsigned *ring_of, uint64_
 	for (unsigned i = 0; i < nrings; i++)
 		ring_image_free(&img[i]);
 	return elapsed / (double)n;
+}
+
+/* The second table: merge, events and the sink to /dev/null, per format and writer, in
+ * millions of events per second (best of 3). */
+static void pipeline(uint64_t n)
+{
+	static const enum at_sink_format formats[] = { AT_SINK_ATZ, AT_SINK_TEXT };
+	static const unsigned rings[] = { 2, 16 };
+
+	printf("\nrings to /dev/null: merge, events, sink (%llu records, 10%% realloc), million "
+	       "events/s, best of 3\n", (unsigned long long)n);
+	printf("%-8s %-7s %16s %16s\n", "format", "rings", "loop writes", "writing thread");
+	for (unsigned f = 0; f < 2; f++) {
+		for (unsigned k = 0; k < 2; k++) {
+			unsigned *ring_of;
+			struct at_record *recs = make_records(n, 100, rings[k], 0, &ring_of);
+			double best[2] = { 1e30, 1e30 };
+
+			for (int rep = 0; rep < 3; rep++) {
+				for (int thread = 0; thread < 2; thread++) {
+					struct at_sink s;
+					struct at_sink_options opt = { .format = formats[f] };
+					int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+					if (fd < 0 || at_sink_open_fd(&s, fd, "/dev/null") < 0 ||
+					    at_sink_start(&s, &opt) < 0 ||
+					    (thread && at_sink_thread_start(&s, 16) < 0))
+						exit(1);
+					pipeline_sink = &s;
+					double ns = run(recs, ring_of, n, rings[k], 0);
+					pipeline_sink = NULL;
+					at_sink_close(&s);
+					close(fd);
+					best[thread] = ns < best[thread] ? ns : best[thread];
+				}
+			}
+			printf("%-8s %-7u %16.1f %16.1f\n", f ? "text" : "binary", rings[k],
+			       1e3 / best[0], 1e3 / best[1]);
+			at_unmap(recs, n * sizeof(*recs));
+			free(ring_of);
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -153,5 +218,6 @@ int main(int argc, char **argv)
 		at_unmap(recs, n * sizeof(*recs));
 		free(ring_of);
 	}
+	pipeline(n);
 	return emitted_sum == 0;
 }
