@@ -579,8 +579,8 @@ static void print_summary(struct at_session *d)
 int at_session_finish(struct at_session *d, int rc)
 {
 	/* recording off at one instant and every call of the window finished; then let the
-	 * processes go (they run on untraced), detach, and write out everything the ring buffer
-	 * and the reorder window still hold */
+	 * processes go (they run on untraced), detach, and write out everything the rings still
+	 * hold */
 	at_stacks_release_all(&d->stacks); /* held threads finish their calls */
 	at_window_close(d->bpf, &d->reorder, AT_WINDOW_WAIT_MS);
 	at_targets_stop_loading(&d->targets);

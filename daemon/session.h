@@ -1,5 +1,5 @@
-/* session.h: one run of the daemon: the BPF program and its ring buffer, the probes, the
- * reorder window, the output, and the loop that moves events from one to the other. */
+/* session.h: one run of the daemon: the BPF program and its rings, the probes, the merge of
+ * the rings, the output, and the loop that moves events from one to the other. */
 #ifndef ALLOCTAP_SESSION_H
 #define ALLOCTAP_SESSION_H
 

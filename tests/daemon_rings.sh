@@ -3,9 +3,9 @@
 # CPUs (the same one on a machine with one), so that each fills its own ring. Run as is, the
 # trace is causally valid per process and nothing is lost. Run with the daemon stopped (SIGSTOP)
 # for a while after the loops start, so that both rings back up (and may fill): no record that
-# reached a ring is given up on by the reorder window (0 late records: the daemon reads the
-# rings merged by number, not one ring to its end at once), and every event lost is a record a
-# ring had no room for (lost == failed reservations).
+# reached a ring is given up on by the merge (0 late records: the daemon reads every ring in
+# place and merges them by time), and every event lost is a record a ring had no room for
+# (lost == failed reservations).
 # PAIRS (default 300000) sets each loop's pairs; STOP_S (default 0.6) how long the daemon stops.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd

@@ -2,8 +2,8 @@
  *
  * The daemon keeps its processes in the process table (proctable.h), which uses this module
  * as the queue of change records only, giving each record's parent itself. A change (start, exec,
- * exit) is queued with the value the BPF event counter had when the daemon learnt of it, and
- * written once the output has reached that number: a start lands before the process's first
+ * exit) is queued with the time on the records' clock when the daemon learnt of it, and
+ * written once the output has reached that time: a start lands before the process's first
  * event, an exec between the old program's events and the new one's, an exit after its last
  * (doc/FORMAT.md 5.4). */
 #ifndef ALLOCTAP_PROCESSES_H

@@ -8,13 +8,13 @@
  *   exec     it runs a new program (at_proctable_exec): an exec record;
  *   depart   it has ended (at_proctable_depart): it is traced no more and has no allocator at
  *            once, but stays seen, and written, until the output has written every event
- *            numbered below the event counter at its end;
- *   forget   the output has passed that number (at_proctable_forget): the slot goes, and the
+ *            recorded before its end;
+ *   forget   the output has passed that time (at_proctable_forget): the slot goes, and the
  *            forget hook (at_proctable_on_forget) tells the modules that keep state of the
  *            process elsewhere that it may go.
  *
  * A pid that departs and comes back (appears again before it is forgotten) is a new process: its
- * slot starts afresh, the ended process's events still in the reorder window (numbered below its
+ * slot starts afresh, the ended process's events still in the rings (recorded before its
  * end) touch neither, and the ended one's pending departure no longer removes it. The table
  * grows with the processes alive or ended but not yet written out, never with the run's length.
  *
@@ -66,7 +66,7 @@ struct at_proc {
 	uint64_t allocator; /* its entry in the BPF targets map: its allocator of each family
 			     * (AT_TARGET_IN of its AT_TARGET), 0: none */
 	uint64_t before;    /* events numbered below are an earlier process's under this pid */
-	uint64_t departed;  /* the event counter at its end (AT_PROC_DEPARTED) */
+	uint64_t departed;  /* the time of its end (AT_PROC_DEPARTED) */
 };
 
 /* A departure waiting for the output: oldest first. */
@@ -124,10 +124,10 @@ void at_proctable_untrace(struct at_proctable *t, pid_t pid);
  * now; time_ns 0: now), with its parent from the table. Nothing when pid is not traced. */
 void at_proctable_note(struct at_proctable *t, unsigned change, pid_t pid, unsigned flags,
 		       uint64_t status, uint64_t time_ns, uint64_t seq);
-/* Traced pid runs a new program (seq: the event counter now): its exec record. 1 if it is
+/* Traced pid runs a new program (seq: the time now): its exec record. 1 if it is
  * traced, else 0 and nothing. */
 int at_proctable_exec(struct at_proctable *t, pid_t pid, unsigned flags, uint64_t seq);
-/* pid has ended, the event counter at seq: the exit record (status: its wait status) when it
+/* pid has ended at time seq: the exit record (status: its wait status) when it
  * was traced, then it is traced no more and has no allocator; it stays seen and written until
  * at_proctable_forget passes seq. 1 when it was traced. */
 int at_proctable_depart(struct at_proctable *t, pid_t pid, int status, uint64_t seq);

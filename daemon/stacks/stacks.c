@@ -128,7 +128,7 @@ void at_stacks_forget(struct at_stacks *s, pid_t pid)
 	if (!s->on)
 		return;
 	/* what the daemon knows of its mappings stays until at_stacks_forgotten: its last
-	 * events may still be in the reorder window, and their stacks need the mapping records
+	 * events may still wait in the rings, and their stacks need the mapping records
 	 * (a new process with the same pid retires them at its first scan); mappings_gen stays:
 	 * a walk that finds no mappings reads no rule cache entry, and that scan's store bumps
 	 * it */

@@ -117,7 +117,7 @@ uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *seri
 			const uint8_t *kinds, uint32_t count, uint32_t flags, int walked);
 
 /* pid has ended: its mappings leave the BPF program's map. What the daemon knows of them
- * stays until at_stacks_forgotten: its last events may still be in the reorder window. */
+ * stays until at_stacks_forgotten: its last events may still wait in the rings. */
 void at_stacks_forget(struct at_stacks *s, pid_t pid);
 /* pid's process has left the process table (its forget hook): the output has written every
  * event of it, and what the daemon knows of its mappings goes. */

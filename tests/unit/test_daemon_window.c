@@ -154,8 +154,8 @@ static void test_close_unreadable(void **state)
 	assert_int_equal(fake_bpf.consumes, 1);
 }
 
-/* After the probes are gone, the unfinished calls counted lost: a realloc's entry has a number
- * the reorder window counts missing, so it is left out. */
+/* After the probes are gone, the unfinished calls counted lost: a realloc's entry record waits
+ * for a return the merge gives up on, and counts, so it is left out. */
 static void test_unfinished(void **state)
 {
 	(void)state;
