@@ -196,9 +196,10 @@ static void expect_child(struct at_follow *f, pid_t tid)
 	unsigned long child = 0;
 
 	/* a child whose exit the daemon has taken already (its creator's event came after) is
-	 * not waited for: /proc has no status for it any more */
+	 * not waited for: /proc has no status for it any more, or shows it a zombie (its parent,
+	 * not the daemon, reaps it) */
 	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child > 0 && !find(f, (pid_t)child) &&
-	    at_proc_status_field((pid_t)child, "Tgid") > 0)
+	    at_proc_alive((pid_t)child))
 		add(f, (pid_t)child, 0);
 }
 

@@ -64,24 +64,43 @@ const char *at_environ_get(const char *env, size_t len, const char *name)
 	return found;
 }
 
-long at_proc_status_field(pid_t tid, const char *field)
+/* The text after "FIELD:" in /proc/TID/status, read into buf (size bytes); NULL if it cannot
+ * be read. */
+static const char *status_field(pid_t tid, const char *field, char *buf, size_t size)
 {
-	char path[64], buf[2048];
+	char path[64];
 	size_t n = strlen(field);
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	ssize_t k = at_read_all(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	ssize_t k = at_read_all(fd, buf, size - 1);
 	close(fd);
 	if (k <= 0)
-		return -1;
+		return NULL;
 	buf[k] = '\0';
 	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (strncmp(p, field, n) == 0 && p[n] == ':')
-			return strtol(p + n + 1, NULL, 10);
-	return -1;
+			return p + n + 1;
+	return NULL;
+}
+
+long at_proc_status_field(pid_t tid, const char *field)
+{
+	char buf[2048];
+	const char *v = status_field(tid, field, buf, sizeof(buf));
+
+	return v ? strtol(v, NULL, 10) : -1;
+}
+
+int at_proc_alive(pid_t tid)
+{
+	char buf[2048];
+	const char *v = status_field(tid, "State", buf, sizeof(buf));
+
+	v = v ? v + strspn(v, " \t") : NULL;
+	return v && *v != 'Z' && *v != 'X';
 }
 
 static uint64_t clock_ns(clockid_t id)

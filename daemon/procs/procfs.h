@@ -19,6 +19,8 @@ const char *at_environ_get(const char *env, size_t len, const char *name);
 
 /* The number after "FIELD:" in /proc/TID/status (Tgid, PPid...); -1 if it cannot be read. */
 long at_proc_status_field(pid_t tid, const char *field);
+/* Whether task tid exists and has not exited (a zombie, waiting for its parent, has). */
+int at_proc_alive(pid_t tid);
 
 /* When pid started, in nanoseconds since the Unix epoch, from the clock ticks of
  * /proc/PID/stat (a hundredth of a second is the usual precision); 0 if unknown. */

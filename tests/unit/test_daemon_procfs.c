@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -87,6 +88,26 @@ static void test_status_and_start(void **state)
 	assert_int_equal(at_proc_start_ns(999999999), 0);
 }
 
+/* Alive: this process; not alive: a child that exited and is not yet reaped (a zombie, whose
+ * status /proc still shows), and a reaped one. */
+static void test_alive(void **state)
+{
+	(void)state;
+	int status;
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	assert_true(child > 0);
+	assert_int_equal(at_proc_alive(getpid()), 1);
+	for (int i = 0; i < 2000 && at_proc_alive(child); i++)
+		usleep(1000); /* until it has exited */
+	assert_int_equal(at_proc_alive(child), 0);
+	assert_true(at_proc_status_field(child, "Tgid") == child); /* a zombie: still in /proc */
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(at_proc_alive(child), 0);
+}
+
 static void test_same_file(void **state)
 {
 	(void)state;
@@ -105,6 +126,7 @@ int main(void)
 		cmocka_unit_test(test_environ_get),
 		cmocka_unit_test(test_status_and_start),
 		cmocka_unit_test(test_same_file),
+		cmocka_unit_test(test_alive),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
