@@ -136,7 +136,8 @@ struct at_sink {
 
 struct at_sink_thread;
 
-/* From now on (after at_sink_start), events are written by a thread of the sink's own:
+/* From now on (after at_sink_start), events are written by a thread of the sink's own (which
+ * blocks every signal: they stay the caller's):
  * at_sink_put queues them (2^log2 at most; a full queue waits for room) and returns 0 (an
  * event the format refuses is then only taken off the accepted count); every other function
  * first waits until the thread has written everything queued. at_sink_close ends the thread.

@@ -5,6 +5,7 @@
  * made room, and a sync waits until the writer has written everything queued. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "sink.h"
@@ -89,7 +90,14 @@ int at_sink_thread_start(struct at_sink *s, unsigned log2)
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
 	pthread_cond_init(&t->room, NULL);
+	/* the writer takes no signal: they are the caller's (a program that waits for them in
+	 * ppoll or sigwait must get them itself) */
+	sigset_t all, before;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &before);
 	int err = t->items ? pthread_create(&t->thread, NULL, writer, t) : ENOMEM;
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (err) {
 		free(t->items);
 		free(t);

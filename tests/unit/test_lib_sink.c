@@ -4,6 +4,7 @@
  * guarantee that text goes out in whole lines. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -809,6 +810,48 @@ static void test_thread_same_bytes(void **state)
 	}
 }
 
+/* The writing thread blocks every signal, so that a signal for the process reaches the thread
+ * that waits for it (the daemon's loop in ppoll): its SigBlk in /proc has SIGINT, SIGCHLD and
+ * SIGUSR1, while the caller's mask is as it was. */
+static void test_thread_blocks_signals(void **state)
+{
+	(void)state;
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_TEXT };
+	sigset_t mine;
+	char path[64], line[256];
+	unsigned long long blocked = 0;
+	int found = 0;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_thread_start(&s, 4), 0);
+	/* the thread has run (a new thread starts with every signal blocked until it sets its
+	 * own mask): it wrote an event */
+	assert_int_equal(at_sink_put(&s, &events[0]), 0);
+	assert_int_equal(at_sink_flush(&s), 0);
+	for (pid_t tid = getpid() + 1; tid < getpid() + 100000 && !found; tid++) {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+		FILE *f = fopen(path, "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "SigBlk: %llx", &blocked) == 1)
+				found = 1;
+		fclose(f);
+	}
+	assert_true(found);
+	assert_true(blocked & (1ull << (SIGINT - 1)));
+	assert_true(blocked & (1ull << (SIGCHLD - 1)));
+	assert_true(blocked & (1ull << (SIGUSR1 - 1)));
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &mine), 0);
+	assert_false(sigismember(&mine, SIGINT));
+	assert_int_equal(at_sink_close(&s), 0);
+	close(fd);
+}
+
 static void test_open_failure(void **state)
 {
 	(void)state;
@@ -829,6 +872,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_bytes),
 		cmocka_unit_test(test_thread_same_bytes),
+		cmocka_unit_test(test_thread_blocks_signals),
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
 		cmocka_unit_test(test_atz_roundtrip),
