@@ -552,11 +552,26 @@ void at_reorder_mark(struct at_reorder *r, uint64_t before)
 	emit_ready(r);
 }
 
+/* Forgets the reallocs given up on before `before` whose return never came (their thread died
+ * inside the call, or was stopped there for good): a return that late is not waited for. */
+static void forget_given_up(struct at_reorder *r, uint64_t before)
+{
+	for (unsigned i = 0; i < r->max_held && r->nheld; i++) {
+		struct at_reorder_held *h = &r->held[i];
+
+		/* a removal moves a later entry back into i: looked at again */
+		while (h->state == HELD_GIVEN_UP && h->rec.time_entry < before && r->nheld)
+			held_remove(r, h, &r->nheld);
+	}
+}
+
 void at_reorder_tick(struct at_reorder *r)
 {
 	r->give_up = r->tick_now;
 	r->tick_now = r->last_now;
 	emit_ready(r);
+	if (r->nheld && r->give_up > AT_REORDER_GIVEN_UP_KEPT_NS)
+		forget_given_up(r, r->give_up - AT_REORDER_GIVEN_UP_KEPT_NS);
 	release_rings(r);
 }
 

@@ -15,7 +15,8 @@
  * record until the return has been read (the old block may go to another thread before realloc
  * returns), then holds the realloc until its return time, unless an allocation of its old address
  * comes first: then it goes just before that allocation. An entry whose return is still missing
- * after one to two ticks is given up on (counted lost; the return, if it comes later, is dropped).
+ * after one to two ticks is given up on (counted lost; the return, if it comes within
+ * AT_REORDER_GIVEN_UP_KEPT_NS, is dropped; a tick forgets older ones).
  *
  * Marks (at_reorder_mark) go out between the records before a time and those after it. Nothing
  * here allocates after init. */
@@ -41,6 +42,9 @@ typedef void (*at_mark_fn)(void *arg);
  * the kernel's NMI-safe one), which may differ by microseconds while the clock's rate is being
  * adjusted. */
 #define AT_REORDER_CLOCK_SLACK_NS 20000
+/* How long a realloc given up on is remembered, so that its return, if it still comes, is
+ * dropped (a tick forgets older ones: their threads died inside the call). */
+#define AT_REORDER_GIVEN_UP_KEPT_NS (10ull * 1000000000ull)
 
 struct at_reorder_ring;
 struct at_reorder_held;

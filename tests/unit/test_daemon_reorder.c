@@ -235,6 +235,37 @@ static void test_realloc_given_up(void **state)
 	assert_int_equal(at_reorder_backlog(&merge), 0);
 }
 
+/* A realloc given up on whose return never comes (its thread died inside it) is forgotten
+ * by the ticks AT_REORDER_GIVEN_UP_KEPT_NS later, so the table does not fill over a long run;
+ * not before. */
+static void test_given_up_forgotten(void **state)
+{
+	(void)state;
+	static const struct item entry[] = { { 'e', 0, 2, 0, ENTRY, 1, 0, 0 } };
+	uint64_t kept_us = AT_REORDER_GIVEN_UP_KEPT_NS / US;
+	int64_t none;
+
+	setup_merge(64);
+	put_items(entry, 1, 0, &none);
+	drain_at(100);
+	at_reorder_tick(&merge);
+	drain_at(200);
+	at_reorder_tick(&merge);
+	assert_int_equal(merge.given_up, 1);
+	assert_int_equal(merge.nheld, 1); /* remembered: its return may still come */
+	drain_at(kept_us - 1000);
+	at_reorder_tick(&merge);
+	drain_at(kept_us);
+	at_reorder_tick(&merge);
+	assert_int_equal(merge.nheld, 1);
+	drain_at(kept_us + 1000);
+	at_reorder_tick(&merge);
+	drain_at(kept_us + 2000);
+	at_reorder_tick(&merge);
+	assert_int_equal(merge.nheld, 0);
+	assert_int_equal(at_reorder_backlog(&merge), 0);
+}
+
 /* Marks go between the records before their time and those after, in time order. */
 static void test_marks(void **state)
 {
@@ -304,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_merge_cases),
 		cmocka_unit_test(test_busy_record),
 		cmocka_unit_test(test_realloc_given_up),
+		cmocka_unit_test(test_given_up_forgotten),
 		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_returns_full),
 	};
