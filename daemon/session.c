@@ -619,7 +619,8 @@ int at_session_close(struct at_session *d, int status)
 	}
 	at_procevents_close(&d->targets.events);
 	at_proctable_free(&d->table);
-	at_detach_all(&d->probes);
+	at_probes_free(&d->probes);
+	at_targets_free(&d->targets);
 	at_stacks_close(&d->stacks);
 	at_bpf_close(d->bpf); /* and its ring buffer */
 	d->bpf = NULL;

@@ -1,8 +1,9 @@
 /* attach.c: planting the probes of one object. */
 #include <errno.h>
-#include <pthread.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "display.h"
 #include "elfsym.h"
 #include "event.h"
+#include "prim.h"
 #include "probe_site.h"
 #include "arch.h"
 
@@ -287,6 +289,69 @@ static uint64_t entry_cookie(const struct probed_function *f, uint32_t object)
 	return cookie;
 }
 
+/* Links per object: the return probes, an entry program for each of up to four kinds, free,
+ * the internal calls. */
+#define PLAN_LINKS 8
+#define PLAN_SITES AT_MAX_CALL_SITES
+
+/* One link of an object: a program at its sites. */
+struct plan_link {
+	enum at_bpf_prog prog;
+	int retprobe;
+	unsigned n;
+	uint64_t offsets[PLAN_SITES], cookies[PLAN_SITES];
+};
+
+/* An object's links, worked out once from its ELF, and a descriptor of the file they are for. */
+struct at_plan {
+	int fd;
+	unsigned nlinks;
+	struct plan_link link[PLAN_LINKS];
+	unsigned functions;  /* functions probed */
+	uint32_t defined;    /* bit 1 << enum at_probe_func of each */
+	struct {
+		const char *name;
+		uint64_t site, function;
+	} sites[16]; /* the functions' sites, for naming one in a refusal's message */
+	unsigned nsites;
+};
+
+/* Adds to plan a link of prog at the n sites (none: nothing); cookies NULL: every cookie 0. */
+static void plan_add(struct at_plan *plan, enum at_bpf_prog prog, int retprobe,
+		     const uint64_t *offsets, const uint64_t *cookies, unsigned n)
+{
+	if (n == 0)
+		return;
+	struct plan_link *l = &plan->link[plan->nlinks++];
+
+	l->prog = prog;
+	l->retprobe = retprobe;
+	l->n = n;
+	for (unsigned i = 0; i < n; i++) {
+		l->offsets[i] = offsets[i];
+		l->cookies[i] = cookies ? cookies[i] : 0;
+	}
+}
+
+/* Keeps fd as the link of pid. 0, or -1 with errno set (the link is closed). */
+static int keep_link(struct at_probes *p, int fd, pid_t pid)
+{
+	if (p->nlinks == p->cap) {
+		unsigned cap = p->cap ? 2 * p->cap : 64;
+		struct at_link *links = realloc(p->links, cap * sizeof(*links));
+
+		if (!links) {
+			close(fd);
+			errno = ENOMEM;
+			return -1;
+		}
+		p->links = links;
+		p->cap = cap;
+	}
+	p->links[p->nlinks++] = (struct at_link){ fd, pid };
+	return 0;
+}
+
 /* Adds a link of prog at the n sites (none: nothing). 0, or -1 with errno set. */
 static int add_link(struct at_bpf *bpf, struct at_probes *p, enum at_bpf_prog prog, int retprobe,
 		    pid_t pid, const char *path, const uint64_t *offsets, const uint64_t *cookies,
@@ -294,15 +359,10 @@ static int add_link(struct at_bpf *bpf, struct at_probes *p, enum at_bpf_prog pr
 {
 	if (n == 0)
 		return 0;
-	if (p->nlinks == AT_MAX_LINKS) {
-		errno = E2BIG;
-		return -1;
-	}
 	int fd = at_bpf_attach_uprobes(bpf, prog, retprobe, pid, path, offsets, cookies, n);
 	if (fd < 0)
 		return -1;
-	p->links[p->nlinks++] = fd;
-	return 0;
+	return keep_link(p, fd, pid);
 }
 
 /* The entry program of its own of function code, or AT_BPF_ALLOC_ENTRY when it has none (see
@@ -340,11 +400,11 @@ static enum at_bpf_prog entry_program(struct at_bpf *bpf, const struct probed_fu
 	return AT_BPF_ALLOC_ENTRY;
 }
 
-/* Links entry programs at the nallocs allocation functions of f (indexed by allocs_of): one
- * link per program, with the sites of every function it serves. 0, or -1 with errno set. */
-static int link_entries(struct at_bpf *bpf, struct at_probes *p, pid_t pid, const char *path,
-			uint32_t object, const struct probed_function *f, const unsigned *allocs_of,
-			unsigned nallocs)
+/* Plans entry programs at the nallocs allocation functions of f (indexed by allocs_of): one
+ * link per program, with the sites of every function it serves. */
+static void plan_entries(struct at_bpf *bpf, struct at_plan *plan, uint32_t object,
+			 const struct probed_function *f, const unsigned *allocs_of,
+			 unsigned nallocs)
 {
 	enum at_bpf_prog prog_of[16];
 	int linked[16] = { 0 };
@@ -364,98 +424,190 @@ static int link_entries(struct at_bpf *bpf, struct at_probes *p, pid_t pid, cons
 			offsets[n] = f[allocs_of[k]].site_offset;
 			cookies[n++] = entry_cookie(&f[allocs_of[k]], object);
 		}
-		if (add_link(bpf, p, prog_of[i], 0, pid, path, offsets, cookies, n) < 0)
-			return -1;
+		plan_add(plan, prog_of[i], 0, offsets, cookies, n);
 	}
-	return 0;
 }
-
-/* The functions of one object, for naming a site in a refusal's message. */
-struct sites_named {
-	const struct probed_function *f;
-	int n;
-};
 
 /* The name of the function whose probes are at offset (at_site_name_fn), or NULL. */
 static const char *site_name(void *arg, uint64_t offset)
 {
-	const struct sites_named *s = arg;
+	const struct at_plan *plan = arg;
 
-	for (int i = 0; i < s->n; i++)
-		if (s->f[i].site_offset == offset || s->f[i].function_offset == offset)
-			return s->f[i].name;
+	for (unsigned i = 0; i < plan->nsites; i++)
+		if (plan->sites[i].site == offset || plan->sites[i].function == offset)
+			return plan->sites[i].name;
 	return NULL;
 }
 
-int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
-		     unsigned family, uint32_t object, uint32_t *defined, char *why, size_t whylen)
+/* The links of the n functions located in f, and the internal call sites. Return probes
+ * first, so that a call already running is ignored rather than half-seen; the call sites
+ * last: one marked before its entry probe exists would stay marked. */
+static void plan_links(struct at_bpf *bpf, struct at_plan *plan, unsigned family,
+		       uint32_t object, const struct probed_function *f, unsigned n,
+		       const struct at_scanned_object *internal)
 {
-	struct probed_function f[16];
-	struct at_elf e;
-	const char *reason;
-	unsigned first = p->nlinks;
-
-	if (at_elf_open(&e, path, &reason) < 0) {
-		snprintf(why, whylen, "cannot read %s: %s", path, reason);
-		return -1;
-	}
-	struct at_scanned_object internal = { 0 };
-	int n = locate(&e, path, f, list_functions(f, family), why, whylen);
-	if (n > 0)
-		note_internal_calls(p, &e, path, f, (unsigned)n, &internal);
-	at_elf_close(&e);
-	if (n < 0)
-		return -1;
 	/* an allocation function's entry and return probes share its site */
 	uint64_t allocs[16], frees[16], objects[16];
 	unsigned allocs_of[16], nallocs = 0, nfrees = 0;
 
 	for (unsigned i = 0; i < 16; i++)
 		objects[i] = object_cookie(family, object);
-	for (int i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n; i++) {
+		plan->sites[i].name = f[i].name;
+		plan->sites[i].site = f[i].site_offset;
+		plan->sites[i].function = f[i].function_offset;
+		plan->defined |= 1u << f[i].code;
 		if (!f[i].has_return) {
 			frees[nfrees++] = f[i].site_offset;
 			continue;
 		}
-		allocs_of[nallocs] = (unsigned)i;
+		allocs_of[nallocs] = i;
 		allocs[nallocs++] = f[i].site_offset;
 	}
-	/* Return probes first, so that a call already running is ignored rather than half-seen;
-	 * the call sites last: one marked before its entry probe exists would stay marked. */
-	if (add_link(bpf, p, AT_BPF_ALLOC_RETURN, 1, pid, path, allocs, objects, nallocs) < 0 ||
-	    link_entries(bpf, p, pid, path, object, f, allocs_of, nallocs) < 0 ||
-	    add_link(bpf, p, AT_BPF_FREE_ENTRY, 0, pid, path, frees, objects, nfrees) < 0 ||
-	    add_link(bpf, p, AT_BPF_INTERNAL_CALL, 0, pid, path, internal.call_offsets, NULL,
-		     internal.ncalls) < 0)
-		goto fail;
-	p->functions += (unsigned)n;
-	*defined = 0;
-	for (int i = 0; i < n; i++)
-		*defined |= 1u << f[i].code;
+	plan->nsites = plan->functions = n;
+	plan_add(plan, AT_BPF_ALLOC_RETURN, 1, allocs, objects, nallocs);
+	plan_entries(bpf, plan, object, f, allocs_of, nallocs);
+	plan_add(plan, AT_BPF_FREE_ENTRY, 0, frees, objects, nfrees);
+	plan_add(plan, AT_BPF_INTERNAL_CALL, 0, internal->call_offsets, NULL, internal->ncalls);
+}
+
+/* Works out the links of the object at path for family (its ELF read once), with a descriptor
+ * of the file kept. The plan, or NULL with a reason in why. */
+static struct at_plan *make_plan(struct at_bpf *bpf, struct at_probes *p, const char *path,
+				 unsigned family, uint32_t object, char *why, size_t whylen)
+{
+	struct probed_function f[16];
+	struct at_elf e;
+	const char *reason;
+
+	if (at_elf_open(&e, path, &reason) < 0) {
+		snprintf(why, whylen, "cannot read %s: %s", path, reason);
+		return NULL;
+	}
+	struct at_scanned_object internal = { 0 };
+	int n = locate(&e, path, f, list_functions(f, family), why, whylen);
+	if (n > 0)
+		note_internal_calls(p, &e, path, f, (unsigned)n, &internal);
+	struct at_plan *plan = n < 0 ? NULL : calloc(1, sizeof(*plan));
+	if (plan && (plan->fd = fcntl(e.fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		snprintf(why, whylen, "cannot keep %s open: %s", path, strerror(errno));
+		free(plan);
+		plan = NULL;
+	} else if (n >= 0 && !plan) {
+		snprintf(why, whylen, "cannot probe %s: out of memory", path);
+	}
+	at_elf_close(&e);
+	if (plan)
+		plan_links(bpf, plan, family, object, f, (unsigned)n, &internal);
+	return plan;
+}
+
+/* Attaches the links of plan for pid, to the file at path. 0, or -1 with a reason in why
+ * (nothing of it stays attached). */
+static int apply_plan(struct at_bpf *bpf, struct at_probes *p, struct at_plan *plan,
+		      const char *path, pid_t pid, char *why, size_t whylen)
+{
+	unsigned first = p->nlinks;
+	uint64_t start = at_now_ns();
+
+	for (unsigned i = 0; i < plan->nlinks; i++) {
+		const struct plan_link *l = &plan->link[i];
+
+		if (add_link(bpf, p, l->prog, l->retprobe, pid, path, l->offsets, l->cookies,
+			     l->n) < 0)
+			goto fail;
+	}
+	p->functions += plan->functions;
+	if (pid > 0) {
+		p->attach_ns += at_now_ns() - start;
+		p->attached += plan->nlinks;
+	}
 	return 0;
 fail:;
 	int err = errno;
 	int gone = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
 	char reason_einval[1024] = "";
-	struct sites_named named = { f, n };
 
 	if (err == EINVAL)
-		at_probe_einval_reason(path, site_name, &named, reason_einval,
+		at_probe_einval_reason(path, site_name, plan, reason_einval,
 				       sizeof(reason_einval));
 	snprintf(why, whylen, "cannot attach a uprobe to %s%s: %s%s", path,
 		 gone ? " (the process exited during attach)" : "", strerror(err), reason_einval);
 	while (p->nlinks > first)
-		close(p->links[--p->nlinks]);
+		close(p->links[--p->nlinks].fd);
 	return -1;
 }
 
-int at_attach_loader(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
-		     char *why, size_t whylen)
+int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
+		     unsigned family, uint32_t object, uint32_t *defined, char *why, size_t whylen)
+{
+	if (object == 0 || object > AT_OBJECTS_MAX) {
+		snprintf(why, whylen, "cannot probe %s: no object %u", path, object);
+		return -1;
+	}
+	struct at_plan **plan = &p->plans[object - 1];
+	if (!*plan && !(*plan = make_plan(bpf, p, path, family, object, why, whylen)))
+		return -1;
+	if (apply_plan(bpf, p, *plan, path, pid, why, whylen) < 0)
+		return -1;
+	*defined = (*plan)->defined;
+	return 0;
+}
+
+int at_attach_again(struct at_bpf *bpf, struct at_probes *p, uint32_t object, pid_t pid,
+		    char *why, size_t whylen)
+{
+	struct at_plan *plan = object && object <= AT_OBJECTS_MAX ? p->plans[object - 1] : NULL;
+	char path[64];
+
+	if (!plan) {
+		snprintf(why, whylen, "object %u was never probed", object);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", plan->fd);
+	return apply_plan(bpf, p, plan, path, pid, why, whylen);
+}
+
+unsigned at_release_pid(struct at_probes *p, pid_t pid)
+{
+	int fds[64];
+	unsigned kept = 0, n = 0, released = 0;
+
+	for (unsigned i = 0; i < p->nlinks; i++) {
+		if (p->links[i].pid != pid || pid <= 0) {
+			p->links[kept++] = p->links[i];
+			continue;
+		}
+		fds[n++] = p->links[i].fd;
+		if (n == sizeof(fds) / sizeof(fds[0])) {
+			at_link_closer_put(&p->closer, fds, n);
+			released += n;
+			n = 0;
+		}
+	}
+	p->nlinks = kept;
+	at_link_closer_put(&p->closer, fds, n);
+	released += n;
+	p->released += released;
+	return released;
+}
+
+/* The site and cookie of the loader's _dl_debug_state (found once per file). 0, or -1 with a
+ * reason in why. */
+static int loader_site(struct at_probes *p, const char *path, struct at_loader_site *site,
+		       char *why, size_t whylen)
 {
 	struct at_elf e;
 	const char *reason;
+	struct stat st;
 	uint64_t vaddr, offset;
 
+	if (stat(path, &st) == 0)
+		for (unsigned i = 0; i < p->nloaders; i++)
+			if (p->loaders[i].dev == st.st_dev && p->loaders[i].ino == st.st_ino) {
+				*site = p->loaders[i];
+				return 0;
+			}
 	if (at_elf_open(&e, path, &reason) < 0) {
 		snprintf(why, whylen, "cannot read %s: %s", path, reason);
 		return -1;
@@ -466,54 +618,63 @@ int at_attach_loader(struct at_bpf *bpf, struct at_probes *p, const char *path, 
 	uint64_t r_debug, cookie = 0;
 	if (found && at_elf_find_object(&e, "_r_debug", &r_debug) == 1)
 		cookie = r_debug + AT_R_DEBUG_STATE - vaddr;
+	int known = fstat(e.fd, &st) == 0;
 	at_elf_close(&e);
 	if (!found) {
 		snprintf(why, whylen, "%s has no _dl_debug_state: not a dynamic loader alloctapd "
 			 "knows", path);
 		return -1;
 	}
-	if (add_link(bpf, p, AT_BPF_LOADER_STATE, 0, pid, path, &offset, &cookie, 1) < 0) {
+	*site = (struct at_loader_site){ st.st_dev, st.st_ino, offset, cookie };
+	if (known && p->nloaders < AT_MAX_LOADERS)
+		p->loaders[p->nloaders++] = *site;
+	return 0;
+}
+
+int at_attach_loader(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
+		     char *why, size_t whylen)
+{
+	struct at_loader_site site;
+
+	if (loader_site(p, path, &site, why, whylen) < 0)
+		return -1;
+	if (add_link(bpf, p, AT_BPF_LOADER_STATE, 0, pid, path, &site.offset, &site.cookie, 1) <
+	    0) {
 		snprintf(why, whylen, "cannot attach a uprobe to %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/* Threads that destroy links together (see at_detach_all). */
-#define DETACH_THREADS 32
-
-/* Every step-th link from first on. */
-struct detach_share {
-	struct at_probes *p;
-	unsigned first, step;
-};
-
-static void *detach_share(void *arg)
-{
-	const struct detach_share *d = arg;
-
-	for (unsigned i = d->first; i < d->p->nlinks; i += d->step)
-		close(d->p->links[i]);
-	return NULL;
-}
-
 void at_detach_all(struct at_probes *p)
 {
-	pthread_t threads[DETACH_THREADS];
-	struct detach_share shares[DETACH_THREADS];
-	int started[DETACH_THREADS] = { 0 };
-	unsigned n = p->nlinks < DETACH_THREADS ? p->nlinks : DETACH_THREADS;
+	int fds[256];
+	unsigned n = 0;
 
-	for (unsigned k = 0; k < n; k++) {
-		shares[k] = (struct detach_share){ p, k, n };
-		started[k] = k > 0 && pthread_create(&threads[k], NULL, detach_share, &shares[k]) == 0;
+	for (unsigned i = 0; i < p->nlinks; i++) {
+		fds[n++] = p->links[i].fd;
+		if (n == sizeof(fds) / sizeof(fds[0])) {
+			at_link_closer_put(&p->closer, fds, n);
+			n = 0;
+		}
 	}
-	for (unsigned k = 0; k < n; k++)
-		if (!started[k])
-			detach_share(&shares[k]);
-	for (unsigned k = 0; k < n; k++)
-		if (started[k])
-			pthread_join(threads[k], NULL);
+	at_link_closer_put(&p->closer, fds, n);
+	at_link_closer_finish(&p->closer);
 	p->nlinks = 0;
 	p->functions = 0;
+}
+
+void at_probes_free(struct at_probes *p)
+{
+	at_detach_all(p);
+	for (unsigned i = 0; i < AT_OBJECTS_MAX; i++) {
+		if (!p->plans[i])
+			continue;
+		close(p->plans[i]->fd);
+		free(p->plans[i]);
+		p->plans[i] = NULL;
+	}
+	free(p->links);
+	p->links = NULL;
+	p->cap = 0;
 }

@@ -6,11 +6,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "link_closer.h"
+
 struct at_bpf;
 
-#define AT_MAX_LINKS 1024
 #define AT_MAX_SCANNED 256
 #define AT_MAX_CALL_SITES 32
+/* Objects (a file, for one family) the session gives ids to: 1 to AT_OBJECTS_MAX. */
+#define AT_OBJECTS_MAX 256
+/* Dynamic loaders whose _dl_debug_state site is kept. */
+#define AT_MAX_LOADERS 16
 
 /* A file scanned for the allocator's direct calls to its own entry points. */
 struct at_scanned_object {
@@ -19,16 +24,38 @@ struct at_scanned_object {
 	uint64_t call_offsets[AT_MAX_CALL_SITES]; /* their file offsets */
 };
 
+/* A uprobe_multi link, and the process it is for (-1: every process). */
+struct at_link {
+	int fd;
+	pid_t pid;
+};
+
+struct at_plan; /* an object's links, worked out once from its ELF (attach.c) */
+
+/* A dynamic loader's _dl_debug_state, found once. */
+struct at_loader_site {
+	uint64_t dev, ino, offset, cookie;
+};
+
+/* The probes planted. Starts zeroed; at_detach_all releases everything. */
 struct at_probes {
-	int links[AT_MAX_LINKS]; /* uprobe_multi link descriptors */
-	unsigned nlinks;
+	struct at_link *links; /* every link attached and not released */
+	unsigned nlinks, cap;
 	unsigned functions; /* functions probed (aliases once) */
 	struct at_scanned_object scanned[AT_MAX_SCANNED];
 	unsigned nscanned;
+	struct at_plan *plans[AT_OBJECTS_MAX]; /* by object id - 1 */
+	struct at_loader_site loaders[AT_MAX_LOADERS];
+	unsigned nloaders;
+	struct at_link_closer closer; /* the links of processes that ended */
+	uint64_t attach_ns, attached;  /* time spent attaching links for one pid, and how many */
+	uint64_t released;              /* links of ended processes handed to the closer */
 };
 
 /* Attaches the functions of family (enum at_family: AT_FAMILY_C, the malloc family) of the
- * object at path, for pid (-1: every process); the object must define the family's first
+ * object at path, for pid (-1: every process); object (1 to AT_OBJECTS_MAX) is the file's id
+ * for that family. The object's ELF is read once per id: its sites and cookies are kept, and
+ * so is a descriptor of the file, for at_attach_again. The object must define the family's first
  * function (lib/functions.h's AT_FAMILIES: malloc). Functions the object does not define are
  * skipped; an alias (same address) is probed once, under the first name. Return probes go in
  * first, so a call already running when we attach is ignored rather than half-seen. A shared
@@ -41,6 +68,18 @@ struct at_probes {
 int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, pid_t pid,
 		     unsigned family, uint32_t object, uint32_t *defined, char *why, size_t whylen);
 
+/* Attaches for pid the probes of object once more, as at_attach_object attached them for
+ * another process (a fork child has its parent's mappings: its own links are planted while it
+ * is held at its first stop). The file is named by the descriptor kept, so a parent that has
+ * gone since, or a path that names another file now, changes nothing. 0, or -1 with a reason
+ * in why (object never attached, or the kernel refused). */
+int at_attach_again(struct at_bpf *bpf, struct at_probes *p, uint32_t object, pid_t pid,
+		    char *why, size_t whylen);
+
+/* Hands the links attached for pid alone to threads that close them (link_closer.h): pid has
+ * ended, or its thread group leader did (an exec from another thread). Returns how many. */
+unsigned at_release_pid(struct at_probes *p, pid_t pid);
+
 /* Attaches the BPF program loader_state to the _dl_debug_state of the dynamic loader at path,
  * for pid (-1: every process): a process in the loading map is held there once its libraries
  * are mapped. The cookie takes the program from the probe's address to _r_debug.r_state, so
@@ -52,9 +91,13 @@ int at_attach_loader(struct at_bpf *bpf, struct at_probes *p, const char *path, 
  * functions are not loaded (alloc_entry serves every function). */
 void at_attach_prepare(struct at_bpf *bpf, int stacks);
 
-/* Destroys every link. Each link's end waits for the kernel's grace periods (whatever the
- * number of sites in it; doc/DESIGN.md, decision 1, measures the wait): the links are closed
- * from threads of their own, so that the waits overlap. */
+/* Destroys every link, those handed over by at_release_pid included, and returns once they are
+ * gone. Each link's end waits for the kernel's grace periods (whatever the number of sites in
+ * it; doc/DESIGN.md, decisions 1 and 11, measure the wait): the links are closed from threads of
+ * their own, so that the waits overlap. What was worked out of each object is kept. */
 void at_detach_all(struct at_probes *p);
+
+/* at_detach_all, and everything kept goes too (the plans, the files' descriptors). */
+void at_probes_free(struct at_probes *p);
 
 #endif

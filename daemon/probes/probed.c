@@ -1,4 +1,6 @@
 /* probed.c: which objects are probed, and for which process. */
+#include <stdlib.h>
+
 #include "probed.h"
 
 int at_probed_has(const struct at_probed *p, uint64_t dev, uint64_t inode, pid_t pid)
@@ -12,18 +14,17 @@ int at_probed_has(const struct at_probed *p, uint64_t dev, uint64_t inode, pid_t
 
 int at_probed_add(struct at_probed *p, uint64_t dev, uint64_t inode, pid_t pid)
 {
-	if (p->n == AT_PROBED_MAX)
-		return -1;
-	p->objs[p->n].dev = dev;
-	p->objs[p->n].inode = inode;
-	p->objs[p->n].pid = pid;
-	p->n++;
-	return 0;
-}
+	if (p->n == p->cap) {
+		unsigned cap = p->cap ? 2 * p->cap : 16;
+		struct at_probed_entry *objs = realloc(p->objs, cap * sizeof(*objs));
 
-int at_probed_full(const struct at_probed *p)
-{
-	return p->n == AT_PROBED_MAX;
+		if (!objs)
+			return -1;
+		p->objs = objs;
+		p->cap = cap;
+	}
+	p->objs[p->n++] = (struct at_probed_entry){ dev, inode, pid };
+	return 0;
 }
 
 void at_probed_forget(struct at_probed *p, pid_t pid)
@@ -34,4 +35,18 @@ void at_probed_forget(struct at_probed *p, pid_t pid)
 		if (p->objs[i].pid != pid)
 			p->objs[kept++] = p->objs[i];
 	p->n = kept;
+}
+
+void at_probed_each(const struct at_probed *p, pid_t pid,
+		    void (*fn)(void *arg, uint64_t dev, uint64_t inode), void *arg)
+{
+	for (unsigned i = 0; i < p->n; i++)
+		if (p->objs[i].pid == pid)
+			fn(arg, p->objs[i].dev, p->objs[i].inode);
+}
+
+void at_probed_free(struct at_probed *p)
+{
+	free(p->objs);
+	*p = (struct at_probed){ 0 };
 }

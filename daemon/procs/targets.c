@@ -43,7 +43,15 @@ int at_targets_bound(const struct at_targets *d)
 	return !d->opt->follow && !d->opt->all;
 }
 
-/* The id of the file probed for family (1 to AT_PROBED_MAX), given now if it has none; 0 when
+/* For which processes pid's probes go in: pid's alone, except with --all (-1: every process). A
+ * followed tree's processes are probed each for itself too, so that a process outside the tree
+ * never takes a trap; the BPF program's target map stays a second filter there. */
+static pid_t probe_scope(const struct at_targets *d, pid_t pid)
+{
+	return d->opt->all ? -1 : pid;
+}
+
+/* The id of the file probed for family (1 to AT_OBJECTS_MAX), given now if it has none; 0 when
  * the table is full. Once two objects have ids, a process may map both: the BPF program then
  * records a process's calls only at its allocators' probes. */
 static uint32_t object_id(struct at_targets *d, uint64_t dev, uint64_t inode, unsigned family)
@@ -52,7 +60,7 @@ static uint32_t object_id(struct at_targets *d, uint64_t dev, uint64_t inode, un
 		if (d->objects[i].dev == dev && d->objects[i].inode == inode &&
 		    d->objects[i].family == family)
 			return i + 1;
-	if (d->nobjects == AT_PROBED_MAX)
+	if (d->nobjects == AT_OBJECTS_MAX)
 		return 0;
 	d->objects[d->nobjects].dev = dev;
 	d->objects[d->nobjects].inode = inode;
@@ -65,7 +73,7 @@ static uint32_t object_id(struct at_targets *d, uint64_t dev, uint64_t inode, un
 int at_targets_probe_family(struct at_targets *d, const char *path, unsigned family, pid_t pid,
 			    char *why, size_t whylen)
 {
-	pid_t scope = at_targets_bound(d) ? pid : -1;
+	pid_t scope = probe_scope(d, pid);
 	struct stat st;
 
 	if (family >= AT_FAMILY_COUNT) {
@@ -80,15 +88,19 @@ int at_targets_probe_family(struct at_targets *d, const char *path, unsigned fam
 	int rc = 0;
 	struct at_probed *probed = &d->probed[family];
 	if (!at_probed_has(probed, st.st_dev, st.st_ino, scope)) {
-		if (at_probed_full(probed) || object == 0) {
+		if (object == 0) {
 			snprintf(why, whylen, "cannot probe %s: %d objects are probed already",
-				 path, AT_PROBED_MAX);
+				 path, AT_OBJECTS_MAX);
 			return -1;
 		}
 		if (at_attach_object(d->bpf, d->probes, path, scope, family, object,
 				     &d->objects[object - 1].funcs, why, whylen) < 0)
 			return -1;
-		at_probed_add(probed, st.st_dev, st.st_ino, scope);
+		if (at_probed_add(probed, st.st_dev, st.st_ino, scope) < 0) {
+			at_release_pid(d->probes, scope);
+			snprintf(why, whylen, "cannot probe %s: out of memory", path);
+			return -1;
+		}
 		if (!d->objects[object - 1].probed_ns)
 			d->objects[object - 1].probed_ns = at_now_ns();
 		rc = 1;
@@ -142,6 +154,55 @@ static void forget_probed(struct at_targets *d, pid_t pid)
 	for (unsigned f = 0; f < AT_FAMILY_COUNT; f++)
 		at_probed_forget(&d->probed[f], pid);
 	at_probed_forget(&d->loaders, pid);
+	at_release_pid(d->probes, pid); /* closed off the loop: each close waits */
+}
+
+void at_targets_free(struct at_targets *d)
+{
+	for (unsigned f = 0; f < AT_FAMILY_COUNT; f++)
+		at_probed_free(&d->probed[f]);
+	at_probed_free(&d->loaders);
+}
+
+/* The files probed for a process (device, inode), read before any is added for another. */
+struct probed_files {
+	uint64_t (*files)[2];
+	unsigned n;
+};
+
+static void note_file(void *arg, uint64_t dev, uint64_t inode)
+{
+	struct probed_files *c = arg;
+
+	c->files[c->n][0] = dev;
+	c->files[c->n++][1] = inode;
+}
+
+/* Probes for pid, a process its creator parent made (fork, vfork, clone), the files probed for
+ * parent: pid maps what parent mapped. 0, or -1 after a message (then its calls from those
+ * files are not recorded). */
+static int copy_probes(struct at_targets *d, pid_t pid, pid_t parent)
+{
+	for (unsigned f = 0; f < AT_FAMILY_COUNT; f++) {
+		struct at_probed *probed = &d->probed[f];
+		uint64_t files[probed->n + 1][2];
+		struct probed_files c = { files, 0 };
+
+		at_probed_each(probed, parent, note_file, &c);
+		for (unsigned i = 0; i < c.n; i++) {
+			uint32_t object = object_id(d, files[i][0], files[i][1], f);
+			char why[1536];
+
+			if (at_probed_has(probed, files[i][0], files[i][1], pid))
+				continue;
+			if (at_attach_again(d->bpf, d->probes, object, pid, why, sizeof(why)) < 0 ||
+			    at_probed_add(probed, files[i][0], files[i][1], pid) < 0) {
+				not_probed(d, pid, why);
+				return -1;
+			}
+		}
+	}
+	return 0;
 }
 
 /* A traced process has ended: its target goes, its end is recorded, and what was probed for
@@ -219,7 +280,7 @@ void at_targets_stop_loading(struct at_targets *d)
 static int await_libraries(struct at_targets *d, pid_t pid, const char *loader, char *why,
 			   size_t whylen)
 {
-	pid_t scope = at_targets_bound(d) ? pid : -1;
+	pid_t scope = probe_scope(d, pid);
 	uint32_t key = (uint32_t)pid;
 	struct stat st;
 
@@ -228,10 +289,12 @@ static int await_libraries(struct at_targets *d, pid_t pid, const char *loader, 
 		return -1;
 	}
 	if (!at_probed_has(&d->loaders, st.st_dev, st.st_ino, scope)) {
-		if (at_probed_full(&d->loaders) ||
-		    at_attach_loader(d->bpf, d->probes, loader, scope, why, whylen) < 0)
+		if (at_attach_loader(d->bpf, d->probes, loader, scope, why, whylen) < 0)
 			return -1;
-		at_probed_add(&d->loaders, st.st_dev, st.st_ino, scope);
+		if (at_probed_add(&d->loaders, st.st_dev, st.st_ino, scope) < 0) {
+			snprintf(why, whylen, "cannot probe %s: out of memory", loader);
+			return -1;
+		}
 	}
 	if (at_bpf_set_loading(d->bpf, pid) < 0) {
 		snprintf(why, whylen, "cannot add pid %d to the BPF loading map: %s", (int)pid,
@@ -299,9 +362,8 @@ static int executed_program(struct at_targets *d, pid_t pid, pid_t former_tid, i
 	if (!at_proctable_exec(d->table, pid, d->late ? AT_ATZ_PROCESS_LATE : 0,
 			       event_seq(d)))
 		return 0;
-	if (former_tid != pid && !d->opt->follow) { /* its probes went with the old leader thread */
+	if (former_tid != pid) /* its probes went with the old leader thread */
 		forget_probed(d, pid);
-	}
 	loading_done(d, pid); /* an exec again before the last program's libraries were mapped */
 	at_stacks_scan(d->stacks, pid); /* the new program and its dynamic loader */
 	int rc = 0;
@@ -337,6 +399,7 @@ static int started(void *arg, pid_t pid, pid_t parent)
 
 	if (take_in(d, pid, parent, 0, 0) < 0)
 		return -1;
+	copy_probes(d, pid, parent); /* before it runs: its first call is recorded */
 	at_stacks_scan(d->stacks, pid);
 	return 0;
 }
@@ -394,9 +457,9 @@ static void follow(struct at_targets *d, pid_t pid)
 		}
 		d->following = 1;
 		if (d->opt->follow)
-			DISPLAYLEVEL(3, "%s: following new processes with ptrace; the probes are "
-				     "planted in every process that maps a probed file, and only the "
-				     "followed ones are recorded\n", at_program_name);
+			DISPLAYLEVEL(3, "%s: following new processes with ptrace; each gets probes "
+				     "of its own while it is held at its first stop\n",
+				     at_program_name);
 	}
 	if (at_follow_seize(&d->follow, pid) < 0)
 		follow_late(d, pid, strerror(errno));
@@ -477,6 +540,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 					  event_seq(d));
 		} else if (d->late && d->opt->follow && at_proctable_traced(d->table, e->parent) &&
 			   take_in(d, e->pid, e->parent, AT_ATZ_PROCESS_LATE, 0) == 0) {
+			copy_probes(d, e->pid, e->parent);
 			d->late_processes++;
 		}
 		break;

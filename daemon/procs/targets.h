@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach.h" /* AT_OBJECTS_MAX */
 #include "follow.h"
 #include "functions.h" /* enum at_family */
 #include "launch.h"
@@ -60,7 +61,7 @@ struct at_targets {
 		unsigned family;     /* the family it is probed for (enum at_family) */
 		uint32_t funcs;      /* the functions probed in it (at_attach_object) */
 		uint64_t probed_ns;  /* when its probes first went in (CLOCK_MONOTONIC) */
-	} objects[AT_PROBED_MAX];    /* the objects probed, a file once per family it is probed
+	} objects[AT_OBJECTS_MAX];   /* the objects probed, a file once per family it is probed
 				      * for: an object's id is its index + 1 */
 	unsigned nobjects;
 	struct at_probed loaders;    /* the dynamic loaders whose _dl_debug_state is probed */
@@ -89,8 +90,9 @@ int at_targets_attach(struct at_targets *d);
 int at_targets_bound(const struct at_targets *d);
 
 /* Probes the object at path for family's functions (enum at_family) for pid in the session's
- * scope: for every process when the session follows new processes or traces them all, else for
- * pid alone; nothing if that file is probed in that scope already. It becomes pid's allocator
+ * scope: for every process when the session traces them all (--all), else for pid alone (a
+ * followed tree's processes too: each has links of its own, and no process outside the tree
+ * has a breakpoint); nothing if that file is probed in that scope already. It becomes pid's allocator
  * of that family (pid > 0): the only object whose probes of the family record pid's calls. 1
  * when probes went in, 0 when they were there, or -1 with a reason in why. */
 int at_targets_probe_family(struct at_targets *d, const char *path, unsigned family, pid_t pid,
@@ -98,6 +100,10 @@ int at_targets_probe_family(struct at_targets *d, const char *path, unsigned fam
 /* at_targets_probe_family for the C family (malloc's), the one the daemon probes today. */
 int at_targets_probe(struct at_targets *d, const char *path, pid_t pid, char *why,
 		     size_t whylen);
+
+/* Releases what the targets keep of the files probed (the probes themselves are the
+ * session's). */
+void at_targets_free(struct at_targets *d);
 
 /* No process is held at its dynamic loader any more (before the processes are let go: a
  * SIGCONT of the BPF program would then reach the program). */

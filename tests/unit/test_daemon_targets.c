@@ -5,10 +5,12 @@
  * allocators of two families, and the family in the probes' cookies. The targets work on the
  * session's context (d->targets), wired by at_session_open. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -207,21 +209,21 @@ static void check_links(unsigned first, pid_t scope)
 	}
 }
 
-/* Probing a process's allocator: the object gets id 1, its probes go in for the process (or
- * for every process when following), once per scope, and it becomes the process's allocator,
- * with the functions it defines. */
+/* Probing a process's allocator: the object gets id 1, its probes go in for the process
+ * (following a tree too; for every process with --all), once per scope, and it becomes the
+ * process's allocator, with the functions it defines. */
 static void test_probe(void **state)
 {
 	(void)state;
 	static const struct {
-		int follow;
+		int follow, all;
 		int again;       /* at_targets_probe's result for a second process */
 		pid_t scope;     /* the links' pid for the first */
-	} cases[] = { { 0, 1, 100 }, { 1, 0, -1 } };
+	} cases[] = { { 0, 0, 1, 100 }, { 1, 0, 1, 100 }, { 0, 1, 0, -1 } };
 	char why[512];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct at_session *d = open_session(cases[i].follow, 0);
+		struct at_session *d = open_session(cases[i].follow, cases[i].all);
 
 		assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), 1);
 		assert_int_equal(d->targets.nobjects, 1);
@@ -241,6 +243,57 @@ static void test_probe(void **state)
 		assert_int_equal(fake_bpf.allocator_check, 0);
 		close_session(d);
 	}
+}
+
+/* The descriptor of a fake link's path /proc/self/fd/N, or -1 for any other path. */
+static int path_fd(const char *path)
+{
+	int fd;
+
+	return sscanf(path, "/proc/self/fd/%d", &fd) == 1 ? fd : -1;
+}
+
+/* A new process in a followed tree gets its creator's links again, for itself, at the file
+ * the first links named (a descriptor of it, kept: the creator may be gone by then); its end
+ * hands its links to the closing threads, and the others' stay. */
+static void test_probe_again(void **state)
+{
+	(void)state;
+	char why[512];
+	struct at_session *d = open_session(1, 0);
+	struct stat libc, named;
+
+	assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), 1);
+	unsigned links = fake_bpf.nlinks;
+	assert_int_equal(at_attach_again(d->bpf, &d->probes, 1, 200, why, sizeof(why)), 0);
+	assert_int_equal(fake_bpf.nlinks, 2 * links);
+	for (unsigned i = 0; i < links; i++) {
+		const struct fake_bpf_link *first = &fake_bpf.links[i], *again = &fake_bpf.links[links + i];
+		int fd = path_fd(again->path);
+
+		assert_int_equal(again->pid, 200);
+		assert_int_equal(again->prog, first->prog);
+		assert_int_equal(again->retprobe, first->retprobe);
+		assert_int_equal(again->n, first->n);
+		assert_memory_equal(again->offsets, first->offsets, sizeof(first->offsets));
+		assert_memory_equal(again->cookies, first->cookies, sizeof(first->cookies));
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &named), 0);
+		assert_int_equal(stat(LIBC, &libc), 0);
+		assert_int_equal(named.st_ino, libc.st_ino);
+		assert_int_equal(named.st_dev, libc.st_dev);
+	}
+	assert_int_equal(at_attach_again(d->bpf, &d->probes, 2, 200, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "object 2 was never probed"));
+
+	int fd100 = d->probes.links[0].fd;
+	assert_int_equal(at_release_pid(&d->probes, 200), links);
+	assert_int_equal(d->probes.nlinks, links);
+	assert_int_equal(at_release_pid(&d->probes, 300), 0);
+	at_link_closer_finish(&d->probes.closer);
+	assert_int_equal(d->probes.closer.closed, links);
+	assert_int_equal(fcntl(fd100, F_GETFD), FD_CLOEXEC); /* pid 100's stay */
+	close_session(d);
 }
 
 /* An object is probed for a family: every probe of it carries the family with its id, and
@@ -402,7 +455,8 @@ int main(void)
 		cmocka_unit_test(test_bound),         cmocka_unit_test(test_add_remove),
 		cmocka_unit_test(test_set_allocator), cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_families),      cmocka_unit_test(test_probe_family),
-		cmocka_unit_test(test_probe),         cmocka_unit_test(test_second_allocator),
+		cmocka_unit_test(test_probe),         cmocka_unit_test(test_probe_again),
+		cmocka_unit_test(test_second_allocator),
 		cmocka_unit_test(test_probe_refused), cmocka_unit_test(test_departs),
 		cmocka_unit_test(test_stop_loading),  cmocka_unit_test(test_first_seen),
 	};

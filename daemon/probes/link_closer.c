@@ -1,0 +1,114 @@
+/* link_closer.c: closing descriptors whose close blocks, on threads of their own. */
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "link_closer.h"
+
+/* Takes descriptors one at a time and closes them, until told to stop with none left. */
+static void *closer_thread(void *arg)
+{
+	struct at_link_closer *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (c->n == 0 && !c->stopping)
+			pthread_cond_wait(&c->work, &c->lock);
+		if (c->n == 0)
+			break;
+		int fd = c->fds[--c->n];
+		c->busy++;
+		pthread_mutex_unlock(&c->lock);
+		close(fd);
+		pthread_mutex_lock(&c->lock);
+		c->busy--;
+		c->closed++;
+		if (c->n == 0 && c->busy == 0)
+			pthread_cond_broadcast(&c->idle);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Starts the threads, with every signal blocked in them. 0, or -1 when none could start. */
+static int start_threads(struct at_link_closer *c)
+{
+	sigset_t all, old;
+
+	if (!c->ready) {
+		if (pthread_mutex_init(&c->lock, NULL) != 0)
+			return -1;
+		pthread_cond_init(&c->work, NULL);
+		pthread_cond_init(&c->idle, NULL);
+		c->ready = 1;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	while (c->nthreads < AT_CLOSER_THREADS &&
+	       pthread_create(&c->threads[c->nthreads], NULL, closer_thread, c) == 0)
+		c->nthreads++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return c->nthreads ? 0 : -1;
+}
+
+/* Room for n more descriptors in the queue (the lock held). 0, or -1. */
+static int make_room(struct at_link_closer *c, unsigned n)
+{
+	if (c->n + n <= c->cap)
+		return 0;
+	unsigned cap = c->cap ? c->cap : 64;
+	while (cap < c->n + n)
+		cap *= 2;
+	int *fds = realloc(c->fds, cap * sizeof(*fds));
+	if (!fds)
+		return -1;
+	c->fds = fds;
+	c->cap = cap;
+	return 0;
+}
+
+void at_link_closer_put(struct at_link_closer *c, const int *fds, unsigned n)
+{
+	if (n == 0)
+		return;
+	if ((c->nthreads == 0 && start_threads(c) < 0)) {
+		for (unsigned i = 0; i < n; i++)
+			close(fds[i]);
+		c->closed += n;
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	int queued = make_room(c, n) == 0;
+	if (queued) {
+		for (unsigned i = 0; i < n; i++)
+			c->fds[c->n++] = fds[i];
+		pthread_cond_broadcast(&c->work);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (queued)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	pthread_mutex_lock(&c->lock);
+	c->closed += n;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void at_link_closer_finish(struct at_link_closer *c)
+{
+	if (c->nthreads == 0)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stopping = 1;
+	pthread_cond_broadcast(&c->work);
+	while (c->n || c->busy)
+		pthread_cond_wait(&c->idle, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	for (unsigned i = 0; i < c->nthreads; i++)
+		pthread_join(c->threads[i], NULL);
+	c->nthreads = 0;
+	c->stopping = 0;
+	free(c->fds);
+	c->fds = NULL;
+	c->cap = 0;
+}

@@ -1,0 +1,35 @@
+/* link_closer.h: closing descriptors whose close blocks, on threads of their own. Destroying a
+ * uprobe link waits for the kernel's grace periods (doc/DESIGN.md, decision 11, measures it),
+ * so the links of a process that ended are handed here and the daemon's loop goes on at once.
+ * The closing threads are started at the first hand-over and block every signal (the loop
+ * takes them). Starts zeroed; not for use from several threads at once. */
+#ifndef ALLOCTAP_LINK_CLOSER_H
+#define ALLOCTAP_LINK_CLOSER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* Threads that close at once: destroys that run side by side share their grace periods. */
+#define AT_CLOSER_THREADS 16
+
+struct at_link_closer {
+	pthread_mutex_t lock;
+	pthread_cond_t work, idle;
+	int *fds;            /* handed over, not taken by a thread yet */
+	unsigned n, cap;
+	unsigned busy;       /* descriptors a thread is closing now */
+	pthread_t threads[AT_CLOSER_THREADS];
+	unsigned nthreads;
+	int ready, stopping;
+	uint64_t closed;     /* descriptors closed, by the threads or by the caller */
+};
+
+/* Hands over n descriptors to be closed; the caller must not use them again. When no thread
+ * can be started or no memory had, they are closed here, before the return. */
+void at_link_closer_put(struct at_link_closer *c, const int *fds, unsigned n);
+
+/* Waits until every descriptor handed over is closed, then stops the threads. The closer can
+ * be used again after. */
+void at_link_closer_finish(struct at_link_closer *c);
+
+#endif

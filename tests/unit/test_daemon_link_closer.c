@@ -1,0 +1,103 @@
+/* test_daemon_link_closer.c: unit tests of daemon/probes/link_closer.c: descriptors handed over
+ * are all closed once it finishes, by threads that block every signal, and it serves again
+ * after. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "link_closer.h"
+
+#define PIPES 150
+
+/* Opens n pipes; their 2n descriptors in fds. */
+static void open_pipes(int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(pipe(&fds[2 * i]), 0);
+}
+
+static void assert_closed(const int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		errno = 0;
+		assert_int_equal(fcntl(fds[i], F_GETFD), -1);
+		assert_int_equal(errno, EBADF);
+	}
+}
+
+/* The threads of this process other than the caller that take one of the signals the daemon's
+ * loop waits for (their SigBlk lacks it). */
+static unsigned threads_taking_signals(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned n = 0;
+
+	assert_non_null(dir);
+	while ((e = readdir(dir))) {
+		char path[300], line[256];
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == gettid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long blocked = strtoull(line + 7, NULL, 16);
+			const int wanted[] = { SIGINT, SIGTERM, SIGCHLD, SIGUSR1, SIGHUP };
+
+			if (strncmp(line, "SigBlk:", 7) != 0)
+				continue;
+			for (unsigned k = 0; k < sizeof(wanted) / sizeof(wanted[0]); k++)
+				if (!(blocked >> (wanted[k] - 1) & 1)) {
+					n++;
+					break;
+				}
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+static void test_closes_all(void **state)
+{
+	(void)state;
+	static struct at_link_closer c;
+	int fds[2 * PIPES];
+
+	for (int round = 0; round < 2; round++) { /* and again after a finish */
+		open_pipes(fds, PIPES);
+		at_link_closer_put(&c, fds, PIPES);            /* in two hand-overs */
+		at_link_closer_put(&c, fds + PIPES, PIPES);
+		assert_true(c.nthreads > 0);
+		assert_int_equal(threads_taking_signals(), 0);
+		at_link_closer_finish(&c);
+		assert_int_equal(c.nthreads, 0);
+		assert_int_equal(c.closed, (uint64_t)(round + 1) * 2 * PIPES);
+		assert_closed(fds, 2 * PIPES);
+	}
+	at_link_closer_put(&c, fds, 0); /* nothing: no thread */
+	assert_int_equal(c.nthreads, 0);
+	at_link_closer_finish(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_closes_all),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
