@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# A followed tree's probes cost the processes outside it nothing, and leave nothing behind:
+#  1. a bystander (bench/pairloop, 100,000 malloc+free pairs) runs during a following trace of
+#     another command: with the kernel's BPF statistics on, the daemon's own entry programs ran
+#     no more often than the tree's calls (as its trace shows them) plus a small slack, and the
+#     bystander is nowhere in the trace; no timing is measured;
+#  2. after SIGINT of the daemon, and after kill -9 of it, none of the BPF links it held while
+#     it traced a tree of three processes exists any more;
+#  3. a fork storm (fork_storm: 500 children forked at once, five known calls each) is traced
+#     exactly, call for call, against the LD_PRELOAD oracle (tests/oracle).
+# The daemon's programs and links are found through its own descriptors (/proc/PID/fdinfo), so
+# another tracer's on the same machine are never counted (bpftool's "pids" would name them too,
+# but only a bpftool built with skeletons has it, and Debian 12's is not); bpftool gives the
+# programs' names and the links that exist.
+source "$(dirname "$0")/lib.sh"
+D=$ROOT/build/alloctapd
+FX=$ROOT/build/fixtures
+O=$ROOT/build/oracle
+PL=$ROOT/build/bench/pairloop
+need_bpf "$D"
+need_built "$FX/alloc_sequence" "$FX/fork_storm"
+need_make build/bench/pairloop
+for tool in bpftool python3; do
+	command -v "$tool" >/dev/null || { fail "$tool is installed" "make deps installs it"; finish; }
+done
+
+# Everything started here is killed at exit, and the BPF statistics setting is given back.
+STARTED=()
+STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
+cleanup() {
+	local p
+	for p in "${STARTED[@]}"; do
+		kill -9 "$p" 2>/dev/null
+	done
+	# a shell of case 1 left waiting on its fifo (opened read-write: never blocks)
+	[ -p "$T/by.go" ] && { echo go >&3; } 3<>"$T/by.go"
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# forget PID: PID has ended (and was reaped): cleanup must not kill a process that reuses it.
+forget() {
+	local p keep=()
+	for p in "${STARTED[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	STARTED=("${keep[@]}")
+}
+
+# fds_of PID KIND: the descriptors of PID whose file is anon_inode:KIND (bpf-prog, bpf_link).
+fds_of() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:$2" ] && echo "${fd##*/}"
+	done
+}
+
+# fdinfo_field PID FD FIELD: FIELD's value in the fdinfo of PID's descriptor FD.
+fdinfo_field() {
+	sed -n "s/^$3:[[:space:]]*//p" /proc/"$1"/fdinfo/"$2" 2>/dev/null
+}
+
+# prog_table PID: one line "ID NAME RUN_CNT" per BPF program PID holds (each once).
+prog_table() {
+	local fd id name
+	for fd in $(fds_of "$1" bpf-prog); do
+		id=$(fdinfo_field "$1" "$fd" prog_id)
+		name=$(bpftool prog show id "$id" 2>/dev/null | sed -n 's/.* name \([A-Za-z_0-9]*\) .*/\1/p')
+		echo "$id ${name:-?} $(fdinfo_field "$1" "$fd" run_cnt)"
+	done | sort -un -k1,1
+}
+
+# link_ids PID: the ids of the BPF links PID holds, one a line.
+link_ids() {
+	local fd
+	for fd in $(fds_of "$1" bpf_link); do
+		fdinfo_field "$1" "$fd" link_id
+	done | sort -un
+}
+
+# links_left IDS...: those of the link ids IDS that still exist on the machine, in numeric
+# order, on one line.
+links_left() {
+	local all
+	all=$(bpftool link show --json 2>/dev/null | grep -o '{"id":[0-9]*' | cut -d: -f2)
+	comm -12 <(printf '%s\n' "$@" | sort) <(sort <<<"$all") | sort -n | paste -sd' ' -
+}
+
+# wait_gone PID SECONDS: waits until PID no longer exists; 1 on timeout.
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+export -f compare_bracketed
+
+# ---- 1. A bystander pays nothing --------------------------------------------------------------
+# The tree: sh runs alloc_sequence (its known calls) to the end, then waits on a fifo, which
+# keeps the trace on while the bystander runs its 200,000 calls. The run counts are read then,
+# before the tree's last calls, so the tree's calls in the final trace bound them from above.
+# BYSTANDER_SLACK: the entry programs' runs that write no line (calls inside another call of the
+# family, the shell's calls before its window opened).
+PAIRS=100000
+BYSTANDER_SLACK=1000
+ENTRIES='^(malloc_entry|calloc_entry|realloc_entry|free_entry|alloc_entry)$'
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+mkfifo "$T/by.go"
+"$D" -v -o "$T/by.log" -- \
+	sh -c "'$FX/alloc_sequence' '$T/by.exp' --threads 0 && read x <'$T/by.go'" 2>"$T/by.err" &
+dm=$!
+STARTED+=("$dm")
+if wait_for "$T/by.exp" . 20 && wait_for "$T/by.err" "alloctapd: recording" 10; then
+	"$PL" "$PAIRS" >"$T/by.pl" 2>&1 &
+	bp=$!
+	STARTED+=("$bp")
+	wait "$bp"
+	bprc=$?
+	forget "$bp"
+	prog_table "$dm" >"$T/by.progs"
+	timeout 10 sh -c "echo go >'$T/by.go'"
+	wait_gone "$dm" 30 || kill -9 "$dm"
+	wait "$dm"
+	rc=$?
+	forget "$dm"
+	runs=$(awk -v re="$ENTRIES" '$2 ~ re { n += $3 } END { print n + 0 }' "$T/by.progs")
+	nprogs=$(grep -cE " (malloc|calloc|realloc|free|alloc)_entry " "$T/by.progs")
+	calls=$(wc -l <"$T/by.log")
+	seq_calls=$(wc -l <"$T/by.exp")
+	check "bystander: the bystander made its $PAIRS pairs, the traced tree ended with status 0" \
+		bash -c "test $bprc -eq 0 && grep -q '^pairs=$PAIRS ' '$T/by.pl' && test $rc -eq 0"
+	check "bystander: the tree's sequence is in the trace exactly" \
+		bash -c "T=$T; compare_bracketed '$T/by.exp' '$T/by.log'"
+	check_eq "bystander: the bystander (pid $bp) has no line in the trace" \
+		"$(grep -c "^$bp " "$T/by.log")" 0
+	if [ "$nprogs" -gt 0 ] && [ "$runs" -ge "$seq_calls" ]; then
+		ok "bystander: the daemon's entry programs are counted ($nprogs programs, $runs runs >= the sequence's $seq_calls calls)"
+	else
+		fail "bystander: the daemon's entry programs are counted" \
+			"$nprogs entry programs, $runs runs; the sequence alone made $seq_calls calls" \
+			"(is kernel.bpf_stats_enabled turned off by another run?) programs (id name run_cnt):" \
+			"$(cat "$T/by.progs")"
+	fi
+	if [ "$runs" -le $((calls + BYSTANDER_SLACK)) ]; then
+		ok "bystander: entry programs ran $runs times, at most the tree's $calls calls + $BYSTANDER_SLACK"
+	else
+		fail "bystander: entry programs ran at most the tree's calls + $BYSTANDER_SLACK" \
+			"entry programs ran $runs times; the tree made $calls calls (its trace);" \
+			"the bystander made $((2 * PAIRS)) calls; programs (id name run_cnt):" \
+			"$(cat "$T/by.progs")"
+	fi
+else
+	fail "bystander: the traced tree made its calls" "$(head -n 20 "$T/by.err")"
+	timeout 2 sh -c "echo go >'$T/by.go'"
+	kill -9 "$dm" 2>/dev/null
+	wait "$dm"
+	forget "$dm"
+fi
+echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
+
+# ---- 2. No link left behind -------------------------------------------------------------------
+# links_case SIGNAL: the daemon follows a tree of three processes (sh, two alloc_sequence waiting
+# for SIGUSR1) and is sent SIGNAL; every link it held while tracing must be gone within 5 s.
+links_case() {
+	local sig=$1 p=$T/links.$1 dm ids left i fx=()
+	"$D" -v -o /dev/null -- sh -c "'$FX/alloc_sequence' '$p.exp1' --threads 0 --wait '$p.ready1' &
+		'$FX/alloc_sequence' '$p.exp2' --threads 0 --wait '$p.ready2'; wait" 2>"$p.err" &
+	dm=$!
+	STARTED+=("$dm")
+	if ! wait_for "$p.ready1" . 20 || ! wait_for "$p.ready2" . 20 ||
+		! wait_for "$p.err" "alloctapd: recording" 10; then
+		fail "SIG$sig: the traced tree started" "$(head -n 20 "$p.err")"
+		cat "$p.ready1" "$p.ready2" 2>/dev/null | xargs -r kill -USR1 2>/dev/null
+		kill -9 "$dm" 2>/dev/null
+		wait "$dm"
+		forget "$dm"
+		return
+	fi
+	fx=("$(cat "$p.ready1")" "$(cat "$p.ready2")")
+	STARTED+=("${fx[@]}")
+	mapfile -t ids < <(link_ids "$dm")
+	left=$(links_left "${ids[@]}")
+	check_eq "SIG$sig: bpftool lists the ${#ids[@]} links the daemon holds" "$left" "${ids[*]}"
+	kill -"$sig" "$dm"
+	if ! wait_gone "$dm" 10; then
+		fail "SIG$sig: the daemon ends" "still running 10 s after SIG$sig"
+		kill -9 "$dm"
+	fi
+	wait "$dm"
+	rc=$?
+	forget "$dm"
+	[ "$sig" = INT ] && check_eq "SIGINT: the daemon exits 0" "$rc" 0 "$(head -n 20 "$p.err")"
+	if [ ${#ids[@]} -eq 0 ]; then
+		fail "SIG$sig: no link left behind" "the daemon held no BPF link while it traced"
+	else
+		for ((i = 0; i < 100; i++)); do
+			left=$(links_left "${ids[@]}")
+			[ -z "$left" ] && break
+			sleep 0.05
+		done
+		if [ -z "$left" ]; then
+			ok "SIG$sig: none of the ${#ids[@]} links the daemon held remains"
+		else
+			fail "SIG$sig: no link left behind" \
+				"5 s after the daemon's end, $(wc -w <<<"$left") of its ${#ids[@]} links remain: ids" \
+				"$left"
+		fi
+	fi
+	kill -USR1 "${fx[@]}" 2>/dev/null
+	wait_gone "${fx[0]}" 5 && forget "${fx[0]}"
+	wait_gone "${fx[1]}" 5 && forget "${fx[1]}"
+}
+links_case INT
+links_case KILL 2>/dev/null # bash's "Killed" line for the daemon's job
+
+# ---- 3. A fork storm, call for call -----------------------------------------------------------
+STORM=500
+for f in preload_tracer.so preload_exec; do
+	[ -e "$O/$f" ] || fail "fork storm: the oracle can run" "$O/$f is missing (make tests)"
+done
+LIBC=$(readlink -f "$(ldd "$FX/fork_storm" | awk '$1 == "libc.so.6" { print $3 }')")
+if [ -e "$O/preload_exec" ] && [ -f "$LIBC" ]; then
+	timeout -s KILL 60 "$D" --lib "$LIBC" -o "$T/storm.traced" -- "$O/preload_exec" \
+		"$O/preload_tracer.so" "$T/storm.oracle" "$FX/fork_storm" "$STORM" \
+		>"$T/storm.out" 2>"$T/storm.err" </dev/null
+	rc=$?
+	check_eq "fork storm: alloctapd and fork_storm $STORM exit 0" "$rc" 0 "$(head -n 20 "$T/storm.err")"
+	if [ -s "$T/storm.oracle" ] && ! grep -q '^preload_tracer:' "$T/storm.err"; then
+		ok "fork storm: the oracle wrote lines, and no call of its own reached the C library"
+	else
+		fail "fork storm: the oracle can run" "the LD_PRELOAD tracer wrote no line or said:" \
+			"$(grep '^preload_tracer:' "$T/storm.err" | head -n 5)"
+	fi
+	check_eq "fork storm: every process seen, nothing lost" \
+		"$(grep -E '^alloctapd: [0-9]+ events written, [0-9]+ events lost, [0-9]+ processes seen$' "$T/storm.err")" \
+		"alloctapd: $((5 * STORM + 2)) events written, 0 events lost, $((STORM + 1)) processes seen"
+	check_eq "fork storm: $((STORM + 1)) processes in the trace" \
+		"$(cut -d' ' -f1 "$T/storm.traced" | sort -u | wc -l)" $((STORM + 1))
+	python3 "$ROOT/tests/oracle/compare_threads.py" --name "fork storm" "$T/storm.traced" \
+		"$T/storm.oracle" >"$T/storm.cmp" 2>&1
+	rc=$?
+	echo "# $(head -n1 "$T/storm.cmp")"
+	if [ $rc -eq 0 ]; then
+		ok "fork storm: every process's calls identical in the trace and the oracle's log"
+	else
+		fail "fork storm: every process's calls identical in the trace and the oracle's log" \
+			"$(head -n 40 "$T/storm.cmp")"
+	fi
+else
+	[ -f "$LIBC" ] || fail "fork storm: the C library found" "ldd $FX/fork_storm names no libc.so.6"
+fi
+finish
