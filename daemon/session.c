@@ -535,6 +535,21 @@ static void print_ring_losses(struct at_session *d)
 		     at_program_name, line);
 }
 
+/* -v: what the links cost: attaching them for single processes, releasing those of ended
+ * processes during the trace, and the rest at the end. */
+static void print_links(const struct at_session *d)
+{
+	const struct at_probes *p = &d->probes;
+
+	if (p->attached)
+		DISPLAYLEVEL(3, "%s: %llu uprobe links attached for single processes, %.1f us "
+			     "each\n", at_program_name, (unsigned long long)p->attached,
+			     (double)p->attach_ns / 1e3 / (double)p->attached);
+	DISPLAYLEVEL(3, "%s: %llu links of ended processes closed during the trace; detaching "
+		     "at the end took %.1f ms\n", at_program_name,
+		     (unsigned long long)p->released, (double)d->detach_ns / 1e6);
+}
+
 static void print_summary(struct at_session *d)
 {
 	struct at_sink_stats st;
@@ -570,6 +585,7 @@ static void print_summary(struct at_session *d)
 	if (d->targets.unprobed)
 		DISPLAYLEVEL(2, "%s: %llu programs whose allocator could not be probed\n",
 			     at_program_name, (unsigned long long)d->targets.unprobed);
+	print_links(d);
 	if (d->targets.following)
 		DISPLAYLEVEL(3, "%s: %llu ptrace stops handled, %llu signals passed on\n",
 			     at_program_name, (unsigned long long)d->targets.follow.stops,
@@ -588,7 +604,9 @@ int at_session_finish(struct at_session *d, int rc)
 		at_follow_detach_all(&d->targets.follow, 2000);
 		reap_child(d);
 	}
+	uint64_t detach_start = at_now_ns();
 	at_detach_all(&d->probes);
+	d->detach_ns = at_now_ns() - detach_start;
 	d->unfinished = at_window_unfinished(d->bpf);
 	at_reorder_finish(&d->reorder);
 	at_proctable_flush(&d->table, &d->sink, UINT64_MAX);

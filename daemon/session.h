@@ -36,6 +36,7 @@ struct at_session {
 	struct at_targets targets;  /* what is traced, the files probed, following, the command */
 	int output_reported;        /* the output's error was reported already */
 	uint64_t unfinished;        /* calls of the window that never finished (lost) */
+	uint64_t detach_ns;         /* the end's detach took this long (-v) */
 	uint64_t pagesize;
 	volatile uint64_t *ring_pos[2]; /* consumer, producer positions (for -v) */
 };

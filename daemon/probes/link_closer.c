@@ -5,6 +5,9 @@
 
 #include "link_closer.h"
 
+/* A closing thread's stack: it calls close and nothing else. */
+#define CLOSER_STACK (64 * 1024)
+
 /* Takes descriptors one at a time and closes them, until told to stop with none left. */
 static void *closer_thread(void *arg)
 {
@@ -12,8 +15,10 @@ static void *closer_thread(void *arg)
 
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
+		c->waiting++;
 		while (c->n == 0 && !c->stopping)
 			pthread_cond_wait(&c->work, &c->lock);
+		c->waiting--;
 		if (c->n == 0)
 			break;
 		int fd = c->fds[--c->n];
@@ -30,25 +35,23 @@ static void *closer_thread(void *arg)
 	return NULL;
 }
 
-/* Starts the threads, with every signal blocked in them. 0, or -1 when none could start. */
-static int start_threads(struct at_link_closer *c)
+/* Starts up to want more threads (the lock held), with every signal blocked in them. */
+static void start_threads(struct at_link_closer *c, unsigned want)
 {
 	sigset_t all, old;
+	unsigned limit = c->nthreads + want < AT_CLOSER_THREADS ? c->nthreads + want
+								 : AT_CLOSER_THREADS;
+	pthread_attr_t attr;
 
-	if (!c->ready) {
-		if (pthread_mutex_init(&c->lock, NULL) != 0)
-			return -1;
-		pthread_cond_init(&c->work, NULL);
-		pthread_cond_init(&c->idle, NULL);
-		c->ready = 1;
-	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, CLOSER_STACK);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	while (c->nthreads < AT_CLOSER_THREADS &&
-	       pthread_create(&c->threads[c->nthreads], NULL, closer_thread, c) == 0)
+	while (c->nthreads < limit &&
+	       pthread_create(&c->threads[c->nthreads], &attr, closer_thread, c) == 0)
 		c->nthreads++;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return c->nthreads ? 0 : -1;
+	pthread_attr_destroy(&attr);
 }
 
 /* Room for n more descriptors in the queue (the lock held). 0, or -1. */
@@ -71,17 +74,22 @@ void at_link_closer_put(struct at_link_closer *c, const int *fds, unsigned n)
 {
 	if (n == 0)
 		return;
-	if ((c->nthreads == 0 && start_threads(c) < 0)) {
-		for (unsigned i = 0; i < n; i++)
-			close(fds[i]);
-		c->closed += n;
-		return;
+	if (!c->ready) {
+		pthread_mutex_init(&c->lock, NULL);
+		pthread_cond_init(&c->work, NULL);
+		pthread_cond_init(&c->idle, NULL);
+		c->ready = 1;
 	}
 	pthread_mutex_lock(&c->lock);
 	int queued = make_room(c, n) == 0;
 	if (queued) {
 		for (unsigned i = 0; i < n; i++)
 			c->fds[c->n++] = fds[i];
+		if (c->n > c->waiting)
+			start_threads(c, c->n - c->waiting);
+		queued = c->nthreads > 0;
+		if (!queued)
+			c->n -= n;
 		pthread_cond_broadcast(&c->work);
 	}
 	pthread_mutex_unlock(&c->lock);

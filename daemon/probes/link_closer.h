@@ -9,8 +9,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
-/* Threads that close at once: destroys that run side by side share their grace periods. */
-#define AT_CLOSER_THREADS 16
+/* Threads that close at most at once: destroys that run side by side share their grace
+ * periods, so a thread is started for each descriptor waiting, up to this many. */
+#define AT_CLOSER_THREADS 256
 
 struct at_link_closer {
 	pthread_mutex_t lock;
@@ -18,14 +19,16 @@ struct at_link_closer {
 	int *fds;            /* handed over, not taken by a thread yet */
 	unsigned n, cap;
 	unsigned busy;       /* descriptors a thread is closing now */
+	unsigned waiting;    /* threads waiting for a descriptor */
 	pthread_t threads[AT_CLOSER_THREADS];
 	unsigned nthreads;
 	int ready, stopping;
 	uint64_t closed;     /* descriptors closed, by the threads or by the caller */
 };
 
-/* Hands over n descriptors to be closed; the caller must not use them again. When no thread
- * can be started or no memory had, they are closed here, before the return. */
+/* Hands over n descriptors to be closed; the caller must not use them again. Threads are
+ * started for those no thread waits for. When no thread can be started or no memory had, they
+ * are closed here, before the return. */
 void at_link_closer_put(struct at_link_closer *c, const int *fds, unsigned n);
 
 /* Waits until every descriptor handed over is closed, then stops the threads. The closer can
