@@ -314,7 +314,7 @@ static __always_inline void thread_end(__u64 id)
 {
 	struct task_struct___at_exit *task = (void *)bpf_get_current_task_btf();
 
-	if (!is_traced(id >> 32) || BPF_CORE_READ(task, signal, live.counter) <= 0 ||
+	if (!is_target(id >> 32) || BPF_CORE_READ(task, signal, live.counter) <= 0 ||
 	    (BPF_CORE_READ(task, signal, flags) & AT_SIGNAL_GROUP_EXIT) ||
 	    !window_admits(AT_INFLIGHT_CALL))
 		return;

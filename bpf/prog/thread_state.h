@@ -6,13 +6,20 @@
 #ifndef ALLOCTAP_BPF_THREAD_STATE_H
 #define ALLOCTAP_BPF_THREAD_STATE_H
 
-static __always_inline int is_traced(__u32 tgid)
+/* Whether process tgid is a target, from the targets map (every process but the daemon with
+ * --all). For programs that every process runs (tracepoints). */
+static __always_inline int is_target(__u32 tgid)
 {
-	if (probes_bound)
-		return 1;
 	if (trace_all)
 		return tgid != self_tgid;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* Whether the process of a probe's call is traced: bound probes (probes_bound) run only for
+ * the process they are attached for, which the kernel has checked. */
+static __always_inline int is_traced(__u32 tgid)
+{
+	return probes_bound || is_target(tgid);
 }
 
 /* The key of a thread's slot: the address of its saved user registers (the probes' context; a

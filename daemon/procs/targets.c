@@ -40,15 +40,7 @@ static uint64_t event_seq(struct at_targets *d)
 
 int at_targets_bound(const struct at_targets *d)
 {
-	return !d->opt->follow && !d->opt->all;
-}
-
-/* For which processes pid's probes go in: pid's alone, except with --all (-1: every process). A
- * followed tree's processes are probed each for itself too, so that a process outside the tree
- * never takes a trap; the BPF program's target map stays a second filter there. */
-static pid_t probe_scope(const struct at_targets *d, pid_t pid)
-{
-	return d->opt->all ? -1 : pid;
+	return !d->opt->all;
 }
 
 /* The id of the file probed for family (1 to AT_OBJECTS_MAX), given now if it has none; 0 when
@@ -73,7 +65,7 @@ static uint32_t object_id(struct at_targets *d, uint64_t dev, uint64_t inode, un
 int at_targets_probe_family(struct at_targets *d, const char *path, unsigned family, pid_t pid,
 			    char *why, size_t whylen)
 {
-	pid_t scope = probe_scope(d, pid);
+	pid_t scope = at_targets_bound(d) ? pid : -1;
 	struct stat st;
 
 	if (family >= AT_FAMILY_COUNT) {
@@ -280,7 +272,7 @@ void at_targets_stop_loading(struct at_targets *d)
 static int await_libraries(struct at_targets *d, pid_t pid, const char *loader, char *why,
 			   size_t whylen)
 {
-	pid_t scope = probe_scope(d, pid);
+	pid_t scope = at_targets_bound(d) ? pid : -1;
 	uint32_t key = (uint32_t)pid;
 	struct stat st;
 

@@ -85,8 +85,9 @@ struct at_targets {
  * released once its probes are in). 0, or -1 after a message. */
 int at_targets_attach(struct at_targets *d);
 
-/* 1 when every probe is attached for one process (neither following new processes nor
- * tracing them all): the kernel then checks the process before the BPF program runs. */
+/* 1 when every probe is attached for one process (all but --all: a followed tree's processes
+ * are probed each for itself, so that no process outside the tree has a breakpoint): the
+ * kernel then checks the process before the BPF program runs. */
 int at_targets_bound(const struct at_targets *d);
 
 /* Probes the object at path for family's functions (enum at_family) for pid in the session's

@@ -55,13 +55,13 @@ static void close_session(struct at_session *d)
 	close(d->opt.dest.fd); /* the output's descriptor is ours */
 }
 
-/* The probes are bound to one process only when it neither follows nor traces every one. */
+/* The probes are bound to one process, following or not, unless it traces every one. */
 static void test_bound(void **state)
 {
 	(void)state;
 	static const struct {
 		int follow, all, bound;
-	} cases[] = { { 0, 0, 1 }, { 1, 0, 0 }, { 0, 1, 0 } };
+	} cases[] = { { 0, 0, 1 }, { 1, 0, 1 }, { 0, 1, 0 } };
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct at_session *d = open_session(cases[i].follow, cases[i].all);
