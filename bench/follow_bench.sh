@@ -33,9 +33,11 @@ for prog in "$PL" build/bench/link_cost "$D"; do
 		exit 1
 	fi
 done
+cores=$(nproc)
+[ "$cores" -gt 64 ] && cores=64 # pairloop's most
 THREADS="1"
-[ "$(nproc)" -gt 1 ] && THREADS="$THREADS $(nproc)"
-[ "$(nproc)" -gt 16 ] && THREADS="$THREADS 16"
+[ "$cores" -gt 16 ] && THREADS="$THREADS 16"
+[ "$cores" -gt 1 ] && THREADS="$THREADS $cores"
 TRACER=""
 
 # Whatever this script started ends with it (a timeout's TERM included): the tracer's tree
@@ -108,11 +110,27 @@ foreign_tracers() {
 	echo "$n"
 }
 
-# loop_ns THREADS: ns per pair of an untraced pairloop of PAIRS pairs a thread; counts in
-# $T/by.samples and $T/by.foreign the samples taken, and those begun beside another tracer.
+# sample TABLE: counts a measurement of TABLE about to begin, in $T/TABLE.samples, and in
+# $T/TABLE.foreign when another tracer runs beside it.
+sample() {
+	echo >>"$T/$1.samples"
+	[ "$(foreign_tracers)" -gt 0 ] && echo >>"$T/$1.foreign"
+	return 0
+}
+
+# foreign_note TABLE WHAT: a note saying how many of TABLE's measurements (WHAT) began beside
+# another tracer; nothing when none did.
+foreign_note() {
+	local n=0
+	[ -f "$T/$1.foreign" ] && n=$(wc -l <"$T/$1.foreign")
+	[ "$n" -gt 0 ] && echo "(note: $n of the $(wc -l <"$T/$1.samples") $2 began while another" \
+		"tracer (alloctapd, bpftrace) ran: a following one traps them too)"
+	return 0
+}
+
+# loop_ns THREADS: ns per pair of an untraced pairloop of PAIRS pairs a thread.
 loop_ns() {
-	echo >>"$T/by.samples"
-	[ "$(foreign_tracers)" -gt 0 ] && echo >>"$T/by.foreign"
+	sample by
 	"$PL" "$PAIRS" "$1" | ns_of
 }
 
@@ -125,7 +143,6 @@ ratio() {
 # ---- 1. the bystander ----
 echo "follow: a bystander's malloc+free pair (bench/pairloop, glibc, outside the traced tree)," \
 	"$PAIRS pairs per thread, median of $ROUNDS rounds, ns; $(nproc) cores"
-other_tracers
 rm -f "$T"/by.*
 for _ in $(seq "$ROUNDS"); do
 	for t in $THREADS; do loop_ns "$t" >>"$T/by.bare.$t"; done
@@ -152,10 +169,7 @@ for t in $THREADS; do
 done
 echo "(following: while alloctapd -q -o /dev/null -- sleep follows its tree; no-follow: the same"
 echo " with --no-follow; traced tree: pairloop as the traced command, -f binary to /dev/null)"
-foreign=0
-[ -f "$T/by.foreign" ] && foreign=$(wc -l <"$T/by.foreign")
-[ "$foreign" -gt 0 ] && echo "(note: $foreign of the $(wc -l <"$T/by.samples") untraced loops" \
-	"began while another tracer (alloctapd, bpftrace) ran: a following one traps them too)"
+foreign_note by "bystander loops"
 
 # ---- 2. a tree of PROCS processes ----
 # tree_cmd N: the shell loop that starts N processes (/bin/true), as one argument.
@@ -164,6 +178,7 @@ tree_cmd() { echo "for i in \$(seq $1); do /bin/true; done"; }
 # tree_ms WAY N: the wall time in ms of the N-process tree run the way WAY.
 tree_ms() {
 	local t0 t1
+	sample tree
 	t0=$(now_ns)
 	case $1 in
 	untraced) sh -c "$(tree_cmd "$2")" ;;
@@ -195,6 +210,7 @@ for way in untraced followed no-follow; do
 done
 echo "(added/proc: the tree's wall time less the untraced one's, over $PROCS; net/proc: the same"
 echo " less the one-process tree's, over $((PROCS - 1)): the daemon's start and end left out)"
+foreign_note tree trees
 
 # ---- 3. the end ----
 echo
@@ -204,11 +220,13 @@ rm -f "$T"/end.*
 for _ in $(seq "$ROUNDS"); do
 	# after the tree's last process: its last command writes the stamp, then the shell exits
 	rm -f "$T/stamp"
+	sample end
 	"$D" -q -o /dev/null -- sh -c "$(tree_cmd "$PROCS"); date +%s%N >$T/stamp"
 	t1=$(now_ns)
 	[ -s "$T/stamp" ] && echo $(((t1 - $(cat "$T/stamp")) / 1000)) >>"$T/end.exit"
 	# after SIGINT, sent once the loop is done; the tree's last command (sleep) then ends
 	rm -f "$T/stamp" "$T/sleeper.pid"
+	sample end
 	"$D" -q -o /dev/null -- sh -c "$(tree_cmd "$PROCS"); echo \$\$ >$T/sleeper.pid;
 		date +%s%N >$T/stamp; exec sleep 600" &
 	dm=$!
@@ -236,6 +254,7 @@ for e in exit int; do
 	awk -v l="$label" -v m="$(median <"$T/end.$e")" -v w="$(sort -g "$T/end.$e" | tail -n 1)" \
 		'BEGIN { printf "%-36s %10.1f %10.1f\n", l, m / 1000, w / 1000 }'
 done
+foreign_note end runs
 
 # ---- 4. a link's price ----
 echo
