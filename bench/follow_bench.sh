@@ -19,7 +19,9 @@
 # them together; medians over the rounds. A tracer is ready when it holds BPF links and their
 # count has stood still for 0.3 s.
 # Settings (environment): ROUNDS (bystander and end rounds, default 5), PAIRS per thread
-# (default 100000), TREE_ROUNDS (default 9), PROCS (default 200), LINK_ROUNDS (default 5).
+# (default 100000), THREADS (the bystander's thread counts, a list, default "1 nproc", with 16
+# between where nproc > 16), TREE_ROUNDS (default 9), PROCS (default 200), LINK_ROUNDS
+# (default 5).
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup follow
@@ -33,11 +35,13 @@ for prog in "$PL" build/bench/link_cost "$D"; do
 		exit 1
 	fi
 done
-cores=$(nproc)
-[ "$cores" -gt 64 ] && cores=64 # pairloop's most
-THREADS="1"
-[ "$cores" -gt 16 ] && THREADS="$THREADS 16"
-[ "$cores" -gt 1 ] && THREADS="$THREADS $cores"
+if [ -z "${THREADS:-}" ]; then
+	cores=$(nproc)
+	[ "$cores" -gt 64 ] && cores=64 # pairloop's most
+	THREADS="1"
+	[ "$cores" -gt 16 ] && THREADS="$THREADS 16"
+	[ "$cores" -gt 1 ] && THREADS="$THREADS $cores"
+fi
 TRACER=""
 
 # Whatever this script started ends with it (a timeout's TERM included): the tracer's tree
