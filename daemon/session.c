@@ -586,6 +586,10 @@ static void print_summary(struct at_session *d)
 		DISPLAYLEVEL(2, "%s: %llu programs whose allocator could not be probed\n",
 			     at_program_name, (unsigned long long)d->targets.unprobed);
 	print_links(d);
+	if (d->targets.scrubbed)
+		DISPLAYLEVEL(3, "%s: %llu untraced processes made by fork had their inherited "
+			     "breakpoints taken out\n", at_program_name,
+			     (unsigned long long)d->targets.scrubbed);
 	if (d->targets.following)
 		DISPLAYLEVEL(3, "%s: %llu ptrace stops handled, %llu signals passed on\n",
 			     at_program_name, (unsigned long long)d->targets.follow.stops,

@@ -7,7 +7,10 @@
 #  2. after SIGINT of the daemon, and after kill -9 of it, none of the BPF links it held while
 #     it traced a tree of three processes exists any more;
 #  3. a fork storm (fork_storm: 500 children forked at once, five known calls each) is traced
-#     exactly, call for call, against the LD_PRELOAD oracle (tests/oracle).
+#     exactly, call for call, against the LD_PRELOAD oracle (tests/oracle);
+#  4. with --pid alone, a child the traced process makes by fork (a subshell) is not traced: the
+#     breakpoint it inherited at malloc's site is taken out of its memory (the file's own byte is
+#     back there), while the traced process keeps its own.
 # The daemon's programs and links are found through its own descriptors (/proc/PID/fdinfo), so
 # another tracer's on the same machine are never counted (bpftool's "pids" would name them too,
 # but only a bpftool built with skeletons has it, and Debian 12's is not); bpftool gives the
@@ -253,4 +256,65 @@ if [ -e "$O/preload_exec" ] && [ -f "$LIBC" ]; then
 else
 	[ -f "$LIBC" ] || fail "fork storm: the C library found" "ldd $FX/fork_storm names no libc.so.6"
 fi
+# ---- 4. --pid alone: a child made by fork keeps no breakpoint -------------------------------
+# byte_at PID FILE OFFSET: the byte (two hex digits) at OFFSET of FILE in PID's executable
+# mapping of it, read from /proc/PID/mem; empty when PID does not map that part.
+byte_at() {
+	python3 - "$@" <<'PY'
+import os, sys
+pid, path, off = sys.argv[1], os.path.realpath(sys.argv[2]), int(sys.argv[3])
+st = os.stat(path)
+for line in open(f"/proc/{pid}/maps"):
+    f = line.split()
+    if len(f) < 6 or "x" not in f[1] or int(f[4]) != st.st_ino:
+        continue
+    start, end = (int(x, 16) for x in f[0].split("-"))
+    base = int(f[2], 16)
+    if base <= off < base + end - start:
+        with open(f"/proc/{pid}/mem", "rb") as m:
+            m.seek(start + off - base)
+            print(m.read(1).hex())
+        break
+PY
+}
+fork_case() {
+	local p=$T/fork sh dm child lib site want i got parent hex delta
+	mkfifo "$p.1" "$p.2"
+	sh -c "read x <'$p.1'; (read y <'$p.2'); exit 0" &
+	sh=$!
+	STARTED+=("$sh")
+	"$D" -v -o /dev/null --pid "$sh" 2>"$p.err" &
+	dm=$!
+	STARTED+=("$dm")
+	if ! wait_for "$p.err" "alloctapd: recording" 10; then
+		fail "--pid, a forked child: the daemon attached" "$(head -n 20 "$p.err")"
+		return
+	fi
+	read -r lib hex delta < <(sed -n \
+		's/^alloctapd: probe malloc: \(.*\)+0x\([0-9a-f]*\), .* at +\([0-9]*\) .*/\1 \2 \3/p' "$p.err")
+	site=$((16#${hex:-0} + ${delta:-0}))
+	want=$(od -An -tx1 -j "$site" -N1 "$lib" | tr -d ' ')
+	echo go >"$p.1" # the shell forks its subshell, which waits on $p.2
+	for ((i = 0; i < 100; i++)); do
+		child=$(pgrep -P "$sh" | head -n 1)
+		[ -n "$child" ] && got=$(byte_at "$child" "$lib" "$site") && [ "$got" = "$want" ] && break
+		sleep 0.05
+	done
+	parent=$(byte_at "$sh" "$lib" "$site")
+	check_eq "--pid, a forked child: the traced shell has its breakpoint at malloc ($lib+$site)" \
+		"$parent" cc
+	check_eq "--pid, a forked child (pid ${child:-none}): malloc's own byte is back at its site" \
+		"${got:-none}" "$want" "$(grep -i "breakpoints\|fork" "$p.err" | head -n 5)"
+	echo go >"$p.2"
+	wait "$sh"
+	forget "$sh"
+	kill -INT "$dm"
+	wait "$dm"
+	check_eq "--pid, a forked child: the daemon exits 0 and counts it" "$?:$(grep -c \
+		'^alloctapd: 1 untraced processes made by fork had their inherited breakpoints taken out$' \
+		"$p.err")" 0:1 "$(tail -n 5 "$p.err")"
+	forget "$dm"
+}
+fork_case
+
 finish

@@ -20,6 +20,7 @@
 #include "event.h"
 #include "prim.h"
 #include "probe_site.h"
+#include "scrub.h"
 #include "arch.h"
 
 struct probed_function {
@@ -314,6 +315,8 @@ struct at_plan {
 		uint64_t site, function;
 	} sites[16]; /* the functions' sites, for naming one in a refusal's message */
 	unsigned nsites;
+	struct at_site_byte bytes[PLAN_LINKS * PLAN_SITES]; /* every site, its original byte */
+	unsigned nbytes;
 };
 
 /* Adds to plan a link of prog at the n sites (none: nothing); cookies NULL: every cookie 0. */
@@ -471,6 +474,24 @@ static void plan_links(struct at_bpf *bpf, struct at_plan *plan, unsigned family
 	plan_add(plan, AT_BPF_INTERNAL_CALL, 0, internal->call_offsets, NULL, internal->ncalls);
 }
 
+/* Keeps the original first byte of every site of plan, read from its file (scrub.h). 0, or -1
+ * with a reason in why. */
+static int keep_bytes(struct at_plan *plan, const char *path, char *why, size_t whylen)
+{
+	for (unsigned i = 0; i < plan->nlinks; i++)
+		for (unsigned k = 0; k < plan->link[i].n; k++) {
+			struct at_site_byte *b = &plan->bytes[plan->nbytes++];
+
+			b->offset = plan->link[i].offsets[k];
+			if (pread(plan->fd, &b->insn, 1, (off_t)b->offset) != 1) {
+				snprintf(why, whylen, "cannot read %s at 0x%llx", path,
+					 (unsigned long long)b->offset);
+				return -1;
+			}
+		}
+	return 0;
+}
+
 /* Works out the links of the object at path for family (its ELF read once), with a descriptor
  * of the file kept. The plan, or NULL with a reason in why. */
 static struct at_plan *make_plan(struct at_bpf *bpf, struct at_probes *p, const char *path,
@@ -499,6 +520,11 @@ static struct at_plan *make_plan(struct at_bpf *bpf, struct at_probes *p, const 
 	at_elf_close(&e);
 	if (plan)
 		plan_links(bpf, plan, family, object, f, (unsigned)n, &internal);
+	if (plan && keep_bytes(plan, path, why, whylen) < 0) {
+		close(plan->fd);
+		free(plan);
+		return NULL;
+	}
 	return plan;
 }
 
@@ -568,6 +594,33 @@ int at_attach_again(struct at_bpf *bpf, struct at_probes *p, uint32_t object, pi
 	return apply_plan(bpf, p, plan, path, pid, why, whylen);
 }
 
+int at_probes_scrub(const struct at_probes *p, pid_t pid)
+{
+	struct stat st;
+	int restored = 0;
+
+	for (unsigned i = 0; i < AT_OBJECTS_MAX; i++) {
+		const struct at_plan *plan = p->plans[i];
+		int n;
+
+		if (!plan || fstat(plan->fd, &st) < 0)
+			continue;
+		if ((n = at_scrub_sites(pid, st.st_dev, st.st_ino, plan->bytes, plan->nbytes)) < 0)
+			return -1;
+		restored += n;
+	}
+	for (unsigned i = 0; i < p->nloaders; i++) {
+		const struct at_loader_site *l = &p->loaders[i];
+		const struct at_site_byte site = { l->offset, l->insn };
+		int n = at_scrub_sites(pid, l->dev, l->ino, &site, 1);
+
+		if (n < 0)
+			return -1;
+		restored += n;
+	}
+	return restored;
+}
+
 unsigned at_release_pid(struct at_probes *p, pid_t pid)
 {
 	int fds[64];
@@ -618,6 +671,9 @@ static int loader_site(struct at_probes *p, const char *path, struct at_loader_s
 	uint64_t r_debug, cookie = 0;
 	if (found && at_elf_find_object(&e, "_r_debug", &r_debug) == 1)
 		cookie = r_debug + AT_R_DEBUG_STATE - vaddr;
+	uint8_t insn = AT_SCRUB_BREAKPOINT; /* unknown: never written back */
+	if (found && pread(e.fd, &insn, 1, (off_t)offset) != 1)
+		insn = AT_SCRUB_BREAKPOINT;
 	int known = fstat(e.fd, &st) == 0;
 	at_elf_close(&e);
 	if (!found) {
@@ -625,7 +681,7 @@ static int loader_site(struct at_probes *p, const char *path, struct at_loader_s
 			 "knows", path);
 		return -1;
 	}
-	*site = (struct at_loader_site){ st.st_dev, st.st_ino, offset, cookie };
+	*site = (struct at_loader_site){ st.st_dev, st.st_ino, offset, cookie, insn };
 	if (known && p->nloaders < AT_MAX_LOADERS)
 		p->loaders[p->nloaders++] = *site;
 	return 0;

@@ -32,9 +32,10 @@ struct at_link {
 
 struct at_plan; /* an object's links, worked out once from its ELF (attach.c) */
 
-/* A dynamic loader's _dl_debug_state, found once. */
+/* A dynamic loader's _dl_debug_state, found once, and the first byte of its code. */
 struct at_loader_site {
 	uint64_t dev, ino, offset, cookie;
+	uint8_t insn;
 };
 
 /* The probes planted. Starts zeroed; at_detach_all releases everything. */
@@ -75,6 +76,11 @@ int at_attach_object(struct at_bpf *bpf, struct at_probes *p, const char *path, 
  * in why (object never attached, or the kernel refused). */
 int at_attach_again(struct at_bpf *bpf, struct at_probes *p, uint32_t object, pid_t pid,
 		    char *why, size_t whylen);
+
+/* Takes out of process pid, which is not traced, the breakpoints of every probe that it
+ * carries from its creator (a child made by fork copies its creator's memory), by putting back
+ * the sites' original bytes (scrub.h). Returns how many were, or -1 with errno set. */
+int at_probes_scrub(const struct at_probes *p, pid_t pid);
 
 /* Hands the links attached for pid alone to threads that close them (link_closer.h): pid has
  * ended, or its thread group leader did (an exec from another thread). Returns how many. */

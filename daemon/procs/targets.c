@@ -455,11 +455,13 @@ static void follow(struct at_targets *d, pid_t pid)
 	}
 	if (at_follow_seize(&d->follow, pid) < 0)
 		follow_late(d, pid, strerror(errno));
-	/* a program executed by a thread created later is picked up through process events */
-	if (d->following && d->follow.scope == AT_FOLLOW_EXECS && d->events.fd < 0 &&
+	/* a program executed by a thread created later is picked up through process events, and
+	 * a process made by fork is told of there (its inherited breakpoints go) */
+	if (d->following && d->follow.scope != AT_FOLLOW_TREE && d->events.fd < 0 &&
 	    at_procevents_open(&d->events) < 0)
 		DISPLAYLEVEL(2, "%s: cannot listen to process events (%s): a program executed by a "
-			     "thread created after the attach is not followed\n", at_program_name,
+			     "thread created after the attach is not followed, and a process made "
+			     "by fork takes the trap on every call\n", at_program_name,
 			     strerror(errno));
 	d->ops->hold_threads(d->ctx, d->following && !d->late); /* held threads need a tracer */
 }
@@ -511,6 +513,20 @@ static void all_executed(struct at_targets *d, const struct at_procevent *e)
 	probe_other_families(d, e->pid);
 }
 
+/* pid, a new process that a traced one made and that is not traced (not following): its
+ * inherited breakpoints are taken out, so that it takes no trap (scrub.h). */
+static void scrub(struct at_targets *d, pid_t pid)
+{
+	int n = at_probes_scrub(d->probes, pid);
+
+	if (n > 0)
+		d->scrubbed++;
+	if (n < 0 && errno != ENOENT && errno != ESRCH)
+		DISPLAYLEVEL(3, "%s: pid %d, made by a traced process: cannot take out the "
+			     "breakpoints it inherited (%s): it takes the trap on every call, "
+			     "unrecorded\n", at_program_name, (int)pid, strerror(errno));
+}
+
 /* One connector event: a process or program picked up late, or (--all) a program whose
  * allocator may be new. */
 static void on_procevent(void *arg, const struct at_procevent *e)
@@ -534,6 +550,8 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 			   take_in(d, e->pid, e->parent, AT_ATZ_PROCESS_LATE, 0) == 0) {
 			copy_probes(d, e->pid, e->parent);
 			d->late_processes++;
+		} else if (!d->opt->follow && at_proctable_traced(d->table, e->parent)) {
+			scrub(d, e->pid);
 		}
 		break;
 	case AT_PROCEVENT_EXEC:

@@ -74,6 +74,8 @@ struct at_targets {
 				      * programs are picked up after their first calls */
 	uint64_t late_processes;     /* processes and programs picked up late */
 	uint64_t unprobed;           /* programs whose allocator could not be probed */
+	uint64_t scrubbed;           /* processes made by traced ones, not traced, whose
+				      * inherited breakpoints were taken out */
 	uint64_t unchecked;          /* --all: programs that ended before their allocator could
 				      * be looked at (their calls may be missing) */
 	struct at_launch child;      /* the command launched */
