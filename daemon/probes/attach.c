@@ -594,10 +594,16 @@ int at_attach_again(struct at_bpf *bpf, struct at_probes *p, uint32_t object, pi
 	return apply_plan(bpf, p, plan, path, pid, why, whylen);
 }
 
-int at_probes_scrub(const struct at_probes *p, pid_t pid)
+int at_probes_scrub(const struct at_probes *p, pid_t pid, pid_t creator)
 {
 	struct stat st;
-	int restored = 0;
+	int restored = 0, shares = at_scrub_shares_memory(pid, creator);
+
+	if (shares != 0) {
+		if (shares < 0 && errno != ESRCH)
+			errno = EOPNOTSUPP;
+		return shares < 0 ? -1 : 0;
+	}
 
 	for (unsigned i = 0; i < AT_OBJECTS_MAX; i++) {
 		const struct at_plan *plan = p->plans[i];

@@ -79,8 +79,10 @@ int at_attach_again(struct at_bpf *bpf, struct at_probes *p, uint32_t object, pi
 
 /* Takes out of process pid, which is not traced, the breakpoints of every probe that it
  * carries from its creator (a child made by fork copies its creator's memory), by putting back
- * the sites' original bytes (scrub.h). Returns how many were, or -1 with errno set. */
-int at_probes_scrub(const struct at_probes *p, pid_t pid);
+ * the sites' original bytes (scrub.h). Nothing while it shares its creator's memory (vfork:
+ * those breakpoints are the creator's), or when that cannot be told (EOPNOTSUPP). Returns how
+ * many were put back, or -1 with errno set. */
+int at_probes_scrub(const struct at_probes *p, pid_t pid, pid_t creator);
 
 /* Hands the links attached for pid alone to threads that close them (link_closer.h): pid has
  * ended, or its thread group leader did (an exec from another thread). Returns how many. */

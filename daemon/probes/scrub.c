@@ -2,8 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <linux/kcmp.h>
 
 #include "procmaps.h"
 #include "scrub.h"
@@ -39,6 +42,13 @@ static int scrub_mapping(const struct at_procmaps_entry *e, void *arg)
 			s->restored++;
 	}
 	return 0;
+}
+
+int at_scrub_shares_memory(pid_t pid, pid_t other)
+{
+	long rc = syscall(SYS_kcmp, pid, other, KCMP_VM, 0, 0);
+
+	return rc < 0 ? -1 : rc == 0;
 }
 
 int at_scrub_sites(pid_t pid, uint64_t dev, uint64_t inode, const struct at_site_byte *sites,

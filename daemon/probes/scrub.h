@@ -20,6 +20,11 @@ struct at_site_byte {
 	uint8_t insn;
 };
 
+/* Whether process pid shares its memory with process other (a vfork child, until its exec:
+ * its breakpoints are the other's): 1, 0, or -1 with errno set when the kernel cannot tell
+ * (kcmp). A child that does not share it at its creation never shares it later. */
+int at_scrub_shares_memory(pid_t pid, pid_t other);
+
 /* Puts back, in process pid, the first byte of each of the n sites of the file (dev, inode)
  * that holds a breakpoint there, in each of the process's executable mappings of the file. The
  * process's memory is opened before its mappings are read, so that an exec meanwhile leaves the

@@ -513,11 +513,11 @@ static void all_executed(struct at_targets *d, const struct at_procevent *e)
 	probe_other_families(d, e->pid);
 }
 
-/* pid, a new process that a traced one made and that is not traced (not following): its
- * inherited breakpoints are taken out, so that it takes no trap (scrub.h). */
-static void scrub(struct at_targets *d, pid_t pid)
+/* pid, a new process that traced process creator made and that is not traced (not
+ * following): its inherited breakpoints are taken out, so that it takes no trap (scrub.h). */
+static void scrub(struct at_targets *d, pid_t pid, pid_t creator)
 {
-	int n = at_probes_scrub(d->probes, pid);
+	int n = at_probes_scrub(d->probes, pid, creator);
 
 	if (n > 0)
 		d->scrubbed++;
@@ -551,7 +551,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 			copy_probes(d, e->pid, e->parent);
 			d->late_processes++;
 		} else if (!d->opt->follow && at_proctable_traced(d->table, e->parent)) {
-			scrub(d, e->pid);
+			scrub(d, e->pid, e->parent);
 		}
 		break;
 	case AT_PROCEVENT_EXEC:

@@ -1,10 +1,12 @@
 /* test_daemon_scrub.c: unit tests of daemon/probes/scrub.c: a forked child's inherited
  * breakpoints go, in its executable mappings of the file only, at the right addresses (a mapping
  * that starts past the file's first page too); its parent keeps its own; a site whose original
- * byte is the breakpoint's stays; a process that is gone is an error. */
+ * byte is the breakpoint's stays; a process that is gone is an error; whether a child shares
+ * its parent's memory (vfork). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,10 +116,34 @@ static void test_scrub(void **state)
 	close(fd);
 }
 
+/* A vfork child shares its parent's memory (its breakpoints are the parent's); a fork child
+ * does not; a process that is gone cannot be told. */
+static void test_shares_memory(void **state)
+{
+	(void)state;
+	int status;
+	pid_t v = vfork();
+
+	if (v == 0)
+		_exit(at_scrub_shares_memory(getpid(), getppid()) == 1 ? 0 : 1);
+	assert_int_equal(waitpid(v, &status, 0), v);
+	assert_int_equal(status, 0);
+	pid_t f = fork();
+	if (f == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(at_scrub_shares_memory(f, getpid()), 0);
+	kill(f, SIGKILL);
+	assert_int_equal(waitpid(f, &status, 0), f);
+	assert_int_equal(at_scrub_shares_memory(f, getpid()), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrub),
+		cmocka_unit_test(test_shares_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
