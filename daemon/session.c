@@ -334,6 +334,7 @@ int at_session_open(struct at_session *d)
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+	at_launch_raise_nofile(&d->targets.child);
 	if (wire_targets(d) < 0 ||
 	    at_proctable_init(&d->table, at_format_records(d->opt.format)) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));

@@ -10,7 +10,9 @@
 #     exactly, call for call, against the LD_PRELOAD oracle (tests/oracle);
 #  4. with --pid alone, a child the traced process makes by fork (a subshell) is not traced: the
 #     breakpoint it inherited at malloc's site is taken out of its memory (the file's own byte is
-#     back there), while the traced process keeps its own.
+#     back there), while the traced process keeps its own;
+#  5. the daemon holds links for every traced process: its soft limit of open descriptors is
+#     raised to the hard one, and a launched command still gets the limit it was given.
 # The daemon's programs and links are found through its own descriptors (/proc/PID/fdinfo), so
 # another tracer's on the same machine are never counted (bpftool's "pids" would name them too,
 # but only a bpftool built with skeletons has it, and Debian 12's is not); bpftool gives the
@@ -316,5 +318,30 @@ fork_case() {
 	forget "$dm"
 }
 fork_case
+
+# ---- 5. Descriptors: the daemon's limit raised, the command's kept -------------------------
+nofile_case() {
+	local p=$T/nofile hard got daemon
+	hard=$(ulimit -Hn)
+	[ "$hard" = unlimited ] && hard=$(cat /proc/sys/fs/nr_open)
+	if [ "$hard" -le 1000 ]; then
+		fail "descriptors: a hard limit above 1000 to test with" "ulimit -Hn is $hard"
+		return
+	fi
+	mkfifo "$p.go"
+	got=$(ulimit -Sn 1000
+		"$D" -q -o /dev/null -- sh -c "ulimit -Sn; read x <'$p.go'" 2>"$p.err" &
+		daemon=$!
+		for ((i = 0; i < 100; i++)); do
+			grep -q "^Max open files" /proc/$daemon/limits 2>/dev/null && [ -n "$(pgrep -P $daemon)" ] && break
+			sleep 0.05
+		done
+		awk '/^Max open files/ { print "daemon " $4 }' /proc/$daemon/limits
+		echo go >"$p.go"
+		wait $daemon)
+	check_eq "descriptors: the daemon's soft limit is the hard one, the command keeps 1000" \
+		"$(echo "$got" | sort | tr '\n' ' ')" "1000 daemon $hard " "$(cat "$p.err")"
+}
+nofile_case
 
 finish

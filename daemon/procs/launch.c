@@ -65,8 +65,20 @@ static void say_exec_failed(void)
 		_exit(127);
 }
 
-/* The child: waits for the go byte, then execs. Only system calls from here on. */
-static void run_child(int wait_fd, const char *path, char *const argv[])
+void at_launch_raise_nofile(struct at_launch *l)
+{
+	struct rlimit raised;
+
+	if (getrlimit(RLIMIT_NOFILE, &l->nofile) < 0 || l->nofile.rlim_cur >= l->nofile.rlim_max)
+		return;
+	raised = (struct rlimit){ l->nofile.rlim_max, l->nofile.rlim_max };
+	l->nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
+}
+
+/* The child: waits for the go byte, then execs, with the limits the daemon had. Only system
+ * calls from here on. */
+static void run_child(const struct at_launch *l, int wait_fd, const char *path,
+		      char *const argv[])
 {
 	char go;
 	ssize_t n;
@@ -75,6 +87,8 @@ static void run_child(int wait_fd, const char *path, char *const argv[])
 	if (n != 1)
 		_exit(127);
 	close(wait_fd);
+	if (l->nofile_raised && setrlimit(RLIMIT_NOFILE, &l->nofile) < 0)
+		_exit(127);
 	execve(path, argv, environ);
 	say_exec_failed();
 	_exit(127);
@@ -96,7 +110,7 @@ int at_launch_start(struct at_launch *l, const char *path, char *const argv[])
 	}
 	if (l->pid == 0) {
 		close(fds[1]);
-		run_child(fds[0], path, argv);
+		run_child(l, fds[0], path, argv);
 	}
 	close(fds[0]);
 	l->go_fd = fds[1];

@@ -3,12 +3,20 @@
 #define ALLOCTAP_LAUNCH_H
 
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct at_launch {
 	pid_t pid;
 	int go_fd; /* write end of the pipe the child waits on */
+	struct rlimit nofile; /* the command's limit of descriptors (at_launch_raise_nofile) */
+	int nofile_raised;
 };
+
+/* Raises the daemon's soft limit of open descriptors to its hard limit (every traced process
+ * holds some of its links), keeping the limit it had for the command it launches, which gets
+ * that one back before its exec. */
+void at_launch_raise_nofile(struct at_launch *l);
 
 /* Resolves a command name the way execvp would (PATH search when it has no '/').
  * 0 with the path in out, or -1. */
