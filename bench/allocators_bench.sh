@@ -12,10 +12,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-5}
 pairloop_setup allocators
-if [ ! -x "$PL" ]; then
-	echo "allocators bench: $PL is not built (make bench builds it)"
-	exit 1
-fi
+need_built "allocators bench" "$PL"
 
 # one_run ALLOCATOR MODE THREADS: the ns per pair of one run.
 one_run() {

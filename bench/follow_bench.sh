@@ -29,12 +29,7 @@ ROUNDS=${ROUNDS:-5}
 TREE_ROUNDS=${TREE_ROUNDS:-9}
 PROCS=${PROCS:-200}
 LINK_ROUNDS=${LINK_ROUNDS:-5}
-for prog in "$PL" build/bench/link_cost "$D"; do
-	if [ ! -x "$prog" ]; then
-		echo "follow bench: $prog is not built (make bench builds it)"
-		exit 1
-	fi
-done
+need_built "follow bench" "$PL" build/bench/link_cost "$D"
 if [ -z "${THREADS:-}" ]; then
 	cores=$(nproc)
 	[ "$cores" -gt 64 ] && cores=64 # pairloop's most
@@ -101,24 +96,11 @@ stop_tracer() {
 	TRACER=""
 }
 
-# foreign_tracers: how many alloctapd and bpftrace processes run now that this shell did not
-# start (their probes, when they follow a tree, trap the bystander too).
-foreign_tracers() {
-	local p mine n=0
-	mine=" $(jobs -p | tr '\n' ' ') "
-	for p in /proc/[0-9]*; do
-		case $(cat "$p"/comm 2>/dev/null) in
-		alloctapd | bpftrace) [[ "$mine" == *" ${p#/proc/} "* ]] || n=$((n + 1)) ;;
-		esac
-	done
-	echo "$n"
-}
-
 # sample TABLE: counts a measurement of TABLE about to begin, in $T/TABLE.samples, and in
 # $T/TABLE.foreign when another tracer runs beside it.
 sample() {
 	echo >>"$T/$1.samples"
-	[ "$(foreign_tracers)" -gt 0 ] && echo >>"$T/$1.foreign"
+	[ "$(count_other_tracers)" -gt 0 ] && echo >>"$T/$1.foreign"
 	return 0
 }
 

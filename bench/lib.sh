@@ -183,10 +183,18 @@ attach_run() {
 			ns, w, l, cpu - cpu0, rss, mem }' "$prefix".err "$prefix".ru >"$prefix".res
 }
 
-# other_tracers: a note counting the alloctapd and bpftrace processes running now that this shell
-# did not start (nothing when none): their probes on a shared C library trap every process
-# that maps it (in follow or --all mode), the benchmark's untraced loop too.
-other_tracers() {
+# need_built PART PROG...: exits 1, naming it, at the first PROG not built.
+need_built() {
+	local part=$1 prog
+	shift
+	for prog in "$@"; do
+		[ -x "$prog" ] || { echo "$part: $prog is not built (make bench builds it)"; exit 1; }
+	done
+}
+
+# count_other_tracers: how many alloctapd and bpftrace processes run now that this shell did
+# not start.
+count_other_tracers() {
 	local p mine n=0
 	mine=" $(jobs -p | tr '\n' ' ') "
 	for p in /proc/[0-9]*; do
@@ -194,6 +202,16 @@ other_tracers() {
 		alloctapd | bpftrace) [[ "$mine" == *" ${p#/proc/} "* ]] || n=$((n + 1)) ;;
 		esac
 	done
+	echo "$n"
+}
+
+# other_tracers: a note counting the alloctapd and bpftrace processes running now that this shell
+# did not start (nothing when none): probes for every process on a shared C library (--all, a
+# bpftrace uprobe, an alloctapd older than probes per process) trap the benchmark's untraced
+# loop too.
+other_tracers() {
+	local n
+	n=$(count_other_tracers)
 	[ "$n" -gt 0 ] && echo "(note: other tracers (alloctapd, bpftrace) running at this moment: $n;" \
 		"their probes on a shared C library may trap these loops too)"
 	return 0

@@ -19,9 +19,7 @@ R=build/alloctap-replay
 DIRECT=build/bench/replay_direct
 
 ATZ=build/bench/atz_tool
-for f in "$R" "$DIRECT" "$ATZ"; do
-	[ -x "$f" ] || { echo "replay bench: $f is not built (make bench builds it)"; exit 1; }
-done
+need_built "replay bench" "$R" "$DIRECT" "$ATZ"
 
 # The genlog workload, or an awk stand-in when genlog or munge are missing.
 make_genlog() {

@@ -25,12 +25,7 @@ pairloop_setup scaling
 ROUNDS=${ROUNDS:-5}
 PAIRS=${PAIRS:-50000}
 MODES=${MODES:-bare floor binary text stacks}
-for prog in "$PL" build/bench/rusage_of "$D"; do
-	if [ ! -x "$prog" ]; then
-		echo "scaling bench: $prog is not built (make bench builds it)"
-		exit 1
-	fi
-done
+need_built "scaling bench" "$PL" build/bench/rusage_of "$D"
 if [ -z "${THREADS:-}" ]; then
 	THREADS=""
 	for ((t = 1; t <= $(nproc); t *= 2)); do THREADS="$THREADS $t"; done

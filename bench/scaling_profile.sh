@@ -25,12 +25,7 @@ PERF=${PERF:-perf}
 KEEP=${OUTDIR:-$T}
 mkdir -p "$KEEP"
 EVENTS=$((2 * PAIRS * THREADS))
-for prog in "$PL" build/bench/rusage_of "$D"; do
-	if [ ! -x "$prog" ]; then
-		echo "scaling profile: $prog is not built (make bench builds it)"
-		exit 1
-	fi
-done
+need_built "scaling profile" "$PL" build/bench/rusage_of "$D"
 
 tool_pid=""
 cleanup() {
