@@ -36,11 +36,12 @@ preload_of() {
 }
 
 # pairloop_setup PART: for the benchmarks that trace bench/pairloop (needs root): D and PL, the
-# daemon and the loop; PAIRS and RUNS with their defaults (100000 pairs, median of 3 runs); and
-# ns_of, which reads the loop's ns_per_pair figure.
+# daemon (ALLOCTAPD, to measure another build of it: build/alloctapd by default) and the loop;
+# PAIRS and RUNS with their defaults (100000 pairs, median of 3 runs); and ns_of, which reads
+# the loop's ns_per_pair figure.
 pairloop_setup() {
 	need_root "$1"
-	D=build/alloctapd
+	D=${ALLOCTAPD:-build/alloctapd}
 	PL=build/bench/pairloop
 	PAIRS=${PAIRS:-100000}
 	RUNS=${RUNS:-3}
