@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# What following a process tree costs (needs root: real uprobes), four tables:
+# What following a process tree costs (needs root: real uprobes), five tables:
 #  1. bystander: bench/pairloop (glibc) run outside the tree, ns per malloc+free pair, 1 thread
 #     and the machine's cores (and 16 where it has them): bare (no trace), while
 #     `alloctapd -q -o /dev/null -- sleep` follows its tree, and while the same runs with
 #     --no-follow; each with its ratio to bare. Beside them, the tree's own cost: pairloop as
 #     the traced command (`alloctapd -q -o /dev/null -f binary -- pairloop`);
+#  1b. the tree's own pair (pairloop, the tree's last command) while N other processes of the
+#     tree are alive (LIVE, sleeping), with links of each process's own and with
+#     --shared-probes: a probe hit passes by the link of every live process;
 #  2. a tree of PROCS processes (`sh -c 'for i in $(seq PROCS); do /bin/true; done'`) and of
-#     one: untraced, followed, and --no-follow; wall time, and the ms each traced way adds per
+#     one: untraced, followed (with --shared-probes too), and --no-follow; wall time, and the ms each traced way adds per
 #     process over untraced (whole: over the PROCS processes; net: the PROCS tree less the
 #     one-process tree, over the PROCS - 1 processes between them, which leaves the daemon's
 #     start and end out);
@@ -21,7 +24,7 @@
 # Settings (environment): ROUNDS (bystander and end rounds, default 5), PAIRS per thread
 # (default 100000), THREADS (the bystander's thread counts, a list, default "1 nproc", with 16
 # between where nproc > 16), TREE_ROUNDS (default 9), PROCS (default 200), LINK_ROUNDS
-# (default 5).
+# (default 5), LIVE (the live processes of table 1b, default "0 100").
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup follow
@@ -29,6 +32,7 @@ ROUNDS=${ROUNDS:-5}
 TREE_ROUNDS=${TREE_ROUNDS:-9}
 PROCS=${PROCS:-200}
 LINK_ROUNDS=${LINK_ROUNDS:-5}
+LIVE=${LIVE:-0 100}
 need_built "follow bench" "$PL" build/bench/link_cost "$D"
 if [ -z "${THREADS:-}" ]; then
 	cores=$(nproc)
@@ -157,6 +161,35 @@ echo "(following: while alloctapd -q -o /dev/null -- sleep follows its tree; no-
 echo " with --no-follow; traced tree: pairloop as the traced command, -f binary to /dev/null)"
 foreign_note by "bystander loops"
 
+# ---- 1b. the traced tree's own pair, with other processes of the tree alive ----
+# live_ns N ARGS...: pairloop's ns per pair, traced as the last command of a tree that keeps N
+# other processes (sleep) alive meanwhile, alloctapd run with ARGS.
+live_ns() {
+	local n=$1
+	shift
+	"$D" -q -o /dev/null -f binary "$@" -- sh -c "for i in \$(seq $n); do sleep 30 & done
+		sleep 0.5; '$PL' $PAIRS 1; kill \$(jobs -p) 2>/dev/null" | ns_of
+}
+
+echo
+echo "follow: the traced tree's own malloc+free pair (pairloop, 1 thread, -f binary) while N other" \
+	"processes of the tree are alive, median of $ROUNDS rounds, ns"
+rm -f "$T"/live.*
+for _ in $(seq "$ROUNDS"); do
+	for n in $LIVE; do
+		live_ns "$n" >>"$T/live.own.$n"
+		live_ns "$n" --shared-probes >>"$T/live.shared.$n"
+	done
+done
+printf '%7s %16s %16s %8s\n' alive "own probes" "--shared-probes" ratio
+for n in $LIVE; do
+	o=$(median <"$T/live.own.$n")
+	sh=$(median <"$T/live.shared.$n")
+	printf '%7s %16s %16s %8s\n' "$n" "$o" "$sh" "$(ratio "$o" "$sh")"
+done
+echo "(own probes: each process of the tree has its links, and a probe hit passes by every"
+echo " live process's link; --shared-probes: one link per file, for every process on the host)"
+
 # ---- 2. a tree of PROCS processes ----
 # tree_cmd N: the shell loop that starts N processes (/bin/true), as one argument.
 tree_cmd() { echo "for i in \$(seq $1); do /bin/true; done"; }
@@ -170,6 +203,7 @@ tree_ms() {
 	untraced) sh -c "$(tree_cmd "$2")" ;;
 	followed) "$D" -q -o /dev/null -- sh -c "$(tree_cmd "$2")" ;;
 	no-follow) "$D" -q -o /dev/null --no-follow -- sh -c "$(tree_cmd "$2")" ;;
+	shared) "$D" -q -o /dev/null --shared-probes -- sh -c "$(tree_cmd "$2")" ;;
 	esac
 	t1=$(now_ns)
 	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f\n", d / 1e6 }'
@@ -180,14 +214,14 @@ echo "follow: a tree of $PROCS processes (sh -c 'for i in \$(seq $PROCS); do /bi
 	"and of 1, wall ms, median of $TREE_ROUNDS rounds"
 rm -f "$T"/tree.*
 for _ in $(seq "$TREE_ROUNDS"); do
-	for way in untraced followed no-follow; do
+	for way in untraced followed shared no-follow; do
 		for n in 1 "$PROCS"; do tree_ms "$way" "$n" >>"$T/tree.$way.$n"; done
 	done
 done
 printf '%-10s %10s %10s %14s %14s\n' way "1 proc" "$PROCS procs" "added/proc" "net/proc"
 u1=$(median <"$T/tree.untraced.1")
 un=$(median <"$T/tree.untraced.$PROCS")
-for way in untraced followed no-follow; do
+for way in untraced followed shared no-follow; do
 	w1=$(median <"$T/tree.$way.1")
 	wn=$(median <"$T/tree.$way.$PROCS")
 	awk -v way="$way" -v w1="$w1" -v wn="$wn" -v u1="$u1" -v un="$un" -v p="$PROCS" 'BEGIN {
@@ -195,7 +229,8 @@ for way in untraced followed no-follow; do
 			((wn - w1) - (un - u1)) / (p - 1) }'
 done
 echo "(added/proc: the tree's wall time less the untraced one's, over $PROCS; net/proc: the same"
-echo " less the one-process tree's, over $((PROCS - 1)): the daemon's start and end left out)"
+echo " less the one-process tree's, over $((PROCS - 1)): the daemon's start and end left out;"
+echo " shared: followed with --shared-probes)"
 foreign_note tree trees
 
 # ---- 3. the end ----

@@ -49,6 +49,13 @@ static const char usage_text[] =
 	"                        programs it executes)\n"
 	"  -a, --all             trace every process using a C library (every process then pays\n"
 	"                        the probe cost)\n"
+	"      --shared-probes   when following, probe each allocator file once for every\n"
+	"                        process that maps it, instead of each traced process for\n"
+	"                        itself: a call then costs the same however many processes of\n"
+	"                        the tree are alive (each probe of a process's own passes by\n"
+	"                        every other's, some 15 ns a call for each one alive), but every\n"
+	"                        other process on the host that maps the file takes the trap on\n"
+	"                        each of its calls while the trace lasts\n"
 	"  -l, --lib PATH        the object whose malloc family to probe (default: found per\n"
 	"                        target as its dynamic loader finds malloc: the first of the\n"
 	"                        executable, LD_PRELOAD, the libraries it links (breadth\n"
@@ -176,6 +183,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "probe-at-entry", no_argument, NULL, 'E' },
 		{ "floor", no_argument, NULL, 'F' },
 		{ "stacks", no_argument, NULL, 'S' },
+		{ "shared-probes", no_argument, NULL, 'P' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -238,6 +246,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		case 'S':
 			o->stacks = 1;
 			break;
+		case 'P':
+			o->shared_probes = 1;
+			break;
 		default:
 			if (c == '?' && optopt == 'f') { /* -f last on the line: --follow */
 				follow = 1;
@@ -271,6 +282,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		return at_usage_error("--stacks needs --format binary: logalloc's text format has "
 				      "no place for stacks");
 	o->follow = o->command ? !no_follow : follow;
+	if (o->shared_probes && !o->follow)
+		return at_usage_error("--shared-probes is for following a tree (a COMMAND, or --pid "
+				      "with --follow)");
 	if (at_dest_parse(dest, &o->dest) < 0)
 		return at_usage_error("empty output");
 	return -1;

@@ -17,6 +17,8 @@ struct at_session_options {
 	pid_t pids[AT_MAX_TARGETS]; /* --pid */
 	unsigned npids;
 	int all;                    /* --all */
+	int shared_probes;          /* --shared-probes: a followed tree's files probed once for
+				     * every process */
 	char **command;             /* -- COMMAND [ARG...] */
 	double duration;            /* seconds, 0 for no limit */
 	unsigned long ringbuf_size;

@@ -12,7 +12,10 @@
 #     breakpoint it inherited at malloc's site is taken out of its memory (the file's own byte is
 #     back there), while the traced process keeps its own;
 #  5. the daemon holds links for every traced process: its soft limit of open descriptors is
-#     raised to the hard one, and a launched command still gets the limit it was given.
+#     raised to the hard one, and a launched command still gets the limit it was given;
+#  6. following a tree of three processes, every uprobe link the daemon holds is bound to one
+#     of them (fdinfo's pid), and each has its own; with --shared-probes, every one is for
+#     every process (pid 0).
 # The daemon's programs and links are found through its own descriptors (/proc/PID/fdinfo), so
 # another tracer's on the same machine are never counted (bpftool's "pids" would name them too,
 # but only a bpftool built with skeletons has it, and Debian 12's is not); bpftool gives the
@@ -343,5 +346,40 @@ nofile_case() {
 		"$(echo "$got" | sort | tr '\n' ' ')" "1000 daemon $hard " "$(cat "$p.err")"
 }
 nofile_case
+
+# ---- 6. Whose links: the tree's processes, or every process with --shared-probes ------------
+# link_pids DAEMON: the pid of each uprobe_multi link DAEMON holds, sorted and unique.
+link_pids() {
+	local fd
+	for fd in $(fds_of "$1" bpf_link); do
+		grep -q '^link_type:[[:space:]]*uprobe_multi' /proc/"$1"/fdinfo/"$fd" 2>/dev/null &&
+			fdinfo_field "$1" "$fd" pid
+	done | sort -nu | tr '\n' ' '
+}
+pids_case() {
+	local name=$1 p=$T/pids.$2 dm sh got want
+	shift 2
+	"$D" -v -o /dev/null "$@" -- sh -c "'$FX/alloc_sequence' '$p.exp1' --threads 0 --wait '$p.ready1' &
+		'$FX/alloc_sequence' '$p.exp2' --threads 0 --wait '$p.ready2'; wait" 2>"$p.err" &
+	dm=$!
+	STARTED+=("$dm")
+	if ! wait_for "$p.ready1" . 20 || ! wait_for "$p.ready2" . 20; then
+		fail "$name: the traced tree started" "$(head -n 20 "$p.err")"
+	else
+		sh=$(pgrep -P "$dm" | head -n 1)
+		got=$(link_pids "$dm")
+		if [ "$#" -eq 0 ]; then
+			want=$(printf '%s\n' "$sh" "$(cat "$p.ready1")" "$(cat "$p.ready2")" | sort -nu | tr '\n' ' ')
+		else
+			want="0 "
+		fi
+		check_eq "$name: the pids of the daemon's uprobe links" "$got" "$want"
+		kill -USR1 "$(cat "$p.ready1")" "$(cat "$p.ready2")"
+	fi
+	wait "$dm"
+	forget "$dm"
+}
+pids_case "following" follow
+pids_case "--shared-probes" shared --shared-probes
 
 finish

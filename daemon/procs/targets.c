@@ -40,7 +40,7 @@ static uint64_t event_seq(struct at_targets *d)
 
 int at_targets_bound(const struct at_targets *d)
 {
-	return !d->opt->all;
+	return !d->opt->all && !d->opt->shared_probes;
 }
 
 /* The id of the file probed for family (1 to AT_OBJECTS_MAX), given now if it has none; 0 when

@@ -87,15 +87,16 @@ struct at_targets {
  * released once its probes are in). 0, or -1 after a message. */
 int at_targets_attach(struct at_targets *d);
 
-/* 1 when every probe is attached for one process (all but --all: a followed tree's processes
- * are probed each for itself, so that no process outside the tree has a breakpoint): the
- * kernel then checks the process before the BPF program runs. */
+/* 1 when every probe is attached for one process (all but --all and --shared-probes: a
+ * followed tree's processes are probed each for itself, so that no process outside the tree
+ * has a breakpoint): the kernel then checks the process before the BPF program runs. */
 int at_targets_bound(const struct at_targets *d);
 
 /* Probes the object at path for family's functions (enum at_family) for pid in the session's
- * scope: for every process when the session traces them all (--all), else for pid alone (a
- * followed tree's processes too: each has links of its own, and no process outside the tree
- * has a breakpoint); nothing if that file is probed in that scope already. It becomes pid's allocator
+ * scope: for every process when the session traces them all (--all) or shares its probes
+ * (--shared-probes), else for pid alone (a followed tree's processes too: each has links of
+ * its own, and no process outside the tree has a breakpoint); nothing if that file is probed
+ * in that scope already. It becomes pid's allocator
  * of that family (pid > 0): the only object whose probes of the family record pid's calls. 1
  * when probes went in, 0 when they were there, or -1 with a reason in why. */
 int at_targets_probe_family(struct at_targets *d, const char *path, unsigned family, pid_t pid,

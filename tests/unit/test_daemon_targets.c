@@ -32,7 +32,7 @@ static struct at_session session;
 
 /* A session over the fake program, writing a binary trace into a memory file: --pid (one
  * process, bound probes), or following new processes, or --all. */
-static struct at_session *open_session(int follow, int all)
+static struct at_session *open_session_shared(int follow, int all, int shared)
 {
 	struct at_session *d = &session;
 
@@ -44,8 +44,14 @@ static struct at_session *open_session(int follow, int all)
 	d->opt.npids = all ? 0 : 1;
 	d->opt.follow = follow;
 	d->opt.all = all;
+	d->opt.shared_probes = shared;
 	assert_int_equal(at_session_open(d), 0);
 	return d;
+}
+
+static struct at_session *open_session(int follow, int all)
+{
+	return open_session_shared(follow, all, 0);
 }
 
 static void close_session(struct at_session *d)
@@ -55,16 +61,18 @@ static void close_session(struct at_session *d)
 	close(d->opt.dest.fd); /* the output's descriptor is ours */
 }
 
-/* The probes are bound to one process, following or not, unless it traces every one. */
+/* The probes are bound to one process, following or not, unless it traces every one or
+ * shares a followed tree's probes. */
 static void test_bound(void **state)
 {
 	(void)state;
 	static const struct {
-		int follow, all, bound;
-	} cases[] = { { 0, 0, 1 }, { 1, 0, 1 }, { 0, 1, 0 } };
+		int follow, all, shared, bound;
+	} cases[] = { { 0, 0, 0, 1 }, { 1, 0, 0, 1 }, { 0, 1, 0, 0 }, { 1, 0, 1, 0 } };
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct at_session *d = open_session(cases[i].follow, cases[i].all);
+		struct at_session *d = open_session_shared(cases[i].follow, cases[i].all,
+							   cases[i].shared);
 
 		assert_int_equal(at_targets_bound(&d->targets), cases[i].bound);
 		assert_int_equal(fake_bpf.options.bound, cases[i].bound);
@@ -210,20 +218,22 @@ static void check_links(unsigned first, pid_t scope)
 }
 
 /* Probing a process's allocator: the object gets id 1, its probes go in for the process
- * (following a tree too; for every process with --all), once per scope, and it becomes the
+ * (following a tree too; for every process with --all or --shared-probes), once per scope, and it becomes the
  * process's allocator, with the functions it defines. */
 static void test_probe(void **state)
 {
 	(void)state;
 	static const struct {
-		int follow, all;
+		int follow, all, shared;
 		int again;       /* at_targets_probe's result for a second process */
 		pid_t scope;     /* the links' pid for the first */
-	} cases[] = { { 0, 0, 1, 100 }, { 1, 0, 1, 100 }, { 0, 1, 0, -1 } };
+	} cases[] = { { 0, 0, 0, 1, 100 }, { 1, 0, 0, 1, 100 }, { 0, 1, 0, 0, -1 },
+		      { 1, 0, 1, 0, -1 } };
 	char why[512];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct at_session *d = open_session(cases[i].follow, cases[i].all);
+		struct at_session *d = open_session_shared(cases[i].follow, cases[i].all,
+							   cases[i].shared);
 
 		assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), 1);
 		assert_int_equal(d->targets.nobjects, 1);
