@@ -1,7 +1,7 @@
 /* commands.c: the definitions of alloctap-report's commands (commands.h): for each, its
  * operands, its options (NAME_options, whose rows the enum before them names: the writer
  * reads each value as r->opt[ROW]), its --help lines, the watcher of its pass and its writer,
- * over the engine (heap.h) and the writers of tables.c, tree.c, diff.c, export.c, pprof.c,
+ * over the engine (heap.h) and the writers of tables.c, top.c, tree.c, diff.c, export.c, pprof.c,
  * lifetimes.c, layout.c and html.c. Each write_NAME below is a command's writer, each
  * NAME_start, _event, _rss, _end and _free its watcher's hook, with the contracts of struct
  * rep_command_def; rep_option_set, _row and _value are the options' accessors. */
@@ -18,6 +18,7 @@
 #include "lifetimes.h"
 #include "pprof.h"
 #include "tables.h"
+#include "top.h"
 #include "tree.h"
 
 #define REP_COMMAND_ROW(id, name) [REP_CMD_##id] = &rep_cmd_##name,
@@ -72,7 +73,7 @@ const char *rep_command_list(void)
 
 enum { SUMMARY_JSON };
 static const struct rep_option summary_options[] = {
-	[SUMMARY_JSON] = { .name = "json", .elsewhere = "--json goes with summary" },
+	[SUMMARY_JSON] = { .name = "json", .elsewhere = "--json goes with summary and top" },
 };
 
 static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -114,6 +115,51 @@ const struct rep_command_def rep_cmd_leaks = {
 	.usage =
 "  leaks               what is live at the end, per site, most bytes first\n",
 	.write = write_leaks,
+};
+
+/* ---- top (top.c) --------------------------------------------------------------------------- */
+
+enum { TOP_BY, TOP_LIMIT, TOP_BYTES, TOP_JSON };
+static const struct rep_option top_options[] = {
+	[TOP_BY] = { .name = "by", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_LEAK_BYTES,
+		     .bad = "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
+			    "temp-count, not: %s",
+		     .elsewhere = "--by, --limit and --bytes go with top" },
+	[TOP_LIMIT] = { .name = "limit", .arg = REP_ARG_COUNT, .value = 20, .above_zero = 1,
+			.bad = "--limit needs a count of sites above 0, not: %s",
+			.elsewhere = "--by, --limit and --bytes go with top" },
+	[TOP_BYTES] = { .name = "bytes", .elsewhere = "--by, --limit and --bytes go with top" },
+	[TOP_JSON] = { .name = "json", .elsewhere = "--json goes with summary and top" },
+};
+
+static int write_top(FILE *f, const struct rep_request *r, struct rep_pass *a,
+		     struct rep_pass *b)
+{
+	const struct rep_top_options o = { .by = (enum rep_weight)r->opt[TOP_BY],
+					   .limit = (size_t)r->opt[TOP_LIMIT],
+					   .exact = (int)r->opt[TOP_BYTES],
+					   .json = (int)r->opt[TOP_JSON] };
+
+	(void)b;
+	return rep_write_top(f, a->h, &o);
+}
+
+const struct rep_command_def rep_cmd_top = {
+	.name = "top",
+	.traces = 1,
+	.usage =
+"  top [--by W] [--limit N] [--bytes] [--json]\n"
+"                      the N (20) sites of most W per process, the allocation function\n"
+"                      first, then its callers (\"malloc < parse < main\"), the callers\n"
+"                      every listed site shares said once below them; each with its share\n"
+"                      of the process's total. W: leak-bytes (live at the end, the\n"
+"                      default), peak-bytes (live at the heap peak), alloc-bytes,\n"
+"                      alloc-count, temp-count (temporary allocations: heaptrack's rule,\n"
+"                      see summary). Bytes in KiB, MiB, GiB (one decimal, rounded down);\n"
+"                      --bytes: exact. --json: {\"by\", \"processes\": [{\"pid\", \"total\",\n"
+"                      \"sites\": [{\"value\", \"stack\": [leaf, ..., root]}]}]}\n",
+	OPTIONS(top_options),
+	.write = write_top,
 };
 
 static int write_sizes(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -391,15 +437,8 @@ static void weigh_sites(struct rep_pass *p, enum rep_weight w)
 	const struct rep_site *sites;
 	size_t n = rep_heap_sites(p->h, &sites);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct rep_site *s = &sites[i];
-		uint64_t v = w == REP_WEIGHT_ALLOC_COUNT ? s->allocs
-			   : w == REP_WEIGHT_ALLOC_BYTES ? s->alloc_bytes
-			   : w == REP_WEIGHT_PEAK_BYTES  ? s->peak_bytes
-			   : w == REP_WEIGHT_LEAK_BYTES  ? s->live_bytes
-							 : s->temps;
-		rep_folded_add(p->x.folded, s->entry, v);
-	}
+	for (size_t i = 0; i < n; i++)
+		rep_folded_add(p->x.folded, sites[i].entry, rep_site_weight(&sites[i], w));
 }
 
 static int write_export(FILE *f, const struct rep_request *r, struct rep_pass *a,

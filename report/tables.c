@@ -33,9 +33,7 @@ static int by_value(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid); /* the same site in two processes */
 }
 
-/* The sites of process proc whose value is not 0, ordered; *n of them. NULL with errno when
- * out of memory (n 0: an empty list, not NULL). */
-static uint32_t *sorted_sites(const struct rep_heap *h, size_t proc,
+uint32_t *rep_sorted_sites(const struct rep_heap *h, size_t proc,
 			      uint64_t (*value)(const struct rep_site *), size_t *n)
 {
 	const struct rep_site *sites;
@@ -212,7 +210,7 @@ int rep_write_leaks(FILE *out, const struct rep_heap *h)
 	rep_heap_sites(h, &sites);
 	for (size_t i = 0; i < n; i++) {
 		size_t count;
-		uint32_t *idx = sorted_sites(h, i, live_bytes_of, &count);
+		uint32_t *idx = rep_sorted_sites(h, i, live_bytes_of, &count);
 		if (!idx)
 			return -1;
 		heading(out, &procs[i], n);
@@ -291,7 +289,7 @@ static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns,
 	if (t->series)
 		fprintf(t->series, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 			t->every_ns ? at_ns : event, live, rss);
-	uint32_t *idx = sorted_sites(h, SIZE_MAX, since_of, &count);
+	uint32_t *idx = rep_sorted_sites(h, SIZE_MAX, since_of, &count);
 	if (!idx) {
 		t->failed = errno;
 		return;

@@ -12,6 +12,12 @@
 
 #include "heap.h"
 
+/* The indexes of the sites of process proc (SIZE_MAX: every process) whose value is not 0,
+ * most first, then by text, then by pid; *n of them. The caller frees the list. NULL with
+ * errno when out of memory (*n 0: an empty list, not NULL). Not for use from two threads. */
+uint32_t *rep_sorted_sites(const struct rep_heap *h, size_t proc,
+			   uint64_t (*value)(const struct rep_site *), size_t *n);
+
 /* summary: events, duration, calls per function, peak live bytes and when, peak RSS (unknown:
  * traces hold no RSS records), final live bytes and blocks, temporary and failed allocations,
  * frees of blocks not live. */

@@ -41,7 +41,17 @@ for log in g1.log g2.log g1.plain.atz; do
 	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count; do
 		model_case "$log: export --folded --weight $w" export "$w" "$T/$src" -- \
 			export --folded --weight "$w" "$T/$log"
+		model_case "$log: top --by $w --limit 3" top "$w" 3 "$T/$src" -- \
+			top --by "$w" --limit 3 "$T/$log"
 	done
+	model_case "$log: top (leak-bytes, 20 sites)" top leak-bytes 20 "$T/$src" -- top "$T/$log"
+	model_case "$log: top --by alloc-bytes --bytes: exact bytes" top alloc-bytes 20 "$T/$src" \
+		--bytes -- top --by alloc-bytes --bytes "$T/$log"
+	python3 "$M" top-json peak-bytes 4 "$T/$src" >"$T/want"
+	"$R" top --by peak-bytes --limit 4 --json "$T/$log" |
+		python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))' \
+			>"$T/got" 2>&1
+	check_file_eq "$log: top --json: the model's figures" "$T/got" "$T/want"
 done
 for pid in 1001 1002 1003; do
 	model_case "summary --json --pid $pid" json "$T/g1.log" --pid "$pid" -- \
@@ -326,6 +336,28 @@ ind() { printf '%*s' "$1" ''; }
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $((d + 2)))calloc"
 } >"$T/want"
 check_cmd "report_sites: peak: the call tree at the heap peak" 0 "$T/want" "" -- "$R" peak "$T/s.atz"
+# top: leaf first, the callers every listed site shares said once (main and what is above it)
+IFS=';' read -r -a frames <<<"$top;main"
+callers=""
+for f in "${frames[@]}"; do callers="$f${callers:+ < $callers}"; done
+{
+	echo "sites by peak-bytes, bytes live at the heap peak: 3 of 3 shown"
+	echo "         bytes   share  site: the allocation function, then its callers"
+	echo "     976.5 KiB    98.6%  malloc < burst"
+	echo "       9.7 KiB     0.9%  malloc < keep_blocks"
+	echo "       4.0 KiB     0.4%  calloc < grow_table"
+	echo "                          every site above is called from: $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by peak-bytes: leaf first, shares, the shared callers once" 0 \
+	"$T/want" "" -- "$R" top --by peak-bytes "$T/s.atz"
+{
+	echo "sites by temp-count, temporary allocations (freed by the next call of their thread): 1 of 2 shown"
+	echo "         count   share  site: the allocation function, then its callers"
+	echo "          1000    99.9%  malloc < churn"
+	echo "                          every site above is called from: $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by temp-count --limit 1: one row of two" 0 "$T/want" "" \
+	-- "$R" top --by temp-count --limit 1 "$T/s.atz"
 printf '%s\n' "$top;main;churn;malloc 1000" "$top;main;grow_table;realloc 1" >"$T/want"
 check_cmd "report_sites: export --weight temp-count: the churn, and the table freed at once" 0 \
 	"$T/want" "" -- "$R" export --folded --weight temp-count "$T/s.atz"
@@ -578,7 +610,7 @@ usage_case() {
 	check_err "usage error: $what" 2 "alloctap-report: $msg
 Try 'alloctap-report --help'." "$R" "$@"
 }
-usage_case "--json with leaks" "--json goes with summary, not with leaks" leaks --json "$T/a.log"
+usage_case "--json with leaks" "--json goes with summary and top, not with leaks" leaks --json "$T/a.log"
 usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
 check_err "--at rss-peak on a trace without RSS records: said, exit 1" 1 \
 	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \

@@ -16,6 +16,8 @@ live blocks in dicts, and prints what a command should print, in the program's f
   report_model.py sizes LOG                     sizes
   report_model.py timeline LOG CHURN TOP        timeline --churn CHURN --top TOP
   report_model.py diff A B                      diff
+  report_model.py top W LIMIT LOG [--bytes]     top --by W --limit LIMIT [--bytes]
+  report_model.py top-json W LIMIT LOG          top --by W --limit LIMIT --json
   report_model.py gen-tidy SEED N               a random log whose live blocks never overlap
   report_model.py lifetimes LOG                 lifetimes --annotate
   report_model.py layout LOG                    layout --annotate
@@ -24,6 +26,7 @@ The annotations follow Compact Memory Traces' description of lifetimes.py and ov
 (the note at column 50: "# S bytes, allocated N lines ago"; "prev P, gap G, next N, gap G,
 pages [A, B], K more pages"), with pages counted one by one here.
 """
+import json
 import random
 import re
 import sys
@@ -451,6 +454,61 @@ def cmd_export(m, weight):
             print('%s %d' % (f, tot[f]))
 
 
+WEIGHTS = {'alloc-count': ('allocation calls', False),
+           'alloc-bytes': ('bytes allocated (asked)', True),
+           'peak-bytes': ('bytes live at the heap peak', True),
+           'leak-bytes': ('bytes live at the end', True),
+           'temp-count': ('temporary allocations (freed by the next call of their thread)', False)}
+
+
+def site_weight(s, weight):
+    return {'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
+            'leak-bytes': s.live, 'temp-count': s.temps}[weight]
+
+
+def human(n):
+    """Binary units, one decimal rounded down, as the man page says."""
+    if n < 1024:
+        return '%d B' % n
+    for k, unit in enumerate(['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB']):
+        scale = 1024 ** (k + 1)
+        if n // scale < 1024 or unit == 'EiB':
+            return '%d.%d %s' % (n // scale, n % scale * 10 // scale, unit)
+
+
+def top_rows(p, weight):
+    return sorted(((site_weight(s, weight), f) for f, s in p.sites.items()
+                   if site_weight(s, weight)), key=lambda r: (-r[0], r[1]))
+
+
+def cmd_top(m, weight, limit, exact):
+    ps = m.proc_list()
+    meaning, is_bytes = WEIGHTS[weight]
+    for p in ps:
+        heading(p, ps)
+        rows = top_rows(p, weight)
+        total = sum(site_weight(s, weight) for s in p.sites.values())
+        shown = rows[:limit]
+        print('sites by %s, %s: %d of %d shown' % (weight, meaning, len(shown), len(rows)))
+        if not shown:
+            continue
+        print('%14s %7s  %s' % ('bytes' if is_bytes else 'count', 'share',
+                                'site: the allocation function, then its callers'))
+        for v, f in shown:
+            text = (str(v) if exact else human(v)) if is_bytes else str(v)
+            tenths = v * 1000 // total
+            print('%14s %5d.%d%%  %s' % (text, tenths // 10, tenths % 10, f))
+
+
+def cmd_top_json(m, weight, limit):
+    out = []
+    for p in m.proc_list():
+        rows = top_rows(p, weight)[:limit]
+        out.append({'pid': p.pid, 'total': sum(site_weight(s, weight) for s in p.sites.values()),
+                    'sites': [{'value': v, 'stack': [f]} for v, f in rows]})
+    print(json.dumps({'by': weight, 'processes': out}, sort_keys=True))
+
+
 def cmd_tree(m, end):
     ps = m.proc_list()
     for p in ps:
@@ -524,6 +582,12 @@ def main(argv):
         return
     if cmd == 'timeline':
         Model(parse(argv[2]), churn=int(argv[3]), top=int(argv[4])).timeline()
+        return
+    if cmd == 'top':
+        cmd_top(Model(parse(argv[4])), argv[2], int(argv[3]), '--bytes' in argv[5:])
+        return
+    if cmd == 'top-json':
+        cmd_top_json(Model(parse(argv[4])), argv[2], int(argv[3]))
         return
     events = parse(argv[2])
     index = list(range(len(events)))
