@@ -12,6 +12,7 @@
 
 #include "command.h"
 #include "diff.h"
+#include "growth.h"
 #include "display.h"
 #include "html.h"
 #include "layout.h"
@@ -101,20 +102,54 @@ const struct rep_command_def rep_cmd_summary = {
 	.write = write_summary,
 };
 
-static int write_leaks(FILE *f, const struct rep_request *r, struct rep_pass *a,
-			 struct rep_pass *b)
+/* leaks gathers growth and ages during the pass (growth.h), and writes at its end. */
+struct leaks_state {
+	struct rep_growth g;
+	FILE *out;
+};
+
+static int leaks_start(void *state, const struct rep_command_start *s)
 {
-	(void)r;
-	(void)b;
-	return rep_write_leaks(f, a->h);
+	struct leaks_state *l = state;
+
+	l->out = s->out;
+	rep_growth_start(&l->g, s->h);
+	return 0;
 }
+
+static int leaks_end(void *state, struct rep_heap *h)
+{
+	struct leaks_state *l = state;
+
+	if (rep_growth_end(&l->g, h) < 0)
+		return -1;
+	return rep_write_leaks_growth(l->out, h, &l->g);
+}
+
+static void leaks_free(void *state)
+{
+	rep_growth_free(&((struct leaks_state *)state)->g);
+}
+
+static int write_nothing(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b);
 
 const struct rep_command_def rep_cmd_leaks = {
 	.name = "leaks",
 	.traces = 1,
 	.usage =
-"  leaks               what is live at the end, per site, most bytes first\n",
-	.write = write_leaks,
+"  leaks               what is live at the end, per site: bytes, blocks, growth since\n"
+"                      T (the latest power of two of the clock at or before half the\n"
+"                      trace: its time, or its events without times), the mean age of the\n"
+"                      live blocks, and a kind: young (mean age under a tenth of the\n"
+"                      trace: in flight, or a cache of recent blocks), growing (over a\n"
+"                      quarter of its live bytes came since T: a leak), steady (held);\n"
+"                      growing first (most growth first), then steady, then young\n",
+	.state_size = sizeof(struct leaks_state),
+	.start = leaks_start,
+	.end = leaks_end,
+	.free = leaks_free,
+	.write = write_nothing,
 };
 
 /* ---- top (top.c) --------------------------------------------------------------------------- */

@@ -25,8 +25,6 @@ int rep_write_summary(FILE *out, const struct rep_heap *h);
 /* summary --json: one object; the keys of the whole selection, then "per_process", a list of
  * one object per process with the same keys and "pid". */
 int rep_write_summary_json(FILE *out, const struct rep_heap *h);
-/* leaks: what is live at the end, per site, most bytes first: BYTES BLOCKS SITE. */
-int rep_write_leaks(FILE *out, const struct rep_heap *h);
 /* The label of a log2 bucket (heap.h): "0", "1-1", "2-3", ... */
 void rep_bucket_label(unsigned k, char *buf, size_t size);
 /* sizes: per log2 bucket of the bytes asked, calls, bytes, and the site of most bytes. */

@@ -334,11 +334,12 @@ check_eq "saturated sums: summary" "$(grep 'live bytes' "$T/out")" \
 	"peak live bytes: 18446744073709551615 in 5 blocks
 final live bytes: 18446744073709551615 in 5 blocks" "$(cat "$T/err")"
 run_cmd "$R" leaks "$T/sat.log"
+# growth is signed and clamped at 2^63 - 1; calloc's block came after the sample at 2 events
 check_eq "saturated sums: leaks" "$(cat "$T/out")" \
-	"live at the end: 18446744073709551615 bytes in 5 blocks, 2 sites
-       bytes   blocks  site
-18446744073709551615        1  calloc
-18446744073709551615        4  malloc" "$(cat "$T/err")"
+	"live at the end: 18446744073709551615 bytes in 5 blocks, 2 sites; growth since 2 events, of 5 events
+       bytes   blocks       growth       mean age  kind     site
+18446744073709551615        1 +9223372036854775807           3 ev  growing  calloc
+18446744073709551615        4           +0           3 ev  steady   malloc" "$(cat "$T/err")"
 printf '1 1 free(0x1000)\n1 1 free(0x2000)\n1 1 free(0x3000)\n' >>"$T/sat.log"
 run_cmd "$R" summary --json "$T/sat.log"
 check "saturated sums: exact again once the large blocks are freed" \

@@ -13,6 +13,7 @@ R=build/alloctap-report
 M=tests/report_model.py
 A=build/bench/atz_tool
 need_built "$R" "$A" build/alloctap-munge build/alloctapd build/fixtures/report_sites \
+	build/fixtures/leak_kinds \
 	build/fixtures/realloc_temps
 
 # --- the model on random logs ---------------------------------------------------------------
@@ -75,9 +76,9 @@ model_case "--window with --pid: times from the trace's first event" \
 	summary --json --pid 1003 --window 0.0005:0.0015 "$T/g1.atz"
 model_case "binary trace with times: summary --json, times exact" \
 	json "$T/g1.log" --step 1000 -- summary --json "$T/g1.atz"
-model_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 1500 -- \
+model_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 1500 --step 1000 -- \
 	leaks --window 0.0005:0.0015 "$T/g1.atz"
-model_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 -- \
+model_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 --step 1000 -- \
 	leaks --window :0.001 "$T/g1.atz"
 
 # lifetimes and layout --annotate: line for line the model's (written from CMT's description)
@@ -305,11 +306,14 @@ fi
 ok "report_sites: traced with --stacks"
 # the frames above main, as this libc names them, from the leak's stack
 run_cmd "$R" leaks "$T/s.atz"
-top=$(sed -n 's/^       10000       10  \(.*\);main;keep_blocks;malloc$/\1/p' "$T/out")
-check_eq "report_sites: leaks: the kept blocks, 10000 bytes in 10 at keep_blocks" \
-	"$(sed -n 3p "$T/out")" "       10000       10  $top;main;keep_blocks;malloc"
-check_eq "report_sites: leaks: nothing else" "$(head -n 1 "$T/out"):$(wc -l <"$T/out")" \
-	"live at the end: 10000 bytes in 10 blocks, 1 sites:3"
+# the kept blocks were allocated first and held: steady, no growth, as old as the trace
+top=$(sed -n 's/^       10000       10           +0 .*  steady   \(.*\);main;keep_blocks;malloc$/\1/p' "$T/out")
+check_eq "report_sites: leaks: the kept blocks, 10000 bytes in 10 at keep_blocks, steady" \
+	"$(sed -n 3p "$T/out" | sed -E 's/ +[0-9.]+ s  steady / AGE steady /')" \
+	"       10000       10           +0 AGE steady   $top;main;keep_blocks;malloc"
+check_eq "report_sites: leaks: nothing else" \
+	"$(head -n 1 "$T/out" | sed 's/since .*/since T/'):$(wc -l <"$T/out")" \
+	"live at the end: 10000 bytes in 10 blocks, 1 sites; growth since T:3"
 run_cmd "$R" summary --json "$T/s.atz"
 sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9]*/"peak_live_time_ns":P/g' \
 	-e 's/"peak_rss_bytes":\(null,"peak_rss_time_ns":null\|[1-9][0-9]*,"peak_rss_time_ns":[0-9]*\)/"peak_rss_bytes":R/g' \
@@ -336,6 +340,21 @@ ind() { printf '%*s' "$1" ''; }
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $((d + 2)))calloc"
 } >"$T/want"
 check_cmd "report_sites: peak: the call tree at the heap peak" 0 "$T/want" "" -- "$R" peak "$T/s.atz"
+# leaks tells a leak from a cache (tests/fixtures/leak_kinds.c): what keeps being allocated and
+# stays is growing, what was allocated at the start and is held is steady, a cache of recent
+# blocks and a request in flight are young; growing first, then steady, then young
+if build/alloctapd --stacks -f binary -o "$T/lk.atz" -- build/fixtures/leak_kinds 2>"$T/lk.err"; then
+	run_cmd "$R" leaks "$T/lk.atz"
+	check_eq "leak_kinds: leaks: each site's bytes, blocks and kind, the leak first" \
+		"$(awk 'NR > 2 { n = split($NF, f, ";"); print $1, $2, $(NF - 1), f[n - 1] ";" f[n] }' "$T/out")" \
+		"640000 20000 growing remember;malloc
+160000 1 steady main;malloc
+4096 1 steady make_table;calloc
+3072 64 young cache_put;malloc
+200 1 young request;malloc" "$(cat "$T/err")"
+else
+	fail "leak_kinds: traced with --stacks" "$(tail -n 5 "$T/lk.err")"
+fi
 # top: leaf first, the callers every listed site shares said once (main and what is above it)
 IFS=';' read -r -a frames <<<"$top;main"
 callers=""

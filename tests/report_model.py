@@ -244,6 +244,7 @@ class Site:
         self.live = self.blocks = 0
         self.peak = self.peak_blocks = 0
         self.end = None
+        self.alloc_sum = 0  # the allocation clocks of its live blocks, summed
 
 
 class Proc:
@@ -274,7 +275,22 @@ class Model:
         blocks = {}      # (pid, addr) -> (size, func)
         last = {}        # (pid, tid) -> address its last event allocated
         self.peak_at = 0
+        # leaks' growth: every site's live bytes at each power of two of the clock (event time
+        # from the first event with --step, else events applied), the last two kept
+        self.samples = []  # [(clock, {(pid, func): live})], at most two
+        nxt = 1
+        self.end_clock = 0
         for k, (pid, tid, func, args, res) in zip(index, events):
+            clk = k * step if step is not None else applied
+            if clk >= nxt:
+                at = nxt
+                while at <= clk // 2:
+                    at *= 2
+                self.samples = (self.samples + [(at, {(q.pid, f): t.live
+                                                      for q in self.procs.values()
+                                                      for f, t in q.sites.items()})])[-2:]
+                nxt = at * 2
+            self.end_clock = clk if step is not None else applied + 1
             if churn:
                 acc += abs(self.live - last_live)
                 last_live = self.live
@@ -301,8 +317,9 @@ class Model:
             last[(pid, tid)] = res if func != 'free' else 0
 
             def release(addr):
-                size, f = blocks.pop((pid, addr))
+                size, f, born = blocks.pop((pid, addr))
                 s = p.sites[f]
+                s.alloc_sum -= born
                 s.live -= size
                 s.blocks -= 1
                 s.frees += 1
@@ -336,7 +353,8 @@ class Model:
                 continue
             if (pid, res) in blocks:
                 release(res)
-            blocks[(pid, res)] = (size, func)
+            blocks[(pid, res)] = (size, func, clk)
+            s.alloc_sum += clk
             s.live += size
             s.blocks += 1
             p.live += size
@@ -429,17 +447,56 @@ def heading(p, ps):
         print('== process %d' % p.pid)
 
 
+def growth_rows(m, p):
+    """leaks' rows of process p: (live, blocks, growth, age, kind, func), in leaks' order."""
+    end = m.end_clock
+    mid = None
+    for clock, live in reversed(m.samples):
+        if clock <= end // 2:
+            mid = (clock, live)
+            break
+    rows = []
+    for f, s in p.sites.items():
+        if not s.live:
+            continue
+        then = mid[1].get((p.pid, f), 0) if mid else 0
+        growth = s.live - then
+        mean = s.alloc_sum // s.blocks if s.blocks else end
+        age = end - mean if end > mean else 0
+        if age * 10 < end:
+            kind = 'young'
+        elif growth > 0 and growth > s.live // 4:
+            kind = 'growing'
+        else:
+            kind = 'steady'
+        rank = {'growing': 3, 'steady': 2, 'young': 1}[kind]
+        v = min(growth if kind == 'growing' else s.live, (1 << 62) - 1)
+        rows.append(((-rank, -v, f), (s.live, s.blocks, growth, age, kind, f)))
+    rows.sort(key=lambda r: r[0])
+    return (mid[0] if mid else 0), [r[1] for r in rows]
+
+
+def clock_text(c, times):
+    return '%d.%06d s' % (c // 10**9, c % 10**9 // 1000) if times else '%d events' % c
+
+
 def cmd_leaks(m):
     ps = m.proc_list()
+    times = m.step is not None
     for p in ps:
         heading(p, ps)
-        rows = sorted(((s.live, s.blocks, f) for f, s in p.sites.items() if s.live),
-                      key=lambda r: (-r[0], r[2]))
-        print('live at the end: %d bytes in %d blocks, %d sites' % (p.live, p.blocks, len(rows)))
+        since, rows = growth_rows(m, p)
+        print('live at the end: %d bytes in %d blocks, %d sites; growth since %s, of %s' % (
+            min(p.live, U64), p.blocks, len(rows), clock_text(since, times),
+            clock_text(m.end_clock, times)))
         if rows:
-            print('%12s %8s  %s' % ('bytes', 'blocks', 'site'))
-        for live, blocks, f in rows:
-            print('%12d %8d  %s' % (live, blocks, f))
+            print('%12s %8s %12s %14s  %-7s  %s' % ('bytes', 'blocks', 'growth', 'mean age',
+                                                   'kind', 'site'))
+        for live, blocks, growth, age, kind, f in rows:
+            age_text = ('%d.%03d s' % (age // 10**9, age % 10**9 // 10**6)) if times \
+                else '%d ev' % age
+            print('%12d %8d %+12d %14s  %-7s  %s' % (min(live, U64), blocks, growth, age_text,
+                                                     kind, f))
 
 
 def cmd_export(m, weight):
