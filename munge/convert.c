@@ -256,7 +256,8 @@ static int take_event(struct event_run *r, const struct at_event *input)
 	}
 }
 
-/* Reads every event through take_event. Returns the exit code. */
+/* Reads every event through take_event, up to the end or a failed write (the sink keeps its
+ * error for the caller to report). Returns the exit code. */
 static int read_events(struct event_run *r)
 {
 	struct at_event ev;
@@ -266,7 +267,7 @@ static int read_events(struct event_run *r)
 
 	at_progress_start(&progress, r->src->name,
 			  r->src->kind == AT_SOURCE_BINARY ? "events" : "lines");
-	while (!rc && (got = at_source_next(r->src, &ev)) != 0) {
+	while (!rc && !at_sink_error(r->sink) && (got = at_source_next(r->src, &ev)) != 0) {
 		at_progress_tick(&progress, ++n);
 		if (got > 0)
 			rc = take_event(r, &ev);

@@ -26,7 +26,7 @@ struct at_convert_options {
 /* Reads every event of src, munges it with m (NULL: keeps the events as they are, raw or
  * munged as src is) and writes it to sink, which is open but not started: the run starts it
  * once it knows whether the output holds slots or addresses, a binary output with the
- * input's host and start time. Counts go to *c. Returns the exit code (0 or 1); every error
+ * input's host and start time; a failed write stops it. Counts go to *c. Returns the exit code (0 or 1); every error
  * is reported except a failed write, which stays in the sink for the caller to report when it
  * closes it. */
 int at_convert_run(struct at_source *src, struct at_munge *m, struct at_sink *sink,

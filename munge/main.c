@@ -75,8 +75,9 @@ static void usage(FILE *f)
 "          " PROGRAM " --keep-pointers trace.atz > raw.log    (binary -> raw text)\n"
 "\n"
 "Exit status: 0 success (dropped lines included, unless --strict); 1 input or output error\n"
-"(unreadable FILE, damaged or already munged binary trace, failed write such as a full disk\n"
-"or a closed pipe) or, with --strict, a dropped line; 2 usage error.\n"
+"(unreadable FILE, damaged or already munged binary trace, failed write such as a full disk)\n"
+"or, with --strict, a dropped line; 2 usage error. When the output's reader goes away (| head)\n"
+"it stops quietly and ends killed by SIGPIPE (141 in a shell), as cat does.\n"
 "\n"
 "Known difference from the reference: a pid, tid or pointer whose magnitude needs more than\n"
 "64 bits is accepted by Python but dropped here, with a message saying so. Messages echo at\n"
@@ -229,7 +230,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE: at_write_error, at_exit_status */
 	at_munge_init(&m, &a.opt);
 	rc = open_input(&src, a.input, &in_fd);
 	if (rc)
@@ -254,9 +255,11 @@ int main(int argc, char **argv)
 			unit = "events";
 	}
 	if (at_sink_close(&sink) < 0) {
-		at_error("%s: write error: %s", at_sink_name(&sink), strerror(at_sink_error(&sink)));
+		at_write_error(at_sink_name(&sink), at_sink_error(&sink));
 		rc = 1;
 	}
+	if (at_reader_gone()) /* `| head`: it stops quietly, as cat does */
+		goto cleanup;
 	double dt = at_now_seconds() - t0;
 	DISPLAYLEVEL(1, "%s: %s: %llu %s read, %llu written, %llu ignored", PROGRAM, src.name,
 		     (unsigned long long)c.read, unit, (unsigned long long)c.written,
@@ -282,5 +285,5 @@ cleanup:
 	if (in_fd > 0)
 		close(in_fd);
 	at_munge_free(&m);
-	return rc;
+	return at_exit_status(rc);
 }

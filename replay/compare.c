@@ -137,8 +137,9 @@ static int run_replay(const char *const argv[], char *out, size_t *len)
 	return status;
 }
 
-/* One row a figure, a column an allocator, each column as wide as its longest value. */
-static void print_table(const struct table *t, const char *const names[], int count)
+/* One row a figure, a column an allocator, each column as wide as its longest value. 0, or
+ * -1 with errno when stdout could not be written. */
+static int print_table(const struct table *t, const char *const names[], int count)
 {
 	int width[RP_COMPARE_MAX];
 
@@ -158,7 +159,7 @@ static void print_table(const struct table *t, const char *const names[], int co
 			printf(" %*s", width[c], t->value[r][c][0] ? t->value[r][c] : "-");
 		putchar('\n');
 	}
-	fflush(stdout);
+	return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
 }
 
 int rp_compare_run(const char *const names[], int count, const char *input,
@@ -203,7 +204,10 @@ int rp_compare_run(const char *const names[], int count, const char *input,
 		     line = strtok_r(NULL, "\n", &save))
 			add_line(t, c, line);
 	}
-	print_table(t, names, count);
+	if (print_table(t, names, count) < 0) {
+		at_write_error("<stdout>", errno);
+		rc = 1;
+	}
 cleanup:
 	at_unmap(t, sizeof(*t));
 	at_unmap(out, OUTPUT_MAX);

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,7 +116,9 @@ static void usage(void)
 		"\n"
 		"Exit status: 0 replayed, 1 input or data error (unreadable or malformed line,\n"
 		"truncated or corrupt binary trace, raw trace, slot beyond the limit, missing\n"
-		"allocator library), 2 usage error.\n";
+		"allocator library, failed write), 2 usage error. When the reader of stdout goes\n"
+		"away (| head), it stops quietly and ends killed by SIGPIPE (141 in a shell), as\n"
+		"cat does.\n";
 
 	if (write(STDOUT_FILENO, text, sizeof(text) - 1) < 0)
 		return;
@@ -254,8 +257,9 @@ int main(int argc, char **argv)
 	case -1:
 		return AT_EXIT_USAGE;
 	}
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE: at_write_error, at_exit_status */
 	if (o.compare)
-		return compare(&o);
+		return at_exit_status(compare(&o));
 	if (o.allocator && rp_allocator_select(o.allocator, argv) < 0)
 		return AT_EXIT_FAILURE;
 	rp_allocator_identify(&run.allocator, allocator_path, sizeof(allocator_path));
@@ -307,5 +311,5 @@ cleanup:
 		at_source_close(&src);
 	if (fd > 0)
 		close(fd);
-	return status;
+	return at_exit_status(status);
 }

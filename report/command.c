@@ -138,13 +138,21 @@ static int dot_format(const struct rep_request *r, char *format, const char **re
 	return AT_EXIT_USAGE;
 }
 
+/* A write to o failed with err: said by at_write_error, but for dot's pipe closed by dot,
+ * whose failure close_out says. */
+static void write_failed(const struct out *o, int err)
+{
+	if (!(o->dot > 0 && err == EPIPE))
+		at_write_error(o->name, err);
+}
+
 /* Closes the output (waiting for dot). 0, or -1 reported. */
 static int close_out(struct out *o)
 {
 	int rc = 0, status;
 
 	if (o->f != stdout && fclose(o->f) != 0) {
-		at_error("%s: write error: %s", o->name, strerror(errno));
+		write_failed(o, errno);
 		rc = -1;
 	}
 	if (o->dot > 0) {
@@ -317,7 +325,7 @@ static int plain_export(const struct rep_request *r)
 
 /* Ends the watcher of the first pass: its last output. 0, or -1 reported. */
 static int end_watchers(struct watchers *w, const struct rep_request *r, struct rep_pass *a,
-			const char *out_name)
+			const struct out *out)
 {
 	if (!w->started || !w->cmd->end || w->cmd->end(w->state, a->h) == 0)
 		return 0;
@@ -325,7 +333,7 @@ static int end_watchers(struct watchers *w, const struct rep_request *r, struct 
 		at_error("%s: --every needs times, and this trace has none (a text log; record a "
 			 "binary trace, or use --churn)", r->trace[0]);
 	else
-		at_error("%s: write error: %s", out_name, strerror(errno));
+		write_failed(out, errno);
 	return -1;
 }
 
@@ -347,7 +355,7 @@ int rep_run(const struct rep_request *r)
 	const char *render;
 	int heap = !plain_export(r), rc = 1, damaged = 0;
 
-	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE: at_write_error, at_exit_status */
 	if (rep_option_value(r, "pprof") && (!r->output || strcmp(r->output, "-") == 0) &&
 	    isatty(STDOUT_FILENO)) {
 		at_error("export --pprof writes a binary file: give -o FILE, or redirect stdout");
@@ -367,10 +375,10 @@ int rep_run(const struct rep_request *r)
 		goto out;
 	if (cmd->traces == 2 && read_trace(&b, r, r->trace[1], heap, NULL, &damaged) < 0)
 		goto out;
-	if (end_watchers(&w, r, &a, out.name) < 0)
+	if (end_watchers(&w, r, &a, &out) < 0)
 		goto out;
 	if (cmd->write(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 || ferror(out.f)) {
-		at_error("%s: write error: %s", out.name, strerror(errno ? errno : EIO));
+		write_failed(&out, errno ? errno : EIO);
 		goto out;
 	}
 	rc = damaged ? REP_EXIT_DAMAGED : 0;

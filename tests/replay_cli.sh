@@ -245,4 +245,33 @@ else
 	fail_run "round trip: $M and $RAW exist"
 fi
 
+# --- a reader that goes away (| head): quiet, killed by SIGPIPE (141) as cat is ------------
+awk 'BEGIN { for (i = 0; i < 100000; i++) print "1 1 malloc(8)=#1\n1 1 free(#1)" }' >"$T/pairs.munged"
+"$R" --emit - "$T/pairs.munged" 2>"$T/err" | head -n 1 >"$T/out"
+status=("${PIPESTATUS[@]}")
+check_eq "--emit - (200,000 lines) | head -n 1: quiet, killed by SIGPIPE (141)" \
+	"${status[*]}:$(grep -c '^1 1 malloc(8)=0x[0-9a-f]*$' "$T/out"):$(wc -c <"$T/err")" "141 0:1:0" \
+	"$(head -n 3 "$T/err")"
+# --compare prints its table once the replays are done: to a pipe whose reader is gone already
+# (python3 closes the reading end, then executes the replayer on the writing end)
+closed_stdout() {
+	python3 -c 'import os, sys
+r, w = os.pipe()
+os.close(r)
+os.dup2(w, 1)
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+closed_stdout "$R" --compare glibc,glibc "$D/good.log" 2>"$T/err"
+check_eq "--compare to a closed pipe: quiet, killed by SIGPIPE (141)" "$?:$(wc -c <"$T/err")" "141:0" \
+	"$(head -n 3 "$T/err")"
+closed_stdout "$R" -v --compare glibc "$D/good.log" 2>"$T/err"
+check_eq "--compare -v to a closed pipe: said once, no write error" \
+	"$?:$(tail -n 1 "$T/err"):$(grep -c 'write error' "$T/err")" \
+	"141:alloctap-replay: <stdout>: the reader went away; output stopped:0"
+closed_stdout "$R" -q --emit - "$D/good.log" 2>"$T/err"
+check_eq "--emit - to a closed pipe: quiet, killed by SIGPIPE (141)" "$?:$(wc -c <"$T/err")" "141:0"
+run_cmd "$R" -q --emit /dev/full "$D/good.log"
+check_eq "--emit /dev/full: a write error, said as every program says it, exit 1" \
+	"$rc:$(cat "$T/err")" "1:alloctap-replay: /dev/full: write error: No space left on device"
+
 finish
