@@ -141,8 +141,13 @@ static int report_dropped_event(struct event_run *r, const struct at_event *ev, 
 {
 	char line[AT_LINE_MAX], pos[4200];
 
-	describe_event(r, ev, line, pos, sizeof(pos));
 	r->c.ignored++;
+	if (!r->opt->strict && at_munge_unseen_pointer(why)) {
+		r->c.unseen++; /* counted, said one by one only at -v */
+		if (at_display_level < 3)
+			return 0;
+	}
+	describe_event(r, ev, line, pos, sizeof(pos));
 	if (r->opt->strict) {
 		at_error("%s: Ignored \"%s\": %s (--strict)", pos, line, why);
 		return 1;

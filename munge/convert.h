@@ -16,6 +16,8 @@ struct at_munge_counts {
 	uint64_t read, written, ignored, filtered;
 	uint64_t unreplayable; /* written, but a replay cannot read them (the reference's way) */
 	uint64_t lost_total; /* events a binary input's recorder lost */
+	uint64_t unseen;     /* of ignored: frees and reallocs of a pointer never allocated in the
+			      * trace (at_munge_unseen_pointer), each said only at -v */
 };
 
 struct at_convert_options {

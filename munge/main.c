@@ -36,6 +36,11 @@ static void usage(FILE *f)
 "writes although no replay can read them (an allocation without a result, a size that is\n"
 "not a decimal number) are written too and reported as FILE:LINE: Written, but not\n"
 "replayable \"LINE\": REASON.\n"
+"Frees and reallocs of a pointer never allocated in the trace (\"Did not see an alloc for\n"
+"pointer\": blocks allocated before it began, hundreds in a trace taken by attaching,\n"
+"alloctapd --pid) are dropped the same, but counted in one line before the summary\n"
+"(FILE: frees or reallocs of a pointer never allocated in the trace: N, ignored ...) and\n"
+"listed one by one only with -v.\n"
 "\n"
 "The input may also be a binary trace (.atz, doc/FORMAT.md: alloctapd --format binary),\n"
 "recognised by its first bytes (04 22 4D 18), without an option. Its events are munged the\n"
@@ -66,7 +71,8 @@ static void usage(FILE *f)
 "                       to text only; other conversions run in one thread)\n"
 "  -q, --quiet          no message per dropped line (the summary and errors remain);\n"
 "                       -qq: nothing (the exit status says it)\n"
-"  -v, --verbose        also print the time taken\n"
+"  -v, --verbose        also list each free or realloc of a pointer never allocated,\n"
+"                       and print the time taken\n"
 "  -h, --help           this help\n"
 "      --version        the version, then exit\n"
 "\n"
@@ -261,6 +267,10 @@ int main(int argc, char **argv)
 	if (at_reader_gone()) /* `| head`: it stops quietly, as cat does */
 		goto cleanup;
 	double dt = at_now_seconds() - t0;
+	if (c.unseen)
+		at_warn("%s: frees or reallocs of a pointer never allocated in the trace: %llu, "
+			"ignored (blocks allocated before it began, as when alloctapd attaches with "
+			"--pid; -v lists them)", src.name, (unsigned long long)c.unseen);
 	DISPLAYLEVEL(1, "%s: %s: %llu %s read, %llu written, %llu ignored", PROGRAM, src.name,
 		     (unsigned long long)c.read, unit, (unsigned long long)c.written,
 		     (unsigned long long)c.ignored);
