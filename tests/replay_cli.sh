@@ -274,4 +274,48 @@ run_cmd "$R" -q --emit /dev/full "$D/good.log"
 check_eq "--emit /dev/full: a write error, said as every program says it, exit 1" \
 	"$rc:$(cat "$T/err")" "1:alloctap-replay: /dev/full: write error: No space left on device"
 
+# --- --compare --repeat: runs interleaved, the median and min-max of each measured figure ----
+# Two "allocators" that note each run in RUN_LOG when loaded (run_log.c over malloc_count.c's
+# forwarding to glibc): the log shows, from outside the replayer, how many runs and in what order.
+ok_libs=1
+for tag in a b; do
+	cc -shared -fPIC -O1 -DTAG="\"$tag\"" -o "$T/$tag.so" "$D/malloc_count.c" "$D/run_log.c" \
+		2>"$T/err" || ok_libs=0
+done
+if [ "$ok_libs" -eq 1 ]; then
+	RUN_LOG=$T/runs3 "$R" --compare "$T/a.so,$T/b.so" --repeat 3 "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--repeat 3: three runs of each, interleaved (a b a b a b), exit 0" \
+		"$?:$(cut -d' ' -f1 "$T/runs3" | paste -sd' '):$(cut -d' ' -f2 "$T/runs3" | sort -u | wc -l)" \
+		"0:a b a b a b:6"
+	# the shape: runs first, then each figure; a min-max row after each measured one
+	check_eq "--repeat 3: the table's rows" "$(awk '{ sub(/  +.*/, ""); print }' "$T/out" | paste -sd'|')" \
+		"allocator|runs|library|operations|failed allocations|wall time ns|wall time ns min-max|ns per operation|ns per operation min-max|peak rss bytes|peak rss bytes min-max|peak live requested bytes|final live requested bytes|final live objects"
+	check_eq "--repeat 3: runs, and the figures the trace decides, as one run gives them" \
+		"$(grep -E '^(runs|library|operations|final live objects) ' "$T/out" | tr -s ' ' | paste -sd'|')" \
+		"runs 3 3|library a.so b.so|operations 11 11|final live objects 6 6"
+	check "--repeat 3: each measured median lies within its min-max, for both allocators" \
+		awk '/ min-max / { split($(NF - 1), x, "-"); split($NF, y, "-")
+			if (!(x[1] + 0 <= m1 && m1 <= x[2] + 0 && y[1] + 0 <= m2 && m2 <= y[2] + 0)) bad = 1; n++ }
+			{ m1 = $(NF - 1); m2 = $NF } END { exit bad || n != 3 }' "$T/out"
+	RUN_LOG=$T/runs4 "$R" --compare "$T/a.so" --repeat 4 "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--repeat 4: four runs, exit 0, the runs row" \
+		"$?:$(wc -l <"$T/runs4"):$(grep '^runs ' "$T/out" | tr -s ' ')" "0:4:runs 4"
+	RUN_LOG=$T/runs5 "$R" --compare "$T/b.so" "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--compare without --repeat: 5 runs (the default)" \
+		"$?:$(wc -l <"$T/runs5"):$(grep '^runs ' "$T/out" | tr -s ' ')" "0:5:runs 5"
+	RUN_LOG=$T/runs1 "$R" --compare "$T/a.so,$T/b.so" --repeat 1 "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--repeat 1: one run each, the table as a single run gives it (no runs, no min-max rows)" \
+		"$?:$(wc -l <"$T/runs1"):$(grep -c '^runs \| min-max ' "$T/out"):$(wc -l <"$T/out")" "0:2:0:10"
+else
+	fail "--compare --repeat: the run-noting allocators compile" "$(head -n 5 "$T/err")"
+fi
+for bad in 0 101 -1 x 3x ""; do
+	check_err "--repeat '$bad': usage error" 2 \
+		"alloctap-replay: --repeat takes a count of runs from 1 to 100, not '$bad' (see --help)" \
+		"$R" --compare glibc --repeat "$bad" "$D/good.log"
+done
+check_err "--repeat without --compare: usage error" 2 \
+	"alloctap-replay: --repeat goes with --compare, not without: '--repeat' (see --help)" \
+	"$R" --repeat 3 "$D/good.log"
+
 finish
