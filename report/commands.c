@@ -253,8 +253,10 @@ const struct rep_command_def rep_cmd_peak = {
 "                      default), when the RSS was at its most (RSS records: binary\n"
 "                      traces taken with alloctapd --stacks), at the end, or SECONDS after\n"
 "                      the first event: bytes, percent and blocks per frame; --dot: a\n"
-"                      Graphviz graph (frames under 1% left out), rendered by Graphviz's\n"
-"                      dot when FILE ends in .svg or .pdf\n",
+"                      Graphviz graph (frames under 1% left out); with -o FILE, rendered\n"
+"                      by Graphviz's dot in the format FILE's extension names (png, svg,\n"
+"                      pdf, any that dot -T? lists; .dot, .gv or none: the graph's text);\n"
+"                      an extension dot does not list, or no dot, is a usage error\n",
 	OPTIONS(peak_options),
 	.write = write_peak,
 };

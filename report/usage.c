@@ -76,6 +76,9 @@ void rep_usage(void)
 "\n"
 "Exit status: 0 success; 1 input or output error (unreadable TRACE, a file that is no trace\n"
 "or of a newer version, a stack never defined, failed write; with --strict, damaged input);\n"
-"2 usage error; 3 damaged input, the report written from what could be read.\n",
+"2 usage error (also peak --dot -o FILE whose extension Graphviz's dot does not render, or\n"
+"no dot installed); 3 damaged input, the report written from what could be read. When the\n"
+"output's reader goes away (| head), it stops quietly and ends killed by SIGPIPE (141 in a\n"
+"shell), as cat does.\n",
 		stdout);
 }

@@ -149,6 +149,19 @@ check_eq "-v: the number of distinct stacks" "$(cat "$T/err")" \
 check_err "a full disk: a write error, exit 1" 1 \
 	"alloctap-report: <stdout>: write error: No space left on device" \
 	bash -c "'$R' export --folded '$T/app.log' >/dev/full"
+# a reader that goes away (| head): the report stops quietly, killed by SIGPIPE (141) as cat
+awk 'BEGIN { for (i = 1; i <= 20000; i++) printf "1 1 malloc(8)=0x%x\n1 1 free(0x%x)\n", 16 * i, 16 * i }' \
+	>"$T/pairs.log"
+"$R" timeline --churn 16 "$T/pairs.log" 2>"$T/err" | head -n 1 >"$T/out"
+status=("${PIPESTATUS[@]}")
+check_eq "timeline (8 MB of text) | head -n 1: quiet, killed by SIGPIPE (141)" \
+	"${status[*]}:$(cat "$T/out"):$(wc -c <"$T/err")" \
+	"141 0:== snapshot 1 after 2 events: 0 bytes live in 0 blocks:0" "$(head -n 3 "$T/err")"
+"$R" timeline -v --churn 16 "$T/pairs.log" 2>"$T/err" | head -n 1 >/dev/null
+status=("${PIPESTATUS[@]}")
+check_eq "| head -n 1 with -v: said once, nothing of a write error" \
+	"${status[0]}:$(grep -c 'write error\|Broken pipe' "$T/err"):$(grep -c 'the reader went away; output stopped$' "$T/err")" \
+	"141:0:1" "$(head -n 3 "$T/err")"
 
 # --- a 2.0 trace with stacks and mappings (tests/data/atz/synth-v2.atz) -----------------------
 # Its objects are not on this machine (or, for libc.so.6, not with its build-id): every frame

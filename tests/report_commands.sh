@@ -281,9 +281,36 @@ if command -v dot >/dev/null; then
 else
 	fail "peak --dot -o FILE.svg: rendered by Graphviz's dot" "dot is not installed (make deps)"
 fi
-check_err "peak --dot -o FILE.svg without dot: said, exit 1" 1 \
+if command -v dot >/dev/null; then
+	run_cmd "$R" peak --dot -o "$T/p.png" "$T/a.log"
+	magic=$(head -c 8 "$T/p.png" | od -An -tx1 | tr -d ' \n')
+	check_eq "peak --dot -o FILE.png: a PNG rendered by dot, exit 0, nothing said" \
+		"$rc:$magic:$(wc -c <"$T/err")" "0:89504e470d0a1a0a:0"
+	run_cmd "$R" peak --dot -o "$T/P.JPG" "$T/a.log"
+	magic=$(head -c 3 "$T/P.JPG" | od -An -tx1 | tr -d ' \n')
+	check_eq "peak --dot -o FILE.JPG: the extension taken lowercased, a JPEG" "$rc:$magic" \
+		"0:ffd8ff"
+	"$R" peak --dot -o "$T/p.pdf" "$T/a.log" 2>"$T/err"
+	check_eq "peak --dot -o FILE.pdf: a PDF" "$?:$(head -c 5 "$T/p.pdf")" "0:%PDF-"
+	"$R" peak --dot --at end --pid 2 -o "$T/p.gv" "$T/a.log" 2>"$T/err"
+	check_eq "peak --dot -o FILE.gv: the graph's text, not rendered" \
+		"$?:$(cmp "$T/p.gv" "$T/want" && echo same)" "0:same"
+	"$R" peak --dot --at end --pid 2 -o "$T/graph" "$T/a.log" 2>"$T/err"
+	check_eq "peak --dot -o FILE (no extension): the graph's text" \
+		"$?:$(cmp "$T/graph" "$T/want" && echo same)" "0:same"
+	check_err "peak --dot -o FILE.xyz: refused before reading, exit 2" 2 \
+		"alloctap-report: $T/p.xyz: not a format Graphviz's dot renders (by its extension; dot -T? lists them); -o FILE.dot writes the graph itself" \
+		"$R" peak --dot -o "$T/p.xyz" "$T/no-such-trace"
+	check_eq "peak --dot -o FILE.xyz: no file made" "$(test -e "$T/p.xyz" && echo made)" ""
+fi
+"$R" peak --dot --at end --pid 2 -o "$T/p.dot" "$T/a.log" 2>"$T/err"
+check_eq "peak --dot -o FILE.dot: the graph's text, dot not needed" \
+	"$?:$(cmp "$T/p.dot" "$T/want" && echo same)" "0:same"
+check_err "peak --dot -o FILE.svg without dot: said, exit 2" 2 \
 	"alloctap-report: $T/b.svg: cannot render it: Graphviz's dot is not installed (apt-get install graphviz); -o FILE.dot writes the graph itself" \
 	env PATH=/nonexistent "$ROOT/$R" peak --dot -o "$T/b.svg" "$T/a.log"
+check_err "peak --dot -o FILE.dot without dot: written, exit 0" 0 "" \
+	env PATH=/nonexistent "$ROOT/$R" peak --dot -o "$T/b.dot" "$T/a.log"
 if command -v dot >/dev/null; then
 	run_cmd "$R" peak --dot -o "$T/none/b.svg" "$T/a.log"
 	check_eq "peak --dot -o into a missing folder: dot's failure said, exit 1" \
