@@ -174,6 +174,18 @@ else
 fi
 echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
 
+# links_still_there ID...: the ids of those links that still exist after up to 5 s of waiting
+# for them to go (none: empty).
+links_still_there() {
+	local i left
+	for ((i = 0; i < 100; i++)); do
+		left=$(links_left "$@")
+		[ -z "$left" ] && break
+		sleep 0.05
+	done
+	echo "$left"
+}
+
 # ---- 2. No link left behind -------------------------------------------------------------------
 # links_case SIGNAL: the daemon follows a tree of three processes (sh, two alloc_sequence waiting
 # for SIGUSR1) and is sent SIGNAL; every link it held while tracing must be gone within 5 s.
@@ -209,11 +221,7 @@ links_case() {
 	if [ ${#ids[@]} -eq 0 ]; then
 		fail "SIG$sig: no link left behind" "the daemon held no BPF link while it traced"
 	else
-		for ((i = 0; i < 100; i++)); do
-			left=$(links_left "${ids[@]}")
-			[ -z "$left" ] && break
-			sleep 0.05
-		done
+		left=$(links_still_there "${ids[@]}")
 		if [ -z "$left" ]; then
 			ok "SIG$sig: none of the ${#ids[@]} links the daemon held remains"
 		else
@@ -421,11 +429,7 @@ pipe_case() {
 	if [ ${#ids[@]} -eq 0 ]; then
 		fail "| head -n 1: no link left behind" "the daemon held no BPF link while it traced"
 	else
-		for ((i = 0; i < 100; i++)); do
-			left=$(links_left "${ids[@]}")
-			[ -z "$left" ] && break
-			sleep 0.05
-		done
+		left=$(links_still_there "${ids[@]}")
 		check_eq "| head -n 1: none of the ${#ids[@]} links the daemon ($dm) held remains" \
 			"$left" ""
 	fi
