@@ -219,11 +219,14 @@ const struct rep_command_def rep_cmd_sizes = {
 /* --at: peak's moment, and export --pprof's. */
 #define AT_BAD "--at needs heap-peak, rss-peak, end or SECONDS, not: %s"
 
-enum { PEAK_DOT, PEAK_AT };
+enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT };
 static const struct rep_option peak_options[] = {
 	[PEAK_DOT] = { .name = "dot", .elsewhere = "--dot goes with peak" },
 	[PEAK_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_PEAK, .bad = AT_BAD,
 		      .elsewhere = "--at goes with peak" },
+	[PEAK_MIN_PERCENT] = { .name = "min-percent", .arg = REP_ARG_COUNT, .value = 1,
+			       .bad = "--min-percent needs a whole percent from 0 to 100, not: %s",
+			       .elsewhere = "--min-percent goes with peak" },
 };
 
 /* The moment of the tree, in its title: "heap peak", "RSS peak", "end" or "S.UUUUUU s". */
@@ -241,18 +244,21 @@ static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
 						   : r->heap.moment == REP_AT_RSS_PEAK ? "RSS peak"
 										       : "end");
 	return r->opt[PEAK_DOT] ? rep_write_dot(f, a->h, r->heap.moment, what)
-		      : rep_write_tree(f, a->h, r->heap.moment, what);
+		      : rep_write_tree(f, a->h, r->heap.moment, what,
+				       (unsigned)(r->opt[PEAK_MIN_PERCENT] > 100 ? 100
+								      : r->opt[PEAK_MIN_PERCENT]));
 }
 
 const struct rep_command_def rep_cmd_peak = {
 	.name = "peak",
 	.traces = 1,
 	.usage =
-"  peak [--at heap-peak|rss-peak|end|SECONDS] [--dot [-o FILE]]\n"
+"  peak [--at heap-peak|rss-peak|end|SECONDS] [--min-percent P] [--dot [-o FILE]]\n"
 "                      the top-down call tree of the bytes live at the heap peak (the\n"
 "                      default), when the RSS was at its most (RSS records: binary\n"
 "                      traces taken with alloctapd --stacks), at the end, or SECONDS after\n"
-"                      the first event: bytes, percent and blocks per frame; --dot: a\n"
+"                      the first event: bytes, percent and blocks per frame, the frames\n"
+"                      under P% (1) of the process's bytes left out, and said; --dot: a\n"
 "                      Graphviz graph (frames under 1% left out); with -o FILE, rendered\n"
 "                      by Graphviz's dot in the format FILE's extension names (png, svg,\n"
 "                      pdf, any that dot -T? lists; .dot, .gv or none: the graph's text);\n"

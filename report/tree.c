@@ -122,13 +122,25 @@ static int64_t *children(const struct tree *t, int64_t node, size_t *n)
 	return kids;
 }
 
-static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned depth, uint64_t total)
+/* What the text tree leaves out: the threshold, and the frames under it and their bytes. */
+struct left_out {
+	unsigned min_percent;
+	uint64_t frames, bytes;
+};
+
+static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned depth, uint64_t total,
+		      struct left_out *l)
 {
 	const struct node *x = &t->n[node];
 	size_t n;
 
 	if (!x->bytes)
 		return 0;
+	if ((rep_u128)x->bytes * 100 < (rep_u128)total * l->min_percent) {
+		l->frames++;
+		l->bytes = rep_sat_add(l->bytes, x->bytes);
+		return 0;
+	}
 	fprintf(out, "%6.2f%% %12" PRIu64 " bytes %8" PRIu64 " blocks  %*s%.*s\n",
 		total ? 100.0 * (double)x->bytes / (double)total : 0.0, x->bytes, x->blocks,
 		(int)(2 * depth), "", (int)x->len, x->name);
@@ -136,7 +148,7 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 	if (!kids)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (print_node(out, t, kids[i], depth + 1, total) < 0) {
+		if (print_node(out, t, kids[i], depth + 1, total, l) < 0) {
 			free(kids);
 			return -1;
 		}
@@ -144,7 +156,8 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 	return 0;
 }
 
-int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what)
+int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what,
+		   unsigned min_percent)
 {
 	const struct rep_proc *procs;
 	size_t np = rep_heap_procs(h, &procs);
@@ -160,8 +173,12 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 		}
 		fprintf(out, "live at %s: %" PRIu64 " bytes in %" PRIu64 " blocks\n", what,
 			t.n[0].bytes, t.n[0].blocks);
+		struct left_out l = { min_percent, 0, 0 };
 		if (t.n[0].bytes)
-			rc = print_node(out, &t, 0, 0, t.n[0].bytes);
+			rc = print_node(out, &t, 0, 0, t.n[0].bytes, &l);
+		if (rc == 0 && l.frames)
+			fprintf(out, "(%" PRIu64 " frames under %u%% left out, %" PRIu64 " bytes; "
+				"--min-percent 0 shows them)\n", l.frames, min_percent, l.bytes);
 	}
 	free(t.n);
 	return rc < 0 ? -1 : rep_finish_output(out);

@@ -15,10 +15,11 @@
 
 #include "heap.h"
 
-/* Writes the tree of every process (a heading each when there are several). 0, or -1 with
- * errno. */
+/* Writes the tree of every process (a heading each when there are several), leaving out the
+ * frames that hold under min_percent percent of the process's bytes (with what is under them),
+ * and saying after the tree how many were and what they held. 0, or -1 with errno. */
 int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
-		   const char *what);
+		   const char *what, unsigned min_percent);
 /* Writes the Graphviz graph of every process. 0, or -1 with errno. */
 int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what);
 

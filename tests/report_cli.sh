@@ -60,6 +60,8 @@ usage_case "--weight without its value" "missing argument for option --weight" \
 usage_case "unknown option" "unknown option --flame" export --flame "$T/one.log"
 usage_case "top: bad --by" "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or temp-count, not: churn" \
 	top --by churn "$T/one.log"
+usage_case "peak: bad --min-percent" "--min-percent needs a whole percent from 0 to 100, not: 0.5" \
+	peak --min-percent 0.5 "$T/one.log"
 usage_case "top: --limit 0" "--limit needs a count of sites above 0, not: 0" top --limit 0 "$T/one.log"
 usage_case "--by elsewhere" "--by, --limit and --bytes go with top, not with leaks" leaks --by leak-bytes "$T/one.log"
 

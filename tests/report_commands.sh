@@ -39,6 +39,10 @@ for log in g1.log g2.log g1.plain.atz; do
 	model_case "$log: sizes" sizes "$T/$src" -- sizes "$T/$log"
 	model_case "$log: peak" tree "$T/$src" -- peak "$T/$log"
 	model_case "$log: peak --at end" tree "$T/$src" end -- peak --at end "$T/$log"
+	model_case "$log: peak --min-percent 0" tree "$T/$src" --min-percent 0 -- \
+		peak --min-percent 0 "$T/$log"
+	model_case "$log: peak --min-percent 20" tree "$T/$src" --min-percent 20 -- \
+		peak --min-percent 20 "$T/$log"
 	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count; do
 		model_case "$log: export --folded --weight $w" export "$w" "$T/$src" -- \
 			export --folded --weight "$w" "$T/$log"
@@ -361,12 +365,20 @@ ind() { printf '%*s' "$1" ''; }
 	done
 	echo " 98.61%      1000000 bytes       20 blocks  $(ind $d)burst"
 	echo " 98.61%      1000000 bytes       20 blocks  $(ind $((d + 2)))malloc"
+} >"$T/want"
+cp "$T/want" "$T/want.all"
+echo "(2 frames under 1% left out, 14096 bytes; --min-percent 0 shows them)" >>"$T/want"
+check_cmd "report_sites: peak: the call tree at the heap peak, frames under 1% left out and said" \
+	0 "$T/want" "" -- "$R" peak "$T/s.atz"
+{
+	cat "$T/want.all"
 	echo "  0.99%        10000 bytes       10 blocks  $(ind $d)keep_blocks"
 	echo "  0.99%        10000 bytes       10 blocks  $(ind $((d + 2)))malloc"
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $d)grow_table"
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $((d + 2)))calloc"
 } >"$T/want"
-check_cmd "report_sites: peak: the call tree at the heap peak" 0 "$T/want" "" -- "$R" peak "$T/s.atz"
+check_cmd "report_sites: peak --min-percent 0: every frame" 0 "$T/want" "" -- \
+	"$R" peak --min-percent 0 "$T/s.atz"
 # leaks tells a leak from a cache (tests/fixtures/leak_kinds.c): what keeps being allocated and
 # stays is growing, what was allocated at the start and is held is steady, a cache of recent
 # blocks and a request in flight are young; growing first, then steady, then young

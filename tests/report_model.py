@@ -12,7 +12,9 @@ live blocks in dicts, and prints what a command should print, in the program's f
                                                  event k at k * NS from the first
   report_model.py leaks LOG                     leaks
   report_model.py export WEIGHT LOG             export --folded --weight WEIGHT
-  report_model.py tree LOG [end]                peak (or peak --at end)
+  report_model.py tree LOG [end] [--min-percent P]
+                                                 peak (or peak --at end), frames under P%
+                                                 (1) left out
   report_model.py sizes LOG                     sizes
   report_model.py timeline LOG CHURN TOP        timeline --churn CHURN --top TOP
   report_model.py diff A B                      diff
@@ -566,7 +568,7 @@ def cmd_top_json(m, weight, limit):
     print(json.dumps({'by': weight, 'processes': out}, sort_keys=True))
 
 
-def cmd_tree(m, end):
+def cmd_tree(m, end, min_percent=1):
     ps = m.proc_list()
     for p in ps:
         heading(p, ps)
@@ -578,9 +580,16 @@ def cmd_tree(m, end):
         print('%6.2f%% %12d bytes %8d blocks  all' % (100.0, total, blocks))
         rows = sorted(((s.live, s.blocks, f) if end else (s.peak, s.peak_blocks, f)
                        for f, s in p.sites.items()), key=lambda r: (-r[0], r[2]))
+        left, left_bytes = 0, 0
         for b, k, f in rows:
-            if b:
+            if b and b * 100 < total * min_percent:
+                left += 1
+                left_bytes += b
+            elif b:
                 print('%6.2f%% %12d bytes %8d blocks    %s' % (100.0 * b / total, b, k, f))
+        if left:
+            print('(%d frames under %d%% left out, %d bytes; --min-percent 0 shows them)' % (
+                left, min_percent, left_bytes))
 
 
 def cmd_sizes(m):
@@ -666,7 +675,8 @@ def main(argv):
     m.site_rank = rank
     {'json': cmd_json, 'leaks': cmd_leaks, 'sizes': cmd_sizes}.get(cmd, lambda m: None)(m)
     if cmd == 'tree':
-        cmd_tree(m, 'end' in opts)
+        mp = int(opts[opts.index('--min-percent') + 1]) if '--min-percent' in opts else 1
+        cmd_tree(m, 'end' in opts, mp)
 
 
 if __name__ == '__main__':
