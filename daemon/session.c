@@ -52,7 +52,7 @@ static void write_record(void *arg, const struct at_record *rec)
 		write_thread_end(d, rec);
 		return;
 	}
-	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
+	at_record_to_event(rec, d->pagesize, &ev); /* its time: 0 unless times_wanted */
 	at_proctable_forget(&d->table, rec->time); /* the processes ended before it leave */
 	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->time) == 1) {
 		at_targets_first_seen(&d->targets, (pid_t)ev.pid, rec->time);
@@ -249,6 +249,18 @@ static uint32_t thread_slots(void)
 	return (uint32_t)n;
 }
 
+/* Whether the events carry their times: in every binary trace (a format with records), unless
+ * ALLOCTAP_NO_TIMES=1 says otherwise, which only bench/probes_bench.sh does, to measure what
+ * times cost (doc/DESIGN.md, decision 6). A text trace has no field for them. */
+static int times_wanted(const struct at_session *d)
+{
+	const char *env = getenv("ALLOCTAP_NO_TIMES");
+
+	if (env && strcmp(env, "1") == 0)
+		return 0;
+	return at_format_records(d->opt.format);
+}
+
 static int load_bpf(struct at_session *d)
 {
 	int err;
@@ -259,7 +271,7 @@ static int load_bpf(struct at_session *d)
 
 	struct at_bpf_options o = {
 		.all = d->opt.all, .floor = d->opt.floor, .bound = at_targets_bound(&d->targets),
-		.times = d->opt.stacks, /* only traces with stacks have times */
+		.times = times_wanted(d),
 		.stacks = d->opt.stacks, .self_tgid = (uint32_t)getpid(),
 		.ring_bytes = (uint32_t)d->opt.ringbuf_size, .max_targets = AT_MAX_TRACED,
 		.thread_slots = slots,
@@ -324,13 +336,14 @@ static int writer_thread_wanted(void)
 
 int at_session_open(struct at_session *d)
 {
-	/* a binary trace is 2.1: event times, stacks and mappings with --stacks; without, the
-	 * NO_TIMES and NO_STACKS flags leave the events as small as in 1.1; RSS records and
-	 * process change records either way */
+	/* a binary trace is 2.x: event times always (times_wanted), stacks and mappings with
+	 * --stacks (without, the NO_STACKS flag leaves the stack ids out); RSS records and process
+	 * change records either way */
 	struct at_sink_options out = {
 		.format = d->opt.format,
 		.atz = { .major = AT_ATZ_VERSION_MAJOR, .minor = AT_ATZ_V2_MINOR,
-			 .flags = d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS },
+			 .flags = (times_wanted(d) ? 0 : AT_ATZ_FLAG_NO_TIMES) |
+				  (d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_STACKS) },
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
