@@ -170,8 +170,8 @@ const struct rep_command_def rep_cmd_peak = {
 "  peak [--at heap-peak|rss-peak|end|SECONDS] [--dot [-o FILE]]\n"
 "                      the top-down call tree of the bytes live at the heap peak (the\n"
 "                      default), when the RSS was at its most (RSS records: binary\n"
-"                      traces taken with alloctapd --stacks), at the end, or SECONDS after\n"
-"                      the first event: bytes, percent and blocks per frame; --dot: a\n"
+"                      traces), at the end, or SECONDS after the first event (a trace\n"
+"                      with times): bytes, percent and blocks per frame; --dot: a\n"
 "                      Graphviz graph (frames under 1% left out), rendered by Graphviz's\n"
 "                      dot when FILE ends in .svg or .pdf\n",
 	OPTIONS(peak_options),
