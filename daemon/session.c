@@ -53,6 +53,8 @@ static void write_record(void *arg, const struct at_record *rec)
 		return;
 	}
 	at_record_to_event(rec, d->pagesize, &ev); /* its time: 0 unless times_wanted */
+	if (d->time_grain > 1)
+		ev.time_ns -= ev.time_ns % d->time_grain;
 	at_proctable_forget(&d->table, rec->time); /* the processes ended before it leave */
 	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->time) == 1) {
 		at_targets_first_seen(&d->targets, (pid_t)ev.pid, rec->time);
@@ -249,16 +251,36 @@ static uint32_t thread_slots(void)
 	return (uint32_t)n;
 }
 
+/* ALLOCTAP_TIMES: "none" or "ns" (times to the nanosecond), for the benchmarks of what times
+ * cost (bench/probes_bench.sh, bench/atz_bench.sh; doc/DESIGN.md, decision 6); NULL when unset
+ * or anything else. */
+static const char *times_asked(void)
+{
+	const char *env = getenv("ALLOCTAP_TIMES");
+
+	return env && (strcmp(env, "none") == 0 || strcmp(env, "ns") == 0) ? env : NULL;
+}
+
 /* Whether the events carry their times: in every binary trace (a format with records), unless
- * ALLOCTAP_NO_TIMES=1 says otherwise, which only bench/probes_bench.sh does, to measure what
- * times cost (doc/DESIGN.md, decision 6). A text trace has no field for them. */
+ * ALLOCTAP_TIMES=none. A text trace has no field for them. */
 static int times_wanted(const struct at_session *d)
 {
-	const char *env = getenv("ALLOCTAP_NO_TIMES");
+	const char *asked = times_asked();
 
-	if (env && strcmp(env, "1") == 0)
+	if (asked && strcmp(asked, "none") == 0)
 		return 0;
 	return at_format_records(d->opt.format);
+}
+
+/* The grain of the events' times in ns: the microsecond without --stacks, where times to the
+ * nanosecond would take three times the bytes of the events without them, and a microsecond's
+ * less than half of that (doc/DESIGN.md, decision 6); the nanosecond with --stacks, whose
+ * traces had them before and whose stacks cost more, or with ALLOCTAP_TIMES=ns. */
+static uint64_t times_grain(const struct at_session *d)
+{
+	const char *asked = times_asked();
+
+	return d->opt.stacks || (asked && strcmp(asked, "ns") == 0) ? 1 : 1000;
 }
 
 static int load_bpf(struct at_session *d)
@@ -347,6 +369,7 @@ int at_session_open(struct at_session *d)
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+	d->time_grain = times_grain(d);
 	at_launch_raise_nofile(&d->targets.child);
 	if (wire_targets(d) < 0 ||
 	    at_proctable_init(&d->table, at_format_records(d->opt.format)) < 0) {

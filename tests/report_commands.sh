@@ -405,9 +405,9 @@ else
 	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
 		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
-	# a trace without times, as an older alloctapd wrote without --stacks (ALLOCTAP_NO_TIMES=1
+	# a trace without times, as an older alloctapd wrote without --stacks (ALLOCTAP_TIMES=none
 	# writes it so): RSS records placed by their position in the stream
-	if ALLOCTAP_NO_TIMES=1 build/alloctapd -q -f binary -o "$T/n.atz" -- \
+	if ALLOCTAP_TIMES=none build/alloctapd -q -f binary -o "$T/n.atz" -- \
 		build/fixtures/report_sites hold >/dev/null 2>"$T/n.err"; then
 		run_cmd "$R" summary "$T/n.atz"
 		nrss=$(sed -n 's/^peak rss bytes: \([0-9]*\) after event 1$/\1/p' "$T/out")

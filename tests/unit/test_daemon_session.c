@@ -72,12 +72,12 @@ static void close_session(void)
 }
 
 /* Queues a malloc(size) of pid at time T(n) in ring 0, its time_ns set as the program sets it
- * when told times_on. */
+ * when told times_on (T(n) and 789 ns more, which a trace without stacks leaves out). */
 static void push_malloc(uint64_t n, uint32_t pid, uint64_t size)
 {
 	struct at_record r = { .time = T(n), .time_entry = T(n), .pid = pid, .tid = pid,
 			       .arg = { size, 0 }, .result = 0x1000 + n * 0x10,
-			       .func = AT_PROBE_MALLOC, .time_ns = T(n) };
+			       .func = AT_PROBE_MALLOC, .time_ns = T(n) + 789 };
 
 	fake_bpf_push(&r, sizeof(r));
 }
@@ -104,27 +104,30 @@ static unsigned read_sizes(uint64_t *sizes, uint64_t *times, unsigned n)
 
 /* What the program is told before load: the sizes, the switches, the thread slots (from the
  * environment when set there, refused unless a power of two), times in every binary trace
- * (with or without stacks; none in text, nor with ALLOCTAP_NO_TIMES=1, the bench's switch). */
+ * (with or without stacks; none in text, nor with ALLOCTAP_TIMES=none, the bench's switch),
+ * to the microsecond without stacks unless ALLOCTAP_TIMES=ns. */
 static void test_open(void **state)
 {
 	(void)state;
 	static const struct {
 		const char *slots;
 		enum at_sink_format format;
-		const char *no_times;
+		const char *times_env;
 		int stacks;
 		int rc;
 		uint32_t thread_slots;
 		int times;
+		uint64_t grain;
 	} cases[] = {
-		{ NULL, AT_SINK_ATZ, NULL, 0, 0, AT_THREAD_SLOTS, 1 },
-		{ NULL, AT_SINK_ATZ, NULL, 1, 0, AT_THREAD_SLOTS, 1 },
-		{ NULL, AT_SINK_TEXT, NULL, 0, 0, AT_THREAD_SLOTS, 0 },
-		{ NULL, AT_SINK_ATZ, "1", 0, 0, AT_THREAD_SLOTS, 0 },
-		{ NULL, AT_SINK_ATZ, "0", 0, 0, AT_THREAD_SLOTS, 1 },
-		{ "8", AT_SINK_ATZ, NULL, 0, 0, 8, 1 },
-		{ "6", AT_SINK_ATZ, NULL, 0, -1, 0, 0 },
-		{ "0", AT_SINK_ATZ, NULL, 0, -1, 0, 0 },
+		{ NULL, AT_SINK_ATZ, NULL, 0, 0, AT_THREAD_SLOTS, 1, 1000 },
+		{ NULL, AT_SINK_ATZ, NULL, 1, 0, AT_THREAD_SLOTS, 1, 1 },
+		{ NULL, AT_SINK_TEXT, NULL, 0, 0, AT_THREAD_SLOTS, 0, 1000 },
+		{ NULL, AT_SINK_ATZ, "none", 0, 0, AT_THREAD_SLOTS, 0, 1000 },
+		{ NULL, AT_SINK_ATZ, "ns", 0, 0, AT_THREAD_SLOTS, 1, 1 },
+		{ NULL, AT_SINK_ATZ, "us", 0, 0, AT_THREAD_SLOTS, 1, 1000 }, /* not a switch */
+		{ "8", AT_SINK_ATZ, NULL, 0, 0, 8, 1, 1000 },
+		{ "6", AT_SINK_ATZ, NULL, 0, -1, 0, 0, 0 },
+		{ "0", AT_SINK_ATZ, NULL, 0, -1, 0, 0, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -132,10 +135,10 @@ static void test_open(void **state)
 			setenv("ALLOCTAP_THREAD_SLOTS", cases[i].slots, 1);
 		else
 			unsetenv("ALLOCTAP_THREAD_SLOTS");
-		if (cases[i].no_times)
-			setenv("ALLOCTAP_NO_TIMES", cases[i].no_times, 1);
+		if (cases[i].times_env)
+			setenv("ALLOCTAP_TIMES", cases[i].times_env, 1);
 		else
-			unsetenv("ALLOCTAP_NO_TIMES");
+			unsetenv("ALLOCTAP_TIMES");
 		assert_int_equal(open_session(cases[i].format, cases[i].stacks), cases[i].rc);
 		assert_int_equal(fake_bpf.opened, cases[i].rc == 0);
 		if (cases[i].rc == 0) {
@@ -143,6 +146,7 @@ static void test_open(void **state)
 			assert_int_equal(fake_bpf.options.ring_bytes, 1 << 16);
 			assert_int_equal(fake_bpf.options.stacks, cases[i].stacks);
 			assert_int_equal(fake_bpf.options.times, cases[i].times);
+			assert_int_equal(session.time_grain, cases[i].grain);
 			assert_int_equal(fake_bpf.options.bound, 1);
 			assert_true(fake_bpf.loaded && fake_bpf.thread_exit && fake_bpf.thread_exec);
 			assert_true(fake_bpf.ring_open);
@@ -153,7 +157,7 @@ static void test_open(void **state)
 		close_session();
 	}
 	unsetenv("ALLOCTAP_THREAD_SLOTS");
-	unsetenv("ALLOCTAP_NO_TIMES");
+	unsetenv("ALLOCTAP_TIMES");
 	fake_bpf_reset();
 	fake_bpf.load_error = -EPERM;
 	memset(&session, 0, sizeof(session));
@@ -184,7 +188,8 @@ static void test_tick(void **state)
 	at_proctable_untrace(&d->table, getpid());
 	assert_int_equal(at_session_tick(d), 1); /* --pid: every target gone */
 	close_session();
-	/* closed: the trace holds them in their order, with their times (no --stacks) */
+	/* closed: the trace holds them in their order, with their times to the microsecond (no
+	 * --stacks) */
 	assert_int_equal(read_sizes(sizes, times, 8), 3);
 	assert_int_equal(sizes[0], 8);
 	assert_int_equal(sizes[1], 16);
