@@ -327,6 +327,21 @@ static __always_inline void thread_end(__u64 id)
  * and counts it lost). Its slot is released; task
  * storage goes with the thread. A thread of a traced process that is not its last says that it
  * ended (thread_end). */
+/* Counts a traced process whose leader exits while other threads live on, and uncounts it at
+ * its last thread's exit, or at an exec (whose thread becomes the new leader): leaders_gone. */
+static __always_inline void note_leader(__u64 id, int live)
+{
+	__u32 tgid = id >> 32;
+	__u8 one = 1;
+
+	if ((__u32)id == tgid && live > 0 && is_target(tgid)) {
+		if (bpf_map_update_elem(&orphaned, &tgid, &one, BPF_NOEXIST) == 0)
+			__sync_fetch_and_add(&leaders_gone, 1);
+	} else if (live <= 0 && bpf_map_delete_elem(&orphaned, &tgid) == 0) {
+		__sync_fetch_and_add(&leaders_gone, -1);
+	}
+}
+
 SEC("raw_tracepoint/sched_process_exit")
 int thread_exit(void *ctx)
 {
@@ -341,6 +356,9 @@ int thread_exit(void *ctx)
 	if (stacks_on && last_thread())
 		forget_process(bpf_get_current_pid_tgid() >> 32);
 	thread_end(bpf_get_current_pid_tgid());
+	note_leader(bpf_get_current_pid_tgid(),
+		    BPF_CORE_READ((struct task_struct___at_exit *)bpf_get_current_task_btf(), signal,
+				  live.counter));
 	return 0;
 }
 
@@ -355,6 +373,10 @@ int thread_exec(void *ctx)
 
 	if (t)
 		t->id = bpf_get_current_pid_tgid();
+	/* the exec's thread is the leader now (the daemon probes the new program for it) */
+	__u32 self = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_delete_elem(&orphaned, &self) == 0)
+		__sync_fetch_and_add(&leaders_gone, -1);
 	/* --all: the new program's allocator is any object until the daemon names it, not the
 	 * parent's that allocator_lookup would take */
 	if (trace_all && *(volatile __u32 *)&allocator_check) {

@@ -364,6 +364,11 @@ void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2])
 	pos[1] = &b->fill[1];
 }
 
+const volatile uint64_t *at_bpf_leaders_gone(struct at_bpf *b)
+{
+	return (const volatile uint64_t *)&b->skel->bss->leaders_gone;
+}
+
 uint64_t at_bpf_clock(const struct at_bpf *b)
 {
 	(void)b;

@@ -94,6 +94,10 @@ void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2]);
 /* The time now on the records' clock (CLOCK_MONOTONIC ns, the program's bpf_ktime_get_ns). */
 uint64_t at_bpf_clock(const struct at_bpf *b);
 
+/* The program's count of traced processes whose thread group leader has exited while they live
+ * on (no link may be closed while it is above 0: bpf/prog/maps.h), read in place. */
+const volatile uint64_t *at_bpf_leaders_gone(struct at_bpf *b);
+
 /* ---- the recording window ---------------------------------------------------------------- */
 /* Recording on or off, at one instant (sequentially consistent with the reads that follow). */
 void at_bpf_set_recording(struct at_bpf *b, int on);

@@ -96,7 +96,9 @@ static const char usage_text[] =
 	"Exit status: 0 ok, 1 runtime error (BPF, attach, output), 2 usage error; with a COMMAND,\n"
 	"the command's own status (128+N if killed by signal N), or 0 when SIGINT, SIGTERM or\n"
 	"--duration ended the trace first (the command then goes on untraced). A trace of a\n"
-	"COMMAND ends when it and every process followed from it have exited.\n"
+	"COMMAND ends when it and every process followed from it have exited. When the reader of\n"
+	"the output goes away (| head), the trace ends quietly, the probes detached as at any\n"
+	"end, and alloctapd ends killed by SIGPIPE (141 in a shell), as cat does.\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON; with --pid or --all also CAP_SYS_PTRACE, to\n"
 	"read other processes' memory maps.\n";
 
@@ -303,5 +305,5 @@ int main(int argc, char **argv)
 		return 1;
 	if (at_session_open(&d) == 0 && at_session_attach(&d) == 0)
 		status = at_session_finish(&d, at_session_run(&d));
-	return at_session_close(&d, status);
+	return at_exit_status(at_session_close(&d, status));
 }

@@ -658,8 +658,10 @@ int at_session_finish(struct at_session *d, int rc)
 		d->output_reported = 1;
 		rc = -1;
 	}
-	print_summary(d);
-	at_stacks_summary(&d->stacks);
+	if (!at_reader_gone() || at_display_level >= 3) { /* `| head`: quiet, as cat is */
+		print_summary(d);
+		at_stacks_summary(&d->stacks);
+	}
 	if (d->targets.child.pid > 0 && rc == 0) {
 		/* stopped by a signal or --duration: the command keeps running untraced */
 		reap_child(d);
@@ -686,8 +688,7 @@ int at_session_close(struct at_session *d, int status)
 	at_reorder_free(&d->reorder);
 	at_pidset_free(&d->targets.loading);
 	if (at_sink_close(&d->sink) < 0 && status == 0 && !d->output_reported) {
-		at_error("cannot write to %s: %s", at_sink_name(&d->sink),
-			 strerror(at_sink_error(&d->sink)));
+		at_dest_report(&d->sink);
 		status = 1;
 	}
 	return status;

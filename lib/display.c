@@ -1,5 +1,6 @@
 /* display.c: leveled messages on stderr, one write(2) each. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 int at_display_level = 2;
 int at_display_line_open;
 const char *at_program_name = "alloctap";
+static int reader_gone; /* a write met EPIPE: the program ends as killed by SIGPIPE */
 
 /* How byte c of a message is written: 0 as it is, else escaped ("\\x1b"). keep_newline: a
  * newline stays a line break (text a caller assembles line by line); otherwise it is escaped
@@ -194,4 +196,35 @@ void at_display_step(int step)
 	int l = at_display_level + step;
 
 	at_display_level = l < 0 ? 0 : l > 4 ? 4 : l;
+}
+
+int at_write_error(const char *name, int err)
+{
+	if (err == EPIPE) {
+		if (!reader_gone)
+			at_verbose("%s: the reader went away; output stopped", name);
+		reader_gone = 1;
+		return 1;
+	}
+	at_error("%s: write error: %s", name, strerror(err ? err : EIO));
+	return 0;
+}
+
+int at_reader_gone(void)
+{
+	return reader_gone;
+}
+
+int at_exit_status(int status)
+{
+	sigset_t set;
+
+	if (!reader_gone)
+		return status;
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	return 128 + SIGPIPE;
 }

@@ -18,7 +18,9 @@
  *    message, naming the file and, for text input, the line; the modules that are a
  *    program's run speak as things happen (decision 10 lists them), only through this
  *    header, naming the program by at_program_name, never in their text;
- *  - exit statuses: 0 success, 1 runtime, input or output error, 2 usage error. */
+ *  - exit statuses: 0 success, 1 runtime, input or output error, 2 usage error; a program
+ *    whose reader went away (`| head`) ends killed by SIGPIPE, as cat and sort do
+ *    (at_write_error, at_exit_status). */
 #ifndef ALLOCTAP_DISPLAY_H
 #define ALLOCTAP_DISPLAY_H
 
@@ -85,6 +87,23 @@ void at_message_append(struct at_message *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Writes m at level l (nothing added: end it with '\n'). */
 void at_message_emit(int l, const struct at_message *m);
+
+/* Reports that writing to the output name ("<stdout>" or a path) failed with err, the one way
+ * every program says it. Every program ignores SIGPIPE, so a reader that goes away (`| head`
+ * has what it wanted) shows as EPIPE: that is no error, nothing is said (one line at -v), the
+ * program stops writing and at_exit_status() ends it. Any other error is said at level 1:
+ * "PROGRAM: NAME: write error: ERROR". Returns 1 for a reader gone, 0 for an error said. */
+int at_write_error(const char *name, int err);
+
+/* Whether at_write_error has seen a reader go away. */
+int at_reader_gone(void);
+
+/* The program's exit, its last call (main returns what it returns, after every clean-up):
+ * status, or, after at_write_error saw the reader go, the end cat and sort have when their
+ * reader goes: killed by SIGPIPE (its default action restored, unblocked and raised; a shell
+ * shows 141). Returns only when no reader went away (or the signal could not end the
+ * process: then 128 + SIGPIPE). */
+int at_exit_status(int status);
 
 /* Applies -q (step -1) or -v (step +1) to the level, which stays within 0 to 4. */
 void at_display_step(int step);

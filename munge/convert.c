@@ -141,8 +141,13 @@ static int report_dropped_event(struct event_run *r, const struct at_event *ev, 
 {
 	char line[AT_LINE_MAX], pos[4200];
 
-	describe_event(r, ev, line, pos, sizeof(pos));
 	r->c.ignored++;
+	if (!r->opt->strict && at_munge_unseen_pointer(why)) {
+		r->c.unseen++; /* counted, said one by one only at -v */
+		if (at_display_level < 3)
+			return 0;
+	}
+	describe_event(r, ev, line, pos, sizeof(pos));
 	if (r->opt->strict) {
 		at_error("%s: Ignored \"%s\": %s (--strict)", pos, line, why);
 		return 1;
@@ -256,7 +261,8 @@ static int take_event(struct event_run *r, const struct at_event *input)
 	}
 }
 
-/* Reads every event through take_event. Returns the exit code. */
+/* Reads every event through take_event, up to the end or a failed write (the sink keeps its
+ * error for the caller to report). Returns the exit code. */
 static int read_events(struct event_run *r)
 {
 	struct at_event ev;
@@ -266,7 +272,7 @@ static int read_events(struct event_run *r)
 
 	at_progress_start(&progress, r->src->name,
 			  r->src->kind == AT_SOURCE_BINARY ? "events" : "lines");
-	while (!rc && (got = at_source_next(r->src, &ev)) != 0) {
+	while (!rc && !at_sink_error(r->sink) && (got = at_source_next(r->src, &ev)) != 0) {
 		at_progress_tick(&progress, ++n);
 		if (got > 0)
 			rc = take_event(r, &ev);

@@ -16,6 +16,8 @@ struct at_munge_counts {
 	uint64_t read, written, ignored, filtered;
 	uint64_t unreplayable; /* written, but a replay cannot read them (the reference's way) */
 	uint64_t lost_total; /* events a binary input's recorder lost */
+	uint64_t unseen;     /* of ignored: frees and reallocs of a pointer never allocated in the
+			      * trace (at_munge_unseen_pointer), each said only at -v */
 };
 
 struct at_convert_options {
@@ -26,7 +28,7 @@ struct at_convert_options {
 /* Reads every event of src, munges it with m (NULL: keeps the events as they are, raw or
  * munged as src is) and writes it to sink, which is open but not started: the run starts it
  * once it knows whether the output holds slots or addresses, a binary output with the
- * input's host and start time. Counts go to *c. Returns the exit code (0 or 1); every error
+ * input's host and start time; a failed write stops it. Counts go to *c. Returns the exit code (0 or 1); every error
  * is reported except a failed write, which stays in the sink for the caller to report when it
  * closes it. */
 int at_convert_run(struct at_source *src, struct at_munge *m, struct at_sink *sink,

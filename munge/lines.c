@@ -68,6 +68,11 @@ static int on_outcome(void *arg, uint64_t lineno, const char *line, size_t len, 
 		return 0;
 	default:
 		o->c.ignored++;
+		if (!o->strict && at_munge_unseen_pointer(why)) {
+			o->c.unseen++; /* counted, said one by one only at -v */
+			if (at_display_level < 3)
+				return 0;
+		}
 		report_line(o->name, lineno, line, len, "Ignored", why, o->strict);
 		return o->strict;
 	}

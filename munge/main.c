@@ -36,6 +36,11 @@ static void usage(FILE *f)
 "writes although no replay can read them (an allocation without a result, a size that is\n"
 "not a decimal number) are written too and reported as FILE:LINE: Written, but not\n"
 "replayable \"LINE\": REASON.\n"
+"Frees and reallocs of a pointer never allocated in the trace (\"Did not see an alloc for\n"
+"pointer\": blocks allocated before it began, hundreds in a trace taken by attaching,\n"
+"alloctapd --pid) are dropped the same, but counted in one line before the summary\n"
+"(FILE: frees or reallocs of a pointer never allocated in the trace: N, ignored ...) and\n"
+"listed one by one only with -v.\n"
 "\n"
 "The input may also be a binary trace (.atz, doc/FORMAT.md: alloctapd --format binary),\n"
 "recognised by its first bytes (04 22 4D 18), without an option. Its events are munged the\n"
@@ -66,7 +71,8 @@ static void usage(FILE *f)
 "                       to text only; other conversions run in one thread)\n"
 "  -q, --quiet          no message per dropped line (the summary and errors remain);\n"
 "                       -qq: nothing (the exit status says it)\n"
-"  -v, --verbose        also print the time taken\n"
+"  -v, --verbose        also list each free or realloc of a pointer never allocated,\n"
+"                       and print the time taken\n"
 "  -h, --help           this help\n"
 "      --version        the version, then exit\n"
 "\n"
@@ -75,8 +81,9 @@ static void usage(FILE *f)
 "          " PROGRAM " --keep-pointers trace.atz > raw.log    (binary -> raw text)\n"
 "\n"
 "Exit status: 0 success (dropped lines included, unless --strict); 1 input or output error\n"
-"(unreadable FILE, damaged or already munged binary trace, failed write such as a full disk\n"
-"or a closed pipe) or, with --strict, a dropped line; 2 usage error.\n"
+"(unreadable FILE, damaged or already munged binary trace, failed write such as a full disk)\n"
+"or, with --strict, a dropped line; 2 usage error. When the output's reader goes away (| head)\n"
+"it stops quietly and ends killed by SIGPIPE (141 in a shell), as cat does.\n"
 "\n"
 "Known difference from the reference: a pid, tid or pointer whose magnitude needs more than\n"
 "64 bits is accepted by Python but dropped here, with a message saying so. Messages echo at\n"
@@ -229,7 +236,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE: at_write_error, at_exit_status */
 	at_munge_init(&m, &a.opt);
 	rc = open_input(&src, a.input, &in_fd);
 	if (rc)
@@ -254,10 +261,16 @@ int main(int argc, char **argv)
 			unit = "events";
 	}
 	if (at_sink_close(&sink) < 0) {
-		at_error("%s: write error: %s", at_sink_name(&sink), strerror(at_sink_error(&sink)));
+		at_write_error(at_sink_name(&sink), at_sink_error(&sink));
 		rc = 1;
 	}
+	if (at_reader_gone()) /* `| head`: it stops quietly, as cat does */
+		goto cleanup;
 	double dt = at_now_seconds() - t0;
+	if (c.unseen)
+		at_warn("%s: frees or reallocs of a pointer never allocated in the trace: %llu, "
+			"ignored (blocks allocated before it began, as when alloctapd attaches with "
+			"--pid; -v lists them)", src.name, (unsigned long long)c.unseen);
 	DISPLAYLEVEL(1, "%s: %s: %llu %s read, %llu written, %llu ignored", PROGRAM, src.name,
 		     (unsigned long long)c.read, unit, (unsigned long long)c.written,
 		     (unsigned long long)c.ignored);
@@ -282,5 +295,5 @@ cleanup:
 	if (in_fd > 0)
 		close(in_fd);
 	at_munge_free(&m);
-	return rc;
+	return at_exit_status(rc);
 }

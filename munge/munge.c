@@ -84,6 +84,13 @@ static inline int fast_dec(const char **pp, const char *end, uint64_t *v)
 	return 0;
 }
 
+#define UNSEEN_POINTER "Did not see an alloc for pointer"
+
+int at_munge_unseen_pointer(const char *why)
+{
+	return why && strcmp(why, UNSEEN_POINTER) == 0;
+}
+
 /* "0x" and 1 to 16 hex digits at *pp. */
 static inline int fast_hex(const char **pp, const char *end, uint64_t *v)
 {
@@ -442,7 +449,7 @@ static inline int munge_fields(struct at_munge *m, const struct fields *f,
 			if (r < 0)
 				return AT_MUNGE_NOMEM;
 			if (r == 0)
-				IGNORE("Did not see an alloc for pointer");
+				IGNORE(UNSEEN_POINTER);
 		} else if (!(ptr_id = at_idmap_get(&p->pointers, 0, 0))) {
 			return AT_MUNGE_NOMEM; /* 0 takes an id once and keeps it: never released */
 		}

@@ -32,6 +32,12 @@ struct at_munge_options {
 	"an argument that is not a decimal number (a replay reads only those)"
 #define AT_MUNGE_BIG_SLOT "a slot number beyond #268435455 (the last a replay has)"
 
+/* Whether why, the reason a line was dropped, is the reference's "Did not see an alloc for
+ * pointer": a free or realloc of a pointer the trace never allocated, as a trace taken by
+ * attaching (alloctapd --pid) holds for every block allocated before the attach. The programs
+ * count those and list them only with -v. */
+int at_munge_unseen_pointer(const char *why);
+
 /* What became of one line. */
 enum at_munge_result {
 	AT_MUNGE_WRITTEN = 0, /* one line written (plus a jemalloc_stats() line if one was due);

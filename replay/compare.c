@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,15 +15,22 @@
 #include "prim.h"
 
 #define MAX_ROWS 160
-#define VALUE_SIZE 40
+#define NAME_SIZE 64
+#define VALUE_SIZE 48
 #define OUTPUT_MAX ((size_t)8 << 20)
 
 extern char **environ;
 
+/* The figures of every run: a row per figure, a column per allocator, each run's value. A
+ * row's text is kept from the first run that gave it (library names, and single runs, which
+ * print as the replay printed them). */
 struct table {
-	int rows, cols;
-	char name[MAX_ROWS][64];
-	char value[MAX_ROWS][RP_COMPARE_MAX][VALUE_SIZE];
+	int rows, runs;
+	char name[MAX_ROWS][NAME_SIZE];
+	char text[MAX_ROWS][RP_COMPARE_MAX][VALUE_SIZE];
+	double run[MAX_ROWS][RP_COMPARE_MAX][RP_REPEAT_MAX];
+	int given[MAX_ROWS][RP_COMPARE_MAX]; /* runs that gave the row a value */
+	int numeric[MAX_ROWS];               /* -1: a text row; else decimals of its values */
 };
 
 int rp_compare_parse(char *list, const char *names[RP_COMPARE_MAX], const char **bad)
@@ -45,20 +53,47 @@ int rp_compare_parse(char *list, const char *names[RP_COMPARE_MAX], const char *
 	return n;
 }
 
-/* Sets the value of a row (added at the end when new) in column col. */
+/* The digits after the point of a number's text, or -1 when value is no number. */
+static int decimals_of(const char *value, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(value, &end);
+	if (end == value || *end || errno)
+		return -1;
+	const char *point = strchr(value, '.');
+	return point ? (int)strlen(point + 1) : 0;
+}
+
+/* The row named row (added at the end when new), or -1 when the table is full. */
+static int table_row(struct table *t, const char *row)
+{
+	for (int r = 0; r < t->rows; r++)
+		if (strcmp(t->name[r], row) == 0)
+			return r;
+	if (t->rows == MAX_ROWS)
+		return -1;
+	snprintf(t->name[t->rows], NAME_SIZE, "%s", row);
+	return t->rows++;
+}
+
+/* Adds a run's value of a row in column col. */
 static void table_set(struct table *t, const char *row, int col, const char *value)
 {
-	int r;
+	int r = table_row(t, row);
+	double v;
 
-	for (r = 0; r < t->rows; r++)
-		if (strcmp(t->name[r], row) == 0)
-			break;
-	if (r == t->rows) {
-		if (t->rows == MAX_ROWS)
-			return;
-		snprintf(t->name[t->rows++], sizeof(t->name[0]), "%s", row);
-	}
-	snprintf(t->value[r][col], VALUE_SIZE, "%s", value);
+	if (r < 0 || t->given[r][col] == RP_REPEAT_MAX)
+		return;
+	int decimals = decimals_of(value, &v);
+	if (!t->given[r][col])
+		snprintf(t->text[r][col], VALUE_SIZE, "%s", value);
+	if (decimals < 0 || t->numeric[r] < 0)
+		t->numeric[r] = -1;
+	else if (decimals > t->numeric[r])
+		t->numeric[r] = decimals;
+	t->run[r][col][t->given[r][col]++] = v;
 }
 
 /* A latency line's value "count=N mean=X p50=N ...": one row per figure but the count. */
@@ -137,41 +172,163 @@ static int run_replay(const char *const argv[], char *out, size_t *len)
 	return status;
 }
 
-/* One row a figure, a column an allocator, each column as wide as its longest value. */
-static void print_table(const struct table *t, const char *const names[], int count)
+int rp_compare_exact(const char *name)
+{
+	static const char *const exact[] = {
+		"library", "operations", "peak live requested bytes", "final live requested bytes",
+		"final live objects", "failed allocations", "threads",
+	};
+
+	for (size_t k = 0; k < sizeof(exact) / sizeof(exact[0]); k++)
+		if (strcmp(name, exact[k]) == 0)
+			return 1;
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int rp_compare_figure(const double *runs, int n, int decimals, char *median, size_t msize,
+		      char *spread, size_t ssize)
+{
+	double v[RP_REPEAT_MAX];
+
+	memcpy(v, runs, (size_t)n * sizeof(double));
+	qsort(v, (size_t)n, sizeof(double), by_value);
+	double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	snprintf(median, msize, "%.*f", decimals, m);
+	double shown = strtod(median, NULL); /* a mean between two values: one decimal more */
+	if (shown - m > 1e-9 * (m > 1 ? m : 1) || m - shown > 1e-9 * (m > 1 ? m : 1))
+		snprintf(median, msize, "%.*f", decimals + 1, m);
+	snprintf(spread, ssize, "%.*f-%.*f", decimals, v[0], decimals, v[n - 1]);
+	return v[0] != v[n - 1];
+}
+
+/* Cell r, c of a table of several runs (rp_compare_figure); an exact figure that differed
+ * between runs is said. */
+static void figure(const struct table *t, int r, int c, char *cell, char *spread)
+{
+	int varied = rp_compare_figure(t->run[r][c], t->given[r][c], t->numeric[r], cell,
+				       VALUE_SIZE, spread, 2 * VALUE_SIZE);
+
+	if (varied && rp_compare_exact(t->name[r]))
+		at_warn("%s differed between the runs of an allocator (%s): the median is shown",
+			t->name[r], spread);
+}
+
+/* The table as printed: rows of cells, a min-max row after each measured figure when there
+ * were several runs. */
+struct shown {
+	int rows;
+	char name[2 * MAX_ROWS + 1][NAME_SIZE + 8];
+	char cell[2 * MAX_ROWS + 1][RP_COMPARE_MAX][2 * VALUE_SIZE];
+};
+
+/* Adds a shown row named name (its cells empty: "-" when printed). Returns its index. */
+static int shown_row(struct shown *s, const char *name)
+{
+	snprintf(s->name[s->rows], sizeof(s->name[0]), "%s", name);
+	return s->rows++;
+}
+
+/* Renders t's runs into s: with one run each value as the replay printed it; with several,
+ * the runs per allocator first, then each figure's median and, for a measured one, its
+ * min-max. */
+static void render(const struct table *t, int count, struct shown *s)
+{
+	char spread[2 * VALUE_SIZE];
+
+	s->rows = 0;
+	if (t->runs > 1) {
+		int k = shown_row(s, "runs");
+		for (int c = 0; c < count; c++)
+			snprintf(s->cell[k][c], sizeof(s->cell[0][0]), "%d", t->runs);
+	}
+	for (int r = 0; r < t->rows; r++) {
+		int k = shown_row(s, t->name[r]), several = t->runs > 1 && t->numeric[r] >= 0;
+		int m = several && !rp_compare_exact(t->name[r]) ? shown_row(s, "") : -1;
+		if (m >= 0)
+			snprintf(s->name[m], sizeof(s->name[0]), "%s min-max", t->name[r]);
+		for (int c = 0; c < count; c++) {
+			if (!t->given[r][c])
+				continue;
+			if (!several) {
+				snprintf(s->cell[k][c], sizeof(s->cell[0][0]), "%s", t->text[r][c]);
+				continue;
+			}
+			figure(t, r, c, s->cell[k][c], spread);
+			if (m >= 0)
+				snprintf(s->cell[m][c], sizeof(s->cell[0][0]), "%s", spread);
+		}
+	}
+}
+
+/* One row a figure, a column an allocator, each column as wide as its longest value. 0, or
+ * -1 with errno when stdout could not be written. */
+static int print_table(const struct shown *s, const char *const names[], int count)
 {
 	int width[RP_COMPARE_MAX];
 
 	for (int c = 0; c < count; c++) {
 		width[c] = (int)strlen(names[c]) > 12 ? (int)strlen(names[c]) : 12;
-		for (int r = 0; r < t->rows; r++)
-			if ((int)strlen(t->value[r][c]) > width[c])
-				width[c] = (int)strlen(t->value[r][c]);
+		for (int r = 0; r < s->rows; r++)
+			if ((int)strlen(s->cell[r][c]) > width[c])
+				width[c] = (int)strlen(s->cell[r][c]);
 	}
 	printf("%-30s", "allocator");
 	for (int c = 0; c < count; c++)
 		printf(" %*s", width[c], names[c]);
 	putchar('\n');
-	for (int r = 0; r < t->rows; r++) {
-		printf("%-30s", t->name[r]);
+	for (int r = 0; r < s->rows; r++) {
+		printf("%-30s", s->name[r]);
 		for (int c = 0; c < count; c++)
-			printf(" %*s", width[c], t->value[r][c][0] ? t->value[r][c] : "-");
+			printf(" %*s", width[c], s->cell[r][c][0] ? s->cell[r][c] : "-");
 		putchar('\n');
 	}
-	fflush(stdout);
+	return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
 }
 
-int rp_compare_run(const char *const names[], int count, const char *input,
+/* Runs the replay argv (its allocator at argv[name_at]) against names[c], its summary added to
+ * t's column c. 0, or -1 after showing its messages and status. */
+static int replay_one(struct table *t, const char *argv[], int name_at, const char *name, int c,
+		      char *out)
+{
+	size_t len = 0;
+
+	argv[name_at] = name;
+	int status = run_replay(argv, out, &len);
+	if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (len)
+			at_write_all(STDERR_FILENO, out, len);
+		if (status < 0)
+			at_error("%s: cannot run the replay: %s", name, strerror(errno));
+		else
+			at_error("%s: the replay failed (%s %d)", name,
+				 WIFEXITED(status) ? "exit status" : "signal",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		return -1;
+	}
+	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		add_line(t, c, line);
+	return 0;
+}
+
+int rp_compare_run(const char *const names[], int count, int repeat, const char *input,
 		   const char *const options[])
 {
 	const char *argv[64];
-	int argc = 0, rc = 0;
+	int argc = 0, rc = 1;
 	struct table *t = at_map(sizeof(*t), 0);
+	struct shown *s = at_map(sizeof(*s), 0);
 	char *out = at_map(OUTPUT_MAX, AT_MAP_NORESERVE);
 
-	if (!t || !out) {
+	if (!t || !s || !out) {
 		at_error("cannot map the comparison's buffers: %s", strerror(errno));
-		rc = 1;
 		goto cleanup;
 	}
 	argv[argc++] = "alloctap-replay";
@@ -182,30 +339,23 @@ int rp_compare_run(const char *const names[], int count, const char *input,
 		argv[argc++] = options[i];
 	argv[argc++] = input;
 	argv[argc] = NULL;
-	for (int c = 0; c < count; c++) {
-		size_t len = 0;
-		argv[name_at] = names[c];
-		at_verbose("replaying %s against %s", input, names[c]);
-		int status = run_replay(argv, out, &len);
-		if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			if (len)
-				at_write_all(STDERR_FILENO, out, len);
-			if (status < 0)
-				at_error("%s: cannot run the replay: %s", names[c], strerror(errno));
-			else
-				at_error("%s: the replay failed (%s %d)", names[c],
-					 WIFEXITED(status) ? "exit status" : "signal",
-					 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-			rc = 1;
-			goto cleanup;
+	t->runs = repeat;
+	for (int run = 1; run <= repeat; run++) /* interleaved: drift hits every allocator */
+		for (int c = 0; c < count; c++) {
+			at_verbose("replaying %s against %s (run %d of %d)", input, names[c], run,
+				   repeat);
+			if (replay_one(t, argv, name_at, names[c], c, out) < 0)
+				goto cleanup;
 		}
-		for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			add_line(t, c, line);
+	render(t, count, s);
+	rc = 0;
+	if (print_table(s, names, count) < 0) {
+		at_write_error("<stdout>", errno);
+		rc = 1;
 	}
-	print_table(t, names, count);
 cleanup:
 	at_unmap(t, sizeof(*t));
+	at_unmap(s, sizeof(*s));
 	at_unmap(out, OUTPUT_MAX);
 	return rc;
 }

@@ -134,6 +134,6 @@ int rp_emit(const char *path, const struct rp_oplist *ol, const struct rp_result
 		err = at_sink_error(&sink);
 	if (!err)
 		return 0;
-	at_error("%s: %s", path, strerror(err));
+	at_write_error(at_sink_name(&sink), err);
 	return -1;
 }

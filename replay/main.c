@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@ struct options {
 	const char *emit;      /* --emit FILE, or NULL */
 	int latency;           /* --latency: 1, --latency=size: 2 */
 	char *compare;         /* --compare LIST, or NULL */
+	int repeat;            /* --repeat N: runs of each allocator; 0: not given */
 };
 
 static void usage(void)
@@ -42,7 +45,8 @@ static void usage(void)
 	static const char text[] =
 		"Usage: alloctap-replay [FILE|-] [-s] [-c] [--allocator NAME|PATH] [--summary]\n"
 		"                       [--threads] [--load] [--emit OUT] [--latency[=size]] [-q|-v]\n"
-		"       alloctap-replay --compare NAME,... [-s] [-c] [--threads] [--load] [--latency[=size]] FILE\n"
+		"       alloctap-replay --compare NAME,... [--repeat N] [-s] [-c] [--threads] [--load]\n"
+		"                       [--latency[=size]] FILE\n"
 		"Replays a munged logalloc log (alloctap-munge's output; stdin when FILE is - or\n"
 		"absent) against an allocator. Only the lines of the first line's process are\n"
 		"replayed, in file order, in one thread (see --threads). Empty lines are skipped, CRLF and a\n"
@@ -87,6 +91,12 @@ static void usage(void)
 		"  --compare LIST     replay FILE against each allocator of LIST (names or paths, as\n"
 		"                     --allocator takes), each in a process of its own, and print one\n"
 		"                     table on stdout with a column per allocator\n"
+		"  --repeat N         with --compare: replay against each allocator N times (1 to\n"
+		"                     100, default 5), interleaved (run 1 of each, then run 2...);\n"
+		"                     the table gives a row \"runs\", each figure's median and, after\n"
+		"                     each measured one (times, RSS, waits, latencies), its min-max.\n"
+		"                     One run's time says little: runs of one trace differ by several\n"
+		"                     times; the median of 5 holds whatever two of them do\n"
 		"  -q                 errors only (no statistics lines)\n"
 		"  -v                 more messages\n"
 		"  -h, --help         this text\n"
@@ -115,7 +125,9 @@ static void usage(void)
 		"\n"
 		"Exit status: 0 replayed, 1 input or data error (unreadable or malformed line,\n"
 		"truncated or corrupt binary trace, raw trace, slot beyond the limit, missing\n"
-		"allocator library), 2 usage error.\n";
+		"allocator library, failed write), 2 usage error. When the reader of stdout goes\n"
+		"away (| head), it stops quietly and ends killed by SIGPIPE (141 in a shell), as\n"
+		"cat does.\n";
 
 	if (write(STDOUT_FILENO, text, sizeof(text) - 1) < 0)
 		return;
@@ -127,11 +139,25 @@ static int usage_error(const char *what, const char *arg)
 	return -1;
 }
 
+/* --repeat N: 1 to RP_REPEAT_MAX into *n. 0, or -1. */
+static int parse_repeat(const char *arg, int *n)
+{
+	char *end;
+
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (end == arg || *end || errno || v < 1 || v > RP_REPEAT_MAX || arg[0] < '0' ||
+	    arg[0] > '9')
+		return -1;
+	*n = (int)v;
+	return 0;
+}
+
 /* Parses argv into o. Returns 0, 1 when --help was printed, or -1 on a usage error. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_ALLOCATOR = 256, OPT_SUMMARY, OPT_THREADS, OPT_LOAD, OPT_EMIT, OPT_LATENCY,
-	       OPT_COMPARE };
+	       OPT_COMPARE, OPT_REPEAT };
 	static const struct option longopts[] = {
 		{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
@@ -140,6 +166,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "emit", required_argument, NULL, OPT_EMIT },
 		{ "latency", optional_argument, NULL, OPT_LATENCY },
 		{ "compare", required_argument, NULL, OPT_COMPARE },
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -178,6 +205,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_COMPARE:
 			o->compare = optarg;
 			break;
+		case OPT_REPEAT:
+			if (parse_repeat(optarg, &o->repeat) < 0)
+				return usage_error("--repeat takes a count of runs from 1 to 100, not",
+						   optarg);
+			break;
 		case ':':
 			return usage_error("missing value after", argv[optind - 1]);
 		default:
@@ -197,6 +229,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->input = argv[optind];
 	if (argc - optind > 1)
 		return usage_error("more than one input file:", argv[optind + 1]);
+	if (o->repeat && !o->compare)
+		return usage_error("--repeat goes with --compare, not without:", "--repeat");
 	if (o->compare && (o->allocator || o->emit))
 		return usage_error("--compare chooses the allocators itself; it does not go with",
 				   o->allocator ? "--allocator" : "--emit");
@@ -234,7 +268,7 @@ static int compare(struct options *o)
 	if (o->latency)
 		pass[k++] = o->latency == 2 ? "--latency=size" : "--latency";
 	pass[k] = NULL;
-	return rp_compare_run(names, n, o->input, pass);
+	return rp_compare_run(names, n, o->repeat ? o->repeat : RP_REPEAT_DEFAULT, o->input, pass);
 }
 
 int main(int argc, char **argv)
@@ -254,8 +288,9 @@ int main(int argc, char **argv)
 	case -1:
 		return AT_EXIT_USAGE;
 	}
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE: at_write_error, at_exit_status */
 	if (o.compare)
-		return compare(&o);
+		return at_exit_status(compare(&o));
 	if (o.allocator && rp_allocator_select(o.allocator, argv) < 0)
 		return AT_EXIT_FAILURE;
 	rp_allocator_identify(&run.allocator, allocator_path, sizeof(allocator_path));
@@ -307,5 +342,5 @@ cleanup:
 		at_source_close(&src);
 	if (fd > 0)
 		close(fd);
-	return status;
+	return at_exit_status(status);
 }

@@ -15,6 +15,7 @@
 #include "export.h"
 #include "feed.h"
 #include "output.h"
+#include "render.h"
 
 extern char **environ;
 
@@ -43,17 +44,10 @@ struct out {
 	pid_t dot;  /* > 0: the dot process rendering into name */
 };
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* Starts `dot -Tformat -o path` reading a pipe that o->f writes. 0, or -1 reported. */
 static int open_dot(struct out *o, const char *path, const char *format)
 {
-	char type[8];
+	char type[REP_RENDER_FORMAT_MAX + 2];
 	char *argv[] = { "dot", type, "-o", (char *)path, NULL };
 	posix_spawn_file_actions_t fa;
 	int p[2], err;
@@ -86,9 +80,9 @@ static int open_dot(struct out *o, const char *path, const char *format)
 }
 
 /* Opens r's output: a file by lib/output.h's plain rule (never blocking on a FIFO, emptied
- * only when it is a regular file), or dot when --dot goes to a .svg or .pdf. 0, or -1
+ * only when it is a regular file), or dot rendering into it in format (NULL: none). 0, or -1
  * reported. */
-static int open_out(struct out *o, const struct rep_request *r)
+static int open_out(struct out *o, const struct rep_request *r, const char *format)
 {
 	struct at_output file;
 
@@ -98,8 +92,8 @@ static int open_out(struct out *o, const struct rep_request *r)
 		o->f = stdout;
 		return 0;
 	}
-	if (rep_option_value(r, "dot") && (ends_with(r->output, ".svg") || ends_with(r->output, ".pdf")))
-		return open_dot(o, r->output, ends_with(r->output, ".svg") ? "svg" : "pdf");
+	if (format)
+		return open_dot(o, r->output, format);
 	if (at_output_open(&file, r->output) < 0) {
 		at_error("cannot open %s: %s", r->output, file.why);
 		return -1;
@@ -116,13 +110,49 @@ static int open_out(struct out *o, const struct rep_request *r)
 	return 0;
 }
 
+/* With --dot and -o FILE: the format dot renders FILE in, into format (NULL when the DOT text
+ * is written as it is). 0, or AT_EXIT_USAGE after saying why FILE cannot be rendered. */
+static int dot_format(const struct rep_request *r, char *format, const char **render)
+{
+	*render = NULL;
+	if (!rep_option_value(r, "dot") || !r->output || strcmp(r->output, "-") == 0)
+		return 0;
+	switch (rep_render_of(r->output, format)) {
+	case REP_RENDER_TEXT:
+		return 0;
+	case REP_RENDER_DOT:
+		*render = format;
+		return 0;
+	case REP_RENDER_UNKNOWN:
+		at_error("%s: not a format Graphviz's dot renders (by its extension; dot -T? lists "
+			 "them); -o FILE.dot writes the graph itself", r->output);
+		return AT_EXIT_USAGE;
+	case REP_RENDER_NO_DOT:
+		break;
+	}
+	if (errno == ENOENT)
+		at_error("%s: cannot render it: Graphviz's dot is not installed (apt-get install "
+			 "graphviz); -o FILE.dot writes the graph itself", r->output);
+	else
+		at_error("%s: cannot run dot: %s", r->output, strerror(errno));
+	return AT_EXIT_USAGE;
+}
+
+/* A write to o failed with err: said by at_write_error, but for dot's pipe closed by dot,
+ * whose failure close_out says. */
+static void write_failed(const struct out *o, int err)
+{
+	if (!(o->dot > 0 && err == EPIPE))
+		at_write_error(o->name, err);
+}
+
 /* Closes the output (waiting for dot). 0, or -1 reported. */
 static int close_out(struct out *o)
 {
 	int rc = 0, status;
 
 	if (o->f != stdout && fclose(o->f) != 0) {
-		at_error("%s: write error: %s", o->name, strerror(errno));
+		write_failed(o, errno);
 		rc = -1;
 	}
 	if (o->dot > 0) {
@@ -317,10 +347,11 @@ static int plain_export(const struct rep_request *r)
 	       !r->heap.have_window && (w == REP_WEIGHT_ALLOC_COUNT || w == REP_WEIGHT_ALLOC_BYTES);
 }
 
-/* Ends the watcher of the first pass: its last output. 0; 1 on a write error;
- * REP_EXIT_UNANSWERABLE when an event had no time that the watcher needed (said). */
+/* Ends the watcher of the first pass: its last output. 0; 1 on a write error (said, unless
+ * write_failed keeps quiet); REP_EXIT_UNANSWERABLE when an event had no time that the watcher
+ * needed (said). */
 static int end_watchers(struct watchers *w, const struct rep_request *r, struct rep_pass *a,
-			const char *out_name)
+			const struct out *out)
 {
 	if (!w->started || !w->cmd->end || w->cmd->end(w->state, a->h) == 0)
 		return 0;
@@ -329,7 +360,7 @@ static int end_watchers(struct watchers *w, const struct rep_request *r, struct 
 			 r->trace[0]);
 		return REP_EXIT_UNANSWERABLE;
 	}
-	at_error("%s: write error: %s", out_name, strerror(errno));
+	write_failed(out, errno);
 	return 1;
 }
 
@@ -381,15 +412,20 @@ int rep_run(const struct rep_request *r)
 	struct rep_pass a = { 0 }, b = { 0 };
 	struct watchers w = { .cmd = cmd };
 	struct out out;
+	char format[REP_RENDER_FORMAT_MAX];
+	const char *render;
 	int heap = !plain_export(r), rc = 1, damaged = 0;
 
-	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE, reported like any write error */
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE: at_write_error, at_exit_status */
 	if (rep_option_value(r, "pprof") && (!r->output || strcmp(r->output, "-") == 0) &&
 	    isatty(STDOUT_FILENO)) {
 		at_error("export --pprof writes a binary file: give -o FILE, or redirect stdout");
 		return 1;
 	}
-	if (open_out(&out, r) < 0)
+	if ((rc = dot_format(r, format, &render)) != 0)
+		return rc;
+	rc = 1;
+	if (open_out(&out, r, render) < 0)
 		return 1;
 	if (open_spool(&w, r, out.f) < 0)
 		goto out;
@@ -401,12 +437,12 @@ int rep_run(const struct rep_request *r)
 		goto out;
 	if (cmd->traces == 2 && (rc = read_trace(&b, r, r->trace[1], heap, NULL, &damaged)) != 0)
 		goto out;
-	if ((rc = end_watchers(&w, r, &a, out.name)) != 0)
+	if ((rc = end_watchers(&w, r, &a, &out)) != 0)
 		goto out;
 	rc = 1;
 	if (flush_spool(&w, out.f) < 0 || cmd->write(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 ||
 	    ferror(out.f)) {
-		at_error("%s: write error: %s", out.name, strerror(errno ? errno : EIO));
+		write_failed(&out, errno ? errno : EIO);
 		goto out;
 	}
 	rc = damaged ? REP_EXIT_DAMAGED : 0;

@@ -1,7 +1,7 @@
 /* commands.c: the definitions of alloctap-report's commands (commands.h): for each, its
  * operands, its options (NAME_options, whose rows the enum before them names: the writer
  * reads each value as r->opt[ROW]), its --help lines, the watcher of its pass and its writer,
- * over the engine (heap.h) and the writers of tables.c, tree.c, diff.c, export.c, pprof.c,
+ * over the engine (heap.h) and the writers of tables.c, top.c, tree.c, diff.c, export.c, pprof.c,
  * lifetimes.c, layout.c and html.c. Each write_NAME below is a command's writer, each
  * NAME_start, _event, _rss, _end and _free its watcher's hook, with the contracts of struct
  * rep_command_def; rep_option_set, _row and _value are the options' accessors. */
@@ -12,12 +12,14 @@
 
 #include "command.h"
 #include "diff.h"
+#include "growth.h"
 #include "display.h"
 #include "html.h"
 #include "layout.h"
 #include "lifetimes.h"
 #include "pprof.h"
 #include "tables.h"
+#include "top.h"
 #include "tree.h"
 
 #define REP_COMMAND_ROW(id, name) [REP_CMD_##id] = &rep_cmd_##name,
@@ -72,7 +74,7 @@ const char *rep_command_list(void)
 
 enum { SUMMARY_JSON };
 static const struct rep_option summary_options[] = {
-	[SUMMARY_JSON] = { .name = "json", .elsewhere = "--json goes with summary" },
+	[SUMMARY_JSON] = { .name = "json", .elsewhere = "--json goes with summary and top" },
 };
 
 static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -100,20 +102,99 @@ const struct rep_command_def rep_cmd_summary = {
 	.write = write_summary,
 };
 
-static int write_leaks(FILE *f, const struct rep_request *r, struct rep_pass *a,
-			 struct rep_pass *b)
+/* leaks gathers growth and ages during the pass (growth.h), and writes at its end. */
+struct leaks_state {
+	struct rep_growth g;
+	FILE *out;
+};
+
+static int leaks_start(void *state, const struct rep_command_start *s)
 {
-	(void)r;
-	(void)b;
-	return rep_write_leaks(f, a->h);
+	struct leaks_state *l = state;
+
+	l->out = s->out;
+	rep_growth_start(&l->g, s->h);
+	return 0;
 }
+
+static int leaks_end(void *state, struct rep_heap *h)
+{
+	struct leaks_state *l = state;
+
+	if (rep_growth_end(&l->g, h) < 0)
+		return -1;
+	return rep_write_leaks_growth(l->out, h, &l->g);
+}
+
+static void leaks_free(void *state)
+{
+	rep_growth_free(&((struct leaks_state *)state)->g);
+}
+
+static int write_nothing(FILE *f, const struct rep_request *r, struct rep_pass *a,
+			 struct rep_pass *b);
 
 const struct rep_command_def rep_cmd_leaks = {
 	.name = "leaks",
 	.traces = 1,
 	.usage =
-"  leaks               what is live at the end, per site, most bytes first\n",
-	.write = write_leaks,
+"  leaks               what is live at the end, per site: bytes, blocks, growth since\n"
+"                      T (the latest power of two of the clock at or before half the\n"
+"                      trace: its time, or its events without times), the mean age of the\n"
+"                      live blocks, and a kind: young (mean age under a tenth of the\n"
+"                      trace: in flight, or a cache of recent blocks), growing (over a\n"
+"                      quarter of its live bytes came since T: a leak), steady (held);\n"
+"                      growing first (most growth first), then steady, then young\n",
+	.state_size = sizeof(struct leaks_state),
+	.start = leaks_start,
+	.end = leaks_end,
+	.free = leaks_free,
+	.write = write_nothing,
+};
+
+/* ---- top (top.c) --------------------------------------------------------------------------- */
+
+enum { TOP_BY, TOP_LIMIT, TOP_BYTES, TOP_JSON };
+static const struct rep_option top_options[] = {
+	[TOP_BY] = { .name = "by", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_LEAK_BYTES,
+		     .bad = "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
+			    "temp-count, not: %s",
+		     .elsewhere = "--by, --limit and --bytes go with top" },
+	[TOP_LIMIT] = { .name = "limit", .arg = REP_ARG_COUNT, .value = 20, .above_zero = 1,
+			.bad = "--limit needs a count of sites above 0, not: %s",
+			.elsewhere = "--by, --limit and --bytes go with top" },
+	[TOP_BYTES] = { .name = "bytes", .elsewhere = "--by, --limit and --bytes go with top" },
+	[TOP_JSON] = { .name = "json", .elsewhere = "--json goes with summary and top" },
+};
+
+static int write_top(FILE *f, const struct rep_request *r, struct rep_pass *a,
+		     struct rep_pass *b)
+{
+	const struct rep_top_options o = { .by = (enum rep_weight)r->opt[TOP_BY],
+					   .limit = (size_t)r->opt[TOP_LIMIT],
+					   .exact = (int)r->opt[TOP_BYTES],
+					   .json = (int)r->opt[TOP_JSON] };
+
+	(void)b;
+	return rep_write_top(f, a->h, &o);
+}
+
+const struct rep_command_def rep_cmd_top = {
+	.name = "top",
+	.traces = 1,
+	.usage =
+"  top [--by W] [--limit N] [--bytes] [--json]\n"
+"                      the N (20) sites of most W per process, the allocation function\n"
+"                      first, then its callers (\"malloc < parse < main\"), the callers\n"
+"                      every listed site shares said once below them; each with its share\n"
+"                      of the process's total. W: leak-bytes (live at the end, the\n"
+"                      default), peak-bytes (live at the heap peak), alloc-bytes,\n"
+"                      alloc-count, temp-count (temporary allocations: heaptrack's rule,\n"
+"                      see summary). Bytes in KiB, MiB, GiB (one decimal, rounded down);\n"
+"                      --bytes: exact. --json: {\"by\", \"processes\": [{\"pid\", \"total\",\n"
+"                      \"sites\": [{\"value\", \"stack\": [leaf, ..., root]}]}]}\n",
+	OPTIONS(top_options),
+	.write = write_top,
 };
 
 static int write_sizes(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -172,8 +253,10 @@ const struct rep_command_def rep_cmd_peak = {
 "                      default), when the RSS was at its most (RSS records: binary\n"
 "                      traces), at the end, or SECONDS after the first event (a trace\n"
 "                      with times): bytes, percent and blocks per frame; --dot: a\n"
-"                      Graphviz graph (frames under 1% left out), rendered by Graphviz's\n"
-"                      dot when FILE ends in .svg or .pdf\n",
+"                      Graphviz graph (frames under 1% left out); with -o FILE, rendered\n"
+"                      by Graphviz's dot in the format FILE's extension names (png, svg,\n"
+"                      pdf, any that dot -T? lists; .dot, .gv or none: the graph's text);\n"
+"                      an extension dot does not list, or no dot, is a usage error\n",
 	OPTIONS(peak_options),
 	.write = write_peak,
 };
@@ -391,15 +474,8 @@ static void weigh_sites(struct rep_pass *p, enum rep_weight w)
 	const struct rep_site *sites;
 	size_t n = rep_heap_sites(p->h, &sites);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct rep_site *s = &sites[i];
-		uint64_t v = w == REP_WEIGHT_ALLOC_COUNT ? s->allocs
-			   : w == REP_WEIGHT_ALLOC_BYTES ? s->alloc_bytes
-			   : w == REP_WEIGHT_PEAK_BYTES  ? s->peak_bytes
-			   : w == REP_WEIGHT_LEAK_BYTES  ? s->live_bytes
-							 : s->temps;
-		rep_folded_add(p->x.folded, s->entry, v);
-	}
+	for (size_t i = 0; i < n; i++)
+		rep_folded_add(p->x.folded, sites[i].entry, rep_site_weight(&sites[i], w));
 }
 
 static int write_export(FILE *f, const struct rep_request *r, struct rep_pass *a,

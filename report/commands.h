@@ -21,6 +21,7 @@
 	X(SUMMARY, summary)     \
 	X(PEAK, peak)           \
 	X(LEAKS, leaks)         \
+	X(TOP, top)             \
 	X(SIZES, sizes)         \
 	X(TIMELINE, timeline)   \
 	X(LIFETIMES, lifetimes) \

@@ -568,6 +568,23 @@ uint64_t rep_heap_span(const struct rep_heap *h)
 	return h->last_time_ns > h->first_time_ns ? h->last_time_ns - h->first_time_ns : 0;
 }
 
+uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w)
+{
+	switch (w) {
+	case REP_WEIGHT_ALLOC_COUNT:
+		return s->allocs;
+	case REP_WEIGHT_ALLOC_BYTES:
+		return s->alloc_bytes;
+	case REP_WEIGHT_PEAK_BYTES:
+		return s->peak_bytes;
+	case REP_WEIGHT_LEAK_BYTES:
+		return s->live_bytes;
+	case REP_WEIGHT_TEMP_COUNT:
+		return s->temps;
+	}
+	return 0;
+}
+
 const char *rep_heap_site_text(const struct rep_heap *h, const struct rep_site *s, size_t *len)
 {
 	return rep_folded_text(h->x->folded, s->entry, len);

@@ -29,6 +29,7 @@
 #include "atz.h"
 #include "event.h"
 #include "sites.h"
+#include "weight.h"
 
 /* Byte figures saturate: a sum that does not fit 64 bits is written as UINT64_MAX
  * (18446744073709551615), which reads "that many bytes or more" (only a hostile or corrupt
@@ -150,6 +151,10 @@ int rep_heap_has_times(const struct rep_heap *h);
  * times): every time in it is one the trace can answer for. */
 uint64_t rep_heap_span(const struct rep_heap *h);
 /* The site's text: its folded line (callers root first, ';', the allocation function). */
+/* What the site weighs for w, over the whole pass: its allocation calls, bytes asked, bytes
+ * live at its process's heap peak, bytes live at the end, or temporary allocations. */
+uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w);
+
 const char *rep_heap_site_text(const struct rep_heap *h, const struct rep_site *s, size_t *len);
 
 /* A block as it is allocated or released. */

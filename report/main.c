@@ -440,5 +440,5 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &r);
 	if (rc >= 0)
 		return rc;
-	return rep_run(&r);
+	return at_exit_status(rep_run(&r));
 }

@@ -33,9 +33,7 @@ static int by_value(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid); /* the same site in two processes */
 }
 
-/* The sites of process proc whose value is not 0, ordered; *n of them. NULL with errno when
- * out of memory (n 0: an empty list, not NULL). */
-static uint32_t *sorted_sites(const struct rep_heap *h, size_t proc,
+uint32_t *rep_sorted_sites(const struct rep_heap *h, size_t proc,
 			      uint64_t (*value)(const struct rep_site *), size_t *n)
 {
 	const struct rep_site *sites;
@@ -203,33 +201,6 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 	return rep_finish_output(out);
 }
 
-int rep_write_leaks(FILE *out, const struct rep_heap *h)
-{
-	const struct rep_proc *procs;
-	const struct rep_site *sites;
-	size_t n = rep_heap_procs(h, &procs);
-
-	rep_heap_sites(h, &sites);
-	for (size_t i = 0; i < n; i++) {
-		size_t count;
-		uint32_t *idx = sorted_sites(h, i, live_bytes_of, &count);
-		if (!idx)
-			return -1;
-		heading(out, &procs[i], n);
-		fprintf(out, "live at the end: %" PRIu64 " bytes in %" PRIu64 " blocks, %zu sites\n",
-			procs[i].live_bytes, procs[i].live_blocks, count);
-		if (count)
-			fprintf(out, "%12s %8s  %s\n", "bytes", "blocks", "site");
-		for (size_t k = 0; k < count; k++) {
-			const struct rep_site *s = &sites[idx[k]];
-			fprintf(out, "%12" PRIu64 " %8" PRIu64 "  ", s->live_bytes, s->live_blocks);
-			put_site(out, h, s);
-		}
-		free(idx);
-	}
-	return rep_finish_output(out);
-}
-
 void rep_bucket_label(unsigned k, char *buf, size_t size)
 {
 	if (k == 0)
@@ -291,7 +262,7 @@ static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns,
 	if (t->series)
 		fprintf(t->series, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 			t->every_ns ? at_ns : event, live, rss);
-	uint32_t *idx = sorted_sites(h, SIZE_MAX, since_of, &count);
+	uint32_t *idx = rep_sorted_sites(h, SIZE_MAX, since_of, &count);
 	if (!idx) {
 		t->failed = errno;
 		return;

@@ -12,6 +12,12 @@
 
 #include "heap.h"
 
+/* The indexes of the sites of process proc (SIZE_MAX: every process) whose value is not 0,
+ * most first, then by text, then by pid; *n of them. The caller frees the list. NULL with
+ * errno when out of memory (*n 0: an empty list, not NULL). Not for use from two threads. */
+uint32_t *rep_sorted_sites(const struct rep_heap *h, size_t proc,
+			   uint64_t (*value)(const struct rep_site *), size_t *n);
+
 /* summary: events, duration, calls per function, peak live bytes and when, peak RSS (unknown:
  * traces hold no RSS records), final live bytes and blocks, temporary and failed allocations,
  * frees of blocks not live. */
@@ -19,8 +25,6 @@ int rep_write_summary(FILE *out, const struct rep_heap *h);
 /* summary --json: one object; the keys of the whole selection, then "per_process", a list of
  * one object per process with the same keys and "pid". */
 int rep_write_summary_json(FILE *out, const struct rep_heap *h);
-/* leaks: what is live at the end, per site, most bytes first: BYTES BLOCKS SITE. */
-int rep_write_leaks(FILE *out, const struct rep_heap *h);
 /* The label of a log2 bucket (heap.h): "0", "1-1", "2-3", ... */
 void rep_bucket_label(unsigned k, char *buf, size_t size);
 /* sizes: per log2 bucket of the bytes asked, calls, bytes, and the site of most bytes. */

@@ -81,8 +81,11 @@ void rep_usage(void)
 "\n"
 "Exit status: 0 success; 1 input or output error (unreadable TRACE, a file that is no trace\n"
 "or of a newer version, a stack never defined, failed write; with --strict, damaged input);\n"
-"2 usage error; 3 damaged input, the report written from what could be read; 4 the trace\n"
-"cannot answer the question (a time on a trace without times, a time outside the trace,\n"
-"--at rss-peak on a trace without RSS records), no report written.\n",
+"2 usage error (also peak --dot -o FILE whose extension Graphviz's dot does not render, or\n"
+"no dot installed); 3 damaged input, the report written from what could be read; 4 the\n"
+"trace cannot answer the question (a time on a trace without times, a time outside the\n"
+"trace, --at rss-peak on a trace without RSS records), no report written. When the output's\n"
+"reader goes away (| head), it stops quietly and ends killed by SIGPIPE (141 in a shell), as\n"
+"cat does.\n",
 		stdout);
 }

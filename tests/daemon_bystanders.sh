@@ -15,7 +15,11 @@
 #     raised to the hard one, and a launched command still gets the limit it was given;
 #  6. following a tree of three processes, every uprobe link the daemon holds is bound to one
 #     of them (fdinfo's pid), and each has its own; with --shared-probes, every one is for
-#     every process (pid 0).
+#     every process (pid 0);
+#  7. a trace written to a pipe whose reader goes away (alloctapd --pid P | head -n 1): the
+#     daemon says nothing, detaches (the process runs on, not stopped, not traced), ends killed
+#     by SIGPIPE (141) as cat does, and none of the links it held remains; with a COMMAND, the
+#     daemon ends so at once and the command runs on, untraced.
 # The daemon's programs and links are found through its own descriptors (/proc/PID/fdinfo), so
 # another tracer's on the same machine are never counted (bpftool's "pids" would name them too,
 # but only a bpftool built with skeletons has it, and Debian 12's is not); bpftool gives the
@@ -381,5 +385,70 @@ pids_case() {
 }
 pids_case "following" follow
 pids_case "--shared-probes" shared --shared-probes
+
+# ---- 7. A reader that goes away ---------------------------------------------------------------
+# The daemon attaches to alloc_loop (malloc+free in a loop) and writes its trace to stdout, read
+# by head -n 1 once the daemon holds its links (their ids kept): head takes one line and goes.
+pipe_case() {
+	local p=$T/pipe lp dm i ids=() left state
+	"$FX/alloc_loop" 4000000000 >/dev/null &
+	lp=$!
+	STARTED+=("$lp")
+	{
+		"$D" --pid "$lp" 2>"$p.err" &
+		echo $! >"$p.pid"
+		wait $!
+		exit $?
+	} | {
+		for ((i = 0; i < 400; i++)); do
+			[ -s "$p.pid" ] && [ -n "$(link_ids "$(cat "$p.pid")")" ] && break
+			sleep 0.05
+		done
+		link_ids "$(cat "$p.pid")" >"$p.ids"
+		head -n 1 >"$p.out"
+	}
+	local status=("${PIPESTATUS[@]}")
+	dm=$(cat "$p.pid")
+	mapfile -t ids <"$p.ids"
+	check_eq "| head -n 1: the daemon said nothing and ended killed by SIGPIPE (141)" \
+		"${status[*]}:$(wc -c <"$p.err")" "141 0:0" "$(head -n 5 "$p.err")"
+	check "| head -n 1: the line head took is an event of the process" \
+		grep -qE "^$lp $lp (malloc\\([0-9]+\\)=0x[0-9a-f]+|free\\(0x[0-9a-f]+\\))\$" "$p.out"
+	state=$(awk '{ print $3 }' /proc/"$lp"/stat 2>/dev/null)
+	case $state in R | S) state=running ;; esac
+	check_eq "| head -n 1: the traced process runs on, neither stopped nor traced" \
+		"$state:$(awk '/^TracerPid:/ { print $2 }' /proc/"$lp"/status 2>/dev/null)" "running:0"
+	if [ ${#ids[@]} -eq 0 ]; then
+		fail "| head -n 1: no link left behind" "the daemon held no BPF link while it traced"
+	else
+		for ((i = 0; i < 100; i++)); do
+			left=$(links_left "${ids[@]}")
+			[ -z "$left" ] && break
+			sleep 0.05
+		done
+		check_eq "| head -n 1: none of the ${#ids[@]} links the daemon ($dm) held remains" \
+			"$left" ""
+	fi
+	kill -9 "$lp" 2>/dev/null
+	wait "$lp" 2>/dev/null
+	forget "$lp"
+}
+pipe_case
+# The same with a COMMAND: the daemon ends at once, the command runs on untraced.
+command_pipe_case() {
+	local p=$T/cpipe cp state
+	"$D" -- "$FX/alloc_loop" 4000000000 2>"$p.err" | head -n 1 >"$p.out"
+	local status=("${PIPESTATUS[@]}")
+	cp=$(cut -d' ' -f1 "$p.out")
+	[ -n "$cp" ] && STARTED+=("$cp")
+	check_eq "a COMMAND's trace | head -n 1: the daemon said nothing, killed by SIGPIPE (141)" \
+		"${status[*]}:$(wc -c <"$p.err")" "141 0:0" "$(head -n 5 "$p.err")"
+	state=$(awk '{ print $3 }' /proc/"${cp:-0}"/stat 2>/dev/null)
+	case $state in R | S) state=running ;; esac
+	check_eq "a COMMAND's trace | head -n 1: the command runs on, untraced" \
+		"$state:$(awk '/^TracerPid:/ { print $2 }' /proc/"${cp:-0}"/status 2>/dev/null)" "running:0"
+	[ -n "$cp" ] && kill -9 "$cp" 2>/dev/null && forget "$cp"
+}
+command_pipe_case
 
 finish

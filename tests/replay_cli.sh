@@ -245,4 +245,77 @@ else
 	fail_run "round trip: $M and $RAW exist"
 fi
 
+# --- a reader that goes away (| head): quiet, killed by SIGPIPE (141) as cat is ------------
+awk 'BEGIN { for (i = 0; i < 100000; i++) print "1 1 malloc(8)=#1\n1 1 free(#1)" }' >"$T/pairs.munged"
+"$R" --emit - "$T/pairs.munged" 2>"$T/err" | head -n 1 >"$T/out"
+status=("${PIPESTATUS[@]}")
+check_eq "--emit - (200,000 lines) | head -n 1: quiet, killed by SIGPIPE (141)" \
+	"${status[*]}:$(grep -c '^1 1 malloc(8)=0x[0-9a-f]*$' "$T/out"):$(wc -c <"$T/err")" "141 0:1:0" \
+	"$(head -n 3 "$T/err")"
+# --compare prints its table once the replays are done: to a pipe whose reader is gone already
+# (python3 closes the reading end, then executes the replayer on the writing end)
+closed_stdout() {
+	python3 -c 'import os, sys
+r, w = os.pipe()
+os.close(r)
+os.dup2(w, 1)
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+closed_stdout "$R" --compare glibc,glibc "$D/good.log" 2>"$T/err"
+check_eq "--compare to a closed pipe: quiet, killed by SIGPIPE (141)" "$?:$(wc -c <"$T/err")" "141:0" \
+	"$(head -n 3 "$T/err")"
+closed_stdout "$R" -v --compare glibc "$D/good.log" 2>"$T/err"
+check_eq "--compare -v to a closed pipe: said once, no write error" \
+	"$?:$(tail -n 1 "$T/err"):$(grep -c 'write error' "$T/err")" \
+	"141:alloctap-replay: <stdout>: the reader went away; output stopped:0"
+closed_stdout "$R" -q --emit - "$D/good.log" 2>"$T/err"
+check_eq "--emit - to a closed pipe: quiet, killed by SIGPIPE (141)" "$?:$(wc -c <"$T/err")" "141:0"
+run_cmd "$R" -q --emit /dev/full "$D/good.log"
+check_eq "--emit /dev/full: a write error, said as every program says it, exit 1" \
+	"$rc:$(cat "$T/err")" "1:alloctap-replay: /dev/full: write error: No space left on device"
+
+# --- --compare --repeat: runs interleaved, the median and min-max of each measured figure ----
+# Two "allocators" that note each run in RUN_LOG when loaded (run_log.c over malloc_count.c's
+# forwarding to glibc): the log shows, from outside the replayer, how many runs and in what order.
+ok_libs=1
+for tag in a b; do
+	cc -shared -fPIC -O1 -DTAG="\"$tag\"" -o "$T/$tag.so" "$D/malloc_count.c" "$D/run_log.c" \
+		2>"$T/err" || ok_libs=0
+done
+if [ "$ok_libs" -eq 1 ]; then
+	RUN_LOG=$T/runs3 "$R" --compare "$T/a.so,$T/b.so" --repeat 3 "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--repeat 3: three runs of each, interleaved (a b a b a b), exit 0" \
+		"$?:$(cut -d' ' -f1 "$T/runs3" | paste -sd' '):$(cut -d' ' -f2 "$T/runs3" | sort -u | wc -l)" \
+		"0:a b a b a b:6"
+	# the shape: runs first, then each figure; a min-max row after each measured one
+	check_eq "--repeat 3: the table's rows" "$(awk '{ sub(/  +.*/, ""); print }' "$T/out" | paste -sd'|')" \
+		"allocator|runs|library|operations|failed allocations|wall time ns|wall time ns min-max|ns per operation|ns per operation min-max|peak rss bytes|peak rss bytes min-max|peak live requested bytes|final live requested bytes|final live objects"
+	check_eq "--repeat 3: runs, and the figures the trace decides, as one run gives them" \
+		"$(grep -E '^(runs|library|operations|final live objects) ' "$T/out" | tr -s ' ' | paste -sd'|')" \
+		"runs 3 3|library a.so b.so|operations 11 11|final live objects 6 6"
+	check "--repeat 3: each measured median lies within its min-max, for both allocators" \
+		awk '/ min-max / { split($(NF - 1), x, "-"); split($NF, y, "-")
+			if (!(x[1] + 0 <= m1 && m1 <= x[2] + 0 && y[1] + 0 <= m2 && m2 <= y[2] + 0)) bad = 1; n++ }
+			{ m1 = $(NF - 1); m2 = $NF } END { exit bad || n != 3 }' "$T/out"
+	RUN_LOG=$T/runs4 "$R" --compare "$T/a.so" --repeat 4 "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--repeat 4: four runs, exit 0, the runs row" \
+		"$?:$(wc -l <"$T/runs4"):$(grep '^runs ' "$T/out" | tr -s ' ')" "0:4:runs 4"
+	RUN_LOG=$T/runs5 "$R" --compare "$T/b.so" "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--compare without --repeat: 5 runs (the default)" \
+		"$?:$(wc -l <"$T/runs5"):$(grep '^runs ' "$T/out" | tr -s ' ')" "0:5:runs 5"
+	RUN_LOG=$T/runs1 "$R" --compare "$T/a.so,$T/b.so" --repeat 1 "$D/good.log" >"$T/out" 2>"$T/err"
+	check_eq "--repeat 1: one run each, the table as a single run gives it (no runs, no min-max rows)" \
+		"$?:$(wc -l <"$T/runs1"):$(grep -c '^runs \| min-max ' "$T/out"):$(wc -l <"$T/out")" "0:2:0:10"
+else
+	fail "--compare --repeat: the run-noting allocators compile" "$(head -n 5 "$T/err")"
+fi
+for bad in 0 101 -1 x 3x ""; do
+	check_err "--repeat '$bad': usage error" 2 \
+		"alloctap-replay: --repeat takes a count of runs from 1 to 100, not '$bad' (see --help)" \
+		"$R" --compare glibc --repeat "$bad" "$D/good.log"
+done
+check_err "--repeat without --compare: usage error" 2 \
+	"alloctap-replay: --repeat goes with --compare, not without: '--repeat' (see --help)" \
+	"$R" --repeat 3 "$D/good.log"
+
 finish

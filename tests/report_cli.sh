@@ -48,8 +48,8 @@ usage_case() {
 Try 'alloctap-report --help'." "$R" "$@"
 }
 printf '1 1 malloc(8)=0x10\n' >"$T/one.log"
-usage_case "no command" "no command: summary, peak, leaks, sizes, timeline, lifetimes, layout, diff, export or html"
-usage_case "unknown command" "unknown command flame (summary, peak, leaks, sizes, timeline, lifetimes, layout, diff, export or html)" flame "$T/one.log"
+usage_case "no command" "no command: summary, peak, leaks, top, sizes, timeline, lifetimes, layout, diff, export or html"
+usage_case "unknown command" "unknown command flame (summary, peak, leaks, top, sizes, timeline, lifetimes, layout, diff, export or html)" flame "$T/one.log"
 usage_case "no --folded" "export needs one output format: --folded or --pprof" export "$T/one.log"
 usage_case "no TRACE" "export needs a TRACE (a file, or - for standard input)" export --folded
 usage_case "two TRACEs" "export: one operand too many: b" export --folded a b
@@ -58,6 +58,10 @@ usage_case "bad --weight" "--weight needs alloc-count, alloc-bytes, peak-bytes, 
 usage_case "--weight without its value" "missing argument for option --weight" \
 	export --folded "$T/one.log" --weight
 usage_case "unknown option" "unknown option --flame" export --flame "$T/one.log"
+usage_case "top: bad --by" "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or temp-count, not: churn" \
+	top --by churn "$T/one.log"
+usage_case "top: --limit 0" "--limit needs a count of sites above 0, not: 0" top --limit 0 "$T/one.log"
+usage_case "--by elsewhere" "--by, --limit and --bytes go with top, not with leaks" leaks --by leak-bytes "$T/one.log"
 
 # --- input errors ---------------------------------------------------------------------------
 check_err "missing file: named, with the reason, exit 1" 1 \
@@ -145,6 +149,19 @@ check_eq "-v: the number of distinct stacks" "$(cat "$T/err")" \
 check_err "a full disk: a write error, exit 1" 1 \
 	"alloctap-report: <stdout>: write error: No space left on device" \
 	bash -c "'$R' export --folded '$T/app.log' >/dev/full"
+# a reader that goes away (| head): the report stops quietly, killed by SIGPIPE (141) as cat
+awk 'BEGIN { for (i = 1; i <= 20000; i++) printf "1 1 malloc(8)=0x%x\n1 1 free(0x%x)\n", 16 * i, 16 * i }' \
+	>"$T/pairs.log"
+"$R" timeline --churn 16 "$T/pairs.log" 2>"$T/err" | head -n 1 >"$T/out"
+status=("${PIPESTATUS[@]}")
+check_eq "timeline (8 MB of text) | head -n 1: quiet, killed by SIGPIPE (141)" \
+	"${status[*]}:$(cat "$T/out"):$(wc -c <"$T/err")" \
+	"141 0:== snapshot 1 after 2 events: 0 bytes live in 0 blocks:0" "$(head -n 3 "$T/err")"
+"$R" timeline -v --churn 16 "$T/pairs.log" 2>"$T/err" | head -n 1 >/dev/null
+status=("${PIPESTATUS[@]}")
+check_eq "| head -n 1 with -v: said once, nothing of a write error" \
+	"${status[0]}:$(grep -c 'write error\|Broken pipe' "$T/err"):$(grep -c 'the reader went away; output stopped$' "$T/err")" \
+	"141:0:1" "$(head -n 3 "$T/err")"
 
 # --- a 2.0 trace with stacks and mappings (tests/data/atz/synth-v2.atz) -----------------------
 # Its objects are not on this machine (or, for libc.so.6, not with its build-id): every frame
@@ -330,11 +347,12 @@ check_eq "saturated sums: summary" "$(grep 'live bytes' "$T/out")" \
 	"peak live bytes: 18446744073709551615 in 5 blocks
 final live bytes: 18446744073709551615 in 5 blocks" "$(cat "$T/err")"
 run_cmd "$R" leaks "$T/sat.log"
+# growth is signed and clamped at 2^63 - 1; calloc's block came after the sample at 2 events
 check_eq "saturated sums: leaks" "$(cat "$T/out")" \
-	"live at the end: 18446744073709551615 bytes in 5 blocks, 2 sites
-       bytes   blocks  site
-18446744073709551615        1  calloc
-18446744073709551615        4  malloc" "$(cat "$T/err")"
+	"live at the end: 18446744073709551615 bytes in 5 blocks, 2 sites; growth since 2 events, of 5 events
+       bytes   blocks       growth       mean age  kind     site
+18446744073709551615        1 +9223372036854775807           3 ev  growing  calloc
+18446744073709551615        4           +0           3 ev  steady   malloc" "$(cat "$T/err")"
 printf '1 1 free(0x1000)\n1 1 free(0x2000)\n1 1 free(0x3000)\n' >>"$T/sat.log"
 run_cmd "$R" summary --json "$T/sat.log"
 check "saturated sums: exact again once the large blocks are freed" \

@@ -13,6 +13,7 @@ R=build/alloctap-report
 M=tests/report_model.py
 A=build/bench/atz_tool
 need_built "$R" "$A" build/alloctap-munge build/alloctapd build/fixtures/report_sites \
+	build/fixtures/leak_kinds \
 	build/fixtures/realloc_temps
 
 # --- the model on random logs ---------------------------------------------------------------
@@ -41,7 +42,17 @@ for log in g1.log g2.log g1.plain.atz; do
 	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count; do
 		model_case "$log: export --folded --weight $w" export "$w" "$T/$src" -- \
 			export --folded --weight "$w" "$T/$log"
+		model_case "$log: top --by $w --limit 3" top "$w" 3 "$T/$src" -- \
+			top --by "$w" --limit 3 "$T/$log"
 	done
+	model_case "$log: top (leak-bytes, 20 sites)" top leak-bytes 20 "$T/$src" -- top "$T/$log"
+	model_case "$log: top --by alloc-bytes --bytes: exact bytes" top alloc-bytes 20 "$T/$src" \
+		--bytes -- top --by alloc-bytes --bytes "$T/$log"
+	python3 "$M" top-json peak-bytes 4 "$T/$src" >"$T/want"
+	"$R" top --by peak-bytes --limit 4 --json "$T/$log" |
+		python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))' \
+			>"$T/got" 2>&1
+	check_file_eq "$log: top --json: the model's figures" "$T/got" "$T/want"
 done
 for pid in 1001 1002 1003; do
 	model_case "summary --json --pid $pid" json "$T/g1.log" --pid "$pid" -- \
@@ -65,9 +76,9 @@ model_case "--window with --pid: times from the trace's first event" \
 	summary --json --pid 1003 --window 0.0005:0.0015 "$T/g1.atz"
 model_case "binary trace with times: summary --json, times exact" \
 	json "$T/g1.log" --step 1000 -- summary --json "$T/g1.atz"
-model_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 1500 -- \
+model_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 1500 --step 1000 -- \
 	leaks --window 0.0005:0.0015 "$T/g1.atz"
-model_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 -- \
+model_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 --step 1000 -- \
 	leaks --window :0.001 "$T/g1.atz"
 
 # lifetimes and layout --annotate: line for line the model's (written from CMT's description)
@@ -270,9 +281,36 @@ if command -v dot >/dev/null; then
 else
 	fail "peak --dot -o FILE.svg: rendered by Graphviz's dot" "dot is not installed (make deps)"
 fi
-check_err "peak --dot -o FILE.svg without dot: said, exit 1" 1 \
+if command -v dot >/dev/null; then
+	run_cmd "$R" peak --dot -o "$T/p.png" "$T/a.log"
+	magic=$(head -c 8 "$T/p.png" | od -An -tx1 | tr -d ' \n')
+	check_eq "peak --dot -o FILE.png: a PNG rendered by dot, exit 0, nothing said" \
+		"$rc:$magic:$(wc -c <"$T/err")" "0:89504e470d0a1a0a:0"
+	run_cmd "$R" peak --dot -o "$T/P.JPG" "$T/a.log"
+	magic=$(head -c 3 "$T/P.JPG" | od -An -tx1 | tr -d ' \n')
+	check_eq "peak --dot -o FILE.JPG: the extension taken lowercased, a JPEG" "$rc:$magic" \
+		"0:ffd8ff"
+	"$R" peak --dot -o "$T/p.pdf" "$T/a.log" 2>"$T/err"
+	check_eq "peak --dot -o FILE.pdf: a PDF" "$?:$(head -c 5 "$T/p.pdf")" "0:%PDF-"
+	"$R" peak --dot --at end --pid 2 -o "$T/p.gv" "$T/a.log" 2>"$T/err"
+	check_eq "peak --dot -o FILE.gv: the graph's text, not rendered" \
+		"$?:$(cmp "$T/p.gv" "$T/want" && echo same)" "0:same"
+	"$R" peak --dot --at end --pid 2 -o "$T/graph" "$T/a.log" 2>"$T/err"
+	check_eq "peak --dot -o FILE (no extension): the graph's text" \
+		"$?:$(cmp "$T/graph" "$T/want" && echo same)" "0:same"
+	check_err "peak --dot -o FILE.xyz: refused before reading, exit 2" 2 \
+		"alloctap-report: $T/p.xyz: not a format Graphviz's dot renders (by its extension; dot -T? lists them); -o FILE.dot writes the graph itself" \
+		"$R" peak --dot -o "$T/p.xyz" "$T/no-such-trace"
+	check_eq "peak --dot -o FILE.xyz: no file made" "$(test -e "$T/p.xyz" && echo made)" ""
+fi
+"$R" peak --dot --at end --pid 2 -o "$T/p.dot" "$T/a.log" 2>"$T/err"
+check_eq "peak --dot -o FILE.dot: the graph's text, dot not needed" \
+	"$?:$(cmp "$T/p.dot" "$T/want" && echo same)" "0:same"
+check_err "peak --dot -o FILE.svg without dot: said, exit 2" 2 \
 	"alloctap-report: $T/b.svg: cannot render it: Graphviz's dot is not installed (apt-get install graphviz); -o FILE.dot writes the graph itself" \
 	env PATH=/nonexistent "$ROOT/$R" peak --dot -o "$T/b.svg" "$T/a.log"
+check_err "peak --dot -o FILE.dot without dot: written, exit 0" 0 "" \
+	env PATH=/nonexistent "$ROOT/$R" peak --dot -o "$T/b.dot" "$T/a.log"
 if command -v dot >/dev/null; then
 	run_cmd "$R" peak --dot -o "$T/none/b.svg" "$T/a.log"
 	check_eq "peak --dot -o into a missing folder: dot's failure said, exit 1" \
@@ -295,11 +333,14 @@ fi
 ok "report_sites: traced with --stacks"
 # the frames above main, as this libc names them, from the leak's stack
 run_cmd "$R" leaks "$T/s.atz"
-top=$(sed -n 's/^       10000       10  \(.*\);main;keep_blocks;malloc$/\1/p' "$T/out")
-check_eq "report_sites: leaks: the kept blocks, 10000 bytes in 10 at keep_blocks" \
-	"$(sed -n 3p "$T/out")" "       10000       10  $top;main;keep_blocks;malloc"
-check_eq "report_sites: leaks: nothing else" "$(head -n 1 "$T/out"):$(wc -l <"$T/out")" \
-	"live at the end: 10000 bytes in 10 blocks, 1 sites:3"
+# the kept blocks were allocated first and held: steady, no growth, as old as the trace
+top=$(sed -n 's/^       10000       10           +0 .*  steady   \(.*\);main;keep_blocks;malloc$/\1/p' "$T/out")
+check_eq "report_sites: leaks: the kept blocks, 10000 bytes in 10 at keep_blocks, steady" \
+	"$(sed -n 3p "$T/out" | sed -E 's/ +[0-9.]+ s  steady / AGE steady /')" \
+	"       10000       10           +0 AGE steady   $top;main;keep_blocks;malloc"
+check_eq "report_sites: leaks: nothing else" \
+	"$(head -n 1 "$T/out" | sed 's/since .*/since T/'):$(wc -l <"$T/out")" \
+	"live at the end: 10000 bytes in 10 blocks, 1 sites; growth since T:3"
 run_cmd "$R" summary --json "$T/s.atz"
 sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9]*/"peak_live_time_ns":P/g' \
 	-e 's/"peak_rss_bytes":\(null,"peak_rss_time_ns":null\|[1-9][0-9]*,"peak_rss_time_ns":[0-9]*\)/"peak_rss_bytes":R/g' \
@@ -326,6 +367,43 @@ ind() { printf '%*s' "$1" ''; }
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $((d + 2)))calloc"
 } >"$T/want"
 check_cmd "report_sites: peak: the call tree at the heap peak" 0 "$T/want" "" -- "$R" peak "$T/s.atz"
+# leaks tells a leak from a cache (tests/fixtures/leak_kinds.c): what keeps being allocated and
+# stays is growing, what was allocated at the start and is held is steady, a cache of recent
+# blocks and a request in flight are young; growing first, then steady, then young
+if build/alloctapd --stacks -f binary -o "$T/lk.atz" -- build/fixtures/leak_kinds 2>"$T/lk.err"; then
+	run_cmd "$R" leaks "$T/lk.atz"
+	check_eq "leak_kinds: leaks: each site's bytes, blocks and kind, the leak first" \
+		"$(awk 'NR > 2 { n = split($NF, f, ";"); print $1, $2, $(NF - 1), f[n - 1] ";" f[n] }' "$T/out")" \
+		"640000 20000 growing remember;malloc
+160000 1 steady main;malloc
+4096 1 steady make_table;calloc
+3072 64 young cache_put;malloc
+200 1 young request;malloc" "$(cat "$T/err")"
+else
+	fail "leak_kinds: traced with --stacks" "$(tail -n 5 "$T/lk.err")"
+fi
+# top: leaf first, the callers every listed site shares said once (main and what is above it)
+IFS=';' read -r -a frames <<<"$top;main"
+callers=""
+for f in "${frames[@]}"; do callers="$f${callers:+ < $callers}"; done
+{
+	echo "sites by peak-bytes, bytes live at the heap peak: 3 of 3 shown"
+	echo "         bytes   share  site: the allocation function, then its callers"
+	echo "     976.5 KiB    98.6%  malloc < burst"
+	echo "       9.7 KiB     0.9%  malloc < keep_blocks"
+	echo "       4.0 KiB     0.4%  calloc < grow_table"
+	echo "                          every site above is called from: $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by peak-bytes: leaf first, shares, the shared callers once" 0 \
+	"$T/want" "" -- "$R" top --by peak-bytes "$T/s.atz"
+{
+	echo "sites by temp-count, temporary allocations (freed by the next call of their thread): 1 of 2 shown"
+	echo "         count   share  site: the allocation function, then its callers"
+	echo "          1000    99.9%  malloc < churn"
+	echo "                          every site above is called from: $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by temp-count --limit 1: one row of two" 0 "$T/want" "" \
+	-- "$R" top --by temp-count --limit 1 "$T/s.atz"
 printf '%s\n' "$top;main;churn;malloc 1000" "$top;main;grow_table;realloc 1" >"$T/want"
 check_cmd "report_sites: export --weight temp-count: the churn, and the table freed at once" 0 \
 	"$T/want" "" -- "$R" export --folded --weight temp-count "$T/s.atz"
@@ -685,7 +763,7 @@ usage_case() {
 	check_err "usage error: $what" 2 "alloctap-report: $msg
 Try 'alloctap-report --help'." "$R" "$@"
 }
-usage_case "--json with leaks" "--json goes with summary, not with leaks" leaks --json "$T/a.log"
+usage_case "--json with leaks" "--json goes with summary and top, not with leaks" leaks --json "$T/a.log"
 usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
 check_err "--at rss-peak on a trace without RSS records: said, exit 4" 4 \
 	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \

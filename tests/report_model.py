@@ -16,6 +16,8 @@ live blocks in dicts, and prints what a command should print, in the program's f
   report_model.py sizes LOG                     sizes
   report_model.py timeline LOG CHURN TOP        timeline --churn CHURN --top TOP
   report_model.py diff A B                      diff
+  report_model.py top W LIMIT LOG [--bytes]     top --by W --limit LIMIT [--bytes]
+  report_model.py top-json W LIMIT LOG          top --by W --limit LIMIT --json
   report_model.py gen-tidy SEED N               a random log whose live blocks never overlap
   report_model.py lifetimes LOG                 lifetimes --annotate
   report_model.py layout LOG                    layout --annotate
@@ -24,6 +26,7 @@ The annotations follow Compact Memory Traces' description of lifetimes.py and ov
 (the note at column 50: "# S bytes, allocated N lines ago"; "prev P, gap G, next N, gap G,
 pages [A, B], K more pages"), with pages counted one by one here.
 """
+import json
 import random
 import re
 import sys
@@ -241,6 +244,7 @@ class Site:
         self.live = self.blocks = 0
         self.peak = self.peak_blocks = 0
         self.end = None
+        self.alloc_sum = 0  # the allocation clocks of its live blocks, summed
 
 
 class Proc:
@@ -271,7 +275,22 @@ class Model:
         blocks = {}      # (pid, addr) -> (size, func)
         last = {}        # (pid, tid) -> address its last event allocated
         self.peak_at = 0
+        # leaks' growth: every site's live bytes at each power of two of the clock (event time
+        # from the first event with --step, else events applied), the last two kept
+        self.samples = []  # [(clock, {(pid, func): live})], at most two
+        nxt = 1
+        self.end_clock = 0
         for k, (pid, tid, func, args, res) in zip(index, events):
+            clk = k * step if step is not None else applied
+            if clk >= nxt:
+                at = nxt
+                while at <= clk // 2:
+                    at *= 2
+                self.samples = (self.samples + [(at, {(q.pid, f): t.live
+                                                      for q in self.procs.values()
+                                                      for f, t in q.sites.items()})])[-2:]
+                nxt = at * 2
+            self.end_clock = clk if step is not None else applied + 1
             if churn:
                 acc += abs(self.live - last_live)
                 last_live = self.live
@@ -298,8 +317,9 @@ class Model:
             last[(pid, tid)] = res if func != 'free' else 0
 
             def release(addr):
-                size, f = blocks.pop((pid, addr))
+                size, f, born = blocks.pop((pid, addr))
                 s = p.sites[f]
+                s.alloc_sum -= born
                 s.live -= size
                 s.blocks -= 1
                 s.frees += 1
@@ -333,7 +353,8 @@ class Model:
                 continue
             if (pid, res) in blocks:
                 release(res)
-            blocks[(pid, res)] = (size, func)
+            blocks[(pid, res)] = (size, func, clk)
+            s.alloc_sum += clk
             s.live += size
             s.blocks += 1
             p.live += size
@@ -426,17 +447,56 @@ def heading(p, ps):
         print('== process %d' % p.pid)
 
 
+def growth_rows(m, p):
+    """leaks' rows of process p: (live, blocks, growth, age, kind, func), in leaks' order."""
+    end = m.end_clock
+    mid = None
+    for clock, live in reversed(m.samples):
+        if clock <= end // 2:
+            mid = (clock, live)
+            break
+    rows = []
+    for f, s in p.sites.items():
+        if not s.live:
+            continue
+        then = mid[1].get((p.pid, f), 0) if mid else 0
+        growth = s.live - then
+        mean = s.alloc_sum // s.blocks if s.blocks else end
+        age = end - mean if end > mean else 0
+        if age * 10 < end:
+            kind = 'young'
+        elif growth > 0 and growth > s.live // 4:
+            kind = 'growing'
+        else:
+            kind = 'steady'
+        rank = {'growing': 3, 'steady': 2, 'young': 1}[kind]
+        v = min(growth if kind == 'growing' else s.live, (1 << 62) - 1)
+        rows.append(((-rank, -v, f), (s.live, s.blocks, growth, age, kind, f)))
+    rows.sort(key=lambda r: r[0])
+    return (mid[0] if mid else 0), [r[1] for r in rows]
+
+
+def clock_text(c, times):
+    return '%d.%06d s' % (c // 10**9, c % 10**9 // 1000) if times else '%d events' % c
+
+
 def cmd_leaks(m):
     ps = m.proc_list()
+    times = m.step is not None
     for p in ps:
         heading(p, ps)
-        rows = sorted(((s.live, s.blocks, f) for f, s in p.sites.items() if s.live),
-                      key=lambda r: (-r[0], r[2]))
-        print('live at the end: %d bytes in %d blocks, %d sites' % (p.live, p.blocks, len(rows)))
+        since, rows = growth_rows(m, p)
+        print('live at the end: %d bytes in %d blocks, %d sites; growth since %s, of %s' % (
+            min(p.live, U64), p.blocks, len(rows), clock_text(since, times),
+            clock_text(m.end_clock, times)))
         if rows:
-            print('%12s %8s  %s' % ('bytes', 'blocks', 'site'))
-        for live, blocks, f in rows:
-            print('%12d %8d  %s' % (live, blocks, f))
+            print('%12s %8s %12s %14s  %-7s  %s' % ('bytes', 'blocks', 'growth', 'mean age',
+                                                   'kind', 'site'))
+        for live, blocks, growth, age, kind, f in rows:
+            age_text = ('%d.%03d s' % (age // 10**9, age % 10**9 // 10**6)) if times \
+                else '%d ev' % age
+            print('%12d %8d %+12d %14s  %-7s  %s' % (min(live, U64), blocks, growth, age_text,
+                                                     kind, f))
 
 
 def cmd_export(m, weight):
@@ -449,6 +509,61 @@ def cmd_export(m, weight):
     for f in sorted(tot):
         if tot[f]:
             print('%s %d' % (f, tot[f]))
+
+
+WEIGHTS = {'alloc-count': ('allocation calls', False),
+           'alloc-bytes': ('bytes allocated (asked)', True),
+           'peak-bytes': ('bytes live at the heap peak', True),
+           'leak-bytes': ('bytes live at the end', True),
+           'temp-count': ('temporary allocations (freed by the next call of their thread)', False)}
+
+
+def site_weight(s, weight):
+    return {'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
+            'leak-bytes': s.live, 'temp-count': s.temps}[weight]
+
+
+def human(n):
+    """Binary units, one decimal rounded down, as the man page says."""
+    if n < 1024:
+        return '%d B' % n
+    for k, unit in enumerate(['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB']):
+        scale = 1024 ** (k + 1)
+        if n // scale < 1024 or unit == 'EiB':
+            return '%d.%d %s' % (n // scale, n % scale * 10 // scale, unit)
+
+
+def top_rows(p, weight):
+    return sorted(((site_weight(s, weight), f) for f, s in p.sites.items()
+                   if site_weight(s, weight)), key=lambda r: (-r[0], r[1]))
+
+
+def cmd_top(m, weight, limit, exact):
+    ps = m.proc_list()
+    meaning, is_bytes = WEIGHTS[weight]
+    for p in ps:
+        heading(p, ps)
+        rows = top_rows(p, weight)
+        total = sum(site_weight(s, weight) for s in p.sites.values())
+        shown = rows[:limit]
+        print('sites by %s, %s: %d of %d shown' % (weight, meaning, len(shown), len(rows)))
+        if not shown:
+            continue
+        print('%14s %7s  %s' % ('bytes' if is_bytes else 'count', 'share',
+                                'site: the allocation function, then its callers'))
+        for v, f in shown:
+            text = (str(v) if exact else human(v)) if is_bytes else str(v)
+            tenths = v * 1000 // total
+            print('%14s %5d.%d%%  %s' % (text, tenths // 10, tenths % 10, f))
+
+
+def cmd_top_json(m, weight, limit):
+    out = []
+    for p in m.proc_list():
+        rows = top_rows(p, weight)[:limit]
+        out.append({'pid': p.pid, 'total': sum(site_weight(s, weight) for s in p.sites.values()),
+                    'sites': [{'value': v, 'stack': [f]} for v, f in rows]})
+    print(json.dumps({'by': weight, 'processes': out}, sort_keys=True))
 
 
 def cmd_tree(m, end):
@@ -524,6 +639,12 @@ def main(argv):
         return
     if cmd == 'timeline':
         Model(parse(argv[2]), churn=int(argv[3]), top=int(argv[4])).timeline()
+        return
+    if cmd == 'top':
+        cmd_top(Model(parse(argv[4])), argv[2], int(argv[3]), '--bytes' in argv[5:])
+        return
+    if cmd == 'top-json':
+        cmd_top_json(Model(parse(argv[4])), argv[2], int(argv[3]))
         return
     events = parse(argv[2])
     index = list(range(len(events)))

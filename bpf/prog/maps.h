@@ -42,6 +42,12 @@ __u32 recording = 0;
 __u32 allocator_check = 0;
 __u32 allocators_gen = 0;
 
+/* Traced processes whose thread group leader has exited while other threads live on (the
+ * orphaned map holds them): the kernel's filter of a link bound to such a process compares the
+ * leader's memory, which is gone, so the removal of any other link of the same place would take
+ * the process's breakpoints out. The daemon closes no link while this is above 0. */
+__u64 leaders_gone = 0;
+
 
 /* The event rings: one ring buffer per possible CPU, in the slot of its CPU number, so that the
  * producers of different CPUs share no lock. The daemon sizes the outer array to the possible
@@ -65,6 +71,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64); /* the process's allocators (AT_TARGET_IN), 0: any object */
 } targets SEC(".maps");
+
+/* The processes counted in leaders_gone. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} orphaned SEC(".maps");
 
 /* Per-thread call state (struct at_thread): a thread's slot in thread_slots, found from the
  * address of its saved registers without a call (regs_key); or, for a thread whose slot another

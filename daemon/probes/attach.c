@@ -365,6 +365,8 @@ static int add_link(struct at_bpf *bpf, struct at_probes *p, enum at_bpf_prog pr
 	int fd = at_bpf_attach_uprobes(bpf, prog, retprobe, pid, path, offsets, cookies, n);
 	if (fd < 0)
 		return -1;
+	if (!p->closer.hold) /* no link closes while a traced process's leader is gone */
+		p->closer.hold = at_bpf_leaders_gone(bpf);
 	return keep_link(p, fd, pid);
 }
 
@@ -625,6 +627,24 @@ int at_probes_scrub(const struct at_probes *p, pid_t pid, pid_t creator)
 		restored += n;
 	}
 	return restored;
+}
+
+unsigned at_detach_pid(struct at_probes *p, pid_t pid)
+{
+	struct at_link_closer now = { 0 };
+	unsigned kept = 0, n = 0;
+
+	for (unsigned i = 0; i < p->nlinks; i++) {
+		if (p->links[i].pid != pid || pid <= 0) {
+			p->links[kept++] = p->links[i];
+			continue;
+		}
+		at_link_closer_put(&now, &p->links[i].fd, 1);
+		n++;
+	}
+	p->nlinks = kept;
+	at_link_closer_finish(&now);
+	return n;
 }
 
 unsigned at_release_pid(struct at_probes *p, pid_t pid)

@@ -85,8 +85,14 @@ int at_attach_again(struct at_bpf *bpf, struct at_probes *p, uint32_t object, pi
 int at_probes_scrub(const struct at_probes *p, pid_t pid, pid_t creator);
 
 /* Hands the links attached for pid alone to threads that close them (link_closer.h): pid has
- * ended, or its thread group leader did (an exec from another thread). Returns how many. */
+ * ended. Returns how many. */
 unsigned at_release_pid(struct at_probes *p, pid_t pid);
+
+/* Closes the links attached for pid alone now, and returns once they are gone (side by side,
+ * on threads of their own): pid's thread group leader has exited in an exec from another
+ * thread, and its links, which still run for the process, must be gone before the new
+ * program's run (they would record every call a second time). Returns how many. */
+unsigned at_detach_pid(struct at_probes *p, pid_t pid);
 
 /* Attaches the BPF program loader_state to the _dl_debug_state of the dynamic loader at path,
  * for pid (-1: every process): a process in the loading map is held there once its libraries

@@ -1,12 +1,29 @@
 /* link_closer.c: closing descriptors whose close blocks, on threads of their own. */
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "link_closer.h"
+#include "prim.h"
 
 /* A closing thread's stack: it calls close and nothing else. */
 #define CLOSER_STACK (64 * 1024)
+
+/* How often a thread looks again at the descriptors waiting (lingering or held). */
+#define POLL_NS 10000000L
+
+/* Whether a thread may take a descriptor now (the lock held): always when told to stop;
+ * else when one waits, none has come for AT_CLOSER_LINGER_NS (or a batch waits) and nothing
+ * holds the closes. */
+static int may_close(struct at_link_closer *c)
+{
+	if (c->stopping)
+		return 1;
+	if (c->n == 0 || (c->hold && *c->hold > 0))
+		return 0;
+	return c->n >= AT_CLOSER_BATCH || at_now_ns() - c->last_put_ns >= AT_CLOSER_LINGER_NS;
+}
 
 /* Takes descriptors one at a time and closes them, until told to stop with none left. */
 static void *closer_thread(void *arg)
@@ -16,8 +33,18 @@ static void *closer_thread(void *arg)
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		c->waiting++;
-		while (c->n == 0 && !c->stopping)
-			pthread_cond_wait(&c->work, &c->lock);
+		while (!may_close(c)) {
+			if (c->n == 0) {
+				pthread_cond_wait(&c->work, &c->lock);
+				continue;
+			}
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += POLL_NS;
+			ts.tv_sec += ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+			pthread_cond_timedwait(&c->work, &c->lock, &ts);
+		}
 		c->waiting--;
 		if (c->n == 0)
 			break;
@@ -75,12 +102,18 @@ void at_link_closer_put(struct at_link_closer *c, const int *fds, unsigned n)
 	if (n == 0)
 		return;
 	if (!c->ready) {
+		pthread_condattr_t clock;
+
+		pthread_condattr_init(&clock);
+		pthread_condattr_setclock(&clock, CLOCK_MONOTONIC);
 		pthread_mutex_init(&c->lock, NULL);
-		pthread_cond_init(&c->work, NULL);
+		pthread_cond_init(&c->work, &clock);
 		pthread_cond_init(&c->idle, NULL);
+		pthread_condattr_destroy(&clock);
 		c->ready = 1;
 	}
 	pthread_mutex_lock(&c->lock);
+	c->last_put_ns = at_now_ns();
 	int queued = make_room(c, n) == 0;
 	if (queued) {
 		for (unsigned i = 0; i < n; i++)

@@ -12,6 +12,11 @@
 /* Threads that close at most at once: destroys that run side by side share their grace
  * periods, so a thread is started for each descriptor waiting, up to this many. */
 #define AT_CLOSER_THREADS 256
+/* Descriptors wait until none has been handed over for this long (or AT_CLOSER_BATCH wait),
+ * so that a process's leader that exits just after another process ended holds the closes
+ * (hold) before the first of them starts. */
+#define AT_CLOSER_LINGER_NS (50 * 1000000ull)
+#define AT_CLOSER_BATCH 256
 
 struct at_link_closer {
 	pthread_mutex_t lock;
@@ -20,14 +25,18 @@ struct at_link_closer {
 	unsigned n, cap;
 	unsigned busy;       /* descriptors a thread is closing now */
 	unsigned waiting;    /* threads waiting for a descriptor */
+	const volatile uint64_t *hold; /* NULL, or a count: nothing is closed while it is above 0
+					* (but at_link_closer_finish closes everything) */
+	uint64_t last_put_ns; /* when descriptors were last handed over */
 	pthread_t threads[AT_CLOSER_THREADS];
 	unsigned nthreads;
 	int ready, stopping;
 	uint64_t closed;     /* descriptors closed, by the threads or by the caller */
 };
 
-/* Hands over n descriptors to be closed; the caller must not use them again. Threads are
- * started for those no thread waits for. When no thread can be started or no memory had, they
+/* Hands over n descriptors to be closed; the caller must not use them again. They are closed
+ * once none has been handed over for AT_CLOSER_LINGER_NS (or AT_CLOSER_BATCH wait), and never
+ * while *hold is above 0. Threads are started for those no thread waits for. When no thread can be started or no memory had, they
  * are closed here, before the return. */
 void at_link_closer_put(struct at_link_closer *c, const int *fds, unsigned n);
 

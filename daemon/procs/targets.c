@@ -146,7 +146,6 @@ static void forget_probed(struct at_targets *d, pid_t pid)
 	for (unsigned f = 0; f < AT_FAMILY_COUNT; f++)
 		at_probed_forget(&d->probed[f], pid);
 	at_probed_forget(&d->loaders, pid);
-	at_release_pid(d->probes, pid); /* closed off the loop: each close waits */
 }
 
 void at_targets_free(struct at_targets *d)
@@ -216,6 +215,7 @@ static void ended(void *arg, pid_t pid, int status)
 	at_proctable_depart(d->table, pid, status, event_seq(d));
 	d->ops->remove_target(d->ctx, pid); /* --all: its allocator's id */
 	forget_probed(d, pid);
+	at_release_pid(d->probes, pid); /* closed off the loop: each close waits */
 	if (traced)
 		at_stacks_forget(d->stacks, pid);
 }
@@ -354,8 +354,10 @@ static int executed_program(struct at_targets *d, pid_t pid, pid_t former_tid, i
 	if (!at_proctable_exec(d->table, pid, d->late ? AT_ATZ_PROCESS_LATE : 0,
 			       event_seq(d)))
 		return 0;
-	if (former_tid != pid) /* its probes went with the old leader thread */
+	if (former_tid != pid) { /* its probes went with the old leader thread */
 		forget_probed(d, pid);
+		at_detach_pid(d->probes, pid); /* they still run for it: gone before it goes on */
+	}
 	loading_done(d, pid); /* an exec again before the last program's libraries were mapped */
 	at_stacks_scan(d->stacks, pid); /* the new program and its dynamic loader */
 	int rc = 0;

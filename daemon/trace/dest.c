@@ -126,8 +126,5 @@ int at_dest_reopen(const struct at_dest *d, struct at_sink *s)
 
 void at_dest_report(const struct at_sink *s)
 {
-	int err = at_sink_error(s);
-
-	at_error("cannot write to %s: %s%s", at_sink_name(s), strerror(err),
-		 err == EPIPE ? " (the reader closed the output)" : "");
+	at_write_error(at_sink_name(s), at_sink_error(s));
 }

@@ -35,7 +35,9 @@ int at_dest_open(const struct at_dest *d, struct at_sink *s, const struct at_sin
  * message when the output has failed (the old file's last write, or the new trace's start). */
 int at_dest_reopen(const struct at_dest *d, struct at_sink *s);
 
-/* Prints the sink's error: "cannot write to NAME: ERROR", with a hint for a closed pipe. */
+/* Says the sink's error as every program says a failed write (lib/display.h's
+ * at_write_error): "NAME: write error: ERROR", or nothing for a reader that went away (a
+ * closed pipe: the daemon detaches as at the end of a trace, then ends killed by SIGPIPE). */
 void at_dest_report(const struct at_sink *s);
 
 #endif

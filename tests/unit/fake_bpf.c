@@ -243,6 +243,12 @@ int at_bpf_lost_by_ring(struct at_bpf *b, enum at_lost_counter which, uint64_t *
 	return 0;
 }
 
+const volatile uint64_t *at_bpf_leaders_gone(struct at_bpf *b)
+{
+	(void)b;
+	return &fake_bpf.leaders_gone;
+}
+
 uint64_t at_bpf_clock(const struct at_bpf *b)
 {
 	(void)b;

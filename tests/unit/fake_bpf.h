@@ -36,6 +36,7 @@ struct fake_bpf {
 	/* the program */
 	int opened, loaded, closed;
 	struct at_bpf_options options;    /* as opened */
+	uint64_t leaders_gone;            /* at_bpf_leaders_gone's counter */
 	int open_errno;                   /* preset: at_bpf_open fails with it */
 	int load_error;                   /* preset: at_bpf_load returns it (a negative errno) */
 	int not_loaded[AT_BPF_PROG_COUNT]; /* at_bpf_set_loaded(.., 0) */

@@ -94,10 +94,52 @@ static void test_closes_all(void **state)
 	at_link_closer_finish(&c);
 }
 
+/* Whether every one of the n descriptors is closed within 10 s. */
+static int closed_soon(const int *fds, unsigned n)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		unsigned open = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			open += fcntl(fds[i], F_GETFD) >= 0;
+		if (open == 0)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* Nothing is closed while the hold count is above 0 (a traced process's leader has exited),
+ * even a batch's worth; once it is 0 again they go after the linger; a finish closes
+ * everything whatever the hold. */
+static void test_hold(void **state)
+{
+	(void)state;
+	static struct at_link_closer c;
+	static volatile uint64_t hold = 1;
+	static int fds[AT_CLOSER_BATCH];
+
+	c.hold = &hold;
+	open_pipes(fds, AT_CLOSER_BATCH / 2);
+	at_link_closer_put(&c, fds, AT_CLOSER_BATCH);
+	usleep((AT_CLOSER_LINGER_NS + 50000000) / 1000);
+	for (unsigned i = 0; i < AT_CLOSER_BATCH; i++)
+		assert_int_equal(fcntl(fds[i], F_GETFD), 0); /* still open (no flag) */
+	hold = 0;
+	assert_true(closed_soon(fds, AT_CLOSER_BATCH));
+	hold = 1;
+	open_pipes(fds, 1);
+	at_link_closer_put(&c, fds, 2);
+	at_link_closer_finish(&c);
+	assert_closed(fds, 2);
+	assert_int_equal(c.closed, AT_CLOSER_BATCH + 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closes_all),
+		cmocka_unit_test(test_hold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

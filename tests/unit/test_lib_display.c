@@ -1,11 +1,13 @@
 /* test_lib_display: the exact bytes every message function writes, at every level. */
 #include <errno.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -218,6 +220,92 @@ static void test_progress_line(void **state)
 	assert_int_equal(at_display_line_open, 0);
 }
 
+/* A failed write, said the one way every program says it: a table of errno -> message; none
+ * is a reader gone, so the exit status is the program's own. */
+static void test_write_errors(void **state)
+{
+	static const struct {
+		int err;
+		const char *want;
+	} cases[] = {
+		{ ENOSPC, "prog: out.log: write error: No space left on device\n" },
+		{ EIO, "prog: out.log: write error: Input/output error\n" },
+		{ 0, "prog: out.log: write error: Input/output error\n" }, /* no errno: EIO */
+		{ EFBIG, "prog: out.log: write error: File too large\n" },
+	};
+
+	(void)state;
+	at_display_level = 2;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(at_write_error("out.log", cases[i].err), 0);
+		assert_string_equal(captured(), cases[i].want);
+	}
+	at_display_level = 1;
+	at_write_error("out.log", ENOSPC);
+	assert_string_equal(captured(), "prog: out.log: write error: No space left on device\n");
+	at_display_level = 0;
+	at_write_error("out.log", ENOSPC);
+	assert_string_equal(captured(), "");
+	at_display_level = 2;
+	assert_int_equal(at_reader_gone(), 0);
+	assert_int_equal(at_exit_status(3), 3);
+	assert_int_equal(at_exit_status(0), 0);
+}
+
+/* In a child at level (SIGPIPE ignored, and blocked when block is set, as a program may
+ * inherit it): the reader goes (EPIPE twice), then at_exit_status(status). Returns the
+ * child's wait status. */
+static int child_reader_gone(int level, int block, int status)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		sigset_t set;
+
+		signal(SIGPIPE, SIG_IGN);
+		sigemptyset(&set);
+		sigaddset(&set, SIGPIPE);
+		if (block)
+			sigprocmask(SIG_BLOCK, &set, NULL);
+		at_display_level = level;
+		if (at_write_error("<stdout>", EPIPE) != 1 || at_write_error("<stdout>", EPIPE) != 1)
+			_exit(90);
+		if (!at_reader_gone())
+			_exit(91);
+		at_exit_status(status);
+		_exit(92); /* not reached: killed by SIGPIPE */
+	}
+	int ws = -1;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	return ws;
+}
+
+/* A reader gone: nothing said (one line at -v, once), the program killed by SIGPIPE as cat
+ * is, whatever its status, its disposition or its mask. */
+static void test_reader_gone(void **state)
+{
+	static const struct {
+		int level, block, status;
+		const char *want;
+	} cases[] = {
+		{ 2, 0, 0, "" },
+		{ 2, 0, 1, "" },
+		{ 1, 1, 3, "" },
+		{ 3, 0, 1, "prog: <stdout>: the reader went away; output stopped\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case %zu\n", i);
+		int ws = child_reader_gone(cases[i].level, cases[i].block, cases[i].status);
+		assert_true(WIFSIGNALED(ws));
+		assert_int_equal(WTERMSIG(ws), SIGPIPE);
+		assert_string_equal(captured(), cases[i].want);
+	}
+	assert_int_equal(at_reader_gone(), 0); /* the parent's own state is untouched */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,7 +313,8 @@ int main(void)
 		cmocka_unit_test(test_steps),       cmocka_unit_test(test_long_message),
 		cmocka_unit_test(test_message_parts), cmocka_unit_test(test_errno_kept),
 		cmocka_unit_test(test_controls_escaped), cmocka_unit_test(test_long_escaped),
-		cmocka_unit_test(test_progress_line),
+		cmocka_unit_test(test_progress_line), cmocka_unit_test(test_write_errors),
+		cmocka_unit_test(test_reader_gone),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -333,6 +333,50 @@ static void test_unreplayable(void **state)
 	assert_null(at_munge_unreplayable_event(&big));
 }
 
+/* Which drops are frees and reallocs of a pointer the trace never allocated (counted by the
+ * programs, listed only at -v): a table of lines munged in order on one state. */
+static void test_unseen_pointer(void **state)
+{
+	static const struct {
+		const char *line;
+		int result, unseen;
+	} cases[] = {
+		{ "1 1 free(0x10)", AT_MUNGE_IGNORED, 1 },           /* allocated before the trace */
+		{ "1 1 realloc(0x20,8)=0x30", AT_MUNGE_IGNORED, 1 },
+		{ "1 1 malloc(8)=0x0", AT_MUNGE_IGNORED, 0 },        /* Result is NULL */
+		{ "1 1 mallocx(3)=0x50", AT_MUNGE_IGNORED, 0 },      /* Unknown function */
+		{ "1 1 free(0x20)=0x1", AT_MUNGE_IGNORED, 0 },       /* Malformed input */
+		{ "1 1 malloc(8)=0x40", AT_MUNGE_WRITTEN, 0 },
+		{ "1 1 free(0x40)", AT_MUNGE_WRITTEN, 0 },
+		{ "1 1 free(0x40)", AT_MUNGE_IGNORED, 1 },           /* freed twice: unseen again */
+		{ "1 1 free(0x0)", AT_MUNGE_WRITTEN, 0 },            /* free(NULL) is no unknown */
+		{ "2 2 free(0x40)", AT_MUNGE_IGNORED, 1 },           /* another process's pointers */
+	};
+	struct at_munge_options opt = NOOPT;
+	struct at_output o;
+	struct at_munge m;
+	int fd = memfd_create("munge-test", 0);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(at_output_open_fd(&o, fd, "memfd"), 0);
+	at_munge_init(&m, &opt);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = NULL;
+
+		print_message("case %zu: %s\n", i, cases[i].line);
+		assert_int_equal(at_munge_line(&m, cases[i].line, strlen(cases[i].line), &o, &why),
+				 cases[i].result);
+		assert_int_equal(at_munge_unseen_pointer(why), cases[i].unseen);
+	}
+	assert_int_equal(at_munge_unseen_pointer(NULL), 0);
+	assert_int_equal(at_munge_unseen_pointer("Did not see an alloc for pointer"), 1);
+	assert_int_equal(at_munge_unseen_pointer("Did not see an alloc for pointe"), 0);
+	at_output_close(&o);
+	close(fd);
+	at_munge_free(&m);
+}
+
 static void test_nul_bytes(void **state)
 {
 	(void)state;
@@ -542,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_unreplayable),
 		cmocka_unit_test(test_nul_bytes),
+		cmocka_unit_test(test_unseen_pointer),
 		cmocka_unit_test(test_huge_line),
 		cmocka_unit_test(test_parse_int),
 		cmocka_unit_test(test_event_matches_line),

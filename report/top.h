@@ -1,0 +1,32 @@
+/* top.h: alloctap-report top: the sites ranked by one weight, the allocation function first
+ * and then its callers, with the callers every listed stack shares said once. */
+#ifndef ALLOCTAP_REPORT_TOP_H
+#define ALLOCTAP_REPORT_TOP_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "heap.h"
+#include "weight.h"
+
+struct rep_top_options {
+	enum rep_weight by; /* what ranks the sites */
+	size_t limit;       /* the most sites listed per process */
+	int exact;          /* bytes as integers, not in KiB, MiB, GiB */
+	int json;           /* one JSON object instead of the table */
+};
+
+/* Writes the ranking of h's sites, process by process (a heading "== process PID" when there
+ * are several): a line saying what ranks them and how many are shown, the rows (value, share
+ * of the process's total of that weight, the site leaf first: "malloc < caller < ..."), and
+ * the callers at the root end that every row shares, once. Sites of weight 0 are left out.
+ * With json: {"by": W, "processes": [{"pid": P, "total": T, "sites": [{"value": V,
+ * "stack": [leaf, ..., root]}]}]}. 0, or -1 with errno when a write fails or memory runs
+ * out. */
+int rep_write_top(FILE *out, const struct rep_heap *h, const struct rep_top_options *o);
+
+/* The size in bytes as people read it: "512 B", "1.5 KiB", "25.7 MiB", "3.0 GiB" (binary
+ * units, one decimal, rounded down); exact: the integer. */
+void rep_human_bytes(uint64_t bytes, int exact, char *buf, size_t size);
+
+#endif
