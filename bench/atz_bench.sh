@@ -53,7 +53,9 @@ echo " memfd; the munged trace is written munged, as alloctap-munge writes it)"
 
 echo
 echo "alloctapd's own output: python3 demo/workload.py traced with -f binary (one run; the"
-echo "file as written, its events re-encoded as 2.1 and at LZ4HC 9 for comparison)"
+echo "file as written, times to the microsecond, its events re-encoded as 2.1 and at LZ4HC 9"
+echo "for comparison; then traced again with times to the nanosecond, re-encoded at the fast"
+echo "level with them, in coarser units and without times)"
 if [ -n "${ATZ_BENCH_NO_DAEMON:-}" ]; then
 	echo "(skipped: ATZ_BENCH_NO_DAEMON is set)"
 elif [ ! -x build/alloctapd ] || [ ! -f demo/workload.py ]; then
@@ -67,11 +69,33 @@ else
 	"$ATZ" encode -V 2.1 "$T/daemon.atz" "$T/daemon21.atz" || exit 1
 	"$ATZ" encode -l 9 "$T/daemon.atz" "$T/daemon22hc.atz" || exit 1
 	version=$(lz4 -q -d -c "$T/daemon.atz" | head -c 6 | od -An -tu1 | awk '{ print $5 "." $6 }')
+	drows=("as written ($version):daemon.atz:$n" "the events as 2.1:daemon21.atz:$n"
+	      "the events as 2.2, LZ4HC 9:daemon22hc.atz:$n")
+	# traced again with times to the nanosecond (ALLOCTAP_TIMES=ns), those events re-encoded
+	# in memory (atz_tool time): their times in ns, as a coarser clock would count them (us:
+	# the bytes of a format whose unit were the microsecond; as written, alloctapd's are
+	# multiples of 1000 ns), and none (as alloctapd wrote binary traces without --stacks before)
+	if PYTHONMALLOC=malloc ALLOCTAP_TIMES=ns build/alloctapd -q -f binary -o "$T/daemon-ns.atz" \
+		-- /usr/bin/python3 demo/workload.py >/dev/null 2>&1; then
+		nn=$("$ATZ" decode "$T/daemon-ns.atz" - | wc -l)
+		for unit in 1 1000 10000 none; do
+			opt=(-r "$unit")
+			[ "$unit" = none ] && opt=()
+			read -r _ bytes _ <<<"$(timed "${opt[@]}" "$T/daemon-ns.atz")"
+			echo "$bytes" >"$T/daemon-$unit.bytes"
+		done
+		drows+=("traced again, times in ns:@1:$nn" "the same, times in us units:@1000:$nn"
+			"the same, in 10 us units:@10000:$nn" "the same without times:@none:$nn")
+	fi
 	printf '%-34s %9s %10s %9s\n' "" events bytes "bytes/ev"
-	for row in "as written ($version):daemon.atz" "the events as 2.1:daemon21.atz" \
-		"the events as 2.2, LZ4HC 9:daemon22hc.atz"; do
-		bytes=$(stat -c %s "$T/${row#*:}")
-		printf '%-34s %9s %10s %9s\n' "${row%%:*}" "$n" "$bytes" "$(per "$bytes" "$n")"
+	for row in "${drows[@]}"; do
+		IFS=: read -r what file events <<<"$row"
+		if [ "${file#@}" != "$file" ]; then
+			bytes=$(cat "$T/daemon-${file#@}.bytes")
+		else
+			bytes=$(stat -c %s "$T/$file")
+		fi
+		printf '%-34s %9s %10s %9s\n' "$what" "$events" "$bytes" "$(per "$bytes" "$events")"
 	done
 	echo "(alloctapd's own CPU per event: bench/probes_bench.sh, part 2)"
 fi

@@ -6,11 +6,14 @@
  *                          (2.3, the default, keeps times, stacks and mappings; -V 1 writes 1.0,
  *                          -V 2.1 the 2.1 model, which the benchmark compares)
  *   atz_tool decode IN OUT any log -> text (raw or munged as IN is)
- *   atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN
+ *   atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t | -r UNIT] [-s STACKS] IN
  *                          encode, format as text, decode and parse IN in memory, best of 9;
  *                          prints "EVENTS ATZ_BYTES CONTENT_BYTES BYTES/EVENT ENCODE_NS
  *                          TEXT_NS DECODE_M/S PARSE_M/S". -t gives the events synthetic times
- *                          (below), -s STACKS synthetic stacks of 20 frames
+ *                          (below), -r UNIT keeps their own, counted in units of UNIT ns (1:
+ *                          as recorded; 1000: the bytes a microsecond clock would take);
+ *                          without either the events are written without times. -s STACKS
+ *                          synthetic stacks of 20 frames
  *   atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] IN OUT
  *                          IN's events as a 2.x trace (2.3 unless -V says) with synthetic times (-t; -T: exactly
  *                          STEP ns apart, event k at 10^12 + k * STEP ns) and STACKS
@@ -61,7 +64,7 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
-		"       atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t] [-s STACKS] IN\n"
+		"       atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t | -r UNIT] [-s STACKS] IN\n"
 		"       atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] [-m N] [-P PATH]\n"
 		"                      IN OUT\n"
 		"       atz_tool threads [-V 2.MINOR] [-k] N OUT\n"
@@ -398,6 +401,17 @@ static uint64_t synth_rnd(void)
  * early (another CPU's clock), so times sometimes go backwards. */
 static uint64_t synth_step; /* -T: events exactly this far apart instead */
 
+/* -r UNIT: the events keep their own times, divided by this (0: -r not given). */
+static uint64_t real_unit;
+
+/* The events' own times in units of real_unit ns (a coarser clock's counts), or none (0) when
+ * real_unit is 0: the trace is then written without times. */
+static void scale_times(struct event_array *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		a->v[i].time_ns = real_unit ? a->v[i].time_ns / real_unit : 0;
+}
+
 static void synth_times(struct event_array *a)
 {
 	uint64_t t = 1000000000000ull;
@@ -533,8 +547,10 @@ static int cmd_time(const char *in, int level, unsigned major, int times, unsign
 	at_source_close(&src);
 	if (bad || a.n == 0)
 		goto cleanup;
-	if (times)
+	if (times && !real_unit)
 		synth_times(&a);
+	else
+		scale_times(&a);
 	if (nstacks && synth_stacks(&a, nstacks, &stacks) < 0)
 		goto cleanup;
 	for (int run = 0; run < 9; run++) {
@@ -568,7 +584,7 @@ static int cmd_time(const char *in, int level, unsigned major, int times, unsign
 		}
 		double t1 = at_now_seconds();
 		if (n != a.n || at_atz_reader_status(r)) {
-			at_error("decode gave %" PRIu64 " of %zu events", n, a.n);
+			at_error("decode gave %" PRIu64 " of %zu events: %s", n, a.n, at_atz_reader_message(r));
 			at_atz_reader_close(r);
 			goto cleanup;
 		}
@@ -782,6 +798,11 @@ int main(int argc, char **argv)
 			level = atoi(argv[++i]);
 		else if (i + 1 < argc && strcmp(argv[i], "-T") == 0)
 			times = 1, synth_step = strtoull(argv[++i], NULL, 10);
+		else if (i + 1 < argc && strcmp(argv[i], "-r") == 0) {
+			times = 1, real_unit = strtoull(argv[++i], NULL, 10);
+			if (!real_unit)
+				return usage();
+		}
 		else if (i + 1 < argc && strcmp(argv[i], "-V") == 0) {
 			if (parse_version(argv[++i], &major) < 0)
 				return usage();

@@ -6,8 +6,10 @@
 #     buffer: demo/record-bpftrace.bt); and the floor: alloctapd --floor, the same probes at
 #     exactly the same sites with programs that return at once. Each traced row also as a ratio
 #     to bpftrace and to the floor. Also the floor with --probe-at-entry: what placement saves.
-#  2. alloctapd's own CPU time per event, text and binary (attach mode, so only the daemon's
-#     time is counted: the probes' time is the traced program's).
+#  2. alloctapd's own CPU time per event, text, binary (times to the microsecond), binary with
+#     times to the nanosecond (ALLOCTAP_TIMES=ns) and without (ALLOCTAP_TIMES=none, as binary
+#     traces taken without --stacks were): what times cost the daemon (attach mode, so only the
+#     daemon's time is counted: the probes' time is the traced program's).
 # Median of RUNS (default 3) runs of PAIRS (default 100000) pairs per thread.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -62,8 +64,10 @@ echo
 # The daemon's fixed cost (loading the BPF program, attaching) is taken out by measuring two
 # runs, of PAIRS and of 10 x PAIRS pairs, and dividing the difference in CPU time by the
 # difference in events.
-daemon_cpu() { # FORMAT PAIRS -> "events cpu_seconds"
-	local fmt=$1 n=$2 pl dm ev u s
+daemon_cpu() { # MODE (text, binary, binary-ns-times, binary-no-times) PAIRS -> "events cpu_s"
+	local fmt=${1%%-*} n=$2 times=default pl dm ev u s
+	[ "$1" = binary-no-times ] && times=none
+	[ "$1" = binary-ns-times ] && times=ns
 	rm -f "$T/go"
 	mkfifo "$T/go"
 	PAIRLOOP_WAIT=1 "$PL" "$n" 1 <"$T/go" >/dev/null &
@@ -71,7 +75,8 @@ daemon_cpu() { # FORMAT PAIRS -> "events cpu_seconds"
 	exec 3>"$T/go"
 	(
 		TIMEFORMAT='%3U %3S'
-		time "$D" -v --pid "$pl" -f "$fmt" -o /dev/null 2>"$T/err"
+		time env ALLOCTAP_TIMES=$times "$D" -v --pid "$pl" -f "$fmt" -o /dev/null \
+			2>"$T/err"
 	) 2>"$T/time" &
 	dm=$!
 	for _ in $(seq 100); do grep -q "alloctapd: recording" "$T/err" 2>/dev/null && break; sleep 0.1; done
@@ -85,12 +90,14 @@ daemon_cpu() { # FORMAT PAIRS -> "events cpu_seconds"
 }
 echo "probes: alloctapd's own CPU time per event (attach mode, 1 thread; marginal cost between"
 echo "runs of $PAIRS and $((10 * PAIRS)) pairs)"
-printf '%-10s %12s %12s %14s\n' format events "cpu ms" "ns per event"
-for fmt in text binary; do
+printf '%-16s %12s %12s %14s\n' format events "cpu ms" "ns per event"
+for fmt in text binary binary-ns-times binary-no-times; do
 	read -r e1 c1 <<<"$(daemon_cpu "$fmt" "$PAIRS")"
 	read -r e2 c2 <<<"$(daemon_cpu "$fmt" $((10 * PAIRS)))"
 	awk -v f="$fmt" -v e1="$e1" -v e2="$e2" -v c1="$c1" -v c2="$c2" 'BEGIN {
-		printf "%-10s %12d %12.0f %14.0f\n", f, e2 - e1, (c2 - c1) * 1000,
+		printf "%-16s %12d %12.0f %14.0f\n", f, e2 - e1, (c2 - c1) * 1000,
 			(e2 > e1 ? (c2 - c1) * 1e9 / (e2 - e1) : 0) }'
 done
-echo "(goal: text under 150 ns per event)"
+echo "(goal: text under 150 ns per event; binary: times to the microsecond; binary-ns-times:"
+echo " ALLOCTAP_TIMES=ns, to the nanosecond; binary-no-times: ALLOCTAP_TIMES=none, none, as"
+echo " alloctapd wrote binary traces without --stacks before)"

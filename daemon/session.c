@@ -52,7 +52,9 @@ static void write_record(void *arg, const struct at_record *rec)
 		write_thread_end(d, rec);
 		return;
 	}
-	at_record_to_event(rec, d->pagesize, &ev); /* no time without --stacks (times_on) */
+	at_record_to_event(rec, d->pagesize, &ev); /* its time: 0 unless times_wanted */
+	if (d->time_grain > 1)
+		ev.time_ns -= ev.time_ns % d->time_grain;
 	at_proctable_forget(&d->table, rec->time); /* the processes ended before it leave */
 	if (at_proctable_event(&d->table, (pid_t)ev.pid, rec->time) == 1) {
 		at_targets_first_seen(&d->targets, (pid_t)ev.pid, rec->time);
@@ -249,6 +251,38 @@ static uint32_t thread_slots(void)
 	return (uint32_t)n;
 }
 
+/* ALLOCTAP_TIMES: "none" or "ns" (times to the nanosecond), for the benchmarks of what times
+ * cost (bench/probes_bench.sh, bench/atz_bench.sh; doc/DESIGN.md, decision 6); NULL when unset
+ * or anything else. */
+static const char *times_asked(void)
+{
+	const char *env = getenv("ALLOCTAP_TIMES");
+
+	return env && (strcmp(env, "none") == 0 || strcmp(env, "ns") == 0) ? env : NULL;
+}
+
+/* Whether the events carry their times: in every binary trace (a format with records), unless
+ * ALLOCTAP_TIMES=none. A text trace has no field for them. */
+static int times_wanted(const struct at_session *d)
+{
+	const char *asked = times_asked();
+
+	if (asked && strcmp(asked, "none") == 0)
+		return 0;
+	return at_format_records(d->opt.format);
+}
+
+/* The grain of the events' times in ns: the microsecond without --stacks, where times to the
+ * nanosecond would take three times the bytes of the events without them, and a microsecond's
+ * less than half of that (doc/DESIGN.md, decision 6); the nanosecond with --stacks, whose
+ * traces had them before and whose stacks cost more, or with ALLOCTAP_TIMES=ns. */
+static uint64_t times_grain(const struct at_session *d)
+{
+	const char *asked = times_asked();
+
+	return d->opt.stacks || (asked && strcmp(asked, "ns") == 0) ? 1 : 1000;
+}
+
 static int load_bpf(struct at_session *d)
 {
 	int err;
@@ -259,7 +293,7 @@ static int load_bpf(struct at_session *d)
 
 	struct at_bpf_options o = {
 		.all = d->opt.all, .floor = d->opt.floor, .bound = at_targets_bound(&d->targets),
-		.times = d->opt.stacks, /* only traces with stacks have times */
+		.times = times_wanted(d),
 		.stacks = d->opt.stacks, .self_tgid = (uint32_t)getpid(),
 		.ring_bytes = (uint32_t)d->opt.ringbuf_size, .max_targets = AT_MAX_TRACED,
 		.thread_slots = slots,
@@ -324,16 +358,18 @@ static int writer_thread_wanted(void)
 
 int at_session_open(struct at_session *d)
 {
-	/* a binary trace is 2.1: event times, stacks and mappings with --stacks; without, the
-	 * NO_TIMES and NO_STACKS flags leave the events as small as in 1.1; RSS records and
-	 * process change records either way */
+	/* a binary trace is 2.x: event times always (times_wanted), stacks and mappings with
+	 * --stacks (without, the NO_STACKS flag leaves the stack ids out); RSS records and process
+	 * change records either way */
 	struct at_sink_options out = {
 		.format = d->opt.format,
 		.atz = { .major = AT_ATZ_VERSION_MAJOR, .minor = AT_ATZ_V2_MINOR,
-			 .flags = d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS },
+			 .flags = (times_wanted(d) ? 0 : AT_ATZ_FLAG_NO_TIMES) |
+				  (d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_STACKS) },
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+	d->time_grain = times_grain(d);
 	at_launch_raise_nofile(&d->targets.child);
 	if (wire_targets(d) < 0 ||
 	    at_proctable_init(&d->table, at_format_records(d->opt.format)) < 0) {

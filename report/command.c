@@ -204,7 +204,8 @@ static void heap_rss(void *arg, const struct at_rss *m)
 
 /* What watches the first trace's pass, besides the engine: the command's own watcher. */
 struct watchers {
-	FILE *out;
+	FILE *out;     /* the output, or spool */
+	FILE *spool;   /* NULL, or where the watcher writes until the trace answers r's times */
 	const struct rep_command_def *cmd;
 	void *state;   /* cmd->state_size bytes */
 	int started;
@@ -241,9 +242,41 @@ static int start_pass(struct rep_pass *p, const struct rep_request *r, const cha
 	return 0;
 }
 
+/* What the trace read into h holds of times (span.h), src its source. */
+static enum rep_times trace_times(const struct at_source *src, const struct rep_heap *h)
+{
+	if (rep_heap_has_times(h))
+		return REP_TIMES_PRESENT;
+	if (!rep_heap_events_read(h))
+		return REP_TIMES_NONE_EMPTY;
+	return src->kind == AT_SOURCE_TEXT ? REP_TIMES_NONE_TEXT : REP_TIMES_NONE_BINARY;
+}
+
+/* Whether the trace read into h (from src) answers r's moment and time options: 0, or
+ * REP_EXIT_UNANSWERABLE with the reason said, naming the trace. */
+static int answerable(const struct rep_request *r, const struct rep_heap *h,
+		      const struct at_source *src)
+{
+	uint64_t rss_peak, rss_at;
+	char why[512];
+
+	rep_heap_rss_peak(h, &rss_peak, &rss_at);
+	if (r->heap.moment == REP_AT_RSS_PEAK && !rss_peak && r->command == REP_CMD_PEAK) {
+		at_error("%s: --at rss-peak: the trace has no RSS records (alloctapd writes "
+			 "them into binary traces)", src->name);
+		return REP_EXIT_UNANSWERABLE;
+	}
+	if (rep_time_check(&r->asks, trace_times(src, h), rep_heap_span(h), why, sizeof(why))) {
+		at_error("%s: %s", src->name, why);
+		return REP_EXIT_UNANSWERABLE;
+	}
+	return 0;
+}
+
 /* Reads trace into p: through the engine when heap is set, else into the folded export alone.
  * The command's watcher, when w is given, watches the pass. Damage read past is added to
- * *damaged (1). 0, or -1 reported. */
+ * *damaged (1). 0; 1 on an error, reported; REP_EXIT_UNANSWERABLE when the trace cannot
+ * answer r's moment or times (said). */
 static int read_trace(struct rep_pass *p, const struct rep_request *r, const char *trace, int heap,
 		      struct watchers *w, int *damaged)
 {
@@ -252,12 +285,12 @@ static int read_trace(struct rep_pass *p, const struct rep_request *r, const cha
 	rep_event_fn fn = heap_event;
 	struct rss_feed rss = { p->h, NULL, NULL, 0 };
 	void *fn_arg;
-	int fd = -1, rc = -1;
+	int fd = -1, rc = 1;
 
 	if (start_pass(p, r, trace, heap, w, &src) < 0)
-		return -1;
+		return 1;
 	if (rep_open_input(&src, trace, &fd) < 0)
-		return -1;
+		return 1;
 	fn_arg = p->h;
 	rss.h = p->h;
 	if (heap && at_source_header(&src) &&
@@ -283,18 +316,9 @@ static int read_trace(struct rep_pass *p, const struct rep_request *r, const cha
 	}
 	if (heap) {
 		rep_heap_finish(p->h);
-		uint64_t rss_peak, rss_at;
-		rep_heap_rss_peak(p->h, &rss_peak, &rss_at);
-		if (r->heap.moment == REP_AT_RSS_PEAK && !rss_peak && r->command == REP_CMD_PEAK) {
-			at_error("%s: --at rss-peak: the trace has no RSS records (alloctapd writes "
-				 "them into binary traces)", src.name);
+		if ((rc = answerable(r, p->h, &src)) != 0)
 			goto out;
-		}
-		if (r->heap.have_window && rep_heap_events_read(p->h) && !rep_heap_has_times(p->h)) {
-			at_error("%s: --window needs times, and this trace has none (a text log; "
-				 "record a binary trace: alloctapd -f binary)", src.name);
-			goto out;
-		}
+		rc = 1;
 	}
 	at_verbose("%s: %zu distinct sites", src.name, rep_folded_count(p->x.folded));
 	rc = 0;
@@ -323,26 +347,63 @@ static int plain_export(const struct rep_request *r)
 	       !r->heap.have_window && (w == REP_WEIGHT_ALLOC_COUNT || w == REP_WEIGHT_ALLOC_BYTES);
 }
 
-/* Ends the watcher of the first pass: its last output. 0, or -1 reported. */
+/* Ends the watcher of the first pass: its last output. 0; 1 on a write error (said, unless
+ * write_failed keeps quiet); REP_EXIT_UNANSWERABLE when an event had no time that the watcher
+ * needed (said). */
 static int end_watchers(struct watchers *w, const struct rep_request *r, struct rep_pass *a,
 			const struct out *out)
 {
 	if (!w->started || !w->cmd->end || w->cmd->end(w->state, a->h) == 0)
 		return 0;
-	if (errno == ENOTSUP)
-		at_error("%s: --every needs times, and this trace has none (a text log; record a "
-			 "binary trace, or use --churn)", r->trace[0]);
-	else
-		write_failed(out, errno);
-	return -1;
+	if (errno == ENOTSUP) {
+		at_error("%s: --every needs event times, and some events of this trace have none",
+			 r->trace[0]);
+		return REP_EXIT_UNANSWERABLE;
+	}
+	write_failed(out, errno);
+	return 1;
 }
 
-/* Frees the watcher's state. */
+/* Frees the watcher's state and its spool. */
 static void free_watchers(struct watchers *w)
 {
 	if (w->state && w->cmd->free)
 		w->cmd->free(w->state);
 	free(w->state);
+	if (w->spool)
+		fclose(w->spool);
+}
+
+/* Where the watcher writes: out, or a spool when r names times, since a watcher writes during
+ * the pass and whether the trace answers them (a window's end past the trace's) is known only
+ * at its end; nothing is written for a question refused. 0, or -1 reported. */
+static int open_spool(struct watchers *w, const struct rep_request *r, FILE *out)
+{
+	w->out = out;
+	if (!r->asks.n || !w->cmd->start)
+		return 0;
+	w->spool = tmpfile();
+	if (!w->spool) {
+		at_error("cannot open a temporary file: %s", strerror(errno));
+		return -1;
+	}
+	w->out = w->spool;
+	return 0;
+}
+
+/* Copies the spool, if any, to out. 0, or -1 with errno set. */
+static int flush_spool(struct watchers *w, FILE *out)
+{
+	char buf[65536];
+	size_t n;
+
+	if (!w->spool)
+		return 0;
+	rewind(w->spool);
+	while ((n = fread(buf, 1, sizeof(buf), w->spool)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			return -1;
+	return ferror(w->spool) ? -1 : 0;
 }
 
 int rep_run(const struct rep_request *r)
@@ -366,25 +427,28 @@ int rep_run(const struct rep_request *r)
 	rc = 1;
 	if (open_out(&out, r, render) < 0)
 		return 1;
-	w.out = out.f;
+	if (open_spool(&w, r, out.f) < 0)
+		goto out;
 	if (cmd->state_size && !(w.state = calloc(1, cmd->state_size))) {
 		at_error("%s", strerror(errno));
 		goto out;
 	}
-	if (read_trace(&a, r, r->trace[0], heap, &w, &damaged) < 0)
+	if ((rc = read_trace(&a, r, r->trace[0], heap, &w, &damaged)) != 0)
 		goto out;
-	if (cmd->traces == 2 && read_trace(&b, r, r->trace[1], heap, NULL, &damaged) < 0)
+	if (cmd->traces == 2 && (rc = read_trace(&b, r, r->trace[1], heap, NULL, &damaged)) != 0)
 		goto out;
-	if (end_watchers(&w, r, &a, &out) < 0)
+	if ((rc = end_watchers(&w, r, &a, &out)) != 0)
 		goto out;
-	if (cmd->write(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 || ferror(out.f)) {
+	rc = 1;
+	if (flush_spool(&w, out.f) < 0 || cmd->write(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 ||
+	    ferror(out.f)) {
 		write_failed(&out, errno ? errno : EIO);
 		goto out;
 	}
 	rc = damaged ? REP_EXIT_DAMAGED : 0;
 out:
 	free_watchers(&w);
-	if (close_out(&out) < 0)
+	if (close_out(&out) < 0 && rc != REP_EXIT_UNANSWERABLE)
 		rc = 1;
 	pass_free(&a);
 	pass_free(&b);

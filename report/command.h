@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "heap.h"
+#include "span.h"
 #include "weight.h"
 
 
@@ -24,6 +25,8 @@ struct rep_request {
 	 * options (commands.h): each its default when not given. */
 	uint64_t opt[REP_OPTIONS_MAX];
 	int strict;                 /* --strict: damaged input is an error, not reported */
+	struct rep_time_asks asks;  /* the time options given (--at SECONDS, --window, --every),
+				     * checked against each trace read (span.h) */
 };
 
 /* The exit status of a report written from a damaged input (a trace cut short or corrupt, a
@@ -36,8 +39,10 @@ const char *rep_command_name(enum rep_command c);
 int rep_command_parse(const char *name, enum rep_command *c);
 
 /* Runs r, reporting every error on stderr with its file and place. Returns the exit status:
- * 0, 1 (input or output error, or with r->strict damaged input), or REP_EXIT_DAMAGED (the
- * output written from what a damaged input held before or around its damage). */
+ * 0, 1 (input or output error, or with r->strict damaged input), REP_EXIT_DAMAGED (the
+ * output written from what a damaged input held before or around its damage), or
+ * REP_EXIT_UNANSWERABLE (span.h: a time or moment the trace cannot answer; nothing
+ * written). */
 int rep_run(const struct rep_request *r);
 
 #endif

@@ -35,7 +35,7 @@ struct rep_heap {
 	uint64_t seq;              /* events applied */
 	uint64_t events;           /* selected */
 	uint64_t read;             /* all */
-	uint64_t first_time_ns;
+	uint64_t first_time_ns, last_time_ns; /* of any event or record, on the trace's clock */
 	int have_first_time, has_times, moment_taken, finished;
 	uint64_t moment_seq;
 	int rss_pending;           /* REP_AT_RSS_PEAK: a new peak, the moment at its time */
@@ -394,6 +394,8 @@ static int selected(struct rep_heap *h, const struct at_event *ev)
 		h->has_times = 1;
 		h->first_time_ns = ev->time_ns;
 	}
+	if (ev->time_ns > h->last_time_ns)
+		h->last_time_ns = ev->time_ns;
 	if (h->o.have_pid && ev->pid != h->o.pid)
 		return 0;
 	if (!h->o.have_window)
@@ -457,6 +459,8 @@ int rep_heap_rss(struct rep_heap *h, const struct at_rss *m)
 		h->has_times = 1;
 		h->first_time_ns = m->time_ns;
 	}
+	if (!h->rss_positional && m->time_ns > h->last_time_ns)
+		h->last_time_ns = m->time_ns;
 	if (h->o.have_pid && m->pid != h->o.pid)
 		return 0;
 	uint64_t t = h->rss_positional ? 0
@@ -557,6 +561,11 @@ uint64_t rep_heap_events_read(const struct rep_heap *h)
 int rep_heap_has_times(const struct rep_heap *h)
 {
 	return h->has_times;
+}
+
+uint64_t rep_heap_span(const struct rep_heap *h)
+{
+	return h->last_time_ns > h->first_time_ns ? h->last_time_ns - h->first_time_ns : 0;
 }
 
 uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w)

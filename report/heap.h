@@ -147,6 +147,9 @@ const struct rep_size_bucket *rep_heap_size_buckets(const struct rep_heap *h);
 uint64_t rep_heap_events(const struct rep_heap *h);
 uint64_t rep_heap_events_read(const struct rep_heap *h);
 int rep_heap_has_times(const struct rep_heap *h);
+/* The time from the trace's first event or record to its last, of any process (0 without
+ * times): every time in it is one the trace can answer for. */
+uint64_t rep_heap_span(const struct rep_heap *h);
 /* The site's text: its folded line (callers root first, ';', the allocation function). */
 /* What the site weighs for w, over the whole pass: its allocation calls, bytes asked, bytes
  * live at its process's heap peak, bytes live at the end, or temporary allocations. */

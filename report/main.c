@@ -45,6 +45,14 @@ static int parse_seconds(const char *s, uint64_t *ns)
 	return 0;
 }
 
+/* parse_seconds, with a leading '-' allowed: *negative says whether there was one (such a
+ * time is before the trace, which the report refuses once it knows the trace's span). */
+static int parse_signed_seconds(const char *s, uint64_t *ns, int *negative)
+{
+	*negative = s[0] == '-';
+	return parse_seconds(s + *negative, ns);
+}
+
 /* A decimal count, 0 to max, digits only. */
 static int parse_count(const char *s, uint64_t max, uint64_t *v)
 {
@@ -60,8 +68,17 @@ static int parse_count(const char *s, uint64_t max, uint64_t *v)
 	return 0;
 }
 
-/* --window T0:T1, either side may be empty. */
-static int parse_window(const char *s, struct rep_heap_options *o)
+/* Whether time a (negative or not, ns) is after time b. */
+static int later(int a_negative, uint64_t a, int b_negative, uint64_t b)
+{
+	if (a_negative != b_negative)
+		return b_negative;
+	return a_negative ? a < b : a > b;
+}
+
+/* --window T0:T1, either side may be empty, either negative (refused later, with the trace's
+ * span): the window into o (a negative side as 0), the times asked into *ask. */
+static int parse_window(const char *s, struct rep_heap_options *o, struct rep_time_ask *ask)
 {
 	const char *colon = strchr(s, ':');
 	char from[32];
@@ -70,19 +87,24 @@ static int parse_window(const char *s, struct rep_heap_options *o)
 		return -1;
 	memcpy(from, s, (size_t)(colon - s));
 	from[colon - s] = '\0';
-	o->window_from_ns = 0;
-	o->window_to_ns = UINT64_MAX;
-	if (from[0] && parse_seconds(from, &o->window_from_ns) < 0)
+	*ask = (struct rep_time_ask){ .option = "window", .arg = s, .times = 2,
+				      .given = { from[0] != '\0', colon[1] != '\0' } };
+	if (ask->given[0] && parse_signed_seconds(from, &ask->ns[0], &ask->negative[0]) < 0)
 		return -1;
-	if (colon[1] && parse_seconds(colon + 1, &o->window_to_ns) < 0)
+	if (ask->given[1] && parse_signed_seconds(colon + 1, &ask->ns[1], &ask->negative[1]) < 0)
 		return -1;
+	if (ask->given[0] && ask->given[1] &&
+	    later(ask->negative[0], ask->ns[0], ask->negative[1], ask->ns[1]))
+		return -1;
+	o->window_from_ns = ask->given[0] && !ask->negative[0] ? ask->ns[0] : 0;
+	o->window_to_ns = !ask->given[1] ? UINT64_MAX : ask->negative[1] ? 0 : ask->ns[1];
 	o->have_window = 1;
-	return o->window_from_ns <= o->window_to_ns ? 0 : -1;
+	return 0;
 }
 
-/* --at heap-peak|rss-peak|end|SECONDS: the moment's kind in *kind, its time in *ns (for
- * SECONDS only). */
-static int parse_at(const char *s, uint64_t *kind, uint64_t *ns)
+/* --at heap-peak|rss-peak|end|SECONDS: the moment's kind in *kind, its time in *ns and
+ * whether it was negative in *negative (for SECONDS only). */
+static int parse_at(const char *s, uint64_t *kind, uint64_t *ns, int *negative)
 {
 	if (strcmp(s, "heap-peak") == 0 || strcmp(s, "peak") == 0)
 		*kind = REP_AT_PEAK;
@@ -90,16 +112,17 @@ static int parse_at(const char *s, uint64_t *kind, uint64_t *ns)
 		*kind = REP_AT_RSS_PEAK;
 	else if (strcmp(s, "end") == 0)
 		*kind = REP_AT_END;
-	else if (parse_seconds(s, ns) == 0)
+	else if (parse_signed_seconds(s, ns, negative) == 0)
 		*kind = REP_AT_TIME;
 	else
 		return -1;
 	return 0;
 }
 
-/* The argument of option o into *v (and *ns for a moment). 0, or -1 when it is not of o's
- * kind or is 0 where o needs more. */
-static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v, uint64_t *ns)
+/* The argument of option o into *v (and *ns and *negative for a moment). 0, or -1 when it is
+ * not of o's kind or is 0 where o needs more. */
+static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v, uint64_t *ns,
+			int *negative)
 {
 	enum rep_weight w = REP_WEIGHT_ALLOC_COUNT;
 	int rc = 0;
@@ -118,7 +141,7 @@ static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v
 		rc = parse_count(arg, SIZE_MAX, v);
 		break;
 	case REP_ARG_MOMENT:
-		rc = parse_at(arg, v, ns);
+		rc = parse_at(arg, v, ns, negative);
 		break;
 	case REP_ARG_WEIGHT:
 		rc = rep_weight_parse(arg, &w);
@@ -131,16 +154,20 @@ static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v
 /* The most distinct option names of all commands together (more are not known to getopt). */
 #define OPTIONS_ALL 32
 
+/* What the command line gave of an option: its value (and a moment's time), its argument. */
+struct given_option {
+	int on, negative;
+	uint64_t v, ns;
+	const char *arg;
+};
+
 /* Every command's options, each name once (its first row in the table's order, and that row's
  * command), and what the command line gave of each. */
 struct options {
 	const struct rep_option *o[OPTIONS_ALL];
 	enum rep_command first[OPTIONS_ALL];
 	size_t n;
-	struct {
-		int on;
-		uint64_t v, ns;
-	} given[OPTIONS_ALL];
+	struct given_option given[OPTIONS_ALL];
 };
 
 /* The index of the option named name in all, or -1. */
@@ -208,6 +235,19 @@ static int check_elsewhere(const struct rep_request *r, const struct options *al
 	return -1;
 }
 
+/* Notes in r an option of r's command that names a time (a moment of SECONDS) or needs times
+ * (an interval of SECONDS), g what was given of it: the report checks it against the trace. */
+static void ask_time(struct rep_request *r, const struct rep_option *o,
+		     const struct given_option *g)
+{
+	if (o->arg != REP_ARG_SECONDS && !(o->arg == REP_ARG_MOMENT && g->v == REP_AT_TIME))
+		return;
+	struct rep_time_ask a = { .option = o->name, .arg = g->arg,
+				  .times = o->arg == REP_ARG_MOMENT, .given = { 1 },
+				  .negative = { g->negative }, .ns = { g->ns } };
+	rep_time_asks_add(&r->asks, &a);
+}
+
 /* r's command's own options together (one of them, conflicts), then their values into r. -1
  * to go on, else the exit code. */
 static int check_own(struct rep_request *r, const struct options *all)
@@ -238,6 +278,7 @@ static int check_own(struct rep_request *r, const struct options *all)
 		if (o->allowed && !(o->allowed & 1u << all->given[k].v))
 			return at_usage_error("%s", o->refused);
 		rep_option_set(r, i, all->given[k].v, all->given[k].ns);
+		ask_time(r, o, &all->given[k]);
 	}
 	return -1;
 }
@@ -317,6 +358,7 @@ static void make_longopts(const struct options *all, struct option *longopts)
  * else the exit code (0 after --help). */
 static int own_option(int c, char **argv, struct rep_request *r, int *output)
 {
+	struct rep_time_ask ask;
 	uint64_t v;
 
 	switch (c) {
@@ -330,10 +372,11 @@ static int own_option(int c, char **argv, struct rep_request *r, int *output)
 		r->heap.pid = (uint32_t)v;
 		return -1;
 	case OPT_WINDOW:
-		if (parse_window(optarg, &r->heap) < 0)
+		if (parse_window(optarg, &r->heap, &ask) < 0)
 			return at_usage_error("--window needs T0:T1, seconds from the first "
 					      "event with T0 <= T1 (2:5, 1.5:, :0.25), not: %s",
 					      optarg);
+		rep_time_asks_add(&r->asks, &ask);
 		return -1;
 	case OPT_STRICT:
 		r->strict = 1;
@@ -372,7 +415,9 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 			const struct rep_option *o = all.o[c - 256];
 
 			all.given[c - 256].on = 1;
-			if (parse_option(o, optarg, &all.given[c - 256].v, &all.given[c - 256].ns) < 0)
+			all.given[c - 256].arg = optarg;
+			if (parse_option(o, optarg, &all.given[c - 256].v, &all.given[c - 256].ns,
+					 &all.given[c - 256].negative) < 0)
 				return at_usage_error(o->bad, optarg);
 		} else if ((rc = own_option(c, argv, r, &output)) >= 0) {
 			return rc;

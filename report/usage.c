@@ -51,8 +51,13 @@ void rep_usage(void)
 "memalign, aligned_alloc and posix_memalign the size, valloc n). realloc releases its old\n"
 "block and allocates at its own site; a failed allocation (result 0) counts as a call and\n"
 "allocates nothing. A temporary allocation is one freed, or released by a realloc, by the\n"
-"very next event of its thread (heaptrack's rule). Text traces have no times: SECONDS\n"
-"options need a binary trace.\n"
+"very next event of its thread (heaptrack's rule).\n"
+"\n"
+"Times: SECONDS are seconds from the trace's first event or record. alloctapd writes event\n"
+"times into every binary trace; a text log has none, nor has a binary trace of an older\n"
+"alloctapd taken without --stacks. A time option (--at SECONDS, --window, --every) on a\n"
+"trace without times, or a time outside the trace (before 0 or after its last event: the\n"
+"message gives its span), is refused with exit status 4, and no report is written.\n"
 "\n"
 "Example: alloctapd --stacks -f binary -o app.atz -- ./app\n"
 "         " PROGRAM " peak app.atz\n"
@@ -77,8 +82,10 @@ void rep_usage(void)
 "Exit status: 0 success; 1 input or output error (unreadable TRACE, a file that is no trace\n"
 "or of a newer version, a stack never defined, failed write; with --strict, damaged input);\n"
 "2 usage error (also peak --dot -o FILE whose extension Graphviz's dot does not render, or\n"
-"no dot installed); 3 damaged input, the report written from what could be read. When the\n"
-"output's reader goes away (| head), it stops quietly and ends killed by SIGPIPE (141 in a\n"
-"shell), as cat does.\n",
+"no dot installed); 3 damaged input, the report written from what could be read; 4 the\n"
+"trace cannot answer the question (a time on a trace without times, a time outside the\n"
+"trace, --at rss-peak on a trace without RSS records), no report written. When the output's\n"
+"reader goes away (| head), it stops quietly and ends killed by SIGPIPE (141 in a shell), as\n"
+"cat does.\n",
 		stdout);
 }

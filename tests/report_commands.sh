@@ -442,6 +442,43 @@ check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
 run_cmd "$R" diff "$T/s.atz" "$T/s.atz"
 check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/out")" "0:(no site differs)"
 
+# --- a binary trace taken without --stacks has times: peak --at T is the state at T ---------
+# The model reads the same trace's text form (atz_tool decode) up to the first event stamped
+# after T (atz_tool times), as the man page defines the moment.
+if ! build/alloctapd -q -f binary -o "$T/nt0.atz" -- build/fixtures/report_sites \
+	>/dev/null 2>"$T/nt0.err"; then
+	fail "report_sites: traced without --stacks" "$(tail -n 5 "$T/nt0.err")"
+else
+	"$A" decode "$T/nt0.atz" "$T/nt0.log"
+	"$A" times "$T/nt0.atz" >"$T/nt0.times"
+	check_eq "without --stacks: every event has a time" \
+		"$(awk '$1 != 0' "$T/nt0.times" | wc -l)" "$(wc -l <"$T/nt0.log")"
+	# for the events a quarter, half and three quarters in: SECONDS, the events before the
+	# first stamped after it, and the tree's title
+	python3 - "$T/nt0.times" >"$T/nt0.cuts" <<'PY'
+import sys
+t = [int(line.split()[0]) for line in open(sys.argv[1])]
+rel = [max(0, x - t[0]) for x in t]
+for j in (len(t) // 4, len(t) // 2, 3 * len(t) // 4):
+    at = rel[j]
+    k = next((i for i, r in enumerate(rel) if r > at), len(rel))
+    print('%d.%09d %d %d.%06d' % (at // 10**9, at % 10**9, k, at // 10**9, at % 10**9 // 1000))
+PY
+	while read -r s k title; do
+		python3 "$M" tree "$T/nt0.log" end --from 0 --to $((k - 1)) |
+			sed "1s/^live at end:/live at $title s:/" >"$T/want"
+		check_cmd "without --stacks: peak --at $s: the model's state after $k events" 0 \
+			"$T/want" "" -- "$R" peak --at "$s" "$T/nt0.atz"
+	done <"$T/nt0.cuts"
+	read -r s k title < <(sed -n 2p "$T/nt0.cuts")
+	python3 "$M" tree "$T/nt0.log" end >"$T/end"
+	check "without --stacks: the state halfway differs from the end's" \
+		bash -c "! cmp -s '$T/end' <(python3 '$M' tree '$T/nt0.log' end --from 0 --to $((k - 1)))"
+	check_err_match "without --stacks: peak --at 99: outside, exit 4" 4 \
+		"^alloctap-report: $T/nt0.atz: --at 99 is outside the trace, which spans 0 to [0-9.]* s (seconds from its first event)$" \
+		"$R" peak --at 99 "$T/nt0.atz"
+fi
+
 # --- RSS: the daemon samples it; the report puts it beside the heap ------------------------------
 if ! build/alloctapd -q --stacks -f binary -o "$T/h.atz" -- build/fixtures/report_sites hold \
 	>/dev/null 2>"$T/h.err"; then
@@ -458,9 +495,10 @@ else
 	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
 		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
-	# without --stacks: no times, RSS records placed by their position in the stream
-	if build/alloctapd -q -f binary -o "$T/n.atz" -- build/fixtures/report_sites hold \
-		>/dev/null 2>"$T/n.err"; then
+	# a trace without times, as an older alloctapd wrote without --stacks (ALLOCTAP_TIMES=none
+	# writes it so): RSS records placed by their position in the stream
+	if ALLOCTAP_TIMES=none build/alloctapd -q -f binary -o "$T/n.atz" -- \
+		build/fixtures/report_sites hold >/dev/null 2>"$T/n.err"; then
 		run_cmd "$R" summary "$T/n.atz"
 		nrss=$(sed -n 's/^peak rss bytes: \([0-9]*\) after event 1$/\1/p' "$T/out")
 		check "no --stacks: peak RSS after the first event (the 32 MiB block): 32 to 48 MiB" \
@@ -471,6 +509,20 @@ else
 			"live at RSS peak: 33554432 bytes in 1 blocks:100.00%     33554432 bytes        1 blocks    malloc"
 	else
 		fail "report_sites hold: traced without --stacks" "$(tail -n 5 "$T/n.err")"
+	fi
+	# without --stacks now: times, the RSS peak at its time
+	if build/alloctapd -q -f binary -o "$T/nt.atz" -- build/fixtures/report_sites hold \
+		>/dev/null 2>"$T/nt.err"; then
+		run_cmd "$R" summary "$T/nt.atz"
+		nrss=$(sed -n 's/^peak rss bytes: \([0-9]*\) at [0-9]*\.[0-9]* s$/\1/p' "$T/out")
+		check "no --stacks, times: peak RSS at a time (the 32 MiB block): 32 to 48 MiB" \
+			test "${nrss:-0}" -ge 33554432 -a "${nrss:-0}" -le 50331648
+		run_cmd "$R" peak --at rss-peak "$T/nt.atz"
+		check_eq "no --stacks, times: peak --at rss-peak: the 32 MiB block, at malloc" \
+			"$(head -n 1 "$T/out"):$(sed -n 3p "$T/out")" \
+			"live at RSS peak: 33554432 bytes in 1 blocks:100.00%     33554432 bytes        1 blocks    malloc"
+	else
+		fail "report_sites hold: traced without --stacks" "$(tail -n 5 "$T/nt.err")"
 	fi
 	# a process shorter than the sampling period: no RSS record, and no "0 bytes" peak
 	if build/alloctapd -q --stacks -f binary -o "$T/short.atz" -- \
@@ -607,12 +659,67 @@ else
 fi
 
 # --- bad input ---------------------------------------------------------------------------------
-check_err "--every on a text log: said, exit 1" 1 \
-	"alloctap-report: $T/a.log: --every needs times, and this trace has none (a text log; record a binary trace, or use --churn)" \
+# A time the trace cannot answer: exit 4, the reason, no report.
+TEXT_NONE="needs event times, and this trace has none: a text log never has them; record a binary trace (alloctapd -f binary)"
+BINARY_NONE="needs event times, and this trace has none: it was written without them (by an older alloctapd without --stacks, or converted from a text log); record it again with alloctapd -f binary, which writes them into every binary trace"
+# refused NAME STDERR COMMAND...: exit 4, stderr exactly STDERR, nothing on stdout.
+refused() {
+	local name=$1 want=$2
+	shift 2
+	check_err "$name: exit 4, said" 4 "$want" "$@"
+	check_eq "$name: no report" "$(wc -c <"$T/out")" 0
+}
+build/alloctap-munge -qq --keep-pointers --format binary "$T/a.log" -o "$T/a.notimes.atz"
+"$A" encode -V 1.1 "$T/a.atz" "$T/a11.atz"
+refused "--every on a text log" \
+	"alloctap-report: $T/a.log: --every 1 $TEXT_NONE; or use timeline --churn BYTES, which needs none" \
 	"$R" timeline --every 1 "$T/a.log"
-check_err "--window on a text log: said, exit 1" 1 \
-	"alloctap-report: $T/a.log: --window needs times, and this trace has none (a text log; record a binary trace: alloctapd -f binary)" \
+refused "--window on a text log" "alloctap-report: $T/a.log: --window 2:5 $TEXT_NONE" \
 	"$R" summary --window 2:5 "$T/a.log"
+refused "peak --at 1 on a text log" "alloctap-report: $T/a.log: --at 1 $TEXT_NONE" \
+	"$R" peak --at 1 "$T/a.log"
+refused "peak --at 1 on a binary trace without times (2.x, NO_TIMES)" \
+	"alloctap-report: $T/a.notimes.atz: --at 1 $BINARY_NONE" "$R" peak --at 1 "$T/a.notimes.atz"
+refused "peak --at 0 on a binary trace of format 1.1" \
+	"alloctap-report: $T/a11.atz: --at 0 $BINARY_NONE" "$R" peak --at 0 "$T/a11.atz"
+refused "--window on a binary trace without times, with diff" \
+	"alloctap-report: $T/a.notimes.atz: --window :1 $BINARY_NONE" \
+	"$R" diff --window :1 "$T/a.atz" "$T/a.notimes.atz"
+refused "timeline --every on a binary trace without times" \
+	"alloctap-report: $T/a.notimes.atz: --every 1 $BINARY_NONE; or use timeline --churn BYTES, which needs none" \
+	"$R" timeline --every 1 "$T/a.notimes.atz"
+# a.atz: event k at k/4 s, 12 events: it spans 0 to 2.75 s
+OUTSIDE="is outside the trace, which spans 0 to 2.75 s (seconds from its first event)"
+refused "peak --at 99 on a 2.75 s trace" "alloctap-report: $T/a.atz: --at 99 $OUTSIDE" \
+	"$R" peak --at 99 "$T/a.atz"
+refused "peak --at 2.750000001, just past the end" \
+	"alloctap-report: $T/a.atz: --at 2.750000001 $OUTSIDE" "$R" peak --at 2.750000001 "$T/a.atz"
+refused "peak --at -1" "alloctap-report: $T/a.atz: --at -1 $OUTSIDE" "$R" peak --at -1 "$T/a.atz"
+refused "peak --at -0.5 --pid 2 --dot" "alloctap-report: $T/a.atz: --at -0.5 $OUTSIDE" \
+	"$R" peak --dot --pid 2 --at -0.5 "$T/a.atz"
+refused "--window 2:5 past the end" "alloctap-report: $T/a.atz: --window 2:5 $OUTSIDE" \
+	"$R" summary --window 2:5 "$T/a.atz"
+refused "--window 3: after the end" "alloctap-report: $T/a.atz: --window 3: $OUTSIDE" \
+	"$R" leaks --window 3: "$T/a.atz"
+refused "--window -1:1 before the start" "alloctap-report: $T/a.atz: --window -1:1 $OUTSIDE" \
+	"$R" summary --window -1:1 "$T/a.atz"
+# timeline writes snapshots as it reads: none comes out before the window is refused
+refused "timeline --every 1 --window 1:9: no snapshot written" \
+	"alloctap-report: $T/a.atz: --window 1:9 $OUTSIDE" \
+	"$R" timeline --every 1 --window 1:9 "$T/a.atz"
+refused "lifetimes --annotate --window 1:9: no line written" \
+	"alloctap-report: $T/a.atz: --window 1:9 $OUTSIDE" \
+	"$R" lifetimes --annotate --window 1:9 "$T/a.atz"
+: >"$T/empty0.log"
+refused "an empty trace: peak --at 0" \
+	"alloctap-report: $T/empty0.log: --at 0 needs event times, and this trace has none: it holds no event" \
+	"$R" peak --at 0 "$T/empty0.log"
+run_cmd "$R" peak --at 2.75 --pid 1 "$T/a.atz"
+check_eq "peak --at 2.75, the trace's last event: answered, the end state" \
+	"$rc:$(head -n 1 "$T/out")" "0:live at 2.750000 s: 500 bytes in 2 blocks"
+run_cmd "$R" timeline --every 1 --window 1:2.75 "$T/a.atz"
+check_eq "timeline --every 1 --window 1:2.75, inside: answered" \
+	"$rc:$(grep -c '^== snapshot' "$T/out")" "0:3"
 size=$(stat -c %s "$T/s.atz")
 head -c $((size / 2)) "$T/s.atz" >"$T/cut.atz"
 check_err_match "a truncated binary trace with --strict: said where, exit 1" 1 \
@@ -670,7 +777,7 @@ Try 'alloctap-report --help'." "$R" "$@"
 }
 usage_case "--json with leaks" "--json goes with summary and top, not with leaks" leaks --json "$T/a.log"
 usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
-check_err "--at rss-peak on a trace without RSS records: said, exit 1" 1 \
+check_err "--at rss-peak on a trace without RSS records: said, exit 4" 4 \
 	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \
 	"$R" peak --at rss-peak "$T/a.atz"
 usage_case "--at garbage" "--at needs heap-peak, rss-peak, end or SECONDS, not: 1.2.3" peak --at 1.2.3 "$T/a.log"

@@ -71,18 +71,20 @@ static void close_session(void)
 	close(session.opt.dest.fd);
 }
 
-/* Queues a malloc(size) of pid at time T(n) in ring 0. */
+/* Queues a malloc(size) of pid at time T(n) in ring 0, its time_ns set as the program sets it
+ * when told times_on (T(n) and 789 ns more, which a trace without stacks leaves out). */
 static void push_malloc(uint64_t n, uint32_t pid, uint64_t size)
 {
 	struct at_record r = { .time = T(n), .time_entry = T(n), .pid = pid, .tid = pid,
 			       .arg = { size, 0 }, .result = 0x1000 + n * 0x10,
-			       .func = AT_PROBE_MALLOC };
+			       .func = AT_PROBE_MALLOC, .time_ns = T(n) + 789 };
 
 	fake_bpf_push(&r, sizeof(r));
 }
 
-/* The sizes of the mallocs in the trace, in order (at most n); the count. */
-static unsigned read_sizes(uint64_t *sizes, unsigned n)
+/* The sizes of the mallocs in the trace, in order (at most n), and their times when times is
+ * not NULL; the count. */
+static unsigned read_sizes(uint64_t *sizes, uint64_t *times, unsigned n)
 {
 	struct at_source src;
 	struct at_event ev;
@@ -91,28 +93,41 @@ static unsigned read_sizes(uint64_t *sizes, unsigned n)
 	lseek(trace_fd, 0, SEEK_SET);
 	assert_int_equal(at_source_open_fd(&src, trace_fd, "mem"), 0);
 	while (at_source_next(&src, &ev) == 1)
-		if (ev.func == AT_MALLOC && got < n)
+		if (ev.func == AT_MALLOC && got < n) {
+			if (times)
+				times[got] = ev.time_ns;
 			sizes[got++] = ev.arg[0];
+		}
 	at_source_close(&src);
 	return got;
 }
 
 /* What the program is told before load: the sizes, the switches, the thread slots (from the
- * environment when set there, refused unless a power of two). */
+ * environment when set there, refused unless a power of two), times in every binary trace
+ * (with or without stacks; none in text, nor with ALLOCTAP_TIMES=none, the bench's switch),
+ * to the microsecond without stacks unless ALLOCTAP_TIMES=ns. */
 static void test_open(void **state)
 {
 	(void)state;
 	static const struct {
 		const char *slots;
+		enum at_sink_format format;
+		const char *times_env;
 		int stacks;
 		int rc;
 		uint32_t thread_slots;
+		int times;
+		uint64_t grain;
 	} cases[] = {
-		{ NULL, 0, 0, AT_THREAD_SLOTS },
-		{ NULL, 1, 0, AT_THREAD_SLOTS },
-		{ "8", 0, 0, 8 },
-		{ "6", 0, -1, 0 },
-		{ "0", 0, -1, 0 },
+		{ NULL, AT_SINK_ATZ, NULL, 0, 0, AT_THREAD_SLOTS, 1, 1000 },
+		{ NULL, AT_SINK_ATZ, NULL, 1, 0, AT_THREAD_SLOTS, 1, 1 },
+		{ NULL, AT_SINK_TEXT, NULL, 0, 0, AT_THREAD_SLOTS, 0, 1000 },
+		{ NULL, AT_SINK_ATZ, "none", 0, 0, AT_THREAD_SLOTS, 0, 1000 },
+		{ NULL, AT_SINK_ATZ, "ns", 0, 0, AT_THREAD_SLOTS, 1, 1 },
+		{ NULL, AT_SINK_ATZ, "us", 0, 0, AT_THREAD_SLOTS, 1, 1000 }, /* not a switch */
+		{ "8", AT_SINK_ATZ, NULL, 0, 0, 8, 1, 1000 },
+		{ "6", AT_SINK_ATZ, NULL, 0, -1, 0, 0, 0 },
+		{ "0", AT_SINK_ATZ, NULL, 0, -1, 0, 0, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -120,13 +135,18 @@ static void test_open(void **state)
 			setenv("ALLOCTAP_THREAD_SLOTS", cases[i].slots, 1);
 		else
 			unsetenv("ALLOCTAP_THREAD_SLOTS");
-		assert_int_equal(open_session(AT_SINK_ATZ, cases[i].stacks), cases[i].rc);
+		if (cases[i].times_env)
+			setenv("ALLOCTAP_TIMES", cases[i].times_env, 1);
+		else
+			unsetenv("ALLOCTAP_TIMES");
+		assert_int_equal(open_session(cases[i].format, cases[i].stacks), cases[i].rc);
 		assert_int_equal(fake_bpf.opened, cases[i].rc == 0);
 		if (cases[i].rc == 0) {
 			assert_int_equal(fake_bpf.options.thread_slots, cases[i].thread_slots);
 			assert_int_equal(fake_bpf.options.ring_bytes, 1 << 16);
 			assert_int_equal(fake_bpf.options.stacks, cases[i].stacks);
-			assert_int_equal(fake_bpf.options.times, cases[i].stacks);
+			assert_int_equal(fake_bpf.options.times, cases[i].times);
+			assert_int_equal(session.time_grain, cases[i].grain);
 			assert_int_equal(fake_bpf.options.bound, 1);
 			assert_true(fake_bpf.loaded && fake_bpf.thread_exit && fake_bpf.thread_exec);
 			assert_true(fake_bpf.ring_open);
@@ -137,6 +157,7 @@ static void test_open(void **state)
 		close_session();
 	}
 	unsetenv("ALLOCTAP_THREAD_SLOTS");
+	unsetenv("ALLOCTAP_TIMES");
 	fake_bpf_reset();
 	fake_bpf.load_error = -EPERM;
 	memset(&session, 0, sizeof(session));
@@ -151,7 +172,7 @@ static void test_open(void **state)
 static void test_tick(void **state)
 {
 	(void)state;
-	uint64_t sizes[8];
+	uint64_t sizes[8], times[8];
 
 	assert_int_equal(open_session(AT_SINK_ATZ, 0), 0);
 	struct at_session *d = &session;
@@ -167,11 +188,15 @@ static void test_tick(void **state)
 	at_proctable_untrace(&d->table, getpid());
 	assert_int_equal(at_session_tick(d), 1); /* --pid: every target gone */
 	close_session();
-	/* closed: the trace holds them in their order */
-	assert_int_equal(read_sizes(sizes, 8), 3);
+	/* closed: the trace holds them in their order, with their times to the microsecond (no
+	 * --stacks) */
+	assert_int_equal(read_sizes(sizes, times, 8), 3);
 	assert_int_equal(sizes[0], 8);
 	assert_int_equal(sizes[1], 16);
 	assert_int_equal(sizes[2], 24);
+	assert_int_equal(times[0], T(0));
+	assert_int_equal(times[1], T(1));
+	assert_int_equal(times[2], T(2));
 }
 
 /* Losses: each tick reads the program's counters and notes the growth in the output. */
@@ -314,7 +339,7 @@ static void test_finish_lost(void **state)
 	assert_int_equal(st.lost, 2 + 2 + 1);
 	assert_int_equal(st.accepted, 3);
 	close_session();
-	assert_int_equal(read_sizes(sizes, 4), 3);
+	assert_int_equal(read_sizes(sizes, NULL, 4), 3);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /* test_report_heap.c: unit tests of report/heap.c, table-driven: short event sequences with the
  * figures they must leave per process and per site (live, peak, the moment, temporaries,
- * failures, frees of blocks not live), the selection by pid and window, and a large
- * allocate-and-free run that checks the block table's removals. */
+ * failures, frees of blocks not live), the selection by pid and window, the trace's span, and
+ * a large allocate-and-free run that checks the block table's removals. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -238,6 +238,58 @@ static void test_counts(void **state)
 	rep_sites_free(&x);
 }
 
+/* The span: from the first event or RSS record of any process to the last, whatever the
+ * selection; RSS records placed by position add nothing; no times, no span. */
+static void test_span(void **state)
+{
+	static const struct {
+		const char *name;
+		struct rep_heap_options o;
+		int positional;
+		struct { int rss; uint32_t pid; uint64_t ns; } in[4];
+		int has_times;
+		uint64_t span;
+	} cases[] = {
+		{ "events", { 0 }, 0, { { 0, 1, 1000 }, { 0, 1, 1500 }, { 0, 1, 9000 } }, 1, 8000 },
+		{ "a time that goes back (another CPU): the latest counts", { 0 }, 0,
+		  { { 0, 1, 1000 }, { 0, 1, 9000 }, { 0, 1, 8000 } }, 1, 8000 },
+		{ "an RSS record before the first event and after the last", { 0 }, 0,
+		  { { 1, 1, 500 }, { 0, 1, 1000 }, { 0, 1, 2000 }, { 1, 1, 7500 } }, 1, 7000 },
+		{ "other processes count (--pid 2)", { .have_pid = 1, .pid = 2 }, 0,
+		  { { 0, 1, 1000 }, { 0, 2, 3000 }, { 0, 1, 6000 } }, 1, 5000 },
+		{ "events outside the window count", { .have_window = 1, .window_to_ns = 100 }, 0,
+		  { { 0, 1, 1000 }, { 0, 1, 4000 } }, 1, 3000 },
+		{ "RSS records by position: no time", { 0 }, 1,
+		  { { 1, 1, 500 }, { 0, 1, 0 }, { 1, 1, 7500 } }, 0, 0 },
+		{ "no times", { 0 }, 0, { { 0, 1, 0 }, { 0, 1, 0 } }, 0, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rep_sites x;
+
+		print_message("case: %s\n", cases[i].name);
+		assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+		struct rep_heap *h = rep_heap_new(&x, &cases[i].o);
+		assert_non_null(h);
+		if (cases[i].positional)
+			rep_heap_rss_by_position(h);
+		for (size_t k = 0; k < 4 && cases[i].in[k].pid; k++) {
+			struct at_event ev = { .pid = cases[i].in[k].pid, .tid = cases[i].in[k].pid,
+					       .func = AT_MALLOC, .has_result = 1, .arg = { 8 },
+					       .result = 0x10 * (k + 1), .time_ns = cases[i].in[k].ns };
+			struct at_rss m = { cases[i].in[k].pid, cases[i].in[k].ns, 4096 };
+			assert_int_equal(cases[i].in[k].rss ? rep_heap_rss(h, &m)
+							    : rep_heap_event(h, &ev), 0);
+		}
+		rep_heap_finish(h);
+		assert_int_equal(rep_heap_has_times(h), cases[i].has_times);
+		assert_int_equal(rep_heap_span(h), cases[i].span);
+		rep_heap_free(h);
+		rep_sites_free(&x);
+	}
+}
+
 /* 200000 blocks allocated, then freed in a scrambled order, with lookups all along: the
  * table's removals (shifting entries back) never lose a block. */
 static void test_many_blocks(void **state)
@@ -278,6 +330,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_span),
 		cmocka_unit_test(test_many_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
