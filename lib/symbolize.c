@@ -1,12 +1,14 @@
 /* symbolize.c: addresses of a trace's processes to frames, with libdwfl; one Dwfl per object,
  * reported at base 0, so that a libdwfl address is the object's virtual address. */
 #include <dwarf.h>
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +74,11 @@ struct object {
 	GElf_Addr bias;         /* libdwfl address - object virtual address */
 	struct load_segment *loads;
 	size_t nloads;
+	struct at_symbolizer *z; /* its symbolizer, for find_debug_file */
 	const char *debug_dir;  /* the symbolizer's, for find_debug_file */
+	int debuginfod;         /* as struct at_object_outcome's */
+	int debuginfod_errno;
+	uint64_t unnamed;       /* stack frames of its addresses given no function name */
 	int debug_errno;        /* find_debug_file: its debug file is there, but opening failed */
 	int debug_opened;       /* find_debug_file gave libdwfl its debug file */
 	int debug_has_dwarf;    /* and that file has a .debug_info section */
@@ -90,6 +96,10 @@ struct object {
 
 struct at_symbolizer {
 	char *debug_dir;
+	debuginfod_client *debuginfod; /* NULL: not begun (or DEBUGINFOD_URLS unset) */
+	int debuginfod_errno;       /* a fetch failed for a reason other than "none there":
+				     * the servers are not asked again */
+	struct timespec fetch_start; /* of the fetch under way, for its time limit */
 	uint64_t trace_start_ns; /* at_symbolizer_trace_start */
 	at_symbolize_problem_fn problem;
 	void *problem_arg;
@@ -150,9 +160,95 @@ static int has_debug_info(int fd)
 	return found;
 }
 
+int at_debug_file_path(const char *debug_dir, const uint8_t *id, size_t n, char *buf,
+		       size_t size)
+{
+	char text[2 * AT_BUILD_ID_MAX + 1];
+
+	if (n < 2 || n > AT_BUILD_ID_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	hex(id, n, text);
+	return snprintf(buf, size, "%s/.build-id/%.2s/%s.debug",
+			debug_dir ? debug_dir : AT_SYMBOLIZE_DEBUG_DIR, text, text + 2);
+}
+
+/* Whether DEBUGINFOD_URLS names at least one server. */
+static int debuginfod_wanted(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return urls && urls[strspn(urls, " \t")];
+}
+
+/* libdebuginfod's progress callback, called while a fetch waits or reads: nonzero cancels the
+ * fetch once it has taken AT_DEBUGINFOD_FETCH_S seconds. */
+static int fetch_progress(debuginfod_client *c, long done, long total)
+{
+	struct at_symbolizer *z = debuginfod_get_user_data(c);
+	struct timespec now;
+
+	(void)done, (void)total;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - z->fetch_start.tv_sec >= AT_DEBUGINFOD_FETCH_S;
+}
+
+/* z's debuginfod client, begun on first use; NULL when DEBUGINFOD_URLS names no server, when
+ * an earlier fetch failed but for "none there" (z->debuginfod_errno), or when the client
+ * cannot begin (then z->debuginfod_errno is ENOMEM). */
+static debuginfod_client *debuginfod_of(struct at_symbolizer *z)
+{
+	if (z->debuginfod_errno || !debuginfod_wanted())
+		return NULL;
+	if (!z->debuginfod) {
+		z->debuginfod = debuginfod_begin();
+		if (!z->debuginfod) {
+			z->debuginfod_errno = ENOMEM;
+			return NULL;
+		}
+		debuginfod_set_user_data(z->debuginfod, z);
+		debuginfod_set_progressfn(z->debuginfod, fetch_progress);
+	}
+	return z->debuginfod;
+}
+
+/* Fetches o's debug file, of build-id (n bytes), from the servers of DEBUGINFOD_URLS into
+ * libdebuginfod's cache (DEBUGINFOD_CACHE_PATH): its fd, its path in *path (malloc'ed), or
+ * -1 when not asked (no server, or an earlier failure) or failed (o->debuginfod says so). An
+ * object is asked for once. */
+static int fetch_debug_file(struct object *o, const unsigned char *id, int n, char **path)
+{
+	debuginfod_client *c;
+	int fd;
+
+	if (o->debuginfod)
+		return -1; /* asked once (libdwfl asks for symbols, then for DWARF) */
+	c = debuginfod_of(o->z);
+	if (!c) {
+		if (o->z->debuginfod_errno) { /* said as this object's too */
+			o->debuginfod = -2;
+			o->debuginfod_errno = o->z->debuginfod_errno;
+		}
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &o->z->fetch_start);
+	fd = debuginfod_find_debuginfo(c, id, n, path);
+	if (fd < 0) {
+		o->debuginfod = -1;
+		o->debuginfod_errno = -fd;
+		if (-fd != ENOENT)
+			o->z->debuginfod_errno = -fd;
+		return -1;
+	}
+	o->debuginfod = 1;
+	return fd;
+}
+
 /* libdwfl's find_debuginfo callback: DIR/.build-id/ab/cdef....debug of the module's build-id,
- * nothing else (no .gnu_debuglink search next to the object, no debuginfod). The module's
- * userdata is its struct object. */
+ * else, when DEBUGINFOD_URLS names servers, the file they give for it (fetch_debug_file);
+ * nothing else (no .gnu_debuglink search next to the object). The module's userdata is its
+ * struct object. */
 static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname,
 			   Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			   GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -160,32 +256,43 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 	struct object *o = *userdata;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	char id[2 * AT_BUILD_ID_MAX + 1];
-	char *path;
+	char path[PATH_MAX];
 	int n, fd;
 
 	(void)modname, (void)base, (void)file_name, (void)debuglink_file, (void)debuglink_crc;
 	if (!o)
 		return -1;
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (n < 2 || n > AT_BUILD_ID_MAX)
-		return -1;
-	hex(bits, (size_t)n, id);
-	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", o->debug_dir, id, id + 2) < 0)
+	int len = at_debug_file_path(o->debug_dir, bits, n < 0 ? 0 : (size_t)n, path, sizeof(path));
+	if (len < 0 || (size_t)len >= sizeof(path))
 		return -1;
 	const char *why;
 	do
 		fd = open_regular(path, &why);
 	while (fd < 0 && errno == EINTR);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+		char *fetched = NULL;
+
+		fd = fetch_debug_file(o, bits, n, &fetched);
+		if (fd < 0)
+			return -1;
+		o->debug_opened = 1;
+		o->debug_has_dwarf = has_debug_info(fd);
+		*debuginfo_file_name = fetched; /* libdwfl frees it */
+		return fd;
+	}
 	if (fd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			o->debug_errno = errno; /* there, but not for us now: said, never silent */
-		free(path);
+		o->debug_errno = errno; /* there, but not for us now: said, never silent */
+		return -1;
+	}
+	*debuginfo_file_name = strdup(path); /* libdwfl frees it */
+	if (!*debuginfo_file_name) {
+		close(fd);
+		o->debug_errno = ENOMEM;
 		return -1;
 	}
 	o->debug_opened = 1;
 	o->debug_has_dwarf = has_debug_info(fd);
-	*debuginfo_file_name = path; /* libdwfl frees it */
 	return fd;
 }
 
@@ -654,6 +761,7 @@ static struct object *object_of(struct at_symbolizer *z, const struct at_mapping
 	o->base = slash ? slash + 1 : o->path;
 	o->build_id_len = m->build_id_len > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : m->build_id_len;
 	memcpy(o->build_id, m->build_id, o->build_id_len);
+	o->z = z;
 	o->debug_dir = z->debug_dir;
 	o->trace_start_ns = z->trace_start_ns;
 	z->objects[z->nobjects++] = o;
@@ -716,6 +824,8 @@ void at_symbolizer_free(struct at_symbolizer *z)
 	at_ranges_free(z->mappings);
 	free(z->index);
 	free(z->debug_dir);
+	if (z->debuginfod)
+		debuginfod_end(z->debuginfod);
 	free(z);
 }
 
@@ -1106,6 +1216,34 @@ static int cache_room(struct object *o)
 	return 0;
 }
 
+/* Adds to o's count the frames of the n given that have no function name; returns n. */
+static int count_unnamed(struct object *o, const struct at_frame *frames, int n)
+{
+	for (int i = 0; i < n; i++)
+		o->unnamed += !frames[i].function;
+	return n;
+}
+
+void at_symbolizer_objects(const struct at_symbolizer *z, at_symbolize_object_fn fn, void *arg)
+{
+	for (size_t i = 0; i < z->nobjects; i++) {
+		const struct object *o = z->objects[i];
+
+		if (o->state != OBJECT_READY)
+			continue;
+		struct at_object_outcome out = {
+			.path = o->path,
+			.build_id = o->build_id,
+			.build_id_len = o->build_id_len,
+			.unnamed = o->unnamed,
+			.debug_file = o->debug_opened,
+			.debuginfod = o->debuginfod,
+			.debuginfod_errno = o->debuginfod_errno,
+		};
+		fn(arg, &out);
+	}
+}
+
 int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_address,
 		 struct at_frame *frames, int max)
 {
@@ -1133,7 +1271,7 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 		if (c->key) {
 			n = c->n < max ? c->n : max;
 			memcpy(frames, c->frames, (size_t)n * sizeof(*frames));
-			return n;
+			return count_unnamed(o, frames, n);
 		}
 	}
 	n = lookup(o, vaddr, return_address, all);
@@ -1157,7 +1295,7 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 	if (n > max)
 		n = max;
 	memcpy(frames, all, (size_t)n * sizeof(*frames));
-	return n;
+	return count_unnamed(o, frames, n);
 }
 
 int at_frame_text(const struct at_frame *f, char *buf, size_t size)

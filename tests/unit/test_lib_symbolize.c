@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -647,6 +649,150 @@ static void test_named_frames(void **state)
 	at_symbolizer_free(z);
 }
 
+/* The outcomes at_symbolizer_objects hands out, collected. */
+struct outcomes {
+	int count;
+	struct at_object_outcome o[4];
+	char path[4][160];
+};
+
+static void on_object(void *arg, const struct at_object_outcome *o)
+{
+	struct outcomes *c = arg;
+
+	assert_true(c->count < 4);
+	c->o[c->count] = *o;
+	snprintf(c->path[c->count], sizeof(c->path[0]), "%s", o->path);
+	c->o[c->count].path = c->path[c->count];
+	c->o[c->count].build_id = NULL;
+	c->count++;
+}
+
+/* Each object read tells how many of its frames stayed unnamed and whether a debug file named
+ * them; an unusable object (reported) is not told. DEBUGINFOD_URLS is unset: none fetched. */
+static void test_object_outcomes(void **state)
+{
+	const struct {
+		const char *what;
+		const char *path, *debug_dir;
+		uint64_t unnamed;
+		int debug_file;
+	} cases[] = {
+		{ "a stripped object without its debug file", fx.stripped, fx.dir, 2, 0 },
+		{ "a stripped object with its debug file", fx.stripped, fx.debug_dir, 0, 1 },
+		{ "an object with .symtab and DWARF", fx.lib, fx.dir, 0, 0 },
+	};
+
+	(void)state;
+	unsetenv("DEBUGINFOD_URLS");
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct problems p = { 0 };
+		struct outcomes c = { 0 };
+		struct at_symbolizer *z = symbolizer(cases[k].path, cases[k].debug_dir, fx.build_id, &p);
+		struct at_mapping gone = fx.maps[0];
+		struct at_frame fr[AT_SYMBOLIZE_MAX_INLINE];
+
+		print_message("%s\n", cases[k].what);
+		gone.pid = 8;
+		gone.path = "/nonexistent/libgone.so";
+		assert_int_equal(at_symbolizer_add_mapping(z, &gone), 0);
+		/* the static function twice (the second from the cache), an exported one once */
+		at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolize(z, 7, fx.outer, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolize(z, 8, gone.start, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolizer_objects(z, on_object, &c);
+		assert_int_equal(p.count, 1);
+		assert_int_equal(c.count, 1);
+		assert_string_equal(c.path[0], cases[k].path);
+		assert_int_equal(c.o[0].build_id_len, fx.build_id_len);
+		assert_int_equal(c.o[0].unnamed, cases[k].unnamed);
+		assert_int_equal(c.o[0].debug_file, cases[k].debug_file);
+		assert_int_equal(c.o[0].debuginfod, 0);
+		at_symbolizer_free(z);
+	}
+}
+
+/* A loopback port nothing listens on (bound, then closed): its number. */
+static int closed_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* With DEBUGINFOD_URLS naming a server that is not there, the first object without a debug
+ * file is fetched for and fails with the connection's error; the next is not asked for (-2),
+ * with the same error; its frames stay as they were (.dynsym's names, offsets). */
+static void test_debuginfod_unreachable(void **state)
+{
+	char urls[64], cache[160], copy[160];
+	struct problems p = { 0 };
+	struct outcomes c = { 0 };
+	struct at_frame fr[AT_SYMBOLIZE_MAX_INLINE];
+
+	(void)state;
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", closed_port());
+	snprintf(cache, sizeof(cache), "%s/debuginfod-cache", fx.dir);
+	snprintf(copy, sizeof(copy), "%s/stripped2/libfix.so", fx.dir);
+	assert_int_equal(run("mkdir -p %s/stripped2 && cp %s %s", fx.dir, fx.stripped, copy), 0);
+	setenv("DEBUGINFOD_URLS", urls, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	struct at_symbolizer *z = symbolizer(fx.stripped, fx.dir, fx.build_id, &p);
+	for (int i = 0; i < fx.nmaps; i++) {
+		struct at_mapping m = fx.maps[i];
+
+		m.pid = 9;
+		m.path = copy;
+		assert_int_equal(at_symbolizer_add_mapping(z, &m), 0);
+	}
+	assert_int_equal(at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE), 1);
+	assert_null(fr[0].function);
+	assert_int_equal(at_symbolize(z, 9, fx.outer, 0, fr, AT_SYMBOLIZE_MAX_INLINE), 1);
+	assert_string_equal(fr[0].function, "at_fix_outer");
+	at_symbolizer_objects(z, on_object, &c);
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	assert_int_equal(p.count, 0);
+	assert_int_equal(c.count, 2);
+	assert_string_equal(c.path[0], fx.stripped);
+	assert_int_equal(c.o[0].debuginfod, -1);
+	assert_int_not_equal(c.o[0].debuginfod_errno, 0);
+	assert_int_not_equal(c.o[0].debuginfod_errno, ENOENT);
+	assert_int_equal(c.o[0].unnamed, 1);
+	assert_string_equal(c.path[1], copy);
+	assert_int_equal(c.o[1].debuginfod, -2);
+	assert_int_equal(c.o[1].debuginfod_errno, c.o[0].debuginfod_errno);
+	assert_int_equal(c.o[1].unnamed, 0);
+	at_symbolizer_free(z);
+}
+
+/* The debug file's path by build-id: the first byte a folder, the rest the name. */
+static void test_debug_file_path(void **state)
+{
+	static const uint8_t id[] = { 0xab, 0xcd, 0xef, 0x01 };
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(at_debug_file_path(NULL, id, sizeof(id), buf, sizeof(buf)),
+			 strlen("/usr/lib/debug/.build-id/ab/cdef01.debug"));
+	assert_string_equal(buf, "/usr/lib/debug/.build-id/ab/cdef01.debug");
+	assert_int_equal(at_debug_file_path("/d", id, 2, buf, sizeof(buf)),
+			 strlen("/d/.build-id/ab/cd.debug"));
+	assert_string_equal(buf, "/d/.build-id/ab/cd.debug");
+	assert_int_equal(at_debug_file_path("/d", id, 1, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_debug_file_path("/d", id, 4, buf, 8),
+			 strlen("/d/.build-id/ab/cdef01.debug"));
+	assert_string_equal(buf, "/d/.bui");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +804,9 @@ int main(void)
 		cmocka_unit_test(test_mappings),
 		cmocka_unit_test(test_frame_text),
 		cmocka_unit_test(test_named_frames),
+		cmocka_unit_test(test_object_outcomes),
+		cmocka_unit_test(test_debuginfod_unreachable),
+		cmocka_unit_test(test_debug_file_path),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
