@@ -527,6 +527,14 @@ static void close_object(struct object *o)
 	o->debug_errno = o->debug_opened = o->debug_has_dwarf = 0;
 }
 
+/* Where o's debug file came from, for its messages: "from debuginfod", or "under DIR" as
+ * two parts (*dir: "" or the debug directory). */
+static const char *debug_place(const struct object *o, const char **dir)
+{
+	*dir = o->debuginfod == 1 ? "" : o->debug_dir;
+	return o->debuginfod == 1 ? "from debuginfod" : "under ";
+}
+
 /* Reads o's symbols and checks that its debug file, if there is one, was opened and read: a
  * debug file there but not opened or read (no descriptor or memory left) would give fewer
  * names, silently (libdwfl falls back on .dynsym). 0, or -1 with the reason in why. */
@@ -534,6 +542,7 @@ static int read_names(struct object *o, char *why, size_t size)
 {
 	Dwarf_Addr bias;
 	Dwarf *dw;
+	const char *dir, *place = debug_place(o, &dir);
 
 	if (read_loads(o) < 0 || read_symbols(o) < 0) {
 		snprintf(why, size, "cannot read its program headers: %s", elf_errmsg(-1));
@@ -550,14 +559,14 @@ static int read_names(struct object *o, char *why, size_t size)
 	int err = dw ? 0 : dwfl_errno(); /* reading it clears it */
 	if (err && strstr(dwfl_errmsg(err), "No DWARF") && o->debug_has_dwarf) {
 		/* libdwfl says so when it could not load the DWARF the file holds */
-		snprintf(why, size, "its debug file (by build-id under %s) holds DWARF that cannot "
+		snprintf(why, size, "its debug file (by build-id %s%s) holds DWARF that cannot "
 				    "be read (out of memory? a limit of this process, not a fault of "
-				    "the object)", o->debug_dir);
+				    "the object)", place, dir);
 		return -1;
 	}
 	if (err && !strstr(dwfl_errmsg(err), "No DWARF")) {
-		snprintf(why, size, "its debug file (by build-id under %s) cannot be read: %s",
-			 o->debug_dir, dwfl_errmsg(err));
+		snprintf(why, size, "its debug file (by build-id %s%s) cannot be read: %s",
+			 place, dir, dwfl_errmsg(err));
 		return -1;
 	}
 	return 0;
