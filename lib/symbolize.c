@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -213,10 +214,26 @@ static debuginfod_client *debuginfod_of(struct at_symbolizer *z)
 	return z->debuginfod;
 }
 
+/* Whether the ELF file fd carries build-id id (n bytes): read from a duplicate of fd. */
+static int has_build_id(int fd, const unsigned char *id, int n)
+{
+	int dup_fd = dup(fd);
+	Elf *elf = dup_fd >= 0 ? elf_begin(dup_fd, ELF_C_READ, NULL) : NULL;
+	const void *bits;
+	ssize_t len = elf ? dwelf_elf_gnu_build_id(elf, &bits) : -1;
+	int same = len == n && memcmp(bits, id, (size_t)n) == 0;
+
+	elf_end(elf);
+	if (dup_fd >= 0)
+		close(dup_fd);
+	return same;
+}
+
 /* Fetches o's debug file, of build-id (n bytes), from the servers of DEBUGINFOD_URLS into
  * libdebuginfod's cache (DEBUGINFOD_CACHE_PATH): its fd, its path in *path (malloc'ed), or
- * -1 when not asked (no server, or an earlier failure) or failed (o->debuginfod says so). An
- * object is asked for once. */
+ * -1 when not asked (no server, or an earlier failure) or failed (o->debuginfod says so;
+ * EBADMSG: the file served has another build-id, and is not used). An object is asked for
+ * once. */
 static int fetch_debug_file(struct object *o, const unsigned char *id, int n, char **path)
 {
 	debuginfod_client *c;
@@ -239,6 +256,14 @@ static int fetch_debug_file(struct object *o, const unsigned char *id, int n, ch
 		o->debuginfod_errno = -fd;
 		if (-fd != ENOENT)
 			o->z->debuginfod_errno = -fd;
+		return -1;
+	}
+	if (!has_build_id(fd, id, n)) {
+		close(fd);
+		free(*path);
+		*path = NULL;
+		o->debuginfod = -1;
+		o->debuginfod_errno = EBADMSG;
 		return -1;
 	}
 	o->debuginfod = 1;
@@ -525,6 +550,8 @@ static void close_object(struct object *o)
 	o->symbols = NULL;
 	o->nloads = o->nsymbols = 0;
 	o->debug_errno = o->debug_opened = o->debug_has_dwarf = 0;
+	if (o->debuginfod == 1)
+		o->debuginfod = 0; /* fetched again (from the cache) at the next try */
 }
 
 /* Where o's debug file came from, for its messages: "from debuginfod", or "under DIR" as

@@ -114,7 +114,8 @@ struct at_object_outcome {
 				    * from debuginfod) and read */
 	int debuginfod;            /* 0 not asked; 1 its debug file came from debuginfod; -1 the
 				    * fetch failed, debuginfod_errno says why (ENOENT: the servers
-				    * have none; ECANCELED: cut after AT_DEBUGINFOD_FETCH_S; else a
+				    * have none; ECANCELED: cut after AT_DEBUGINFOD_FETCH_S;
+				    * EBADMSG: the file served has another build-id, unused; else a
 				    * connection's error); -2 not asked, an earlier fetch having
 				    * failed with debuginfod_errno */
 	int debuginfod_errno;

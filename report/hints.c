@@ -147,6 +147,8 @@ static const char *fetch_reason(int err)
 	switch (err) {
 	case ENOENT:
 		return "the servers have none";
+	case EBADMSG:
+		return "the file served has another build-id, and is not used";
 	case ECANCELED:
 		return "cut after " TEXT(AT_DEBUGINFOD_FETCH_S) " s";
 	case ETIME:

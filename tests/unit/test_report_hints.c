@@ -104,6 +104,11 @@ static void test_hint_text(void **state)
 		  { "/b/fix", build_id, 4, 0, 1, -1, ECANCELED }, NULL, "http://s",
 		  "/b/fix: no debug file from debuginfod for build-id abcdef01 "
 		  "(DEBUGINFOD_URLS=http://s): cut after 60 s" },
+		{ "a file of another build-id served",
+		  { "/b/fix", build_id, 4, 0, 0, -1, EBADMSG }, NULL, "http://s",
+		  "/b/fix: no debug file from debuginfod for build-id abcdef01 "
+		  "(DEBUGINFOD_URLS=http://s): the file served has another build-id, and is not "
+		  "used" },
 		{ "not asked after an earlier failure",
 		  { "/b/fix", build_id, 4, 0, 0, -2, ECONNREFUSED }, NULL, "http://s",
 		  "/b/fix: debuginfod not asked for build-id abcdef01 (DEBUGINFOD_URLS=http://s): "
