@@ -1,9 +1,10 @@
-/* fuzz_hints.c: the reader of dpkg-query -S's output in report/hints.c, whose lines hold a
- * path taken from a trace.
+/* fuzz_hints.c: the readers of dpkg-query -S's output (whose lines hold a path taken from a
+ * trace) and of apt-cache policy's in report/hints.c.
  *
- * The input's first line is the path asked about, the rest dpkg-query's output. Checked: a
- * package found is a Debian package name (lowercase letters, digits, '+', '.', '-', shorter
- * than REP_PACKAGE_MAX), and the output holds a line "PACKAGE[:ARCH]: PATH". */
+ * The input's first line is the path (or package) asked about, the rest the tool's output.
+ * Checked: a package found is a Debian package name (lowercase letters, digits, '+', '.', '-',
+ * shorter than REP_PACKAGE_MAX), and the output holds the path and the package; a package apt
+ * knows is in the output with a candidate. */
 #include "fuzz_input.h"
 
 #include "report/hints.h"
@@ -44,6 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(debian_name(pkg));
 			FUZZ_CHECK(plen > 0 && memmem(copy, len, path, plen) != NULL);
 			FUZZ_CHECK(memmem(copy, len, pkg, strlen(pkg)) != NULL);
+		}
+		if (rep_apt_policy_knows(copy, len, path)) {
+			FUZZ_CHECK(plen > 0 && memmem(copy, len, path, plen) != NULL);
+			FUZZ_CHECK(memmem(copy, len, "  Candidate: ", 13) != NULL);
 		}
 		free(copy);
 	}

@@ -16,7 +16,7 @@
 #   OUT/report  every log and trace, after two request bytes (see fuzz_report.c): each command
 #               once, with its first option variant
 #   OUT/hints   a path, then dpkg-query -S's output for it: one package, an architecture,
-#               diversions, several packages, none
+#               diversions, several packages, none; a package, then apt-cache policy's
 #   OUT/unwind  the ELF files of OUT/elfsym, the shared object linked by gold too (its
 #               .eh_frame of type SHT_X86_64_UNWIND) and a copy without section headers, and
 #               one with a signal trampoline's CFI (the 'S' augmentation, glibc's expressions)
@@ -165,6 +165,8 @@ printf '%s\ndiversion by dash from: %s\ndiversion by dash to: %s.real\nx: %s\n' 
 	>"$out/hints/diversion"
 printf '%s\na, b: %s\n' $p $p >"$out/hints/several"
 printf '%s\n' $p >"$out/hints/none"
+printf 'python3.11-dbg\npython3.11-dbg:\n  Installed: (none)\n  Candidate: 3.11.2-6\n' \
+	>"$out/hints/policy"
 
 for d in "$out"/*/; do
 	printf '  SEEDS   %s: %s files\n' "$d" "$(ls "$d" | wc -l)"

@@ -62,7 +62,52 @@ static void test_dpkg_owner_parse(void **state)
 	assert_int_equal(strlen(pkg), REP_PACKAGE_MAX - 1);
 }
 
+/* apt-cache policy's output read for a package apt knows: its "NAME:" line, then a
+ * candidate that is not "(none)". */
+static void test_apt_policy_knows(void **state)
+{
+	static const char out[] =
+		"python3.11-dbg:\n"
+		"  Installed: (none)\n"
+		"  Candidate: 3.11.2-6+deb12u9\n"
+		"  Version table:\n"
+		"     3.11.2-6+deb12u9 500\n"
+		"        500 http://deb.debian.org/debian bookworm/main amd64 Packages\n"
+		"libc6-dbgsym:\n"
+		"  Installed: (none)\n"
+		"  Candidate: (none)\n"
+		"  Version table:\n"
+		"libc6-dbg:\n"
+		"  Installed: 2.36-9+deb12u14\n"
+		"  Candidate: 2.36-9+deb12u14";
+	const struct {
+		const char *name;
+		int known;
+	} cases[] = {
+		{ "python3.11-dbg", 1 },
+		{ "libc6-dbgsym", 0 },  /* a name without a candidate (a virtual package) */
+		{ "libc6-dbg", 1 },     /* the output's last line, without its newline */
+		{ "python3.11", 0 },    /* a prefix of a name */
+		{ "python3.11-dbgx", 0 },
+		{ "", 0 },
+		{ "Installed", 0 },     /* an indented line's word */
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		print_message("%s\n", cases[k].name);
+		assert_int_equal(rep_apt_policy_knows(out, strlen(out), cases[k].name), cases[k].known);
+	}
+	assert_int_equal(rep_apt_policy_knows("", 0, "a"), 0);
+	assert_int_equal(rep_apt_policy_knows("a:", 2, "a"), 0); /* no candidate line */
+}
+
 static const uint8_t build_id[] = { 0xab, 0xcd, 0xef, 0x01 };
+
+/* A package whose debug package apt knows, and one whose it does not. */
+static const struct rep_package known = { "python3.11-minimal",
+	"python3.11-minimal-dbgsym, python3.11-dbg, python3.11-minimal-dbg", "python3.11-dbg" };
+static const struct rep_package unknown = { "fix-bin", "fix-bin-dbgsym, fix-bin-dbg", "" };
 
 /* The warning of each kind of object, word for word. */
 static void test_hint_text(void **state)
@@ -70,7 +115,8 @@ static void test_hint_text(void **state)
 	const struct {
 		const char *what;
 		struct at_object_outcome o;
-		const char *package, *urls;
+		const struct rep_package *package;
+		const char *urls;
 		const char *text; /* "": nothing said */
 	} cases[] = {
 		{ "all named", { "/b/fix", build_id, 4, 0, 0, 0, 0 }, NULL, NULL, "" },
@@ -81,13 +127,20 @@ static void test_hint_text(void **state)
 		  "/b/fix: 1 frame left unnamed (fix+0xOFFSET): its debug file by build-id, "
 		  "/d/.build-id/ab/cdef01.debug, would name them; or set DEBUGINFOD_URLS to fetch "
 		  "it from a debuginfod server" },
-		{ "unnamed, its package known",
-		  { "/usr/bin/fix", build_id, 4, 12, 0, 0, 0 }, "fix-bin", "",
+		{ "unnamed, its package known, apt knowing its debug package",
+		  { "/usr/bin/fix", build_id, 4, 12, 0, 0, 0 }, &known, "",
 		  "/usr/bin/fix: 12 frames left unnamed (fix+0xOFFSET): its debug file by build-id, "
+		  "/d/.build-id/ab/cdef01.debug, would name them (Debian package python3.11-minimal "
+		  "installed the object, by dpkg -S; of its debug packages by Debian's names, "
+		  "python3.11-minimal-dbgsym, python3.11-dbg, python3.11-minimal-dbg, apt knows "
+		  "python3.11-dbg); or set DEBUGINFOD_URLS to fetch it from a debuginfod server" },
+		{ "unnamed, its package known, apt knowing none of its debug packages",
+		  { "/usr/bin/fix", build_id, 4, 1, 0, 0, 0 }, &unknown, NULL,
+		  "/usr/bin/fix: 1 frame left unnamed (fix+0xOFFSET): its debug file by build-id, "
 		  "/d/.build-id/ab/cdef01.debug, would name them (Debian package fix-bin installed "
-		  "the object, by dpkg -S; Debian's debug files of a package are in PKG-dbgsym, here "
-		  "fix-bin-dbgsym, of the debian-debug archive, or in PKG-dbg for a few); or set "
-		  "DEBUGINFOD_URLS to fetch it from a debuginfod server" },
+		  "the object, by dpkg -S; of its debug packages by Debian's names, fix-bin-dbgsym, "
+		  "fix-bin-dbg, apt knows none: fix-bin-dbgsym would be in the debian-debug "
+		  "archive); or set DEBUGINFOD_URLS to fetch it from a debuginfod server" },
 		{ "unnamed, debuginfod has none",
 		  { "/b/fix", build_id, 4, 2, 0, -1, ENOENT }, NULL, "http://127.0.0.1:9",
 		  "/b/fix: 2 frames left unnamed (fix+0xOFFSET): its debug file by build-id, "
@@ -135,6 +188,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dpkg_owner_parse),
+		cmocka_unit_test(test_apt_policy_knows),
 		cmocka_unit_test(test_hint_text),
 	};
 
