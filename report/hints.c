@@ -80,16 +80,17 @@ static ssize_t read_more(int fd, char *out, size_t size, size_t len)
 	ssize_t got;
 
 	do
-		got = len + 1 < size ? read(fd, out + len, size - 1 - len) : read(fd, drop, sizeof(drop));
+		got = len + 1 < size ? read(fd, out + len, size - 1 - len)
+				     : read(fd, drop, sizeof(drop));
 	while (got < 0 && errno == EINTR);
 	if (got <= 0)
 		return 0;
 	return len + 1 < size ? got : -1;
 }
 
-/* Runs argv (a program found in PATH, its standard error discarded): its standard output
- * (its first size - 1 bytes, NUL-terminated) in out; its length, or -1 (not run, or it exited
- * but with 0). */
+/* Runs argv (a program found in PATH, its standard input and error /dev/null: the report may
+ * be reading its own standard input): its standard output (its first size - 1 bytes,
+ * NUL-terminated) in out; its length, or -1 (not run, or its exit status was not 0). */
 static ssize_t run_tool(char *const argv[], char *out, size_t size)
 {
 	posix_spawn_file_actions_t fa;
@@ -102,6 +103,7 @@ static ssize_t run_tool(char *const argv[], char *out, size_t size)
 		return -1;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
