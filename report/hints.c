@@ -185,7 +185,8 @@ int rep_apt_policy_knows(const char *out, size_t len, const char *name)
 		size_t k = sizeof(candidate) - 1, line = (size_t)(next_line(p, end) - p);
 
 		if (line > k && memcmp(p, candidate, k) == 0)
-			return !(line - k >= sizeof(none) - 1 && memcmp(p + k, none, sizeof(none) - 1) == 0);
+			return !(line - k >= sizeof(none) - 1 &&
+				 memcmp(p + k, none, sizeof(none) - 1) == 0);
 	}
 	return 0;
 }
