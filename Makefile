@@ -58,7 +58,7 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 LDLIBS      := -llz4 -lm -lpthread
 BPF_LDLIBS  := -lbpf -ldw -lelf -lz
 # lib/symbolize.c (libdwfl): alloctap-report and the tests of the symbolizer and the report
-DW_LDLIBS   := -ldw -ldebuginfod -lelf -lz -lstdc++
+DW_LDLIBS   := -ldw -lelf -lz -lstdc++
 
 V ?= 0
 ifeq ($(V),1)

@@ -1,5 +1,6 @@
 /* symbolize.c: addresses of a trace's processes to frames, with libdwfl; one Dwfl per object,
  * reported at base 0, so that a libdwfl address is the object's virtual address. */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
@@ -183,11 +184,47 @@ static int debuginfod_wanted(void)
 	return urls && urls[strspn(urls, " \t")];
 }
 
+/* libdebuginfod, loaded when a fetch is first wanted (as libdw loads it): linked in, its
+ * libcurl and TLS libraries would weigh on every report, DEBUGINFOD_URLS set or not. Loaded
+ * once for the process, never unloaded. */
+static struct {
+	int tried;  /* 1: loaded, or not loadable (begin NULL) */
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id, int n, char **path);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	void (*set_user_data)(debuginfod_client *c, void *value);
+	void *(*get_user_data)(debuginfod_client *c);
+	void (*end)(debuginfod_client *c);
+} dfd;
+
+/* Loads libdebuginfod (AT_DEBUGINFOD_LIBRARY) the first time: 0, or -1 when it cannot be
+ * loaded or lacks a function. */
+static int load_debuginfod(void)
+{
+	void *h;
+
+	if (dfd.tried)
+		return dfd.begin ? 0 : -1;
+	dfd.tried = 1;
+	h = dlopen(AT_DEBUGINFOD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return -1;
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&dfd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&dfd.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&dfd.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	if (dfd.find_debuginfo && dfd.set_progressfn && dfd.set_user_data && dfd.get_user_data &&
+	    dfd.end)
+		*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+	return dfd.begin ? 0 : -1;
+}
+
 /* libdebuginfod's progress callback, called while a fetch waits or reads: nonzero cancels the
  * fetch once it has taken AT_DEBUGINFOD_FETCH_S seconds. */
 static int fetch_progress(debuginfod_client *c, long done, long total)
 {
-	struct at_symbolizer *z = debuginfod_get_user_data(c);
+	struct at_symbolizer *z = dfd.get_user_data(c);
 	struct timespec now;
 
 	(void)done, (void)total;
@@ -197,19 +234,24 @@ static int fetch_progress(debuginfod_client *c, long done, long total)
 
 /* z's debuginfod client, begun on first use; NULL when DEBUGINFOD_URLS names no server, when
  * an earlier fetch failed but for "none there" (z->debuginfod_errno), or when the client
- * cannot begin (then z->debuginfod_errno is ENOMEM). */
+ * cannot begin (then z->debuginfod_errno is ELIBACC: libdebuginfod cannot be loaded, or
+ * ENOMEM). */
 static debuginfod_client *debuginfod_of(struct at_symbolizer *z)
 {
 	if (z->debuginfod_errno || !debuginfod_wanted())
 		return NULL;
 	if (!z->debuginfod) {
-		z->debuginfod = debuginfod_begin();
+		if (load_debuginfod() < 0) {
+			z->debuginfod_errno = ELIBACC;
+			return NULL;
+		}
+		z->debuginfod = dfd.begin();
 		if (!z->debuginfod) {
 			z->debuginfod_errno = ENOMEM;
 			return NULL;
 		}
-		debuginfod_set_user_data(z->debuginfod, z);
-		debuginfod_set_progressfn(z->debuginfod, fetch_progress);
+		dfd.set_user_data(z->debuginfod, z);
+		dfd.set_progressfn(z->debuginfod, fetch_progress);
 	}
 	return z->debuginfod;
 }
@@ -250,7 +292,7 @@ static int fetch_debug_file(struct object *o, const unsigned char *id, int n, ch
 		return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &o->z->fetch_start);
-	fd = debuginfod_find_debuginfo(c, id, n, path);
+	fd = dfd.find_debuginfo(c, id, n, path);
 	if (fd < 0) {
 		o->debuginfod = -1;
 		o->debuginfod_errno = -fd;
@@ -861,7 +903,7 @@ void at_symbolizer_free(struct at_symbolizer *z)
 	free(z->index);
 	free(z->debug_dir);
 	if (z->debuginfod)
-		debuginfod_end(z->debuginfod);
+		dfd.end(z->debuginfod);
 	free(z);
 }
 

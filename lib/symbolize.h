@@ -6,8 +6,9 @@
  * is looked up: its symbols come from .symtab (the object's, or its debug file's) or .dynsym,
  * its lines and inlined functions from DWARF. The debug file of an object is looked up by
  * build-id under a debug directory: DIR/.build-id/ab/cdef....debug; when it is not there and
- * DEBUGINFOD_URLS names servers, it is fetched from them by build-id (libdebuginfod, into its
- * cache, DEBUGINFOD_CACHE_PATH), each fetch cut after AT_DEBUGINFOD_FETCH_S seconds; after a
+ * DEBUGINFOD_URLS names servers, it is fetched from them by build-id (libdebuginfod, loaded
+ * then, AT_DEBUGINFOD_LIBRARY; into its cache, DEBUGINFOD_CACHE_PATH), each fetch cut after
+ * AT_DEBUGINFOD_FETCH_S seconds, a file of another build-id refused; after a
  * fetch fails for any reason but "none there", the servers are not asked again. What became
  * of each object's debug file, and how many of its frames stayed unnamed, is told at the end
  * (at_symbolizer_objects).
@@ -23,7 +24,7 @@
  * Frames of other kinds (lib/frames.h: an interpreter's) are named by the NAMES records of the
  * trace (at_symbolizer_add_name); at_symbolize_frame names a frame whatever its kind.
  *
- * Links with -ldw -lelf -ldebuginfod. Not thread-safe: one symbolizer per thread. */
+ * Links with -ldw -lelf (libdebuginfod is loaded with dlopen: its header is needed to build). Not thread-safe: one symbolizer per thread. */
 #ifndef ALLOCTAP_SYMBOLIZE_H
 #define ALLOCTAP_SYMBOLIZE_H
 
@@ -37,6 +38,9 @@
 /* The longest a fetch from debuginfod may take, in seconds (libdebuginfod's own
  * DEBUGINFOD_TIMEOUT, a wait without progress, applies too). */
 #define AT_DEBUGINFOD_FETCH_S 60
+
+/* The library loaded for fetches (Debian's libdebuginfod1). */
+#define AT_DEBUGINFOD_LIBRARY "libdebuginfod.so.1"
 
 /* The most frames one address gives (itself and the functions inlined into it). */
 #define AT_SYMBOLIZE_MAX_INLINE 32
@@ -115,7 +119,8 @@ struct at_object_outcome {
 	int debuginfod;            /* 0 not asked; 1 its debug file came from debuginfod; -1 the
 				    * fetch failed, debuginfod_errno says why (ENOENT: the servers
 				    * have none; ECANCELED: cut after AT_DEBUGINFOD_FETCH_S;
-				    * EBADMSG: the file served has another build-id, unused; else a
+				    * EBADMSG: the file served has another build-id, unused;
+				    * ELIBACC: AT_DEBUGINFOD_LIBRARY cannot be loaded; else a
 				    * connection's error); -2 not asked, an earlier fetch having
 				    * failed with debuginfod_errno */
 	int debuginfod_errno;

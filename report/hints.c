@@ -246,6 +246,8 @@ static const char *fetch_reason(int err)
 	switch (err) {
 	case ENOENT:
 		return "the servers have none";
+	case ELIBACC:
+		return AT_DEBUGINFOD_LIBRARY " cannot be loaded (apt-get install libdebuginfod1)";
 	case EBADMSG:
 		return "the file served has another build-id, and is not used";
 	case ECANCELED:

@@ -20,7 +20,7 @@ FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FZ := $(B)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=gnu11 $(WARN) -O1 -g $(FUZZ_SAN) -MMD -MP
-FUZZ_LDLIBS  := -ldw -ldebuginfod -lelf -lz -llz4 -lm -lpthread -lstdc++
+FUZZ_LDLIBS  := -ldw -lelf -lz -llz4 -lm -lpthread -lstdc++
 FUZZ_SRCS    := $(wildcard lib/*.c) $(filter-out munge/main.c,$(wildcard munge/*.c)) \
 		$(filter-out report/main.c,$(wildcard report/*.c)) \
 		$(filter-out replay/main.c,$(wildcard replay/*.c)) \

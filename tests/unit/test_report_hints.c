@@ -162,6 +162,11 @@ static void test_hint_text(void **state)
 		  "/b/fix: no debug file from debuginfod for build-id abcdef01 "
 		  "(DEBUGINFOD_URLS=http://s): the file served has another build-id, and is not "
 		  "used" },
+		{ "libdebuginfod missing",
+		  { "/b/fix", build_id, 4, 0, 0, -1, ELIBACC }, NULL, "http://s",
+		  "/b/fix: no debug file from debuginfod for build-id abcdef01 "
+		  "(DEBUGINFOD_URLS=http://s): libdebuginfod.so.1 cannot be loaded (apt-get install "
+		  "libdebuginfod1)" },
 		{ "not asked after an earlier failure",
 		  { "/b/fix", build_id, 4, 0, 0, -2, ECONNREFUSED }, NULL, "http://s",
 		  "/b/fix: debuginfod not asked for build-id abcdef01 (DEBUGINFOD_URLS=http://s): "
