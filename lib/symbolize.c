@@ -1,12 +1,16 @@
 /* symbolize.c: addresses of a trace's processes to frames, with libdwfl; one Dwfl per object,
  * reported at base 0, so that a libdwfl address is the object's virtual address. */
+#include <dlfcn.h>
 #include <dwarf.h>
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +76,11 @@ struct object {
 	GElf_Addr bias;         /* libdwfl address - object virtual address */
 	struct load_segment *loads;
 	size_t nloads;
+	struct at_symbolizer *z; /* its symbolizer, for find_debug_file */
 	const char *debug_dir;  /* the symbolizer's, for find_debug_file */
+	int debuginfod;         /* as struct at_object_outcome's */
+	int debuginfod_errno;
+	uint64_t unnamed;       /* stack frames of its addresses given no function name */
 	int debug_errno;        /* find_debug_file: its debug file is there, but opening failed */
 	int debug_opened;       /* find_debug_file gave libdwfl its debug file */
 	int debug_has_dwarf;    /* and that file has a .debug_info section */
@@ -90,6 +98,10 @@ struct object {
 
 struct at_symbolizer {
 	char *debug_dir;
+	debuginfod_client *debuginfod; /* NULL: not begun (or DEBUGINFOD_URLS unset) */
+	int debuginfod_errno;       /* a fetch failed for a reason other than "none there":
+				     * the servers are not asked again */
+	struct timespec fetch_start; /* of the fetch under way, for its time limit */
 	uint64_t trace_start_ns; /* at_symbolizer_trace_start */
 	at_symbolize_problem_fn problem;
 	void *problem_arg;
@@ -150,9 +162,160 @@ static int has_debug_info(int fd)
 	return found;
 }
 
+int at_debug_file_path(const char *debug_dir, const uint8_t *id, size_t n, char *buf,
+		       size_t size)
+{
+	char text[2 * AT_BUILD_ID_MAX + 1];
+
+	if (n < 2 || n > AT_BUILD_ID_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	hex(id, n, text);
+	return snprintf(buf, size, "%s/.build-id/%.2s/%s.debug",
+			debug_dir ? debug_dir : AT_SYMBOLIZE_DEBUG_DIR, text, text + 2);
+}
+
+/* Whether DEBUGINFOD_URLS names at least one server. */
+static int debuginfod_wanted(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return urls && urls[strspn(urls, " \t")];
+}
+
+/* libdebuginfod, loaded when a fetch is first wanted (as libdw loads it): linked in, its
+ * libcurl and TLS libraries would weigh on every report, DEBUGINFOD_URLS set or not. Loaded
+ * once for the process, never unloaded. */
+static struct {
+	int tried;  /* 1: loaded, or not loadable (begin NULL) */
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id, int n, char **path);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	void (*set_user_data)(debuginfod_client *c, void *value);
+	void *(*get_user_data)(debuginfod_client *c);
+	void (*end)(debuginfod_client *c);
+} dfd;
+
+/* Loads libdebuginfod (AT_DEBUGINFOD_LIBRARY) the first time: 0, or -1 when it cannot be
+ * loaded or lacks a function. */
+static int load_debuginfod(void)
+{
+	void *h;
+
+	if (dfd.tried)
+		return dfd.begin ? 0 : -1;
+	dfd.tried = 1;
+	h = dlopen(AT_DEBUGINFOD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return -1;
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&dfd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&dfd.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&dfd.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	if (dfd.find_debuginfo && dfd.set_progressfn && dfd.set_user_data && dfd.get_user_data &&
+	    dfd.end)
+		*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+	return dfd.begin ? 0 : -1;
+}
+
+/* libdebuginfod's progress callback, called while a fetch waits or reads: nonzero cancels the
+ * fetch once it has taken AT_DEBUGINFOD_FETCH_S seconds. */
+static int fetch_progress(debuginfod_client *c, long done, long total)
+{
+	struct at_symbolizer *z = dfd.get_user_data(c);
+	struct timespec now;
+
+	(void)done, (void)total;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - z->fetch_start.tv_sec >= AT_DEBUGINFOD_FETCH_S;
+}
+
+/* z's debuginfod client, begun on first use; NULL when DEBUGINFOD_URLS names no server, when
+ * an earlier fetch failed but for "none there" (z->debuginfod_errno), or when the client
+ * cannot begin (then z->debuginfod_errno is ELIBACC: libdebuginfod cannot be loaded, or
+ * ENOMEM). */
+static debuginfod_client *debuginfod_of(struct at_symbolizer *z)
+{
+	if (z->debuginfod_errno || !debuginfod_wanted())
+		return NULL;
+	if (!z->debuginfod) {
+		if (load_debuginfod() < 0) {
+			z->debuginfod_errno = ELIBACC;
+			return NULL;
+		}
+		z->debuginfod = dfd.begin();
+		if (!z->debuginfod) {
+			z->debuginfod_errno = ENOMEM;
+			return NULL;
+		}
+		dfd.set_user_data(z->debuginfod, z);
+		dfd.set_progressfn(z->debuginfod, fetch_progress);
+	}
+	return z->debuginfod;
+}
+
+/* Whether the ELF file fd carries build-id id (n bytes): read from a duplicate of fd. */
+static int has_build_id(int fd, const unsigned char *id, int n)
+{
+	int dup_fd = dup(fd);
+	Elf *elf = dup_fd >= 0 ? elf_begin(dup_fd, ELF_C_READ, NULL) : NULL;
+	const void *bits;
+	ssize_t len = elf ? dwelf_elf_gnu_build_id(elf, &bits) : -1;
+	int same = len == n && memcmp(bits, id, (size_t)n) == 0;
+
+	elf_end(elf);
+	if (dup_fd >= 0)
+		close(dup_fd);
+	return same;
+}
+
+/* Fetches o's debug file, of build-id (n bytes), from the servers of DEBUGINFOD_URLS into
+ * libdebuginfod's cache (DEBUGINFOD_CACHE_PATH): its fd, its path in *path (malloc'ed), or
+ * -1 when not asked (no server, or an earlier failure) or failed (o->debuginfod says so;
+ * EBADMSG: the file served has another build-id, and is not used). An object is asked for
+ * once. */
+static int fetch_debug_file(struct object *o, const unsigned char *id, int n, char **path)
+{
+	debuginfod_client *c;
+	int fd;
+
+	if (o->debuginfod)
+		return -1; /* asked once (libdwfl asks for symbols, then for DWARF) */
+	c = debuginfod_of(o->z);
+	if (!c) {
+		if (o->z->debuginfod_errno) { /* said as this object's too */
+			o->debuginfod = -2;
+			o->debuginfod_errno = o->z->debuginfod_errno;
+		}
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &o->z->fetch_start);
+	fd = dfd.find_debuginfo(c, id, n, path);
+	if (fd < 0) {
+		o->debuginfod = -1;
+		o->debuginfod_errno = -fd;
+		if (-fd != ENOENT)
+			o->z->debuginfod_errno = -fd;
+		return -1;
+	}
+	if (!has_build_id(fd, id, n)) {
+		close(fd);
+		free(*path);
+		*path = NULL;
+		o->debuginfod = -1;
+		o->debuginfod_errno = EBADMSG;
+		return -1;
+	}
+	o->debuginfod = 1;
+	return fd;
+}
+
 /* libdwfl's find_debuginfo callback: DIR/.build-id/ab/cdef....debug of the module's build-id,
- * nothing else (no .gnu_debuglink search next to the object, no debuginfod). The module's
- * userdata is its struct object. */
+ * else, when DEBUGINFOD_URLS names servers, the file they give for it (fetch_debug_file);
+ * nothing else (no .gnu_debuglink search next to the object). The module's userdata is its
+ * struct object. */
 static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname,
 			   Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			   GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -160,32 +323,43 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
 	struct object *o = *userdata;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	char id[2 * AT_BUILD_ID_MAX + 1];
-	char *path;
+	char path[PATH_MAX];
 	int n, fd;
 
 	(void)modname, (void)base, (void)file_name, (void)debuglink_file, (void)debuglink_crc;
 	if (!o)
 		return -1;
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (n < 2 || n > AT_BUILD_ID_MAX)
-		return -1;
-	hex(bits, (size_t)n, id);
-	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", o->debug_dir, id, id + 2) < 0)
+	int len = at_debug_file_path(o->debug_dir, bits, n < 0 ? 0 : (size_t)n, path, sizeof(path));
+	if (len < 0 || (size_t)len >= sizeof(path))
 		return -1;
 	const char *why;
 	do
 		fd = open_regular(path, &why);
 	while (fd < 0 && errno == EINTR);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+		char *fetched = NULL;
+
+		fd = fetch_debug_file(o, bits, n, &fetched);
+		if (fd < 0)
+			return -1;
+		o->debug_opened = 1;
+		o->debug_has_dwarf = has_debug_info(fd);
+		*debuginfo_file_name = fetched; /* libdwfl frees it */
+		return fd;
+	}
 	if (fd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			o->debug_errno = errno; /* there, but not for us now: said, never silent */
-		free(path);
+		o->debug_errno = errno; /* there, but not for us now: said, never silent */
+		return -1;
+	}
+	*debuginfo_file_name = strdup(path); /* libdwfl frees it */
+	if (!*debuginfo_file_name) {
+		close(fd);
+		o->debug_errno = ENOMEM;
 		return -1;
 	}
 	o->debug_opened = 1;
 	o->debug_has_dwarf = has_debug_info(fd);
-	*debuginfo_file_name = path; /* libdwfl frees it */
 	return fd;
 }
 
@@ -418,6 +592,16 @@ static void close_object(struct object *o)
 	o->symbols = NULL;
 	o->nloads = o->nsymbols = 0;
 	o->debug_errno = o->debug_opened = o->debug_has_dwarf = 0;
+	if (o->debuginfod == 1)
+		o->debuginfod = 0; /* fetched again (from the cache) at the next try */
+}
+
+/* Where o's debug file came from, for its messages: "from debuginfod", or "under DIR" as
+ * two parts (*dir: "" or the debug directory). */
+static const char *debug_place(const struct object *o, const char **dir)
+{
+	*dir = o->debuginfod == 1 ? "" : o->debug_dir;
+	return o->debuginfod == 1 ? "from debuginfod" : "under ";
 }
 
 /* Reads o's symbols and checks that its debug file, if there is one, was opened and read: a
@@ -427,6 +611,7 @@ static int read_names(struct object *o, char *why, size_t size)
 {
 	Dwarf_Addr bias;
 	Dwarf *dw;
+	const char *dir, *place = debug_place(o, &dir);
 
 	if (read_loads(o) < 0 || read_symbols(o) < 0) {
 		snprintf(why, size, "cannot read its program headers: %s", elf_errmsg(-1));
@@ -443,14 +628,14 @@ static int read_names(struct object *o, char *why, size_t size)
 	int err = dw ? 0 : dwfl_errno(); /* reading it clears it */
 	if (err && strstr(dwfl_errmsg(err), "No DWARF") && o->debug_has_dwarf) {
 		/* libdwfl says so when it could not load the DWARF the file holds */
-		snprintf(why, size, "its debug file (by build-id under %s) holds DWARF that cannot "
+		snprintf(why, size, "its debug file (by build-id %s%s) holds DWARF that cannot "
 				    "be read (out of memory? a limit of this process, not a fault of "
-				    "the object)", o->debug_dir);
+				    "the object)", place, dir);
 		return -1;
 	}
 	if (err && !strstr(dwfl_errmsg(err), "No DWARF")) {
-		snprintf(why, size, "its debug file (by build-id under %s) cannot be read: %s",
-			 o->debug_dir, dwfl_errmsg(err));
+		snprintf(why, size, "its debug file (by build-id %s%s) cannot be read: %s",
+			 place, dir, dwfl_errmsg(err));
 		return -1;
 	}
 	return 0;
@@ -654,6 +839,7 @@ static struct object *object_of(struct at_symbolizer *z, const struct at_mapping
 	o->base = slash ? slash + 1 : o->path;
 	o->build_id_len = m->build_id_len > AT_BUILD_ID_MAX ? AT_BUILD_ID_MAX : m->build_id_len;
 	memcpy(o->build_id, m->build_id, o->build_id_len);
+	o->z = z;
 	o->debug_dir = z->debug_dir;
 	o->trace_start_ns = z->trace_start_ns;
 	z->objects[z->nobjects++] = o;
@@ -716,6 +902,8 @@ void at_symbolizer_free(struct at_symbolizer *z)
 	at_ranges_free(z->mappings);
 	free(z->index);
 	free(z->debug_dir);
+	if (z->debuginfod)
+		dfd.end(z->debuginfod);
 	free(z);
 }
 
@@ -1106,6 +1294,34 @@ static int cache_room(struct object *o)
 	return 0;
 }
 
+/* Adds to o's count the frames of the n given that have no function name; returns n. */
+static int count_unnamed(struct object *o, const struct at_frame *frames, int n)
+{
+	for (int i = 0; i < n; i++)
+		o->unnamed += !frames[i].function;
+	return n;
+}
+
+void at_symbolizer_objects(const struct at_symbolizer *z, at_symbolize_object_fn fn, void *arg)
+{
+	for (size_t i = 0; i < z->nobjects; i++) {
+		const struct object *o = z->objects[i];
+
+		if (o->state != OBJECT_READY)
+			continue;
+		struct at_object_outcome out = {
+			.path = o->path,
+			.build_id = o->build_id,
+			.build_id_len = o->build_id_len,
+			.unnamed = o->unnamed,
+			.debug_file = o->debug_opened,
+			.debuginfod = o->debuginfod,
+			.debuginfod_errno = o->debuginfod_errno,
+		};
+		fn(arg, &out);
+	}
+}
+
 int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_address,
 		 struct at_frame *frames, int max)
 {
@@ -1133,7 +1349,7 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 		if (c->key) {
 			n = c->n < max ? c->n : max;
 			memcpy(frames, c->frames, (size_t)n * sizeof(*frames));
-			return n;
+			return count_unnamed(o, frames, n);
 		}
 	}
 	n = lookup(o, vaddr, return_address, all);
@@ -1157,7 +1373,7 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 	if (n > max)
 		n = max;
 	memcpy(frames, all, (size_t)n * sizeof(*frames));
-	return n;
+	return count_unnamed(o, frames, n);
 }
 
 int at_frame_text(const struct at_frame *f, char *buf, size_t size)

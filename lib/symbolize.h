@@ -5,7 +5,13 @@
  * one cache entry per object (path and build-id), opened the first time one of its addresses
  * is looked up: its symbols come from .symtab (the object's, or its debug file's) or .dynsym,
  * its lines and inlined functions from DWARF. The debug file of an object is looked up by
- * build-id under a debug directory: DIR/.build-id/ab/cdef....debug.
+ * build-id under a debug directory: DIR/.build-id/ab/cdef....debug; when it is not there and
+ * DEBUGINFOD_URLS names servers, it is fetched from them by build-id (libdebuginfod, loaded
+ * then, AT_DEBUGINFOD_LIBRARY; into its cache, DEBUGINFOD_CACHE_PATH), each fetch cut after
+ * AT_DEBUGINFOD_FETCH_S seconds, a file of another build-id refused; after a
+ * fetch fails for any reason but "none there", the servers are not asked again. What became
+ * of each object's debug file, and how many of its frames stayed unnamed, is told at the end
+ * (at_symbolizer_objects).
  *
  * An object that cannot be opened, or whose build-id is not the one the mapping record gives
  * (the file changed since the trace was taken), is reported once through the problem callback
@@ -18,7 +24,7 @@
  * Frames of other kinds (lib/frames.h: an interpreter's) are named by the NAMES records of the
  * trace (at_symbolizer_add_name); at_symbolize_frame names a frame whatever its kind.
  *
- * Links with -ldw -lelf. Not thread-safe: one symbolizer per thread. */
+ * Links with -ldw -lelf (libdebuginfod is loaded with dlopen: its header is needed to build). Not thread-safe: one symbolizer per thread. */
 #ifndef ALLOCTAP_SYMBOLIZE_H
 #define ALLOCTAP_SYMBOLIZE_H
 
@@ -28,6 +34,13 @@
 #include "stack.h"
 
 #define AT_SYMBOLIZE_DEBUG_DIR "/usr/lib/debug"
+
+/* The longest a fetch from debuginfod may take, in seconds (libdebuginfod's own
+ * DEBUGINFOD_TIMEOUT, a wait without progress, applies too). */
+#define AT_DEBUGINFOD_FETCH_S 60
+
+/* The library loaded for fetches (Debian's libdebuginfod1). */
+#define AT_DEBUGINFOD_LIBRARY "libdebuginfod.so.1"
 
 /* The most frames one address gives (itself and the functions inlined into it). */
 #define AT_SYMBOLIZE_MAX_INLINE 32
@@ -86,6 +99,38 @@ int at_symbolizer_add_name(struct at_symbolizer *z, const struct at_frame_name *
  * with neither function nor object. At least one frame, at most max (> 0), returned. */
 int at_symbolize_frame(struct at_symbolizer *z, uint32_t pid, unsigned kind, uint64_t value,
 		       int return_address, struct at_frame *frames, int max);
+
+/* The path of the debug file of build-id id (n bytes, 2 to AT_BUILD_ID_MAX) under debug_dir
+ * (NULL: AT_SYMBOLIZE_DEBUG_DIR), "DIR/.build-id/ab/cdef....debug", into buf (cut to size):
+ * the length it wanted, as snprintf; -1 with errno EINVAL for a build-id of another size. */
+int at_debug_file_path(const char *debug_dir, const uint8_t *id, size_t n, char *buf,
+		       size_t size);
+
+/* What became of one object read for names (at_symbolizer_objects). Pointers are valid for the
+ * call only. */
+struct at_object_outcome {
+	const char *path;
+	const uint8_t *build_id;   /* build_id_len bytes; 0: the object has none */
+	size_t build_id_len;
+	uint64_t unnamed;          /* frames of its addresses given no function name (each stack
+				    * frame looked up, so the frames of the trace's stacks) */
+	int debug_file;            /* 1: a debug file was found (under the debug directory, or
+				    * from debuginfod) and read */
+	int debuginfod;            /* 0 not asked; 1 its debug file came from debuginfod; -1 the
+				    * fetch failed, debuginfod_errno says why (ENOENT: the servers
+				    * have none; ECANCELED: cut after AT_DEBUGINFOD_FETCH_S;
+				    * EBADMSG: the file served has another build-id, unused;
+				    * ELIBACC: AT_DEBUGINFOD_LIBRARY cannot be loaded; else a
+				    * connection's error); -2 not asked, an earlier fetch having
+				    * failed with debuginfod_errno */
+	int debuginfod_errno;
+};
+
+typedef void (*at_symbolize_object_fn)(void *arg, const struct at_object_outcome *o);
+
+/* Calls fn for each object that was opened and read (not those reported unusable), in the
+ * order the trace first named them. */
+void at_symbolizer_objects(const struct at_symbolizer *z, at_symbolize_object_fn fn, void *arg);
 
 /* The frame as one folded-stack word, in buf (NUL-terminated, cut to size): the function name,
  * else "OBJECT+0xADDRESS", else "[unknown]". Returns the length it wanted, as snprintf. */

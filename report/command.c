@@ -14,6 +14,7 @@
 #include "display.h"
 #include "export.h"
 #include "feed.h"
+#include "hints.h"
 #include "output.h"
 #include "render.h"
 
@@ -444,6 +445,11 @@ int rep_run(const struct rep_request *r)
 	    ferror(out.f)) {
 		write_failed(&out, errno ? errno : EIO);
 		goto out;
+	}
+	if (!cmd->names_no_frames) {
+		rep_hints_say(&a.x, r->debug_dir);
+		if (cmd->traces == 2)
+			rep_hints_say(&b.x, r->debug_dir);
 	}
 	rc = damaged ? REP_EXIT_DAMAGED : 0;
 out:

@@ -87,6 +87,7 @@ static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *
 const struct rep_command_def rep_cmd_summary = {
 	.name = "summary",
 	.traces = 1,
+	.names_no_frames = 1,
 	.usage =
 "  summary [--json]    events, duration, calls per function, peak live bytes (the most\n"
 "                      bytes asked live at once) and when, peak RSS, final live bytes and\n"

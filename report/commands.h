@@ -94,6 +94,7 @@ struct rep_command_def {
 	unsigned traces;        /* operands: 1, or 2 (TRACE_A TRACE_B, both read alike) */
 	const char *output_is;  /* non-NULL: the command needs -o FILE, this being what FILE is */
 	int heap_sizes;         /* the engine counts calls per size bucket */
+	int names_no_frames;    /* its output names no frame: no word of unnamed ones (hints.h) */
 	const char *usage;      /* its lines under --help's "Commands:", its options' included */
 	const struct rep_option *options; /* its own options (at most REP_OPTIONS_MAX) */
 	size_t n_options;

@@ -398,8 +398,9 @@ strip --strip-all "$T/sd/unwind_chain"
 traced stripped "$T/sd/unwind_chain" 2
 run_cmd "$R" export --folded --debug-dir "$T/dbg" "$T/stripped.atz"
 cp "$T/out" "$T/stripped.full"
+# (libc's debug file is not under that --debug-dir: its unnamed frames are said, no problem)
 check "stripped program, its debug file by build-id: chain_leaf named, no problem" \
-	bash -c "[ -n '$bid' ] && [ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';main;chain_outer;chain_middle;chain_inner;chain_leaf;malloc 2\$' '$T/stripped.full'"
+	bash -c "[ -n '$bid' ] && [ $rc -eq 0 ] && ! grep -v '^alloctap-report: [^ ]*/libc.so.6: [0-9]* frames\\? left unnamed (libc.so.6+0xOFFSET): ' '$T/err' && grep -q ';main;chain_outer;chain_middle;chain_inner;chain_leaf;malloc 2\$' '$T/stripped.full'"
 # limited FULL OPTION VALUE REPORT-ARGS...: the report under ulimit OPTION VALUE; prints what
 # is wrong, nothing when all is right: it failed with an error said, or every frame is one of
 # the full run's (FULL) or an offset of an object said to be unreadable for want of resources.

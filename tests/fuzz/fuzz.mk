@@ -5,7 +5,8 @@
 #                       FUZZ_SECONDS (60); fails naming the reproducer of any finding
 #   make fuzz-build     build the harnesses and their seed corpus in build/fuzz/
 #   make fuzz-regress   replay the regression inputs and the seeds once (a few seconds)
-#   FUZZ_TARGETS=...    a subset of: source text munge atz elfsym x86 convert replay report unwind
+#   FUZZ_TARGETS=...    a subset of: source text munge atz elfsym x86 convert replay report hints
+#                       unwind
 #
 # A finding, once fixed, leaves its minimised input in tests/fuzz/regressions/NAME/, which
 # both targets replay before anything else. The corpus grows in build/fuzz/corpus/NAME.
@@ -29,7 +30,7 @@ FUZZ_BINS    := $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 
 # clang's libFuzzer runtime (libclang_rt.fuzzer) is in libclang-rt-N-dev on Debian 12.
 FUZZ_CLANG_MAJOR = $(or $(firstword $(subst ., ,$(shell $(CLANG) -dumpversion 2>/dev/null))),14)
-FUZZ_DEB_PACKAGES = clang libclang-rt-$(FUZZ_CLANG_MAJOR)-dev gcc libelf-dev libdw-dev liblz4-dev lz4 \
+FUZZ_DEB_PACKAGES = clang libclang-rt-$(FUZZ_CLANG_MAJOR)-dev gcc libelf-dev libdw-dev libdebuginfod-dev liblz4-dev lz4 \
 	zlib1g-dev python3
 
 .PHONY: fuzz fuzz-deps fuzz-build fuzz-regress

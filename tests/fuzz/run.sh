@@ -20,6 +20,7 @@ options() {
 	text) echo "-dict=$dict -max_len=4096" ;;
 	atz | elfsym | unwind) echo "-max_len=65536" ;;
 	x86) echo "-max_len=64" ;;
+	hints) echo "-max_len=4096" ;;
 	*) echo "" ;;
 	esac
 }

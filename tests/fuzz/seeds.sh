@@ -15,6 +15,8 @@
 #               slot limit, and 4096 slots
 #   OUT/report  every log and trace, after two request bytes (see fuzz_report.c): each command
 #               once, with its first option variant
+#   OUT/hints   a path, then dpkg-query -S's output for it: one package, an architecture,
+#               diversions, several packages, none; a package, then apt-cache policy's
 #   OUT/unwind  the ELF files of OUT/elfsym, the shared object linked by gold too (its
 #               .eh_frame of type SHT_X86_64_UNWIND) and a copy without section headers, and
 #               one with a signal trampoline's CFI (the 'S' augmentation, glibc's expressions)
@@ -27,7 +29,7 @@ cd "$(dirname "$0")/../.."
 data=tests/data
 
 rm -rf "$out"
-mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,unwind}
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -154,6 +156,17 @@ for i, m in enumerate(re.finditer(r'\{\s*"([^"]*)",\s*\{([^}]*)\},\s*(\d+)', src
     name = re.sub(r'[^a-z0-9]+', '-', m.group(1).lower()).strip('-')
     open('%s/%02d-%s' % (sys.argv[2], i, name), 'wb').write(code)
 EOF
+
+# hints: the path asked about, then dpkg-query -S's lines
+p=/usr/bin/python3.11
+printf '%s\npython3.11-minimal: %s\n' $p $p >"$out/hints/one"
+printf '%s\nlibc6:amd64: %s\n' $p $p >"$out/hints/arch"
+printf '%s\ndiversion by dash from: %s\ndiversion by dash to: %s.real\nx: %s\n' $p $p $p $p \
+	>"$out/hints/diversion"
+printf '%s\na, b: %s\n' $p $p >"$out/hints/several"
+printf '%s\n' $p >"$out/hints/none"
+printf 'python3.11-dbg\npython3.11-dbg:\n  Installed: (none)\n  Candidate: 3.11.2-6\n' \
+	>"$out/hints/policy"
 
 for d in "$out"/*/; do
 	printf '  SEEDS   %s: %s files\n' "$d" "$(ls "$d" | wc -l)"

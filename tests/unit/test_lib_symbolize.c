@@ -2,13 +2,17 @@
  * with -g (a function inlined into another, a function that ends with a call, a static
  * function), loaded with dlopen so that its addresses and mappings are real: names from
  * .symtab, .dynsym or a debug file found by build-id, lines and inlined frames, the pc - 1 rule
- * for return addresses, changed and missing objects reported once and never named. */
+ * for return addresses, changed and missing objects reported once and never named; each
+ * object's unnamed frames counted; debug files fetched by build-id from a debuginfod (python3's
+ * http.server on the loopback serving files as a debuginfod does: found, none, another
+ * build-id's, and no server at all). */
 #include <dlfcn.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -647,6 +654,284 @@ static void test_named_frames(void **state)
 	at_symbolizer_free(z);
 }
 
+/* The outcomes at_symbolizer_objects hands out, collected. */
+struct outcomes {
+	int count;
+	struct at_object_outcome o[4];
+	char path[4][160];
+};
+
+static void on_object(void *arg, const struct at_object_outcome *o)
+{
+	struct outcomes *c = arg;
+
+	assert_true(c->count < 4);
+	c->o[c->count] = *o;
+	snprintf(c->path[c->count], sizeof(c->path[0]), "%s", o->path);
+	c->o[c->count].path = c->path[c->count];
+	c->o[c->count].build_id = NULL;
+	c->count++;
+}
+
+/* Each object read tells how many of its frames stayed unnamed and whether a debug file named
+ * them; an unusable object (reported) is not told. DEBUGINFOD_URLS is unset: none fetched. */
+static void test_object_outcomes(void **state)
+{
+	const struct {
+		const char *what;
+		const char *path, *debug_dir;
+		uint64_t unnamed;
+		int debug_file;
+	} cases[] = {
+		{ "a stripped object without its debug file", fx.stripped, fx.dir, 2, 0 },
+		{ "a stripped object with its debug file", fx.stripped, fx.debug_dir, 0, 1 },
+		{ "an object with .symtab and DWARF", fx.lib, fx.dir, 0, 0 },
+	};
+
+	(void)state;
+	unsetenv("DEBUGINFOD_URLS");
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct problems p = { 0 };
+		struct outcomes c = { 0 };
+		struct at_symbolizer *z = symbolizer(cases[k].path, cases[k].debug_dir, fx.build_id, &p);
+		struct at_mapping gone = fx.maps[0];
+		struct at_frame fr[AT_SYMBOLIZE_MAX_INLINE];
+
+		print_message("%s\n", cases[k].what);
+		gone.pid = 8;
+		gone.path = "/nonexistent/libgone.so";
+		assert_int_equal(at_symbolizer_add_mapping(z, &gone), 0);
+		/* the static function twice (the second from the cache), an exported one once */
+		at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolize(z, 7, fx.outer, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolize(z, 8, gone.start, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+		at_symbolizer_objects(z, on_object, &c);
+		assert_int_equal(p.count, 1);
+		assert_int_equal(c.count, 1);
+		assert_string_equal(c.path[0], cases[k].path);
+		assert_int_equal(c.o[0].build_id_len, fx.build_id_len);
+		assert_int_equal(c.o[0].unnamed, cases[k].unnamed);
+		assert_int_equal(c.o[0].debug_file, cases[k].debug_file);
+		assert_int_equal(c.o[0].debuginfod, 0);
+		at_symbolizer_free(z);
+	}
+}
+
+/* A loopback port nothing listens on (bound, then closed): its number. */
+static int closed_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* With DEBUGINFOD_URLS naming a server that is not there, the first object without a debug
+ * file is fetched for and fails with the connection's error; the next is not asked for (-2),
+ * with the same error; its frames stay as they were (.dynsym's names, offsets). */
+static void test_debuginfod_unreachable(void **state)
+{
+	char urls[64], cache[160], copy[160];
+	struct problems p = { 0 };
+	struct outcomes c = { 0 };
+	struct at_frame fr[AT_SYMBOLIZE_MAX_INLINE];
+
+	(void)state;
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", closed_port());
+	snprintf(cache, sizeof(cache), "%s/debuginfod-cache", fx.dir);
+	snprintf(copy, sizeof(copy), "%s/stripped2/libfix.so", fx.dir);
+	assert_int_equal(run("mkdir -p %s/stripped2 && cp %s %s", fx.dir, fx.stripped, copy), 0);
+	setenv("DEBUGINFOD_URLS", urls, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	struct at_symbolizer *z = symbolizer(fx.stripped, fx.dir, fx.build_id, &p);
+	for (int i = 0; i < fx.nmaps; i++) {
+		struct at_mapping m = fx.maps[i];
+
+		m.pid = 9;
+		m.path = copy;
+		assert_int_equal(at_symbolizer_add_mapping(z, &m), 0);
+	}
+	assert_int_equal(at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE), 1);
+	assert_null(fr[0].function);
+	assert_int_equal(at_symbolize(z, 9, fx.outer, 0, fr, AT_SYMBOLIZE_MAX_INLINE), 1);
+	assert_string_equal(fr[0].function, "at_fix_outer");
+	at_symbolizer_objects(z, on_object, &c);
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	assert_int_equal(p.count, 0);
+	assert_int_equal(c.count, 2);
+	assert_string_equal(c.path[0], fx.stripped);
+	assert_int_equal(c.o[0].debuginfod, -1);
+	assert_int_not_equal(c.o[0].debuginfod_errno, 0);
+	assert_int_not_equal(c.o[0].debuginfod_errno, ENOENT);
+	assert_int_equal(c.o[0].unnamed, 1);
+	assert_string_equal(c.path[1], copy);
+	assert_int_equal(c.o[1].debuginfod, -2);
+	assert_int_equal(c.o[1].debuginfod_errno, c.o[0].debuginfod_errno);
+	assert_int_equal(c.o[1].unnamed, 0);
+	at_symbolizer_free(z);
+}
+
+/* Starts an HTTP server of the files under dir on the loopback (python3's http.server: a
+ * debuginfod's answers are files at /buildid/ID/debuginfo, 404 for the others); its pid, once
+ * it accepts connections at port. */
+static pid_t serve(const char *dir, int port)
+{
+	char port_text[16];
+	pid_t pid;
+
+	snprintf(port_text, sizeof(port_text), "%d", port);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execlp("python3", "python3", "-m", "http.server", "--bind", "127.0.0.1", "--directory",
+		       dir, port_text, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int fd = socket(AF_INET, SOCK_STREAM, 0), up;
+
+		up = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(fd);
+		if (up)
+			return pid;
+		usleep(50000);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	fail_msg("python3 -m http.server did not start on port %d", port);
+	return -1;
+}
+
+/* libfix.so compiled again as path (stripped) with build-id bid (of libfix.so's size, so
+ * that its layout is libfix.so's), and added as pid's mappings to z. */
+static void add_rebuilt(struct at_symbolizer *z, const char *path, const uint8_t *bid,
+			uint32_t pid)
+{
+	char hex_id[2 * AT_BUILD_ID_MAX + 1];
+
+	for (int i = 0; i < fx.build_id_len; i++)
+		sprintf(hex_id + 2 * i, "%02x", bid[i]);
+	assert_int_equal(run("mkdir -p $(dirname %s) && cc -O2 -g -fPIC -shared "
+			     "-fno-optimize-sibling-calls -fno-toplevel-reorder -falign-functions=1 "
+			     "-Wl,--build-id=0x%s -o %s %s/fix.c && strip --strip-all %s",
+			     path, hex_id, path, fx.dir, path), 0);
+	for (int i = 0; i < fx.nmaps; i++) {
+		struct at_mapping m = fx.maps[i];
+
+		m.pid = pid;
+		m.path = path;
+		memcpy(m.build_id, bid, AT_BUILD_ID_MAX);
+		assert_int_equal(at_symbolizer_add_mapping(z, &m), 0);
+	}
+}
+
+/* A server that gives libfix.so's debug file for its build-id, and the same file for a second
+ * build-id, nothing for a third: an object of the third gets ENOENT, and the server is asked
+ * again for the next; the stripped libfix.so's frames get names, lines and inlines from the
+ * file fetched, as from the debug directory, and it is kept in DEBUGINFOD_CACHE_PATH; an
+ * object of the second build-id refuses the file (EBADMSG) and stays unnamed. */
+static void test_debuginfod_fetch(void **state)
+{
+	char id[2 * AT_BUILD_ID_MAX + 1], other_id[2 * AT_BUILD_ID_MAX + 1];
+	char urls[64], cache[160], srv[160], other[160], third[160];
+	uint8_t other_bid[AT_BUILD_ID_MAX], third_bid[AT_BUILD_ID_MAX];
+	struct problems p = { 0 };
+	struct outcomes c = { 0 };
+	struct at_frame fr[AT_SYMBOLIZE_MAX_INLINE];
+	int port = closed_port(), n;
+
+	(void)state;
+	memcpy(other_bid, fx.build_id, sizeof(other_bid));
+	other_bid[0] ^= 0xff;
+	memcpy(third_bid, fx.build_id, sizeof(third_bid));
+	third_bid[1] ^= 0xff;
+	for (int i = 0; i < fx.build_id_len; i++) {
+		sprintf(id + 2 * i, "%02x", fx.build_id[i]);
+		sprintf(other_id + 2 * i, "%02x", other_bid[i]);
+	}
+	snprintf(srv, sizeof(srv), "%s/srv", fx.dir);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(run("mkdir -p %s/buildid/%s && cp %s/.build-id/%.2s/%s.debug "
+				     "%s/buildid/%s/debuginfo", srv, k ? other_id : id,
+				     fx.debug_dir, id, id + 2, srv, k ? other_id : id), 0);
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
+	snprintf(cache, sizeof(cache), "%s/fetch-cache", fx.dir);
+	snprintf(other, sizeof(other), "%s/other/libfix.so", fx.dir);
+	snprintf(third, sizeof(third), "%s/third/libfix.so", fx.dir);
+	pid_t server = serve(srv, port);
+	setenv("DEBUGINFOD_URLS", urls, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	struct at_symbolizer *z = symbolizer(fx.stripped, fx.dir, fx.build_id, &p);
+	add_rebuilt(z, other, other_bid, 9);
+	add_rebuilt(z, third, third_bid, 11);
+
+	assert_int_equal(at_symbolize(z, 11, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE), 1);
+	assert_null(fr[0].function);
+	/* named from the fetched file: the static function, its line, the inline */
+	n = at_symbolize(z, 7, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE);
+	assert_string_equal(fr[n - 1].function, "at_fix_hidden");
+	assert_int_equal(fr[n - 1].line, 33);
+	n = at_symbolize(z, 7, fx.inner_call_ret, 1, fr, AT_SYMBOLIZE_MAX_INLINE);
+	assert_int_equal(n, 2);
+	assert_string_equal(fr[0].function, "at_fix_inner");
+	assert_int_equal(fr[1].line, 15);
+	/* the file served for the second build-id is libfix.so's: refused */
+	assert_int_equal(at_symbolize(z, 9, fx.hidden, 0, fr, AT_SYMBOLIZE_MAX_INLINE), 1);
+	assert_null(fr[0].function);
+	at_symbolizer_objects(z, on_object, &c);
+	kill(server, SIGTERM);
+	waitpid(server, NULL, 0);
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	assert_int_equal(p.count, 0);
+	assert_int_equal(c.count, 3);
+	assert_int_equal(c.o[0].debuginfod, 1);
+	assert_int_equal(c.o[0].debug_file, 1);
+	assert_int_equal(c.o[0].unnamed, 0);
+	assert_int_equal(c.o[1].debuginfod, -1);
+	assert_int_equal(c.o[1].debuginfod_errno, EBADMSG);
+	assert_int_equal(c.o[1].debug_file, 0);
+	assert_int_equal(c.o[1].unnamed, 1);
+	assert_int_equal(c.o[2].debuginfod, -1);
+	assert_int_equal(c.o[2].debuginfod_errno, ENOENT);
+	assert_int_equal(c.o[2].unnamed, 1);
+	assert_int_equal(run("cmp %s/%s/debuginfo %s/.build-id/%.2s/%s.debug", cache, id,
+			     fx.debug_dir, id, id + 2), 0);
+	at_symbolizer_free(z);
+}
+
+/* The debug file's path by build-id: the first byte a folder, the rest the name. */
+static void test_debug_file_path(void **state)
+{
+	static const uint8_t id[] = { 0xab, 0xcd, 0xef, 0x01 };
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(at_debug_file_path(NULL, id, sizeof(id), buf, sizeof(buf)),
+			 strlen("/usr/lib/debug/.build-id/ab/cdef01.debug"));
+	assert_string_equal(buf, "/usr/lib/debug/.build-id/ab/cdef01.debug");
+	assert_int_equal(at_debug_file_path("/d", id, 2, buf, sizeof(buf)),
+			 strlen("/d/.build-id/ab/cd.debug"));
+	assert_string_equal(buf, "/d/.build-id/ab/cd.debug");
+	assert_int_equal(at_debug_file_path("/d", id, 1, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(at_debug_file_path("/d", id, 4, buf, 8),
+			 strlen("/d/.build-id/ab/cdef01.debug"));
+	assert_string_equal(buf, "/d/.bui");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +943,10 @@ int main(void)
 		cmocka_unit_test(test_mappings),
 		cmocka_unit_test(test_frame_text),
 		cmocka_unit_test(test_named_frames),
+		cmocka_unit_test(test_object_outcomes),
+		cmocka_unit_test(test_debuginfod_unreachable),
+		cmocka_unit_test(test_debuginfod_fetch),
+		cmocka_unit_test(test_debug_file_path),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
