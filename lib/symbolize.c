@@ -935,6 +935,21 @@ static const struct at_range *mapping_of(const struct at_symbolizer *z, uint32_t
 	return at_ranges_find(z->mappings, pid, pc);
 }
 
+int at_symbolizer_mapping(const struct at_symbolizer *z, uint32_t pid, uint64_t pc,
+			  struct at_mapping *m)
+{
+	const struct at_range *r = mapping_of(z, pid, pc);
+	const struct object *o;
+
+	if (!r)
+		return 0;
+	o = r->value;
+	*m = (struct at_mapping){ .pid = pid, .build_id_len = o->build_id_len, .start = r->start,
+				  .end = r->end, .offset = r->offset, .path = o->path };
+	memcpy(m->build_id, o->build_id, o->build_id_len);
+	return 1;
+}
+
 /* The virtual address of file offset off through the PT_LOAD segments; 1 found, 0 not. */
 static int vaddr_of(const struct object *o, uint64_t off, uint64_t *vaddr)
 {
@@ -1211,8 +1226,12 @@ static int dwarf_frames(struct object *o, Dwarf_Addr a, struct at_frame *frames,
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
+		int decl = 0;
+
+		(void)dwarf_decl_line(s, &decl); /* through the abstract origin of an inline */
 		frames[n] = (struct at_frame){ .function = die_name(o, cu, s, a, bias), .file = file,
 					       .line = lineno > 0 ? (unsigned)lineno : 0,
+					       .decl_line = decl > 0 ? (unsigned)decl : 0,
 					       .inlined = tag == DW_TAG_inlined_subroutine };
 		n++;
 		if (tag == DW_TAG_subprogram)

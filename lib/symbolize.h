@@ -50,6 +50,7 @@ struct at_frame {
 	const char *function; /* NULL: no symbol covers the address, or its object is unusable */
 	const char *file;     /* source file, NULL without line information */
 	unsigned line;        /* 0 without line information */
+	unsigned decl_line;   /* the line the function is declared at (DWARF's), 0: unknown */
 	int inlined;          /* 1: this function was inlined into the next frame */
 	const char *object;   /* the object's base name; NULL: the address is in no mapping */
 	/* The address in the object: its virtual address (through the PT_LOAD segments) when the
@@ -91,6 +92,12 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
  * no function; ENOMEM). */
 int at_symbolizer_add_name(struct at_symbolizer *z, const struct at_frame_name *n);
 
+/* The mapping of process pid that holds address pc, as the mappings added so far give it: 1
+ * with *m filled (its path and build-id those of the object, valid until at_symbolizer_free),
+ * 0 when none holds it. */
+int at_symbolizer_mapping(const struct at_symbolizer *z, uint32_t pid, uint64_t pc,
+			  struct at_mapping *m);
+
 /* The frames of one stack frame of process pid, whatever its kind (enum at_frame_kind): a
  * native frame's value is an address, looked up as at_symbolize says (return_address the
  * same); a frame of a kind named by NAMES records is one frame, its function, file and line
@@ -112,8 +119,9 @@ struct at_object_outcome {
 	const char *path;
 	const uint8_t *build_id;   /* build_id_len bytes; 0: the object has none */
 	size_t build_id_len;
-	uint64_t unnamed;          /* frames of its addresses given no function name (each stack
-				    * frame looked up, so the frames of the trace's stacks) */
+	uint64_t unnamed;          /* frames of its addresses given no function name, each
+				    * lookup counted (the report looks up each address of a
+				    * process once) */
 	int debug_file;            /* 1: a debug file was found (under the debug directory, or
 				    * from debuginfod) and read */
 	int debuginfod;            /* 0 not asked; 1 its debug file came from debuginfod; -1 the

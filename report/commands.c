@@ -186,14 +186,17 @@ const struct rep_command_def rep_cmd_top = {
 	.usage =
 "  top [--by W] [--limit N] [--bytes] [--json]\n"
 "                      the N (20) sites of most W per process, the allocation function\n"
-"                      first, then its callers (\"malloc < parse < main\"), the callers\n"
+"                      first, then its callers, each at its line where debug information\n"
+"                      says (\"malloc < parse (app.c:31) < main (app.c:80)\"), the callers\n"
 "                      every listed site shares said once below them; each with its share\n"
 "                      of the process's total. W: leak-bytes (live at the end, the\n"
 "                      default), peak-bytes (live at the heap peak), alloc-bytes,\n"
 "                      alloc-count, temp-count (temporary allocations: heaptrack's rule,\n"
 "                      see summary). Bytes in KiB, MiB, GiB (one decimal, rounded down);\n"
 "                      --bytes: exact. --json: {\"by\", \"processes\": [{\"pid\", \"total\",\n"
-"                      \"sites\": [{\"value\", \"stack\": [leaf, ..., root]}]}]}\n",
+"                      \"sites\": [{\"value\", \"stack\": [leaf, ..., root]}]}]}, each frame\n"
+"                      {\"function\", \"file\", \"line\", \"inlined\"} (the last three when\n"
+"                      known, or true)\n",
 	OPTIONS(top_options),
 	.write = write_top,
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "finish.h"
+#include "sitetext.h"
 #include "growth.h"
 #include "tables.h"
 
@@ -211,7 +212,7 @@ static int write_process(FILE *out, const struct rep_heap *h, const struct rep_g
 			 size_t proc, const struct rep_proc *p, size_t nprocs)
 {
 	const struct rep_site *sites;
-	size_t count, len;
+	size_t count;
 	int times = rep_heap_has_times(h), k = mid_sample(g);
 
 	rep_heap_sites(h, &sites);
@@ -231,16 +232,20 @@ static int write_process(FILE *out, const struct rep_heap *h, const struct rep_g
 	if (count)
 		fprintf(out, "%12s %8s %12s %14s  %-7s  %s\n", "bytes", "blocks", "growth", "mean age",
 			"kind", "site");
+	size_t shared = rep_shared_callers(h, sites, idx, count);
 	for (size_t i = 0; i < count; i++) {
 		const struct rep_site *s = &sites[idx[i]];
 		struct site_growth r = growth_of(g, s, idx[i]);
-		const char *text = rep_heap_site_text(h, s, &len);
 
 		fprintf(out, "%12" PRIu64 " %8" PRIu64 " %+12" PRId64, s->live_bytes, s->live_blocks,
 			r.growth);
 		put_age(out, r.age, times);
-		fprintf(out, "  %-7s  %.*s\n", kind_names[r.kind], (int)len, text);
+		fprintf(out, "  %-7s  ", kind_names[r.kind]);
+		rep_put_site(out, h, s, shared);
+		fputc('\n', out);
 	}
+	if (count)
+		rep_put_called_from(out, h, &sites[idx[0]], shared, 60);
 	free(idx);
 	return 0;
 }

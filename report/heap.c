@@ -201,12 +201,12 @@ static struct rep_proc *proc_of(struct rep_heap *h, uint32_t pid, uint32_t *inde
 /* The site of an allocation event of process proc; -1 with errno. */
 static int64_t site_of(struct rep_heap *h, const struct at_event *ev, uint32_t proc)
 {
-	int64_t entry = rep_sites_site(h->x, ev);
+	int64_t key = rep_sites_site(h->x, ev), entry;
 	int is_new;
 
-	if (entry < 0)
+	if (key < 0)
 		return -1;
-	uint64_t *slot = rep_u64map_slot(&h->site_of, ((uint64_t)proc << 40 | (uint64_t)entry) + 1, &is_new);
+	uint64_t *slot = rep_u64map_slot(&h->site_of, ((uint64_t)proc << 40 | (uint64_t)key) + 1, &is_new);
 	if (!slot)
 		return -1;
 	if (!is_new)
@@ -221,7 +221,14 @@ static int64_t site_of(struct rep_heap *h, const struct at_event *ev, uint32_t p
 		h->sites = s;
 		h->sites_cap = cap;
 	}
-	h->sites[h->nsites] = (struct rep_site){ .pid = ev->pid, .proc = proc, .entry = entry };
+	entry = rep_sites_folded(h->x, key);
+	if (entry < 0) {
+		rep_u64map_remove(&h->site_of, ((uint64_t)proc << 40 | (uint64_t)key) + 1);
+		errno = ENOMEM;
+		return -1;
+	}
+	h->sites[h->nsites] = (struct rep_site){ .pid = ev->pid, .proc = proc, .entry = entry,
+						 .key = key, .stack = ev->stack };
 	*slot = h->nsites;
 	return (int64_t)h->nsites++;
 }
@@ -586,6 +593,17 @@ uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w)
 }
 
 const char *rep_heap_site_text(const struct rep_heap *h, const struct rep_site *s, size_t *len)
+{
+	return rep_folded_text(h->x->located, s->key, len);
+}
+
+struct rep_sites *rep_heap_namer(const struct rep_heap *h)
+{
+	return h->x;
+}
+
+const char *rep_heap_site_folded(const struct rep_heap *h, const struct rep_site *s,
+				 size_t *len)
 {
 	return rep_folded_text(h->x->folded, s->entry, len);
 }

@@ -1,7 +1,8 @@
 /* heap.h: one pass over a trace's events, keeping what is live and where it was allocated.
  *
- * A site is a (process, stack) pair: the folded line of report/sites.h (the callers' text of
- * the event's stack, then the allocation function; the function alone without a stack).
+ * A site is a (process, site key) pair: the site key of report/sites.h (the callers' located
+ * text of the event's stack, then the allocation function; the function alone without a
+ * stack), which tells apart calls from two lines of one function.
  * Blocks are kept by (pid, address) while they live, so memory grows with the live blocks and
  * the sites, never with the events. Per process and per site the engine counts allocations,
  * bytes asked, frees, what is live, what was live at the process's heap peak (the most
@@ -56,6 +57,8 @@ struct rep_site {
 	uint32_t pid;
 	uint32_t proc;            /* index into the engine's processes */
 	int64_t entry;            /* its line in the sites' folded table (sites.h) */
+	int64_t key;              /* its site key: its line in the sites' located table */
+	uint32_t stack;           /* the stack of its first event (0: none): its locations */
 	uint64_t allocs, alloc_bytes, frees, temps;
 	uint64_t live_bytes, live_blocks;
 	uint64_t peak_bytes, peak_blocks;     /* at its process's heap peak */
@@ -138,6 +141,9 @@ uint64_t rep_heap_rss_now(const struct rep_heap *h);
 /* Ends the pass: values at the peak and the moment are completed. Call once. */
 void rep_heap_finish(struct rep_heap *h);
 
+/* The sites' namer the engine was made with (rep_heap_new's x). */
+struct rep_sites *rep_heap_namer(const struct rep_heap *h);
+
 /* What the pass saw. */
 size_t rep_heap_sites(const struct rep_heap *h, const struct rep_site **sites);
 size_t rep_heap_procs(const struct rep_heap *h, const struct rep_proc **procs);
@@ -150,12 +156,18 @@ int rep_heap_has_times(const struct rep_heap *h);
 /* The time from the trace's first event or record to its last, of any process (0 without
  * times): every time in it is one the trace can answer for. */
 uint64_t rep_heap_span(const struct rep_heap *h);
-/* The site's text: its folded line (callers root first, ';', the allocation function). */
+
 /* What the site weighs for w, over the whole pass: its allocation calls, bytes asked, bytes
  * live at its process's heap peak, bytes live at the end, or temporary allocations. */
 uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w);
 
+/* The site's text: its located line (callers root first, each "function (file:line)" where
+ * the line is known, ';', the allocation function). */
 const char *rep_heap_site_text(const struct rep_heap *h, const struct rep_site *s, size_t *len);
+/* The site's folded line: the same frames by function only (report/sites.h). Valid until the
+ * folded export writes its table. */
+const char *rep_heap_site_folded(const struct rep_heap *h, const struct rep_site *s,
+				 size_t *len);
 
 /* A block as it is allocated or released. */
 struct rep_block {

@@ -1,5 +1,6 @@
 /* pprof.c: a pass as gzip'd profile.proto (pprof.h). Field numbers are profile.proto's. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -8,6 +9,7 @@
 #include "finish.h"
 #include "folded.h"
 #include "pprof.h"
+#include "stacks.h"
 
 /* A growing byte buffer; a failed growth is remembered in err. */
 struct buf {
@@ -76,65 +78,107 @@ static void put_message(struct buf *b, unsigned field, struct buf *m)
 	m->len = 0;
 }
 
-/* Strings and frame names, each interned once: the index in the string table, and the id of
- * the function (and of its location) a frame name stands for. */
+/* What the profile names: strings and functions, each interned once; the locations of the
+ * frames table (report/frames.h) that samples use; and one location of its own for each
+ * allocation function and each marker of a cut stack, which have no address. */
 struct tables {
 	struct rep_folded *strings;   /* entry i: string i; entry 0 is "" */
-	struct rep_folded *frames;    /* entry i: function and location i + 1 */
-	int64_t *frame_name;          /* by frame entry: its name's string index */
-	size_t nframe_names, cap;
+	struct rep_folded *functions; /* entry i: function i + 1, keyed by its name, file, line */
+	int64_t *function_name;       /* by function entry: its name's and its file's strings */
+	int64_t *function_file;
+	uint32_t *function_start;     /* and its start line */
+	size_t nfunctions, cap;
+	const struct rep_frames *frames;
+	uint8_t *used;                /* by frames location: 1 when a sample holds it */
+	uint64_t extra;               /* the first id after the frames table's locations */
 };
+
+/* The leaves and markers that are not frames of the table, after its locations' ids. */
+enum { EXTRA_INCOMPLETE = AT_FUNC_COUNT, EXTRA_TRUNCATED, EXTRA_COUNT };
+
+static const char *extra_name(unsigned e)
+{
+	return e < AT_FUNC_COUNT ? at_func_name[e]
+				 : e == EXTRA_INCOMPLETE ? "[incomplete]" : "[truncated]";
+}
 
 static int64_t string_index(struct tables *t, const char *s, size_t n)
 {
 	return rep_folded_intern(t->strings, s, n);
 }
 
-/* The id of the function (and location) of frame name s[0..n): 0 on ENOMEM. */
-static uint64_t frame_id(struct tables *t, const char *s, size_t n)
+static int64_t cstring_index(struct tables *t, const char *s)
 {
-	int64_t e = rep_folded_intern(t->frames, s, n);
+	return s ? string_index(t, s, strlen(s)) : 0;
+}
+
+/* Room for one more function: 0, or -1. */
+static int function_room(struct tables *t)
+{
+	if (t->nfunctions < t->cap)
+		return 0;
+	size_t cap = t->cap ? 2 * t->cap : 256;
+	int64_t *n = realloc(t->function_name, cap * sizeof(*n));
+	if (n)
+		t->function_name = n;
+	int64_t *f = realloc(t->function_file, cap * sizeof(*f));
+	if (f)
+		t->function_file = f;
+	uint32_t *l = realloc(t->function_start, cap * sizeof(*l));
+	if (l)
+		t->function_start = l;
+	if (!n || !f || !l)
+		return -1;
+	t->cap = cap;
+	return 0;
+}
+
+/* The id of the function named name, in file (NULL: unknown) from line start: 0 on ENOMEM. */
+static uint64_t function_id(struct tables *t, const char *name, const char *file,
+			    uint32_t start)
+{
+	char key[8192];
+	int n = snprintf(key, sizeof(key), "%s%c%s%c%" PRIu32, name, 0, file ? file : "", 0,
+			 start);
+
+	if (n < 0 || function_room(t) < 0)
+		return 0;
+	int64_t e = rep_folded_intern(t->functions, key, (size_t)n < sizeof(key) ? (size_t)n
+										  : sizeof(key) - 1);
 	if (e < 0)
 		return 0;
-	if ((size_t)e == t->nframe_names) {
-		if (t->nframe_names == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 256;
-			int64_t *a = realloc(t->frame_name, cap * sizeof(*a));
-			if (!a)
-				return 0;
-			t->frame_name = a;
-			t->cap = cap;
-		}
-		int64_t name = string_index(t, s, n);
-		if (name < 0)
+	if ((size_t)e == t->nfunctions) {
+		int64_t name_at = cstring_index(t, name), file_at = cstring_index(t, file);
+		if (name_at < 0 || file_at < 0)
 			return 0;
-		t->frame_name[t->nframe_names++] = name;
+		t->function_name[e] = name_at;
+		t->function_file[e] = file_at;
+		t->function_start[e] = start;
+		t->nfunctions++;
 	}
 	return (uint64_t)e + 1;
 }
 
-/* One sample: the site's frames leaf first, its four values, its pid label. */
+/* One sample: the site's locations leaf first, its four values, its pid label. */
 static void put_sample(struct buf *out, struct buf *m, struct buf *list, struct tables *t,
-		       const struct rep_heap *h, const struct rep_site *s, enum rep_moment_kind at,
-		       int64_t pid_key)
+		       const struct rep_sites *x, const struct rep_site *s,
+		       enum rep_moment_kind at, int64_t pid_key, unsigned func)
 {
-	size_t len;
-	const char *text = rep_heap_site_text(h, s, &len);
-	const char *end = text + len;
+	size_t n = 0;
+	unsigned flags = 0;
+	const uint32_t *locs = s->stack ? rep_stacks_locations(x->stacks, s->stack, &n, &flags)
+					: NULL;
 
 	list->len = 0;
-	while (end > text) { /* frames from the leaf (the last) back to the root */
-		const char *start = end;
-		while (start > text && start[-1] != ';')
-			start--;
-		uint64_t id = frame_id(t, start, (size_t)(end - start));
-		if (!id) {
-			out->err = ENOMEM;
-			return;
-		}
-		put_varint(list, id);
-		end = start > text ? start - 1 : text;
+	put_varint(list, t->extra + func);
+	for (size_t i = n; i-- > 0;) {
+		t->used[locs[i]] = 1;
+		put_varint(list, (uint64_t)locs[i] + 1);
 	}
+	if (flags & AT_STACK_TRUNCATED)
+		put_varint(list, t->extra + EXTRA_TRUNCATED);
+	if (flags & AT_STACK_INCOMPLETE)
+		put_varint(list, t->extra + EXTRA_INCOMPLETE);
 	put_len(m, 1, list->p, list->len);
 	list->len = 0;
 	put_varint(list, s->allocs);
@@ -158,14 +202,35 @@ static void put_value_type(struct buf *out, struct buf *m, unsigned field, struc
 	put_message(out, field, m);
 }
 
-static void put_mappings(struct buf *out, struct buf *m, struct tables *t,
-			 const struct rep_sites *x)
+/* What the used locations of mapping id (1-based) have: bit 0 every one a function name, bit
+ * 1 every frame a file, bit 2 every frame a line. */
+static unsigned mapping_has(const struct tables *t, uint32_t id)
+{
+	const struct rep_frames *f = t->frames;
+	unsigned has = 7;
+
+	for (size_t i = 0; i < f->nlocations; i++) {
+		const struct rep_location *l = rep_frames_location(f, (uint32_t)i);
+		if (!t->used[i] || l->mapping != id)
+			continue;
+		for (uint32_t k = 0; k < l->count; k++) {
+			const struct rep_frame *fr = rep_frames_line(f, l, k);
+			has &= (fr->function ? 1u : 0) | (fr->file ? 2u : 0) | (fr->line ? 4u : 0);
+		}
+	}
+	return has;
+}
+
+/* The mappings of the frames table: each process's, as its mapping records give them. */
+static void put_mappings(struct buf *out, struct buf *m, struct tables *t)
 {
 	static const char hex[] = "0123456789abcdef";
+	const struct rep_frames *f = t->frames;
 
-	for (size_t i = 0; i < x->nobjects; i++) {
-		const struct at_mapping *o = &x->objects[i];
+	for (size_t i = 0; i < f->nmappings; i++) {
+		const struct at_mapping *o = &f->mappings[i];
 		char id[2 * AT_BUILD_ID_MAX];
+		unsigned has = mapping_has(t, (uint32_t)i + 1);
 		for (unsigned k = 0; k < o->build_id_len; k++) {
 			id[2 * k] = hex[o->build_id[k] >> 4];
 			id[2 * k + 1] = hex[o->build_id[k] & 15];
@@ -174,26 +239,69 @@ static void put_mappings(struct buf *out, struct buf *m, struct tables *t,
 		put_uint(m, 2, o->start);
 		put_uint(m, 3, o->end);
 		put_uint(m, 4, o->offset);
-		put_uint(m, 5, (uint64_t)string_index(t, o->path, strlen(o->path)));
+		put_uint(m, 5, (uint64_t)cstring_index(t, o->path));
 		put_uint(m, 6, (uint64_t)string_index(t, id, 2u * o->build_id_len));
-		put_uint(m, 7, 1); /* has_functions */
+		put_uint(m, 7, has & 1);        /* has_functions */
+		put_uint(m, 8, has >> 1 & 1);   /* has_filenames */
+		put_uint(m, 9, has >> 2 & 1);   /* has_line_numbers */
+		put_uint(m, 10, 1);             /* has_inline_frames */
 		put_message(out, 3, m);
 	}
 }
 
-/* Locations and functions, one each per frame name, with the same ids. */
-static void put_frames(struct buf *out, struct buf *m, struct buf *line, struct tables *t)
+/* A Line: its function and line (0: unknown). */
+static void put_line(struct buf *m, struct buf *line, uint64_t function, uint32_t lineno)
 {
-	for (size_t i = 0; i < t->nframe_names; i++) {
-		put_uint(line, 1, i + 1); /* Line.function_id */
+	put_uint(line, 1, function);
+	put_uint(line, 2, lineno);
+	put_message(m, 4, line);
+}
+
+/* The locations samples hold: the frames table's, each with its lines innermost first (an
+ * unnamed frame has none: its address and mapping say where it is), then the leaves and
+ * markers. */
+static void put_locations(struct buf *out, struct buf *m, struct buf *line, struct tables *t)
+{
+	const struct rep_frames *f = t->frames;
+
+	for (size_t i = 0; i < f->nlocations; i++) {
+		const struct rep_location *l = rep_frames_location(f, (uint32_t)i);
+		if (!t->used[i])
+			continue;
 		put_uint(m, 1, i + 1);
-		put_message(m, 4, line);
+		put_uint(m, 2, l->mapping);
+		put_uint(m, 3, l->value);
+		for (uint32_t k = 0; k < l->count; k++) {
+			const struct rep_frame *fr = rep_frames_line(f, l, k);
+			char word[512];
+			if (!fr->function && l->mapping)
+				continue;
+			rep_frame_word(fr, 0, word, sizeof(word));
+			uint64_t fn = function_id(t, word, fr->file, fr->decl_line);
+			if (!fn)
+				out->err = ENOMEM;
+			put_line(m, line, fn, fr->line);
+		}
 		put_message(out, 4, m);
 	}
-	for (size_t i = 0; i < t->nframe_names; i++) {
+	for (unsigned e = 0; e < EXTRA_COUNT; e++) {
+		uint64_t fn = function_id(t, extra_name(e), NULL, 0);
+		if (!fn)
+			out->err = ENOMEM;
+		put_uint(m, 1, t->extra + e);
+		put_line(m, line, fn, 0);
+		put_message(out, 4, m);
+	}
+}
+
+static void put_functions(struct buf *out, struct buf *m, const struct tables *t)
+{
+	for (size_t i = 0; i < t->nfunctions; i++) {
 		put_uint(m, 1, i + 1);
-		put_uint(m, 2, (uint64_t)t->frame_name[i]);
-		put_uint(m, 3, (uint64_t)t->frame_name[i]);
+		put_uint(m, 2, (uint64_t)t->function_name[i]);
+		put_uint(m, 3, (uint64_t)t->function_name[i]);
+		put_uint(m, 4, (uint64_t)t->function_file[i]);
+		put_uint(m, 5, t->function_start[i]);
 		put_message(out, 5, m);
 	}
 }
@@ -244,12 +352,14 @@ int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_sites *x,
 		    enum rep_moment_kind at)
 {
 	struct buf b = { 0 }, m = { 0 }, sub = { 0 };
-	struct tables t = { rep_folded_new(), rep_folded_new(), NULL, 0, 0 };
+	struct tables t = { .strings = rep_folded_new(), .functions = rep_folded_new(),
+			    .frames = &x->frames, .extra = x->frames.nlocations + 1 };
 	const struct rep_site *sites;
 	size_t n = rep_heap_sites(h, &sites);
 	int rc = -1;
 
-	if (!t.strings || !t.frames || string_index(&t, "", 0) != 0) {
+	t.used = calloc(x->frames.nlocations + 1, 1);
+	if (!t.strings || !t.functions || !t.used || string_index(&t, "", 0) != 0) {
 		errno = ENOMEM;
 		goto cleanup;
 	}
@@ -259,9 +369,11 @@ int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_sites *x,
 	put_value_type(&b, &m, 1, &t, "inuse_objects", "count");
 	put_value_type(&b, &m, 1, &t, "inuse_space", "bytes");
 	for (size_t i = 0; i < n; i++)
-		put_sample(&b, &m, &sub, &t, h, &sites[i], at, pid_key);
-	put_mappings(&b, &m, &t, x);
-	put_frames(&b, &m, &sub, &t);
+		put_sample(&b, &m, &sub, &t, x, &sites[i], at, pid_key,
+			   x->origins[sites[i].key].func);
+	put_mappings(&b, &m, &t);
+	put_locations(&b, &m, &sub, &t);
+	put_functions(&b, &m, &t);
 	put_value_type(&b, &m, 11, &t, "space", "bytes");
 	put_uint(&b, 12, 1); /* period: every allocation */
 	put_uint(&b, 14, (uint64_t)string_index(&t, "inuse_space", 11));
@@ -275,8 +387,11 @@ cleanup:
 	free(b.p);
 	free(m.p);
 	free(sub.p);
-	free(t.frame_name);
+	free(t.function_name);
+	free(t.function_file);
+	free(t.function_start);
+	free(t.used);
 	rep_folded_free(t.strings);
-	rep_folded_free(t.frames);
+	rep_folded_free(t.functions);
 	return rc;
 }

@@ -1,10 +1,11 @@
-/* tables.c: summary, leaks, sizes and timeline outputs (tables.h). */
+/* tables.c: summary, sizes and timeline outputs (tables.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "finish.h"
+#include "sitetext.h"
 #include "tables.h"
 
 /* Sites of one process (proc; SIZE_MAX: all), ordered by a value (most first), then text,
@@ -56,12 +57,12 @@ static uint64_t live_bytes_of(const struct rep_site *s)
 	return s->live_bytes;
 }
 
-static int put_site(FILE *out, const struct rep_heap *h, const struct rep_site *s)
+/* Writes a row's site leaf first, its shared root frames left out, and a newline. */
+static void put_site(FILE *out, const struct rep_heap *h, const struct rep_site *s,
+		     size_t shared)
 {
-	size_t len;
-	const char *text = rep_heap_site_text(h, s, &len);
-
-	return fwrite(text, 1, len, out) == len && fputc('\n', out) != EOF ? 0 : -1;
+	rep_put_site(out, h, s, shared);
+	fputc('\n', out);
 }
 
 static void heading(FILE *out, const struct rep_proc *p, size_t nprocs)
@@ -216,8 +217,14 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h)
 {
 	const struct rep_size_bucket *b = rep_heap_size_buckets(h);
 	const struct rep_site *sites;
+	uint32_t top[REP_SIZE_BUCKETS];
+	size_t ntop = 0, shared;
 
 	rep_heap_sites(h, &sites);
+	for (unsigned k = 0; k < REP_SIZE_BUCKETS; k++)
+		if (b[k].count)
+			top[ntop++] = b[k].top_site;
+	shared = rep_shared_callers(h, sites, top, ntop);
 	fprintf(out, "%-41s %10s %14s  %s\n", "size (bytes asked)", "calls", "bytes",
 		"site of most bytes");
 	for (unsigned k = 0; k < REP_SIZE_BUCKETS; k++) {
@@ -226,8 +233,10 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h)
 			continue;
 		rep_bucket_label(k, range, sizeof(range));
 		fprintf(out, "%-41s %10" PRIu64 " %14" PRIu64 "  ", range, b[k].count, b[k].bytes);
-		put_site(out, h, &sites[b[k].top_site]);
+		put_site(out, h, &sites[b[k].top_site], shared);
 	}
+	if (ntop)
+		rep_put_called_from(out, h, &sites[top[0]], shared, 69);
 	return rep_finish_output(out);
 }
 
@@ -272,13 +281,17 @@ static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns,
 	qsort(idx, count, sizeof(*idx), by_value);
 	fprintf(t->out, "%12s %8s %10s %10s %10s %10s %8s  %s\n", "live bytes", "blocks", "allocs",
 		"frees", "allocs all", "frees all", "pid", "site");
-	for (size_t k = 0; k < count && k < t->top; k++) {
+	size_t shown = count < t->top ? count : t->top;
+	size_t shared = rep_shared_callers(h, sites, idx, shown);
+	for (size_t k = 0; k < shown; k++) {
 		const struct rep_site *s = &sites[idx[k]];
 		fprintf(t->out, "%12" PRIu64 " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
 			" %10" PRIu64 " %8" PRIu32 "  ", s->live_bytes, s->live_blocks, s->since_allocs,
 			s->since_frees, s->allocs, s->frees, s->pid);
-		put_site(t->out, h, s);
+		put_site(t->out, h, s, shared);
 	}
+	if (shown)
+		rep_put_called_from(t->out, h, &sites[idx[0]], shared, 85);
 	free(idx);
 	rep_heap_reset_since(h);
 }

@@ -2,8 +2,9 @@
  * (heap.h). Each writes to out and returns 0, or -1 with errno when a write fails.
  *
  * A trace of several processes is reported process by process, each under a heading
- * "== process PID"; one process gets no heading. Sites are printed as their folded text
- * (callers root first, ';', the allocation function). Times are seconds from the first event
+ * "== process PID"; one process gets no heading. Sites are printed leaf first, each frame
+ * with its file and line where known, the root frames every listed site shares said once
+ * after the list (report/sitetext.h). Times are seconds from the first event
  * (six decimals); a trace without times (text) says "unknown". */
 #ifndef ALLOCTAP_REPORT_TABLES_H
 #define ALLOCTAP_REPORT_TABLES_H

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "finish.h"
+#include "sitetext.h"
 #include "tables.h"
 #include "top.h"
 
@@ -56,63 +57,6 @@ void rep_human_bytes(uint64_t bytes, int exact, char *buf, size_t size)
 	snprintf(buf, size, "%" PRIu64 ".%" PRIu64 " %s", whole, tenths, units[u]);
 }
 
-/* ---- a stack's frames ---------------------------------------------------------------------- */
-
-#define MAX_FRAMES 512
-
-/* The frames of a folded site text, root first (each a pointer into the text and a length). */
-struct frames {
-	const char *at[MAX_FRAMES];
-	size_t len[MAX_FRAMES];
-	size_t n;
-};
-
-static void split_frames(const char *text, size_t len, struct frames *f)
-{
-	size_t start = 0;
-
-	f->n = 0;
-	for (size_t i = 0; i <= len && f->n < MAX_FRAMES; i++) {
-		if (i < len && text[i] != ';')
-			continue;
-		f->at[f->n] = text + start;
-		f->len[f->n++] = i - start;
-		start = i + 1;
-	}
-}
-
-/* How many root frames every listed site shares, leaving each at least its allocation
- * function and one frame. */
-static size_t shared_root(const struct rep_heap *h, const struct rep_site *sites,
-			  const uint32_t *idx, size_t n)
-{
-	struct frames first, other;
-	size_t len, shared;
-
-	if (n == 0)
-		return 0;
-	const char *text = rep_heap_site_text(h, &sites[idx[0]], &len);
-	split_frames(text, len, &first);
-	shared = first.n > 2 ? first.n - 2 : 0;
-	for (size_t k = 1; k < n && shared; k++) {
-		text = rep_heap_site_text(h, &sites[idx[k]], &len);
-		split_frames(text, len, &other);
-		size_t same = 0;
-		while (same < shared && same + 2 <= other.n && first.len[same] == other.len[same] &&
-		       memcmp(first.at[same], other.at[same], first.len[same]) == 0)
-			same++;
-		shared = same;
-	}
-	return shared;
-}
-
-/* Writes frames [skip, n) leaf first, joined by sep. */
-static void put_leaf_first(FILE *out, const struct frames *f, size_t skip, const char *sep)
-{
-	for (size_t i = f->n; i > skip; i--)
-		fprintf(out, "%s%.*s", i == f->n ? "" : sep, (int)f->len[i - 1], f->at[i - 1]);
-}
-
 /* ---- text ------------------------------------------------------------------------------------ */
 
 static void put_value(FILE *out, uint64_t v, const struct rep_top_options *o)
@@ -149,28 +93,18 @@ static void write_rows(FILE *out, const struct rep_heap *h, const struct rep_sit
 		       const uint32_t *idx, size_t shown, size_t shared, rep_u128 total,
 		       const struct rep_top_options *o)
 {
-	struct frames f;
-	size_t len;
-
 	fprintf(out, "%14s %7s  %s\n", counts_bytes(o->by) ? "bytes" : "count", "share",
 		"site: the allocation function, then its callers");
 	for (size_t k = 0; k < shown; k++) {
 		uint64_t v = rep_site_weight(&sites[idx[k]], o->by);
-		const char *text = rep_heap_site_text(h, &sites[idx[k]], &len);
 
-		split_frames(text, len, &f);
 		put_value(out, v, o);
 		put_share(out, v, total);
-		put_leaf_first(out, &f, shared, " < ");
+		rep_put_site(out, h, &sites[idx[k]], shared);
 		fputc('\n', out);
 	}
-	if (shared == 0 || shown == 0)
-		return;
-	split_frames(rep_heap_site_text(h, &sites[idx[0]], &len), len, &f);
-	f.n = shared;
-	fprintf(out, "%24s  every site above is called from: ", "");
-	put_leaf_first(out, &f, 0, " < ");
-	fputc('\n', out);
+	if (shown)
+		rep_put_called_from(out, h, &sites[idx[0]], shared, 26);
 }
 
 static int write_process_text(FILE *out, const struct rep_heap *h, size_t proc,
@@ -189,13 +123,18 @@ static int write_process_text(FILE *out, const struct rep_heap *h, size_t proc,
 	fprintf(out, "sites by %s, %s: %zu of %zu shown\n", weight_names[o->by],
 		weight_meanings[o->by], shown, count);
 	if (shown)
-		write_rows(out, h, sites, idx, shown, shared_root(h, sites, idx, shown),
+		write_rows(out, h, sites, idx, shown, rep_shared_callers(h, sites, idx, shown),
 			   total_of(sites, nsites, proc, o->by), o);
 	free(idx);
 	return 0;
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
+
+struct json_frames {
+	FILE *out;
+	size_t count;
+};
 
 /* A JSON string of the n bytes at s: quotes, backslashes and control characters escaped. */
 static void put_json_string(FILE *out, const char *s, size_t n)
@@ -214,13 +153,33 @@ static void put_json_string(FILE *out, const char *s, size_t n)
 	fputc('"', out);
 }
 
+/* A frame as a JSON object: {"function"} (its word: an unnamed frame's object and address),
+ * "file" and "line" where known, "inlined": true for a function inlined into the next. */
+static void put_json_frame(void *arg, const struct rep_frame *f)
+{
+	struct json_frames *j = arg;
+	char word[1024];
+	int n = rep_frame_word(f, 0, word, sizeof(word));
+
+	fputs(j->count++ ? ", {\"function\": " : "{\"function\": ", j->out);
+	put_json_string(j->out, word, n < (int)sizeof(word) ? (size_t)n : sizeof(word) - 1);
+	if (f->file) {
+		fputs(", \"file\": ", j->out);
+		put_json_string(j->out, f->file, strlen(f->file));
+	}
+	if (f->line)
+		fprintf(j->out, ", \"line\": %" PRIu32, f->line);
+	if (f->inlined)
+		fputs(", \"inlined\": true", j->out);
+	fputc('}', j->out);
+}
+
 static int write_process_json(FILE *out, const struct rep_heap *h, size_t proc,
 			      const struct rep_proc *p, const struct rep_top_options *o)
 {
 	const struct rep_site *sites;
-	size_t nsites = rep_heap_sites(h, &sites), count, len;
+	size_t nsites = rep_heap_sites(h, &sites), count;
 	uint32_t *idx = rep_sorted_sites(h, proc, ranked_weight, &count);
-	struct frames f;
 
 	if (!idx)
 		return -1;
@@ -228,15 +187,11 @@ static int write_process_json(FILE *out, const struct rep_heap *h, size_t proc,
 	fprintf(out, "{\"pid\": %" PRIu32 ", \"total\": %" PRIu64 ", \"sites\": [", p->pid,
 		rep_sat_u64(total));
 	for (size_t k = 0; k < count && k < o->limit; k++) {
-		const char *text = rep_heap_site_text(h, &sites[idx[k]], &len);
+		struct json_frames j = { out, 0 };
 
-		split_frames(text, len, &f);
 		fprintf(out, "%s{\"value\": %" PRIu64 ", \"stack\": [", k ? ", " : "",
 			rep_site_weight(&sites[idx[k]], o->by));
-		for (size_t i = f.n; i > 0; i--) {
-			fputs(i == f.n ? "" : ", ", out);
-			put_json_string(out, f.at[i - 1], f.len[i - 1]);
-		}
+		rep_site_frames(h, &sites[idx[k]], put_json_frame, &j);
 		fputs("]}", out);
 	}
 	fputs("]}", out);

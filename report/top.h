@@ -21,7 +21,8 @@ struct rep_top_options {
  * of the process's total of that weight, the site leaf first: "malloc < caller < ..."), and
  * the callers at the root end that every row shares, once. Sites of weight 0 are left out.
  * With json: {"by": W, "processes": [{"pid": P, "total": T, "sites": [{"value": V,
- * "stack": [leaf, ..., root]}]}]}. 0, or -1 with errno when a write fails or memory runs
+ * "stack": [leaf, ..., root]}]}]}, each frame {"function": F} with "file" and "line" where
+ * known and "inlined": true for a function inlined into the next frame (sitetext.h). 0, or -1 with errno when a write fails or memory runs
  * out. */
 int rep_write_top(FILE *out, const struct rep_heap *h, const struct rep_top_options *o);
 

@@ -7,9 +7,14 @@
 #include "finish.h"
 #include "tree.h"
 
+/* A frame of the tree: its function (the folded word, which nodes merge by), and where it
+ * is (the located word of the first site through it), shown while every site through it
+ * agrees; the function alone once two lines of it meet. */
 struct node {
 	const char *name;
 	size_t len;
+	const char *where;
+	size_t where_len;
 	uint64_t bytes, blocks;
 	int64_t child, sibling; /* -1: none */
 };
@@ -29,8 +34,31 @@ static int64_t add_node(struct tree *t, const char *name, size_t len)
 		t->n = n;
 		t->cap = cap;
 	}
-	t->n[t->count] = (struct node){ name, len, 0, 0, -1, -1 };
+	t->n[t->count] = (struct node){ name, len, name, len, 0, 0, -1, -1 };
 	return (int64_t)t->count++;
+}
+
+/* The next word of [*at, end) (to the next ';'): its start, its length in *len; *at moves past
+ * it. */
+static const char *next_word(const char **at, const char *end, size_t *len)
+{
+	const char *f = *at, *semi = memchr(f, ';', (size_t)(end - f));
+
+	*len = semi ? (size_t)(semi - f) : (size_t)(end - f);
+	*at = f + *len + 1;
+	return f;
+}
+
+/* Node c, new or not, is reached by a site whose located word there is w[0..n). */
+static void place(struct node *c, int is_new, const char *w, size_t n)
+{
+	if (is_new) {
+		c->where = w;
+		c->where_len = n;
+	} else if (c->where_len != n || memcmp(c->where, w, n) != 0) {
+		c->where = c->name; /* two places of one function: its name alone */
+		c->where_len = c->len;
+	}
 }
 
 /* The child of parent named name (added when new); -1 on ENOMEM. */
@@ -73,19 +101,24 @@ static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep
 		value_at(&sites[i], at, &bytes, &blocks);
 		if (!bytes && !blocks)
 			continue;
-		const char *text = rep_heap_site_text(h, &sites[i], &len), *end = text + len;
+		size_t llen;
+		const char *text = rep_heap_site_folded(h, &sites[i], &len), *end = text + len;
+		const char *located = rep_heap_site_text(h, &sites[i], &llen), *lend = located + llen;
 		int64_t at_node = 0;
 		t->n[0].bytes = rep_sat_add(t->n[0].bytes, bytes);
 		t->n[0].blocks += blocks;
-		for (const char *f = text; f < end;) {
-			const char *semi = memchr(f, ';', (size_t)(end - f));
-			size_t flen = semi ? (size_t)(semi - f) : (size_t)(end - f);
-			at_node = child_of(t, at_node, f, flen);
+		for (const char *f = text, *l = located; f < end;) {
+			size_t flen, wlen, before = t->count;
+			const char *word = next_word(&f, end, &flen), *where = word;
+			wlen = flen;
+			if (l < lend) /* the located text has the same frames, one word each */
+				where = next_word(&l, lend, &wlen);
+			at_node = child_of(t, at_node, word, flen);
 			if (at_node < 0)
 				return -1;
+			place(&t->n[at_node], t->count > before, where, wlen);
 			t->n[at_node].bytes = rep_sat_add(t->n[at_node].bytes, bytes);
 			t->n[at_node].blocks += blocks;
-			f += flen + 1;
 		}
 	}
 	return 0;
@@ -143,7 +176,7 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 	}
 	fprintf(out, "%6.2f%% %12" PRIu64 " bytes %8" PRIu64 " blocks  %*s%.*s\n",
 		total ? 100.0 * (double)x->bytes / (double)total : 0.0, x->bytes, x->blocks,
-		(int)(2 * depth), "", (int)x->len, x->name);
+		(int)(2 * depth), "", (int)x->where_len, x->where);
 	int64_t *kids = children(t, node, &n);
 	if (!kids)
 		return -1;
@@ -204,7 +237,7 @@ static void dot_node(FILE *out, const struct tree *t, int64_t node, uint64_t tot
 	size_t n;
 
 	fprintf(out, "  p%zun%" PRId64 " [label=", p, node);
-	put_dot_string(out, x->name, x->len);
+	put_dot_string(out, x->where, x->where_len);
 	fprintf(out, ", xlabel=\"%" PRIu64 " B (%.1f%%)\", penwidth=%.2f];\n", x->bytes,
 		100.0 * (double)x->bytes / (double)total, 1.0 + 4.0 * (double)x->bytes / (double)total);
 	int64_t *kids = children(t, node, &n);
@@ -300,7 +333,7 @@ static int flame_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 	size_t count;
 
 	fprintf(out, "<g class=\"f\" data-x=\"%.3f\" data-w=\"%.3f\"><title>", x, w);
-	rep_put_xml_text(out, n->name, n->len);
+	rep_put_xml_text(out, n->where, n->where_len);
 	fprintf(out, ": %" PRIu64 " bytes in %" PRIu64 " blocks (%.2f%%)</title>"
 		"<rect x=\"%.3f\" y=\"%u\" width=\"%.3f\" height=\"%u\" fill=\"hsl(%u,70%%,%u%%)\"/>"
 		"<text x=\"%.3f\" y=\"%u\">", n->bytes, n->blocks,

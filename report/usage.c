@@ -18,8 +18,12 @@ void rep_usage(void)
 "grows with the live blocks and the distinct sites, not with the trace. A site is a call\n"
 "stack and its allocation function (binary traces taken with alloctapd --stacks, their\n"
 "addresses symbolized from the objects the trace names, checked by build-id, and their\n"
-"debug files), or the function alone (text logs, traces without stacks). A trace of several\n"
-"processes is reported process by process (== process PID); sites and sizes count all.\n"
+"debug files), or the function alone (text logs, traces without stacks). Sites are told\n"
+"apart by the line of each frame where debug information gives it, and written leaf first\n"
+"with it (\"malloc < parse (app.c:31) < main (app.c:80)\"), the callers every listed site\n"
+"shares said once; call trees and flame graphs merge a function's lines (a node shows its\n"
+"line while it has one). A trace of several processes is reported process by process\n"
+"(== process PID); sites and sizes count all.\n"
 "\n"
 "Commands:\n",
 		stdout);

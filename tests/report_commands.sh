@@ -335,16 +335,37 @@ if ! build/alloctapd --stacks -f binary -o "$T/s.atz" -- build/fixtures/report_s
 	finish
 fi
 ok "report_sites: traced with --stacks"
-# the frames above main, as this libc names them, from the leak's stack
+# Where each site is: the fixture's source lines, found in its source (a frame's line is the
+# line of its call), and the frames above main as this libc names them (its folded stack).
+src=tests/fixtures/report_sites.c
+line_of() { grep -n -F -- "$1" "$2" | head -n 1 | cut -d: -f1; }
+at() { echo "$1 (report_sites.c:$(line_of "$2" "$src"))"; }
+lno() { local x=${1##*:}; echo "${x%)}"; } # the line of "function (file:LINE)"
+keep_at=$(at keep_blocks 'kept[i] = malloc(1000);')
+burst_at=$(at burst 'p[i] = malloc(50000);')
+churn_at=$(at churn 'void *p = malloc(64);')
+grow_at=$(at grow_table 'return table ? realloc')
+main_keep=$(at main 'keep_blocks();')
+main_burst=$(at main 'burst();')
+main_churn=$(at main 'churn();')
+main_table=$(at main 'void *table = grow_table(NULL);')
+main_regrow=$(at main 'table = grow_table(table);')
+top=$("$R" export --folded --weight leak-bytes "$T/s.atz" | sed -n 's/;main;keep_blocks;malloc 10000$//p')
+# the same frames with their lines, leaf first, from the leak's shared callers
 run_cmd "$R" leaks "$T/s.atz"
+above=$(sed -n "s/^ *every site above is called from: $main_keep < //p" "$T/out")
+IFS=';' read -r -a frames <<<"$top"
+names=""
+for f in "${frames[@]}"; do names="$f${names:+ < $names}"; done
+check_eq "report_sites: the frames above main, with lines where libc's debug file has them" \
+	"$(sed -E 's/ \([^ ]*:[0-9]+\)//g' <<<"$above")" "$names"
 # the kept blocks were allocated first and held: steady, no growth, as old as the trace
-top=$(sed -n 's/^       10000       10           +0 .*  steady   \(.*\);main;keep_blocks;malloc$/\1/p' "$T/out")
 check_eq "report_sites: leaks: the kept blocks, 10000 bytes in 10 at keep_blocks, steady" \
 	"$(sed -n 3p "$T/out" | sed -E 's/ +[0-9.]+ s  steady / AGE steady /')" \
-	"       10000       10           +0 AGE steady   $top;main;keep_blocks;malloc"
+	"       10000       10           +0 AGE steady   malloc < $keep_at"
 check_eq "report_sites: leaks: nothing else" \
 	"$(head -n 1 "$T/out" | sed 's/since .*/since T/'):$(wc -l <"$T/out")" \
-	"live at the end: 10000 bytes in 10 blocks, 1 sites; growth since T:3"
+	"live at the end: 10000 bytes in 10 blocks, 1 sites; growth since T:4"
 run_cmd "$R" summary --json "$T/s.atz"
 sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9]*/"peak_live_time_ns":P/g' \
 	-e 's/"peak_rss_bytes":\(null,"peak_rss_time_ns":null\|[1-9][0-9]*,"peak_rss_time_ns":[0-9]*\)/"peak_rss_bytes":R/g' \
@@ -352,18 +373,22 @@ sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9
 fig='"events":2053,"duration_ns":D,"calls":{"malloc":1030,"calloc":1,"realloc":1,"free":1021},"peak_live_bytes":1014096,"peak_live_blocks":31,"peak_live_time_ns":P,"peak_rss_bytes":R,"final_live_bytes":10000,"final_live_blocks":10,"temporary_allocations":1001,"failed_allocations":0,"unknown_frees":0'
 check_eq "report_sites: summary --json: the fixture's counts, peak, leak and temporaries" \
 	"$(cat "$T/got")" "{\"processes\":1,$fig,\"per_process\":[{\"pid\":N,$fig}]}"
-# the tree at the peak: the table, the kept blocks and the burst, under main
+# the tree at the peak: the table, the kept blocks and the burst, under main; main is called
+# at three lines, so it is shown by its name; each function below it, at one line, with it
 ind() { printf '%*s' "$1" ''; }
+IFS='<' read -r -a located <<<"$above"
 {
 	echo "live at heap peak: 1014096 bytes in 31 blocks"
 	echo "100.00%      1014096 bytes       31 blocks  all"
 	d=2
-	IFS=';' read -r -a frames <<<"$top;main"
-	for f in "${frames[@]}"; do
-		echo "100.00%      1014096 bytes       31 blocks  $(ind $d)$f"
+	for ((k = ${#located[@]} - 1; k >= 0; k--)); do
+		f=${located[k]# }
+		echo "100.00%      1014096 bytes       31 blocks  $(ind $d)${f% }"
 		d=$((d + 2))
 	done
-	echo " 98.61%      1000000 bytes       20 blocks  $(ind $d)burst"
+	echo "100.00%      1014096 bytes       31 blocks  $(ind $d)main"
+	d=$((d + 2))
+	echo " 98.61%      1000000 bytes       20 blocks  $(ind $d)$burst_at"
 	echo " 98.61%      1000000 bytes       20 blocks  $(ind $((d + 2)))malloc"
 } >"$T/want"
 cp "$T/want" "$T/want.all"
@@ -372,50 +397,57 @@ check_cmd "report_sites: peak: the call tree at the heap peak, frames under 1% l
 	0 "$T/want" "" -- "$R" peak "$T/s.atz"
 {
 	cat "$T/want.all"
-	echo "  0.99%        10000 bytes       10 blocks  $(ind $d)keep_blocks"
+	echo "  0.99%        10000 bytes       10 blocks  $(ind $d)$keep_at"
 	echo "  0.99%        10000 bytes       10 blocks  $(ind $((d + 2)))malloc"
-	echo "  0.40%         4096 bytes        1 blocks  $(ind $d)grow_table"
+	echo "  0.40%         4096 bytes        1 blocks  $(ind $d)$grow_at"
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $((d + 2)))calloc"
 } >"$T/want"
 check_cmd "report_sites: peak --min-percent 0: every frame" 0 "$T/want" "" -- \
 	"$R" peak --min-percent 0 "$T/s.atz"
 # leaks tells a leak from a cache (tests/fixtures/leak_kinds.c): what keeps being allocated and
 # stays is growing, what was allocated at the start and is held is steady, a cache of recent
-# blocks and a request in flight are young; growing first, then steady, then young
+# blocks and a request in flight are young; growing first, then steady, then young. Each row
+# leaf first: the allocation function, then the fixture's function at the line of the call.
 if build/alloctapd --stacks -f binary -o "$T/lk.atz" -- build/fixtures/leak_kinds 2>"$T/lk.err"; then
 	run_cmd "$R" leaks "$T/lk.atz"
-	check_eq "leak_kinds: leaks: each site's bytes, blocks and kind, the leak first" \
-		"$(awk 'NR > 2 { n = split($NF, f, ";"); print $1, $2, $(NF - 1), f[n - 1] ";" f[n] }' "$T/out")" \
-		"640000 20000 growing remember;malloc
-160000 1 steady main;malloc
-4096 1 steady make_table;calloc
-3072 64 young cache_put;malloc
-200 1 young request;malloc" "$(cat "$T/err")"
+	lk=tests/fixtures/leak_kinds.c
+	lk_at() { echo "$1 (leak_kinds.c:$(line_of "$2" "$lk"))"; }
+	check_eq "leak_kinds: leaks: each site's bytes, blocks, kind and line, the leak first" \
+		"$(sed -n '3,$p' "$T/out" | grep -v 'every site above' |
+			sed -E 's/^ *([0-9]+) +([0-9]+) +[-+0-9]+ +[0-9.]+ s  ([a-z]+) +/\1 \2 \3 /' |
+			awk -F' < ' '{ print $1 " < " $2 }')" \
+		"640000 20000 growing malloc < $(lk_at remember 'remembered[i] = malloc(32);')
+160000 1 steady malloc < $(lk_at main 'remembered = malloc(')
+4096 1 steady calloc < $(lk_at make_table 'return calloc(512, 8);')
+3072 64 young malloc < $(lk_at cache_put 'cache[i % 64] = malloc(48);')
+200 1 young malloc < $(lk_at request 'in_flight = malloc(200);')" "$(cat "$T/err")"
 else
 	fail "leak_kinds: traced with --stacks" "$(tail -n 5 "$T/lk.err")"
 fi
-# top: leaf first, the callers every listed site shares said once (main and what is above it)
-IFS=';' read -r -a frames <<<"$top;main"
-callers=""
-for f in "${frames[@]}"; do callers="$f${callers:+ < $callers}"; done
+# top: leaf first, the callers every listed site shares said once (what is above main)
+callers="$above"
 {
 	echo "sites by peak-bytes, bytes live at the heap peak: 3 of 3 shown"
 	echo "         bytes   share  site: the allocation function, then its callers"
-	echo "     976.5 KiB    98.6%  malloc < burst"
-	echo "       9.7 KiB     0.9%  malloc < keep_blocks"
-	echo "       4.0 KiB     0.4%  calloc < grow_table"
+	echo "     976.5 KiB    98.6%  malloc < $burst_at < $main_burst"
+	echo "       9.7 KiB     0.9%  malloc < $keep_at < $main_keep"
+	echo "       4.0 KiB     0.4%  calloc < $grow_at < $main_table"
 	echo "                          every site above is called from: $callers"
 } >"$T/want"
-check_cmd "report_sites: top --by peak-bytes: leaf first, shares, the shared callers once" 0 \
+check_cmd "report_sites: top --by peak-bytes: leaf first, lines, shares, the shared callers once" 0 \
 	"$T/want" "" -- "$R" top --by peak-bytes "$T/s.atz"
 {
 	echo "sites by temp-count, temporary allocations (freed by the next call of their thread): 1 of 2 shown"
 	echo "         count   share  site: the allocation function, then its callers"
-	echo "          1000    99.9%  malloc < churn"
-	echo "                          every site above is called from: $callers"
+	echo "          1000    99.9%  malloc < $churn_at"
+	echo "                          every site above is called from: $main_churn < $callers"
 } >"$T/want"
 check_cmd "report_sites: top --by temp-count --limit 1: one row of two" 0 "$T/want" "" \
 	-- "$R" top --by temp-count --limit 1 "$T/s.atz"
+run_cmd "$R" top --json --limit 1 "$T/s.atz"
+check_eq "report_sites: top --json: frames as records, the leak's two with their file and line" \
+	"$(python3 -c 'import json, sys; s = json.load(sys.stdin)["processes"][0]["sites"][0]; print(s["value"], json.dumps(s["stack"][:3], sort_keys=True))' <"$T/out")" \
+	"10000 [{\"function\": \"malloc\"}, {\"file\": \"tests/fixtures/report_sites.c\", \"function\": \"keep_blocks\", \"line\": $(lno "$keep_at")}, {\"file\": \"tests/fixtures/report_sites.c\", \"function\": \"main\", \"line\": $(lno "$main_keep")}]"
 printf '%s\n' "$top;main;churn;malloc 1000" "$top;main;grow_table;realloc 1" >"$T/want"
 check_cmd "report_sites: export --weight temp-count: the churn, and the table freed at once" 0 \
 	"$T/want" "" -- "$R" export --folded --weight temp-count "$T/s.atz"
@@ -428,16 +460,17 @@ check_cmd "report_sites: export --weight leak-bytes" 0 "$T/want" "" -- \
 	"$R" export --folded --weight leak-bytes "$T/s.atz"
 cat >"$T/want" <<EOF
 size (bytes asked)                             calls          bytes  site of most bytes
-64-127                                          1000          64000  $top;main;churn;malloc
-512-1023                                          10          10000  $top;main;keep_blocks;malloc
-4096-8191                                          1           4096  $top;main;grow_table;calloc
-8192-16383                                         1           8192  $top;main;grow_table;realloc
-32768-65535                                       20        1000000  $top;main;burst;malloc
+64-127                                          1000          64000  malloc < $churn_at < $main_churn
+512-1023                                          10          10000  malloc < $keep_at < $main_keep
+4096-8191                                          1           4096  calloc < $grow_at < $main_table
+8192-16383                                         1           8192  realloc < $grow_at < $main_regrow
+32768-65535                                       20        1000000  malloc < $burst_at < $main_burst
+                                                                     every site above is called from: $callers
 EOF
 check_cmd "report_sites: sizes" 0 "$T/want" "" -- "$R" sizes "$T/s.atz"
 run_cmd "$R" timeline --every 0.0001 --top 3 "$T/s.atz"
 check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
-	"$(grep '^== snapshot' "$T/out" | tail -n 1 | sed 's/.*: //; s/, RSS.*//'):$(tail -n 1 "$T/out" | cut -d' ' -f3)" \
+	"$(grep '^== snapshot' "$T/out" | tail -n 1 | sed 's/.*: //; s/, RSS.*//'):$(grep -v 'every site above' "$T/out" | tail -n 1 | cut -d' ' -f3)" \
 	"10000 bytes live in 10 blocks:10000"
 run_cmd "$R" diff "$T/s.atz" "$T/s.atz"
 check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/out")" "0:(no site differs)"
@@ -490,7 +523,7 @@ else
 		test "${rss:-0}" -ge 33554432 -a "${rss:-0}" -le 50331648
 	run_cmd "$R" peak --at rss-peak "$T/h.atz"
 	check_eq "report_sites hold: peak --at rss-peak: the 32 MiB block, at hold_pages" \
-		"$(head -n 1 "$T/out"):$(grep -c '^100.00%     33554432 bytes        1 blocks  *hold_pages$' "$T/out")" \
+		"$(head -n 1 "$T/out"):$(grep -c -E "^100.00% +33554432 bytes +1 blocks +hold_pages \(report_sites.c:$(line_of 'char *p = malloc(32u << 20);' "$src")\)\$" "$T/out")" \
 		"live at RSS peak: 33554432 bytes in 1 blocks:1"
 	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
@@ -542,7 +575,7 @@ else
 		"0:http://www.w3.org/2000/svg"
 	if command -v chromium >/dev/null; then
 		# a copy that clicks the hold_pages frame: the zoom must stretch it to the full width
-		sed 's|</body>|<script>var g=[].filter.call(document.querySelectorAll("svg.flame g.f"),function(e){return e.querySelector("title").textContent.indexOf("hold_pages:")==0})[0];g.dispatchEvent(new Event("click"));document.body.setAttribute("data-zoomed",g.querySelector("rect").getAttribute("width"));</script></body>|' \
+		sed 's|</body>|<script>var g=[].filter.call(document.querySelectorAll("svg.flame g.f"),function(e){return e.querySelector("title").textContent.indexOf("hold_pages (report_sites.c:")==0})[0];g.dispatchEvent(new Event("click"));document.body.setAttribute("data-zoomed",g.querySelector("rect").getAttribute("width"));</script></body>|' \
 			"$T/h.html" >"$T/zoom.html"
 		HOME=$T timeout 120 chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr \
 			--v=0 --dump-dom "file://$T/zoom.html" >"$T/dom" 2>"$T/chromium.err"
@@ -550,8 +583,8 @@ else
 			"$(grep -c 'data-ready="1"' "$T/dom"):$(grep -c -i 'uncaught\|SyntaxError' "$T/chromium.err"):$(grep -o 'data-zoomed="[0-9.]*"' "$T/dom")" \
 			'1:0:data-zoomed="1200"'
 		check_eq "html in Chromium: the live-bytes and RSS curves, the flame graph's frames" \
-			"$(grep -c '<polyline class="live"' "$T/dom"):$(grep -c '<polyline class="rss"' "$T/dom"):$(grep -o '<title>hold_pages: 33554432 bytes in 1 blocks (100.00%)</title>' "$T/dom")" \
-			"1:1:<title>hold_pages: 33554432 bytes in 1 blocks (100.00%)</title>"
+			"$(grep -c '<polyline class="live"' "$T/dom"):$(grep -c '<polyline class="rss"' "$T/dom"):$(grep -o '<title>hold_pages ([^)]*): 33554432 bytes in 1 blocks (100.00%)</title>' "$T/dom")" \
+			"1:1:<title>$(at hold_pages 'char *p = malloc(32u << 20);'): 33554432 bytes in 1 blocks (100.00%)</title>"
 		HOME=$T timeout 120 chromium --headless --no-sandbox --disable-gpu --window-size=1300,1400 \
 			--screenshot="$T/h.png" "file://$T/h.html" >/dev/null 2>&1
 		check "html in Chromium: a screenshot of the page" test -s "$T/h.png"
@@ -571,21 +604,60 @@ fi
 
 # --- pprof, read back by go tool pprof (Debian's golang-go) --------------------------------------
 # pprof_raw FILE: the samples of `go tool pprof -raw FILE`, one line per stack (summed over
-# processes): "ROOT;...;LEAF ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE", sorted.
+# processes): "ROOT;...;LEAF ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE", sorted; a
+# location's functions inlined into one another are frames of their own, caller first.
 pprof_raw() {
 	HOME=$T go tool pprof -raw "$1" 2>"$T/pprof.err" | python3 -c '
 import re, sys
 text = sys.stdin.read()
-names = dict(re.findall(r"^ +(\d+): 0x0 (?:M=\d+ )?(\S+) :0 s=0$", text, re.M))
+names, loc = {}, None
+for line in text.split("\n"):
+    m = re.match(r"^ +(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(\S+) \S*:\d+ s=\d+$", line)
+    if m:
+        loc = m.group(1)
+        names[loc] = [m.group(2)]
+        continue
+    m = re.match(r"^ {13,}(\S+) \S*:\d+ s=\d+$", line)
+    if m and loc:
+        names[loc].append(m.group(1))  # the function this one was inlined into
+        continue
+    loc = None
 tot = {}
 for m in re.finditer(r"^ +(\d+) +(\d+) +(\d+) +(\d+): ([\d ]+)$", text, re.M):
-    stack = ";".join(names[i] for i in reversed(m.group(5).split()))
+    stack = ";".join(n for i in reversed(m.group(5).split()) for n in reversed(names[i]))
     t = tot.setdefault(stack, [0, 0, 0, 0])
     for k in range(4):
         t[k] += int(m.group(k + 1))
 for stack in sorted(tot):
     print(stack, *tot[stack])
 '
+}
+# pprof_fixture_locations FILE FIXTURE: each location of the profile in FIXTURE's mapping,
+# "FUNCTION FILE:LINE s=START" as the profile says, and what binutils' addr2line says at the
+# same place ("FUNCTION FILE:LINE", looked up at the address before the return address), one
+# per line, sorted.
+pprof_fixture_locations() {
+	HOME=$T go tool pprof -raw "$1" 2>/dev/null | python3 -c '
+import re, subprocess, sys
+text, exe = sys.stdin.read(), sys.argv[1]
+maps = {m[0]: (int(m[1], 16), int(m[3], 16), m[4]) for m in
+        re.findall(r"^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S+)", text, re.M)}
+loads = [(int(o, 16), int(v, 16), int(s, 16)) for o, v, s in re.findall(
+    r"^ *LOAD +0x([0-9a-f]+) 0x([0-9a-f]+) 0x[0-9a-f]+ 0x([0-9a-f]+)",
+    subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True).stdout, re.M)]
+for addr, mid, fn, path, line, start in re.findall(
+        r"^ +\d+: 0x([0-9a-f]+) M=(\d+) (\S+) (\S+):(\d+) s=(\d+)$", text, re.M):
+    base, off, obj = maps[mid]
+    if obj != exe:
+        continue
+    foff = int(addr, 16) - base + off
+    vaddr = next(v + foff - o for o, v, s in loads if o <= foff < o + s)
+    a2l = subprocess.run(["addr2line", "-f", "-e", exe, hex(vaddr - 1)], capture_output=True,
+                         text=True).stdout.split("\n")
+    where = re.sub(r" \(discriminator \d+\)", "", a2l[1])
+    print("%s %s:%s s=%s | %s %s" % (fn, path.split("/")[-1], line, start, a2l[0],
+                                     where.split("/")[-1]))
+' "$2" | sort
 }
 if ! command -v go >/dev/null; then
 	fail "export --pprof: go tool pprof reads it" "go is not installed (make deps installs golang-go)"
@@ -608,6 +680,39 @@ else
 	HOME=$T go tool pprof -top -sample_index=inuse_space -unit=B "$T/s.pb.gz" >"$T/top" 2>&1
 	check_eq "report_sites: go tool pprof -top: the leak, 10000 B in keep_blocks" \
 		"$(grep -c '^ *10000B  *100%  *100%  *10000B  *100%  malloc$' "$T/top"):$(grep -c ' 10000B  *100%  keep_blocks$' "$T/top")" "1:1"
+	# file and line: the fixture's mapping (its path and build-id), each of its locations at
+	# the line binutils' addr2line gives for the same address, each function from the line
+	# it is declared at, and pprof's source view of the leak at its line
+	fx=$ROOT/build/fixtures/report_sites
+	bid=$(readelf -n "$fx" | sed -n 's/^ *Build ID: //p')
+	HOME=$T go tool pprof -raw "$T/s.pb.gz" >"$T/raw" 2>&1
+	check_eq "report_sites: pprof Mapping: the fixture's path and build-id, with functions" \
+		"$(grep -c "^[0-9]*: 0x[0-9a-f]*/0x[0-9a-f]*/0x[0-9a-f]* $fx $bid \[FN\]" "$T/raw")" 1
+	pprof_fixture_locations "$T/s.pb.gz" "$fx" >"$T/locs"
+	decl() { line_of "static void $1(" "$src"; }
+	grep_decl=$(line_of 'static void *grow_table(' "$src")
+	{
+		echo "burst report_sites.c:${burst_at##*:} s=$(decl burst) | burst report_sites.c:${burst_at##*:}"
+		echo "churn report_sites.c:${churn_at##*:} s=$(decl churn) | churn report_sites.c:${churn_at##*:}"
+		for g in 1 2; do
+			echo "grow_table report_sites.c:${grow_at##*:} s=$grep_decl | grow_table report_sites.c:${grow_at##*:}"
+		done
+		echo "keep_blocks report_sites.c:${keep_at##*:} s=$(decl keep_blocks) | keep_blocks report_sites.c:${keep_at##*:}"
+		for m in "$main_burst" "$main_churn" "$main_keep" "$main_regrow" "$main_table"; do
+			echo "main report_sites.c:${m##*:} s=$(line_of 'int main(' "$src") | main report_sites.c:${m##*:}"
+		done
+	} | tr -d ')' | sort >"$T/want"
+	check_file_eq "report_sites: pprof Location: each address at the line addr2line gives, Function at its declaration" \
+		"$T/locs" "$T/want"
+	(cd "$ROOT" && HOME=$T go tool pprof -list '^keep_blocks$' -sample_index=inuse_space -unit=B \
+		"$T/s.pb.gz") >"$T/list" 2>&1
+	check_eq "report_sites: go tool pprof -list keep_blocks: the fixture's source, the leak at its line" \
+		"$(grep -c '^ROUTINE =* keep_blocks in tests/fixtures/report_sites.c$' "$T/list"):$(grep -E '^ +\. +10000B +[0-9]+:' "$T/list" | sed -E 's/^ +\. +10000B +([0-9]+):.*/\1/')" \
+		"1:$(lno "$keep_at")" "$(cat "$T/list")"
+	HOME=$T go tool pprof -traces -lines -sample_index=inuse_space "$T/s.pb.gz" >"$T/traces" 2>&1
+	check_eq "report_sites: go tool pprof -traces -lines: the leak's stack, with the fixture's lines" \
+		"$(grep -A2 '^ *9.77kB   malloc$' "$T/traces" | sed -n '2,3p' | awk '{ print $1, $2 }' | sed 's|tests/fixtures/||' | tr '\n' ';')" \
+		"keep_blocks report_sites.c:$(lno "$keep_at");main report_sites.c:$(lno "$main_keep");"
 	# the random log, three processes: pprof's samples summed per site = the model's weights
 	"$R" export --pprof "$T/g1.log" >"$T/g1.pb.gz"
 	pprof_raw "$T/g1.pb.gz" >"$T/got"

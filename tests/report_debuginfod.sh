@@ -54,8 +54,8 @@ cp "$T/out" "$T/stripped.folded"
 check "stripped: the fixture's frames are fixture+0x..., none named" bash -c \
 	"grep -q ';fixture+0x[0-9a-f]*;fixture+0x[0-9a-f]*;malloc 10\$' '$T/stripped.folded' &&
 	 ! grep -q 'keep_blocks\|burst\|churn\|grow_table' '$T/stripped.folded'"
-# every stack record of the fixture has one folded line here (one allocation function each)
-frames=$(grep -o 'fixture+0x' "$T/stripped.folded" | wc -l)
+# the report names each address of a process once: the distinct addresses of the fixture
+frames=$(grep -o 'fixture+0x[0-9a-f]*' "$T/stripped.folded" | sort -u | wc -l)
 check_eq "stripped: one warning, naming the debug file by build-id and counting the frames" \
 	"$rc:$(cat "$T/err")" \
 	"0:alloctap-report: $T/bin/fixture: $frames frames left unnamed (fixture+0xOFFSET): its debug file by build-id, $debug_path, would name them; or set DEBUGINFOD_URLS to fetch it from a debuginfod server"
@@ -143,7 +143,7 @@ check "the fetched file is in DEBUGINFOD_CACHE_PATH, by build-id" \
 	cmp "$T/cache2/$id/debuginfo" "$T/fixture.debug"
 run_cmd env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$T/cache2" "$R" leaks "$T/stripped.atz"
 check "leaks: named from the cache too (keep_blocks)" bash -c \
-	"[ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q ';main;keep_blocks;malloc\$' '$T/out'"
+	"[ $rc -eq 0 ] && [ ! -s '$T/err' ] && grep -q '  malloc < keep_blocks (report_sites.c:[0-9]*)\$' '$T/out'"
 
 kill "$server"
 wait "$server" 2>/dev/null

@@ -564,7 +564,7 @@ def cmd_top_json(m, weight, limit):
     for p in m.proc_list():
         rows = top_rows(p, weight)[:limit]
         out.append({'pid': p.pid, 'total': sum(site_weight(s, weight) for s in p.sites.values()),
-                    'sites': [{'value': v, 'stack': [f]} for v, f in rows]})
+                    'sites': [{'value': v, 'stack': [{'function': f}]} for v, f in rows]})
     print(json.dumps({'by': weight, 'processes': out}, sort_keys=True))
 
 

@@ -1,6 +1,7 @@
 /* test_report_sites.c: unit tests of report/sites.c, each allocation's site named once: the
  * line of each (stack, function), the same entry every time, the function alone without a
- * stack, an unknown stack refused, the trace's objects kept once per path and build-id. */
+ * stack, two lines of one function two sites of one folded line, an unknown stack refused,
+ * the trace's objects kept once per path and build-id. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "../../report/sites.h"
+#include "../../report/stacks.h"
 
 static void ignore_problem(void *arg, const char *path, const char *why)
 {
@@ -46,10 +48,12 @@ static void check_site(struct rep_sites *x, uint32_t stack, uint8_t func, const 
 {
 	struct at_event ev = { .pid = 1, .tid = 1, .func = func, .stack = stack };
 	size_t len = 0;
-	int64_t entry = rep_sites_site(x, &ev);
+	int64_t key = rep_sites_site(x, &ev);
 
-	assert_true(entry >= 0);
-	assert_int_equal(rep_sites_line(x, stack, func), entry); /* the same line again */
+	assert_true(key >= 0);
+	assert_int_equal(rep_sites_key(x, stack, func), key); /* the same key again */
+	int64_t entry = rep_sites_line(x, stack, func);
+	assert_int_equal(rep_sites_folded(x, key), entry);
 	const char *text = rep_folded_text(x->folded, entry, &len);
 	assert_non_null(text);
 	assert_int_equal(len, strlen(want));
@@ -82,6 +86,73 @@ static void test_site_text(void **state)
 	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
 		check_site(&x, sites[i].stack, sites[i].func, sites[i].want);
 	assert_int_equal(rep_folded_count(x.folded), sizeof(sites) / sizeof(sites[0]));
+	rep_sites_free(&x);
+}
+
+/* Frames named with lines (frames of the test kind, named as NAMES records name them): a
+ * function called from two lines of its caller makes two sites, one folded line. */
+static void test_two_lines(void **state)
+{
+	static const struct at_frame_name names[] = {
+		{ .pid = 1, .kind = AT_FRAME_TEST, .value = 10, .function = "f", .file = "/src/x.c",
+		  .line = 10 },
+		{ .pid = 1, .kind = AT_FRAME_TEST, .value = 12, .function = "f", .file = "/src/x.c",
+		  .line = 12 },
+		{ .pid = 1, .kind = AT_FRAME_TEST, .value = 99, .function = "main",
+		  .file = "/src/main.c", .line = 7 },
+	};
+	struct at_stack stacks[] = {
+		{ .id = 1, .pid = 1, .count = 3, .flags = AT_STACK_KINDS, .pcs = { 1, 10, 99 } },
+		{ .id = 2, .pid = 1, .count = 3, .flags = AT_STACK_KINDS, .pcs = { 1, 12, 99 } },
+		{ .id = 3, .pid = 1, .count = 3, .flags = AT_STACK_KINDS, .pcs = { 1, 10, 99 } },
+	};
+	static const char *const located[] = { "main (main.c:7);f (x.c:10);malloc",
+					       "main (main.c:7);f (x.c:12);malloc" };
+	struct rep_sites x;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, "/nonexistent", ignore_problem,
+					NULL),
+			 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		assert_int_equal(at_symbolizer_add_name(x.symbolizer, &names[i]), 0);
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
+		memset(stacks[i].kinds, AT_FRAME_TEST, sizeof(stacks[i].kinds));
+		assert_int_equal(rep_sites_stack(&x, &stacks[i]), 0);
+	}
+	/* stacks 1 and 3 are one site: the same frames at the same lines */
+	int64_t keys[3];
+	for (uint32_t id = 1; id <= 3; id++) {
+		keys[id - 1] = rep_sites_key(&x, id, AT_MALLOC);
+		assert_int_equal(rep_sites_line(&x, id, AT_MALLOC), 0);
+	}
+	assert_int_equal(keys[0], 0);
+	assert_int_equal(keys[1], 1);
+	assert_int_equal(keys[2], 0);
+	assert_int_equal(rep_folded_count(x.located), 2);
+	for (int k = 0; k < 2; k++) {
+		const char *text = rep_folded_text(x.located, k, &len);
+		assert_int_equal(len, strlen(located[k]));
+		assert_memory_equal(text, located[k], len);
+	}
+	assert_int_equal(rep_folded_count(x.folded), 1);
+	assert_string_equal(rep_folded_text(x.folded, 0, &len), "main;f;malloc");
+	/* the locations: stacks 1 and 3 hold the same two, root first */
+	size_t n;
+	unsigned flags;
+	const uint32_t *a = rep_stacks_locations(x.stacks, 1, &n, &flags);
+	assert_int_equal(n, 2);
+	assert_int_equal(flags, AT_STACK_KINDS);
+	const uint32_t *c = rep_stacks_locations(x.stacks, 3, &n, &flags);
+	assert_memory_equal(a, c, 2 * sizeof(*a));
+	const struct rep_location *l = rep_frames_location(&x.frames, a[1]);
+	assert_int_equal(l->value, 10);
+	assert_int_equal(l->count, 1);
+	assert_string_equal(rep_frames_line(&x.frames, l, 0)->function, "f");
+	assert_int_equal(rep_frames_line(&x.frames, l, 0)->line, 10);
+	assert_int_equal(x.frames.nlocations, 3);
+	assert_int_equal(x.frames.nframes, 3);
 	rep_sites_free(&x);
 }
 
@@ -119,6 +190,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_site_text),
+		cmocka_unit_test(test_two_lines),
 		cmocka_unit_test(test_unknown_stack),
 		cmocka_unit_test(test_objects),
 	};
