@@ -5,7 +5,8 @@
 # does not disturb it) and traced by alloctapd --stacks. heaptrack_print's sections (most calls,
 # peak memory consumers, memory leaks, most temporary allocations), and its exact figures per
 # stack (-F with each --flamegraph-cost-type), are compared site for site with `top --by
-# alloc-count|peak-bytes|leak-bytes|temp-count --json` and `leaks`. A site is told by the first
+# alloc-count|peak-bytes|leak-bytes|temp-count --json`, `export --folded --weight
+# heaptrack-temp-count` (heaptrack_print's own rule) and `leaks`. A site is told by the first
 # frame, from the leaf, that is one of the fixture's named functions; sites of neither tool's
 # fixture functions (the loader's, libstdc++'s pool that heaptrack's own library brings in) are
 # not compared. Where the definitions agree the figures must be equal; where they differ the
@@ -48,6 +49,8 @@ for k in alloc-count peak-bytes leak-bytes temp-count; do
 	"$R" top --by "$k" --limit 100 --json "$T/t.atz" >"$T/top.$k" 2>"$T/err" ||
 		fail_run "top --by $k --json"
 done
+"$R" export --folded --weight heaptrack-temp-count "$T/t.atz" >"$T/export.ht" 2>"$T/err" ||
+	fail_run "export --folded --weight heaptrack-temp-count"
 "$R" summary --json "$T/t.atz" >"$T/summary.json" 2>"$T/err" || fail_run "summary --json"
 "$R" leaks "$T/t.atz" >"$T/leaks.txt" 2>"$T/err" || fail_run "leaks"
 
@@ -81,10 +84,11 @@ def alloctap(key):
     return out
 
 
-def flame(cost):
-    """heaptrack_print -F: root;...;leaf VALUE, a frame 'function (file)'; per fixture function."""
+def flame(path):
+    """Folded stacks, root;...;leaf VALUE, a frame 'function' or 'function (file...)' (heaptrack_print
+    -F, alloctap-report export --folded): the values per fixture function."""
     out = {f: 0 for f in FIX}
-    for line in open(f'{t}/ht.{cost}'):
+    for line in open(path):
         stack, _, value = line.rstrip('\n').rpartition(' ')
         frames = [re.sub(r' \([^)]*\)$', '', x) for x in stack.rstrip(';').split(';')]
         f = site(list(reversed(frames)))
@@ -131,14 +135,16 @@ def human(n):
 
 
 a = {k: alloctap(k) for k in ('alloc-count', 'peak-bytes', 'leak-bytes', 'temp-count')}
-h = {c: flame(c) for c in ('allocations', 'peak', 'leaked', 'temporary')}
+h = {c: flame(f'{t}/ht.{c}') for c in ('allocations', 'peak', 'leaked', 'temporary')}
+a['heaptrack-temp-count'] = flame(f'{t}/export.ht')
 sec = sections()
 
 # heaptrack_print's temporary: a free of a block whose (size, stack) is that of the trace's
 # allocation just before it, no free in between (src/analyze/accumulatedtracedata.cpp compares
-# allocation-info indices, not pointers). alloctap's: a free of the very block the thread's
-# previous call allocated. They differ where a block is allocated and then another block of
-# the same size and stack is freed:
+# allocation-info indices, not pointers): alloctap's heaptrack-temp-count, compared as it is
+# above. temp-count, alloctap's own: a free of the very block the thread's previous call
+# allocated. They differ where a block is allocated and then another block of the same size
+# and stack is freed:
 #  - request_buffer allocates the request's buffer, then frees the buffer of IN_FLIGHT
 #    requests before (same size, same stack): heaptrack counts each retirement, that is every
 #    request but the first IN_FLIGHT (whose retirement frees NULL, which heaptrack does not
@@ -159,6 +165,8 @@ for f in FIX:
         (f'{f}: bytes leaked, heaptrack -F leaked = top --by leak-bytes', h['leaked'][f], leak),
         (f'{f}: temporaries, heaptrack -F temporary = top --by temp-count + {extra_temps[f]}',
          h['temporary'][f], temps + extra_temps[f]),
+        (f'{f}: temporaries, heaptrack -F temporary = export --weight heaptrack-temp-count',
+         h['temporary'][f], a['heaptrack-temp-count'][f]),
     ]
     e = sec['MOST CALLS TO ALLOCATION FUNCTIONS'].get(f, {})
     checks.append((f'{f}: MOST CALLS: calls and peak', (e.get('calls'), e.get('peak')),
