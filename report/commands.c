@@ -92,13 +92,16 @@ const struct rep_command_def rep_cmd_summary = {
 "  summary [--json]    events, duration, calls per function, peak live bytes (the most\n"
 "                      bytes asked live at once) and when, peak RSS, final live bytes and\n"
 "                      blocks, temporary allocations (freed or reallocated by the very\n"
-"                      next event of their thread: heaptrack's rule), failed\n"
-"                      allocations, frees of blocks not live; --json: one object\n"
-"                      (keys events, duration_ns, calls, peak_live_bytes,\n"
-"                      peak_live_blocks, peak_live_time_ns, peak_rss_bytes,\n"
-"                      final_live_bytes, final_live_blocks, temporary_allocations,\n"
-"                      failed_allocations, unknown_frees; then per_process, a list of\n"
-"                      the same with pid)\n",
+"                      next event of their thread, as heaptrack documents them), failed\n"
+"                      allocations, frees of blocks not live, temporary allocations as\n"
+"                      heaptrack_print counts them (a release of a block of the site and\n"
+"                      size of the process's last allocation, no release in between,\n"
+"                      whichever block it frees); --json: one object (keys events,\n"
+"                      duration_ns, calls, peak_live_bytes, peak_live_blocks,\n"
+"                      peak_live_time_ns, peak_rss_bytes, final_live_bytes,\n"
+"                      final_live_blocks, temporary_allocations, failed_allocations,\n"
+"                      unknown_frees, heaptrack_temporary_allocations; then\n"
+"                      per_process, a list of the same with pid)\n",
 	OPTIONS(summary_options),
 	.write = write_summary,
 };
@@ -160,6 +163,10 @@ static const struct rep_option top_options[] = {
 	[TOP_BY] = { .name = "by", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_LEAK_BYTES,
 		     .bad = "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
 			    "temp-count, not: %s",
+		     /* top's tables (top.c) name the first five weights */
+		     .allowed = (1u << REP_WEIGHT_HEAPTRACK_TEMP_COUNT) - 1,
+		     .refused = "top --by takes alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
+				"temp-count; heaptrack-temp-count goes with export --folded --weight",
 		     .elsewhere = "--by, --limit and --bytes go with top" },
 	[TOP_LIMIT] = { .name = "limit", .arg = REP_ARG_COUNT, .value = 20, .above_zero = 1,
 			.bad = "--limit needs a count of sites above 0, not: %s",
@@ -191,8 +198,8 @@ const struct rep_command_def rep_cmd_top = {
 "                      every listed site shares said once below them; each with its share\n"
 "                      of the process's total. W: leak-bytes (live at the end, the\n"
 "                      default), peak-bytes (live at the heap peak), alloc-bytes,\n"
-"                      alloc-count, temp-count (temporary allocations: heaptrack's rule,\n"
-"                      see summary). Bytes in KiB, MiB, GiB (one decimal, rounded down);\n"
+"                      alloc-count, temp-count (temporary allocations, as heaptrack\n"
+"                      documents them: see summary). Bytes in KiB, MiB, GiB (one decimal, rounded down);\n"
 "                      --bytes: exact. --json: {\"by\", \"processes\": [{\"pid\", \"total\",\n"
 "                      \"sites\": [{\"value\", \"stack\": [leaf, ..., root]}]}]}, each frame\n"
 "                      {\"function\", \"file\", \"line\", \"inlined\"} (the last three when\n"
@@ -468,7 +475,7 @@ static const struct rep_option export_options[] = {
 	[EXPORT_FOLDED] = { .name = "folded", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
 	[EXPORT_WEIGHT] = { .name = "weight", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_ALLOC_COUNT,
 			    .bad = "--weight needs alloc-count, alloc-bytes, peak-bytes, "
-				   "leak-bytes or temp-count, not: %s",
+				   "leak-bytes, temp-count or heaptrack-temp-count, not: %s",
 			    .elsewhere = EXPORT_ELSEWHERE, .conflicts = "pprof",
 			    .conflict = "--weight goes with --folded: a pprof profile holds "
 					"every weight" },
@@ -508,7 +515,8 @@ const struct rep_command_def rep_cmd_export = {
 "                      then a space and its weight (flamegraph.pl, inferno, speedscope and\n"
 "                      Pyroscope read it); lines sorted by stack text, lines of weight 0\n"
 "                      left out. W: alloc-count (default), alloc-bytes, peak-bytes (live at\n"
-"                      the heap peak), leak-bytes (live at the end), temp-count\n"
+"                      the heap peak), leak-bytes (live at the end), temp-count,\n"
+"                      heaptrack-temp-count (heaptrack_print's rule, see summary)\n"
 "  export --pprof [--at heap-peak|end] [-o FILE]\n"
 "                      a gzip'd pprof profile (go tool pprof, Pyroscope, Parca): Go's heap\n"
 "                      sample types alloc_objects, alloc_space, inuse_objects, inuse_space\n"

@@ -334,6 +334,9 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	if (block_add(h, ev, size, (uint32_t)si) < 0)
 		return -1;
 	count_live(h, s, p, size, 1);
+	p->ht_last = 1; /* heaptrack_print's rule: the process's last allocation */
+	p->ht_last_site = (uint32_t)si;
+	p->ht_last_size = size;
 	if (h->live_exact > h->peak_exact) {
 		h->peak_exact = h->live_exact;
 		h->peak_bytes = h->live_bytes;
@@ -350,6 +353,22 @@ static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const
 	return 0;
 }
 
+/* heaptrack_print's temporary (src/analyze/accumulatedtracedata.cpp compares allocation infos,
+ * (size, stack), not addresses): a live block released when the process's last allocation,
+ * no release since, was of b's site and size. heaptrack records a realloc only when it returns
+ * a block (then as a free and an allocation), so a realloc returning NULL is passed over. */
+static void heaptrack_release(struct rep_heap *h, struct rep_proc *p, const struct at_event *ev,
+			      const struct block *b)
+{
+	if (at_func_reallocates(ev->func) && !ev->result)
+		return;
+	if (p->ht_last && p->ht_last_site == b->site && p->ht_last_size == b->size) {
+		h->sites[b->site].heaptrack_temps++;
+		p->heaptrack_temps++;
+	}
+	p->ht_last = 0;
+}
+
 /* Releases what a free or realloc passes; 1 when it was a live block, 0 when it was not. */
 static int release_pointer(struct rep_heap *h, struct rep_proc *p, const struct at_event *ev)
 {
@@ -360,6 +379,7 @@ static int release_pointer(struct rep_heap *h, struct rep_proc *p, const struct 
 		p->unknown_frees++;
 		return 0;
 	}
+	heaptrack_release(h, p, ev, b);
 	release(h, p, b);
 	return 1;
 }
@@ -588,6 +608,8 @@ uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w)
 		return s->live_bytes;
 	case REP_WEIGHT_TEMP_COUNT:
 		return s->temps;
+	case REP_WEIGHT_HEAPTRACK_TEMP_COUNT:
+		return s->heaptrack_temps;
 	}
 	return 0;
 }

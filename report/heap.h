@@ -7,8 +7,11 @@
  * the sites, never with the events. Per process and per site the engine counts allocations,
  * bytes asked, frees, what is live, what was live at the process's heap peak (the most
  * requested bytes live at once) and at one chosen moment, and temporary allocations
- * (heaptrack's rule: a block freed, or released by a realloc, by the very next event of the
- * thread that allocated it).
+ * (as heaptrack documents them: a block freed, or released by a realloc, by the very next
+ * event of the thread that allocated it), and those heaptrack_print counts (heaptrack_temps:
+ * a block freed, or released by a realloc, when the process's last allocation, with no
+ * release of a live block since, was of the same site and size, whichever block that was;
+ * calls that allocate or release nothing are passed over, as heaptrack records none).
  *
  * Semantics: an allocation's block belongs to its site until freed; realloc releases the old
  * block (from its own site) and makes a new one at the realloc's site; realloc(NULL, n) only
@@ -60,6 +63,7 @@ struct rep_site {
 	int64_t key;              /* its site key: its line in the sites' located table */
 	uint32_t stack;           /* the stack of its first event (0: none): its locations */
 	uint64_t allocs, alloc_bytes, frees, temps;
+	uint64_t heaptrack_temps;             /* temporaries by heaptrack_print's rule */
 	uint64_t live_bytes, live_blocks;
 	uint64_t peak_bytes, peak_blocks;     /* at its process's heap peak */
 	uint64_t moment_bytes, moment_blocks; /* at the chosen moment */
@@ -75,6 +79,10 @@ struct rep_proc {
 	uint64_t peak_bytes, peak_blocks, peak_seq;
 	uint64_t peak_time_ns;                /* from the trace's first event */
 	uint64_t temps, unknown_frees;
+	uint64_t heaptrack_temps;             /* temporaries by heaptrack_print's rule */
+	int ht_last;                          /* the rule's state: 1 when an allocation was the */
+	uint32_t ht_last_site;                /* last, with no release since: its site, size */
+	uint64_t ht_last_size;
 	uint64_t first_time_ns, last_time_ns; /* 1 + ns from the trace's first event; 0: no times */
 	uint64_t rss_samples, rss_bytes;      /* RSS records, the last one's bytes */
 	uint64_t rss_peak_bytes, rss_peak_time_ns;

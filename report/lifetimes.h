@@ -7,8 +7,8 @@
  * "# S bytes, allocated N lines ago" (Compact Memory Traces' lifetimes.py), then ", T ns"
  * when the trace has times. Without it, at the end: histograms of lifetimes (log2 buckets of
  * events, and of ns) against the size asked (log2 buckets), the blocks still live at the end,
- * and the temporary allocations (heaptrack's rule: freed, or released by a realloc, by the
- * very next event of their thread). */
+ * and the temporary allocations (as heaptrack documents them: freed, or released by a
+ * realloc, by the very next event of their thread). */
 #ifndef ALLOCTAP_REPORT_LIFETIMES_H
 #define ALLOCTAP_REPORT_LIFETIMES_H
 

@@ -127,6 +127,8 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 		fprintf(out, "temporary allocations: %" PRIu64 "\n", p->temps);
 		fprintf(out, "failed allocations: %" PRIu64 "\n", p->failed);
 		fprintf(out, "frees of blocks not live: %" PRIu64 "\n", p->unknown_frees);
+		fprintf(out, "temporary allocations as heaptrack_print counts them: %" PRIu64 "\n",
+			p->heaptrack_temps);
 	}
 	return rep_finish_output(out);
 }
@@ -162,8 +164,10 @@ static void json_figures(FILE *out, const struct rep_proc *p, int times)
 		fputs(",\"peak_rss_bytes\":null,\"peak_rss_time_ns\":null", out);
 	fprintf(out, ",\"final_live_bytes\":%" PRIu64
 		",\"final_live_blocks\":%" PRIu64 ",\"temporary_allocations\":%" PRIu64
-		",\"failed_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64,
-		p->live_bytes, p->live_blocks, p->temps, p->failed, p->unknown_frees);
+		",\"failed_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64
+		",\"heaptrack_temporary_allocations\":%" PRIu64,
+		p->live_bytes, p->live_blocks, p->temps, p->failed, p->unknown_frees,
+		p->heaptrack_temps);
 }
 
 int rep_write_summary_json(FILE *out, const struct rep_heap *h)
@@ -179,6 +183,7 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 		for (unsigned f = 0; f < AT_FUNC_COUNT; f++)
 			all.calls[f] += p->calls[f];
 		all.temps += p->temps;
+		all.heaptrack_temps += p->heaptrack_temps;
 		all.failed += p->failed;
 		all.unknown_frees += p->unknown_frees;
 		all.rss_samples += p->rss_samples;

@@ -15,6 +15,8 @@ int rep_weight_parse(const char *name, enum rep_weight *w)
 		*w = REP_WEIGHT_LEAK_BYTES;
 	else if (strcmp(name, "temp-count") == 0)
 		*w = REP_WEIGHT_TEMP_COUNT;
+	else if (strcmp(name, "heaptrack-temp-count") == 0)
+		*w = REP_WEIGHT_HEAPTRACK_TEMP_COUNT;
 	else
 		return -1;
 	return 0;

@@ -43,6 +43,9 @@ for log in g1.log g2.log g1.plain.atz; do
 		peak --min-percent 0 "$T/$log"
 	model_case "$log: peak --min-percent 20" tree "$T/$src" --min-percent 20 -- \
 		peak --min-percent 20 "$T/$log"
+	model_case "$log: export --folded --weight heaptrack-temp-count" \
+		export heaptrack-temp-count "$T/$src" -- \
+		export --folded --weight heaptrack-temp-count "$T/$log"
 	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count; do
 		model_case "$log: export --folded --weight $w" export "$w" "$T/$src" -- \
 			export --folded --weight "$w" "$T/$log"
@@ -126,6 +129,7 @@ final live bytes: 500 in 2 blocks
 temporary allocations: 2
 failed allocations: 1
 frees of blocks not live: 1
+temporary allocations as heaptrack_print counts them: 2
 == process 2
 events: 3
 duration: unknown (the trace has no times)
@@ -137,6 +141,7 @@ final live bytes: 16 in 1 blocks
 temporary allocations: 0
 failed allocations: 0
 frees of blocks not live: 0
+temporary allocations as heaptrack_print counts them: 0
 EOF
 check_cmd "summary: two processes, each under its heading" 0 "$T/want" "" -- "$R" summary "$T/a.log"
 cat >"$T/want" <<'EOF'
@@ -152,6 +157,7 @@ final live bytes: 500 in 2 blocks
 temporary allocations: 2
 failed allocations: 1
 frees of blocks not live: 1
+temporary allocations as heaptrack_print counts them: 2
 EOF
 check_cmd "summary --pid 1 of a binary trace: duration and the peak's time" 0 "$T/want" "" -- \
 	"$R" summary --pid 1 "$T/a.atz"
@@ -370,7 +376,9 @@ run_cmd "$R" summary --json "$T/s.atz"
 sed -e 's/"duration_ns":[0-9]*/"duration_ns":D/g' -e 's/"peak_live_time_ns":[0-9]*/"peak_live_time_ns":P/g' \
 	-e 's/"peak_rss_bytes":\(null,"peak_rss_time_ns":null\|[1-9][0-9]*,"peak_rss_time_ns":[0-9]*\)/"peak_rss_bytes":R/g' \
 	-e 's/"pid":[0-9]*/"pid":N/' "$T/out" >"$T/got"
-fig='"events":2053,"duration_ns":D,"calls":{"malloc":1030,"calloc":1,"realloc":1,"free":1021},"peak_live_bytes":1014096,"peak_live_blocks":31,"peak_live_time_ns":P,"peak_rss_bytes":R,"final_live_bytes":10000,"final_live_blocks":10,"temporary_allocations":1001,"failed_allocations":0,"unknown_frees":0'
+# heaptrack_print's temporaries: the churn's and the table's, and the burst's first free,
+# which follows the burst's last allocation, of the same site and size
+fig='"events":2053,"duration_ns":D,"calls":{"malloc":1030,"calloc":1,"realloc":1,"free":1021},"peak_live_bytes":1014096,"peak_live_blocks":31,"peak_live_time_ns":P,"peak_rss_bytes":R,"final_live_bytes":10000,"final_live_blocks":10,"temporary_allocations":1001,"failed_allocations":0,"unknown_frees":0,"heaptrack_temporary_allocations":1002'
 check_eq "report_sites: summary --json: the fixture's counts, peak, leak and temporaries" \
 	"$(cat "$T/got")" "{\"processes\":1,$fig,\"per_process\":[{\"pid\":N,$fig}]}"
 # the tree at the peak: the table, the kept blocks and the burst, under main; main is called

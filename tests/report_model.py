@@ -242,6 +242,7 @@ def asked(func, args):
 class Site:
     def __init__(self):
         self.allocs = self.bytes = self.frees = self.temps = 0
+        self.ht_temps = 0  # by heaptrack_print's rule
         self.since_allocs = self.since_frees = 0
         self.live = self.blocks = 0
         self.peak = self.peak_blocks = 0
@@ -256,6 +257,8 @@ class Proc:
         self.events = 0
         self.calls = {}
         self.failed = self.temps = self.unknown = 0
+        self.ht_temps = 0
+        self.ht_last = None  # (function, size) of its last allocation, no release since
         self.live = self.blocks = self.peak = self.peak_blocks = 0
         self.sites = {}  # function -> Site
 
@@ -335,6 +338,15 @@ class Model:
                 failed_realloc = func == 'realloc' and res == 0 and args[1] != 0
                 if args[0] and not failed_realloc:
                     if (pid, args[0]) in blocks:
+                        # heaptrack_print's temporary: a live block of the site and size of
+                        # the process's last allocation, no release in between; heaptrack
+                        # sees no realloc that returned NULL
+                        size0, f0, _ = blocks[(pid, args[0])]
+                        if res != 0 or func == 'free':
+                            if p.ht_last == (f0, size0):
+                                p.sites[f0].ht_temps += 1
+                                p.ht_temps += 1
+                            p.ht_last = None
                         release(args[0])
                     else:
                         p.unknown += 1
@@ -356,6 +368,7 @@ class Model:
             if (pid, res) in blocks:
                 release(res)
             blocks[(pid, res)] = (size, func, clk)
+            p.ht_last = (func, size)
             s.alloc_sum += clk
             s.live += size
             s.blocks += 1
@@ -404,15 +417,17 @@ class Model:
 
 
 def figures(o, p_events, duration, calls, peak, peak_blocks, peak_time, live, blocks, temps,
-            failed, unknown):
+            failed, unknown, ht_temps):
     o.append('"events":%d,"duration_ns":%s,"calls":{%s},"peak_live_bytes":%d,'
              '"peak_live_blocks":%d,"peak_live_time_ns":%s,"peak_rss_bytes":null,'
              '"peak_rss_time_ns":null,'
              '"final_live_bytes":%d,"final_live_blocks":%d,"temporary_allocations":%d,'
-             '"failed_allocations":%d,"unknown_frees":%d' % (
+             '"failed_allocations":%d,"unknown_frees":%d,'
+             '"heaptrack_temporary_allocations":%d' % (
                  p_events, duration,
                  ','.join('"%s":%d' % (f, calls[f]) for f in FUNCS if calls.get(f)),
-                 peak, peak_blocks, peak_time, live, blocks, temps, failed, unknown))
+                 peak, peak_blocks, peak_time, live, blocks, temps, failed, unknown,
+                 ht_temps))
 
 
 def ns(m, k):
@@ -431,14 +446,15 @@ def cmd_json(m):
         str((max(p.last for p in ps) - min(p.first for p in ps)) * m.step)
     figures(o, sum(p.events for p in ps), span, calls, m.peak, m.peak_blocks,
             ns(m, m.peak_at) if m.peak else ns(m, 0), m.live, m.blocks,
-            sum(p.temps for p in ps), sum(p.failed for p in ps), sum(p.unknown for p in ps))
+            sum(p.temps for p in ps), sum(p.failed for p in ps), sum(p.unknown for p in ps),
+            sum(p.ht_temps for p in ps))
     o.append(',"per_process":[')
     for i, p in enumerate(ps):
         o.append('%s{"pid":%d,' % (',' if i else '', p.pid))
         span = 'null' if m.step is None else str((p.last - p.first) * m.step)
         figures(o, p.events, span, p.calls, p.peak, p.peak_blocks,
                 ns(m, p.peak_at) if p.peak else ns(m, 0), p.live, p.blocks, p.temps,
-                p.failed, p.unknown)
+                p.failed, p.unknown, p.ht_temps)
         o.append('}')
     o.append(']}')
     print(''.join(o))
@@ -506,7 +522,8 @@ def cmd_export(m, weight):
     for p in m.proc_list():
         for f, s in p.sites.items():
             v = {'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
-                 'leak-bytes': s.live, 'temp-count': s.temps}[weight]
+                 'leak-bytes': s.live, 'temp-count': s.temps,
+                 'heaptrack-temp-count': s.ht_temps}[weight]
             tot[f] = min(tot.get(f, 0) + v, U64)
     for f in sorted(tot):
         if tot[f]:

@@ -34,14 +34,14 @@ static const uint64_t *samples(enum rep_arg arg, size_t *n)
 	static const uint64_t seconds[] = { 1000000u }, bytes[] = { 4096 },
 			      counts[] = { 0, 1, 2, 3 },
 			      moments[] = { REP_AT_PEAK, REP_AT_END, REP_AT_TIME, REP_AT_RSS_PEAK },
-			      weights[] = { 0, 1, 2, 3, 4 }, flag[] = { 1 };
+			      weights[] = { 0, 1, 2, 3, 4, 5 }, flag[] = { 1 };
 	static const struct {
 		const uint64_t *s;
 		size_t n;
 	} kinds[] = {
 		[REP_ARG_NONE] = { flag, 1 },       [REP_ARG_SECONDS] = { seconds, 1 },
 		[REP_ARG_BYTES] = { bytes, 1 },     [REP_ARG_COUNT] = { counts, 4 },
-		[REP_ARG_MOMENT] = { moments, 4 }, [REP_ARG_WEIGHT] = { weights, 5 },
+		[REP_ARG_MOMENT] = { moments, 4 }, [REP_ARG_WEIGHT] = { weights, 6 },
 	};
 
 	*n = kinds[arg].n;

@@ -1,6 +1,6 @@
 /* test_report_heap.c: unit tests of report/heap.c, table-driven: short event sequences with the
  * figures they must leave per process and per site (live, peak, the moment, temporaries,
- * failures, frees of blocks not live), the selection by pid and window, the trace's span, and
+ * failures, frees of blocks not live), temporaries by heaptrack_print's rule, the selection by pid and window, the trace's span, and
  * a large allocate-and-free run that checks the block table's removals. */
 #include <errno.h>
 #include <setjmp.h>
@@ -214,6 +214,87 @@ static void test_cases(void **state)
 }
 
 /* The selection by pid and window counts what it passed over apart. */
+/* heaptrack_print's temporaries: events, then the process's count and two sites' counts (by
+ * function; AT_FREE: no site), next to the thread rule's count. */
+struct heaptrack_case {
+	const char *name;
+	struct ev ev[MAX_EVENTS];
+	uint64_t heaptrack_temps, temps;
+	enum at_func f1;
+	uint64_t f1_temps;
+	enum at_func f2;
+	uint64_t f2_temps;
+};
+
+static const struct heaptrack_case heaptrack_cases[] = {
+	{ "another block of the last allocation's site and size: one (the thread rule: none)",
+	  { E(1, 1, MALLOC, 16, 0, 0x100), E(1, 1, MALLOC, 16, 0, 0x200), E(1, 1, FREE, 0x100, 0, 0) },
+	  1, 0, AT_MALLOC, 1, AT_FREE, 0 },
+	{ "a block of the last allocation's site, of another size: none",
+	  { E(1, 1, MALLOC, 16, 0, 0x100), E(1, 1, MALLOC, 32, 0, 0x200), E(1, 1, FREE, 0x100, 0, 0) },
+	  0, 0, AT_MALLOC, 0, AT_FREE, 0 },
+	{ "a block of another site, of the same size: none",
+	  { E(1, 1, VALLOC, 16, 0, 0x100), E(1, 1, MALLOC, 16, 0, 0x200), E(1, 1, FREE, 0x100, 0, 0) },
+	  0, 0, AT_MALLOC, 0, AT_VALLOC, 0 },
+	{ "the process's order, not the thread's: freed by another thread (one, the thread rule "
+	  "none); another thread's allocation in between (none, the thread rule one)",
+	  { E(1, 1, MALLOC, 8, 0, 0x100), E(1, 2, FREE, 0x100, 0, 0), E(1, 1, MALLOC, 8, 0, 0x200),
+	    E(1, 2, MALLOC, 24, 0, 0x300), E(1, 1, FREE, 0x200, 0, 0) },
+	  1, 1, AT_MALLOC, 1, AT_FREE, 0 },
+	{ "free(0), a free of a block not live, a failed malloc, a failed realloc: no events",
+	  { E(1, 1, MALLOC, 8, 0, 0x100), E(1, 1, FREE, 0, 0, 0), E(1, 1, FREE, 0x999, 0, 0),
+	    E(1, 1, MALLOC, 8, 0, 0), E(1, 1, REALLOC, 0x100, UINT64_C(1) << 40, 0),
+	    E(1, 1, FREE, 0x100, 0, 0) },
+	  1, 0, AT_MALLOC, 1, AT_FREE, 0 },
+	{ "a release in between: the second free is none",
+	  { E(1, 1, MALLOC, 8, 0, 0x100), E(1, 1, MALLOC, 8, 0, 0x200), E(1, 1, FREE, 0x200, 0, 0),
+	    E(1, 1, FREE, 0x100, 0, 0) },
+	  1, 1, AT_MALLOC, 1, AT_FREE, 0 },
+	{ "realloc: its release, then its allocation; to 0 returning NULL: no event for heaptrack",
+	  { E(1, 1, MALLOC, 8, 0, 0x100), E(1, 1, REALLOC, 0x100, 16, 0x200),
+	    E(1, 1, REALLOC, 0x200, 16, 0x300), E(1, 1, MALLOC, 4, 0, 0x400),
+	    E(1, 1, MALLOC, 4, 0, 0x500), E(1, 1, REALLOC, 0x500, 0, 0), E(1, 1, FREE, 0x400, 0, 0) },
+	  3, 3, AT_MALLOC, 2, AT_REALLOC, 1 },
+};
+
+static void run_heaptrack_case(const struct heaptrack_case *c)
+{
+	struct rep_sites x;
+	const struct rep_proc *procs;
+	const struct { enum at_func f; uint64_t want; } sites[] = { { c->f1, c->f1_temps },
+								    { c->f2, c->f2_temps } };
+
+	print_message("case: %s\n", c->name);
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	struct rep_heap *h = rep_heap_new(&x, &(struct rep_heap_options){ 0 });
+	assert_non_null(h);
+	for (size_t i = 0; i < MAX_EVENTS && c->ev[i].pid; i++) {
+		struct at_event ev = event_of(&c->ev[i]);
+		assert_int_equal(rep_heap_event(h, &ev), 0);
+	}
+	rep_heap_finish(h);
+	assert_int_equal(rep_heap_procs(h, &procs), 1);
+	assert_int_equal(procs[0].heaptrack_temps, c->heaptrack_temps);
+	assert_int_equal(procs[0].temps, c->temps);
+	for (size_t i = 0; i < 2; i++) {
+		if (sites[i].f == AT_FREE)
+			continue;
+		const struct rep_site *s = find_site(h, sites[i].f, 1);
+		assert_non_null(s);
+		assert_int_equal(s->heaptrack_temps, sites[i].want);
+		assert_int_equal(rep_site_weight(s, REP_WEIGHT_HEAPTRACK_TEMP_COUNT), sites[i].want);
+	}
+	rep_heap_free(h);
+	rep_sites_free(&x);
+}
+
+static void test_heaptrack_cases(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(heaptrack_cases) / sizeof(heaptrack_cases[0]); i++)
+		run_heaptrack_case(&heaptrack_cases[i]);
+}
+
 static void test_counts(void **state)
 {
 	struct rep_heap_options o = { .have_pid = 1, .pid = 2 };
@@ -329,6 +410,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_heaptrack_cases),
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_span),
 		cmocka_unit_test(test_many_blocks),
