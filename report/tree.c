@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "finish.h"
+#include "json.h"
 #include "tree.h"
 
 struct node {
@@ -180,6 +181,98 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 			fprintf(out, "(%" PRIu64 " frames under %u%% left out, %" PRIu64 " bytes; "
 				"--min-percent 0 shows them)\n", l.frames, min_percent, l.bytes);
 	}
+	free(t.n);
+	return rc < 0 ? -1 : rep_finish_output(out);
+}
+
+/* ---- JSON --------------------------------------------------------------------------------- */
+
+/* The callees of node (at least min_percent of total each) as an array of frames, those left
+ * out counted in l. */
+static int json_callees(struct rep_json *j, const struct tree *t, int64_t node, uint64_t total,
+			struct left_out *l)
+{
+	size_t n;
+	int64_t *kids = children(t, node, &n);
+	int rc = 0;
+
+	if (!kids)
+		return -1;
+	rep_json_array(j);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct node *x = &t->n[kids[i]];
+
+		if (!x->bytes)
+			continue;
+		if ((rep_u128)x->bytes * 100 < (rep_u128)total * l->min_percent) {
+			l->frames++;
+			l->bytes = rep_sat_add(l->bytes, x->bytes);
+			continue;
+		}
+		rep_json_object(j);
+		rep_json_key(j, "function");
+		rep_json_string(j, x->name, x->len);
+		rep_json_key_u64(j, "bytes", x->bytes);
+		rep_json_key_u64(j, "blocks", x->blocks);
+		rep_json_key(j, "callees");
+		rc = json_callees(j, t, kids[i], total, l);
+		rep_json_object_end(j);
+	}
+	rep_json_array_end(j);
+	free(kids);
+	return rc;
+}
+
+/* The moment's name in JSON. */
+static const char *moment_name(enum rep_moment_kind at)
+{
+	return at == REP_AT_PEAK ? "heap-peak" : at == REP_AT_RSS_PEAK ? "rss-peak"
+					       : at == REP_AT_END    ? "end"
+								     : "time";
+}
+
+int rep_write_tree_json(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
+			uint64_t at_ns, unsigned min_percent)
+{
+	const struct rep_proc *procs;
+	size_t np = rep_heap_procs(h, &procs);
+	struct tree t = { 0 };
+	struct rep_json j;
+	int rc = 0;
+
+	rep_json_init(&j, out);
+	rep_json_object(&j);
+	rep_json_key_cstring(&j, "at", moment_name(at));
+	rep_json_key(&j, "time_ns");
+	if (at == REP_AT_TIME)
+		rep_json_u64(&j, at_ns);
+	else
+		rep_json_null(&j);
+	rep_json_key_u64(&j, "min_percent", min_percent);
+	rep_json_key(&j, "processes");
+	rep_json_array(&j);
+	for (size_t p = 0; p < np && rc == 0; p++) {
+		struct left_out l = { min_percent, 0, 0 };
+		if (build(&t, h, p, at) < 0) {
+			rc = -1;
+			break;
+		}
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "pid", procs[p].pid);
+		rep_json_key_u64(&j, "bytes", t.n[0].bytes);
+		rep_json_key_u64(&j, "blocks", t.n[0].blocks);
+		rep_json_key(&j, "callees");
+		rc = json_callees(&j, &t, 0, t.n[0].bytes, &l);
+		rep_json_key(&j, "left_out");
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "frames", l.frames);
+		rep_json_key_u64(&j, "bytes", l.bytes);
+		rep_json_object_end(&j);
+		rep_json_object_end(&j);
+	}
+	rep_json_array_end(&j);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
 	free(t.n);
 	return rc < 0 ? -1 : rep_finish_output(out);
 }

@@ -32,6 +32,20 @@ model_case() {
 	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
 	check_cmd "$name" 0 "$T/want" "" -- "$R" "${rargs[@]}"
 }
+# json_case NAME MODEL_ARGS -- REPORT_ARGS: the report's one JSON document equals the model's
+# (both printed by json.dumps with sorted keys), exit 0.
+json_case() {
+	local name=$1 margs=() rargs=()
+	shift
+	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
+	shift
+	rargs=("$@")
+	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
+	"$R" "${rargs[@]}" >"$T/json" 2>"$T/err" || { fail "$name" "exit $?: $(cat "$T/err")"; return; }
+	python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' \
+		"$T/json" >"$T/got" 2>&1
+	check_file_eq "$name" "$T/got" "$T/want"
+}
 for log in g1.log g2.log g1.plain.atz; do
 	src=${log%%.*}.log
 	model_case "$log: summary --json" json "$T/$src" -- summary --json "$T/$log"
@@ -57,7 +71,20 @@ for log in g1.log g2.log g1.plain.atz; do
 		python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))' \
 			>"$T/got" 2>&1
 	check_file_eq "$log: top --json: the model's figures" "$T/got" "$T/want"
+	json_case "$log: leaks --json" leaks-json "$T/$src" -- leaks --json "$T/$log"
+	json_case "$log: sizes --json" sizes-json "$T/$src" -- sizes --json "$T/$log"
+	json_case "$log: peak --json" tree-json "$T/$src" -- peak --json "$T/$log"
+	json_case "$log: peak --at end --min-percent 0 --json" tree-json "$T/$src" end \
+		--min-percent 0 -- peak --at end --min-percent 0 --json "$T/$log"
+	model_case "$log: leaks --csv" leaks-csv "$T/$src" -- leaks --csv "$T/$log"
+	model_case "$log: sizes --csv" sizes-csv "$T/$src" -- sizes --csv "$T/$log"
+	model_case "$log: top --by alloc-bytes --limit 5 --csv" top-csv alloc-bytes 5 "$T/$src" -- \
+		top --by alloc-bytes --limit 5 --csv "$T/$log"
 done
+json_case "diff --json A B" diff-json "$T/g1.log" "$T/g2.log" -- diff --json "$T/g1.log" "$T/g2.log"
+model_case "diff --csv B A" diff-csv "$T/g2.log" "$T/g1.log" -- diff --csv "$T/g2.log" "$T/g1.atz"
+json_case "diff --json of a trace and itself: no site" diff-json "$T/g1.log" "$T/g1.log" -- \
+	diff --json "$T/g1.log" "$T/g1.atz"
 for pid in 1001 1002 1003; do
 	model_case "summary --json --pid $pid" json "$T/g1.log" --pid "$pid" -- \
 		summary --json --pid "$pid" "$T/g1.log"
@@ -775,7 +802,26 @@ usage_case() {
 	check_err "usage error: $what" 2 "alloctap-report: $msg
 Try 'alloctap-report --help'." "$R" "$@"
 }
-usage_case "--json with leaks" "--json goes with summary and top, not with leaks" leaks --json "$T/a.log"
+J="--json goes with summary, peak, leaks, top, sizes, timeline, lifetimes, layout and diff (export and html write formats of their own)"
+usage_case "--json with export: it writes a format of its own" "$J, not with export" \
+	export --folded --json "$T/a.log"
+usage_case "--json with html" "$J, not with html" html --json -o "$T/a.html" "$T/a.log"
+C="--csv goes with leaks, top, sizes, timeline and diff (their tables)"
+usage_case "--csv with summary" "$C, not with summary" summary --csv "$T/a.log"
+usage_case "--csv with peak" "$C, not with peak" peak --csv "$T/a.log"
+usage_case "--csv with export" "$C, not with export" export --pprof --csv "$T/a.log"
+for c in leaks top sizes; do
+	usage_case "$c --json --csv" "$c takes one of --json and --csv" $c --json --csv "$T/a.log"
+done
+usage_case "diff --json --csv" "diff takes one of --json and --csv" \
+	diff --json --csv "$T/a.log" "$T/a.log"
+usage_case "timeline --json --csv" "timeline takes one of --json and --csv" \
+	timeline --churn 1 --csv --json "$T/a.log"
+usage_case "peak --json --dot" "peak takes one of --json and --dot" peak --dot --json "$T/a.log"
+usage_case "lifetimes --annotate --json" "lifetimes takes one of --annotate and --json" \
+	lifetimes --annotate --json "$T/a.log"
+usage_case "layout --annotate --json" "layout takes one of --annotate and --json" \
+	layout --json --annotate "$T/a.log"
 usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
 check_err "--at rss-peak on a trace without RSS records: said, exit 4" 4 \
 	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \
