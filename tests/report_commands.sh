@@ -355,6 +355,23 @@ run_cmd "$R" leaks -o "$T/leaks.txt" "$T/a.log"
 check_eq "-o FILE: nothing on stdout, the file written" "$rc:$(wc -c <"$T/out"):$(head -n 1 "$T/leaks.txt")" \
 	"0:0:== process 1"
 
+# every command's --json against its text output, and its --csv against its --json, with the
+# same arguments, on the fixtures' traces below (tests/report_formats.py: every figure, site, frame)
+formats_case() {
+	local name=$1 cmd=$2 csv=$3
+	shift 3
+	if ! "$R" "$cmd" "$@" >"$T/f.txt" 2>"$T/err" || ! "$R" "$cmd" --json "$@" >"$T/f.json" 2>"$T/err"
+	then
+		fail "$name: --json" "$(cat "$T/err")"
+		return
+	fi
+	check "$name: --json, one document, the text's figures" python3 tests/report_formats.py \
+		"$cmd" "$T/f.txt" "$T/f.json"
+	[ "$csv" = csv ] || return 0
+	"$R" "$cmd" --csv "$@" >"$T/f.csv" 2>"$T/err"
+	check "$name: --csv, the JSON's figures" python3 tests/report_formats.py "$cmd-csv" \
+		"$T/f.csv" "$T/f.json"
+}
 # --- a fixture with known sites, traced with its stacks --------------------------------------
 if ! build/alloctapd --stacks -f binary -o "$T/s.atz" -- build/fixtures/report_sites \
 	>/dev/null 2>"$T/s.err"; then
@@ -411,6 +428,7 @@ check_cmd "report_sites: peak --min-percent 0: every frame" 0 "$T/want" "" -- \
 # blocks and a request in flight are young; growing first, then steady, then young
 if build/alloctapd --stacks -f binary -o "$T/lk.atz" -- build/fixtures/leak_kinds 2>"$T/lk.err"; then
 	run_cmd "$R" leaks "$T/lk.atz"
+	formats_case "leak_kinds: leaks" leaks csv "$T/lk.atz"
 	check_eq "leak_kinds: leaks: each site's bytes, blocks and kind, the leak first" \
 		"$(awk 'NR > 2 { n = split($NF, f, ";"); print $1, $2, $(NF - 1), f[n - 1] ";" f[n] }' "$T/out")" \
 		"640000 20000 growing remember;malloc
@@ -468,6 +486,46 @@ check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
 	"10000 bytes live in 10 blocks:10000"
 run_cmd "$R" diff "$T/s.atz" "$T/s.atz"
 check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/out")" "0:(no site differs)"
+
+formats_case "report_sites: peak" peak - "$T/s.atz"
+formats_case "report_sites: peak --min-percent 0" peak - --min-percent 0 "$T/s.atz"
+formats_case "report_sites: peak --at end" peak - --at end "$T/s.atz"
+formats_case "report_sites: leaks" leaks csv "$T/s.atz"
+formats_case "report_sites: sizes" sizes csv "$T/s.atz"
+formats_case "report_sites: timeline --every" timeline csv --every 0.0001 --top 3 "$T/s.atz"
+formats_case "report_sites: timeline --churn" timeline csv --churn 100000 --top 2 "$T/s.atz"
+formats_case "report_sites: lifetimes" lifetimes - "$T/s.atz"
+formats_case "report_sites: layout" layout - "$T/s.atz"
+formats_case "report_sites: diff with a random log" diff csv "$T/s.atz" "$T/g1.log"
+formats_case "report_sites: diff with itself" diff csv "$T/s.atz" "$T/s.atz"
+"$R" top --by peak-bytes --json "$T/s.atz" >"$T/f.json"
+"$R" top --by peak-bytes --csv "$T/s.atz" >"$T/f.csv"
+check "report_sites: top --csv: top --json's figures" python3 tests/report_formats.py top-csv \
+	"$T/f.csv" "$T/f.json"
+check_eq "report_sites: top --csv: the header, the burst first, exact bytes, leaf first" \
+	"$(head -n 2 "$T/f.csv" | tr -d '\r' | cut -d, -f2- | sed 's/;main;.*/;main/')" \
+	"rank,value,process_total,stack
+1,1000000,1014096,malloc;burst;main"
+# the fixture's own figures in the JSON: the kept blocks, leaf first, frames as objects
+"$R" leaks --json "$T/s.atz" >"$T/f.json"
+check_eq "report_sites: leaks --json: the kept blocks, steady, malloc < keep_blocks < main" \
+	"$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["processes"][0]["sites"]
+print(d["clock"], len(s), s[0]["bytes"], s[0]["blocks"], s[0]["growth"], s[0]["kind"],
+      [f["function"] for f in s[0]["stack"][:3]], sorted(s[0]["stack"][0]))' "$T/f.json")" \
+	"ns 1 10000 10 0 steady ['malloc', 'keep_blocks', 'main'] ['function']"
+"$R" sizes --json "$T/s.atz" >"$T/f.json"
+check_eq "report_sites: sizes --json: the buckets' calls and bytes, exact" \
+	"$(python3 -c 'import json, sys
+for b in json.load(open(sys.argv[1]))["buckets"]:
+    print(b["min"], b["max"], b["calls"], b["bytes"], b["top_site"]["stack"][1]["function"])' \
+		"$T/f.json")" \
+	"64 127 1000 64000 churn
+512 1023 10 10000 keep_blocks
+4096 8191 1 4096 grow_table
+8192 16383 1 8192 grow_table
+32768 65535 20 1000000 burst"
 
 # --- a binary trace taken without --stacks has times: peak --at T is the state at T ---------
 # The model reads the same trace's text form (atz_tool decode) up to the first event stamped
