@@ -1,8 +1,9 @@
 /* commands.c: the definitions of alloctap-report's commands (commands.h): for each, its
  * operands, its options (NAME_options, whose rows the enum before them names: the writer
  * reads each value as r->opt[ROW]), its --help lines, the watcher of its pass and its writer,
- * over the engine (heap.h) and the writers of tables.c, top.c, tree.c, diff.c, export.c, pprof.c,
- * lifetimes.c, layout.c and html.c. Each write_NAME below is a command's writer, each
+ * over the engine (heap.h) and the writers of tables.c, growth.c, top.c, top_csv.c, tree.c,
+ * diff.c, export.c, pprof.c, lifetimes.c, layout.c and html.c (--json and --csv: json.h,
+ * csv.h). Each write_NAME below is a command's writer, each
  * NAME_start, _event, _rss, _end and _free its watcher's hook, with the contracts of struct
  * rep_command_def; rep_option_set, _row and _value are the options' accessors. */
 #include <errno.h>

@@ -130,39 +130,38 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 	return rep_finish_output(out);
 }
 
+/* A figure that only a trace with times knows: v, or null. */
+static void key_time(struct rep_json *j, const char *key, uint64_t v, int known)
+{
+	rep_json_key(j, key);
+	if (known)
+		rep_json_u64(j, v);
+	else
+		rep_json_null(j);
+}
+
 /* The keys of one process or of the whole selection (times: the trace's times, for the RSS
  * peak's time too). */
-static void json_figures(FILE *out, const struct rep_proc *p, int times)
+static void json_figures(struct rep_json *j, const struct rep_proc *p, int times)
 {
-	fprintf(out, "\"events\":%" PRIu64 ",\"duration_ns\":", p->events);
-	if (times)
-		fprintf(out, "%" PRIu64, p->last_time_ns - p->first_time_ns);
-	else
-		fputs("null", out);
-	fputs(",\"calls\":{", out);
-	for (unsigned f = 0, first = 1; f < AT_FUNC_COUNT; f++)
-		if (p->calls[f]) {
-			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", at_func_name[f], p->calls[f]);
-			first = 0;
-		}
-	fprintf(out, "},\"peak_live_bytes\":%" PRIu64 ",\"peak_live_blocks\":%" PRIu64
-		",\"peak_live_time_ns\":", p->peak_bytes, p->peak_blocks);
-	if (times)
-		fprintf(out, "%" PRIu64, p->peak_time_ns);
-	else
-		fputs("null", out);
-	if (has_rss(p) && times)
-		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":%" PRIu64,
-			p->rss_peak_bytes, p->rss_peak_time_ns);
-	else if (has_rss(p))
-		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":null",
-			p->rss_peak_bytes);
-	else
-		fputs(",\"peak_rss_bytes\":null,\"peak_rss_time_ns\":null", out);
-	fprintf(out, ",\"final_live_bytes\":%" PRIu64
-		",\"final_live_blocks\":%" PRIu64 ",\"temporary_allocations\":%" PRIu64
-		",\"failed_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64,
-		p->live_bytes, p->live_blocks, p->temps, p->failed, p->unknown_frees);
+	rep_json_key_u64(j, "events", p->events);
+	key_time(j, "duration_ns", p->last_time_ns - p->first_time_ns, times);
+	rep_json_key(j, "calls");
+	rep_json_object(j);
+	for (unsigned f = 0; f < AT_FUNC_COUNT; f++)
+		if (p->calls[f])
+			rep_json_key_u64(j, at_func_name[f], p->calls[f]);
+	rep_json_object_end(j);
+	rep_json_key_u64(j, "peak_live_bytes", p->peak_bytes);
+	rep_json_key_u64(j, "peak_live_blocks", p->peak_blocks);
+	key_time(j, "peak_live_time_ns", p->peak_time_ns, times);
+	key_time(j, "peak_rss_bytes", p->rss_peak_bytes, has_rss(p));
+	key_time(j, "peak_rss_time_ns", p->rss_peak_time_ns, has_rss(p) && times);
+	rep_json_key_u64(j, "final_live_bytes", p->live_bytes);
+	rep_json_key_u64(j, "final_live_blocks", p->live_blocks);
+	rep_json_key_u64(j, "temporary_allocations", p->temps);
+	rep_json_key_u64(j, "failed_allocations", p->failed);
+	rep_json_key_u64(j, "unknown_frees", p->unknown_frees);
 }
 
 int rep_write_summary_json(FILE *out, const struct rep_heap *h)
@@ -171,6 +170,7 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 	size_t n = rep_heap_procs(h, &procs);
 	int times = rep_heap_has_times(h);
 	struct rep_proc all = { 0 };
+	struct rep_json j;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_proc *p = &procs[i];
@@ -189,15 +189,21 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 	rep_heap_live(h, &all.live_bytes, &all.live_blocks);
 	rep_heap_peak(h, &all.peak_bytes, &all.peak_blocks, &all.peak_time_ns);
 	rep_heap_rss_peak(h, &all.rss_peak_bytes, &all.rss_peak_time_ns);
-	fprintf(out, "{\"processes\":%zu,", n);
-	json_figures(out, &all, times);
-	fputs(",\"per_process\":[", out);
+	rep_json_init(&j, out);
+	rep_json_object(&j);
+	rep_json_key_u64(&j, "processes", n);
+	json_figures(&j, &all, times);
+	rep_json_key(&j, "per_process");
+	rep_json_array(&j);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s{\"pid\":%" PRIu32 ",", i ? "," : "", procs[i].pid);
-		json_figures(out, &procs[i], times);
-		fputc('}', out);
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "pid", procs[i].pid);
+		json_figures(&j, &procs[i], times);
+		rep_json_object_end(&j);
 	}
-	fputs("]}\n", out);
+	rep_json_array_end(&j);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
 	return rep_finish_output(out);
 }
 
