@@ -490,6 +490,7 @@ check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/
 formats_case "report_sites: peak" peak - "$T/s.atz"
 formats_case "report_sites: peak --min-percent 0" peak - --min-percent 0 "$T/s.atz"
 formats_case "report_sites: peak --at end" peak - --at end "$T/s.atz"
+formats_case "report_sites: peak --at 0.0001" peak - --at 0.0001 "$T/s.atz"
 formats_case "report_sites: leaks" leaks csv "$T/s.atz"
 formats_case "report_sites: sizes" sizes csv "$T/s.atz"
 formats_case "report_sites: timeline --every" timeline csv --every 0.0001 --top 3 "$T/s.atz"
