@@ -1,8 +1,9 @@
 /* commands.c: the definitions of alloctap-report's commands (commands.h): for each, its
  * operands, its options (NAME_options, whose rows the enum before them names: the writer
  * reads each value as r->opt[ROW]), its --help lines, the watcher of its pass and its writer,
- * over the engine (heap.h) and the writers of tables.c, top.c, tree.c, diff.c, export.c, pprof.c,
- * lifetimes.c, layout.c and html.c. Each write_NAME below is a command's writer, each
+ * over the engine (heap.h) and the writers of tables.c, growth.c, top.c, top_csv.c, tree.c,
+ * diff.c, export.c, pprof.c, lifetimes.c, layout.c and html.c (--json and --csv: json.h,
+ * csv.h). Each write_NAME below is a command's writer, each
  * NAME_start, _event, _rss, _end and _free its watcher's hook, with the contracts of struct
  * rep_command_def; rep_option_set, _row and _value are the options' accessors. */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "pprof.h"
 #include "tables.h"
 #include "top.h"
+#include "top_csv.h"
 #include "tree.h"
 
 #define REP_COMMAND_ROW(id, name) [REP_CMD_##id] = &rep_cmd_##name,
@@ -72,9 +74,26 @@ const char *rep_command_list(void)
 
 /* ---- summary, leaks, sizes (tables.c) ------------------------------------------------------- */
 
+/* --json and --csv: the machine-readable outputs (json.h, csv.h); a row of each command that
+ * takes them. export and html write formats of their own. */
+#define JSON_ELSEWHERE "--json goes with summary, peak, leaks, top, sizes, timeline, lifetimes, " \
+		       "layout and diff (export and html write formats of their own)"
+#define CSV_ELSEWHERE "--csv goes with leaks, top, sizes, timeline and diff (their tables)"
+#define JSON_ROW { .name = "json", .elsewhere = JSON_ELSEWHERE }
+#define CSV_ROW(command) { .name = "csv", .elsewhere = CSV_ELSEWHERE, .conflicts = "json", \
+			   .conflict = command " takes one of --json and --csv" }
+
+/* The output format the request asks for: --json, --csv, or text. */
+static enum rep_format format_of(const struct rep_request *r)
+{
+	if (rep_option_value(r, "json"))
+		return REP_FORMAT_JSON;
+	return rep_option_value(r, "csv") ? REP_FORMAT_CSV : REP_FORMAT_TEXT;
+}
+
 enum { SUMMARY_JSON };
 static const struct rep_option summary_options[] = {
-	[SUMMARY_JSON] = { .name = "json", .elsewhere = "--json goes with summary and top" },
+	[SUMMARY_JSON] = JSON_ROW,
 };
 
 static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -110,6 +129,13 @@ const struct rep_command_def rep_cmd_summary = {
 struct leaks_state {
 	struct rep_growth g;
 	FILE *out;
+	enum rep_format format;
+};
+
+enum { LEAKS_JSON, LEAKS_CSV };
+static const struct rep_option leaks_options[] = {
+	[LEAKS_JSON] = JSON_ROW,
+	[LEAKS_CSV] = CSV_ROW("leaks"),
 };
 
 static int leaks_start(void *state, const struct rep_command_start *s)
@@ -117,6 +143,7 @@ static int leaks_start(void *state, const struct rep_command_start *s)
 	struct leaks_state *l = state;
 
 	l->out = s->out;
+	l->format = format_of(s->r);
 	rep_growth_start(&l->g, s->h);
 	return 0;
 }
@@ -127,6 +154,10 @@ static int leaks_end(void *state, struct rep_heap *h)
 
 	if (rep_growth_end(&l->g, h) < 0)
 		return -1;
+	if (l->format == REP_FORMAT_JSON)
+		return rep_write_leaks_json(l->out, h, &l->g);
+	if (l->format == REP_FORMAT_CSV)
+		return rep_write_leaks_csv(l->out, h, &l->g);
 	return rep_write_leaks_growth(l->out, h, &l->g);
 }
 
@@ -142,13 +173,19 @@ const struct rep_command_def rep_cmd_leaks = {
 	.name = "leaks",
 	.traces = 1,
 	.usage =
-"  leaks               what is live at the end, per site: bytes, blocks, growth since\n"
+"  leaks [--json | --csv]\n"
+"                      what is live at the end, per site: bytes, blocks, growth since\n"
 "                      T (the latest power of two of the clock at or before half the\n"
 "                      trace: its time, or its events without times), the mean age of the\n"
 "                      live blocks, and a kind: young (mean age under a tenth of the\n"
 "                      trace: in flight, or a cache of recent blocks), growing (over a\n"
 "                      quarter of its live bytes came since T: a leak), steady (held);\n"
-"                      growing first (most growth first), then steady, then young\n",
+"                      growing first (most growth first), then steady, then young.\n"
+"                      --json: {\"clock\" (ns or events), \"since\" (T), \"end\",\n"
+"                      \"processes\": [{\"pid\", \"live_bytes\", \"live_blocks\", \"sites\":\n"
+"                      [{\"bytes\", \"blocks\", \"growth\", \"mean_age\", \"kind\", \"stack\"}]}]};\n"
+"                      --csv: pid,bytes,blocks,growth,mean_age_ns (or _events),kind,stack\n",
+	OPTIONS(leaks_options),
 	.state_size = sizeof(struct leaks_state),
 	.start = leaks_start,
 	.end = leaks_end,
@@ -158,7 +195,7 @@ const struct rep_command_def rep_cmd_leaks = {
 
 /* ---- top (top.c) --------------------------------------------------------------------------- */
 
-enum { TOP_BY, TOP_LIMIT, TOP_BYTES, TOP_JSON };
+enum { TOP_BY, TOP_LIMIT, TOP_BYTES, TOP_JSON, TOP_CSV };
 static const struct rep_option top_options[] = {
 	[TOP_BY] = { .name = "by", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_LEAK_BYTES,
 		     .bad = "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
@@ -172,7 +209,8 @@ static const struct rep_option top_options[] = {
 			.bad = "--limit needs a count of sites above 0, not: %s",
 			.elsewhere = "--by, --limit and --bytes go with top" },
 	[TOP_BYTES] = { .name = "bytes", .elsewhere = "--by, --limit and --bytes go with top" },
-	[TOP_JSON] = { .name = "json", .elsewhere = "--json goes with summary and top" },
+	[TOP_JSON] = JSON_ROW,
+	[TOP_CSV] = CSV_ROW("top"),
 };
 
 static int write_top(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -184,6 +222,8 @@ static int write_top(FILE *f, const struct rep_request *r, struct rep_pass *a,
 					   .json = (int)r->opt[TOP_JSON] };
 
 	(void)b;
+	if (r->opt[TOP_CSV])
+		return rep_write_top_csv(f, a->h, &o);
 	return rep_write_top(f, a->h, &o);
 }
 
@@ -191,7 +231,7 @@ const struct rep_command_def rep_cmd_top = {
 	.name = "top",
 	.traces = 1,
 	.usage =
-"  top [--by W] [--limit N] [--bytes] [--json]\n"
+"  top [--by W] [--limit N] [--bytes] [--json | --csv]\n"
 "                      the N (20) sites of most W per process, the allocation function\n"
 "                      first, then its callers, each at its line where debug information\n"
 "                      says (\"malloc < parse (app.c:31) < main (app.c:80)\"), the callers\n"
@@ -199,21 +239,29 @@ const struct rep_command_def rep_cmd_top = {
 "                      of the process's total. W: leak-bytes (live at the end, the\n"
 "                      default), peak-bytes (live at the heap peak), alloc-bytes,\n"
 "                      alloc-count, temp-count (temporary allocations, as heaptrack\n"
-"                      documents them: see summary). Bytes in KiB, MiB, GiB (one decimal, rounded down);\n"
-"                      --bytes: exact. --json: {\"by\", \"processes\": [{\"pid\", \"total\",\n"
-"                      \"sites\": [{\"value\", \"stack\": [leaf, ..., root]}]}]}, each frame\n"
-"                      {\"function\", \"file\", \"line\", \"inlined\"} (the last three when\n"
-"                      known, or true)\n",
+"                      documents them: see summary). Bytes in KiB, MiB, GiB (one\n"
+"                      decimal, rounded down); --bytes: exact. --json: {\"by\",\n"
+"                      \"processes\": [{\"pid\", \"total\", \"sites\": [{\"value\", \"stack\":\n"
+"                      [leaf, ..., root]}]}]}, each frame {\"function\", \"file\", \"line\",\n"
+"                      \"inlined\"} (the last three when known, or true); --csv:\n"
+"                      pid,rank,value,process_total,stack (exact values)\n",
 	OPTIONS(top_options),
 	.write = write_top,
+};
+
+enum { SIZES_JSON, SIZES_CSV };
+static const struct rep_option sizes_options[] = {
+	[SIZES_JSON] = JSON_ROW,
+	[SIZES_CSV] = CSV_ROW("sizes"),
 };
 
 static int write_sizes(FILE *f, const struct rep_request *r, struct rep_pass *a,
 			 struct rep_pass *b)
 {
-	(void)r;
 	(void)b;
-	return rep_write_sizes(f, a->h);
+	if (r->opt[SIZES_JSON])
+		return rep_write_sizes_json(f, a->h);
+	return r->opt[SIZES_CSV] ? rep_write_sizes_csv(f, a->h) : rep_write_sizes(f, a->h);
 }
 
 const struct rep_command_def rep_cmd_sizes = {
@@ -221,7 +269,12 @@ const struct rep_command_def rep_cmd_sizes = {
 	.traces = 1,
 	.heap_sizes = 1,
 	.usage =
-"  sizes               calls and bytes per log2 size bucket, and the site of most bytes\n",
+"  sizes [--json | --csv]\n"
+"                      calls and bytes per log2 size bucket, and the site of most bytes;\n"
+"                      --json: {\"buckets\": [{\"min\", \"max\", \"calls\", \"bytes\",\n"
+"                      \"top_site\": {\"pid\", \"stack\"}}]}; --csv: min,max,calls,bytes,\n"
+"                      top_site_pid,top_site_stack\n",
+	OPTIONS(sizes_options),
 	.write = write_sizes,
 };
 
@@ -230,7 +283,7 @@ const struct rep_command_def rep_cmd_sizes = {
 /* --at: peak's moment, and export --pprof's. */
 #define AT_BAD "--at needs heap-peak, rss-peak, end or SECONDS, not: %s"
 
-enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT };
+enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON };
 static const struct rep_option peak_options[] = {
 	[PEAK_DOT] = { .name = "dot", .elsewhere = "--dot goes with peak" },
 	[PEAK_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_PEAK, .bad = AT_BAD,
@@ -238,6 +291,8 @@ static const struct rep_option peak_options[] = {
 	[PEAK_MIN_PERCENT] = { .name = "min-percent", .arg = REP_ARG_COUNT, .value = 1,
 			       .bad = "--min-percent needs a whole percent from 0 to 100, not: %s",
 			       .elsewhere = "--min-percent goes with peak" },
+	[PEAK_JSON] = { .name = "json", .elsewhere = JSON_ELSEWHERE, .conflicts = "dot",
+			.conflict = "peak takes one of --json and --dot" },
 };
 
 /* The moment of the tree, in its title: "heap peak", "RSS peak", "end" or "S.UUUUUU s". */
@@ -245,8 +300,12 @@ static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
 			 struct rep_pass *b)
 {
 	char what[48];
+	unsigned min_percent = (unsigned)(r->opt[PEAK_MIN_PERCENT] > 100 ? 100
+									  : r->opt[PEAK_MIN_PERCENT]);
 
 	(void)b;
+	if (r->opt[PEAK_JSON])
+		return rep_write_tree_json(f, a->h, r->heap.moment, r->heap.moment_ns, min_percent);
 	if (r->heap.moment == REP_AT_TIME)
 		snprintf(what, sizeof(what), "%" PRIu64 ".%06" PRIu64 " s",
 			 r->heap.moment_ns / 1000000000u, r->heap.moment_ns % 1000000000u / 1000u);
@@ -255,16 +314,14 @@ static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
 						   : r->heap.moment == REP_AT_RSS_PEAK ? "RSS peak"
 										       : "end");
 	return r->opt[PEAK_DOT] ? rep_write_dot(f, a->h, r->heap.moment, what)
-		      : rep_write_tree(f, a->h, r->heap.moment, what,
-				       (unsigned)(r->opt[PEAK_MIN_PERCENT] > 100 ? 100
-								      : r->opt[PEAK_MIN_PERCENT]));
+		      : rep_write_tree(f, a->h, r->heap.moment, what, min_percent);
 }
 
 const struct rep_command_def rep_cmd_peak = {
 	.name = "peak",
 	.traces = 1,
 	.usage =
-"  peak [--at heap-peak|rss-peak|end|SECONDS] [--min-percent P] [--dot [-o FILE]]\n"
+"  peak [--at heap-peak|rss-peak|end|SECONDS] [--min-percent P] [--dot [-o FILE] | --json]\n"
 "                      the top-down call tree of the bytes live at the heap peak (the\n"
 "                      default), when the RSS was at its most (RSS records: binary\n"
 "                      traces), at the end, or SECONDS after the first event (a trace\n"
@@ -273,7 +330,10 @@ const struct rep_command_def rep_cmd_peak = {
 "                      Graphviz graph (frames under 1% left out); with -o FILE, rendered\n"
 "                      by Graphviz's dot in the format FILE's extension names (png, svg,\n"
 "                      pdf, any that dot -T? lists; .dot, .gv or none: the graph's text);\n"
-"                      an extension dot does not list, or no dot, is a usage error\n",
+"                      an extension dot does not list, or no dot, is a usage error;\n"
+"                      --json: {\"at\", \"time_ns\", \"min_percent\", \"processes\": [{\"pid\",\n"
+"                      \"bytes\", \"blocks\", \"callees\": [F], \"left_out\": {\"frames\",\n"
+"                      \"bytes\"}}]}, F {\"function\", \"bytes\", \"blocks\", \"callees\": [F]}\n",
 	OPTIONS(peak_options),
 	.write = write_peak,
 };
@@ -282,7 +342,7 @@ const struct rep_command_def rep_cmd_peak = {
 
 #define TIMELINE_ELSEWHERE "--every, --churn and --top go with timeline"
 
-enum { TIMELINE_EVERY, TIMELINE_CHURN, TIMELINE_TOP };
+enum { TIMELINE_EVERY, TIMELINE_CHURN, TIMELINE_TOP, TIMELINE_JSON, TIMELINE_CSV };
 static const struct rep_option timeline_options[] = {
 	[TIMELINE_EVERY] = { .name = "every", .arg = REP_ARG_SECONDS, .above_zero = 1,
 			     .bad = "--every needs SECONDS above 0, not: %s",
@@ -292,6 +352,8 @@ static const struct rep_option timeline_options[] = {
 			     .elsewhere = TIMELINE_ELSEWHERE, .one_of = 1 },
 	[TIMELINE_TOP] = { .name = "top", .arg = REP_ARG_COUNT, .value = 10,
 			   .bad = "--top needs a count, not: %s", .elsewhere = TIMELINE_ELSEWHERE },
+	[TIMELINE_JSON] = JSON_ROW,
+	[TIMELINE_CSV] = CSV_ROW("timeline"),
 };
 
 static int timeline_start(void *state, const struct rep_command_start *s)
@@ -300,7 +362,8 @@ static int timeline_start(void *state, const struct rep_command_start *s)
 
 	*t = (struct rep_timeline){ .out = s->out, .every_ns = s->r->opt[TIMELINE_EVERY],
 				    .churn_bytes = s->r->opt[TIMELINE_CHURN],
-				    .top = (size_t)s->r->opt[TIMELINE_TOP] };
+				    .top = (size_t)s->r->opt[TIMELINE_TOP],
+				    .format = format_of(s->r) };
 	if (rep_timeline_start(t, s->h) < 0) {
 		at_error("a file for the series: %s", strerror(errno));
 		return -1;
@@ -336,12 +399,17 @@ const struct rep_command_def rep_cmd_timeline = {
 	.name = "timeline",
 	.traces = 1,
 	.usage =
-"  timeline --every SECONDS | --churn BYTES [--top N]\n"
+"  timeline --every SECONDS | --churn BYTES [--top N] [--json | --csv]\n"
 "                      snapshots (every SECONDS of trace time, one for a run of periods\n"
 "                      without events; or each time the live bytes\n"
 "                      moved by BYTES): live bytes and RSS, then the N (10) sites holding\n"
 "                      most, with their allocations and frees since the last snapshot and\n"
-"                      in all; then the series of live bytes and RSS\n",
+"                      in all; then the series of live bytes and RSS. --json:\n"
+"                      {\"every_ns\", \"churn_bytes\", \"snapshots\": [{\"snapshot\",\n"
+"                      \"time_ns\", \"events\", \"live_bytes\", \"live_blocks\", \"rss_bytes\",\n"
+"                      \"sites\": [{\"pid\", \"live_bytes\", \"live_blocks\", \"allocs\", \"frees\",\n"
+"                      \"allocs_all\", \"frees_all\", \"stack\"}]}]}; --csv: a record per\n"
+"                      site of each snapshot, the snapshot's fields first\n",
 	OPTIONS(timeline_options),
 	.one_of = "timeline needs one of --every SECONDS and --churn BYTES",
 	.state_size = sizeof(struct rep_timeline),
@@ -356,17 +424,20 @@ const struct rep_command_def rep_cmd_timeline = {
 /* --annotate: lifetimes', and layout's. */
 #define ANNOTATE_ELSEWHERE "--annotate goes with lifetimes and layout"
 
-enum { LIFETIMES_ANNOTATE, LIFETIMES_HIST };
+enum { LIFETIMES_ANNOTATE, LIFETIMES_HIST, LIFETIMES_JSON };
 static const struct rep_option lifetimes_options[] = {
 	[LIFETIMES_ANNOTATE] = { .name = "annotate", .elsewhere = ANNOTATE_ELSEWHERE },
 	[LIFETIMES_HIST] = { .name = "hist", .elsewhere = "--hist goes with lifetimes",
 			     .conflicts = "annotate",
 			     .conflict = "lifetimes takes one of --annotate and --hist" },
+	[LIFETIMES_JSON] = { .name = "json", .elsewhere = JSON_ELSEWHERE, .conflicts = "annotate",
+			     .conflict = "lifetimes takes one of --annotate and --json" },
 };
 
 static int lifetimes_start(void *state, const struct rep_command_start *s)
 {
 	rep_lifetimes_start(state, s->h, s->out, (int)s->r->opt[LIFETIMES_ANNOTATE], s->munged);
+	((struct rep_lifetimes *)state)->json = (int)s->r->opt[LIFETIMES_JSON];
 	return 0;
 }
 
@@ -385,11 +456,14 @@ const struct rep_command_def rep_cmd_lifetimes = {
 	.name = "lifetimes",
 	.traces = 1,
 	.usage =
-"  lifetimes [--annotate | --hist]\n"
+"  lifetimes [--annotate | --hist] [--json]\n"
 "                      --annotate: the trace, each free and realloc followed by \"# S bytes,\n"
 "                      allocated N lines ago\" (and the lifetime in ns), at column 50, as\n"
 "                      Compact Memory Traces' lifetimes.py writes; --hist (the default):\n"
-"                      lifetimes in events and ns (log2) against size (log2)\n",
+"                      lifetimes in events and ns (log2) against size (log2); --json:\n"
+"                      {\"blocks_freed\", \"still_live\", \"temporary\", \"by_events\": [C],\n"
+"                      \"timed\", \"by_ns\": [C]}, C {\"lifetime_min\", \"lifetime_max\",\n"
+"                      \"size_min\", \"size_max\", \"blocks\"}, each cell that counted\n",
 	OPTIONS(lifetimes_options),
 	.state_size = sizeof(struct rep_lifetimes),
 	.start = lifetimes_start,
@@ -400,14 +474,17 @@ const struct rep_command_def rep_cmd_lifetimes = {
 
 /* ---- layout (layout.c) ------------------------------------------------------------------ */
 
-enum { LAYOUT_ANNOTATE };
+enum { LAYOUT_ANNOTATE, LAYOUT_JSON };
 static const struct rep_option layout_options[] = {
 	[LAYOUT_ANNOTATE] = { .name = "annotate", .elsewhere = ANNOTATE_ELSEWHERE },
+	[LAYOUT_JSON] = { .name = "json", .elsewhere = JSON_ELSEWHERE, .conflicts = "annotate",
+			  .conflict = "layout takes one of --annotate and --json" },
 };
 
 static int layout_start(void *state, const struct rep_command_start *s)
 {
 	rep_layout_start(state, s->h, s->out, (int)s->r->opt[LAYOUT_ANNOTATE], s->munged);
+	((struct rep_layout *)state)->json = (int)s->r->opt[LAYOUT_JSON];
 	return 0;
 }
 
@@ -431,11 +508,14 @@ const struct rep_command_def rep_cmd_layout = {
 	.name = "layout",
 	.traces = 1,
 	.usage =
-"  layout [--annotate]\n"
+"  layout [--annotate | --json]\n"
 "                      --annotate: the trace with overhead.py's notes (the nearest live\n"
 "                      blocks below and above and the gaps to them, the block's pages, the\n"
 "                      pages that came into use or went out of it); without: the gaps and\n"
-"                      the pages in use\n",
+"                      the pages in use; --json: {\"blocks_placed\", \"gap_below\",\n"
+"                      \"gap_above\" (each {\"none\", \"overlap\", \"buckets\": [{\"min\", \"max\",\n"
+"                      \"blocks\"}]}), \"page_bytes\", \"pages_end\", \"live_bytes_end\",\n"
+"                      \"pages_max\", \"pages_max_after_event\", \"live_bytes_at_pages_max\"}\n",
 	OPTIONS(layout_options),
 	.state_size = sizeof(struct rep_layout),
 	.start = layout_start,
@@ -447,20 +527,28 @@ const struct rep_command_def rep_cmd_layout = {
 
 /* ---- diff (diff.c) ---------------------------------------------------------------------- */
 
+enum { DIFF_JSON, DIFF_CSV };
+static const struct rep_option diff_options[] = {
+	[DIFF_JSON] = JSON_ROW,
+	[DIFF_CSV] = CSV_ROW("diff"),
+};
+
 static int write_diff(FILE *f, const struct rep_request *r, struct rep_pass *a,
 			 struct rep_pass *b)
 {
-	(void)r;
-	return rep_write_diff(f, a->h, &a->x, b->h, &b->x);
+	return rep_write_diff(f, a->h, &a->x, b->h, &b->x, format_of(r));
 }
 
 const struct rep_command_def rep_cmd_diff = {
 	.name = "diff",
 	.traces = 2,
 	.usage =
-"  diff TRACE_A TRACE_B\n"
+"  diff [--json | --csv] TRACE_A TRACE_B\n"
 "                      per site, allocations, bytes live at the peak and at the end in both,\n"
-"                      and the changes, the largest change of peak bytes first\n",
+"                      and the changes, the largest change of peak bytes first; --json:\n"
+"                      {\"sites\": [{\"allocs_a\", \"allocs_b\", \"allocs_change\", \"peak_a\",\n"
+"                      ..., \"leak_change\", \"stack\"}]}; --csv: the same fields\n",
+	OPTIONS(diff_options),
 	.write = write_diff,
 };
 

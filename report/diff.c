@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "finish.h"
 #include "diff.h"
 
@@ -77,8 +78,84 @@ static void put_triple(FILE *out, const uint64_t v[2])
 		(int64_t)(v[1] - v[0]));
 }
 
+static void write_text(FILE *out, const struct row *rows, size_t kept, struct rep_sites *xa)
+{
+	fprintf(out, " %12s %12s %13s %12s %12s %13s %12s %12s %13s  %s\n", "allocs A", "allocs B",
+		"change", "peak A", "peak B", "change", "leak A", "leak B", "change", "site");
+	if (!kept)
+		fputs("(no site differs)\n", out);
+	for (size_t i = 0; i < kept; i++) {
+		size_t len;
+		const char *text = rep_folded_text(xa->folded, rows[i].entry, &len);
+		put_triple(out, rows[i].allocs);
+		put_triple(out, rows[i].peak);
+		put_triple(out, rows[i].leak);
+		fprintf(out, "  %.*s\n", (int)len, text);
+	}
+}
+
+/* A figure's three keys: NAME_a, NAME_b, NAME_change. */
+static void json_triple(struct rep_json *j, const char *name, const uint64_t v[2])
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "%s_a", name);
+	rep_json_key_u64(j, key, v[0]);
+	snprintf(key, sizeof(key), "%s_b", name);
+	rep_json_key_u64(j, key, v[1]);
+	snprintf(key, sizeof(key), "%s_change", name);
+	rep_json_key(j, key);
+	rep_json_change(j, v[0], v[1]);
+}
+
+static void write_json(FILE *out, const struct row *rows, size_t kept, struct rep_sites *xa)
+{
+	struct rep_json j;
+
+	rep_json_init(&j, out);
+	rep_json_object(&j);
+	rep_json_key(&j, "sites");
+	rep_json_array(&j);
+	for (size_t i = 0; i < kept; i++) {
+		size_t len;
+		const char *text = rep_folded_text(xa->folded, rows[i].entry, &len);
+		rep_json_object(&j);
+		json_triple(&j, "allocs", rows[i].allocs);
+		json_triple(&j, "peak", rows[i].peak);
+		json_triple(&j, "leak", rows[i].leak);
+		rep_json_key(&j, "stack");
+		rep_json_stack(&j, text, len);
+		rep_json_object_end(&j);
+	}
+	rep_json_array_end(&j);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
+}
+
+static void write_csv(FILE *out, const struct row *rows, size_t kept, struct rep_sites *xa)
+{
+	static const char *const header[] = { "allocs_a", "allocs_b", "allocs_change", "peak_a",
+		"peak_b", "peak_change", "leak_a", "leak_b", "leak_change", "stack", NULL };
+	struct rep_csv c;
+
+	rep_csv_init(&c, out);
+	rep_csv_header(&c, header);
+	for (size_t i = 0; i < kept; i++) {
+		const uint64_t *v[3] = { rows[i].allocs, rows[i].peak, rows[i].leak };
+		size_t len;
+		const char *text = rep_folded_text(xa->folded, rows[i].entry, &len);
+		for (int k = 0; k < 3; k++) {
+			rep_csv_u64(&c, v[k][0]);
+			rep_csv_u64(&c, v[k][1]);
+			rep_csv_change(&c, v[k][0], v[k][1]);
+		}
+		rep_csv_stack(&c, text, len);
+		rep_csv_end(&c);
+	}
+}
+
 int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_sites *xa,
-		   const struct rep_heap *b, struct rep_sites *xb)
+		   const struct rep_heap *b, struct rep_sites *xb, enum rep_format format)
 {
 	struct row *rows = NULL;
 	size_t nrows = 0, kept = 0;
@@ -94,18 +171,12 @@ int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_sites *xa,
 	sort_names = xa;
 	if (kept) /* rows is NULL when no site was seen, which qsort must not get */
 		qsort(rows, kept, sizeof(*rows), by_change);
-	fprintf(out, " %12s %12s %13s %12s %12s %13s %12s %12s %13s  %s\n", "allocs A", "allocs B",
-		"change", "peak A", "peak B", "change", "leak A", "leak B", "change", "site");
-	if (!kept)
-		fputs("(no site differs)\n", out);
-	for (size_t i = 0; i < kept; i++) {
-		size_t len;
-		const char *text = rep_folded_text(xa->folded, rows[i].entry, &len);
-		put_triple(out, rows[i].allocs);
-		put_triple(out, rows[i].peak);
-		put_triple(out, rows[i].leak);
-		fprintf(out, "  %.*s\n", (int)len, text);
-	}
+	if (format == REP_FORMAT_JSON)
+		write_json(out, rows, kept, xa);
+	else if (format == REP_FORMAT_CSV)
+		write_csv(out, rows, kept, xa);
+	else
+		write_text(out, rows, kept, xa);
 	free(rows);
 	return rep_finish_output(out);
 }

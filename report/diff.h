@@ -12,9 +12,15 @@
 #include <stdio.h>
 
 #include "heap.h"
+#include "json.h"
 
-/* 0, or -1 with errno (ENOMEM, or a write error). */
+/* The rows as text (above); with JSON, one document: {"sites": [{"allocs_a", "allocs_b",
+ * "allocs_change", "peak_a", "peak_b", "peak_change", "leak_a", "leak_b", "leak_change",
+ * "stack": [{"function"}, ...] leaf first}]}, each change B - A exactly; with CSV, the header
+ * "allocs_a,allocs_b,allocs_change,peak_a,peak_b,peak_change,leak_a,leak_b,leak_change,stack"
+ * and a record per row, the stack leaf first, frames separated by ';'. The same rows in the
+ * same order in each. 0, or -1 with errno (ENOMEM, or a write error). */
 int rep_write_diff(FILE *out, const struct rep_heap *a, struct rep_sites *xa,
-		   const struct rep_heap *b, struct rep_sites *xb);
+		   const struct rep_heap *b, struct rep_sites *xb, enum rep_format format);
 
 #endif

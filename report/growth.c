@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "finish.h"
 #include "sitetext.h"
 #include "growth.h"
+#include "json.h"
 #include "tables.h"
 
 /* Room for n sites in the array *a of *cap (new entries zeroed). 0, or -1. */
@@ -138,6 +140,7 @@ static int mid_sample(const struct rep_growth *g)
 
 /* The report's figures of one site. */
 struct site_growth {
+	uint64_t then;   /* its live bytes at T */
 	int64_t growth;  /* bytes since T (saturated to the int64 range) */
 	uint64_t age;    /* the mean age of its live blocks, on the clock */
 	enum kind kind;
@@ -157,6 +160,7 @@ static struct site_growth growth_of(const struct rep_growth *g, const struct rep
 	uint64_t then = k >= 0 && index < g->cap[k] ? g->live[k][index] : 0;
 	rep_u128 sum = index < g->sum_cap ? g->alloc_sum[index] : 0;
 
+	r.then = then;
 	if (!s->live_bytes)
 		return r;
 	r.growth = s->live_bytes >= then ? clamp(s->live_bytes - then) : -clamp(then - s->live_bytes);
@@ -208,6 +212,17 @@ static void put_age(FILE *out, uint64_t age, int times)
 	fprintf(out, " %14s", buf);
 }
 
+/* The sites of process proc with something live, in leaks' order (above); *count of them,
+ * the engine's sites in *sites. The caller frees the list; NULL with errno. */
+static uint32_t *leak_sites(const struct rep_heap *h, const struct rep_growth *g, size_t proc,
+			    const struct rep_site **sites, size_t *count)
+{
+	rep_heap_sites(h, sites);
+	order_growth = g;
+	order_sites = *sites;
+	return rep_sorted_sites(h, proc, leak_order, count);
+}
+
 static int write_process(FILE *out, const struct rep_heap *h, const struct rep_growth *g,
 			 size_t proc, const struct rep_proc *p, size_t nprocs)
 {
@@ -215,10 +230,7 @@ static int write_process(FILE *out, const struct rep_heap *h, const struct rep_g
 	size_t count;
 	int times = rep_heap_has_times(h), k = mid_sample(g);
 
-	rep_heap_sites(h, &sites);
-	order_growth = g;
-	order_sites = sites;
-	uint32_t *idx = rep_sorted_sites(h, proc, leak_order, &count);
+	uint32_t *idx = leak_sites(h, g, proc, &sites, &count);
 	if (!idx)
 		return -1;
 	if (nprocs > 1)
@@ -258,5 +270,104 @@ int rep_write_leaks_growth(FILE *out, const struct rep_heap *h, const struct rep
 	for (size_t i = 0; i < n; i++)
 		if (write_process(out, h, g, i, &procs[i], n) < 0)
 			return -1;
+	return rep_finish_output(out);
+}
+
+/* ---- JSON and CSV ------------------------------------------------------------------------- */
+
+static int json_process(struct rep_json *j, const struct rep_heap *h, const struct rep_growth *g,
+			size_t proc, const struct rep_proc *p)
+{
+	const struct rep_site *sites;
+	size_t count;
+	uint32_t *idx = leak_sites(h, g, proc, &sites, &count);
+
+	if (!idx)
+		return -1;
+	rep_json_object(j);
+	rep_json_key_u64(j, "pid", p->pid);
+	rep_json_key_u64(j, "live_bytes", p->live_bytes);
+	rep_json_key_u64(j, "live_blocks", p->live_blocks);
+	rep_json_key(j, "sites");
+	rep_json_array(j);
+	for (size_t i = 0; i < count; i++) {
+		const struct rep_site *s = &sites[idx[i]];
+		struct site_growth r = growth_of(g, s, idx[i]);
+
+		rep_json_object(j);
+		rep_json_key_u64(j, "bytes", s->live_bytes);
+		rep_json_key_u64(j, "blocks", s->live_blocks);
+		rep_json_key(j, "growth");
+		rep_json_change(j, r.then, s->live_bytes);
+		rep_json_key_u64(j, "mean_age", r.age);
+		rep_json_key_cstring(j, "kind", kind_names[r.kind]);
+		rep_json_key(j, "stack");
+		rep_json_site(j, h, s);
+		rep_json_object_end(j);
+	}
+	rep_json_array_end(j);
+	rep_json_object_end(j);
+	free(idx);
+	return 0;
+}
+
+int rep_write_leaks_json(FILE *out, const struct rep_heap *h, const struct rep_growth *g)
+{
+	const struct rep_proc *procs;
+	size_t n = rep_heap_procs(h, &procs);
+	int k = mid_sample(g);
+	struct rep_json j;
+
+	rep_json_init(&j, out);
+	rep_json_object(&j);
+	rep_json_key_cstring(&j, "clock", rep_heap_has_times(h) ? "ns" : "events");
+	rep_json_key_u64(&j, "since", k >= 0 ? g->clock[k] : 0);
+	rep_json_key_u64(&j, "end", g->end);
+	rep_json_key(&j, "processes");
+	rep_json_array(&j);
+	for (size_t i = 0; i < n; i++)
+		if (json_process(&j, h, g, i, &procs[i]) < 0)
+			return -1;
+	rep_json_array_end(&j);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
+	return rep_finish_output(out);
+}
+
+int rep_write_leaks_csv(FILE *out, const struct rep_heap *h, const struct rep_growth *g)
+{
+	static const char *const ns_header[] = { "pid", "bytes", "blocks", "growth", "mean_age_ns",
+						  "kind", "stack", NULL };
+	static const char *const ev_header[] = { "pid", "bytes", "blocks", "growth",
+						  "mean_age_events", "kind", "stack", NULL };
+	const struct rep_proc *procs;
+	size_t n = rep_heap_procs(h, &procs);
+	struct rep_csv c;
+
+	rep_csv_init(&c, out);
+	rep_csv_header(&c, rep_heap_has_times(h) ? ns_header : ev_header);
+	for (size_t p = 0; p < n; p++) {
+		const struct rep_site *sites;
+		size_t count, len;
+		uint32_t *idx = leak_sites(h, g, p, &sites, &count);
+
+		if (!idx)
+			return -1;
+		for (size_t i = 0; i < count; i++) {
+			const struct rep_site *s = &sites[idx[i]];
+			struct site_growth r = growth_of(g, s, idx[i]);
+			const char *text = rep_heap_site_text(h, s, &len);
+
+			rep_csv_u64(&c, s->pid);
+			rep_csv_u64(&c, s->live_bytes);
+			rep_csv_u64(&c, s->live_blocks);
+			rep_csv_change(&c, r.then, s->live_bytes);
+			rep_csv_u64(&c, r.age);
+			rep_csv_cstring(&c, kind_names[r.kind]);
+			rep_csv_stack(&c, text, len);
+			rep_csv_end(&c);
+		}
+		free(idx);
+	}
 	return rep_finish_output(out);
 }

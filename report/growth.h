@@ -48,5 +48,15 @@ void rep_growth_free(struct rep_growth *g);
  * (T and E as times, "S.SSSSSS s", or as event counts, "N events"), then BYTES BLOCKS GROWTH
  * AGE KIND SITE per site, in the order above. 0, or -1 with errno. */
 int rep_write_leaks_growth(FILE *out, const struct rep_heap *h, const struct rep_growth *g);
+/* leaks --json: {"clock": "ns" or "events" (the unit of the clock's figures), "since": T,
+ * "end": E, "processes": [{"pid", "live_bytes", "live_blocks", "sites": [{"bytes", "blocks",
+ * "growth" (bytes since T, exact, negative when fewer), "mean_age" (on the clock), "kind"
+ * ("growing", "steady" or "young"), "stack": [{"function"}, ...] leaf first}]}]}, sites in the
+ * order of the text. 0, or -1 with errno. */
+int rep_write_leaks_json(FILE *out, const struct rep_heap *h, const struct rep_growth *g);
+/* leaks --csv: a header "pid,bytes,blocks,growth,mean_age_ns,kind,stack" (mean_age_events on a
+ * trace without times), then one record per site, processes in turn, in the order of the
+ * text; the stack leaf first, frames separated by ';'. 0, or -1 with errno. */
+int rep_write_leaks_csv(FILE *out, const struct rep_heap *h, const struct rep_growth *g);
 
 #endif

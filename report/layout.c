@@ -6,6 +6,7 @@
 
 #include "finish.h"
 #include "annotate.h"
+#include "json.h"
 #include "layout.h"
 #include "tables.h"
 #include "u64map.h"
@@ -289,8 +290,52 @@ static void put_gaps(FILE *out, const char *what, const struct rep_gaps *g)
 		}
 }
 
+static void json_gaps(struct rep_json *j, const char *key, const struct rep_gaps *g)
+{
+	rep_json_key(j, key);
+	rep_json_object(j);
+	rep_json_key_u64(j, "none", g->none);
+	rep_json_key_u64(j, "overlap", g->overlap);
+	rep_json_key(j, "buckets");
+	rep_json_array(j);
+	for (unsigned k = 0; k < REP_SIZE_BUCKETS; k++)
+		if (g->bucket[k]) {
+			rep_json_object(j);
+			rep_json_key_u64(j, "min", rep_bucket_min(k));
+			rep_json_key_u64(j, "max", rep_bucket_max(k));
+			rep_json_key_u64(j, "blocks", g->bucket[k]);
+			rep_json_object_end(j);
+		}
+	rep_json_array_end(j);
+	rep_json_object_end(j);
+}
+
+static int write_json(struct rep_layout *l)
+{
+	struct rep_json j;
+	uint64_t bytes, blocks;
+
+	rep_heap_live(l->w.h, &bytes, &blocks);
+	rep_json_init(&j, l->w.out);
+	rep_json_object(&j);
+	rep_json_key_u64(&j, "blocks_placed", l->placed);
+	json_gaps(&j, "gap_below", &l->below);
+	json_gaps(&j, "gap_above", &l->above);
+	rep_json_key_u64(&j, "page_bytes", UINT64_C(1) << REP_PAGE_SHIFT);
+	rep_json_key_u64(&j, "pages_end", l->pages_now);
+	rep_json_key_u64(&j, "live_bytes_end", bytes);
+	rep_json_key_u64(&j, "pages_max", l->pages_max);
+	rep_json_key_u64(&j, "pages_max_after_event", l->pages_max_seq);
+	rep_json_key_u64(&j, "live_bytes_at_pages_max", l->live_at_max);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
+	return rep_finish_output(l->w.out);
+}
+
 int rep_layout_end(struct rep_layout *l)
 {
+	if (l->json)
+		return write_json(l);
 	if (!l->w.annotate) {
 		uint64_t bytes, blocks;
 		rep_heap_live(l->w.h, &bytes, &blocks);

@@ -49,6 +49,7 @@ struct rep_layout {
 	uint64_t old_size, old_ago;
 	char where[160];              /* prev, next, pages of the block placed or freed */
 	int64_t delta;                /* pages gained (< 0: released) */
+	int json;                     /* the end's figures as JSON (below); set after start */
 };
 
 void rep_layout_start(struct rep_layout *l, struct rep_heap *h, FILE *out, int annotate,
@@ -56,7 +57,11 @@ void rep_layout_start(struct rep_layout *l, struct rep_heap *h, FILE *out, int a
 /* Applies ev to the pass (rep_heap_event), then writes its line when annotating. 0, or -1
  * with errno: as rep_heap_event, or ENOMEM. */
 int rep_layout_event(struct rep_layout *l, const struct at_event *ev);
-/* After the pass: the summary (without annotate). 0, or -1 with errno on a write error. */
+/* After the pass: the summary (without annotate); with json, one document:
+ * {"blocks_placed", "gap_below", "gap_above" (each {"none", "overlap", "buckets": [{"min",
+ * "max", "blocks"}]}: the gaps in bytes, log2 buckets that counted blocks), "page_bytes",
+ * "pages_end", "live_bytes_end", "pages_max", "pages_max_after_event",
+ * "live_bytes_at_pages_max"}. 0, or -1 with errno on a write error. */
 int rep_layout_end(struct rep_layout *l);
 void rep_layout_free(struct rep_layout *l);
 

@@ -5,6 +5,7 @@
 
 #include "finish.h"
 #include "annotate.h"
+#include "json.h"
 #include "lifetimes.h"
 #include "tables.h"
 
@@ -90,6 +91,45 @@ static void put_table(FILE *out, uint64_t t[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS],
 	}
 }
 
+/* One table's counted cells: [{"lifetime_min", "lifetime_max", "size_min", "size_max",
+ * "blocks"}], by lifetime, then size. */
+static void json_table(struct rep_json *j, uint64_t t[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS])
+{
+	rep_json_array(j);
+	for (unsigned r = 0; r < REP_SIZE_BUCKETS; r++)
+		for (unsigned c = 0; c < REP_SIZE_BUCKETS; c++) {
+			if (!t[r][c])
+				continue;
+			rep_json_object(j);
+			rep_json_key_u64(j, "lifetime_min", rep_bucket_min(r));
+			rep_json_key_u64(j, "lifetime_max", rep_bucket_max(r));
+			rep_json_key_u64(j, "size_min", rep_bucket_min(c));
+			rep_json_key_u64(j, "size_max", rep_bucket_max(c));
+			rep_json_key_u64(j, "blocks", t[r][c]);
+			rep_json_object_end(j);
+		}
+	rep_json_array_end(j);
+}
+
+static int write_json(struct rep_lifetimes *l, uint64_t live, uint64_t temps)
+{
+	struct rep_json j;
+
+	rep_json_init(&j, l->w.out);
+	rep_json_object(&j);
+	rep_json_key_u64(&j, "blocks_freed", l->freed);
+	rep_json_key_u64(&j, "still_live", live);
+	rep_json_key_u64(&j, "temporary", temps);
+	rep_json_key(&j, "by_events");
+	json_table(&j, l->by_events);
+	rep_json_key_u64(&j, "timed", l->timed);
+	rep_json_key(&j, "by_ns");
+	json_table(&j, l->by_ns);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
+	return rep_finish_output(l->w.out);
+}
+
 int rep_lifetimes_end(struct rep_lifetimes *l)
 {
 	const struct rep_proc *procs;
@@ -102,6 +142,8 @@ int rep_lifetimes_end(struct rep_lifetimes *l)
 		live += procs[i].live_blocks;
 		temps += procs[i].temps;
 	}
+	if (l->json)
+		return write_json(l, live, temps);
 	fprintf(l->w.out, "blocks freed: %" PRIu64 "; still live at the end: %" PRIu64
 		"; temporary: %" PRIu64 "\n", l->freed, live, temps);
 	if (l->freed) {

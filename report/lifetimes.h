@@ -23,6 +23,7 @@ struct rep_lifetimes {
 	uint64_t by_events[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS]; /* [lifetime][size] */
 	uint64_t by_ns[REP_SIZE_BUCKETS][REP_SIZE_BUCKETS];
 	uint64_t freed, timed;
+	int json;                      /* the end's figures as JSON (below); set after start */
 };
 
 /* Watches h's blocks; writes to out. */
@@ -31,7 +32,11 @@ void rep_lifetimes_start(struct rep_lifetimes *l, struct rep_heap *h, FILE *out,
 /* Applies ev to the pass (rep_heap_event), then writes its line when annotating. 0, or -1
  * with errno as rep_heap_event. */
 int rep_lifetimes_event(struct rep_lifetimes *l, const struct at_event *ev);
-/* After the pass: the histograms (without annotate). 0, or -1 with errno on a write error. */
+/* After the pass: the histograms (without annotate); with json, one document:
+ * {"blocks_freed", "still_live", "temporary", "by_events": [CELL...], "timed" (the blocks
+ * freed whose lifetime in ns is known), "by_ns": [CELL...]}, a CELL {"lifetime_min",
+ * "lifetime_max", "size_min", "size_max", "blocks"} for each log2 bucket of lifetime and of
+ * size that counted blocks, by lifetime then size. 0, or -1 with errno on a write error. */
 int rep_lifetimes_end(struct rep_lifetimes *l);
 
 #endif

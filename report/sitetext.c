@@ -79,16 +79,23 @@ void rep_put_called_from(FILE *out, const struct rep_heap *h, const struct rep_s
 	fputc('\n', out);
 }
 
+/* The frames of a site that are not the stack's own (the allocation function, the marks of
+ * a cut stack), kept for rep_site_frame_list. */
+static struct rep_frame func_frames[AT_FUNC_COUNT];
+static const struct rep_frame truncated = { .function = "[truncated]" };
+static const struct rep_frame incomplete = { .function = "[incomplete]" };
+
 void rep_site_frames(const struct rep_heap *h, const struct rep_site *s, rep_frame_fn fn,
 		     void *arg)
 {
 	const struct rep_sites *x = rep_heap_namer(h);
-	struct rep_frame named = { .function = at_func_name[x->origins[s->key].func] };
+	unsigned func = x->origins[s->key].func;
 	const uint32_t *locs = NULL;
 	size_t n = 0;
 	unsigned flags = 0;
 
-	fn(arg, &named);
+	func_frames[func].function = at_func_name[func];
+	fn(arg, &func_frames[func]);
 	if (s->stack)
 		locs = rep_stacks_locations(x->stacks, s->stack, &n, &flags);
 	for (size_t i = n; i-- > 0;) {
@@ -96,12 +103,62 @@ void rep_site_frames(const struct rep_heap *h, const struct rep_site *s, rep_fra
 		for (uint32_t k = 0; k < l->count; k++)
 			fn(arg, rep_frames_line(&x->frames, l, k));
 	}
-	if (flags & AT_STACK_TRUNCATED) {
-		named.function = "[truncated]";
-		fn(arg, &named);
+	if (flags & AT_STACK_TRUNCATED)
+		fn(arg, &truncated);
+	if (flags & AT_STACK_INCOMPLETE)
+		fn(arg, &incomplete);
+}
+
+struct frame_list {
+	const struct rep_frame **at;
+	size_t n, max;
+};
+
+static void list_frame(void *arg, const struct rep_frame *f)
+{
+	struct frame_list *l = arg;
+
+	if (l->n < l->max)
+		l->at[l->n++] = f;
+}
+
+size_t rep_site_frame_list(const struct rep_heap *h, const struct rep_site *s,
+			   const struct rep_frame **at, size_t max)
+{
+	struct frame_list l = { at, 0, max };
+
+	rep_site_frames(h, s, list_frame, &l);
+	for (size_t i = 0; i < l.n / 2; i++) { /* root first */
+		const struct rep_frame *f = at[i];
+		at[i] = at[l.n - 1 - i];
+		at[l.n - 1 - i] = f;
 	}
-	if (flags & AT_STACK_INCOMPLETE) {
-		named.function = "[incomplete]";
-		fn(arg, &named);
+	return l.n;
+}
+
+static void json_frame(void *arg, const struct rep_frame *f)
+{
+	struct rep_json *j = arg;
+	char word[1024];
+	int n = rep_frame_word(f, 0, word, sizeof(word));
+
+	rep_json_object(j);
+	rep_json_key(j, "function");
+	rep_json_string(j, word, n < (int)sizeof(word) ? (size_t)n : sizeof(word) - 1);
+	if (f->file)
+		rep_json_key_cstring(j, "file", f->file);
+	if (f->line)
+		rep_json_key_u64(j, "line", f->line);
+	if (f->inlined) {
+		rep_json_key(j, "inlined");
+		rep_json_true(j);
 	}
+	rep_json_object_end(j);
+}
+
+void rep_json_site(struct rep_json *j, const struct rep_heap *h, const struct rep_site *s)
+{
+	rep_json_array(j);
+	rep_site_frames(h, s, json_frame, j);
+	rep_json_array_end(j);
 }

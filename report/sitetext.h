@@ -14,6 +14,7 @@
 
 #include "frames.h"
 #include "heap.h"
+#include "json.h"
 
 /* The most frames of a site split; a deeper site's root frames past it are left out. */
 #define REP_SITE_WORDS_MAX 1024
@@ -49,5 +50,16 @@ void rep_put_called_from(FILE *out, const struct rep_heap *h, const struct rep_s
 typedef void (*rep_frame_fn)(void *arg, const struct rep_frame *f);
 void rep_site_frames(const struct rep_heap *h, const struct rep_site *s, rep_frame_fn fn,
 		     void *arg);
+
+/* The frames of site s root first (rep_site_frames' order reversed), into at[0..max): how
+ * many, at most max (the frames nearest the leaf kept). Pointers valid as long as the
+ * sites' namer. */
+size_t rep_site_frame_list(const struct rep_heap *h, const struct rep_site *s,
+			   const struct rep_frame **at, size_t max);
+
+/* Site s's stack as a JSON array (rep_site_frames' order, leaf first) of one object per frame:
+ * {"function": its word (rep_frame_word: an unnamed frame's object and address)}, with "file"
+ * and "line" where known and "inlined": true for a function inlined into the next frame. */
+void rep_json_site(struct rep_json *j, const struct rep_heap *h, const struct rep_site *s);
 
 #endif

@@ -133,41 +133,39 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 	return rep_finish_output(out);
 }
 
+/* A figure that only a trace with times knows: v, or null. */
+static void key_time(struct rep_json *j, const char *key, uint64_t v, int known)
+{
+	rep_json_key(j, key);
+	if (known)
+		rep_json_u64(j, v);
+	else
+		rep_json_null(j);
+}
+
 /* The keys of one process or of the whole selection (times: the trace's times, for the RSS
  * peak's time too). */
-static void json_figures(FILE *out, const struct rep_proc *p, int times)
+static void json_figures(struct rep_json *j, const struct rep_proc *p, int times)
 {
-	fprintf(out, "\"events\":%" PRIu64 ",\"duration_ns\":", p->events);
-	if (times)
-		fprintf(out, "%" PRIu64, p->last_time_ns - p->first_time_ns);
-	else
-		fputs("null", out);
-	fputs(",\"calls\":{", out);
-	for (unsigned f = 0, first = 1; f < AT_FUNC_COUNT; f++)
-		if (p->calls[f]) {
-			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", at_func_name[f], p->calls[f]);
-			first = 0;
-		}
-	fprintf(out, "},\"peak_live_bytes\":%" PRIu64 ",\"peak_live_blocks\":%" PRIu64
-		",\"peak_live_time_ns\":", p->peak_bytes, p->peak_blocks);
-	if (times)
-		fprintf(out, "%" PRIu64, p->peak_time_ns);
-	else
-		fputs("null", out);
-	if (has_rss(p) && times)
-		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":%" PRIu64,
-			p->rss_peak_bytes, p->rss_peak_time_ns);
-	else if (has_rss(p))
-		fprintf(out, ",\"peak_rss_bytes\":%" PRIu64 ",\"peak_rss_time_ns\":null",
-			p->rss_peak_bytes);
-	else
-		fputs(",\"peak_rss_bytes\":null,\"peak_rss_time_ns\":null", out);
-	fprintf(out, ",\"final_live_bytes\":%" PRIu64
-		",\"final_live_blocks\":%" PRIu64 ",\"temporary_allocations\":%" PRIu64
-		",\"failed_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64
-		",\"heaptrack_temporary_allocations\":%" PRIu64,
-		p->live_bytes, p->live_blocks, p->temps, p->failed, p->unknown_frees,
-		p->heaptrack_temps);
+	rep_json_key_u64(j, "events", p->events);
+	key_time(j, "duration_ns", p->last_time_ns - p->first_time_ns, times);
+	rep_json_key(j, "calls");
+	rep_json_object(j);
+	for (unsigned f = 0; f < AT_FUNC_COUNT; f++)
+		if (p->calls[f])
+			rep_json_key_u64(j, at_func_name[f], p->calls[f]);
+	rep_json_object_end(j);
+	rep_json_key_u64(j, "peak_live_bytes", p->peak_bytes);
+	rep_json_key_u64(j, "peak_live_blocks", p->peak_blocks);
+	key_time(j, "peak_live_time_ns", p->peak_time_ns, times);
+	key_time(j, "peak_rss_bytes", p->rss_peak_bytes, has_rss(p));
+	key_time(j, "peak_rss_time_ns", p->rss_peak_time_ns, has_rss(p) && times);
+	rep_json_key_u64(j, "final_live_bytes", p->live_bytes);
+	rep_json_key_u64(j, "final_live_blocks", p->live_blocks);
+	rep_json_key_u64(j, "temporary_allocations", p->temps);
+	rep_json_key_u64(j, "failed_allocations", p->failed);
+	rep_json_key_u64(j, "unknown_frees", p->unknown_frees);
+	rep_json_key_u64(j, "heaptrack_temporary_allocations", p->heaptrack_temps);
 }
 
 int rep_write_summary_json(FILE *out, const struct rep_heap *h)
@@ -176,6 +174,7 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 	size_t n = rep_heap_procs(h, &procs);
 	int times = rep_heap_has_times(h);
 	struct rep_proc all = { 0 };
+	struct rep_json j;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_proc *p = &procs[i];
@@ -195,16 +194,32 @@ int rep_write_summary_json(FILE *out, const struct rep_heap *h)
 	rep_heap_live(h, &all.live_bytes, &all.live_blocks);
 	rep_heap_peak(h, &all.peak_bytes, &all.peak_blocks, &all.peak_time_ns);
 	rep_heap_rss_peak(h, &all.rss_peak_bytes, &all.rss_peak_time_ns);
-	fprintf(out, "{\"processes\":%zu,", n);
-	json_figures(out, &all, times);
-	fputs(",\"per_process\":[", out);
+	rep_json_init(&j, out);
+	rep_json_object(&j);
+	rep_json_key_u64(&j, "processes", n);
+	json_figures(&j, &all, times);
+	rep_json_key(&j, "per_process");
+	rep_json_array(&j);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s{\"pid\":%" PRIu32 ",", i ? "," : "", procs[i].pid);
-		json_figures(out, &procs[i], times);
-		fputc('}', out);
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "pid", procs[i].pid);
+		json_figures(&j, &procs[i], times);
+		rep_json_object_end(&j);
 	}
-	fputs("]}\n", out);
+	rep_json_array_end(&j);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
 	return rep_finish_output(out);
+}
+
+uint64_t rep_bucket_min(unsigned k)
+{
+	return k == 0 ? 0 : UINT64_C(1) << (k - 1);
+}
+
+uint64_t rep_bucket_max(unsigned k)
+{
+	return k == 0 ? 0 : k == 64 ? UINT64_MAX : (UINT64_C(1) << k) - 1;
 }
 
 void rep_bucket_label(unsigned k, char *buf, size_t size)
@@ -245,6 +260,68 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h)
 	return rep_finish_output(out);
 }
 
+int rep_write_sizes_json(FILE *out, const struct rep_heap *h)
+{
+	const struct rep_size_bucket *b = rep_heap_size_buckets(h);
+	const struct rep_site *sites;
+	struct rep_json j;
+
+	rep_heap_sites(h, &sites);
+	rep_json_init(&j, out);
+	rep_json_object(&j);
+	rep_json_key(&j, "buckets");
+	rep_json_array(&j);
+	for (unsigned k = 0; k < REP_SIZE_BUCKETS; k++) {
+		if (!b[k].count)
+			continue;
+		const struct rep_site *s = &sites[b[k].top_site];
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "min", rep_bucket_min(k));
+		rep_json_key_u64(&j, "max", rep_bucket_max(k));
+		rep_json_key_u64(&j, "calls", b[k].count);
+		rep_json_key_u64(&j, "bytes", b[k].bytes);
+		rep_json_key(&j, "top_site");
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "pid", s->pid);
+		rep_json_key(&j, "stack");
+		rep_json_site(&j, h, s);
+		rep_json_object_end(&j);
+		rep_json_object_end(&j);
+	}
+	rep_json_array_end(&j);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
+	return rep_finish_output(out);
+}
+
+int rep_write_sizes_csv(FILE *out, const struct rep_heap *h)
+{
+	static const char *const header[] = { "min", "max", "calls", "bytes", "top_site_pid",
+					      "top_site_stack", NULL };
+	const struct rep_size_bucket *b = rep_heap_size_buckets(h);
+	const struct rep_site *sites;
+	struct rep_csv c;
+	size_t len;
+
+	rep_heap_sites(h, &sites);
+	rep_csv_init(&c, out);
+	rep_csv_header(&c, header);
+	for (unsigned k = 0; k < REP_SIZE_BUCKETS; k++) {
+		if (!b[k].count)
+			continue;
+		const struct rep_site *s = &sites[b[k].top_site];
+		const char *text = rep_heap_site_text(h, s, &len);
+		rep_csv_u64(&c, rep_bucket_min(k));
+		rep_csv_u64(&c, rep_bucket_max(k));
+		rep_csv_u64(&c, b[k].count);
+		rep_csv_u64(&c, b[k].bytes);
+		rep_csv_u64(&c, s->pid);
+		rep_csv_stack(&c, text, len);
+		rep_csv_end(&c);
+	}
+	return rep_finish_output(out);
+}
+
 /* ---- timeline ------------------------------------------------------------------------- */
 
 static uint64_t since_of(const struct rep_site *s)
@@ -252,38 +329,30 @@ static uint64_t since_of(const struct rep_site *s)
 	return s->live_bytes || s->since_allocs || s->since_frees;
 }
 
-/* One snapshot: its time (or event), the live bytes, the top sites. */
-static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns, uint64_t event)
+/* A snapshot's figures: its time (every), the events applied, the live bytes and blocks, the
+ * RSS (0: none). */
+struct snap {
+	uint64_t at_ns, event, live, blocks, rss;
+};
+
+static void snapshot_text(struct rep_timeline *t, struct rep_heap *h, const struct snap *n,
+			  const uint32_t *idx, size_t count)
 {
 	const struct rep_site *sites;
-	uint64_t live, blocks;
-	size_t count;
 
-	rep_heap_live(h, &live, &blocks);
 	rep_heap_sites(h, &sites);
-	t->snapshots++;
 	fprintf(t->out, "== snapshot %" PRIu64 " %s ", t->snapshots, t->every_ns ? "at" : "after");
-	if (t->every_ns) {
-		put_seconds(t->out, at_ns);
-	} else {
-		fprintf(t->out, "%" PRIu64 " events", event);
-	}
-	uint64_t rss = rep_heap_rss_now(h);
-	fprintf(t->out, ": %" PRIu64 " bytes live in %" PRIu64 " blocks", live, blocks);
-	if (rss)
-		fprintf(t->out, ", RSS %" PRIu64 " bytes", rss);
+	if (t->every_ns)
+		put_seconds(t->out, n->at_ns);
+	else
+		fprintf(t->out, "%" PRIu64 " events", n->event);
+	fprintf(t->out, ": %" PRIu64 " bytes live in %" PRIu64 " blocks", n->live, n->blocks);
+	if (n->rss)
+		fprintf(t->out, ", RSS %" PRIu64 " bytes", n->rss);
 	fputc('\n', t->out);
 	if (t->series)
 		fprintf(t->series, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-			t->every_ns ? at_ns : event, live, rss);
-	uint32_t *idx = rep_sorted_sites(h, SIZE_MAX, since_of, &count);
-	if (!idx) {
-		t->failed = errno;
-		return;
-	}
-	/* the sites holding most bytes; ties and sites with nothing live after */
-	order_by = (struct order){ h, sites, live_bytes_of };
-	qsort(idx, count, sizeof(*idx), by_value);
+			t->every_ns ? n->at_ns : n->event, n->live, n->rss);
 	fprintf(t->out, "%12s %8s %10s %10s %10s %10s %8s  %s\n", "live bytes", "blocks", "allocs",
 		"frees", "allocs all", "frees all", "pid", "site");
 	size_t shown = count < t->top ? count : t->top;
@@ -297,6 +366,120 @@ static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns,
 	}
 	if (shown)
 		rep_put_called_from(t->out, h, &sites[idx[0]], shared, 85);
+}
+
+static void snapshot_json(struct rep_timeline *t, struct rep_heap *h, const struct snap *n,
+			  const uint32_t *idx, size_t count)
+{
+	struct rep_json *j = &t->json;
+	const struct rep_site *sites;
+
+	rep_heap_sites(h, &sites);
+	rep_json_object(j);
+	rep_json_key_u64(j, "snapshot", t->snapshots);
+	rep_json_key(j, "time_ns");
+	if (t->every_ns)
+		rep_json_u64(j, n->at_ns);
+	else
+		rep_json_null(j);
+	rep_json_key_u64(j, "events", n->event);
+	rep_json_key_u64(j, "live_bytes", n->live);
+	rep_json_key_u64(j, "live_blocks", n->blocks);
+	rep_json_key(j, "rss_bytes");
+	if (n->rss)
+		rep_json_u64(j, n->rss);
+	else
+		rep_json_null(j);
+	rep_json_key(j, "sites");
+	rep_json_array(j);
+	for (size_t k = 0; k < count && k < t->top; k++) {
+		const struct rep_site *s = &sites[idx[k]];
+		rep_json_object(j);
+		rep_json_key_u64(j, "pid", s->pid);
+		rep_json_key_u64(j, "live_bytes", s->live_bytes);
+		rep_json_key_u64(j, "live_blocks", s->live_blocks);
+		rep_json_key_u64(j, "allocs", s->since_allocs);
+		rep_json_key_u64(j, "frees", s->since_frees);
+		rep_json_key_u64(j, "allocs_all", s->allocs);
+		rep_json_key_u64(j, "frees_all", s->frees);
+		rep_json_key(j, "stack");
+		rep_json_site(j, h, s);
+		rep_json_object_end(j);
+	}
+	rep_json_array_end(j);
+	rep_json_object_end(j);
+}
+
+/* The snapshot's own fields of a CSV record. */
+static void snapshot_fields(struct rep_timeline *t, const struct snap *n)
+{
+	rep_csv_u64(&t->csv, t->snapshots);
+	if (t->every_ns)
+		rep_csv_u64(&t->csv, n->at_ns);
+	else
+		rep_csv_empty(&t->csv);
+	rep_csv_u64(&t->csv, n->event);
+	rep_csv_u64(&t->csv, n->live);
+	rep_csv_u64(&t->csv, n->blocks);
+	if (n->rss)
+		rep_csv_u64(&t->csv, n->rss);
+	else
+		rep_csv_empty(&t->csv);
+}
+
+static void snapshot_csv(struct rep_timeline *t, struct rep_heap *h, const struct snap *n,
+			 const uint32_t *idx, size_t count)
+{
+	const struct rep_site *sites;
+	size_t len;
+
+	rep_heap_sites(h, &sites);
+	if (count == 0 || t->top == 0) { /* the snapshot alone, its site fields empty */
+		snapshot_fields(t, n);
+		for (int i = 0; i < 8; i++)
+			rep_csv_empty(&t->csv);
+		rep_csv_end(&t->csv);
+	}
+	for (size_t k = 0; k < count && k < t->top; k++) {
+		const struct rep_site *s = &sites[idx[k]];
+		snapshot_fields(t, n);
+		rep_csv_u64(&t->csv, s->pid);
+		rep_csv_u64(&t->csv, s->live_bytes);
+		rep_csv_u64(&t->csv, s->live_blocks);
+		rep_csv_u64(&t->csv, s->since_allocs);
+		rep_csv_u64(&t->csv, s->since_frees);
+		rep_csv_u64(&t->csv, s->allocs);
+		rep_csv_u64(&t->csv, s->frees);
+		const char *text = rep_heap_site_text(h, s, &len);
+		rep_csv_stack(&t->csv, text, len);
+		rep_csv_end(&t->csv);
+	}
+}
+
+/* One snapshot: its time (or event), the live bytes, the top sites. */
+static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns, uint64_t event)
+{
+	const struct rep_site *sites;
+	struct snap n = { .at_ns = at_ns, .event = event, .rss = rep_heap_rss_now(h) };
+	size_t count;
+
+	rep_heap_live(h, &n.live, &n.blocks);
+	rep_heap_sites(h, &sites);
+	t->snapshots++;
+	uint32_t *idx = rep_sorted_sites(h, SIZE_MAX, since_of, &count);
+	if (!idx) {
+		t->failed = errno;
+		return;
+	}
+	/* the sites holding most bytes; ties and sites with nothing live after */
+	order_by = (struct order){ h, sites, live_bytes_of };
+	qsort(idx, count, sizeof(*idx), by_value);
+	if (t->format == REP_FORMAT_JSON)
+		snapshot_json(t, h, &n, idx, count);
+	else if (t->format == REP_FORMAT_CSV)
+		snapshot_csv(t, h, &n, idx, count);
+	else
+		snapshot_text(t, h, &n, idx, count);
 	free(idx);
 	rep_heap_reset_since(h);
 }
@@ -335,12 +518,44 @@ static void on_event(void *arg, struct rep_heap *h, const struct at_event *ev)
 	}
 }
 
+/* The start of the machine-readable outputs: JSON's opening, CSV's header. */
+static void timeline_open(struct rep_timeline *t)
+{
+	static const char *const header[] = { "snapshot", "time_ns", "events", "live_bytes",
+		"live_blocks", "rss_bytes", "pid", "site_live_bytes", "site_live_blocks", "allocs",
+		"frees", "allocs_all", "frees_all", "stack", NULL };
+
+	if (t->format == REP_FORMAT_CSV) {
+		rep_csv_init(&t->csv, t->out);
+		rep_csv_header(&t->csv, header);
+		return;
+	}
+	rep_json_init(&t->json, t->out);
+	rep_json_object(&t->json);
+	rep_json_key(&t->json, "every_ns");
+	if (t->every_ns)
+		rep_json_u64(&t->json, t->every_ns);
+	else
+		rep_json_null(&t->json);
+	rep_json_key(&t->json, "churn_bytes");
+	if (t->churn_bytes)
+		rep_json_u64(&t->json, t->churn_bytes);
+	else
+		rep_json_null(&t->json);
+	rep_json_key(&t->json, "snapshots");
+	rep_json_array(&t->json);
+}
+
 int rep_timeline_start(struct rep_timeline *t, struct rep_heap *h)
 {
 	t->next_ns = t->every_ns;
-	t->series = tmpfile();
-	if (!t->series)
-		return -1;
+	if (t->format != REP_FORMAT_TEXT) {
+		timeline_open(t);
+	} else {
+		t->series = tmpfile();
+		if (!t->series)
+			return -1;
+	}
 	rep_heap_on_event(h, on_event, t);
 	return 0;
 }
@@ -350,12 +565,20 @@ int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h)
 	char line[64];
 
 	if (t->failed) {
-		fclose(t->series);
+		if (t->series)
+			fclose(t->series);
 		t->series = NULL;
 		errno = t->failed;
 		return -1;
 	}
 	snapshot(t, h, t->last_ns, rep_heap_events(h)); /* the end */
+	if (t->format == REP_FORMAT_JSON) {
+		rep_json_array_end(&t->json);
+		rep_json_object_end(&t->json);
+		rep_json_done(&t->json);
+	}
+	if (!t->series)
+		return rep_finish_output(t->out);
 	fprintf(t->out, "== series (%s, live bytes, RSS bytes)\n", t->every_ns ? "seconds" : "event");
 	rewind(t->series);
 	while (fgets(line, sizeof(line), t->series)) {

@@ -1,4 +1,4 @@
-/* tables.h: the text and JSON outputs of alloctap-report's commands, from a finished pass
+/* tables.h: the text, JSON and CSV outputs of alloctap-report's commands, from a finished pass
  * (heap.h). Each writes to out and returns 0, or -1 with errno when a write fails.
  *
  * A trace of several processes is reported process by process, each under a heading
@@ -11,7 +11,9 @@
 
 #include <stdio.h>
 
+#include "csv.h"
 #include "heap.h"
+#include "json.h"
 
 /* The indexes of the sites of process proc (SIZE_MAX: every process) whose value is not 0,
  * most first, then by text, then by pid; *n of them. The caller frees the list. NULL with
@@ -28,8 +30,18 @@ int rep_write_summary(FILE *out, const struct rep_heap *h);
 int rep_write_summary_json(FILE *out, const struct rep_heap *h);
 /* The label of a log2 bucket (heap.h): "0", "1-1", "2-3", ... */
 void rep_bucket_label(unsigned k, char *buf, size_t size);
+/* The least and the most size of log2 bucket k. */
+uint64_t rep_bucket_min(unsigned k);
+uint64_t rep_bucket_max(unsigned k);
 /* sizes: per log2 bucket of the bytes asked, calls, bytes, and the site of most bytes. */
 int rep_write_sizes(FILE *out, const struct rep_heap *h);
+/* sizes --json: {"buckets": [{"min", "max" (the bucket's sizes), "calls", "bytes", "top_site":
+ * {"pid", "stack": [{"function"}, ...] leaf first}}]}, buckets with calls only, smallest
+ * first. */
+int rep_write_sizes_json(FILE *out, const struct rep_heap *h);
+/* sizes --csv: "min,max,calls,bytes,top_site_pid,top_site_stack", a record per bucket as
+ * above, the stack leaf first, frames separated by ';'. */
+int rep_write_sizes_csv(FILE *out, const struct rep_heap *h);
 
 /* timeline: snapshots every every_ns of trace time (one for a run of periods without an
  * event), or each time the live bytes have moved by
@@ -40,6 +52,9 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h);
  * also writes the last snapshot (the end) and closes series whether it succeeds or not. */
 struct rep_timeline {
 	FILE *out;
+	enum rep_format format; /* text, or JSON or CSV (below) */
+	struct rep_json json;
+	struct rep_csv csv;
 	uint64_t every_ns, churn_bytes;
 	size_t top;
 	uint64_t next_ns;       /* the next snapshot's time, from the first event */
@@ -50,6 +65,15 @@ struct rep_timeline {
 	FILE *series;           /* "TIME LIVE_BYTES" lines, printed at the end */
 	int failed;
 };
+/* With format JSON: one document, {"every_ns": SECONDS in ns or null, "churn_bytes": BYTES or
+ * null, "snapshots": [{"snapshot": K (from 1), "time_ns": its time (every; null with churn),
+ * "events": the events applied, "live_bytes", "live_blocks", "rss_bytes" (null: none),
+ * "sites": [{"pid", "live_bytes", "live_blocks", "allocs", "frees" (since the snapshot
+ * before), "allocs_all", "frees_all", "stack": [{"function"}, ...] leaf first}]}]}; the series
+ * is the snapshots' figures. With CSV: a header, "snapshot,time_ns,events,live_bytes,
+ * live_blocks,rss_bytes,pid,site_live_bytes,site_live_blocks,allocs,frees,allocs_all,
+ * frees_all,stack", and a record per site of each snapshot (one with the site's fields empty
+ * for a snapshot without sites); time_ns and rss_bytes empty where JSON has null. */
 int rep_timeline_start(struct rep_timeline *t, struct rep_heap *h);
 int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h);
 

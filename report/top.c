@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "finish.h"
+#include "json.h"
 #include "sitetext.h"
 #include "tables.h"
 #include "top.h"
@@ -139,18 +140,7 @@ struct json_frames {
 /* A JSON string of the n bytes at s: quotes, backslashes and control characters escaped. */
 static void put_json_string(FILE *out, const char *s, size_t n)
 {
-	fputc('"', out);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	rep_json_put_string(out, s, n);
 }
 
 /* A frame as a JSON object: {"function"} (its word: an unnamed frame's object and address),

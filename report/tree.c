@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "finish.h"
+#include "sitetext.h"
+#include "json.h"
 #include "tree.h"
 
 /* A frame of the tree: its function (the folded word, which nodes merge by), and where it
@@ -15,6 +17,7 @@ struct node {
 	size_t len;
 	const char *where;
 	size_t where_len;
+	const struct rep_frame *frame; /* the first site's frame here; NULL when two places meet */
 	uint64_t bytes, blocks;
 	int64_t child, sibling; /* -1: none */
 };
@@ -34,7 +37,7 @@ static int64_t add_node(struct tree *t, const char *name, size_t len)
 		t->n = n;
 		t->cap = cap;
 	}
-	t->n[t->count] = (struct node){ name, len, name, len, 0, 0, -1, -1 };
+	t->n[t->count] = (struct node){ name, len, name, len, NULL, 0, 0, -1, -1 };
 	return (int64_t)t->count++;
 }
 
@@ -49,15 +52,28 @@ static const char *next_word(const char **at, const char *end, size_t *len)
 	return f;
 }
 
-/* Node c, new or not, is reached by a site whose located word there is w[0..n). */
-static void place(struct node *c, int is_new, const char *w, size_t n)
+/* How many times c is in text[0..len). */
+static size_t count_of(char c, const char *text, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == c;
+	return n;
+}
+
+/* Node c, new or not, is reached by a site whose located word there is w[0..n), its frame f
+ * (NULL: unknown). */
+static void place(struct node *c, int is_new, const char *w, size_t n, const struct rep_frame *f)
 {
 	if (is_new) {
 		c->where = w;
 		c->where_len = n;
+		c->frame = f;
 	} else if (c->where_len != n || memcmp(c->where, w, n) != 0) {
 		c->where = c->name; /* two places of one function: its name alone */
 		c->where_len = c->len;
+		c->frame = NULL;
 	}
 }
 
@@ -87,6 +103,7 @@ static void value_at(const struct rep_site *s, enum rep_moment_kind at, uint64_t
 /* The tree of process proc: node 0 is the root (all), its total the process's. */
 static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep_moment_kind at)
 {
+	static const struct rep_frame *frames[REP_SITE_WORDS_MAX]; /* a site's, root first */
 	const struct rep_site *sites;
 	size_t n = rep_heap_sites(h, &sites);
 
@@ -104,6 +121,9 @@ static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep
 		size_t llen;
 		const char *text = rep_heap_site_folded(h, &sites[i], &len), *end = text + len;
 		const char *located = rep_heap_site_text(h, &sites[i], &llen), *lend = located + llen;
+		size_t nframes = rep_site_frame_list(h, &sites[i], frames, REP_SITE_WORDS_MAX), k = 0;
+		if (nframes != 1 + count_of(';', text, len))
+			nframes = 0; /* a text cut at its longest: its words are not the frames */
 		int64_t at_node = 0;
 		t->n[0].bytes = rep_sat_add(t->n[0].bytes, bytes);
 		t->n[0].blocks += blocks;
@@ -116,7 +136,8 @@ static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep
 			at_node = child_of(t, at_node, word, flen);
 			if (at_node < 0)
 				return -1;
-			place(&t->n[at_node], t->count > before, where, wlen);
+			place(&t->n[at_node], t->count > before, where, wlen,
+			      k < nframes ? frames[k++] : NULL);
 			t->n[at_node].bytes = rep_sat_add(t->n[at_node].bytes, bytes);
 			t->n[at_node].blocks += blocks;
 		}
@@ -213,6 +234,102 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 			fprintf(out, "(%" PRIu64 " frames under %u%% left out, %" PRIu64 " bytes; "
 				"--min-percent 0 shows them)\n", l.frames, min_percent, l.bytes);
 	}
+	free(t.n);
+	return rc < 0 ? -1 : rep_finish_output(out);
+}
+
+/* ---- JSON --------------------------------------------------------------------------------- */
+
+/* The callees of node (at least min_percent of total each) as an array of frames, those left
+ * out counted in l. */
+static int json_callees(struct rep_json *j, const struct tree *t, int64_t node, uint64_t total,
+			struct left_out *l)
+{
+	size_t n;
+	int64_t *kids = children(t, node, &n);
+	int rc = 0;
+
+	if (!kids)
+		return -1;
+	rep_json_array(j);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct node *x = &t->n[kids[i]];
+
+		if (!x->bytes)
+			continue;
+		if ((rep_u128)x->bytes * 100 < (rep_u128)total * l->min_percent) {
+			l->frames++;
+			l->bytes = rep_sat_add(l->bytes, x->bytes);
+			continue;
+		}
+		rep_json_object(j);
+		rep_json_key(j, "function");
+		rep_json_string(j, x->name, x->len);
+		if (x->frame && x->frame->function && x->frame->file && x->frame->line) {
+			rep_json_key_cstring(j, "file", x->frame->file);
+			rep_json_key_u64(j, "line", x->frame->line);
+		}
+		rep_json_key_u64(j, "bytes", x->bytes);
+		rep_json_key_u64(j, "blocks", x->blocks);
+		rep_json_key(j, "callees");
+		rc = json_callees(j, t, kids[i], total, l);
+		rep_json_object_end(j);
+	}
+	rep_json_array_end(j);
+	free(kids);
+	return rc;
+}
+
+/* The moment's name in JSON. */
+static const char *moment_name(enum rep_moment_kind at)
+{
+	return at == REP_AT_PEAK ? "heap-peak" : at == REP_AT_RSS_PEAK ? "rss-peak"
+					       : at == REP_AT_END    ? "end"
+								     : "time";
+}
+
+int rep_write_tree_json(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
+			uint64_t at_ns, unsigned min_percent)
+{
+	const struct rep_proc *procs;
+	size_t np = rep_heap_procs(h, &procs);
+	struct tree t = { 0 };
+	struct rep_json j;
+	int rc = 0;
+
+	rep_json_init(&j, out);
+	rep_json_object(&j);
+	rep_json_key_cstring(&j, "at", moment_name(at));
+	rep_json_key(&j, "time_ns");
+	if (at == REP_AT_TIME)
+		rep_json_u64(&j, at_ns);
+	else
+		rep_json_null(&j);
+	rep_json_key_u64(&j, "min_percent", min_percent);
+	rep_json_key(&j, "processes");
+	rep_json_array(&j);
+	for (size_t p = 0; p < np && rc == 0; p++) {
+		struct left_out l = { min_percent, 0, 0 };
+		if (build(&t, h, p, at) < 0) {
+			rc = -1;
+			break;
+		}
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "pid", procs[p].pid);
+		rep_json_key_u64(&j, "bytes", t.n[0].bytes);
+		rep_json_key_u64(&j, "blocks", t.n[0].blocks);
+		rep_json_key(&j, "callees");
+		rc = json_callees(&j, &t, 0, t.n[0].bytes, &l);
+		rep_json_key(&j, "left_out");
+		rep_json_object(&j);
+		rep_json_key_u64(&j, "frames", l.frames);
+		rep_json_key_u64(&j, "bytes", l.bytes);
+		rep_json_object_end(&j);
+		rep_json_object_end(&j);
+	}
+	rep_json_array_end(&j);
+	rep_json_object_end(&j);
+	rep_json_done(&j);
 	free(t.n);
 	return rc < 0 ? -1 : rep_finish_output(out);
 }

@@ -23,6 +23,13 @@
  * and saying after the tree how many were and what they held. 0, or -1 with errno. */
 int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 		   const char *what, unsigned min_percent);
+/* peak --json: {"at": "heap-peak", "rss-peak", "end" or "time", "time_ns": the time (null
+ * but for "time"), "min_percent": P, "processes": [{"pid", "bytes", "blocks" (live at the
+ * moment), "callees": [FRAME...], "left_out": {"frames", "bytes"}}]}, a FRAME {"function",
+ * "bytes", "blocks", "callees": [FRAME...]}: the text's tree, callees most bytes first, those
+ * under P% of the process's bytes left out and counted. 0, or -1 with errno. */
+int rep_write_tree_json(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
+			uint64_t at_ns, unsigned min_percent);
 /* Writes the Graphviz graph of every process. 0, or -1 with errno. */
 int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what);
 

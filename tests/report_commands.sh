@@ -32,6 +32,20 @@ model_case() {
 	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
 	check_cmd "$name" 0 "$T/want" "" -- "$R" "${rargs[@]}"
 }
+# json_case NAME MODEL_ARGS -- REPORT_ARGS: the report's one JSON document equals the model's
+# (both printed by json.dumps with sorted keys), exit 0.
+json_case() {
+	local name=$1 margs=() rargs=()
+	shift
+	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
+	shift
+	rargs=("$@")
+	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
+	"$R" "${rargs[@]}" >"$T/json" 2>"$T/err" || { fail "$name" "exit $?: $(cat "$T/err")"; return; }
+	python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' \
+		"$T/json" >"$T/got" 2>&1
+	check_file_eq "$name" "$T/got" "$T/want"
+}
 for log in g1.log g2.log g1.plain.atz; do
 	src=${log%%.*}.log
 	model_case "$log: summary --json" json "$T/$src" -- summary --json "$T/$log"
@@ -60,7 +74,20 @@ for log in g1.log g2.log g1.plain.atz; do
 		python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))' \
 			>"$T/got" 2>&1
 	check_file_eq "$log: top --json: the model's figures" "$T/got" "$T/want"
+	json_case "$log: leaks --json" leaks-json "$T/$src" -- leaks --json "$T/$log"
+	json_case "$log: sizes --json" sizes-json "$T/$src" -- sizes --json "$T/$log"
+	json_case "$log: peak --json" tree-json "$T/$src" -- peak --json "$T/$log"
+	json_case "$log: peak --at end --min-percent 0 --json" tree-json "$T/$src" end \
+		--min-percent 0 -- peak --at end --min-percent 0 --json "$T/$log"
+	model_case "$log: leaks --csv" leaks-csv "$T/$src" -- leaks --csv "$T/$log"
+	model_case "$log: sizes --csv" sizes-csv "$T/$src" -- sizes --csv "$T/$log"
+	model_case "$log: top --by alloc-bytes --limit 5 --csv" top-csv alloc-bytes 5 "$T/$src" -- \
+		top --by alloc-bytes --limit 5 --csv "$T/$log"
 done
+json_case "diff --json A B" diff-json "$T/g1.log" "$T/g2.log" -- diff --json "$T/g1.log" "$T/g2.log"
+model_case "diff --csv B A" diff-csv "$T/g2.log" "$T/g1.log" -- diff --csv "$T/g2.log" "$T/g1.atz"
+json_case "diff --json of a trace and itself: no site" diff-json "$T/g1.log" "$T/g1.log" -- \
+	diff --json "$T/g1.log" "$T/g1.atz"
 for pid in 1001 1002 1003; do
 	model_case "summary --json --pid $pid" json "$T/g1.log" --pid "$pid" -- \
 		summary --json --pid "$pid" "$T/g1.log"
@@ -334,6 +361,23 @@ run_cmd "$R" leaks -o "$T/leaks.txt" "$T/a.log"
 check_eq "-o FILE: nothing on stdout, the file written" "$rc:$(wc -c <"$T/out"):$(head -n 1 "$T/leaks.txt")" \
 	"0:0:== process 1"
 
+# every command's --json against its text output, and its --csv against its --json, with the
+# same arguments, on the fixtures' traces below (tests/report_formats.py: every figure, site, frame)
+formats_case() {
+	local name=$1 cmd=$2 csv=$3
+	shift 3
+	if ! "$R" "$cmd" "$@" >"$T/f.txt" 2>"$T/err" || ! "$R" "$cmd" --json "$@" >"$T/f.json" 2>"$T/err"
+	then
+		fail "$name: --json" "$(cat "$T/err")"
+		return
+	fi
+	check "$name: --json, one document, the text's figures" python3 tests/report_formats.py \
+		"$cmd" "$T/f.txt" "$T/f.json"
+	[ "$csv" = csv ] || return 0
+	"$R" "$cmd" --csv "$@" >"$T/f.csv" 2>"$T/err"
+	check "$name: --csv, the JSON's figures" python3 tests/report_formats.py "$cmd-csv" \
+		"$T/f.csv" "$T/f.json"
+}
 # --- a fixture with known sites, traced with its stacks --------------------------------------
 if ! build/alloctapd --stacks -f binary -o "$T/s.atz" -- build/fixtures/report_sites \
 	>/dev/null 2>"$T/s.err"; then
@@ -418,6 +462,7 @@ check_cmd "report_sites: peak --min-percent 0: every frame" 0 "$T/want" "" -- \
 # leaf first: the allocation function, then the fixture's function at the line of the call.
 if build/alloctapd --stacks -f binary -o "$T/lk.atz" -- build/fixtures/leak_kinds 2>"$T/lk.err"; then
 	run_cmd "$R" leaks "$T/lk.atz"
+	formats_case "leak_kinds: leaks" leaks csv "$T/lk.atz"
 	lk=tests/fixtures/leak_kinds.c
 	lk_at() { echo "$1 (leak_kinds.c:$(line_of "$2" "$lk"))"; }
 	check_eq "leak_kinds: leaks: each site's bytes, blocks, kind and line, the leak first" \
@@ -482,6 +527,47 @@ check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
 	"10000 bytes live in 10 blocks:10000"
 run_cmd "$R" diff "$T/s.atz" "$T/s.atz"
 check_eq "report_sites: diff with itself: no site differs" "$rc:$(sed -n 2p "$T/out")" "0:(no site differs)"
+
+formats_case "report_sites: peak" peak - "$T/s.atz"
+formats_case "report_sites: peak --min-percent 0" peak - --min-percent 0 "$T/s.atz"
+formats_case "report_sites: peak --at end" peak - --at end "$T/s.atz"
+formats_case "report_sites: peak --at 0.0001" peak - --at 0.0001 "$T/s.atz"
+formats_case "report_sites: leaks" leaks csv "$T/s.atz"
+formats_case "report_sites: sizes" sizes csv "$T/s.atz"
+formats_case "report_sites: timeline --every" timeline csv --every 0.0001 --top 3 "$T/s.atz"
+formats_case "report_sites: timeline --churn" timeline csv --churn 100000 --top 2 "$T/s.atz"
+formats_case "report_sites: lifetimes" lifetimes - "$T/s.atz"
+formats_case "report_sites: layout" layout - "$T/s.atz"
+formats_case "report_sites: diff with a random log" diff csv "$T/s.atz" "$T/g1.log"
+formats_case "report_sites: diff with itself" diff csv "$T/s.atz" "$T/s.atz"
+"$R" top --by peak-bytes --json "$T/s.atz" >"$T/f.json"
+"$R" top --by peak-bytes --csv "$T/s.atz" >"$T/f.csv"
+check "report_sites: top --csv: top --json's figures" python3 tests/report_formats.py top-csv \
+	"$T/f.csv" "$T/f.json"
+check_eq "report_sites: top --csv: the header, the burst first, exact bytes, leaf first" \
+	"$(head -n 2 "$T/f.csv" | tr -d '\r' | cut -d, -f2- | sed 's/;main (\([^)]*\));.*/;main (\1)/')" \
+	"rank,value,process_total,stack
+1,1000000,1014096,malloc;$burst_at;$main_burst"
+# the fixture's own figures in the JSON: the kept blocks, leaf first, frames as objects
+"$R" leaks --json "$T/s.atz" >"$T/f.json"
+check_eq "report_sites: leaks --json: the kept blocks, steady, malloc < keep_blocks < main" \
+	"$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["processes"][0]["sites"]
+print(d["clock"], len(s), s[0]["bytes"], s[0]["blocks"], s[0]["growth"], s[0]["kind"],
+      [f["function"] for f in s[0]["stack"][:3]], sorted(s[0]["stack"][0]))' "$T/f.json")" \
+	"ns 1 10000 10 0 steady ['malloc', 'keep_blocks', 'main'] ['function']"
+"$R" sizes --json "$T/s.atz" >"$T/f.json"
+check_eq "report_sites: sizes --json: the buckets' calls and bytes, exact" \
+	"$(python3 -c 'import json, sys
+for b in json.load(open(sys.argv[1]))["buckets"]:
+    print(b["min"], b["max"], b["calls"], b["bytes"], b["top_site"]["stack"][1]["function"])' \
+		"$T/f.json")" \
+	"64 127 1000 64000 churn
+512 1023 10 10000 keep_blocks
+4096 8191 1 4096 grow_table
+8192 16383 1 8192 grow_table
+32768 65535 20 1000000 burst"
 
 # --- a binary trace taken without --stacks has times: peak --at T is the state at T ---------
 # The model reads the same trace's text form (atz_tool decode) up to the first event stamped
@@ -888,7 +974,26 @@ usage_case() {
 	check_err "usage error: $what" 2 "alloctap-report: $msg
 Try 'alloctap-report --help'." "$R" "$@"
 }
-usage_case "--json with leaks" "--json goes with summary and top, not with leaks" leaks --json "$T/a.log"
+J="--json goes with summary, peak, leaks, top, sizes, timeline, lifetimes, layout and diff (export and html write formats of their own)"
+usage_case "--json with export: it writes a format of its own" "$J, not with export" \
+	export --folded --json "$T/a.log"
+usage_case "--json with html" "$J, not with html" html --json -o "$T/a.html" "$T/a.log"
+C="--csv goes with leaks, top, sizes, timeline and diff (their tables)"
+usage_case "--csv with summary" "$C, not with summary" summary --csv "$T/a.log"
+usage_case "--csv with peak" "$C, not with peak" peak --csv "$T/a.log"
+usage_case "--csv with export" "$C, not with export" export --pprof --csv "$T/a.log"
+for c in leaks top sizes; do
+	usage_case "$c --json --csv" "$c takes one of --json and --csv" $c --json --csv "$T/a.log"
+done
+usage_case "diff --json --csv" "diff takes one of --json and --csv" \
+	diff --json --csv "$T/a.log" "$T/a.log"
+usage_case "timeline --json --csv" "timeline takes one of --json and --csv" \
+	timeline --churn 1 --csv --json "$T/a.log"
+usage_case "peak --json --dot" "peak takes one of --json and --dot" peak --dot --json "$T/a.log"
+usage_case "lifetimes --annotate --json" "lifetimes takes one of --annotate and --json" \
+	lifetimes --annotate --json "$T/a.log"
+usage_case "layout --annotate --json" "layout takes one of --annotate and --json" \
+	layout --json --annotate "$T/a.log"
 usage_case "--dot with summary" "--dot goes with peak, not with summary" summary --dot "$T/a.log"
 check_err "--at rss-peak on a trace without RSS records: said, exit 4" 4 \
 	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \

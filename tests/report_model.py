@@ -20,14 +20,28 @@ live blocks in dicts, and prints what a command should print, in the program's f
   report_model.py diff A B                      diff
   report_model.py top W LIMIT LOG [--bytes]     top --by W --limit LIMIT [--bytes]
   report_model.py top-json W LIMIT LOG          top --by W --limit LIMIT --json
+  report_model.py leaks-json LOG                leaks --json (a site's stack: [its function])
+  report_model.py leaks-csv LOG                 leaks --csv
+  report_model.py sizes-json LOG                sizes --json
+  report_model.py sizes-csv LOG                 sizes --csv
+  report_model.py tree-json LOG [end] [--min-percent P]
+                                                 peak --json (or peak --at end --json)
+  report_model.py diff-json A B                 diff --json
+  report_model.py diff-csv A B                  diff --csv
+  report_model.py top-csv W LIMIT LOG           top --by W --limit LIMIT --csv
   report_model.py gen-tidy SEED N               a random log whose live blocks never overlap
   report_model.py lifetimes LOG                 lifetimes --annotate
   report_model.py layout LOG                    layout --annotate
+
+The JSON outputs are printed as json.dumps(..., sort_keys=True) writes them (the tests load
+the report's and print it the same way); CSV as Python's csv module writes it (RFC 4180: a
+field quoted when it holds a comma, a quote, a CR or an LF; records ended by CRLF).
 
 The annotations follow Compact Memory Traces' description of lifetimes.py and overhead.py
 (the note at column 50: "# S bytes, allocated N lines ago"; "prev P, gap G, next N, gap G,
 pages [A, B], K more pages"), with pages counted one by one here.
 """
+import csv
 import json
 import random
 import re
@@ -517,6 +531,34 @@ def cmd_leaks(m):
                                                      kind, f))
 
 
+def cmd_leaks_json(m):
+    out = []
+    for p in m.proc_list():
+        since, rows = growth_rows(m, p)
+        out.append({'pid': p.pid, 'live_bytes': min(p.live, U64), 'live_blocks': p.blocks,
+                    'sites': [{'bytes': min(live, U64), 'blocks': blocks, 'growth': growth,
+                               'mean_age': age, 'kind': kind, 'stack': [{'function': f}]}
+                              for live, blocks, growth, age, kind, f in rows]})
+    since = growth_rows(m, m.proc_list()[0])[0] if m.proc_list() else 0
+    print(json.dumps({'clock': 'ns' if m.step is not None else 'events', 'since': since,
+                      'end': m.end_clock, 'processes': out}, sort_keys=True))
+
+
+def csv_rows(header, rows):
+    w = csv.writer(sys.stdout)
+    w.writerow(header)
+    w.writerows(rows)
+
+
+def cmd_leaks_csv(m):
+    rows = []
+    for p in m.proc_list():
+        for live, blocks, growth, age, kind, f in growth_rows(m, p)[1]:
+            rows.append([p.pid, min(live, U64), blocks, growth, age, kind, f])
+    age = 'mean_age_ns' if m.step is not None else 'mean_age_events'
+    csv_rows(['pid', 'bytes', 'blocks', 'growth', age, 'kind', 'stack'], rows)
+
+
 def cmd_export(m, weight):
     tot = {}
     for p in m.proc_list():
@@ -585,6 +627,35 @@ def cmd_top_json(m, weight, limit):
     print(json.dumps({'by': weight, 'processes': out}, sort_keys=True))
 
 
+def cmd_top_csv(m, weight, limit):
+    rows = []
+    for p in m.proc_list():
+        total = sum(site_weight(s, weight) for s in p.sites.values())
+        for k, (v, f) in enumerate(top_rows(p, weight)[:limit]):
+            rows.append([p.pid, k + 1, v, min(total, U64), f])
+    csv_rows(['pid', 'rank', 'value', 'process_total', 'stack'], rows)
+
+
+def cmd_tree_json(m, end, min_percent=1):
+    out = []
+    for p in m.proc_list():
+        total = p.live if end else p.peak
+        blocks = p.blocks if end else p.peak_blocks
+        rows = sorted(((s.live, s.blocks, f) if end else (s.peak, s.peak_blocks, f)
+                       for f, s in p.sites.items()), key=lambda r: (-r[0], r[2]))
+        frames, left, left_bytes = [], 0, 0
+        for b, k, f in rows:
+            if b and b * 100 < total * min_percent:
+                left += 1
+                left_bytes += b
+            elif b:
+                frames.append({'function': f, 'bytes': b, 'blocks': k, 'callees': []})
+        out.append({'pid': p.pid, 'bytes': total, 'blocks': blocks, 'callees': frames,
+                    'left_out': {'frames': left, 'bytes': left_bytes}})
+    print(json.dumps({'at': 'end' if end else 'heap-peak', 'time_ns': None,
+                      'min_percent': min_percent, 'processes': out}, sort_keys=True))
+
+
 def cmd_tree(m, end, min_percent=1):
     ps = m.proc_list()
     for p in ps:
@@ -619,7 +690,33 @@ def cmd_sizes(m):
         print('%-41s %10d %14d  %s' % (rng, count, total, best[1]))
 
 
-def cmd_diff(a, b):
+def size_buckets(m):
+    """sizes' rows: (min, max, calls, bytes, (pid, function) of the site of most bytes)."""
+    out = []
+    for k in sorted(m.buckets):
+        count, total, by_site = m.buckets[k]
+        # the site of most bytes; of sites as big, the one that allocated first
+        best = max(by_site.items(), key=lambda kv: (kv[1], -m.site_rank[kv[0]]))[0]
+        lo, hi = (0, 0) if k == 0 else (1 << (k - 1), (1 << k) - 1)
+        out.append((lo, hi, count, total, best))
+    return out
+
+
+def cmd_sizes_json(m):
+    print(json.dumps({'buckets': [
+        {'min': lo, 'max': hi, 'calls': count, 'bytes': total,
+         'top_site': {'pid': best[0], 'stack': [{'function': best[1]}]}}
+        for lo, hi, count, total, best in size_buckets(m)]}, sort_keys=True))
+
+
+def cmd_sizes_csv(m):
+    csv_rows(['min', 'max', 'calls', 'bytes', 'top_site_pid', 'top_site_stack'],
+             [[lo, hi, count, total, best[0], best[1]]
+              for lo, hi, count, total, best in size_buckets(m)])
+
+
+def diff_rows(a, b):
+    """diff's rows: (function, [allocs, peak, leak] of A, of B), in diff's order."""
     def totals(m):
         t = {}
         for p in m.proc_list():
@@ -636,6 +733,30 @@ def cmd_diff(a, b):
         if x != y:
             rows.append((f, x, y))
     rows.sort(key=lambda r: (-abs(r[2][1] - r[1][1]), -abs(r[2][0] - r[1][0]), r[0]))
+    return rows
+
+
+DIFF_KEYS = ['allocs', 'peak', 'leak']
+
+
+def cmd_diff_json(a, b):
+    sites = []
+    for f, x, y in diff_rows(a, b):
+        d = {'stack': [{'function': f}]}
+        for i, k in enumerate(DIFF_KEYS):
+            d.update({k + '_a': x[i], k + '_b': y[i], k + '_change': y[i] - x[i]})
+        sites.append(d)
+    print(json.dumps({'sites': sites}, sort_keys=True))
+
+
+def cmd_diff_csv(a, b):
+    csv_rows([k + s for k in DIFF_KEYS for s in ('_a', '_b', '_change')] + ['stack'],
+             [[v for i in range(3) for v in (x[i], y[i], y[i] - x[i])] + [f]
+              for f, x, y in diff_rows(a, b)])
+
+
+def cmd_diff(a, b):
+    rows = diff_rows(a, b)
     print(' %12s %12s %13s %12s %12s %13s %12s %12s %13s  %s' % (
         'allocs A', 'allocs B', 'change', 'peak A', 'peak B', 'change', 'leak A', 'leak B',
         'change', 'site'))
@@ -657,8 +778,9 @@ def main(argv):
     if cmd == 'gen':
         sys.stdout.write(gen(int(argv[2]), int(argv[3])))
         return
-    if cmd == 'diff':
-        cmd_diff(Model(parse(argv[2])), Model(parse(argv[3])))
+    if cmd in ('diff', 'diff-json', 'diff-csv'):
+        {'diff': cmd_diff, 'diff-json': cmd_diff_json, 'diff-csv': cmd_diff_csv}[cmd](
+            Model(parse(argv[2])), Model(parse(argv[3])))
         return
     if cmd == 'export':
         cmd_export(Model(parse(argv[3])), argv[2])
@@ -671,6 +793,9 @@ def main(argv):
         return
     if cmd == 'top-json':
         cmd_top_json(Model(parse(argv[4])), argv[2], int(argv[3]))
+        return
+    if cmd == 'top-csv':
+        cmd_top_csv(Model(parse(argv[4])), argv[2], int(argv[3]))
         return
     events = parse(argv[2])
     index = list(range(len(events)))
@@ -690,10 +815,12 @@ def main(argv):
         if func != 'free':
             rank.setdefault((pid, func), len(rank))
     m.site_rank = rank
-    {'json': cmd_json, 'leaks': cmd_leaks, 'sizes': cmd_sizes}.get(cmd, lambda m: None)(m)
-    if cmd == 'tree':
+    {'json': cmd_json, 'leaks': cmd_leaks, 'sizes': cmd_sizes, 'leaks-json': cmd_leaks_json,
+     'leaks-csv': cmd_leaks_csv, 'sizes-json': cmd_sizes_json,
+     'sizes-csv': cmd_sizes_csv}.get(cmd, lambda m: None)(m)
+    if cmd in ('tree', 'tree-json'):
         mp = int(opts[opts.index('--min-percent') + 1]) if '--min-percent' in opts else 1
-        cmd_tree(m, 'end' in opts, mp)
+        (cmd_tree if cmd == 'tree' else cmd_tree_json)(m, 'end' in opts, mp)
 
 
 if __name__ == '__main__':

@@ -14,7 +14,8 @@
 #   OUT/replay  every log and trace, after a mode byte (see fuzz_replay.c): the replayer's
 #               slot limit, and 4096 slots
 #   OUT/report  every log and trace, after two request bytes (see fuzz_report.c): each command
-#               once, with its first option variant
+#               once, with its first option variant; the traces also with each --json and
+#               --csv
 #   OUT/hints   a path, then dpkg-query -S's output for it: one package, an architecture,
 #               diversions, several packages, none; a package, then apt-cache policy's
 #   OUT/unwind  the ELF files of OUT/elfsym, the shared object linked by gold too (its
@@ -95,6 +96,12 @@ for f in "${traces[@]}"; do
 	name=$(echo "$f" | tr '/' '_')
 	for cmd in 00 01 02 03 04 05 06 07 08 09; do
 		with_request "$cmd" 01 "$f" "$out/report/cmd$cmd-$name"
+	done
+	# the machine-readable outputs not reached above (request byte 1: the option's bit in
+	# the command's row order): peak, top, timeline, lifetimes --json; leaks, top, sizes,
+	# timeline, layout (its --json), diff --csv
+	for req in "01 08" "03 08" "05 08" "06 04" "02 02" "03 10" "04 02" "05 10" "07 02" "08 02"; do
+		with_request "${req% *}" "${req#* }" "$f" "$out/report/cmd${req% *}-opt${req#* }-$name"
 	done
 done
 for f in "${texts[@]}"; do

@@ -2,7 +2,7 @@
  * every step and one allocated at the end gives steady, growing and young sites, in that order
  * of the listing (growing first), with their growth since the sample at or before half the
  * trace and the mean age of their live blocks; a trace too short for a sample counts growth
- * from the start. */
+ * from the start; the same as JSON and CSV, and a site that shrank since the sample. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,8 +15,11 @@
 
 #include "../../report/growth.h"
 
-/* Runs the n events through an engine with the watcher and returns what leaks writes. */
-static char *leaks_of(const struct at_event *evs, size_t n)
+/* A writer of leaks (text, JSON, CSV). */
+typedef int (*leaks_writer)(FILE *, const struct rep_heap *, const struct rep_growth *);
+
+/* Runs the n events through an engine with the watcher and returns what write writes. */
+static char *written_of(const struct at_event *evs, size_t n, leaks_writer write)
 {
 	struct rep_sites x;
 	struct rep_heap_options o = { 0 };
@@ -33,12 +36,18 @@ static char *leaks_of(const struct at_event *evs, size_t n)
 	rep_heap_finish(h);
 	assert_int_equal(rep_growth_end(&g, h), 0);
 	FILE *out = open_memstream(&text, &len);
-	assert_int_equal(rep_write_leaks_growth(out, h, &g), 0);
+	assert_int_equal(write(out, h, &g), 0);
 	fclose(out);
 	rep_growth_free(&g);
 	rep_heap_free(h);
 	rep_sites_free(&x);
 	return text;
+}
+
+/* What leaks writes as text. */
+static char *leaks_of(const struct at_event *evs, size_t n)
+{
+	return written_of(evs, n, rep_write_leaks_growth);
 }
 
 static struct at_event alloc(enum at_func f, uint64_t size, uint64_t addr)
@@ -87,11 +96,77 @@ static void test_short(void **state)
 	free(got);
 }
 
+/* test_kinds' events: a held block, 40 kept, one at the end. */
+static void kinds_events(struct at_event evs[42])
+{
+	evs[0] = alloc(AT_CALLOC, 100, 0x100);
+	for (int i = 0; i < 40; i++)
+		evs[1 + i] = alloc(AT_MALLOC, 32, 0x1000 + 64 * (uint64_t)i);
+	evs[41] = alloc(AT_VALLOC, 50, 0x9000);
+}
+
+static void test_kinds_json(void **state)
+{
+	(void)state;
+	struct at_event evs[42];
+
+	kinds_events(evs);
+	char *got = written_of(evs, 42, rep_write_leaks_json);
+	assert_string_equal(got,
+			    "{\"clock\":\"events\",\"since\":16,\"end\":42,\"processes\":[{\"pid\":1,"
+			    "\"live_bytes\":1430,\"live_blocks\":42,\"sites\":["
+			    "{\"bytes\":1280,\"blocks\":40,\"growth\":800,\"mean_age\":22,"
+			    "\"kind\":\"growing\",\"stack\":[{\"function\":\"malloc\"}]},"
+			    "{\"bytes\":100,\"blocks\":1,\"growth\":0,\"mean_age\":42,"
+			    "\"kind\":\"steady\",\"stack\":[{\"function\":\"calloc\"}]},"
+			    "{\"bytes\":50,\"blocks\":1,\"growth\":50,\"mean_age\":1,"
+			    "\"kind\":\"young\",\"stack\":[{\"function\":\"valloc\"}]}]}]}\n");
+	free(got);
+}
+
+static void test_kinds_csv(void **state)
+{
+	(void)state;
+	struct at_event evs[42];
+
+	kinds_events(evs);
+	char *got = written_of(evs, 42, rep_write_leaks_csv);
+	assert_string_equal(got, "pid,bytes,blocks,growth,mean_age_events,kind,stack\r\n"
+				 "1,1280,40,800,22,growing,malloc\r\n"
+				 "1,100,1,0,42,steady,calloc\r\n"
+				 "1,50,1,50,1,young,valloc\r\n");
+	free(got);
+}
+
+/* A site that held more at the sample than at the end: its growth negative, exactly. */
+static void test_shrank(void **state)
+{
+	(void)state;
+	struct at_event evs[40];
+
+	for (int i = 0; i < 20; i++) /* clocks 0 to 19: 20 blocks of 64 */
+		evs[i] = alloc(AT_MALLOC, 64, 0x1000 + 64 * (uint64_t)i);
+	for (int i = 0; i < 20; i++) { /* clocks 20 to 38: 19 freed; at 39 one more malloc */
+		evs[20 + i] = (struct at_event){ .pid = 1, .tid = 1, .func = AT_FREE,
+						 .arg = { 0x1000 + 64 * (uint64_t)i } };
+	}
+	evs[39] = alloc(AT_MALLOC, 64, 0x9000);
+	/* the sample at 16 held 16 blocks (1024 bytes), the end 2 (128 bytes), allocated at
+	 * clocks 19 and 39: a mean age of 40 - 29 */
+	char *got = written_of(evs, 40, rep_write_leaks_csv);
+	assert_string_equal(got, "pid,bytes,blocks,growth,mean_age_events,kind,stack\r\n"
+				 "1,128,2,-896,11,steady,malloc\r\n");
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_short),
+		cmocka_unit_test(test_kinds_json),
+		cmocka_unit_test(test_kinds_csv),
+		cmocka_unit_test(test_shrank),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
