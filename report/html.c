@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "finish.h"
+#include "sitetext.h"
 #include "html.h"
 #include "tree.h"
 
@@ -192,6 +193,32 @@ static uint64_t leak_of(const struct rep_site *s) { return s->live_bytes; }
 static uint64_t allocs_of(const struct rep_site *s) { return s->allocs; }
 static uint64_t temps_of(const struct rep_site *s) { return s->temps; }
 
+/* Site s leaf first, its shared root frames left out (or, called_from 1, the line that says
+ * them), as HTML text. 0, or -1 with errno (ENOMEM). */
+static int put_site_xml(FILE *out, const struct rep_heap *h, const struct rep_site *s,
+			size_t shared, int called_from)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return -1;
+	if (called_from)
+		rep_put_called_from(m, h, s, shared, 0);
+	else
+		rep_put_site(m, h, s, shared);
+	if (fclose(m) != 0) {
+		free(text);
+		return -1;
+	}
+	while (len && text[len - 1] == '\n')
+		len--;
+	rep_put_xml_text(out, text, len);
+	free(text);
+	return 0;
+}
+
 static int put_top(FILE *out, const struct rep_heap *h, const char *title, const char *unit,
 		   uint64_t (*value)(const struct rep_site *))
 {
@@ -212,19 +239,24 @@ static int put_top(FILE *out, const struct rep_heap *h, const char *title, const
 		fputs("<p>none</p>\n", out);
 	else
 		fprintf(out, "<table><tr><th>%s</th><th>pid</th><th>site</th></tr>\n", unit);
-	for (size_t i = 0; i < k && i < 20; i++) {
-		size_t len;
+	size_t shown = k < 20 ? k : 20, shared = rep_shared_callers(h, sites, idx, shown);
+	int rc = 0;
+	for (size_t i = 0; i < shown && rc == 0; i++) {
 		const struct rep_site *s = &sites[idx[i]];
-		const char *text = rep_heap_site_text(h, s, &len);
 		fprintf(out, "<tr><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu32
 			"</td><td class=\"s\">", value(s), s->pid);
-		rep_put_xml_text(out, text, len);
+		rc = put_site_xml(out, h, s, shared, 0);
+		fputs("</td></tr>\n", out);
+	}
+	if (shared && rc == 0) {
+		fputs("<tr><td></td><td></td><td class=\"s\">", out);
+		rc = put_site_xml(out, h, &sites[idx[0]], shared, 1);
 		fputs("</td></tr>\n", out);
 	}
 	if (k)
 		fputs("</table>\n", out);
 	free(idx);
-	return 0;
+	return rc;
 }
 
 int rep_write_html(FILE *out, struct rep_html *w, const struct rep_heap *h)

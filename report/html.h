@@ -1,8 +1,9 @@
 /* html.h: alloctap-report html: one self-contained page (no network: its style, script and
  * charts are inline) of a pass (heap.h): the summary; the live bytes and the RSS over time,
  * as SVG line charts; each process's heap peak as an SVG flame graph (a click on a frame zooms
- * to it, a click on the root zooms out); the sites holding most at the peak, the leaks, the
- * sites of most allocations and of most temporary allocations.
+ * to it, a click on the root zooms out; a frame's tooltip gives its line while it has one);
+ * the sites holding most at the peak, the leaks, the sites of most allocations and of most
+ * temporary allocations, each leaf first with its lines, the callers they share said once.
  *
  * Each series (live bytes after each event, RSS at each record) is kept in REP_HTML_POINTS
  * buckets of x (time, or event number without times) of a width that doubles, neighbours

@@ -667,6 +667,9 @@ else
 	check_eq "html: self-contained (no src or href, no URL but SVG's namespace)" \
 		"$(grep -c -E 'src=|href=' "$T/h.html"):$(grep -o 'https\?://[^"]*' "$T/h.html" | sort -u)" \
 		"0:http://www.w3.org/2000/svg"
+	check_eq "html: the leak's site in the tables, leaf first, with its line; the callers said once" \
+		"$(grep -c -F "<td class=\"s\">malloc &lt; $keep_at</td>" "$T/h.html"):$(grep -c -F "<td class=\"s\">every site above is called from: $main_keep &lt; " "$T/h.html")" \
+		"1:1"
 	if command -v chromium >/dev/null; then
 		# a copy that clicks the hold_pages frame: the zoom must stretch it to the full width
 		sed 's|</body>|<script>var g=[].filter.call(document.querySelectorAll("svg.flame g.f"),function(e){return e.querySelector("title").textContent.indexOf("hold_pages (report_sites.c:")==0})[0];g.dispatchEvent(new Event("click"));document.body.setAttribute("data-zoomed",g.querySelector("rect").getAttribute("width"));</script></body>|' \
