@@ -8,6 +8,7 @@
  * rep_command_def; rep_option_set, _row and _value are the options' accessors. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -283,7 +284,7 @@ const struct rep_command_def rep_cmd_sizes = {
 /* --at: peak's moment, and export --pprof's. */
 #define AT_BAD "--at needs heap-peak, rss-peak, end or SECONDS, not: %s"
 
-enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON };
+enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON, PEAK_DEPTH, PEAK_BOTTOM_UP };
 static const struct rep_option peak_options[] = {
 	[PEAK_DOT] = { .name = "dot", .elsewhere = "--dot goes with peak" },
 	[PEAK_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_PEAK, .bad = AT_BAD,
@@ -293,6 +294,11 @@ static const struct rep_option peak_options[] = {
 			       .elsewhere = "--min-percent goes with peak" },
 	[PEAK_JSON] = { .name = "json", .elsewhere = JSON_ELSEWHERE, .conflicts = "dot",
 			.conflict = "peak takes one of --json and --dot" },
+	[PEAK_DEPTH] = { .name = "depth", .arg = REP_ARG_COUNT, .value = 0,
+			 .bad = "--depth needs a count of levels (0: all), not: %s",
+			 .elsewhere = "--depth and --bottom-up go with peak" },
+	[PEAK_BOTTOM_UP] = { .name = "bottom-up",
+			     .elsewhere = "--depth and --bottom-up go with peak" },
 };
 
 /* The moment of the tree, in its title: "heap peak", "RSS peak", "end" or "S.UUUUUU s". */
@@ -300,12 +306,16 @@ static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
 			 struct rep_pass *b)
 {
 	char what[48];
-	unsigned min_percent = (unsigned)(r->opt[PEAK_MIN_PERCENT] > 100 ? 100
-									  : r->opt[PEAK_MIN_PERCENT]);
+	const struct rep_tree_options o = {
+		.min_percent = (unsigned)(r->opt[PEAK_MIN_PERCENT] > 100 ? 100
+									 : r->opt[PEAK_MIN_PERCENT]),
+		.depth = (unsigned)(r->opt[PEAK_DEPTH] > UINT_MAX ? UINT_MAX : r->opt[PEAK_DEPTH]),
+		.bottom_up = (int)r->opt[PEAK_BOTTOM_UP],
+	};
 
 	(void)b;
 	if (r->opt[PEAK_JSON])
-		return rep_write_tree_json(f, a->h, r->heap.moment, r->heap.moment_ns, min_percent);
+		return rep_write_tree_json(f, a->h, r->heap.moment, r->heap.moment_ns, &o);
 	if (r->heap.moment == REP_AT_TIME)
 		snprintf(what, sizeof(what), "%" PRIu64 ".%06" PRIu64 " s",
 			 r->heap.moment_ns / 1000000000u, r->heap.moment_ns % 1000000000u / 1000u);
@@ -313,27 +323,32 @@ static int write_peak(FILE *f, const struct rep_request *r, struct rep_pass *a,
 		snprintf(what, sizeof(what), "%s", r->heap.moment == REP_AT_PEAK     ? "heap peak"
 						   : r->heap.moment == REP_AT_RSS_PEAK ? "RSS peak"
 										       : "end");
-	return r->opt[PEAK_DOT] ? rep_write_dot(f, a->h, r->heap.moment, what)
-		      : rep_write_tree(f, a->h, r->heap.moment, what, min_percent);
+	return r->opt[PEAK_DOT] ? rep_write_dot(f, a->h, r->heap.moment, what, &o)
+		      : rep_write_tree(f, a->h, r->heap.moment, what, &o);
 }
 
 const struct rep_command_def rep_cmd_peak = {
 	.name = "peak",
 	.traces = 1,
 	.usage =
-"  peak [--at heap-peak|rss-peak|end|SECONDS] [--min-percent P] [--dot [-o FILE] | --json]\n"
+"  peak [--at heap-peak|rss-peak|end|SECONDS] [--min-percent P] [--depth D] [--bottom-up]\n"
+"       [--dot [-o FILE] | --json]\n"
 "                      the top-down call tree of the bytes live at the heap peak (the\n"
 "                      default), when the RSS was at its most (RSS records: binary\n"
 "                      traces), at the end, or SECONDS after the first event (a trace\n"
-"                      with times): bytes, percent and blocks per frame, the frames under\n"
-"                      P% (1) of the process's bytes left out, and said; --dot: a\n"
+"                      with times): bytes, percent and blocks per frame (a function, with\n"
+"                      its line while it has one), the frames under P% (1) of the\n"
+"                      process's bytes left out, and said; --depth: D levels (0, the\n"
+"                      default: all), deeper frames left out, and said; --bottom-up: each\n"
+"                      allocation function first, then its callers; --dot: a\n"
 "                      Graphviz graph (frames under 1% left out); with -o FILE, rendered\n"
 "                      by Graphviz's dot in the format FILE's extension names (png, svg,\n"
 "                      pdf, any that dot -T? lists; .dot, .gv or none: the graph's text);\n"
 "                      an extension dot does not list, or no dot, is a usage error;\n"
-"                      --json: {\"at\", \"time_ns\", \"min_percent\", \"processes\": [{\"pid\",\n"
-"                      \"bytes\", \"blocks\", \"callees\": [F], \"left_out\": {\"frames\",\n"
-"                      \"bytes\"}}]}, F {\"function\", \"bytes\", \"blocks\", \"callees\": [F]}\n",
+"                      --json: {\"at\", \"time_ns\", \"min_percent\", \"depth\", \"bottom_up\",\n"
+"                      \"processes\": [{\"pid\", \"bytes\", \"blocks\", \"callees\" (bottom-up:\n"
+"                      \"callers\"): [F], \"left_out\": {\"frames\", \"bytes\", \"deeper\"}}]},\n"
+"                      F {\"function\", \"file\", \"line\", \"bytes\", \"blocks\", \"callees\": [F]}\n",
 	OPTIONS(peak_options),
 	.write = write_peak,
 };

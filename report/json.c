@@ -156,6 +156,13 @@ void rep_json_true(struct rep_json *j)
 	j->comma = 1;
 }
 
+void rep_json_false(struct rep_json *j)
+{
+	item(j);
+	fputs("false", j->out);
+	j->comma = 1;
+}
+
 void rep_json_string(struct rep_json *j, const char *s, size_t n)
 {
 	item(j);

@@ -49,6 +49,7 @@ void rep_json_i64(struct rep_json *j, int64_t v);
 void rep_json_change(struct rep_json *j, uint64_t a, uint64_t b);
 void rep_json_null(struct rep_json *j);
 void rep_json_true(struct rep_json *j);
+void rep_json_false(struct rep_json *j);
 void rep_json_string(struct rep_json *j, const char *s, size_t n);
 void rep_json_cstring(struct rep_json *j, const char *s);
 

@@ -25,6 +25,7 @@ struct node {
 struct tree {
 	struct node *n;
 	size_t count, cap;
+	int bottom_up; /* built from the leaves: a node's children are its callers */
 };
 
 static int64_t add_node(struct tree *t, const char *name, size_t len)
@@ -39,27 +40,6 @@ static int64_t add_node(struct tree *t, const char *name, size_t len)
 	}
 	t->n[t->count] = (struct node){ name, len, name, len, NULL, 0, 0, -1, -1 };
 	return (int64_t)t->count++;
-}
-
-/* The next word of [*at, end) (to the next ';'): its start, its length in *len; *at moves past
- * it. */
-static const char *next_word(const char **at, const char *end, size_t *len)
-{
-	const char *f = *at, *semi = memchr(f, ';', (size_t)(end - f));
-
-	*len = semi ? (size_t)(semi - f) : (size_t)(end - f);
-	*at = f + *len + 1;
-	return f;
-}
-
-/* How many times c is in text[0..len). */
-static size_t count_of(char c, const char *text, size_t len)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i++)
-		n += text[i] == c;
-	return n;
 }
 
 /* Node c, new or not, is reached by a site whose located word there is w[0..n), its frame f
@@ -100,10 +80,35 @@ static void value_at(const struct rep_site *s, enum rep_moment_kind at, uint64_t
 	*blocks = at == REP_AT_PEAK ? s->peak_blocks : s->moment_blocks;
 }
 
-/* The tree of process proc: node 0 is the root (all), its total the process's. */
+/* Adds one site's bytes and blocks along its words (folded f, located l, frames fr: all root
+ * first, n of each; fr NULL when its frames are not its words), from the root or, bottom_up,
+ * from the leaf. 0, or -1 on ENOMEM. */
+static int add_site(struct tree *t, const struct rep_site_words *f,
+		    const struct rep_site_words *l, const struct rep_frame *const *fr,
+		    uint64_t bytes, uint64_t blocks)
+{
+	int64_t at_node = 0;
+
+	t->n[0].bytes = rep_sat_add(t->n[0].bytes, bytes);
+	t->n[0].blocks += blocks;
+	for (size_t step = 0; step < f->n; step++) {
+		size_t i = t->bottom_up ? f->n - 1 - step : step, before = t->count;
+		at_node = child_of(t, at_node, f->at[i], f->len[i]);
+		if (at_node < 0)
+			return -1;
+		place(&t->n[at_node], t->count > before, l->at[i], l->len[i], fr ? fr[i] : NULL);
+		t->n[at_node].bytes = rep_sat_add(t->n[at_node].bytes, bytes);
+		t->n[at_node].blocks += blocks;
+	}
+	return 0;
+}
+
+/* The tree of process proc: node 0 is the root (all), its total the process's; its first
+ * level the outermost frames, or (t->bottom_up) the allocation functions. */
 static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep_moment_kind at)
 {
 	static const struct rep_frame *frames[REP_SITE_WORDS_MAX]; /* a site's, root first */
+	static struct rep_site_words folded, located;
 	const struct rep_site *sites;
 	size_t n = rep_heap_sites(h, &sites);
 
@@ -112,35 +117,22 @@ static int build(struct tree *t, const struct rep_heap *h, size_t proc, enum rep
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t bytes, blocks;
-		size_t len;
+		size_t len, llen;
 		if (sites[i].proc != proc)
 			continue;
 		value_at(&sites[i], at, &bytes, &blocks);
 		if (!bytes && !blocks)
 			continue;
-		size_t llen;
-		const char *text = rep_heap_site_folded(h, &sites[i], &len), *end = text + len;
-		const char *located = rep_heap_site_text(h, &sites[i], &llen), *lend = located + llen;
-		size_t nframes = rep_site_frame_list(h, &sites[i], frames, REP_SITE_WORDS_MAX), k = 0;
-		if (nframes != 1 + count_of(';', text, len))
-			nframes = 0; /* a text cut at its longest: its words are not the frames */
-		int64_t at_node = 0;
-		t->n[0].bytes = rep_sat_add(t->n[0].bytes, bytes);
-		t->n[0].blocks += blocks;
-		for (const char *f = text, *l = located; f < end;) {
-			size_t flen, wlen, before = t->count;
-			const char *word = next_word(&f, end, &flen), *where = word;
-			wlen = flen;
-			if (l < lend) /* the located text has the same frames, one word each */
-				where = next_word(&l, lend, &wlen);
-			at_node = child_of(t, at_node, word, flen);
-			if (at_node < 0)
-				return -1;
-			place(&t->n[at_node], t->count > before, where, wlen,
-			      k < nframes ? frames[k++] : NULL);
-			t->n[at_node].bytes = rep_sat_add(t->n[at_node].bytes, bytes);
-			t->n[at_node].blocks += blocks;
-		}
+		const char *text = rep_heap_site_folded(h, &sites[i], &len);
+		const char *where = rep_heap_site_text(h, &sites[i], &llen);
+		size_t nframes = rep_site_frame_list(h, &sites[i], frames, REP_SITE_WORDS_MAX);
+		rep_split_words(text, len, &folded);
+		rep_split_words(where, llen, &located);
+		if (located.n != folded.n) /* a text cut at its longest: the function alone */
+			located = folded;
+		if (add_site(t, &folded, &located, nframes == folded.n ? frames : NULL, bytes,
+			     blocks) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -176,11 +168,25 @@ static int64_t *children(const struct tree *t, int64_t node, size_t *n)
 	return kids;
 }
 
-/* What the text tree leaves out: the threshold, and the frames under it and their bytes. */
+/* What a tree leaves out: the threshold, and the frames under it and their bytes; the depth
+ * (0: none), and the frames below it. */
 struct left_out {
 	unsigned min_percent;
 	uint64_t frames, bytes;
+	unsigned depth;
+	uint64_t deeper;
 };
+
+/* The frames below node (of at least 1 byte), as a depth limit leaves them out. */
+static uint64_t frames_below(const struct tree *t, int64_t node)
+{
+	uint64_t n = 0;
+
+	for (int64_t c = t->n[node].child; c >= 0; c = t->n[c].sibling)
+		if (t->n[c].bytes)
+			n += 1 + frames_below(t, c);
+	return n;
+}
 
 static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned depth, uint64_t total,
 		      struct left_out *l)
@@ -198,6 +204,10 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 	fprintf(out, "%6.2f%% %12" PRIu64 " bytes %8" PRIu64 " blocks  %*s%.*s\n",
 		total ? 100.0 * (double)x->bytes / (double)total : 0.0, x->bytes, x->blocks,
 		(int)(2 * depth), "", (int)x->where_len, x->where);
+	if (l->depth && depth == l->depth) {
+		l->deeper += frames_below(t, node);
+		return 0;
+	}
 	int64_t *kids = children(t, node, &n);
 	if (!kids)
 		return -1;
@@ -211,11 +221,11 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 }
 
 int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what,
-		   unsigned min_percent)
+		   const struct rep_tree_options *o)
 {
 	const struct rep_proc *procs;
 	size_t np = rep_heap_procs(h, &procs);
-	struct tree t = { 0 };
+	struct tree t = { .bottom_up = o->bottom_up };
 	int rc = 0;
 
 	for (size_t p = 0; p < np && rc == 0; p++) {
@@ -225,14 +235,18 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 			rc = -1;
 			break;
 		}
-		fprintf(out, "live at %s: %" PRIu64 " bytes in %" PRIu64 " blocks\n", what,
-			t.n[0].bytes, t.n[0].blocks);
-		struct left_out l = { min_percent, 0, 0 };
+		fprintf(out, "live at %s: %" PRIu64 " bytes in %" PRIu64 " blocks%s\n", what,
+			t.n[0].bytes, t.n[0].blocks,
+			o->bottom_up ? " (bottom-up: each allocation function, then its callers)" : "");
+		struct left_out l = { .min_percent = o->min_percent, .depth = o->depth };
 		if (t.n[0].bytes)
 			rc = print_node(out, &t, 0, 0, t.n[0].bytes, &l);
 		if (rc == 0 && l.frames)
 			fprintf(out, "(%" PRIu64 " frames under %u%% left out, %" PRIu64 " bytes; "
-				"--min-percent 0 shows them)\n", l.frames, min_percent, l.bytes);
+				"--min-percent 0 shows them)\n", l.frames, o->min_percent, l.bytes);
+		if (rc == 0 && l.deeper)
+			fprintf(out, "(%" PRIu64 " frames deeper than %u levels left out, their bytes "
+				"in the frames above them; --depth 0 shows them)\n", l.deeper, o->depth);
 	}
 	free(t.n);
 	return rc < 0 ? -1 : rep_finish_output(out);
@@ -242,8 +256,8 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 
 /* The callees of node (at least min_percent of total each) as an array of frames, those left
  * out counted in l. */
-static int json_callees(struct rep_json *j, const struct tree *t, int64_t node, uint64_t total,
-			struct left_out *l)
+static int json_callees(struct rep_json *j, const struct tree *t, int64_t node, unsigned depth,
+			uint64_t total, struct left_out *l)
 {
 	size_t n;
 	int64_t *kids = children(t, node, &n);
@@ -271,8 +285,14 @@ static int json_callees(struct rep_json *j, const struct tree *t, int64_t node, 
 		}
 		rep_json_key_u64(j, "bytes", x->bytes);
 		rep_json_key_u64(j, "blocks", x->blocks);
-		rep_json_key(j, "callees");
-		rc = json_callees(j, t, kids[i], total, l);
+		rep_json_key(j, t->bottom_up ? "callers" : "callees");
+		if (l->depth && depth + 1 == l->depth) {
+			l->deeper += frames_below(t, kids[i]);
+			rep_json_array(j);
+			rep_json_array_end(j);
+		} else {
+			rc = json_callees(j, t, kids[i], depth + 1, total, l);
+		}
 		rep_json_object_end(j);
 	}
 	rep_json_array_end(j);
@@ -289,11 +309,11 @@ static const char *moment_name(enum rep_moment_kind at)
 }
 
 int rep_write_tree_json(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
-			uint64_t at_ns, unsigned min_percent)
+			uint64_t at_ns, const struct rep_tree_options *o)
 {
 	const struct rep_proc *procs;
 	size_t np = rep_heap_procs(h, &procs);
-	struct tree t = { 0 };
+	struct tree t = { .bottom_up = o->bottom_up };
 	struct rep_json j;
 	int rc = 0;
 
@@ -305,11 +325,17 @@ int rep_write_tree_json(FILE *out, const struct rep_heap *h, enum rep_moment_kin
 		rep_json_u64(&j, at_ns);
 	else
 		rep_json_null(&j);
-	rep_json_key_u64(&j, "min_percent", min_percent);
+	rep_json_key_u64(&j, "min_percent", o->min_percent);
+	rep_json_key_u64(&j, "depth", o->depth);
+	rep_json_key(&j, "bottom_up");
+	if (o->bottom_up)
+		rep_json_true(&j);
+	else
+		rep_json_false(&j);
 	rep_json_key(&j, "processes");
 	rep_json_array(&j);
 	for (size_t p = 0; p < np && rc == 0; p++) {
-		struct left_out l = { min_percent, 0, 0 };
+		struct left_out l = { .min_percent = o->min_percent, .depth = o->depth };
 		if (build(&t, h, p, at) < 0) {
 			rc = -1;
 			break;
@@ -318,12 +344,13 @@ int rep_write_tree_json(FILE *out, const struct rep_heap *h, enum rep_moment_kin
 		rep_json_key_u64(&j, "pid", procs[p].pid);
 		rep_json_key_u64(&j, "bytes", t.n[0].bytes);
 		rep_json_key_u64(&j, "blocks", t.n[0].blocks);
-		rep_json_key(&j, "callees");
-		rc = json_callees(&j, &t, 0, t.n[0].bytes, &l);
+		rep_json_key(&j, o->bottom_up ? "callers" : "callees");
+		rc = json_callees(&j, &t, 0, 0, t.n[0].bytes, &l);
 		rep_json_key(&j, "left_out");
 		rep_json_object(&j);
 		rep_json_key_u64(&j, "frames", l.frames);
 		rep_json_key_u64(&j, "bytes", l.bytes);
+		rep_json_key_u64(&j, "deeper", l.deeper);
 		rep_json_object_end(&j);
 		rep_json_object_end(&j);
 	}
@@ -347,8 +374,8 @@ static void put_dot_string(FILE *out, const char *s, size_t len)
 	fputc('"', out);
 }
 
-static void dot_node(FILE *out, const struct tree *t, int64_t node, uint64_t total, size_t p,
-		     uint64_t *dropped)
+static void dot_node(FILE *out, const struct tree *t, int64_t node, unsigned depth,
+		     uint64_t total, size_t p, struct left_out *l)
 {
 	const struct node *x = &t->n[node];
 	size_t n;
@@ -357,6 +384,10 @@ static void dot_node(FILE *out, const struct tree *t, int64_t node, uint64_t tot
 	put_dot_string(out, x->where, x->where_len);
 	fprintf(out, ", xlabel=\"%" PRIu64 " B (%.1f%%)\", penwidth=%.2f];\n", x->bytes,
 		100.0 * (double)x->bytes / (double)total, 1.0 + 4.0 * (double)x->bytes / (double)total);
+	if (l->depth && depth == l->depth) {
+		l->deeper += frames_below(t, node);
+		return;
+	}
 	int64_t *kids = children(t, node, &n);
 	if (!kids)
 		return;
@@ -364,27 +395,28 @@ static void dot_node(FILE *out, const struct tree *t, int64_t node, uint64_t tot
 		const struct node *c = &t->n[kids[i]];
 		if (100 * c->bytes < total) { /* under 1% */
 			if (c->bytes)
-				(*dropped)++;
+				l->frames++;
 			continue;
 		}
 		fprintf(out, "  p%zun%" PRId64 " -> p%zun%" PRId64 " [penwidth=%.2f, label=\"%" PRIu64
 			" B\"];\n", p, node, p, kids[i], 1.0 + 8.0 * (double)c->bytes / (double)total,
 			c->bytes);
-		dot_node(out, t, kids[i], total, p, dropped);
+		dot_node(out, t, kids[i], depth + 1, total, p, l);
 	}
 	free(kids);
 }
 
-int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what)
+int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what,
+		  const struct rep_tree_options *o)
 {
 	const struct rep_proc *procs;
 	size_t np = rep_heap_procs(h, &procs);
-	struct tree t = { 0 };
+	struct tree t = { .bottom_up = o->bottom_up };
 
 	fprintf(out, "digraph alloctap {\n  node [shape=box, fontname=\"monospace\"];\n"
 		"  rankdir=TB;\n");
 	for (size_t p = 0; p < np; p++) {
-		uint64_t dropped = 0;
+		struct left_out l = { .min_percent = 1, .depth = o->depth };
 		if (build(&t, h, p, at) < 0) {
 			free(t.n);
 			return -1;
@@ -393,10 +425,13 @@ int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, 
 			continue;
 		fprintf(out, "  subgraph cluster_%zu {\n  label=\"process %" PRIu32 ": %" PRIu64
 			" bytes live at %s\";\n", p, procs[p].pid, t.n[0].bytes, what);
-		dot_node(out, &t, 0, t.n[0].bytes, p, &dropped);
-		if (dropped)
+		dot_node(out, &t, 0, 0, t.n[0].bytes, p, &l);
+		if (l.frames)
 			fprintf(out, "  p%zudropped [shape=plaintext, label=\"%" PRIu64
-				" nodes under 1%% left out\"];\n", p, dropped);
+				" nodes under 1%% left out\"];\n", p, l.frames);
+		if (l.deeper)
+			fprintf(out, "  p%zudeeper [shape=plaintext, label=\"%" PRIu64
+				" nodes deeper than %u levels left out\"];\n", p, l.deeper, o->depth);
 		fputs("  }\n", out);
 	}
 	fputs("}\n", out);

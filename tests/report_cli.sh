@@ -65,6 +65,10 @@ usage_case "top: --by heaptrack-temp-count (export's only)" \
 	top --by heaptrack-temp-count "$T/one.log"
 usage_case "peak: bad --min-percent" "--min-percent needs a whole percent from 0 to 100, not: 0.5" \
 	peak --min-percent 0.5 "$T/one.log"
+usage_case "peak: bad --depth" "--depth needs a count of levels (0: all), not: -1" \
+	peak --depth -1 "$T/one.log"
+usage_case "--bottom-up with leaks" "--depth and --bottom-up go with peak, not with leaks" \
+	leaks --bottom-up "$T/one.log"
 usage_case "top: --limit 0" "--limit needs a count of sites above 0, not: 0" top --limit 0 "$T/one.log"
 usage_case "--by elsewhere" "--by, --limit and --bytes go with top, not with leaks" leaks --by leak-bytes "$T/one.log"
 

@@ -456,6 +456,48 @@ check_cmd "report_sites: peak: the call tree at the heap peak, frames under 1% l
 } >"$T/want"
 check_cmd "report_sites: peak --min-percent 0: every frame" 0 "$T/want" "" -- \
 	"$R" peak --min-percent 0 "$T/s.atz"
+# --depth: the levels shown, the deeper frames counted (burst and malloc, keep_blocks and
+# malloc, grow_table and calloc below main); --bottom-up: the allocation
+# functions first, then their callers, each function at its line while it has one
+depth=$((${#located[@]} + 1))
+{
+	head -n $((depth + 2)) "$T/want.all"
+	echo "(6 frames deeper than $depth levels left out, their bytes in the frames above them; --depth 0 shows them)"
+} >"$T/want"
+check_cmd "report_sites: peak --depth: the frames above main and main, the rest counted" 0 \
+	"$T/want" "" -- "$R" peak --depth "$depth" --min-percent 0 "$T/s.atz"
+{
+	echo "live at heap peak: 1014096 bytes in 31 blocks (bottom-up: each allocation function, then its callers)"
+	echo "100.00%      1014096 bytes       31 blocks  all"
+	echo " 99.60%      1010000 bytes       30 blocks    malloc"
+	echo " 98.61%      1000000 bytes       20 blocks      $burst_at"
+	echo " 98.61%      1000000 bytes       20 blocks        $main_burst"
+	d=8
+	for f in "${located[@]}"; do
+		f=${f# }
+		echo " 98.61%      1000000 bytes       20 blocks  $(ind $d)${f% }"
+		d=$((d + 2))
+	done
+	echo "  0.99%        10000 bytes       10 blocks      $keep_at"
+	echo "  0.99%        10000 bytes       10 blocks        $main_keep"
+	d=8
+	for f in "${located[@]}"; do
+		f=${f# }
+		echo "  0.99%        10000 bytes       10 blocks  $(ind $d)${f% }"
+		d=$((d + 2))
+	done
+	echo "  0.40%         4096 bytes        1 blocks    calloc"
+	echo "  0.40%         4096 bytes        1 blocks      $grow_at"
+	echo "  0.40%         4096 bytes        1 blocks        $main_table"
+	d=8
+	for f in "${located[@]}"; do
+		f=${f# }
+		echo "  0.40%         4096 bytes        1 blocks  $(ind $d)${f% }"
+		d=$((d + 2))
+	done
+} >"$T/want"
+check_cmd "report_sites: peak --bottom-up: the allocation functions, then their callers, with lines" \
+	0 "$T/want" "" -- "$R" peak --bottom-up --min-percent 0 "$T/s.atz"
 # leaks tells a leak from a cache (tests/fixtures/leak_kinds.c): what keeps being allocated and
 # stays is growing, what was allocated at the start and is held is steady, a cache of recent
 # blocks and a request in flight are young; growing first, then steady, then young. Each row
@@ -532,6 +574,9 @@ formats_case "report_sites: peak" peak - "$T/s.atz"
 formats_case "report_sites: peak --min-percent 0" peak - --min-percent 0 "$T/s.atz"
 formats_case "report_sites: peak --at end" peak - --at end "$T/s.atz"
 formats_case "report_sites: peak --at 0.0001" peak - --at 0.0001 "$T/s.atz"
+formats_case "report_sites: peak --bottom-up" peak - --bottom-up --min-percent 0 "$T/s.atz"
+formats_case "report_sites: peak --depth 3" peak - --depth 3 "$T/s.atz"
+formats_case "report_sites: peak --bottom-up --depth 2" peak - --bottom-up --depth 2 "$T/s.atz"
 formats_case "report_sites: leaks" leaks csv "$T/s.atz"
 formats_case "report_sites: sizes" sizes csv "$T/s.atz"
 formats_case "report_sites: timeline --every" timeline csv --every 0.0001 --top 3 "$T/s.atz"

@@ -73,15 +73,23 @@ def peak(text, doc):
         want.append('live at %s: %d bytes in %d blocks' % (
             what or seconds(doc['time_ns']), p['bytes'], p['blocks']))
 
+        if doc['bottom_up']:
+            want[-1] += ' (bottom-up: each allocation function, then its callers)'
+        key = 'callers' if doc['bottom_up'] else 'callees'
+
         def walk(name, node, depth):
             want.append('%d %d %s%s' % (node['bytes'], node['blocks'], '  ' * depth, name))
-            for c in node['callees']:
+            for c in node[key]:
                 walk(word(c), c, depth + 1)
         if p['bytes']:
             walk('all', p, 0)
         if p['left_out']['frames']:
             want.append('(%d frames under %d%% left out, %d bytes; --min-percent 0 shows them)'
                         % (p['left_out']['frames'], doc['min_percent'], p['left_out']['bytes']))
+        if p['left_out']['deeper']:
+            want.append('(%d frames deeper than %d levels left out, their bytes in the frames '
+                        'above them; --depth 0 shows them)' % (p['left_out']['deeper'],
+                                                             doc['depth']))
     got = []
     for line in text:
         m = re.match(r'^ *[0-9.]+% +(\d+) bytes +(\d+) blocks  (.*)$', line)

@@ -651,9 +651,10 @@ def cmd_tree_json(m, end, min_percent=1):
             elif b:
                 frames.append({'function': f, 'bytes': b, 'blocks': k, 'callees': []})
         out.append({'pid': p.pid, 'bytes': total, 'blocks': blocks, 'callees': frames,
-                    'left_out': {'frames': left, 'bytes': left_bytes}})
+                    'left_out': {'frames': left, 'bytes': left_bytes, 'deeper': 0}})
     print(json.dumps({'at': 'end' if end else 'heap-peak', 'time_ns': None,
-                      'min_percent': min_percent, 'processes': out}, sort_keys=True))
+                      'min_percent': min_percent, 'depth': 0, 'bottom_up': False,
+                      'processes': out}, sort_keys=True))
 
 
 def cmd_tree(m, end, min_percent=1):
