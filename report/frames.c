@@ -27,6 +27,10 @@ void rep_frames_free(struct rep_frames *t)
 	rep_folded_free(t->location_keys);
 	rep_folded_free(t->mapping_keys);
 	free(t->frames);
+	for (size_t i = 0; i < t->nlocations; i++) {
+		free(t->locations[i].text[0]);
+		free(t->locations[i].text[1]);
+	}
 	free(t->locations);
 	free(t->lines);
 	free(t->mappings);
@@ -129,6 +133,41 @@ static int64_t mapping_id(struct rep_frames *t, const struct at_mapping *m)
 	return e;
 }
 
+/* Appends word w to buf[*n..size): ';' first unless at the start, then w with ';' and
+ * control bytes as '_' (they would break a folded line), cut at size. */
+static void append_word(char *buf, size_t size, size_t *n, const char *w)
+{
+	size_t k = *n;
+
+	if (k && k < size)
+		buf[k++] = ';';
+	for (; *w && k < size; w++)
+		buf[k++] = (*w == ';' || (unsigned char)*w < 0x20 || *w == 0x7f) ? '_' : *w;
+	*n = k;
+}
+
+/* Location l's two texts from its frames: 0, or -1 on ENOMEM. */
+static int make_texts(const struct rep_frames *t, struct rep_location *l)
+{
+	size_t size = (size_t)l->count * (REP_FRAME_WORD_MAX + 1) + 1;
+	char word[REP_FRAME_WORD_MAX];
+
+	for (int located = 0; located < 2; located++) {
+		size_t n = 0;
+		char *text = malloc(size);
+		if (!text)
+			return -1;
+		for (uint32_t i = l->count; i-- > 0;) {
+			rep_frame_word(&t->frames[t->lines[l->first + i]], located, word, sizeof(word));
+			append_word(text, size, &n, word);
+		}
+		char *fit = realloc(text, n ? n : 1);
+		l->text[located] = fit ? fit : text;
+		l->text_len[located] = (uint32_t)n;
+	}
+	return 0;
+}
+
 /* Symbolizes location l (its frames into t->lines): 0, or -1 on ENOMEM. */
 static int add_frames(struct rep_frames *t, struct at_symbolizer *z, struct rep_location *l,
 		      int return_address)
@@ -145,7 +184,7 @@ static int add_frames(struct rep_frames *t, struct at_symbolizer *z, struct rep_
 		t->lines[t->nlines++] = (uint32_t)id;
 	}
 	l->count = (uint32_t)count;
-	return 0;
+	return make_texts(t, l);
 }
 
 int64_t rep_frames_locate(struct rep_frames *t, struct at_symbolizer *z, uint32_t pid,
@@ -174,8 +213,11 @@ int64_t rep_frames_locate(struct rep_frames *t, struct at_symbolizer *z, uint32_
 		goto nomem;
 	if (!is_new)
 		return e;
-	if (add_frames(t, z, &l, return_address) < 0)
+	if (add_frames(t, z, &l, return_address) < 0) {
+		free(l.text[0]);
+		free(l.text[1]);
 		goto nomem; /* the key stays without a record: the next lookup finds it again */
+	}
 	t->locations[t->nlocations++] = l;
 	return e;
 nomem:

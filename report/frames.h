@@ -13,7 +13,8 @@
  *
  * A frame's word (rep_frame_word) is what the folded export shows, its function; its located
  * word adds where: "function (file:line)", the file's base name; an unnamed frame is
- * "object+0xaddress" either way. */
+ * "object+0xaddress" either way. Each location keeps its frames' words, caller first, as the
+ * piece of a stack's text it makes. */
 #ifndef ALLOCTAP_REPORT_FRAMES_H
 #define ALLOCTAP_REPORT_FRAMES_H
 
@@ -42,6 +43,10 @@ struct rep_location {
 	uint64_t value;        /* the stack frame's value: a native frame's pc */
 	uint32_t first, count; /* its frames: rep_frames_line(t, first .. first + count - 1),
 				* innermost first */
+	char *text[2];         /* its frames' words, caller first, ';' between them: folded
+				* (functions) and located (rep_frame_word), each word's ';' and
+				* control bytes as '_' */
+	uint32_t text_len[2];
 };
 
 struct rep_frames {
@@ -87,6 +92,9 @@ static inline uint32_t rep_frames_line_id(const struct rep_frames *t,
 {
 	return t->lines[l->first + i];
 }
+
+/* The longest word of a frame kept in a location's text; a longer one is cut. */
+#define REP_FRAME_WORD_MAX 1024
 
 /* The word of frame f into buf (NUL-terminated, cut to size): its function, else
  * "OBJECT+0xADDRESS", else "[unknown]"; located 1 adds " (FILE:LINE)" to a named frame with

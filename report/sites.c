@@ -19,8 +19,9 @@ static void leaf_clear(struct leaf_cache *l)
 		l->entry[f] = -1;
 }
 
-/* A line's text: callers, ';', the function (stacks.c bounds the callers' text). */
-#define KEY_MAX (64 * 1024 + 2 * AT_FUNC_NAME_SIZE)
+/* A line's text: callers (at most CALLERS_MAX bytes), ';', the function. */
+#define CALLERS_MAX (64 * 1024)
+#define KEY_MAX (CALLERS_MAX + 2 * AT_FUNC_NAME_SIZE)
 
 int rep_sites_init(struct rep_sites *x, enum rep_weight weight, const char *debug_dir,
 		    at_symbolize_problem_fn problem, void *arg)
@@ -54,74 +55,12 @@ void rep_sites_free(struct rep_sites *x)
 	free(x->origins);
 	free(x->leaves);
 	free(x->key);
-	for (size_t i = 0; i < x->nobjects; i++)
-		free((char *)x->objects[i].path);
-	free(x->objects);
-	rep_u64map_free(&x->object_index);
 	memset(x, 0, sizeof(*x));
-}
-
-static int same_object(const struct at_mapping *o, const struct at_mapping *m)
-{
-	return o->build_id_len == m->build_id_len &&
-	       memcmp(o->build_id, m->build_id, m->build_id_len) == 0 && strcmp(o->path, m->path) == 0;
-}
-
-/* Whether a record of m's object came before: found by its hash in O(1), or for another
- * object of the same hash (rare) by a scan. */
-static int known_object(const struct rep_sites *x, const struct at_mapping *m, uint64_t key)
-{
-	const uint64_t *first = rep_u64map_find(&x->object_index, key);
-
-	if (!first)
-		return 0;
-	if (same_object(&x->objects[*first - 1], m))
-		return 1;
-	for (size_t i = 0; i < x->nobjects; i++)
-		if (same_object(&x->objects[i], m))
-			return 1;
-	return 0;
-}
-
-/* Keeps m in x->objects unless a record of its object came before. 0, or -1 on ENOMEM. */
-static int keep_object(struct rep_sites *x, const struct at_mapping *m)
-{
-	uint64_t key = at_object_hash(m->path, m->build_id, m->build_id_len) | 1;
-	int is_new;
-
-	if (known_object(x, m, key))
-		return 0;
-	uint64_t *first = rep_u64map_slot(&x->object_index, key, &is_new);
-	if (!first)
-		return -1;
-	if (is_new)
-		*first = x->nobjects + 1; /* the slot this object takes below */
-	if ((x->nobjects & (x->nobjects - 1)) == 0) { /* 0, 1, 2, 4...: full */
-		struct at_mapping *a = realloc(x->objects, (x->nobjects ? 2 * x->nobjects : 1) *
-							      sizeof(*a));
-		if (!a) {
-			if (is_new)
-				rep_u64map_remove(&x->object_index, key);
-			return -1;
-		}
-		x->objects = a;
-	}
-	char *path = strdup(m->path);
-	if (!path) {
-		if (is_new)
-			rep_u64map_remove(&x->object_index, key);
-		return -1;
-	}
-	x->objects[x->nobjects] = *m;
-	x->objects[x->nobjects++].path = path;
-	return 0;
 }
 
 int rep_sites_mapping(struct rep_sites *x, const struct at_mapping *m)
 {
-	if (at_symbolizer_add_mapping(x->symbolizer, m) < 0)
-		return -1;
-	return keep_object(x, m);
+	return at_symbolizer_add_mapping(x->symbolizer, m);
 }
 
 int rep_sites_stack(struct rep_sites *x, const struct at_stack *s)
@@ -156,20 +95,18 @@ static struct leaf_cache *leaf_of(struct rep_sites *x, uint32_t id)
  * its length, or -1 with errno ENOENT when no record of the stack came. */
 static ssize_t line_text(struct rep_sites *x, uint32_t stack, unsigned f, int located)
 {
-	const char *callers;
-	size_t len = 0, n;
+	size_t n;
 
 	if (stack == 0) {
 		memcpy(x->key, at_func_name[f], at_func_name_len[f]);
 		return (ssize_t)at_func_name_len[f];
 	}
-	callers = rep_stacks_text(x->stacks, stack, located, &len);
-	if (!callers) {
+	ssize_t len = rep_stacks_text(x->stacks, &x->frames, stack, located, x->key, CALLERS_MAX);
+	if (len < 0) {
 		errno = ENOENT;
 		return -1;
 	}
-	n = len;
-	memcpy(x->key, callers, len);
+	n = (size_t)len;
 	rep_append_frame(x->key, KEY_MAX, &n, at_func_name[f]);
 	return (ssize_t)n;
 }
@@ -199,10 +136,11 @@ int64_t rep_sites_key(struct rep_sites *x, uint32_t stack, unsigned f)
 	struct leaf_cache *leaf = NULL;
 	int64_t *cached = &x->no_stack_entry[f], key;
 	size_t before = rep_folded_count(x->located), len;
+	unsigned flags;
 	ssize_t n;
 
 	if (stack) {
-		if (!rep_stacks_text(x->stacks, stack, 1, &len)) {
+		if (!rep_stacks_locations(x->stacks, stack, &len, &flags)) {
 			errno = ENOENT;
 			return -1;
 		}

@@ -7,10 +7,9 @@
  * lines (frames by function), which the folded export writes and weighs. An event without a
  * stack (a text log, a trace taken without --stacks) has the site made of its function name
  * alone. The reader hands over mappings and stacks in trace order; stacks are symbolized as
- * they come, their frames kept as records (report/frames.h), and the trace's objects are kept
- * (one mapping record per path and build-id). Memory grows with the distinct stacks, never
- * with the events. The engine (report/heap.h), pprof, diff and the folded export
- * (report/export.h) all name their sites here. */
+ * they come, their frames kept as records (report/frames.h). Memory grows with the distinct
+ * stacks, never with the events. The engine (report/heap.h), pprof, diff and the folded
+ * export (report/export.h) all name their sites here. */
 #ifndef ALLOCTAP_REPORT_SITES_H
 #define ALLOCTAP_REPORT_SITES_H
 
@@ -23,7 +22,6 @@
 #include "stack.h"
 #include "stacks.h"
 #include "symbolize.h"
-#include "u64map.h"
 #include "weight.h"
 
 /* The stack and function a site key was made of (the first stack that made it). */
@@ -46,9 +44,6 @@ struct rep_sites {
 	struct leaf_cache *leaves;              /* by stack id: its site key per function */
 	size_t nleaves;
 	char *key;                              /* a line's stack text being built */
-	struct at_mapping *objects;             /* one mapping record per path and build-id */
-	size_t nobjects;                        /* (the first seen; paths owned) */
-	struct rep_u64map object_index;         /* at_object_hash | 1 -> first object of it + 1 */
 };
 
 /* Sets x up: debug files under debug_dir (NULL: the default of lib/symbolize.h), unusable
@@ -57,8 +52,7 @@ int rep_sites_init(struct rep_sites *x, enum rep_weight weight, const char *debu
 		    at_symbolize_problem_fn problem, void *arg);
 void rep_sites_free(struct rep_sites *x);
 
-/* A mapping record, given to the symbolizer and, the first of its object (path and build-id),
- * kept in x->objects. 0, or -1 with errno set. */
+/* A mapping record, given to the symbolizer. 0, or -1 with errno set. */
 int rep_sites_mapping(struct rep_sites *x, const struct at_mapping *m);
 
 /* A stack record: symbolized now, with the mappings given so far. 0, or -1 with errno set

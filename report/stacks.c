@@ -1,22 +1,20 @@
-/* stacks.c: stack records to their callers' locations and texts, by stack id. */
+/* stacks.c: stack records to their callers' locations, by stack id; their texts built from
+ * the locations' (stacks.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stacks.h"
 
-struct stack_text {
-	char *text[2];   /* folded, located (NULL: no record) */
-	size_t len[2];
-	uint32_t *locations; /* root first */
+struct stack_record {
+	uint32_t *locations; /* root first; NULL: no record */
 	uint16_t count, flags;
 };
 
 struct rep_stacks {
-	struct stack_text *by_id; /* index: id */
+	struct stack_record *by_id; /* index: id */
 	size_t cap;
 	uint32_t highest;
-	char *scratch[2];         /* TEXT_MAX bytes each: a stack's texts being built */
 };
 
 struct rep_stacks *rep_stacks_new(void)
@@ -24,23 +22,13 @@ struct rep_stacks *rep_stacks_new(void)
 	return calloc(1, sizeof(struct rep_stacks));
 }
 
-static void forget(struct stack_text *t)
-{
-	free(t->text[0]);
-	free(t->text[1]);
-	free(t->locations);
-	memset(t, 0, sizeof(*t));
-}
-
 void rep_stacks_free(struct rep_stacks *st)
 {
 	if (!st)
 		return;
 	for (size_t i = 0; i < st->cap; i++)
-		forget(&st->by_id[i]);
+		free(st->by_id[i].locations);
 	free(st->by_id);
-	free(st->scratch[0]);
-	free(st->scratch[1]);
 	free(st);
 }
 
@@ -56,20 +44,18 @@ void rep_append_frame(char *buf, size_t size, size_t *len, const char *text)
 	*len = n;
 }
 
-/* The longest text kept: every frame of a full stack with some inlines, generously. */
-#define TEXT_MAX (64 * 1024)
-
-/* Appends the frames of location l (caller first) to both texts. */
-static void append_location(const struct rep_frames *t, const struct rep_location *l,
-			    char *const text[2], size_t len[2])
+/* Appends text[0..n) (words already made safe, ';' between them) to buf[*len..size), after a
+ * ';' unless at the start; cut at size. */
+static void append_words(char *buf, size_t size, size_t *len, const char *text, size_t n)
 {
-	char word[1024];
+	size_t k = *len;
 
-	for (uint32_t i = l->count; i-- > 0;)
-		for (int located = 0; located < 2; located++) {
-			rep_frame_word(rep_frames_line(t, l, i), located, word, sizeof(word));
-			rep_append_frame(text[located], TEXT_MAX, &len[located], word);
-		}
+	if (k && k < size)
+		buf[k++] = ';';
+	if (n > size - k)
+		n = size - k;
+	memcpy(buf + k, text, n);
+	*len = k + n;
 }
 
 /* Room for stack id in st->by_id: 0, or -1 on ENOMEM. */
@@ -81,7 +67,7 @@ static int id_room(struct rep_stacks *st, uint32_t id)
 
 	while (cap <= id)
 		cap *= 2;
-	struct stack_text *a = realloc(st->by_id, cap * sizeof(*a));
+	struct stack_record *a = realloc(st->by_id, cap * sizeof(*a));
 	if (!a)
 		return -1;
 	memset(a + st->cap, 0, (cap - st->cap) * sizeof(*a));
@@ -106,22 +92,11 @@ static int locate(struct rep_frames *t, struct at_symbolizer *z, const struct at
 	return 0;
 }
 
-/* A copy of text[0..len) (at least one byte allocated); NULL on ENOMEM. */
-static char *copy_text(const char *text, size_t len)
-{
-	char *c = malloc(len ? len : 1);
-
-	if (c)
-		memcpy(c, text, len);
-	return c;
-}
-
 int rep_stacks_add(struct rep_stacks *st, struct rep_frames *t, struct at_symbolizer *z,
 		   const struct at_stack *s)
 {
-	struct stack_text n = { .count = (uint16_t)(s->count ? s->count - 1 : 0),
-				.flags = s->flags };
-	size_t len[2] = { 0, 0 };
+	struct stack_record r = { .count = (uint16_t)(s->count ? s->count - 1 : 0),
+				  .flags = s->flags };
 
 	if (s->id == 0 || s->count == 0 || s->count > AT_STACK_MAX_FRAMES ||
 	    s->id > (uint64_t)st->highest + REP_STACKS_MAX_GAP) {
@@ -130,48 +105,41 @@ int rep_stacks_add(struct rep_stacks *st, struct rep_frames *t, struct at_symbol
 	}
 	if (id_room(st, s->id) < 0)
 		return -1;
-	for (int k = 0; k < 2; k++)
-		if (!st->scratch[k] && !(st->scratch[k] = malloc(TEXT_MAX)))
-			return -1;
-	n.locations = malloc((n.count ? n.count : 1) * sizeof(*n.locations));
-	if (!n.locations || locate(t, z, s, n.locations) < 0) {
-		free(n.locations);
+	r.locations = malloc((r.count ? r.count : 1) * sizeof(*r.locations));
+	if (!r.locations || locate(t, z, s, r.locations) < 0) {
+		free(r.locations);
 		return -1;
 	}
-	for (int k = 0; k < 2; k++) { /* built in scratch, then copied at their lengths */
-		if (s->flags & AT_STACK_INCOMPLETE)
-			rep_append_frame(st->scratch[k], TEXT_MAX, &len[k], "[incomplete]");
-		if (s->flags & AT_STACK_TRUNCATED)
-			rep_append_frame(st->scratch[k], TEXT_MAX, &len[k], "[truncated]");
-	}
-	for (uint16_t i = 0; i < n.count; i++)
-		append_location(t, rep_frames_location(t, n.locations[i]), st->scratch, len);
-	for (int k = 0; k < 2; k++) {
-		n.len[k] = len[k];
-		if (!(n.text[k] = copy_text(st->scratch[k], len[k]))) {
-			forget(&n);
-			return -1;
-		}
-	}
-	forget(&st->by_id[s->id]);
-	st->by_id[s->id] = n;
+	free(st->by_id[s->id].locations);
+	st->by_id[s->id] = r;
 	if (s->id > st->highest)
 		st->highest = s->id;
 	return 0;
 }
 
-const char *rep_stacks_text(const struct rep_stacks *st, uint32_t id, int located, size_t *len)
+ssize_t rep_stacks_text(const struct rep_stacks *st, const struct rep_frames *t, uint32_t id,
+			int located, char *buf, size_t size)
 {
-	if (id >= st->cap || !st->by_id[id].text[0])
-		return NULL;
-	*len = st->by_id[id].len[!!located];
-	return st->by_id[id].text[!!located];
+	size_t len = 0;
+
+	if (id >= st->cap || !st->by_id[id].locations)
+		return -1;
+	const struct stack_record *r = &st->by_id[id];
+	if (r->flags & AT_STACK_INCOMPLETE)
+		rep_append_frame(buf, size, &len, "[incomplete]");
+	if (r->flags & AT_STACK_TRUNCATED)
+		rep_append_frame(buf, size, &len, "[truncated]");
+	for (uint16_t i = 0; i < r->count; i++) {
+		const struct rep_location *l = rep_frames_location(t, r->locations[i]);
+		append_words(buf, size, &len, l->text[!!located], l->text_len[!!located]);
+	}
+	return (ssize_t)len;
 }
 
 const uint32_t *rep_stacks_locations(const struct rep_stacks *st, uint32_t id, size_t *n,
 				     unsigned *flags)
 {
-	if (id >= st->cap || !st->by_id[id].text[0])
+	if (id >= st->cap || !st->by_id[id].locations)
 		return NULL;
 	*n = st->by_id[id].count;
 	*flags = st->by_id[id].flags;

@@ -3,10 +3,10 @@
  *
  * A stack is symbolized once, when its record is read: the mappings it needs come before it
  * in the trace, and a later mapping that replaces one concerns only the stacks after it. What
- * is kept per stack is its callers (pcs[1] to the outermost frame), root first: their
- * locations, and two texts of them, frames separated by ';', each function inlined at a pc a
- * frame of its own (the caller before the inlined function): the folded text names each frame
- * by its function, the located text by its function and line (rep_frame_word). A truncated
+ * is kept per stack is its callers (pcs[1] to the outermost frame), root first, as locations;
+ * its two texts are made from them on demand, frames separated by ';', each function inlined
+ * at a pc a frame of its own (the caller before the inlined function): the folded text names
+ * each frame by its function, the located text by its function and line (rep_frame_word). A truncated
  * stack's texts start with the frame "[truncated]", an incomplete one's with "[incomplete]"
  * (both, in that order, when both flags are set). pcs[0], the allocation function's entry, is
  * not part of it: the report names the leaf after the event. */
@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "frames.h"
 #include "stack.h"
@@ -35,10 +36,11 @@ void rep_stacks_free(struct rep_stacks *st);
 int rep_stacks_add(struct rep_stacks *st, struct rep_frames *t, struct at_symbolizer *z,
 		   const struct at_stack *s);
 
-/* The callers' folded text (located 0) or located text (1) of stack id (len bytes, possibly
- * 0; not NUL-terminated), or NULL when no record of that id has come. Valid until the next
- * rep_stacks_add or rep_stacks_free. */
-const char *rep_stacks_text(const struct rep_stacks *st, uint32_t id, int located, size_t *len);
+/* The callers' folded text (located 0) or located text (1) of stack id, built from its
+ * locations' texts into buf[0..size) (cut there; not NUL-terminated): its length (possibly
+ * 0), or -1 when no record of that id has come. */
+ssize_t rep_stacks_text(const struct rep_stacks *st, const struct rep_frames *t, uint32_t id,
+			int located, char *buf, size_t size);
 
 /* The callers' locations of stack id, root first (*n of them, possibly 0), and its flags
  * (enum at_stack_flags); NULL when no record of that id has come. Valid as rep_stacks_text. */

@@ -1,7 +1,6 @@
 /* test_report_sites.c: unit tests of report/sites.c, each allocation's site named once: the
  * line of each (stack, function), the same entry every time, the function alone without a
- * stack, two lines of one function two sites of one folded line, an unknown stack refused,
- * the trace's objects kept once per path and build-id. */
+ * stack, two lines of one function two sites of one folded line, an unknown stack refused. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,8 +18,7 @@ static void ignore_problem(void *arg, const char *path, const char *why)
 	(void)arg, (void)path, (void)why;
 }
 
-/* Two objects mapped by process 1, one of them again by process 2 (one object: kept once).
- * pcs[0], the allocation function's entry, is not in a site's text (report/stacks.h). */
+/* Two objects mapped by process 1, one of them again by process 2. pcs[0], the allocation function's entry, is not in a site's text (report/stacks.h). */
 static void setup_trace(struct rep_sites *x)
 {
 	static const struct at_mapping maps[] = {
@@ -171,28 +169,12 @@ static void test_unknown_stack(void **state)
 	rep_sites_free(&x);
 }
 
-/* The trace's objects: one mapping record per path and build-id, the first seen. */
-static void test_objects(void **state)
-{
-	struct rep_sites x;
-
-	(void)state;
-	setup_trace(&x);
-	assert_int_equal(x.nobjects, 2);
-	assert_string_equal(x.objects[0].path, "/nonexistent/a.so");
-	assert_int_equal(x.objects[0].pid, 1);
-	assert_string_equal(x.objects[1].path, "/nonexistent/b.so");
-	assert_int_equal(x.objects[1].offset, 0x2000);
-	rep_sites_free(&x);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_site_text),
 		cmocka_unit_test(test_two_lines),
 		cmocka_unit_test(test_unknown_stack),
-		cmocka_unit_test(test_objects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
