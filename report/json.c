@@ -142,25 +142,27 @@ void rep_json_change(struct rep_json *j, uint64_t a, uint64_t b)
 	j->comma = 1;
 }
 
-void rep_json_null(struct rep_json *j)
+/* A value written as it is: null, true or false. */
+static void literal(struct rep_json *j, const char *word)
 {
 	item(j);
-	fputs("null", j->out);
+	fputs(word, j->out);
 	j->comma = 1;
+}
+
+void rep_json_null(struct rep_json *j)
+{
+	literal(j, "null");
 }
 
 void rep_json_true(struct rep_json *j)
 {
-	item(j);
-	fputs("true", j->out);
-	j->comma = 1;
+	literal(j, "true");
 }
 
 void rep_json_false(struct rep_json *j)
 {
-	item(j);
-	fputs("false", j->out);
-	j->comma = 1;
+	literal(j, "false");
 }
 
 void rep_json_string(struct rep_json *j, const char *s, size_t n)

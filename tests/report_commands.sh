@@ -466,35 +466,26 @@ depth=$((${#located[@]} + 1))
 } >"$T/want"
 check_cmd "report_sites: peak --depth: the frames above main and main, the rest counted" 0 \
 	"$T/want" "" -- "$R" peak --depth "$depth" --min-percent 0 "$T/s.atz"
+# up_from FIGURES CALLER SITE: a bottom-up branch under its allocation function: the site's
+# function, the line of main calling it, then the frames above main, each a level deeper
+up_from() {
+	local d=8 f
+	echo "$1      $2"
+	echo "$1        $3"
+	for f in "${located[@]}"; do
+		f=${f# }
+		echo "$1  $(ind $d)${f% }"
+		d=$((d + 2))
+	done
+}
 {
 	echo "live at heap peak: 1014096 bytes in 31 blocks (bottom-up: each allocation function, then its callers)"
 	echo "100.00%      1014096 bytes       31 blocks  all"
 	echo " 99.60%      1010000 bytes       30 blocks    malloc"
-	echo " 98.61%      1000000 bytes       20 blocks      $burst_at"
-	echo " 98.61%      1000000 bytes       20 blocks        $main_burst"
-	d=8
-	for f in "${located[@]}"; do
-		f=${f# }
-		echo " 98.61%      1000000 bytes       20 blocks  $(ind $d)${f% }"
-		d=$((d + 2))
-	done
-	echo "  0.99%        10000 bytes       10 blocks      $keep_at"
-	echo "  0.99%        10000 bytes       10 blocks        $main_keep"
-	d=8
-	for f in "${located[@]}"; do
-		f=${f# }
-		echo "  0.99%        10000 bytes       10 blocks  $(ind $d)${f% }"
-		d=$((d + 2))
-	done
+	up_from " 98.61%      1000000 bytes       20 blocks" "$burst_at" "$main_burst"
+	up_from "  0.99%        10000 bytes       10 blocks" "$keep_at" "$main_keep"
 	echo "  0.40%         4096 bytes        1 blocks    calloc"
-	echo "  0.40%         4096 bytes        1 blocks      $grow_at"
-	echo "  0.40%         4096 bytes        1 blocks        $main_table"
-	d=8
-	for f in "${located[@]}"; do
-		f=${f# }
-		echo "  0.40%         4096 bytes        1 blocks  $(ind $d)${f% }"
-		d=$((d + 2))
-	done
+	up_from "  0.40%         4096 bytes        1 blocks" "$grow_at" "$main_table"
 } >"$T/want"
 check_cmd "report_sites: peak --bottom-up: the allocation functions, then their callers, with lines" \
 	0 "$T/want" "" -- "$R" peak --bottom-up --min-percent 0 "$T/s.atz"
