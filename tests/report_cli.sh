@@ -526,6 +526,58 @@ check_eq "cxx: the containers' allocations apart: vector, list<long>, list<doubl
 	"1:1:1:1"
 folded_ok "cxx" "$T/out"
 
+# pprof: a location where functions were inlined has a line per function, inlined ones first,
+# each with its file and line: for every location of the program's own code, the chain
+# llvm-symbolizer gives at its return address less one (names, files' base names, lines)
+if command -v go >/dev/null; then
+	run_cmd "$R" export --pprof -o "$T/cxx.pb.gz" "$T/cxx.atz"
+	HOME=$T go tool pprof -raw "$T/cxx.pb.gz" >"$T/cxx.raw" 2>&1
+	check "cxx: pprof's locations, each line of an inline chain as llvm-symbolizer gives it" \
+		python3 - "$FX/cxx_sites" "$T/cxx.raw" <<'PY'
+import os, re, subprocess, sys
+binary, raw = os.path.realpath(sys.argv[1]), open(sys.argv[2]).read()
+maps = {m[0]: (int(m[1], 16), int(m[2], 16)) for m in re.findall(
+    r"^(\d+): 0x([0-9a-f]+)/0x[0-9a-f]+/0x([0-9a-f]+) " + re.escape(binary) + " ", raw, re.M)}
+assert len(maps) == 1, 'the program is one mapping: %r' % maps
+loads = [(int(f[1], 16), int(f[2], 16), int(f[4], 16)) for f in
+         (l.split() for l in subprocess.run(['readelf', '-lW', binary], capture_output=True,
+                                            text=True, check=True).stdout.splitlines())
+         if f and f[0] == 'LOAD']
+line_re = re.compile(r"^ +(?:\d+: 0x([0-9a-f]+) M=(\d+) )?(.*?) (\S*):(\d+) s=\d+(?:\((.*)\))?$")
+locs, cur = [], None
+for line in raw.split('\n'):
+    m = line_re.match(line)
+    if not m:
+        cur = None
+        continue
+    addr, mid, short, path, lineno, full = m.groups()
+    if addr is not None:
+        cur = None
+        if mid in maps:
+            cur = {'addr': int(addr, 16), 'lines': []}
+            locs.append(cur)
+    if cur is not None:
+        cur['lines'].append((full or short, path.rsplit('/', 1)[-1], int(lineno)))
+named = [l for l in locs if all(p for _, p, _ in l['lines'])]
+assert len(named) >= 5 and any(len(l['lines']) > 3 for l in named), 'few inline chains: %r' % named
+(start, off), = maps.values()
+def vaddr(pc):
+    o = pc - start + off
+    return next(o - lo + va for lo, va, size in loads if lo <= o < lo + size)
+out = subprocess.run(['llvm-symbolizer', '--obj=' + binary, '--inlining', '--demangle'] +
+                     ['0x%x' % (vaddr(l['addr']) - 1) for l in named], capture_output=True,
+                     text=True, check=True).stdout.strip('\n').split('\n\n')
+for l, block in zip(named, out):
+    b = block.split('\n')
+    want = [(b[i], b[i + 1].split(':')[0].rsplit('/', 1)[-1], int(b[i + 1].split(':')[1]))
+            for i in range(0, len(b), 2)]
+    assert l['lines'] == want, '0x%x: %r, llvm-symbolizer %r' % (l['addr'], l['lines'], want)
+print(len(named), 'locations')
+PY
+else
+	fail "cxx: pprof's inline chains" "go is not installed (make deps installs golang-go)"
+fi
+
 # Recursion 200 deep: allocate(32) at depth 0 and allocate(d) in recurse(d) for d = 8, 16,
 # ..., 200. A stack of main, d' = 201 - d recurse frames, allocate and malloc, plus the C
 # library's frames above main, has more than 128 frames for d <= 72: those ten are cut to
