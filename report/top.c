@@ -132,39 +132,7 @@ static int write_process_text(FILE *out, const struct rep_heap *h, size_t proc,
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-struct json_frames {
-	FILE *out;
-	size_t count;
-};
-
-/* A JSON string of the n bytes at s: quotes, backslashes and control characters escaped. */
-static void put_json_string(FILE *out, const char *s, size_t n)
-{
-	rep_json_put_string(out, s, n);
-}
-
-/* A frame as a JSON object: {"function"} (its word: an unnamed frame's object and address),
- * "file" and "line" where known, "inlined": true for a function inlined into the next. */
-static void put_json_frame(void *arg, const struct rep_frame *f)
-{
-	struct json_frames *j = arg;
-	char word[1024];
-	int n = rep_frame_word(f, 0, word, sizeof(word));
-
-	fputs(j->count++ ? ", {\"function\": " : "{\"function\": ", j->out);
-	put_json_string(j->out, word, n < (int)sizeof(word) ? (size_t)n : sizeof(word) - 1);
-	if (f->file) {
-		fputs(", \"file\": ", j->out);
-		put_json_string(j->out, f->file, strlen(f->file));
-	}
-	if (f->line)
-		fprintf(j->out, ", \"line\": %" PRIu32, f->line);
-	if (f->inlined)
-		fputs(", \"inlined\": true", j->out);
-	fputc('}', j->out);
-}
-
-static int write_process_json(FILE *out, const struct rep_heap *h, size_t proc,
+static int write_process_json(struct rep_json *j, const struct rep_heap *h, size_t proc,
 			      const struct rep_proc *p, const struct rep_top_options *o)
 {
 	const struct rep_site *sites;
@@ -173,18 +141,20 @@ static int write_process_json(FILE *out, const struct rep_heap *h, size_t proc,
 
 	if (!idx)
 		return -1;
-	rep_u128 total = total_of(sites, nsites, proc, o->by);
-	fprintf(out, "{\"pid\": %" PRIu32 ", \"total\": %" PRIu64 ", \"sites\": [", p->pid,
-		rep_sat_u64(total));
+	rep_json_object(j);
+	rep_json_key_u64(j, "pid", p->pid);
+	rep_json_key_u64(j, "total", rep_sat_u64(total_of(sites, nsites, proc, o->by)));
+	rep_json_key(j, "sites");
+	rep_json_array(j);
 	for (size_t k = 0; k < count && k < o->limit; k++) {
-		struct json_frames j = { out, 0 };
-
-		fprintf(out, "%s{\"value\": %" PRIu64 ", \"stack\": [", k ? ", " : "",
-			rep_site_weight(&sites[idx[k]], o->by));
-		rep_site_frames(h, &sites[idx[k]], put_json_frame, &j);
-		fputs("]}", out);
+		rep_json_object(j);
+		rep_json_key_u64(j, "value", rep_site_weight(&sites[idx[k]], o->by));
+		rep_json_key(j, "stack");
+		rep_json_site(j, h, &sites[idx[k]]);
+		rep_json_object_end(j);
 	}
-	fputs("]}", out);
+	rep_json_array_end(j);
+	rep_json_object_end(j);
 	free(idx);
 	return 0;
 }
@@ -193,18 +163,24 @@ int rep_write_top(FILE *out, const struct rep_heap *h, const struct rep_top_opti
 {
 	const struct rep_proc *procs;
 	size_t n = rep_heap_procs(h, &procs);
+	struct rep_json j = { 0 };
 
 	ranked_by = o->by;
-	if (o->json)
-		fprintf(out, "{\"by\": \"%s\", \"processes\": [", weight_names[o->by]);
-	for (size_t i = 0; i < n; i++) {
-		if (o->json && i)
-			fputs(", ", out);
-		if ((o->json ? write_process_json(out, h, i, &procs[i], o)
+	if (o->json) {
+		rep_json_init(&j, out);
+		rep_json_object(&j);
+		rep_json_key_cstring(&j, "by", weight_names[o->by]);
+		rep_json_key(&j, "processes");
+		rep_json_array(&j);
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((o->json ? write_process_json(&j, h, i, &procs[i], o)
 			     : write_process_text(out, h, i, &procs[i], n, o)) < 0)
 			return -1;
+	if (o->json) {
+		rep_json_array_end(&j);
+		rep_json_object_end(&j);
+		rep_json_done(&j);
 	}
-	if (o->json)
-		fputs("]}\n", out);
 	return rep_finish_output(out);
 }

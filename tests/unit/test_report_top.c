@@ -92,9 +92,9 @@ static void test_write(void **state)
 		  "             1    50.0%  aligned_alloc\n"
 		  "             1    50.0%  malloc\n" },
 		{ { REP_WEIGHT_ALLOC_COUNT, 2, 0, 1 },
-		  "{\"by\": \"alloc-count\", \"processes\": [{\"pid\": 7, \"total\": 5, \"sites\": "
-		  "[{\"value\": 2, \"stack\": [{\"function\": \"malloc\"}]}, {\"value\": 1, "
-		  "\"stack\": [{\"function\": \"aligned_alloc\"}]}]}]}\n" },
+		  "{\"by\":\"alloc-count\",\"processes\":[{\"pid\":7,\"total\":5,\"sites\":"
+		  "[{\"value\":2,\"stack\":[{\"function\":\"malloc\"}]},{\"value\":1,"
+		  "\"stack\":[{\"function\":\"aligned_alloc\"}]}]}]}\n" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
