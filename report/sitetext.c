@@ -75,7 +75,10 @@ void rep_put_called_from(FILE *out, const struct rep_heap *h, const struct rep_s
 	if (w.n > shared)
 		w.n = shared;
 	fprintf(out, "%*severy site above is called from: ", indent, "");
-	put_leaf_first(out, &w, 0);
+	size_t skip = w.n > REP_CALLERS_SHOWN ? w.n - REP_CALLERS_SHOWN : 0;
+	put_leaf_first(out, &w, skip);
+	if (skip)
+		fprintf(out, " < (%zu frames more, to the root: --json gives them)", skip);
 	fputc('\n', out);
 }
 

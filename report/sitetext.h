@@ -37,8 +37,12 @@ size_t rep_shared_callers(const struct rep_heap *h, const struct rep_site *sites
 /* Writes site s leaf first, " < " between frames, its skip root frames left out. */
 void rep_put_site(FILE *out, const struct rep_heap *h, const struct rep_site *s, size_t skip);
 
+/* The most shared callers said (the nearest the sites); the rest are counted. */
+#define REP_CALLERS_SHOWN 12
+
 /* Writes, when shared is not 0, indent spaces and "every site above is called from: " and the
- * shared root frames of s, leaf first, and a newline. */
+ * shared root frames of s, leaf first, at most REP_CALLERS_SHOWN of them (then "(N frames
+ * more, to the root: --json gives them)"), and a newline. */
 void rep_put_called_from(FILE *out, const struct rep_heap *h, const struct rep_site *s,
 			 size_t shared, int indent);
 

@@ -46,8 +46,10 @@ def leaf_first(stacks):
             same += 1
         shared = same
     rows = [' < '.join(reversed(r[shared:])) for r in roots]
-    called = ('every site above is called from: ' + ' < '.join(reversed(roots[0][:shared]))
-              if shared else None)
+    callers = list(reversed(roots[0][:shared]))  # leaf first: at most 12 said, the rest counted
+    called = ('every site above is called from: ' + ' < '.join(callers[:12]) +
+              (' < (%d frames more, to the root: --json gives them)' % (len(callers) - 12)
+               if len(callers) > 12 else '') if shared else None)
     return rows, called
 
 
