@@ -8,7 +8,8 @@ reads the command's text output (or its --csv output) and its --json output and 
 figure, site and frame the two hold: the JSON's exact integers must be the text's figures
 (bytes, blocks, counts; times as the text rounds them), a JSON stack leaf first the text's
 folded site (root first, ';') reversed; each CSV record (read by Python's csv module, every
-record ended by CRLF) the JSON's figures, its stack leaf first with ';' between frames.
+record ended by CRLF) the JSON's figures, its stack leaf first with ';' between frames. The
+text is the command's with --bytes (its byte figures exact).
 Prints what differs and exits 1, or "same" and exits 0. COMMAND: peak, leaks, sizes,
 timeline, lifetimes, layout, diff; with -csv: leaks, sizes, timeline, diff, top.
 """
@@ -200,9 +201,9 @@ def layout(text, doc):
         want += ['none %d' % g['none']] if g['none'] else []
         want += ['overlap %d' % g['overlap']] if g['overlap'] else []
         want += ['%s %d' % (label(b['min'], b['max']), b['blocks']) for b in g['buckets']]
-    want.append('pages in use (%d bytes): %d at the end, for %d live bytes' % (
+    want.append('pages in use (%d bytes): %d at the end, for %d bytes live' % (
         doc['page_bytes'], doc['pages_end'], doc['live_bytes_end']))
-    want.append('most pages in use: %d after event %d, for %d live bytes' % (
+    want.append('most pages in use: %d after event %d, for %d bytes live' % (
         doc['pages_max'], doc['pages_max_after_event'], doc['live_bytes_at_pages_max']))
     got = [re.sub(r' \([0-9.]+% of their bytes\)$', '', ' '.join(x.split()))
            if not x.startswith('==') else x for x in text]
