@@ -330,6 +330,25 @@ digraph alloctap {
 EOF
 check_cmd "peak --dot --at end --pid 2: the Graphviz graph" 0 "$T/want" "" -- \
 	"$R" peak --dot --at end --pid 2 "$T/a.log"
+# byte figures in the graph and the page: in units (1500 bytes: 1.4 KiB), or exact with --bytes
+run_cmd "$R" peak --dot --pid 1 "$T/a.log"
+check_eq "peak --dot: the labels in units" "$rc:$(grep -o 'xlabel="[^"]*"' "$T/out" | head -n 2 | tr '\n' ' ')" \
+	'0:xlabel="1.4 KiB (100.0%)" xlabel="1000 B (66.7%)" '
+run_cmd "$R" peak --dot --pid 1 --bytes "$T/a.log"
+check_eq "peak --dot --bytes: the labels exact" "$rc:$(grep -o 'xlabel="[^"]*"' "$T/out" | head -n 2 | tr '\n' ' ')" \
+	'0:xlabel="1500 B (100.0%)" xlabel="1000 B (66.7%)" '
+# the page's figures: the summary's rows, the peak's heading, the chart's top, a table's first row
+html_figures() {
+	grep -o -e '<tr><th>[a-zA-Z ]*bytes</th><td class="n">[^<]*</td>' -e '<h2>Heap peak of process 1: [^(]*' \
+		-e 'font-size="11">[^<]*B</text>' -e '<tr><td class="n">[^<]*</td><td class="n">1</td>' "$1" |
+		head -n 6 | tr '\n' '|'
+}
+"$R" html -o "$T/a.html" "$T/a.log" 2>"$T/err"
+check_eq "html: byte figures in units" "$?:$(html_figures "$T/a.html")" \
+	'0:<tr><th>peak live bytes</th><td class="n">1.4 KiB</td>|<tr><th>final live bytes</th><td class="n">516 B</td>|font-size="11">1.4 KiB</text>|<h2>Heap peak of process 1: 1.4 KiB in 3 blocks |<tr><td class="n">1000 B</td><td class="n">1</td>|<tr><td class="n">300 B</td><td class="n">1</td>|'
+"$R" html --bytes -o "$T/a.html" "$T/a.log" 2>"$T/err"
+check_eq "html --bytes: byte figures exact" "$?:$(html_figures "$T/a.html")" \
+	'0:<tr><th>peak live bytes</th><td class="n">1500</td>|<tr><th>final live bytes</th><td class="n">516</td>|font-size="11">1500 B</text>|<h2>Heap peak of process 1: 1500 bytes in 3 blocks |<tr><td class="n">1000</td><td class="n">1</td>|<tr><td class="n">300</td><td class="n">1</td>|'
 if command -v dot >/dev/null; then
 	run_cmd "$R" peak --dot -o "$T/a.svg" "$T/a.log"
 	if [ "$rc" -eq 0 ] && grep -q '<svg' "$T/a.svg" && grep -q '>realloc<' "$T/a.svg" &&
