@@ -405,7 +405,8 @@ check_eq "-o FILE: nothing on stdout, the file written" "$rc:$(wc -c <"$T/out"):
 
 # every command's --json against its text output, and its --csv against its --json, with the
 # same arguments, on the fixtures' traces below (tests/report_formats.py: every figure, site, frame)
-# (the text with --bytes, its figures exact; lifetimes has no byte figures)
+# (the text with --bytes, its figures exact, then without, in units; lifetimes has no byte
+# figures)
 formats_case() {
 	local name=$1 cmd=$2 csv=$3 exact=--bytes
 	shift 3
@@ -418,6 +419,11 @@ formats_case() {
 	fi
 	check "$name: --json, one document, the text's figures" python3 tests/report_formats.py \
 		"$cmd" "$T/f.txt" "$T/f.json"
+	if [ "$cmd" != lifetimes ]; then
+		"$R" "$cmd" "$@" >"$T/f.txt" 2>"$T/err"
+		check "$name: the text in units, the JSON's figures" python3 tests/report_formats.py \
+			"$cmd" "$T/f.txt" "$T/f.json" --units
+	fi
 	[ "$csv" = csv ] || return 0
 	"$R" "$cmd" --csv "$@" >"$T/f.csv" 2>"$T/err"
 	check "$name: --csv, the JSON's figures" python3 tests/report_formats.py "$cmd-csv" \
