@@ -17,6 +17,7 @@
 #include "hints.h"
 #include "output.h"
 #include "render.h"
+#include "units.h"
 
 extern char **environ;
 
@@ -418,6 +419,7 @@ int rep_run(const struct rep_request *r)
 	int heap = !plain_export(r), rc = 1, damaged = 0;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe becomes EPIPE: at_write_error, at_exit_status */
+	rep_units_set_exact(rep_option_value(r, "bytes") != 0); /* --bytes: exact byte figures */
 	if (rep_option_value(r, "pprof") && (!r->output || strcmp(r->output, "-") == 0) &&
 	    isatty(STDOUT_FILENO)) {
 		at_error("export --pprof writes a binary file: give -o FILE, or redirect stdout");

@@ -83,6 +83,11 @@ const char *rep_command_list(void)
 #define JSON_ROW { .name = "json", .elsewhere = JSON_ELSEWHERE }
 #define CSV_ROW(command) { .name = "csv", .elsewhere = CSV_ELSEWHERE, .conflicts = "json", \
 			   .conflict = command " takes one of --json and --csv" }
+/* --bytes: byte figures of the text exact, not in KiB, MiB, ... (units.h; report/command.c
+ * sets it); JSON and CSV are exact always. */
+#define BYTES_ELSEWHERE "--bytes goes with summary, peak, leaks, top, sizes, timeline, layout, " \
+			"diff and html (their byte figures exact; JSON and CSV are exact always)"
+#define BYTES_ROW { .name = "bytes", .elsewhere = BYTES_ELSEWHERE }
 
 /* The output format the request asks for: --json, --csv, or text. */
 static enum rep_format format_of(const struct rep_request *r)
@@ -92,9 +97,10 @@ static enum rep_format format_of(const struct rep_request *r)
 	return rep_option_value(r, "csv") ? REP_FORMAT_CSV : REP_FORMAT_TEXT;
 }
 
-enum { SUMMARY_JSON };
+enum { SUMMARY_JSON, SUMMARY_BYTES };
 static const struct rep_option summary_options[] = {
 	[SUMMARY_JSON] = JSON_ROW,
+	[SUMMARY_BYTES] = BYTES_ROW,
 };
 
 static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -109,7 +115,8 @@ const struct rep_command_def rep_cmd_summary = {
 	.traces = 1,
 	.names_no_frames = 1,
 	.usage =
-"  summary [--json]    events, duration, calls per function, peak live bytes (the most\n"
+"  summary [--json] [--bytes]\n"
+"                      events, duration, calls per function, peak live bytes (the most\n"
 "                      bytes asked live at once) and when, peak RSS, final live bytes and\n"
 "                      blocks, temporary allocations (freed or reallocated by the very\n"
 "                      next event of their thread, as heaptrack documents them), failed\n"
@@ -133,10 +140,11 @@ struct leaks_state {
 	enum rep_format format;
 };
 
-enum { LEAKS_JSON, LEAKS_CSV };
+enum { LEAKS_JSON, LEAKS_CSV, LEAKS_BYTES };
 static const struct rep_option leaks_options[] = {
 	[LEAKS_JSON] = JSON_ROW,
 	[LEAKS_CSV] = CSV_ROW("leaks"),
+	[LEAKS_BYTES] = BYTES_ROW,
 };
 
 static int leaks_start(void *state, const struct rep_command_start *s)
@@ -174,7 +182,7 @@ const struct rep_command_def rep_cmd_leaks = {
 	.name = "leaks",
 	.traces = 1,
 	.usage =
-"  leaks [--json | --csv]\n"
+"  leaks [--json | --csv] [--bytes]\n"
 "                      what is live at the end, per site: bytes, blocks, growth since\n"
 "                      T (the latest power of two of the clock at or before half the\n"
 "                      trace: its time, or its events without times), the mean age of the\n"
@@ -205,11 +213,11 @@ static const struct rep_option top_options[] = {
 		     .allowed = (1u << REP_WEIGHT_HEAPTRACK_TEMP_COUNT) - 1,
 		     .refused = "top --by takes alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
 				"temp-count; heaptrack-temp-count goes with export --folded --weight",
-		     .elsewhere = "--by, --limit and --bytes go with top" },
+		     .elsewhere = "--by and --limit go with top" },
 	[TOP_LIMIT] = { .name = "limit", .arg = REP_ARG_COUNT, .value = 20, .above_zero = 1,
 			.bad = "--limit needs a count of sites above 0, not: %s",
-			.elsewhere = "--by, --limit and --bytes go with top" },
-	[TOP_BYTES] = { .name = "bytes", .elsewhere = "--by, --limit and --bytes go with top" },
+			.elsewhere = "--by and --limit go with top" },
+	[TOP_BYTES] = BYTES_ROW,
 	[TOP_JSON] = JSON_ROW,
 	[TOP_CSV] = CSV_ROW("top"),
 };
@@ -232,7 +240,7 @@ const struct rep_command_def rep_cmd_top = {
 	.name = "top",
 	.traces = 1,
 	.usage =
-"  top [--by W] [--limit N] [--bytes] [--json | --csv]\n"
+"  top [--by W] [--limit N] [--json | --csv] [--bytes]\n"
 "                      the N (20) sites of most W per process, the allocation function\n"
 "                      first, then its callers, each at its line where debug information\n"
 "                      says (\"malloc < parse (app.c:31) < main (app.c:80)\"), the callers\n"
@@ -240,8 +248,7 @@ const struct rep_command_def rep_cmd_top = {
 "                      of the process's total. W: leak-bytes (live at the end, the\n"
 "                      default), peak-bytes (live at the heap peak), alloc-bytes,\n"
 "                      alloc-count, temp-count (temporary allocations, as heaptrack\n"
-"                      documents them: see summary). Bytes in KiB, MiB, GiB (one\n"
-"                      decimal, rounded down); --bytes: exact. --json: {\"by\",\n"
+"                      documents them: see summary). --json: {\"by\",\n"
 "                      \"processes\": [{\"pid\", \"total\", \"sites\": [{\"value\", \"stack\":\n"
 "                      [leaf, ..., root]}]}]}, each frame {\"function\", \"file\", \"line\",\n"
 "                      \"inlined\"} (the last three when known, or true); --csv:\n"
@@ -250,10 +257,11 @@ const struct rep_command_def rep_cmd_top = {
 	.write = write_top,
 };
 
-enum { SIZES_JSON, SIZES_CSV };
+enum { SIZES_JSON, SIZES_CSV, SIZES_BYTES };
 static const struct rep_option sizes_options[] = {
 	[SIZES_JSON] = JSON_ROW,
 	[SIZES_CSV] = CSV_ROW("sizes"),
+	[SIZES_BYTES] = BYTES_ROW,
 };
 
 static int write_sizes(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -270,7 +278,7 @@ const struct rep_command_def rep_cmd_sizes = {
 	.traces = 1,
 	.heap_sizes = 1,
 	.usage =
-"  sizes [--json | --csv]\n"
+"  sizes [--json | --csv] [--bytes]\n"
 "                      calls and bytes per log2 size bucket, and the site of most bytes;\n"
 "                      --json: {\"buckets\": [{\"min\", \"max\", \"calls\", \"bytes\",\n"
 "                      \"top_site\": {\"pid\", \"stack\"}}]}; --csv: min,max,calls,bytes,\n"
@@ -284,7 +292,7 @@ const struct rep_command_def rep_cmd_sizes = {
 /* --at: peak's moment, and export --pprof's. */
 #define AT_BAD "--at needs heap-peak, rss-peak, end or SECONDS, not: %s"
 
-enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON, PEAK_DEPTH, PEAK_BOTTOM_UP };
+enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON, PEAK_DEPTH, PEAK_BOTTOM_UP, PEAK_BYTES };
 static const struct rep_option peak_options[] = {
 	[PEAK_DOT] = { .name = "dot", .elsewhere = "--dot goes with peak" },
 	[PEAK_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_PEAK, .bad = AT_BAD,
@@ -299,6 +307,7 @@ static const struct rep_option peak_options[] = {
 			 .elsewhere = "--depth and --bottom-up go with peak" },
 	[PEAK_BOTTOM_UP] = { .name = "bottom-up",
 			     .elsewhere = "--depth and --bottom-up go with peak" },
+	[PEAK_BYTES] = BYTES_ROW,
 };
 
 /* The moment of the tree, in its title: "heap peak", "RSS peak", "end" or "S.UUUUUU s". */
@@ -332,7 +341,7 @@ const struct rep_command_def rep_cmd_peak = {
 	.traces = 1,
 	.usage =
 "  peak [--at heap-peak|rss-peak|end|SECONDS] [--min-percent P] [--depth D] [--bottom-up]\n"
-"       [--dot [-o FILE] | --json]\n"
+"       [--dot [-o FILE] | --json] [--bytes]\n"
 "                      the top-down call tree of the bytes live at the heap peak (the\n"
 "                      default), when the RSS was at its most (RSS records: binary\n"
 "                      traces), at the end, or SECONDS after the first event (a trace\n"
@@ -357,7 +366,8 @@ const struct rep_command_def rep_cmd_peak = {
 
 #define TIMELINE_ELSEWHERE "--every, --churn and --top go with timeline"
 
-enum { TIMELINE_EVERY, TIMELINE_CHURN, TIMELINE_TOP, TIMELINE_JSON, TIMELINE_CSV };
+enum { TIMELINE_EVERY, TIMELINE_CHURN, TIMELINE_TOP, TIMELINE_JSON, TIMELINE_CSV,
+       TIMELINE_BYTES };
 static const struct rep_option timeline_options[] = {
 	[TIMELINE_EVERY] = { .name = "every", .arg = REP_ARG_SECONDS, .above_zero = 1,
 			     .bad = "--every needs SECONDS above 0, not: %s",
@@ -369,6 +379,7 @@ static const struct rep_option timeline_options[] = {
 			   .bad = "--top needs a count, not: %s", .elsewhere = TIMELINE_ELSEWHERE },
 	[TIMELINE_JSON] = JSON_ROW,
 	[TIMELINE_CSV] = CSV_ROW("timeline"),
+	[TIMELINE_BYTES] = BYTES_ROW,
 };
 
 static int timeline_start(void *state, const struct rep_command_start *s)
@@ -414,7 +425,7 @@ const struct rep_command_def rep_cmd_timeline = {
 	.name = "timeline",
 	.traces = 1,
 	.usage =
-"  timeline --every SECONDS | --churn BYTES [--top N] [--json | --csv]\n"
+"  timeline --every SECONDS | --churn BYTES [--top N] [--json | --csv] [--bytes]\n"
 "                      snapshots (every SECONDS of trace time, one for a run of periods\n"
 "                      without events; or each time the live bytes\n"
 "                      moved by BYTES): live bytes and RSS, then the N (10) sites holding\n"
@@ -489,11 +500,12 @@ const struct rep_command_def rep_cmd_lifetimes = {
 
 /* ---- layout (layout.c) ------------------------------------------------------------------ */
 
-enum { LAYOUT_ANNOTATE, LAYOUT_JSON };
+enum { LAYOUT_ANNOTATE, LAYOUT_JSON, LAYOUT_BYTES };
 static const struct rep_option layout_options[] = {
 	[LAYOUT_ANNOTATE] = { .name = "annotate", .elsewhere = ANNOTATE_ELSEWHERE },
 	[LAYOUT_JSON] = { .name = "json", .elsewhere = JSON_ELSEWHERE, .conflicts = "annotate",
 			  .conflict = "layout takes one of --annotate and --json" },
+	[LAYOUT_BYTES] = BYTES_ROW,
 };
 
 static int layout_start(void *state, const struct rep_command_start *s)
@@ -523,7 +535,7 @@ const struct rep_command_def rep_cmd_layout = {
 	.name = "layout",
 	.traces = 1,
 	.usage =
-"  layout [--annotate | --json]\n"
+"  layout [--annotate | --json] [--bytes]\n"
 "                      --annotate: the trace with overhead.py's notes (the nearest live\n"
 "                      blocks below and above and the gaps to them, the block's pages, the\n"
 "                      pages that came into use or went out of it); without: the gaps and\n"
@@ -542,10 +554,11 @@ const struct rep_command_def rep_cmd_layout = {
 
 /* ---- diff (diff.c) ---------------------------------------------------------------------- */
 
-enum { DIFF_JSON, DIFF_CSV };
+enum { DIFF_JSON, DIFF_CSV, DIFF_BYTES };
 static const struct rep_option diff_options[] = {
 	[DIFF_JSON] = JSON_ROW,
 	[DIFF_CSV] = CSV_ROW("diff"),
+	[DIFF_BYTES] = BYTES_ROW,
 };
 
 static int write_diff(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -558,7 +571,7 @@ const struct rep_command_def rep_cmd_diff = {
 	.name = "diff",
 	.traces = 2,
 	.usage =
-"  diff [--json | --csv] TRACE_A TRACE_B\n"
+"  diff [--json | --csv] [--bytes] TRACE_A TRACE_B\n"
 "                      per site, allocations, bytes live at the peak and at the end in both,\n"
 "                      and the changes, the largest change of peak bytes first; --json:\n"
 "                      {\"sites\": [{\"allocs_a\", \"allocs_b\", \"allocs_change\", \"peak_a\",\n"
@@ -631,6 +644,11 @@ const struct rep_command_def rep_cmd_export = {
 
 /* ---- html (html.c) ---------------------------------------------------------------------- */
 
+enum { HTML_BYTES };
+static const struct rep_option html_options[] = {
+	[HTML_BYTES] = BYTES_ROW,
+};
+
 /* The page's state and where it is written. */
 struct html_state {
 	struct rep_html page;
@@ -664,8 +682,10 @@ const struct rep_command_def rep_cmd_html = {
 	.name = "html",
 	.traces = 1,
 	.output_is = "the page",
+	OPTIONS(html_options),
 	.usage =
-"  html -o FILE        one self-contained page: the summary, live bytes and RSS over time,\n"
+"  html -o FILE [--bytes]\n"
+"                      one self-contained page: the summary, live bytes and RSS over time,\n"
 "                      the heap peak as a flame graph (click to zoom), the top sites\n",
 	.state_size = sizeof(struct html_state),
 	.start = html_start,

@@ -7,6 +7,7 @@
 #include "csv.h"
 #include "finish.h"
 #include "diff.h"
+#include "units.h"
 
 struct row {
 	int64_t entry; /* in a's folded table (b's texts are interned there too) */
@@ -78,6 +79,15 @@ static void put_triple(FILE *out, const uint64_t v[2])
 		(int64_t)(v[1] - v[0]));
 }
 
+/* A triple of byte figures: A and B as rep_bytes, the change as rep_bytes_change (units.h). */
+static void put_bytes_triple(FILE *out, const uint64_t v[2])
+{
+	char a[REP_BYTES_SIZE], b[REP_BYTES_SIZE], c[REP_BYTES_SIZE];
+
+	fprintf(out, " %12s %12s %13s", rep_bytes(v[0], a), rep_bytes(v[1], b),
+		rep_bytes_change((int64_t)(v[1] - v[0]), c));
+}
+
 static void write_text(FILE *out, const struct row *rows, size_t kept, struct rep_sites *xa)
 {
 	fprintf(out, " %12s %12s %13s %12s %12s %13s %12s %12s %13s  %s\n", "allocs A", "allocs B",
@@ -88,8 +98,8 @@ static void write_text(FILE *out, const struct row *rows, size_t kept, struct re
 		size_t len;
 		const char *text = rep_folded_text(xa->folded, rows[i].entry, &len);
 		put_triple(out, rows[i].allocs);
-		put_triple(out, rows[i].peak);
-		put_triple(out, rows[i].leak);
+		put_bytes_triple(out, rows[i].peak);
+		put_bytes_triple(out, rows[i].leak);
 		fprintf(out, "  %.*s\n", (int)len, text);
 	}
 }

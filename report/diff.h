@@ -5,7 +5,8 @@
  * processes: a site's figures are summed over the processes of its trace. One row per site
  * seen in either trace: "ALLOCS_A ALLOCS_B DELTA PEAK_A PEAK_B DELTA LEAK_A LEAK_B DELTA SITE",
  * the largest change of peak bytes first (then of allocations, then by text); sites whose
- * figures are all equal are left out. */
+ * figures are all equal are left out. The text's byte figures (PEAK, LEAK and their changes)
+ * are in units, or exact with --bytes (units.h); JSON and CSV's are exact. */
 #ifndef ALLOCTAP_REPORT_DIFF_H
 #define ALLOCTAP_REPORT_DIFF_H
 

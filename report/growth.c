@@ -10,6 +10,7 @@
 #include "growth.h"
 #include "json.h"
 #include "tables.h"
+#include "units.h"
 
 /* Room for n sites in the array *a of *cap (new entries zeroed). 0, or -1. */
 static int grow_array(void **a, size_t *cap, size_t n, size_t size)
@@ -229,14 +230,15 @@ static int write_process(FILE *out, const struct rep_heap *h, const struct rep_g
 	const struct rep_site *sites;
 	size_t count;
 	int times = rep_heap_has_times(h), k = mid_sample(g);
+	char b[REP_BYTES_SIZE], c[REP_BYTES_SIZE];
 
 	uint32_t *idx = leak_sites(h, g, proc, &sites, &count);
 	if (!idx)
 		return -1;
 	if (nprocs > 1)
 		fprintf(out, "== process %" PRIu32 "\n", p->pid);
-	fprintf(out, "live at the end: %" PRIu64 " bytes in %" PRIu64 " blocks, %zu sites; growth "
-		"since ", p->live_bytes, p->live_blocks, count);
+	fprintf(out, "live at the end: %s in %" PRIu64 " blocks, %zu sites; growth since ",
+		rep_bytes_said(p->live_bytes, b), p->live_blocks, count);
 	put_clock(out, k >= 0 ? g->clock[k] : 0, times);
 	fputs(", of ", out);
 	put_clock(out, g->end, times);
@@ -249,8 +251,8 @@ static int write_process(FILE *out, const struct rep_heap *h, const struct rep_g
 		const struct rep_site *s = &sites[idx[i]];
 		struct site_growth r = growth_of(g, s, idx[i]);
 
-		fprintf(out, "%12" PRIu64 " %8" PRIu64 " %+12" PRId64, s->live_bytes, s->live_blocks,
-			r.growth);
+		fprintf(out, "%12s %8" PRIu64 " %12s", rep_bytes(s->live_bytes, b), s->live_blocks,
+			rep_bytes_change(r.growth, c));
 		put_age(out, r.age, times);
 		fprintf(out, "  %-7s  ", kind_names[r.kind]);
 		rep_put_site(out, h, s, shared);

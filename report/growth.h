@@ -44,9 +44,10 @@ void rep_growth_start(struct rep_growth *g, struct rep_heap *h);
 int rep_growth_end(struct rep_growth *g, struct rep_heap *h);
 void rep_growth_free(struct rep_growth *g);
 
-/* leaks: per process, "live at the end: B bytes in K blocks, N sites; growth since T, of E"
+/* leaks: per process, "live at the end: B in K blocks, N sites; growth since T, of E"
  * (T and E as times, "S.SSSSSS s", or as event counts, "N events"), then BYTES BLOCKS GROWTH
- * AGE KIND SITE per site, in the order above. 0, or -1 with errno. */
+ * AGE KIND SITE per site, in the order above; byte figures in units, or exact with --bytes
+ * (units.h: "B bytes", a growth "+N"). 0, or -1 with errno. */
 int rep_write_leaks_growth(FILE *out, const struct rep_heap *h, const struct rep_growth *g);
 /* leaks --json: {"clock": "ns" or "events" (the unit of the clock's figures), "since": T,
  * "end": E, "processes": [{"pid", "live_bytes", "live_blocks", "sites": [{"bytes", "blocks",

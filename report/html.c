@@ -8,6 +8,7 @@
 #include "sitetext.h"
 #include "html.h"
 #include "tree.h"
+#include "units.h"
 
 /* One sample (x, y) into its bucket, the buckets widening until x fits. */
 static void add_sample(struct rep_html_series *s, uint64_t x, uint64_t y)
@@ -89,6 +90,14 @@ static void row(FILE *out, const char *name, uint64_t v)
 	fputs("</td></tr>\n", out);
 }
 
+/* A row of a byte figure, in units unless --bytes (units.h). */
+static void row_bytes(FILE *out, const char *name, uint64_t v)
+{
+	char b[REP_BYTES_SIZE];
+
+	fprintf(out, "<tr><th>%s</th><td class=\"n\">%s</td></tr>\n", name, rep_bytes(v, b));
+}
+
 static void put_summary(FILE *out, const struct rep_heap *h)
 {
 	const struct rep_proc *procs;
@@ -103,12 +112,12 @@ static void put_summary(FILE *out, const struct rep_heap *h)
 	fputs("<h2>Summary</h2><table>\n", out);
 	row(out, "events", rep_heap_events(h));
 	row(out, "processes", n);
-	row(out, "peak live bytes", peak);
-	row(out, "final live bytes", live);
+	row_bytes(out, "peak live bytes", peak);
+	row_bytes(out, "final live bytes", live);
 	row(out, "final live blocks", blocks);
 	row(out, "temporary allocations", temps);
 	if (rss)
-		row(out, "peak RSS bytes", rss);
+		row_bytes(out, "peak RSS bytes", rss);
 	else
 		fputs("<tr><th>peak RSS bytes</th><td>unknown (no RSS records)</td></tr>\n", out);
 	fputs("</table>\n", out);
@@ -154,6 +163,7 @@ static void put_chart(FILE *out, const struct rep_html *w, int times)
 {
 	const double W = 900, H = 240, L = 90, B = 20;
 	uint64_t xmax = 1, ymax = 1;
+	char b[REP_BYTES_SIZE];
 
 	bounds(&w->live, &xmax, &ymax);
 	bounds(&w->rss, &xmax, &ymax);
@@ -162,9 +172,10 @@ static void put_chart(FILE *out, const struct rep_html *w, int times)
 		times ? "time" : "events", W + L, H + B);
 	put_series(out, &w->live, "live", "#36c", L, W, H, xmax, ymax);
 	put_series(out, &w->rss, "rss", "#c33", L, W, H, xmax, ymax);
-	fprintf(out, "<text x=\"2\" y=\"12\" font-size=\"11\">%" PRIu64 " B</text>"
+	fprintf(out, "<text x=\"2\" y=\"12\" font-size=\"11\">%s%s</text>"
 		"<text x=\"2\" y=\"%.0f\" font-size=\"11\">0</text>"
-		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"end\">", ymax, H,
+		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"end\">", rep_bytes(ymax, b),
+		rep_units_exact() ? " B" : "", H,
 		L + W, H + B - 4);
 	if (times)
 		fprintf(out, "%.6f s", (double)xmax / 1e9);
@@ -225,6 +236,7 @@ static int put_top(FILE *out, const struct rep_heap *h, const char *title, const
 	const struct rep_site *sites;
 	size_t n = rep_heap_sites(h, &sites), k = 0;
 	uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	char b[REP_BYTES_SIZE];
 
 	if (!idx)
 		return -1;
@@ -243,8 +255,12 @@ static int put_top(FILE *out, const struct rep_heap *h, const char *title, const
 	int rc = 0;
 	for (size_t i = 0; i < shown && rc == 0; i++) {
 		const struct rep_site *s = &sites[idx[i]];
-		fprintf(out, "<tr><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu32
-			"</td><td class=\"s\">", value(s), s->pid);
+		if (strcmp(unit, "bytes") == 0)
+			rep_bytes(value(s), b);
+		else
+			snprintf(b, sizeof(b), "%" PRIu64, value(s));
+		fprintf(out, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu32
+			"</td><td class=\"s\">", b, s->pid);
 		rc = put_site_xml(out, h, s, shared, 0);
 		fputs("</td></tr>\n", out);
 	}
@@ -276,9 +292,10 @@ int rep_write_html(FILE *out, struct rep_html *w, const struct rep_heap *h)
 		add_sample(&w->live, w->last_x, live); /* after the last event */
 	put_chart(out, w, rep_heap_has_times(h));
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "<h2>Heap peak of process %" PRIu32 ": %" PRIu64 " bytes in %" PRIu64
+		char b[REP_BYTES_SIZE];
+		fprintf(out, "<h2>Heap peak of process %" PRIu32 ": %s in %" PRIu64
 			" blocks (click a frame to zoom, the root to zoom out)</h2>\n", procs[i].pid,
-			procs[i].peak_bytes, procs[i].peak_blocks);
+			rep_bytes_said(procs[i].peak_bytes, b), procs[i].peak_blocks);
 		if (rep_write_flame_svg(out, h, i, REP_AT_PEAK) < 0)
 			return -1;
 	}

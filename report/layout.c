@@ -9,6 +9,7 @@
 #include "json.h"
 #include "layout.h"
 #include "tables.h"
+#include "units.h"
 #include "u64map.h"
 
 /* A treap node (index 0 is "none"): ordered by (pid, addr), a heap by prio. */
@@ -338,14 +339,15 @@ int rep_layout_end(struct rep_layout *l)
 		return write_json(l);
 	if (!l->w.annotate) {
 		uint64_t bytes, blocks;
+		char b[REP_BYTES_SIZE];
 		rep_heap_live(l->w.h, &bytes, &blocks);
 		fprintf(l->w.out, "blocks placed: %" PRIu64 "\n", l->placed);
 		put_gaps(l->w.out, "below", &l->below);
 		put_gaps(l->w.out, "above", &l->above);
-		fprintf(l->w.out, "pages in use (4096 bytes): %" PRIu64 " at the end, for %" PRIu64
-			" live bytes\n", l->pages_now, bytes);
-		fprintf(l->w.out, "most pages in use: %" PRIu64 " after event %" PRIu64 ", for %" PRIu64
-			" live bytes", l->pages_max, l->pages_max_seq, l->live_at_max);
+		fprintf(l->w.out, "pages in use (4096 bytes): %" PRIu64 " at the end, for %s live\n",
+			l->pages_now, rep_bytes_said(bytes, b));
+		fprintf(l->w.out, "most pages in use: %" PRIu64 " after event %" PRIu64 ", for %s live",
+			l->pages_max, l->pages_max_seq, rep_bytes_said(l->live_at_max, b));
 		if (l->pages_max)
 			fprintf(l->w.out, " (%.2f%% of their bytes)",
 				100.0 * (double)l->live_at_max / (double)(l->pages_max << REP_PAGE_SHIFT));

@@ -17,7 +17,8 @@
  * block's start), next the nearest above (the gap from this block's end to its start), both
  * "none" when there is none; a gap is negative when blocks overlap (a missed free); A and B
  * are the first and last page numbers (address / 4096) of the block. Without annotate, at the
- * end: the gaps to the neighbours of each block placed (log2 buckets) and the pages in use. */
+ * end: the gaps to the neighbours of each block placed (log2 buckets) and the pages in use,
+ * with the bytes live on them in units, or exact with --bytes (units.h). */
 #ifndef ALLOCTAP_REPORT_LAYOUT_H
 #define ALLOCTAP_REPORT_LAYOUT_H
 

@@ -7,6 +7,7 @@
 #include "finish.h"
 #include "sitetext.h"
 #include "tables.h"
+#include "units.h"
 
 /* Sites of one process (proc; SIZE_MAX: all), ordered by a value (most first), then text,
  * then pid. */
@@ -89,6 +90,7 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 	const struct rep_proc *procs;
 	size_t n = rep_heap_procs(h, &procs);
 	int times = rep_heap_has_times(h);
+	char b[REP_BYTES_SIZE];
 
 	if (!n)
 		fprintf(out, "events: 0\n");
@@ -105,7 +107,7 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 		for (unsigned f = 0; f < AT_FUNC_COUNT; f++)
 			if (p->calls[f])
 				fprintf(out, "calls %s: %" PRIu64 "\n", at_func_name[f], p->calls[f]);
-		fprintf(out, "peak live bytes: %" PRIu64 " in %" PRIu64 " blocks", p->peak_bytes,
+		fprintf(out, "peak live bytes: %s in %" PRIu64 " blocks", rep_bytes(p->peak_bytes, b),
 			p->peak_blocks);
 		if (times && p->peak_bytes) {
 			fputs(" at ", out);
@@ -113,17 +115,17 @@ int rep_write_summary(FILE *out, const struct rep_heap *h)
 		}
 		fputc('\n', out);
 		if (has_rss(p) && rep_heap_rss_positional(h)) {
-			fprintf(out, "peak rss bytes: %" PRIu64 " after event %" PRIu64 "\n",
-				p->rss_peak_bytes, p->rss_peak_events);
+			fprintf(out, "peak rss bytes: %s after event %" PRIu64 "\n",
+				rep_bytes(p->rss_peak_bytes, b), p->rss_peak_events);
 		} else if (has_rss(p)) {
-			fprintf(out, "peak rss bytes: %" PRIu64 " at ", p->rss_peak_bytes);
+			fprintf(out, "peak rss bytes: %s at ", rep_bytes(p->rss_peak_bytes, b));
 			put_seconds(out, p->rss_peak_time_ns);
 			fputc('\n', out);
 		} else {
 			fprintf(out, "peak rss bytes: unknown (the trace has no RSS records of it)\n");
 		}
-		fprintf(out, "final live bytes: %" PRIu64 " in %" PRIu64 " blocks\n", p->live_bytes,
-			p->live_blocks);
+		fprintf(out, "final live bytes: %s in %" PRIu64 " blocks\n",
+			rep_bytes(p->live_bytes, b), p->live_blocks);
 		fprintf(out, "temporary allocations: %" PRIu64 "\n", p->temps);
 		fprintf(out, "failed allocations: %" PRIu64 "\n", p->failed);
 		fprintf(out, "frees of blocks not live: %" PRIu64 "\n", p->unknown_frees);
@@ -239,6 +241,7 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h)
 	const struct rep_site *sites;
 	uint32_t top[REP_SIZE_BUCKETS];
 	size_t ntop = 0, shared;
+	char bytes[REP_BYTES_SIZE];
 
 	rep_heap_sites(h, &sites);
 	for (unsigned k = 0; k < REP_SIZE_BUCKETS; k++)
@@ -252,7 +255,8 @@ int rep_write_sizes(FILE *out, const struct rep_heap *h)
 		if (!b[k].count)
 			continue;
 		rep_bucket_label(k, range, sizeof(range));
-		fprintf(out, "%-41s %10" PRIu64 " %14" PRIu64 "  ", range, b[k].count, b[k].bytes);
+		fprintf(out, "%-41s %10" PRIu64 " %14s  ", range, b[k].count,
+			rep_bytes(b[k].bytes, bytes));
 		put_site(out, h, &sites[b[k].top_site], shared);
 	}
 	if (ntop)
@@ -339,6 +343,7 @@ static void snapshot_text(struct rep_timeline *t, struct rep_heap *h, const stru
 			  const uint32_t *idx, size_t count)
 {
 	const struct rep_site *sites;
+	char b[REP_BYTES_SIZE];
 
 	rep_heap_sites(h, &sites);
 	fprintf(t->out, "== snapshot %" PRIu64 " %s ", t->snapshots, t->every_ns ? "at" : "after");
@@ -346,9 +351,9 @@ static void snapshot_text(struct rep_timeline *t, struct rep_heap *h, const stru
 		put_seconds(t->out, n->at_ns);
 	else
 		fprintf(t->out, "%" PRIu64 " events", n->event);
-	fprintf(t->out, ": %" PRIu64 " bytes live in %" PRIu64 " blocks", n->live, n->blocks);
+	fprintf(t->out, ": %s live in %" PRIu64 " blocks", rep_bytes_said(n->live, b), n->blocks);
 	if (n->rss)
-		fprintf(t->out, ", RSS %" PRIu64 " bytes", n->rss);
+		fprintf(t->out, ", RSS %s", rep_bytes_said(n->rss, b));
 	fputc('\n', t->out);
 	if (t->series)
 		fprintf(t->series, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
@@ -359,9 +364,9 @@ static void snapshot_text(struct rep_timeline *t, struct rep_heap *h, const stru
 	size_t shared = rep_shared_callers(h, sites, idx, shown);
 	for (size_t k = 0; k < shown; k++) {
 		const struct rep_site *s = &sites[idx[k]];
-		fprintf(t->out, "%12" PRIu64 " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-			" %10" PRIu64 " %8" PRIu32 "  ", s->live_bytes, s->live_blocks, s->since_allocs,
-			s->since_frees, s->allocs, s->frees, s->pid);
+		fprintf(t->out, "%12s %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+			" %10" PRIu64 " %8" PRIu32 "  ", rep_bytes(s->live_bytes, b), s->live_blocks,
+			s->since_allocs, s->since_frees, s->allocs, s->frees, s->pid);
 		put_site(t->out, h, s, shared);
 	}
 	if (shown)
@@ -560,6 +565,16 @@ int rep_timeline_start(struct rep_timeline *t, struct rep_heap *h)
 	return 0;
 }
 
+/* The figures of a line of the series, live bytes and RSS (0: "-"), and the newline: exact,
+ * separated by a space; in units, right-aligned in columns as wide as the widest. */
+static void put_series_bytes(FILE *out, uint64_t live, uint64_t rss)
+{
+	char l[REP_BYTES_SIZE], r[REP_BYTES_SIZE];
+	int w = rep_units_exact() ? 0 : 10;
+
+	fprintf(out, " %*s %*s\n", w, rep_bytes(live, l), w, rss ? rep_bytes(rss, r) : "-");
+}
+
 int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h)
 {
 	char line[64];
@@ -589,11 +604,7 @@ int rep_timeline_end(struct rep_timeline *t, struct rep_heap *h)
 			put_seconds(t->out, a);
 		else
 			fprintf(t->out, "%" PRIu64, a);
-		fprintf(t->out, " %" PRIu64, b);
-		if (c)
-			fprintf(t->out, " %" PRIu64 "\n", c);
-		else
-			fputs(" -\n", t->out);
+		put_series_bytes(t->out, b, c);
 	}
 	fclose(t->series);
 	t->series = NULL;

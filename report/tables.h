@@ -5,7 +5,8 @@
  * "== process PID"; one process gets no heading. Sites are printed leaf first, each frame
  * with its file and line where known, the root frames every listed site shares said once
  * after the list (report/sitetext.h). Times are seconds from the first event
- * (six decimals); a trace without times (text) says "unknown". */
+ * (six decimals); a trace without times (text) says "unknown". Byte figures of the text are
+ * in units, or exact with --bytes (units.h); JSON and CSV's are exact. */
 #ifndef ALLOCTAP_REPORT_TABLES_H
 #define ALLOCTAP_REPORT_TABLES_H
 

@@ -9,6 +9,7 @@
 #include "sitetext.h"
 #include "tables.h"
 #include "top.h"
+#include "units.h"
 
 /* The weight the sites are ranked by (rep_sorted_sites takes a function of the site alone). */
 static enum rep_weight ranked_by;
@@ -38,24 +39,6 @@ static int counts_bytes(enum rep_weight w)
 {
 	return w == REP_WEIGHT_ALLOC_BYTES || w == REP_WEIGHT_PEAK_BYTES ||
 	       w == REP_WEIGHT_LEAK_BYTES;
-}
-
-void rep_human_bytes(uint64_t bytes, int exact, char *buf, size_t size)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	unsigned u = 0;
-	uint64_t scale = 1024;
-
-	if (exact || bytes < 1024) {
-		snprintf(buf, size, exact ? "%" PRIu64 : "%" PRIu64 " B", bytes);
-		return;
-	}
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes / scale >= 1024) {
-		scale *= 1024;
-		u++;
-	}
-	uint64_t whole = bytes / scale, tenths = bytes % scale * 10 / scale;
-	snprintf(buf, size, "%" PRIu64 ".%" PRIu64 " %s", whole, tenths, units[u]);
 }
 
 /* ---- text ------------------------------------------------------------------------------------ */

@@ -26,8 +26,4 @@ struct rep_top_options {
  * out. */
 int rep_write_top(FILE *out, const struct rep_heap *h, const struct rep_top_options *o);
 
-/* The size in bytes as people read it: "512 B", "1.5 KiB", "25.7 MiB", "3.0 GiB" (binary
- * units, one decimal, rounded down); exact: the integer. */
-void rep_human_bytes(uint64_t bytes, int exact, char *buf, size_t size);
-
 #endif

@@ -8,6 +8,7 @@
 #include "sitetext.h"
 #include "json.h"
 #include "tree.h"
+#include "units.h"
 
 /* A frame of the tree: its function (the folded word, which nodes merge by), and where it
  * is (the located word of the first site through it), shown while every site through it
@@ -192,6 +193,7 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 		      struct left_out *l)
 {
 	const struct node *x = &t->n[node];
+	char b[REP_BYTES_SIZE];
 	size_t n;
 
 	if (!x->bytes)
@@ -201,8 +203,9 @@ static int print_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 		l->bytes = rep_sat_add(l->bytes, x->bytes);
 		return 0;
 	}
-	fprintf(out, "%6.2f%% %12" PRIu64 " bytes %8" PRIu64 " blocks  %*s%.*s\n",
-		total ? 100.0 * (double)x->bytes / (double)total : 0.0, x->bytes, x->blocks,
+	fprintf(out, "%6.2f%% %18s %8" PRIu64 " blocks  %*s%.*s\n",
+		total ? 100.0 * (double)x->bytes / (double)total : 0.0, rep_bytes_said(x->bytes, b),
+		x->blocks,
 		(int)(2 * depth), "", (int)x->where_len, x->where);
 	if (l->depth && depth == l->depth) {
 		l->deeper += frames_below(t, node);
@@ -226,6 +229,7 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 	const struct rep_proc *procs;
 	size_t np = rep_heap_procs(h, &procs);
 	struct tree t = { .bottom_up = o->bottom_up };
+	char b[REP_BYTES_SIZE];
 	int rc = 0;
 
 	for (size_t p = 0; p < np && rc == 0; p++) {
@@ -235,15 +239,16 @@ int rep_write_tree(FILE *out, const struct rep_heap *h, enum rep_moment_kind at,
 			rc = -1;
 			break;
 		}
-		fprintf(out, "live at %s: %" PRIu64 " bytes in %" PRIu64 " blocks%s\n", what,
-			t.n[0].bytes, t.n[0].blocks,
+		fprintf(out, "live at %s: %s in %" PRIu64 " blocks%s\n", what,
+			rep_bytes_said(t.n[0].bytes, b), t.n[0].blocks,
 			o->bottom_up ? " (bottom-up: each allocation function, then its callers)" : "");
 		struct left_out l = { .min_percent = o->min_percent, .depth = o->depth };
 		if (t.n[0].bytes)
 			rc = print_node(out, &t, 0, 0, t.n[0].bytes, &l);
 		if (rc == 0 && l.frames)
-			fprintf(out, "(%" PRIu64 " frames under %u%% left out, %" PRIu64 " bytes; "
-				"--min-percent 0 shows them)\n", l.frames, o->min_percent, l.bytes);
+			fprintf(out, "(%" PRIu64 " frames under %u%% left out, %s; "
+				"--min-percent 0 shows them)\n", l.frames, o->min_percent,
+				rep_bytes_said(l.bytes, b));
 		if (rc == 0 && l.deeper)
 			fprintf(out, "(%" PRIu64 " frames deeper than %u levels left out, their bytes "
 				"in the frames above them; --depth 0 shows them)\n", l.deeper, o->depth);
@@ -374,15 +379,26 @@ static void put_dot_string(FILE *out, const char *s, size_t len)
 	fputc('"', out);
 }
 
+/* A graph's figure: "N B" exact, else in units (units.h). Returns buf (REP_BYTES_SIZE). */
+static const char *dot_bytes(uint64_t bytes, char *buf)
+{
+	if (rep_units_exact())
+		snprintf(buf, REP_BYTES_SIZE, "%" PRIu64 " B", bytes);
+	else
+		rep_bytes(bytes, buf);
+	return buf;
+}
+
 static void dot_node(FILE *out, const struct tree *t, int64_t node, unsigned depth,
 		     uint64_t total, size_t p, struct left_out *l)
 {
 	const struct node *x = &t->n[node];
+	char b[REP_BYTES_SIZE];
 	size_t n;
 
 	fprintf(out, "  p%zun%" PRId64 " [label=", p, node);
 	put_dot_string(out, x->where, x->where_len);
-	fprintf(out, ", xlabel=\"%" PRIu64 " B (%.1f%%)\", penwidth=%.2f];\n", x->bytes,
+	fprintf(out, ", xlabel=\"%s (%.1f%%)\", penwidth=%.2f];\n", dot_bytes(x->bytes, b),
 		100.0 * (double)x->bytes / (double)total, 1.0 + 4.0 * (double)x->bytes / (double)total);
 	if (l->depth && depth == l->depth) {
 		l->deeper += frames_below(t, node);
@@ -398,9 +414,9 @@ static void dot_node(FILE *out, const struct tree *t, int64_t node, unsigned dep
 				l->frames++;
 			continue;
 		}
-		fprintf(out, "  p%zun%" PRId64 " -> p%zun%" PRId64 " [penwidth=%.2f, label=\"%" PRIu64
-			" B\"];\n", p, node, p, kids[i], 1.0 + 8.0 * (double)c->bytes / (double)total,
-			c->bytes);
+		fprintf(out, "  p%zun%" PRId64 " -> p%zun%" PRId64 " [penwidth=%.2f, label=\"%s\"];\n",
+			p, node, p, kids[i], 1.0 + 8.0 * (double)c->bytes / (double)total,
+			dot_bytes(c->bytes, b));
 		dot_node(out, t, kids[i], depth + 1, total, p, l);
 	}
 	free(kids);
@@ -412,6 +428,7 @@ int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, 
 	const struct rep_proc *procs;
 	size_t np = rep_heap_procs(h, &procs);
 	struct tree t = { .bottom_up = o->bottom_up };
+	char b[REP_BYTES_SIZE];
 
 	fprintf(out, "digraph alloctap {\n  node [shape=box, fontname=\"monospace\"];\n"
 		"  rankdir=TB;\n");
@@ -423,8 +440,8 @@ int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, 
 		}
 		if (!t.n[0].bytes)
 			continue;
-		fprintf(out, "  subgraph cluster_%zu {\n  label=\"process %" PRIu32 ": %" PRIu64
-			" bytes live at %s\";\n", p, procs[p].pid, t.n[0].bytes, what);
+		fprintf(out, "  subgraph cluster_%zu {\n  label=\"process %" PRIu32 ": %s live at %s\";\n",
+			p, procs[p].pid, rep_bytes_said(t.n[0].bytes, b), what);
 		dot_node(out, &t, 0, 0, t.n[0].bytes, p, &l);
 		if (l.frames)
 			fprintf(out, "  p%zudropped [shape=plaintext, label=\"%" PRIu64
@@ -482,13 +499,14 @@ static int flame_node(FILE *out, const struct tree *t, int64_t node, unsigned de
 {
 	const struct node *n = &t->n[node];
 	double w = FLAME_WIDTH * (double)n->bytes / (double)total;
+	char b[REP_BYTES_SIZE];
 	size_t count;
 
 	fprintf(out, "<g class=\"f\" data-x=\"%.3f\" data-w=\"%.3f\"><title>", x, w);
 	rep_put_xml_text(out, n->where, n->where_len);
-	fprintf(out, ": %" PRIu64 " bytes in %" PRIu64 " blocks (%.2f%%)</title>"
+	fprintf(out, ": %s in %" PRIu64 " blocks (%.2f%%)</title>"
 		"<rect x=\"%.3f\" y=\"%u\" width=\"%.3f\" height=\"%u\" fill=\"hsl(%u,70%%,%u%%)\"/>"
-		"<text x=\"%.3f\" y=\"%u\">", n->bytes, n->blocks,
+		"<text x=\"%.3f\" y=\"%u\">", rep_bytes_said(n->bytes, b), n->blocks,
 		100.0 * (double)n->bytes / (double)total, x, depth * FLAME_ROW, w, FLAME_ROW - 1,
 		(unsigned)(20 + (n->len * 7 + (unsigned char)n->name[0]) % 40), 55 + depth % 3 * 5,
 		x + 3, depth * FLAME_ROW + 13);

@@ -8,11 +8,12 @@
  * a node is shown with its file and line while every site through it is at one line of it (a
  * function called from two lines of its caller is one node, shown by its name alone). Printed
  * indented, two spaces a level, children most bytes first (then by name), each line
- * "PERCENT% BYTES bytes BLOCKS blocks FRAME", the percentage of the process's total at the
- * moment; nodes of 0 bytes are left out. As Graphviz (--dot): one node per tree node of at
- * least 1% of the total (smaller ones are left out with their subtrees, and said in the
- * graph's label), labelled with its frame (and line), bytes and percentage, edges from caller
- * to callee (bottom-up: callee to caller) as wide as the bytes below them. */
+ * "PERCENT% BYTES BLOCKS blocks FRAME", BYTES in units or "N bytes" with --bytes (units.h,
+ * in 18 columns either way), the percentage of the process's total at the moment; nodes of 0
+ * bytes are left out. As Graphviz (--dot): one node per tree node of at least 1% of the total
+ * (smaller ones are left out with their subtrees, and said in the graph's label), labelled
+ * with its frame (and line), bytes and percentage, edges from caller to callee (bottom-up:
+ * callee to caller) as wide as the bytes below them. */
 #ifndef ALLOCTAP_REPORT_TREE_H
 #define ALLOCTAP_REPORT_TREE_H
 

@@ -70,7 +70,9 @@ usage_case "peak: bad --depth" "--depth needs a count of levels (0: all), not: -
 usage_case "--bottom-up with leaks" "--depth and --bottom-up go with peak, not with leaks" \
 	leaks --bottom-up "$T/one.log"
 usage_case "top: --limit 0" "--limit needs a count of sites above 0, not: 0" top --limit 0 "$T/one.log"
-usage_case "--by elsewhere" "--by, --limit and --bytes go with top, not with leaks" leaks --by leak-bytes "$T/one.log"
+usage_case "--by elsewhere" "--by and --limit go with top, not with leaks" leaks --by leak-bytes "$T/one.log"
+usage_case "--bytes elsewhere" "--bytes goes with summary, peak, leaks, top, sizes, timeline, layout, diff and html (their byte figures exact; JSON and CSV are exact always), not with lifetimes" \
+	lifetimes --bytes "$T/one.log"
 
 # --- input errors ---------------------------------------------------------------------------
 check_err "missing file: named, with the reason, exit 1" 1 \
@@ -165,7 +167,7 @@ awk 'BEGIN { for (i = 1; i <= 20000; i++) printf "1 1 malloc(8)=0x%x\n1 1 free(0
 status=("${PIPESTATUS[@]}")
 check_eq "timeline (8 MB of text) | head -n 1: quiet, killed by SIGPIPE (141)" \
 	"${status[*]}:$(cat "$T/out"):$(wc -c <"$T/err")" \
-	"141 0:== snapshot 1 after 2 events: 0 bytes live in 0 blocks:0" "$(head -n 3 "$T/err")"
+	"141 0:== snapshot 1 after 2 events: 0 B live in 0 blocks:0" "$(head -n 3 "$T/err")"
 "$R" timeline -v --churn 16 "$T/pairs.log" 2>"$T/err" | head -n 1 >/dev/null
 status=("${PIPESTATUS[@]}")
 check_eq "| head -n 1 with -v: said once, nothing of a write error" \
@@ -342,7 +344,7 @@ for p in range(n, 0, -1): w("%d %d free(0x%x)\n" % (p, p, 0x1000 + 16 * p))
 { time timeout 120 "$R" summary "$T/pids.log" >"$T/pids.out" 2>"$T/pids.err"; } 2>"$T/cpu"
 rc=$?
 check_eq "200,000 processes: each reported once, in order, its block freed" \
-	"$(grep -c '^== process ' "$T/pids.out"):$(grep -c '^peak live bytes: 16 in 1 blocks$' "$T/pids.out"):$(grep -c '^final live bytes: 0 in 0 blocks$' "$T/pids.out"):$(grep -c '^calls free: 1$' "$T/pids.out"):$(grep -m1 '^== process ' "$T/pids.out"):$(grep '^== process ' "$T/pids.out" | tail -n 1)" \
+	"$(grep -c '^== process ' "$T/pids.out"):$(grep -c '^peak live bytes: 16 B in 1 blocks$' "$T/pids.out"):$(grep -c '^final live bytes: 0 B in 0 blocks$' "$T/pids.out"):$(grep -c '^calls free: 1$' "$T/pids.out"):$(grep -m1 '^== process ' "$T/pids.out"):$(grep '^== process ' "$T/pids.out" | tail -n 1)" \
 	"200000:200000:200000:200000:== process 1:== process 200000" "$(head -c 500 "$T/pids.err")"
 check "200,000 processes: under 10 s of CPU (took $(cat "$T/cpu") s, exit $rc)" \
 	awk -v s="$(cat "$T/cpu")" -v rc="$rc" 'BEGIN { exit !(rc == 0 && s + 0 < 10) }'
@@ -351,17 +353,27 @@ check "200,000 processes: under 10 s of CPU (took $(cat "$T/cpu") s, exit $rc)" 
 # live bytes 29, leaks 30) while the peak stayed at the first block. Freeing the three large
 # blocks brings the figures back to exact.
 printf '1 1 malloc(18446744073709551615)=0x1000\n1 1 malloc(18446744073709551615)=0x2000\n1 1 calloc(4294967296,4294967296)=0x3000\n1 1 malloc(16)=0x4000\n1 1 malloc(16)=0x5000\n' >"$T/sat.log"
-run_cmd "$R" summary "$T/sat.log"
-check_eq "saturated sums: summary" "$(grep 'live bytes' "$T/out")" \
+run_cmd "$R" summary --bytes "$T/sat.log"
+check_eq "saturated sums: summary --bytes" "$(grep 'live bytes' "$T/out")" \
 	"peak live bytes: 18446744073709551615 in 5 blocks
 final live bytes: 18446744073709551615 in 5 blocks" "$(cat "$T/err")"
-run_cmd "$R" leaks "$T/sat.log"
+run_cmd "$R" summary "$T/sat.log"
+check_eq "saturated sums: summary in units (EiB, the last unit)" "$(grep 'live bytes' "$T/out")" \
+	"peak live bytes: 15.9 EiB in 5 blocks
+final live bytes: 15.9 EiB in 5 blocks" "$(cat "$T/err")"
+run_cmd "$R" leaks --bytes "$T/sat.log"
 # growth is signed and clamped at 2^63 - 1; calloc's block came after the sample at 2 events
-check_eq "saturated sums: leaks" "$(cat "$T/out")" \
+check_eq "saturated sums: leaks --bytes" "$(cat "$T/out")" \
 	"live at the end: 18446744073709551615 bytes in 5 blocks, 2 sites; growth since 2 events, of 5 events
        bytes   blocks       growth       mean age  kind     site
 18446744073709551615        1 +9223372036854775807           3 ev  growing  calloc
 18446744073709551615        4           +0           3 ev  steady   malloc" "$(cat "$T/err")"
+run_cmd "$R" leaks "$T/sat.log"
+check_eq "saturated sums: leaks in units, in their columns (2^63 - 1 is 7.9 EiB)" "$(cat "$T/out")" \
+	"live at the end: 15.9 EiB in 5 blocks, 2 sites; growth since 2 events, of 5 events
+       bytes   blocks       growth       mean age  kind     site
+    15.9 EiB        1     +7.9 EiB           3 ev  growing  calloc
+    15.9 EiB        4         +0 B           3 ev  steady   malloc" "$(cat "$T/err")"
 printf '1 1 free(0x1000)\n1 1 free(0x2000)\n1 1 free(0x3000)\n' >>"$T/sat.log"
 run_cmd "$R" summary --json "$T/sat.log"
 check "saturated sums: exact again once the large blocks are freed" \

@@ -32,6 +32,17 @@ model_case() {
 	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
 	check_cmd "$name" 0 "$T/want" "" -- "$R" "${rargs[@]}"
 }
+# units_case NAME MODEL_ARGS -- REPORT_ARGS: model_case twice: byte figures in units (the
+# default), then exact (--bytes given to both).
+units_case() {
+	local name=$1 margs=() rargs=()
+	shift
+	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
+	shift
+	rargs=("$@")
+	model_case "$name" "${margs[@]}" -- "${rargs[@]}"
+	model_case "$name --bytes" "${margs[@]}" --bytes -- "${rargs[@]}" --bytes
+}
 # json_case NAME MODEL_ARGS -- REPORT_ARGS: the report's one JSON document equals the model's
 # (both printed by json.dumps with sorted keys), exit 0.
 json_case() {
@@ -49,13 +60,13 @@ json_case() {
 for log in g1.log g2.log g1.plain.atz; do
 	src=${log%%.*}.log
 	model_case "$log: summary --json" json "$T/$src" -- summary --json "$T/$log"
-	model_case "$log: leaks" leaks "$T/$src" -- leaks "$T/$log"
-	model_case "$log: sizes" sizes "$T/$src" -- sizes "$T/$log"
-	model_case "$log: peak" tree "$T/$src" -- peak "$T/$log"
-	model_case "$log: peak --at end" tree "$T/$src" end -- peak --at end "$T/$log"
-	model_case "$log: peak --min-percent 0" tree "$T/$src" --min-percent 0 -- \
+	units_case "$log: leaks" leaks "$T/$src" -- leaks "$T/$log"
+	units_case "$log: sizes" sizes "$T/$src" -- sizes "$T/$log"
+	units_case "$log: peak" tree "$T/$src" -- peak "$T/$log"
+	units_case "$log: peak --at end" tree "$T/$src" end -- peak --at end "$T/$log"
+	units_case "$log: peak --min-percent 0" tree "$T/$src" --min-percent 0 -- \
 		peak --min-percent 0 "$T/$log"
-	model_case "$log: peak --min-percent 20" tree "$T/$src" --min-percent 20 -- \
+	units_case "$log: peak --min-percent 20" tree "$T/$src" --min-percent 20 -- \
 		peak --min-percent 20 "$T/$log"
 	model_case "$log: export --folded --weight heaptrack-temp-count" \
 		export heaptrack-temp-count "$T/$src" -- \
@@ -63,12 +74,10 @@ for log in g1.log g2.log g1.plain.atz; do
 	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count; do
 		model_case "$log: export --folded --weight $w" export "$w" "$T/$src" -- \
 			export --folded --weight "$w" "$T/$log"
-		model_case "$log: top --by $w --limit 3" top "$w" 3 "$T/$src" -- \
+		units_case "$log: top --by $w --limit 3" top "$w" 3 "$T/$src" -- \
 			top --by "$w" --limit 3 "$T/$log"
 	done
-	model_case "$log: top (leak-bytes, 20 sites)" top leak-bytes 20 "$T/$src" -- top "$T/$log"
-	model_case "$log: top --by alloc-bytes --bytes: exact bytes" top alloc-bytes 20 "$T/$src" \
-		--bytes -- top --by alloc-bytes --bytes "$T/$log"
+	units_case "$log: top (leak-bytes, 20 sites)" top leak-bytes 20 "$T/$src" -- top "$T/$log"
 	python3 "$M" top-json peak-bytes 4 "$T/$src" >"$T/want"
 	"$R" top --by peak-bytes --limit 4 --json "$T/$log" |
 		python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))' \
@@ -92,14 +101,14 @@ for pid in 1001 1002 1003; do
 	model_case "summary --json --pid $pid" json "$T/g1.log" --pid "$pid" -- \
 		summary --json --pid "$pid" "$T/g1.log"
 done
-model_case "leaks --pid 1002" leaks "$T/g1.log" --pid 1002 -- leaks --pid 1002 "$T/g1.log"
-model_case "diff A B" diff "$T/g1.log" "$T/g2.log" -- diff "$T/g1.log" "$T/g2.log"
-model_case "diff B A" diff "$T/g2.log" "$T/g1.log" -- diff "$T/g2.log" "$T/g1.log"
-model_case "diff of a trace and itself: no site differs" diff "$T/g1.log" "$T/g1.log" -- \
+units_case "leaks --pid 1002" leaks "$T/g1.log" --pid 1002 -- leaks --pid 1002 "$T/g1.log"
+units_case "diff A B" diff "$T/g1.log" "$T/g2.log" -- diff "$T/g1.log" "$T/g2.log"
+units_case "diff B A" diff "$T/g2.log" "$T/g1.log" -- diff "$T/g2.log" "$T/g1.log"
+units_case "diff of a trace and itself: no site differs" diff "$T/g1.log" "$T/g1.log" -- \
 	diff "$T/g1.log" "$T/g1.atz"
-model_case "timeline --churn 100000 (top 10): every snapshot, then the series" \
+units_case "timeline --churn 100000 (top 10): every snapshot, then the series" \
 	timeline "$T/g1.log" 100000 10 -- timeline --churn 100000 "$T/g1.log"
-model_case "timeline --churn 1000000 --top 3" timeline "$T/g2.log" 1000000 3 -- \
+units_case "timeline --churn 1000000 --top 3" timeline "$T/g2.log" 1000000 3 -- \
 	timeline --churn 1000000 --top 3 "$T/g2.log"
 # --window on exact times: event k at k us; 0.0005:0.0015 holds events 500..1500
 model_case "--window 0.0005:0.0015: the figures of events 500 to 1500, times exact" \
@@ -110,9 +119,9 @@ model_case "--window with --pid: times from the trace's first event" \
 	summary --json --pid 1003 --window 0.0005:0.0015 "$T/g1.atz"
 model_case "binary trace with times: summary --json, times exact" \
 	json "$T/g1.log" --step 1000 -- summary --json "$T/g1.atz"
-model_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 1500 --step 1000 -- \
+units_case "--window 0.0005:0.0015: leaks" leaks "$T/g1.log" --from 500 --to 1500 --step 1000 -- \
 	leaks --window 0.0005:0.0015 "$T/g1.atz"
-model_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 --step 1000 -- \
+units_case "--window :0.001 (from the start)" leaks "$T/g1.log" --from 0 --to 1000 --step 1000 -- \
 	leaks --window :0.001 "$T/g1.atz"
 
 # lifetimes and layout --annotate: line for line the model's (written from CMT's description)
@@ -150,9 +159,9 @@ calls malloc: 4
 calls calloc: 1
 calls realloc: 1
 calls free: 3
-peak live bytes: 1500 in 3 blocks
+peak live bytes: 1.4 KiB in 3 blocks
 peak rss bytes: unknown (the trace has no RSS records of it)
-final live bytes: 500 in 2 blocks
+final live bytes: 500 B in 2 blocks
 temporary allocations: 2
 failed allocations: 1
 frees of blocks not live: 1
@@ -162,15 +171,15 @@ events: 3
 duration: unknown (the trace has no times)
 calls malloc: 2
 calls free: 1
-peak live bytes: 80 in 2 blocks
+peak live bytes: 80 B in 2 blocks
 peak rss bytes: unknown (the trace has no RSS records of it)
-final live bytes: 16 in 1 blocks
+final live bytes: 16 B in 1 blocks
 temporary allocations: 0
 failed allocations: 0
 frees of blocks not live: 0
 temporary allocations as heaptrack_print counts them: 0
 EOF
-check_cmd "summary: two processes, each under its heading" 0 "$T/want" "" -- "$R" summary "$T/a.log"
+check_cmd "summary: two processes, each under its heading, bytes in units" 0 "$T/want" "" -- "$R" summary "$T/a.log"
 cat >"$T/want" <<'EOF'
 events: 9
 duration: 2.000000 s
@@ -186,8 +195,8 @@ failed allocations: 1
 frees of blocks not live: 1
 temporary allocations as heaptrack_print counts them: 2
 EOF
-check_cmd "summary --pid 1 of a binary trace: duration and the peak's time" 0 "$T/want" "" -- \
-	"$R" summary --pid 1 "$T/a.atz"
+check_cmd "summary --pid 1 --bytes of a binary trace: duration and the peak's time, exact" 0 \
+	"$T/want" "" -- "$R" summary --pid 1 --bytes "$T/a.atz"
 
 # tests/data/atz/rss-zero.atz: alloc_sequence traced with --stacks by an alloctapd that wrote an
 # RSS record of 0 bytes for the exited, unreaped process: a peak of 0 is no RSS at all
@@ -218,9 +227,21 @@ cat >"$T/want" <<'EOF'
 2.000000 s 500 -
 2.750000 s 516 -
 EOF
-check_cmd "timeline --every 1: snapshots at 1 s, 2 s and the end" 0 "$T/want" "" -- \
-	"$R" timeline --every 1 "$T/a.atz"
+check_cmd "timeline --every 1 --bytes: snapshots at 1 s, 2 s and the end, exact" 0 "$T/want" "" -- \
+	"$R" timeline --every 1 --bytes "$T/a.atz"
+cat >"$T/want" <<'EOF'
+== snapshot 1 at 1.000000 s: 300 B live in 2 blocks
+  live bytes   blocks     allocs      frees allocs all  frees all      pid  site
+       200 B        1          1          0          1          0        1  calloc
+...
+== series (seconds, live bytes, RSS bytes)
+1.000000 s      300 B          -
+2.000000 s      500 B          -
+2.750000 s      516 B          -
+EOF
 run_cmd "$R" timeline --every 1 --top 1 "$T/a.atz"
+check_eq "timeline --every 1 --top 1: in units, the series in columns" \
+	"$rc:$(sed -n '1,3p;/^== series/,$p' "$T/out" | sed '3a ...')" "0:$(cat "$T/want")"
 check_eq "timeline --top 1: one site per snapshot" "$(grep -c '^ ' "$T/out")" 6
 cat >"$T/want" <<'EOF'
 1 1 malloc(100)=0x1000
@@ -263,10 +284,12 @@ none                                2
 4096-8191                           1
 == gap to the block above (bytes), blocks placed
 none                                7
-pages in use (4096 bytes): 3 at the end, for 516 live bytes
-most pages in use: 4 after event 11, for 580 live bytes (3.54% of their bytes)
+pages in use (4096 bytes): 3 at the end, for 516 B live
+most pages in use: 4 after event 11, for 580 B live (3.54% of their bytes)
 EOF
 check_cmd "layout: gaps and pages" 0 "$T/want" "" -- "$R" layout "$T/a.log"
+sed -i 's/for \([0-9]*\) B live/for \1 bytes live/' "$T/want"
+check_cmd "layout --bytes: the live bytes exact" 0 "$T/want" "" -- "$R" layout --bytes "$T/a.log"
 build/alloctap-munge -qq "$T/a.log" -o "$T/a.munged"
 run_cmd "$R" lifetimes --annotate "$T/a.munged"
 check_eq "lifetimes --annotate of a munged log: its lines with slots" "$(sed -n 3p "$T/out")" \
@@ -274,22 +297,22 @@ check_eq "lifetimes --annotate of a munged log: its lines with slots" "$(sed -n 
 printf '1 1 calloc(1,8)=0x10\n1 1 malloc(0)=0x20\n2 2 malloc(0)=0x20\n' >"$T/zero.log"
 cat >"$T/want" <<'EOF'
 size (bytes asked)                             calls          bytes  site of most bytes
-0                                                  2              0  malloc
-8-15                                               1              8  calloc
+0                                                  2            0 B  malloc
+8-15                                               1            8 B  calloc
 EOF
 check_cmd "sizes: malloc(0) in the bucket 0, its own site named" 0 "$T/want" "" -- \
 	"$R" sizes "$T/zero.log"
 printf '1 1 malloc(8)=0x10\n1 1 malloc(8)=0x20\n1 1 free(0x10)\n' >"$T/gap.log"
 "$A" synth -T 5000000000 "$T/gap.log" "$T/gap.atz" # 5 s between events
-run_cmd timeout 20 "$R" timeline --every 0.000000001 "$T/gap.atz"
+run_cmd timeout 20 "$R" timeline --every 0.000000001 --bytes "$T/gap.atz"
 check_eq "timeline --every 1 ns over 10 s: one snapshot per run of empty periods (3), at once" \
 	"$rc:$(grep -c '^== snapshot' "$T/out"):$(sed -n '/^== series/,$p' "$T/out" | tr '\n' '|')" \
 	"0:3:== series (seconds, live bytes, RSS bytes)|0.000000 s 8 -|5.000000 s 16 -|10.000000 s 8 -|"
 cat >"$T/want" <<'EOF'
-live at 1.100000 s: 500 bytes in 2 blocks
-100.00%          500 bytes        2 blocks  all
- 60.00%          300 bytes        1 blocks    realloc
- 40.00%          200 bytes        1 blocks    calloc
+live at 1.100000 s: 500 B in 2 blocks
+100.00%              500 B        2 blocks  all
+ 60.00%              300 B        1 blocks    realloc
+ 40.00%              200 B        1 blocks    calloc
 EOF
 check_cmd "peak --at 1.1 --pid 1: what was live before the event at 1.25 s" 0 "$T/want" "" -- \
 	"$R" peak --at 1.1 --pid 1 "$T/a.atz"
@@ -298,7 +321,7 @@ digraph alloctap {
   node [shape=box, fontname="monospace"];
   rankdir=TB;
   subgraph cluster_0 {
-  label="process 2: 16 bytes live at end";
+  label="process 2: 16 B live at end";
   p0n0 [label="all", xlabel="16 B (100.0%)", penwidth=5.00];
   p0n0 -> p0n1 [penwidth=9.00, label="16 B"];
   p0n1 [label="malloc", xlabel="16 B (100.0%)", penwidth=5.00];
@@ -307,6 +330,25 @@ digraph alloctap {
 EOF
 check_cmd "peak --dot --at end --pid 2: the Graphviz graph" 0 "$T/want" "" -- \
 	"$R" peak --dot --at end --pid 2 "$T/a.log"
+# byte figures in the graph and the page: in units (1500 bytes: 1.4 KiB), or exact with --bytes
+run_cmd "$R" peak --dot --pid 1 "$T/a.log"
+check_eq "peak --dot: the labels in units" "$rc:$(grep -o 'xlabel="[^"]*"' "$T/out" | head -n 2 | tr '\n' ' ')" \
+	'0:xlabel="1.4 KiB (100.0%)" xlabel="1000 B (66.7%)" '
+run_cmd "$R" peak --dot --pid 1 --bytes "$T/a.log"
+check_eq "peak --dot --bytes: the labels exact" "$rc:$(grep -o 'xlabel="[^"]*"' "$T/out" | head -n 2 | tr '\n' ' ')" \
+	'0:xlabel="1500 B (100.0%)" xlabel="1000 B (66.7%)" '
+# the page's figures: the summary's rows, the peak's heading, the chart's top, a table's first row
+html_figures() {
+	grep -o -e '<tr><th>[a-zA-Z ]*bytes</th><td class="n">[^<]*</td>' -e '<h2>Heap peak of process 1: [^(]*' \
+		-e 'font-size="11">[^<]*B</text>' -e '<tr><td class="n">[^<]*</td><td class="n">1</td>' "$1" |
+		head -n 6 | tr '\n' '|'
+}
+"$R" html -o "$T/a.html" "$T/a.log" 2>"$T/err"
+check_eq "html: byte figures in units" "$?:$(html_figures "$T/a.html")" \
+	'0:<tr><th>peak live bytes</th><td class="n">1.4 KiB</td>|<tr><th>final live bytes</th><td class="n">516 B</td>|font-size="11">1.4 KiB</text>|<h2>Heap peak of process 1: 1.4 KiB in 3 blocks |<tr><td class="n">1000 B</td><td class="n">1</td>|<tr><td class="n">300 B</td><td class="n">1</td>|'
+"$R" html --bytes -o "$T/a.html" "$T/a.log" 2>"$T/err"
+check_eq "html --bytes: byte figures exact" "$?:$(html_figures "$T/a.html")" \
+	'0:<tr><th>peak live bytes</th><td class="n">1500</td>|<tr><th>final live bytes</th><td class="n">516</td>|font-size="11">1500 B</text>|<h2>Heap peak of process 1: 1500 bytes in 3 blocks |<tr><td class="n">1000</td><td class="n">1</td>|<tr><td class="n">300</td><td class="n">1</td>|'
 if command -v dot >/dev/null; then
 	run_cmd "$R" peak --dot -o "$T/a.svg" "$T/a.log"
 	if [ "$rc" -eq 0 ] && grep -q '<svg' "$T/a.svg" && grep -q '>realloc<' "$T/a.svg" &&
@@ -363,16 +405,25 @@ check_eq "-o FILE: nothing on stdout, the file written" "$rc:$(wc -c <"$T/out"):
 
 # every command's --json against its text output, and its --csv against its --json, with the
 # same arguments, on the fixtures' traces below (tests/report_formats.py: every figure, site, frame)
+# (the text with --bytes, its figures exact, then without, in units; lifetimes has no byte
+# figures)
 formats_case() {
-	local name=$1 cmd=$2 csv=$3
+	local name=$1 cmd=$2 csv=$3 exact=--bytes
 	shift 3
-	if ! "$R" "$cmd" "$@" >"$T/f.txt" 2>"$T/err" || ! "$R" "$cmd" --json "$@" >"$T/f.json" 2>"$T/err"
+	[ "$cmd" != lifetimes ] || exact=()
+	if ! "$R" "$cmd" ${exact[@]+"${exact[@]}"} "$@" >"$T/f.txt" 2>"$T/err" ||
+		! "$R" "$cmd" --json "$@" >"$T/f.json" 2>"$T/err"
 	then
 		fail "$name: --json" "$(cat "$T/err")"
 		return
 	fi
 	check "$name: --json, one document, the text's figures" python3 tests/report_formats.py \
 		"$cmd" "$T/f.txt" "$T/f.json"
+	if [ "$cmd" != lifetimes ]; then
+		"$R" "$cmd" "$@" >"$T/f.txt" 2>"$T/err"
+		check "$name: the text in units, the JSON's figures" python3 tests/report_formats.py \
+			"$cmd" "$T/f.txt" "$T/f.json" --units
+	fi
 	[ "$csv" = csv ] || return 0
 	"$R" "$cmd" --csv "$@" >"$T/f.csv" 2>"$T/err"
 	check "$name: --csv, the JSON's figures" python3 tests/report_formats.py "$cmd-csv" \
@@ -402,7 +453,7 @@ main_table=$(at main 'void *table = grow_table(NULL);')
 main_regrow=$(at main 'table = grow_table(table);')
 top=$("$R" export --folded --weight leak-bytes "$T/s.atz" | sed -n 's/;main;keep_blocks;malloc 10000$//p')
 # the same frames with their lines, leaf first, from the leak's shared callers
-run_cmd "$R" leaks "$T/s.atz"
+run_cmd "$R" leaks --bytes "$T/s.atz"
 above=$(sed -n "s/^ *every site above is called from: $main_keep < //p" "$T/out")
 IFS=';' read -r -a frames <<<"$top"
 names=""
@@ -445,8 +496,13 @@ IFS='<' read -r -a located <<<"$above"
 } >"$T/want"
 cp "$T/want" "$T/want.all"
 echo "(2 frames under 1% left out, 14096 bytes; --min-percent 0 shows them)" >>"$T/want"
-check_cmd "report_sites: peak: the call tree at the heap peak, frames under 1% left out and said" \
-	0 "$T/want" "" -- "$R" peak "$T/s.atz"
+check_cmd "report_sites: peak --bytes: the call tree at the heap peak, frames under 1% left out and said" \
+	0 "$T/want" "" -- "$R" peak --bytes "$T/s.atz"
+# the same in units (the default), figures in the same 18 columns: 1014096 bytes are 990.3 KiB,
+# 1000000 are 976.5 KiB, 14096 are 13.7 KiB (rounded down)
+sed -i -e 's/1014096 bytes/    990.3 KiB/' -e 's/1000000 bytes/    976.5 KiB/' \
+	-e 's/: *990.3 KiB in/: 990.3 KiB in/' -e 's/14096 bytes;/13.7 KiB;/' "$T/want"
+check_cmd "report_sites: peak: the same tree, bytes in units" 0 "$T/want" "" -- "$R" peak "$T/s.atz"
 {
 	cat "$T/want.all"
 	echo "  0.99%        10000 bytes       10 blocks  $(ind $d)$keep_at"
@@ -454,8 +510,8 @@ check_cmd "report_sites: peak: the call tree at the heap peak, frames under 1% l
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $d)$grow_at"
 	echo "  0.40%         4096 bytes        1 blocks  $(ind $((d + 2)))calloc"
 } >"$T/want"
-check_cmd "report_sites: peak --min-percent 0: every frame" 0 "$T/want" "" -- \
-	"$R" peak --min-percent 0 "$T/s.atz"
+check_cmd "report_sites: peak --min-percent 0 --bytes: every frame" 0 "$T/want" "" -- \
+	"$R" peak --min-percent 0 --bytes "$T/s.atz"
 # --depth: the levels shown, the deeper frames counted (burst and malloc, keep_blocks and
 # malloc, grow_table and calloc below main); --bottom-up: the allocation
 # functions first, then their callers, each function at its line while it has one
@@ -465,7 +521,7 @@ depth=$((${#located[@]} + 1))
 	echo "(6 frames deeper than $depth levels left out, their bytes in the frames above them; --depth 0 shows them)"
 } >"$T/want"
 check_cmd "report_sites: peak --depth: the frames above main and main, the rest counted" 0 \
-	"$T/want" "" -- "$R" peak --depth "$depth" --min-percent 0 "$T/s.atz"
+	"$T/want" "" -- "$R" peak --depth "$depth" --min-percent 0 --bytes "$T/s.atz"
 # up_from FIGURES CALLER SITE: a bottom-up branch under its allocation function: the site's
 # function, the line of main calling it, then the frames above main, each a level deeper
 up_from() {
@@ -488,13 +544,13 @@ up_from() {
 	up_from "  0.40%         4096 bytes        1 blocks" "$grow_at" "$main_table"
 } >"$T/want"
 check_cmd "report_sites: peak --bottom-up: the allocation functions, then their callers, with lines" \
-	0 "$T/want" "" -- "$R" peak --bottom-up --min-percent 0 "$T/s.atz"
+	0 "$T/want" "" -- "$R" peak --bottom-up --min-percent 0 --bytes "$T/s.atz"
 # leaks tells a leak from a cache (tests/fixtures/leak_kinds.c): what keeps being allocated and
 # stays is growing, what was allocated at the start and is held is steady, a cache of recent
 # blocks and a request in flight are young; growing first, then steady, then young. Each row
 # leaf first: the allocation function, then the fixture's function at the line of the call.
 if build/alloctapd --stacks -f binary -o "$T/lk.atz" -- build/fixtures/leak_kinds 2>"$T/lk.err"; then
-	run_cmd "$R" leaks "$T/lk.atz"
+	run_cmd "$R" leaks --bytes "$T/lk.atz"
 	formats_case "leak_kinds: leaks" leaks csv "$T/lk.atz"
 	lk=tests/fixtures/leak_kinds.c
 	lk_at() { echo "$1 (leak_kinds.c:$(line_of "$2" "$lk"))"; }
@@ -553,8 +609,8 @@ size (bytes asked)                             calls          bytes  site of mos
 32768-65535                                       20        1000000  malloc < $burst_at < $main_burst
                                                                      every site above is called from: $callers
 EOF
-check_cmd "report_sites: sizes" 0 "$T/want" "" -- "$R" sizes "$T/s.atz"
-run_cmd "$R" timeline --every 0.0001 --top 3 "$T/s.atz"
+check_cmd "report_sites: sizes --bytes" 0 "$T/want" "" -- "$R" sizes --bytes "$T/s.atz"
+run_cmd "$R" timeline --every 0.0001 --top 3 --bytes "$T/s.atz"
 check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
 	"$(grep '^== snapshot' "$T/out" | tail -n 1 | sed 's/.*: //; s/, RSS.*//'):$(grep -v 'every site above' "$T/out" | tail -n 1 | cut -d' ' -f3)" \
 	"10000 bytes live in 10 blocks:10000"
@@ -651,22 +707,22 @@ else
 	rss=$(sed -n 's/^{"processes":1,.*"peak_rss_bytes":\([0-9]*\),"peak_rss_time_ns":[0-9]*,.*/\1/p' "$T/out")
 	check "report_sites hold: peak RSS while 32 MiB were live: 32 to 48 MiB" \
 		test "${rss:-0}" -ge 33554432 -a "${rss:-0}" -le 50331648
-	run_cmd "$R" peak --at rss-peak "$T/h.atz"
+	run_cmd "$R" peak --at rss-peak --bytes "$T/h.atz"
 	check_eq "report_sites hold: peak --at rss-peak: the 32 MiB block, at hold_pages" \
 		"$(head -n 1 "$T/out"):$(grep -c -E "^100.00% +33554432 bytes +1 blocks +hold_pages \(report_sites.c:$(line_of 'char *p = malloc(32u << 20);' "$src")\)\$" "$T/out")" \
 		"live at RSS peak: 33554432 bytes in 1 blocks:1"
-	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
+	run_cmd "$R" timeline --every 0.1 --bytes "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
 		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
 	# a trace without times, as an older alloctapd wrote without --stacks (ALLOCTAP_TIMES=none
 	# writes it so): RSS records placed by their position in the stream
 	if ALLOCTAP_TIMES=none build/alloctapd -q -f binary -o "$T/n.atz" -- \
 		build/fixtures/report_sites hold >/dev/null 2>"$T/n.err"; then
-		run_cmd "$R" summary "$T/n.atz"
+		run_cmd "$R" summary --bytes "$T/n.atz"
 		nrss=$(sed -n 's/^peak rss bytes: \([0-9]*\) after event 1$/\1/p' "$T/out")
 		check "no --stacks: peak RSS after the first event (the 32 MiB block): 32 to 48 MiB" \
 			test "${nrss:-0}" -ge 33554432 -a "${nrss:-0}" -le 50331648
-		run_cmd "$R" peak --at rss-peak "$T/n.atz"
+		run_cmd "$R" peak --at rss-peak --bytes "$T/n.atz"
 		check_eq "no --stacks: peak --at rss-peak: the 32 MiB block, at malloc" \
 			"$(head -n 1 "$T/out"):$(sed -n 3p "$T/out")" \
 			"live at RSS peak: 33554432 bytes in 1 blocks:100.00%     33554432 bytes        1 blocks    malloc"
@@ -676,11 +732,11 @@ else
 	# without --stacks now: times, the RSS peak at its time
 	if build/alloctapd -q -f binary -o "$T/nt.atz" -- build/fixtures/report_sites hold \
 		>/dev/null 2>"$T/nt.err"; then
-		run_cmd "$R" summary "$T/nt.atz"
+		run_cmd "$R" summary --bytes "$T/nt.atz"
 		nrss=$(sed -n 's/^peak rss bytes: \([0-9]*\) at [0-9]*\.[0-9]* s$/\1/p' "$T/out")
 		check "no --stacks, times: peak RSS at a time (the 32 MiB block): 32 to 48 MiB" \
 			test "${nrss:-0}" -ge 33554432 -a "${nrss:-0}" -le 50331648
-		run_cmd "$R" peak --at rss-peak "$T/nt.atz"
+		run_cmd "$R" peak --at rss-peak --bytes "$T/nt.atz"
 		check_eq "no --stacks, times: peak --at rss-peak: the 32 MiB block, at malloc" \
 			"$(head -n 1 "$T/out"):$(sed -n 3p "$T/out")" \
 			"live at RSS peak: 33554432 bytes in 1 blocks:100.00%     33554432 bytes        1 blocks    malloc"
@@ -716,8 +772,8 @@ else
 			"$(grep -c 'data-ready="1"' "$T/dom"):$(grep -c -i 'uncaught\|SyntaxError' "$T/chromium.err"):$(grep -o 'data-zoomed="[0-9.]*"' "$T/dom")" \
 			'1:0:data-zoomed="1200"'
 		check_eq "html in Chromium: the live-bytes and RSS curves, the flame graph's frames" \
-			"$(grep -c '<polyline class="live"' "$T/dom"):$(grep -c '<polyline class="rss"' "$T/dom"):$(grep -o '<title>hold_pages ([^)]*): 33554432 bytes in 1 blocks (100.00%)</title>' "$T/dom")" \
-			"1:1:<title>$(at hold_pages 'char *p = malloc(32u << 20);'): 33554432 bytes in 1 blocks (100.00%)</title>"
+			"$(grep -c '<polyline class="live"' "$T/dom"):$(grep -c '<polyline class="rss"' "$T/dom"):$(grep -o '<title>hold_pages ([^)]*): 32.0 MiB in 1 blocks (100.00%)</title>' "$T/dom")" \
+			"1:1:<title>$(at hold_pages 'char *p = malloc(32u << 20);'): 32.0 MiB in 1 blocks (100.00%)</title>"
 		HOME=$T timeout 120 chromium --headless --no-sandbox --disable-gpu --window-size=1300,1400 \
 			--screenshot="$T/h.png" "file://$T/h.html" >/dev/null 2>&1
 		check "html in Chromium: a screenshot of the page" test -s "$T/h.png"
@@ -954,7 +1010,7 @@ refused "an empty trace: peak --at 0" \
 	"$R" peak --at 0 "$T/empty0.log"
 run_cmd "$R" peak --at 2.75 --pid 1 "$T/a.atz"
 check_eq "peak --at 2.75, the trace's last event: answered, the end state" \
-	"$rc:$(head -n 1 "$T/out")" "0:live at 2.750000 s: 500 bytes in 2 blocks"
+	"$rc:$(head -n 1 "$T/out")" "0:live at 2.750000 s: 500 B in 2 blocks"
 run_cmd "$R" timeline --every 1 --window 1:2.75 "$T/a.atz"
 check_eq "timeline --every 1 --window 1:2.75, inside: answered" \
 	"$rc:$(grep -c '^== snapshot' "$T/out")" "0:3"

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """report_formats.py: an alloctap-report command's --json (or --csv) output against its text.
 
-  report_formats.py COMMAND TEXT JSON
+  report_formats.py COMMAND TEXT JSON [--units]
   report_formats.py COMMAND-csv CSV JSON
 
 reads the command's text output (or its --csv output) and its --json output and compares every
 figure, site and frame the two hold: the JSON's exact integers must be the text's figures
 (bytes, blocks, counts; times as the text rounds them), a JSON stack leaf first the text's
 folded site (root first, ';') reversed; each CSV record (read by Python's csv module, every
-record ended by CRLF) the JSON's figures, its stack leaf first with ';' between frames.
+record ended by CRLF) the JSON's figures, its stack leaf first with ';' between frames. The
+text is the command's with --bytes (its byte figures exact); with --units, the command's
+default text, its byte figures the JSON's written in binary units as the man page says
+("512 B" under 1024, then KiB ... EiB with one decimal, rounded down; a change signed).
 Prints what differs and exits 1, or "same" and exits 0. COMMAND: peak, leaks, sizes,
 timeline, lifetimes, layout, diff; with -csv: leaks, sizes, timeline, diff, top.
 """
@@ -17,6 +20,35 @@ import io
 import json
 import re
 import sys
+
+
+UNITS = '--units' in sys.argv
+# a byte figure of the text: exact digits, or in units ("512 B", "990.3 KiB")
+FIG = r'\d+(?:\.\d)?(?: (?:[KMGTPE]i)?B)?'
+
+
+def human(n):
+    if n < 1024:
+        return '%d B' % n
+    for k, unit in enumerate(['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB']):
+        scale = 1024 ** (k + 1)
+        if n // scale < 1024 or unit == 'EiB':
+            return '%d.%d %s' % (n // scale, n % scale * 10 // scale, unit)
+
+
+def col(n):
+    """A byte figure in a column."""
+    return human(n) if UNITS else str(n)
+
+
+def said(n):
+    """A byte figure in a sentence."""
+    return human(n) if UNITS else '%d bytes' % n
+
+
+def change(n):
+    """A change of bytes, signed."""
+    return ('-' if n < 0 else '+') + human(abs(n)) if UNITS else '%+d' % n
 
 
 def folded(stack):
@@ -72,29 +104,30 @@ def peak(text, doc):
         if len(doc['processes']) > 1:
             want.append('== process %d' % p['pid'])
         what = {'heap-peak': 'heap peak', 'rss-peak': 'RSS peak', 'end': 'end'}.get(doc['at'])
-        want.append('live at %s: %d bytes in %d blocks' % (
-            what or seconds(doc['time_ns']), p['bytes'], p['blocks']))
+        want.append('live at %s: %s in %d blocks' % (
+            what or seconds(doc['time_ns']), said(p['bytes']), p['blocks']))
 
         if doc['bottom_up']:
             want[-1] += ' (bottom-up: each allocation function, then its callers)'
         key = 'callers' if doc['bottom_up'] else 'callees'
 
         def walk(name, node, depth):
-            want.append('%d %d %s%s' % (node['bytes'], node['blocks'], '  ' * depth, name))
+            want.append('%s %d %s%s' % (said(node['bytes']), node['blocks'], '  ' * depth, name))
             for c in node[key]:
                 walk(word(c), c, depth + 1)
         if p['bytes']:
             walk('all', p, 0)
         if p['left_out']['frames']:
-            want.append('(%d frames under %d%% left out, %d bytes; --min-percent 0 shows them)'
-                        % (p['left_out']['frames'], doc['min_percent'], p['left_out']['bytes']))
+            want.append('(%d frames under %d%% left out, %s; --min-percent 0 shows them)'
+                        % (p['left_out']['frames'], doc['min_percent'],
+                           said(p['left_out']['bytes'])))
         if p['left_out']['deeper']:
             want.append('(%d frames deeper than %d levels left out, their bytes in the frames '
                         'above them; --depth 0 shows them)' % (p['left_out']['deeper'],
                                                              doc['depth']))
     got = []
     for line in text:
-        m = re.match(r'^ *[0-9.]+% +(\d+) bytes +(\d+) blocks  (.*)$', line)
+        m = re.match(r'^ *[0-9.]+% +(\d+ bytes|' + FIG + r') +(\d+) blocks  (.*)$', line)
         got.append('%s %s %s' % m.groups() if m else line)
     return got, want
 
@@ -106,21 +139,22 @@ def leaks(text, doc):
     for p in doc['processes']:
         if len(doc['processes']) > 1:
             want.append('== process %d' % p['pid'])
-        want.append('live at the end: %d bytes in %d blocks, %d sites; growth since %s, of %s' % (
-            p['live_bytes'], p['live_blocks'], len(p['sites']), clock(doc['since']),
+        want.append('live at the end: %s in %d blocks, %d sites; growth since %s, of %s' % (
+            said(p['live_bytes']), p['live_blocks'], len(p['sites']), clock(doc['since']),
             clock(doc['end'])))
         if p['sites']:
             want.append('header')
         rows, called = leaf_first([s['stack'] for s in p['sites']])
         for s, row in zip(p['sites'], rows):
             age = seconds(s['mean_age'], 3) if times else '%d ev' % s['mean_age']
-            want.append('%d %d %+d %s %s %s' % (s['bytes'], s['blocks'], s['growth'], age,
-                                                s['kind'], row))
+            want.append('%s %d %s %s %s %s' % (col(s['bytes']), s['blocks'], change(s['growth']),
+                                                age, s['kind'], row))
         if called:
             want.append(called)
     got = []
     for line in text:
-        m = re.match(r'^ *(\d+) +(\d+) +([+-]\d+) +(\d+\.\d{3} s|\d+ ev)  (\w+) *  (.*)$', line)
+        m = re.match(r'^ *(' + FIG + r') +(\d+) +([+-]' + FIG +
+                     r') +(\d+\.\d{3} s|\d+ ev)  (\w+) *  (.*)$', line)
         if m:
             got.append('%s %s %s %s %s %s' % m.groups())
         else:
@@ -130,11 +164,12 @@ def leaks(text, doc):
 
 def sizes(text, doc):
     rows, called = leaf_first([b['top_site']['stack'] for b in doc['buckets']])
-    want = ['header'] + ['%s %d %d %s' % (label(b['min'], b['max']), b['calls'], b['bytes'], row)
+    want = ['header'] + ['%s %d %s %s' % (label(b['min'], b['max']), b['calls'], col(b['bytes']),
+                                          row)
                          for b, row in zip(doc['buckets'], rows)] + ([called] if called else [])
     got = ['header'] + ['%s %s %s %s' % m.groups() if m else line.lstrip()
                         for line in text[1:]
-                        for m in [re.match(r'^(\S+) +(\d+) +(\d+)  (.*)$', line)]]
+                        for m in [re.match(r'^(\S+) +(\d+) +(' + FIG + r')  (.*)$', line)]]
     return got, want
 
 
@@ -143,28 +178,31 @@ def timeline(text, doc):
     for s in doc['snapshots']:
         at = ('at ' + seconds(s['time_ns'])) if s['time_ns'] is not None else \
             'after %d events' % s['events']
-        rss = ', RSS %d bytes' % s['rss_bytes'] if s['rss_bytes'] else ''
-        want.append('== snapshot %d %s: %d bytes live in %d blocks%s' % (
-            s['snapshot'], at, s['live_bytes'], s['live_blocks'], rss))
+        rss = ', RSS %s' % said(s['rss_bytes']) if s['rss_bytes'] else ''
+        want.append('== snapshot %d %s: %s live in %d blocks%s' % (
+            s['snapshot'], at, said(s['live_bytes']), s['live_blocks'], rss))
         want.append('header')
         rows, called = leaf_first([x['stack'] for x in s['sites']])
         for x, row in zip(s['sites'], rows):
-            want.append('%d %d %d %d %d %d %d %s' % (
-                x['live_bytes'], x['live_blocks'], x['allocs'], x['frees'], x['allocs_all'],
+            want.append('%s %d %d %d %d %d %d %s' % (
+                col(x['live_bytes']), x['live_blocks'], x['allocs'], x['frees'], x['allocs_all'],
                 x['frees_all'], x['pid'], row))
         if called:
             want.append(called)
-        series.append('%s %d %s' % (seconds(s['time_ns']) if s['time_ns'] is not None
-                                    else str(s['events']), s['live_bytes'],
-                                    s['rss_bytes'] or '-'))
+        series.append('%s %s %s' % (seconds(s['time_ns']) if s['time_ns'] is not None
+                                    else str(s['events']), col(s['live_bytes']),
+                                    col(s['rss_bytes']) if s['rss_bytes'] else '-'))
     want.append('== series (%s, live bytes, RSS bytes)' % (
         'seconds' if doc['every_ns'] else 'event'))
     want += series
-    got = []
+    got, in_series = [], False
     for line in text:
-        m = re.match(r'^ *(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)  (.*)$', line)
-        if m:
+        m = re.match(r'^ *(' + FIG + r') +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)  (.*)$', line)
+        in_series = in_series or line.startswith('== series')
+        if m and not in_series:
             got.append(' '.join(m.groups()))
+        elif in_series and UNITS:  # in units, the series is in columns
+            got.append(' '.join(line.split()))
         else:
             got.append('header' if line.lstrip().startswith('live bytes') else line.lstrip())
     return got, want
@@ -210,22 +248,27 @@ def layout(text, doc):
         want += ['none %d' % g['none']] if g['none'] else []
         want += ['overlap %d' % g['overlap']] if g['overlap'] else []
         want += ['%s %d' % (label(b['min'], b['max']), b['blocks']) for b in g['buckets']]
-    want.append('pages in use (%d bytes): %d at the end, for %d live bytes' % (
-        doc['page_bytes'], doc['pages_end'], doc['live_bytes_end']))
-    want.append('most pages in use: %d after event %d, for %d live bytes' % (
-        doc['pages_max'], doc['pages_max_after_event'], doc['live_bytes_at_pages_max']))
+    want.append('pages in use (%d bytes): %d at the end, for %s live' % (
+        doc['page_bytes'], doc['pages_end'], said(doc['live_bytes_end'])))
+    want.append('most pages in use: %d after event %d, for %s live' % (
+        doc['pages_max'], doc['pages_max_after_event'], said(doc['live_bytes_at_pages_max'])))
     got = [re.sub(r' \([0-9.]+% of their bytes\)$', '', ' '.join(x.split()))
            if not x.startswith('==') else x for x in text]
     return got, want
 
 
 def diff(text, doc):
-    want = ['header'] + [' '.join('%d %d %+d' % (s[k + '_a'], s[k + '_b'], s[k + '_change'])
-                                  for k in ('allocs', 'peak', 'leak')) + ' ' + folded(s['stack'])
+    want = ['header'] + [' '.join(['%d %d %+d' % (s['allocs_a'], s['allocs_b'], s['allocs_change'])] +
+                                  ['%s %s %s' % (col(s[k + '_a']), col(s[k + '_b']),
+                                                 change(s[k + '_change']))
+                                   for k in ('peak', 'leak')]) + ' ' + folded(s['stack'])
                          for s in doc['sites']]
     if not doc['sites']:
         want.append('(no site differs)')
-    got = ['header'] + [' '.join(x.split(None, 9)) for x in text[1:]]
+    row = re.compile(r'^ +(\d+) +(\d+) +([+-]\d+)' + r' +(%s) +(%s) +([+-]%s)' % (FIG, FIG, FIG) * 2 +
+                     r'  (.*)$')
+    got = ['header'] + [' '.join(m.groups()) if m else x
+                        for x in text[1:] for m in [row.match(x)]]
     return got, want
 
 

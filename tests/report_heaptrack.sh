@@ -52,7 +52,7 @@ done
 "$R" export --folded --weight heaptrack-temp-count "$T/t.atz" >"$T/export.ht" 2>"$T/err" ||
 	fail_run "export --folded --weight heaptrack-temp-count"
 "$R" summary --json "$T/t.atz" >"$T/summary.json" 2>"$T/err" || fail_run "summary --json"
-"$R" leaks "$T/t.atz" >"$T/leaks.txt" 2>"$T/err" || fail_run "leaks"
+"$R" leaks --bytes "$T/t.atz" >"$T/leaks.txt" 2>"$T/err" || fail_run "leaks"
 
 # Each check as NAME<TAB>GOT<TAB>WANT, from the two tools' figures per site.
 python3 - "$T" "$SRC" >"$T/checks" <<'PY' || fail "the figures are read" "$(cat "$T/checks")"

@@ -18,7 +18,7 @@ live blocks in dicts, and prints what a command should print, in the program's f
   report_model.py sizes LOG                     sizes
   report_model.py timeline LOG CHURN TOP        timeline --churn CHURN --top TOP
   report_model.py diff A B                      diff
-  report_model.py top W LIMIT LOG [--bytes]     top --by W --limit LIMIT [--bytes]
+  report_model.py top W LIMIT LOG               top --by W --limit LIMIT
   report_model.py top-json W LIMIT LOG          top --by W --limit LIMIT --json
   report_model.py leaks-json LOG                leaks --json (a site's stack: [its function])
   report_model.py leaks-csv LOG                 leaks --csv
@@ -32,6 +32,11 @@ live blocks in dicts, and prints what a command should print, in the program's f
   report_model.py gen-tidy SEED N               a random log whose live blocks never overlap
   report_model.py lifetimes LOG                 lifetimes --annotate
   report_model.py layout LOG                    layout --annotate
+
+The text outputs write byte figures in binary units, as the man page says ("512 B" under
+1024, then KiB ... EiB with one decimal, rounded down; a change with its sign, "+1.2 MiB");
+--bytes anywhere among the arguments models the commands' --bytes: exact integers ("N" in
+columns, "N bytes" in sentences, "+N" for changes). Bucket labels are exact always.
 
 The JSON outputs are printed as json.dumps(..., sort_keys=True) writes them (the tests load
 the report's and print it the same way); CSV as Python's csv module writes it (RFC 4180: a
@@ -403,9 +408,11 @@ class Model:
 
     def snapshot(self, applied, top):
         o = self.snapshots
-        o.append('== snapshot %d after %d events: %d bytes live in %d blocks' % (
-            len(self.series) + 1, applied, self.live, self.blocks))
-        self.series.append('%d %d -' % (applied, self.live))
+        o.append('== snapshot %d after %d events: %s live in %d blocks' % (
+            len(self.series) + 1, applied, said(self.live), self.blocks))
+        # the series: exact figures separated by a space; in units, in columns of 10
+        self.series.append('%d %*s %*s' % (applied, 0 if EXACT else 10, col(self.live),
+                                           0 if EXACT else 10, '-'))
         o.append('%12s %8s %10s %10s %10s %10s %8s  %s' % (
             'live bytes', 'blocks', 'allocs', 'frees', 'allocs all', 'frees all', 'pid', 'site'))
         rows = []
@@ -415,8 +422,8 @@ class Model:
                     rows.append((-s.live, f, p.pid, s))
         rows.sort(key=lambda r: r[:3])
         for _, f, pid, s in rows[:top]:
-            o.append('%12d %8d %10d %10d %10d %10d %8d  %s' % (
-                s.live, s.blocks, s.since_allocs, s.since_frees, s.allocs, s.frees, pid, f))
+            o.append('%12s %8d %10d %10d %10d %10d %8d  %s' % (
+                col(s.live), s.blocks, s.since_allocs, s.since_frees, s.allocs, s.frees, pid, f))
         for p in self.procs.values():
             for s in p.sites.values():
                 s.since_allocs = s.since_frees = 0
@@ -518,8 +525,8 @@ def cmd_leaks(m):
     for p in ps:
         heading(p, ps)
         since, rows = growth_rows(m, p)
-        print('live at the end: %d bytes in %d blocks, %d sites; growth since %s, of %s' % (
-            min(p.live, U64), p.blocks, len(rows), clock_text(since, times),
+        print('live at the end: %s in %d blocks, %d sites; growth since %s, of %s' % (
+            said(min(p.live, U64)), p.blocks, len(rows), clock_text(since, times),
             clock_text(m.end_clock, times)))
         if rows:
             print('%12s %8s %12s %14s  %-7s  %s' % ('bytes', 'blocks', 'growth', 'mean age',
@@ -527,8 +534,8 @@ def cmd_leaks(m):
         for live, blocks, growth, age, kind, f in rows:
             age_text = ('%d.%03d s' % (age // 10**9, age % 10**9 // 10**6)) if times \
                 else '%d ev' % age
-            print('%12d %8d %+12d %14s  %-7s  %s' % (min(live, U64), blocks, growth, age_text,
-                                                     kind, f))
+            print('%12s %8d %12s %14s  %-7s  %s' % (col(min(live, U64)), blocks, change(growth),
+                                                    age_text, kind, f))
 
 
 def cmd_leaks_json(m):
@@ -579,6 +586,24 @@ WEIGHTS = {'alloc-count': ('allocation calls', False),
            'temp-count': ('temporary allocations (freed by the next call of their thread)', False)}
 
 
+EXACT = '--bytes' in sys.argv
+
+
+def col(n):
+    """A byte figure in a column headed bytes."""
+    return str(n) if EXACT else human(n)
+
+
+def said(n):
+    """A byte figure in a sentence."""
+    return '%d bytes' % n if EXACT else human(n)
+
+
+def change(n):
+    """A change of bytes, with its sign."""
+    return '%+d' % n if EXACT else ('-' if n < 0 else '+') + human(abs(n))
+
+
 def site_weight(s, weight):
     return {'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
             'leak-bytes': s.live, 'temp-count': s.temps}[weight]
@@ -599,7 +624,7 @@ def top_rows(p, weight):
                    if site_weight(s, weight)), key=lambda r: (-r[0], r[1]))
 
 
-def cmd_top(m, weight, limit, exact):
+def cmd_top(m, weight, limit):
     ps = m.proc_list()
     meaning, is_bytes = WEIGHTS[weight]
     for p in ps:
@@ -613,7 +638,7 @@ def cmd_top(m, weight, limit, exact):
         print('%14s %7s  %s' % ('bytes' if is_bytes else 'count', 'share',
                                 'site: the allocation function, then its callers'))
         for v, f in shown:
-            text = (str(v) if exact else human(v)) if is_bytes else str(v)
+            text = col(v) if is_bytes else str(v)
             tenths = v * 1000 // total
             print('%14s %5d.%d%%  %s' % (text, tenths // 10, tenths % 10, f))
 
@@ -663,10 +688,10 @@ def cmd_tree(m, end, min_percent=1):
         heading(p, ps)
         total = p.live if end else p.peak
         blocks = p.blocks if end else p.peak_blocks
-        print('live at %s: %d bytes in %d blocks' % ('end' if end else 'heap peak', total, blocks))
+        print('live at %s: %s in %d blocks' % ('end' if end else 'heap peak', said(total), blocks))
         if not total:
             continue
-        print('%6.2f%% %12d bytes %8d blocks  all' % (100.0, total, blocks))
+        print('%6.2f%% %18s %8d blocks  all' % (100.0, said(total), blocks))
         rows = sorted(((s.live, s.blocks, f) if end else (s.peak, s.peak_blocks, f)
                        for f, s in p.sites.items()), key=lambda r: (-r[0], r[2]))
         left, left_bytes = 0, 0
@@ -675,10 +700,10 @@ def cmd_tree(m, end, min_percent=1):
                 left += 1
                 left_bytes += b
             elif b:
-                print('%6.2f%% %12d bytes %8d blocks    %s' % (100.0 * b / total, b, k, f))
+                print('%6.2f%% %18s %8d blocks    %s' % (100.0 * b / total, said(b), k, f))
         if left:
-            print('(%d frames under %d%% left out, %d bytes; --min-percent 0 shows them)' % (
-                left, min_percent, left_bytes))
+            print('(%d frames under %d%% left out, %s; --min-percent 0 shows them)' % (
+                left, min_percent, said(left_bytes)))
 
 
 def cmd_sizes(m):
@@ -688,7 +713,7 @@ def cmd_sizes(m):
         rng = '0' if k == 0 else '%d-%d' % (1 << (k - 1), (1 << k) - 1)
         # the site of most bytes; of sites as big, the one that allocated first
         best = max(by_site.items(), key=lambda kv: (kv[1], -m.site_rank[kv[0]]))[0]
-        print('%-41s %10d %14d  %s' % (rng, count, total, best[1]))
+        print('%-41s %10d %14s  %s' % (rng, count, col(total), best[1]))
 
 
 def size_buckets(m):
@@ -764,8 +789,9 @@ def cmd_diff(a, b):
     if not rows:
         print('(no site differs)')
     for f, x, y in rows:
-        print(''.join(' %12d %12d %+13d' % (x[i], y[i], y[i] - x[i]) for i in range(3)) +
-              '  ' + f)
+        print(' %12d %12d %+13d' % (x[0], y[0], y[0] - x[0]) +
+              ''.join(' %12s %12s %13s' % (col(x[i]), col(y[i]), change(y[i] - x[i]))
+                      for i in (1, 2)) + '  ' + f)
 
 
 def main(argv):
@@ -790,7 +816,7 @@ def main(argv):
         Model(parse(argv[2]), churn=int(argv[3]), top=int(argv[4])).timeline()
         return
     if cmd == 'top':
-        cmd_top(Model(parse(argv[4])), argv[2], int(argv[3]), '--bytes' in argv[5:])
+        cmd_top(Model(parse(argv[4])), argv[2], int(argv[3]))
         return
     if cmd == 'top-json':
         cmd_top_json(Model(parse(argv[4])), argv[2], int(argv[3]))

@@ -2,7 +2,8 @@
  * every step and one allocated at the end gives steady, growing and young sites, in that order
  * of the listing (growing first), with their growth since the sample at or before half the
  * trace and the mean age of their live blocks; a trace too short for a sample counts growth
- * from the start; the same as JSON and CSV, and a site that shrank since the sample. */
+ * from the start; the text with exact figures (--bytes) and in units; the same as JSON and CSV,
+ * and a site that shrank since the sample. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "../../report/growth.h"
+#include "../../report/units.h"
 
 /* A writer of leaks (text, JSON, CSV). */
 typedef int (*leaks_writer)(FILE *, const struct rep_heap *, const struct rep_growth *);
@@ -68,7 +70,9 @@ static void test_kinds(void **state)
 	for (int i = 0; i < 40; i++)                    /* clocks 1 to 40: kept, growing */
 		evs[1 + i] = alloc(AT_MALLOC, 32, 0x1000 + 64 * (uint64_t)i);
 	evs[41] = alloc(AT_VALLOC, 50, 0x9000);         /* clock 41: young */
+	rep_units_set_exact(1);
 	char *got = leaks_of(evs, 42);
+	rep_units_set_exact(0);
 	/* samples at 16 and 32 events kept: 16 is at or before half of 42; the malloc blocks'
 	 * mean clock is 820 / 40 = 20, so their age is 22 */
 	assert_string_equal(got,
@@ -79,13 +83,25 @@ static void test_kinds(void **state)
 			    "         100        1           +0          42 ev  steady   calloc\n"
 			    "          50        1          +50           1 ev  young    valloc\n");
 	free(got);
+	/* in units, the default: 1430 bytes are 1.3 KiB (1.396...), 1280 are 1.2 KiB (1.25) */
+	got = leaks_of(evs, 42);
+	assert_string_equal(got,
+			    "live at the end: 1.3 KiB in 42 blocks, 3 sites; growth since 16 "
+			    "events, of 42 events\n"
+			    "       bytes   blocks       growth       mean age  kind     site\n"
+			    "     1.2 KiB       40       +800 B          22 ev  growing  malloc\n"
+			    "       100 B        1         +0 B          42 ev  steady   calloc\n"
+			    "        50 B        1        +50 B           1 ev  young    valloc\n");
+	free(got);
 }
 
 static void test_short(void **state)
 {
 	(void)state;
 	struct at_event evs[1] = { alloc(AT_MALLOC, 8, 0x10) };
+	rep_units_set_exact(1);
 	char *got = leaks_of(evs, 1);
+	rep_units_set_exact(0);
 
 	/* one event: no sample at or before half of it: growth from the start */
 	assert_string_equal(got,

@@ -1,6 +1,6 @@
-/* test_report_top.c: unit tests of report/top.c: bytes in binary units (table-driven, at each
- * unit's edges and at 2^64 - 1), and the ranking of a small pass: order, ties by text, the
- * limit, shares, the exact-bytes switch, and the JSON form. */
+/* test_report_top.c: unit tests of report/top.c: the ranking of a small pass: order, ties by
+ * text, the limit, shares, the exact-bytes switch, and the JSON form (the units themselves:
+ * test_report_units.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,35 +12,6 @@
 #include <cmocka.h>
 
 #include "../../report/top.h"
-
-static void test_human_bytes(void **state)
-{
-	(void)state;
-	static const struct {
-		uint64_t bytes;
-		const char *human, *exact;
-	} cases[] = {
-		{ 0, "0 B", "0" },
-		{ 1023, "1023 B", "1023" },
-		{ 1024, "1.0 KiB", "1024" },
-		{ 1535, "1.4 KiB", "1535" },   /* rounded down */
-		{ 1536, "1.5 KiB", "1536" },
-		{ 1048575, "1023.9 KiB", "1048575" },
-		{ 1048576, "1.0 MiB", "1048576" },
-		{ 25692228, "24.5 MiB", "25692228" },
-		{ UINT64_C(3) << 30, "3.0 GiB", "3221225472" },
-		{ UINT64_C(1) << 50, "1.0 PiB", "1125899906842624" },
-		{ UINT64_MAX, "15.9 EiB", "18446744073709551615" },
-	};
-	char buf[32];
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		rep_human_bytes(cases[i].bytes, 0, buf, sizeof(buf));
-		assert_string_equal(buf, cases[i].human);
-		rep_human_bytes(cases[i].bytes, 1, buf, sizeof(buf));
-		assert_string_equal(buf, cases[i].exact);
-	}
-}
 
 /* A pass over process 7: malloc 3000 live + 100 freed by its thread's next call, calloc 3000
  * live (a tie with malloc: by text, calloc first), valloc 1000 live, aligned_alloc 24 freed at
@@ -116,7 +87,6 @@ static void test_write(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_human_bytes),
 		cmocka_unit_test(test_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
