@@ -410,7 +410,9 @@ static int parse_args(int argc, char **argv, struct rep_request *r)
 	make_longopts(&all, longopts);
 	memset(r, 0, sizeof(*r));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qvhB", longopts, NULL)) != -1) {
+		if (c == 'B') /* -B: --bytes */
+			c = 256 + option_index(&all, "bytes");
 		if (c >= 256 && c < 256 + (int)all.n) {
 			const struct rep_option *o = all.o[c - 256];
 

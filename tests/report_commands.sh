@@ -610,6 +610,7 @@ size (bytes asked)                             calls          bytes  site of mos
                                                                      every site above is called from: $callers
 EOF
 check_cmd "report_sites: sizes --bytes" 0 "$T/want" "" -- "$R" sizes --bytes "$T/s.atz"
+check_cmd "report_sites: sizes -B, the short form of --bytes" 0 "$T/want" "" -- "$R" sizes -B "$T/s.atz"
 run_cmd "$R" timeline --every 0.0001 --top 3 --bytes "$T/s.atz"
 check_eq "report_sites: timeline --every: the last snapshot holds the leak" \
 	"$(grep '^== snapshot' "$T/out" | tail -n 1 | sed 's/.*: //; s/, RSS.*//'):$(grep -v 'every site above' "$T/out" | tail -n 1 | cut -d' ' -f3)" \
