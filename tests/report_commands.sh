@@ -710,6 +710,16 @@ else
 	check_eq "report_sites hold: peak --at rss-peak: the 32 MiB block, at hold_pages" \
 		"$(head -n 1 "$T/out"):$(grep -c -E "^100.00% +33554432 bytes +1 blocks +hold_pages \(report_sites.c:$(line_of 'char *p = malloc(32u << 20);' "$src")\)\$" "$T/out")" \
 		"live at RSS peak: 33554432 bytes in 1 blocks:1"
+	hold_at=$(at hold_pages 'char *p = malloc(32u << 20);')
+	main_hold=$(at main 'hold_pages();')
+	{
+		echo "sites by live-bytes, bytes live at the RSS peak: 1 of 1 shown"
+		echo "         bytes   share  site: the allocation function, then its callers"
+		echo "      32.0 MiB   100.0%  malloc < $hold_at"
+		echo "                          every site above is called from: $main_hold < $callers"
+	} >"$T/want"
+	check_cmd "report_sites hold: top --by live-bytes --at rss-peak: the 32 MiB block alone" 0 \
+		"$T/want" "" -- "$R" top --by live-bytes --at rss-peak "$T/h.atz"
 	run_cmd "$R" timeline --every 0.1 "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
 		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
