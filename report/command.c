@@ -263,7 +263,8 @@ static int answerable(const struct rep_request *r, const struct rep_heap *h,
 	char why[512];
 
 	rep_heap_rss_peak(h, &rss_peak, &rss_at);
-	if (r->heap.moment == REP_AT_RSS_PEAK && !rss_peak && r->command == REP_CMD_PEAK) {
+	if (r->heap.moment == REP_AT_RSS_PEAK && !rss_peak &&
+	    (r->command == REP_CMD_PEAK || r->command == REP_CMD_TOP)) {
 		at_error("%s: --at rss-peak: the trace has no RSS records (alloctapd writes "
 			 "them into binary traces)", src->name);
 		return REP_EXIT_UNANSWERABLE;

@@ -202,18 +202,25 @@ const struct rep_command_def rep_cmd_leaks = {
 	.write = write_nothing,
 };
 
+/* --at: peak's moment, top --by live-bytes's, and export --pprof's. */
+#define AT_BAD "--at needs heap-peak, rss-peak, end or SECONDS, not: %s"
+#define AT_ELSEWHERE "--at goes with peak, top and export --pprof"
+
 /* ---- top (top.c) --------------------------------------------------------------------------- */
 
-enum { TOP_BY, TOP_LIMIT, TOP_BYTES, TOP_JSON, TOP_CSV };
+enum { TOP_BY, TOP_AT, TOP_LIMIT, TOP_BYTES, TOP_JSON, TOP_CSV };
 static const struct rep_option top_options[] = {
 	[TOP_BY] = { .name = "by", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_LEAK_BYTES,
-		     .bad = "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
-			    "temp-count, not: %s",
-		     /* top's tables (top.c) name the first five weights */
-		     .allowed = (1u << REP_WEIGHT_HEAPTRACK_TEMP_COUNT) - 1,
-		     .refused = "top --by takes alloc-count, alloc-bytes, peak-bytes, leak-bytes or "
-				"temp-count; heaptrack-temp-count goes with export --folded --weight",
+		     .bad = "--by needs leak-bytes, live-bytes, peak-bytes, alloc-bytes, "
+			    "alloc-count, temp-count, heaptrack-temp-count or churn, not: %s",
 		     .elsewhere = "--by and --limit go with top" },
+	/* the moment of --by live-bytes, the one key it goes with (the others are figures of
+	 * the whole trace): the row after --by's, whose value it reads */
+	[TOP_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_END, .bad = AT_BAD,
+		     .elsewhere = AT_ELSEWHERE, .with = "by",
+		     .with_values = 1u << REP_WEIGHT_LIVE_BYTES,
+		     .conflict = "top --at goes with --by live-bytes (the other keys are figures "
+				 "of the whole trace)" },
 	[TOP_LIMIT] = { .name = "limit", .arg = REP_ARG_COUNT, .value = 20, .above_zero = 1,
 			.bad = "--limit needs a count of sites above 0, not: %s",
 			.elsewhere = "--by and --limit go with top" },
@@ -228,7 +235,9 @@ static int write_top(FILE *f, const struct rep_request *r, struct rep_pass *a,
 	const struct rep_top_options o = { .by = (enum rep_weight)r->opt[TOP_BY],
 					   .limit = (size_t)r->opt[TOP_LIMIT],
 					   .exact = (int)r->opt[TOP_BYTES],
-					   .json = (int)r->opt[TOP_JSON] };
+					   .json = (int)r->opt[TOP_JSON],
+					   .at = r->heap.moment,
+					   .at_ns = r->heap.moment_ns };
 
 	(void)b;
 	if (r->opt[TOP_CSV])
@@ -240,15 +249,22 @@ const struct rep_command_def rep_cmd_top = {
 	.name = "top",
 	.traces = 1,
 	.usage =
-"  top [--by W] [--limit N] [--json | --csv] [--bytes]\n"
+"  top [--by W] [--at heap-peak|rss-peak|end|SECONDS] [--limit N] [--json | --csv] [--bytes]\n"
 "                      the N (20) sites of most W per process, the allocation function\n"
 "                      first, then its callers, each at its line where debug information\n"
 "                      says (\"malloc < parse (app.c:31) < main (app.c:80)\"), the callers\n"
 "                      every listed site shares said once below them; each with its share\n"
 "                      of the process's total. W: leak-bytes (live at the end, the\n"
-"                      default), peak-bytes (live at the heap peak), alloc-bytes,\n"
-"                      alloc-count, temp-count (temporary allocations, as heaptrack\n"
-"                      documents them: see summary). --json: {\"by\",\n"
+"                      default), live-bytes (live at --at's moment: the end, the default,\n"
+"                      the same as leak-bytes; heap-peak, the same as peak-bytes; rss-peak\n"
+"                      or SECONDS, as peak takes them; --at goes with live-bytes only),\n"
+"                      peak-bytes (live at the heap peak), alloc-bytes, alloc-count,\n"
+"                      temp-count (temporary allocations, as heaptrack documents them: see\n"
+"                      summary), heaptrack-temp-count (as heaptrack_print counts them: see\n"
+"                      summary), churn (bytes of the site's blocks released again within\n"
+"                      the trace: freed, released by a realloc or replaced at their\n"
+"                      address, whatever their age; temporaries are the blocks released at\n"
+"                      once). --json: {\"by\", (live-bytes: \"at\", \"time_ns\"),\n"
 "                      \"processes\": [{\"pid\", \"total\", \"sites\": [{\"value\", \"stack\":\n"
 "                      [leaf, ..., root]}]}]}, each frame {\"function\", \"file\", \"line\",\n"
 "                      \"inlined\"} (the last three when known, or true); --csv:\n"
@@ -289,14 +305,12 @@ const struct rep_command_def rep_cmd_sizes = {
 
 /* ---- peak (tree.c) ------------------------------------------------------------------------ */
 
-/* --at: peak's moment, and export --pprof's. */
-#define AT_BAD "--at needs heap-peak, rss-peak, end or SECONDS, not: %s"
 
 enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON, PEAK_DEPTH, PEAK_BOTTOM_UP, PEAK_BYTES };
 static const struct rep_option peak_options[] = {
 	[PEAK_DOT] = { .name = "dot", .elsewhere = "--dot goes with peak" },
 	[PEAK_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_PEAK, .bad = AT_BAD,
-		      .elsewhere = "--at goes with peak" },
+		      .elsewhere = AT_ELSEWHERE },
 	[PEAK_MIN_PERCENT] = { .name = "min-percent", .arg = REP_ARG_COUNT, .value = 1,
 			       .bad = "--min-percent needs a whole percent from 0 to 100, not: %s",
 			       .elsewhere = "--min-percent goes with peak" },
@@ -591,13 +605,18 @@ static const struct rep_option export_options[] = {
 	[EXPORT_FOLDED] = { .name = "folded", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
 	[EXPORT_WEIGHT] = { .name = "weight", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_ALLOC_COUNT,
 			    .bad = "--weight needs alloc-count, alloc-bytes, peak-bytes, "
-				   "leak-bytes, temp-count or heaptrack-temp-count, not: %s",
+				   "leak-bytes, temp-count, heaptrack-temp-count or churn, not: %s",
+			    /* live-bytes is the last weight: top's, with its moment */
+			    .allowed = (1u << REP_WEIGHT_LIVE_BYTES) - 1,
+			    .refused = "export --folded --weight takes alloc-count, alloc-bytes, "
+				       "peak-bytes, leak-bytes, temp-count, heaptrack-temp-count or "
+				       "churn; live-bytes goes with top",
 			    .elsewhere = EXPORT_ELSEWHERE, .conflicts = "pprof",
 			    .conflict = "--weight goes with --folded: a pprof profile holds "
 					"every weight" },
 	/* in use at the end, unless --at heap-peak */
 	[EXPORT_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_END, .bad = AT_BAD,
-			.elsewhere = "--at goes with peak", .needs = "pprof",
+			.elsewhere = AT_ELSEWHERE, .needs = "pprof",
 			.allowed = 1u << REP_AT_PEAK | 1u << REP_AT_END,
 			.refused = "export --pprof takes --at heap-peak or end" },
 };
@@ -632,7 +651,8 @@ const struct rep_command_def rep_cmd_export = {
 "                      Pyroscope read it); lines sorted by stack text, lines of weight 0\n"
 "                      left out. W: alloc-count (default), alloc-bytes, peak-bytes (live at\n"
 "                      the heap peak), leak-bytes (live at the end), temp-count,\n"
-"                      heaptrack-temp-count (heaptrack_print's rule, see summary)\n"
+"                      heaptrack-temp-count (heaptrack_print's rule, see summary), churn\n"
+"                      (bytes released again: see top)\n"
 "  export --pprof [--at heap-peak|end] [-o FILE]\n"
 "                      a gzip'd pprof profile (go tool pprof, Pyroscope, Parca): Go's heap\n"
 "                      sample types alloc_objects, alloc_space, inuse_objects, inuse_space\n"

@@ -67,7 +67,11 @@ struct rep_option {
 	const char *needs;     /* NULL, or an option of the command this one goes with only; its
 				* value is then set only when that one is given */
 	const char *conflicts; /* NULL, or an option of the command this one cannot be given with */
-	const char *conflict;  /* the message then */
+	const char *conflict;  /* the message then, and with's */
+	const char *with;      /* NULL, or an option of the command on an earlier row: this one,
+				* when given, goes only with with_values of it (bits 1 << value,
+				* given or its default); the message conflict otherwise */
+	unsigned with_values;
 	unsigned allowed;      /* 0, or the values (bits 1 << value) this command takes */
 	const char *refused;   /* the message for a value not allowed */
 };

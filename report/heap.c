@@ -279,6 +279,7 @@ static void release(struct rep_heap *h, struct rep_proc *p, struct block *b)
 	tell(h, b, 1);
 	before_change(h, s);
 	count_live(h, s, p, b->size, 0);
+	s->churn_bytes = rep_sat_add(s->churn_bytes, b->size);
 	s->frees++;
 	s->since_frees++;
 	block_remove(h, b);
@@ -610,6 +611,10 @@ uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w)
 		return s->temps;
 	case REP_WEIGHT_HEAPTRACK_TEMP_COUNT:
 		return s->heaptrack_temps;
+	case REP_WEIGHT_CHURN:
+		return s->churn_bytes;
+	case REP_WEIGHT_LIVE_BYTES:
+		return s->moment_bytes;
 	}
 	return 0;
 }

@@ -64,6 +64,7 @@ struct rep_site {
 	uint32_t stack;           /* the stack of its first event (0: none): its locations */
 	uint64_t allocs, alloc_bytes, frees, temps;
 	uint64_t heaptrack_temps;             /* temporaries by heaptrack_print's rule */
+	uint64_t churn_bytes;                 /* bytes of its blocks released (rep_site_weight) */
 	uint64_t live_bytes, live_blocks;
 	uint64_t peak_bytes, peak_blocks;     /* at its process's heap peak */
 	uint64_t moment_bytes, moment_blocks; /* at the chosen moment */
@@ -166,7 +167,14 @@ int rep_heap_has_times(const struct rep_heap *h);
 uint64_t rep_heap_span(const struct rep_heap *h);
 
 /* What the site weighs for w, over the whole pass: its allocation calls, bytes asked, bytes
- * live at its process's heap peak, bytes live at the end, or temporary allocations. */
+ * live at its process's heap peak, bytes live at the end, temporary allocations (either rule),
+ * churn, or bytes live at the chosen moment (moment_bytes: at REP_AT_PEAK, the end's; the
+ * heap peak's figure is peak_bytes, as each process has its own). Churn is the bytes of the site's
+ * blocks released within the pass: freed, released by a realloc (the old block's size, to
+ * the site that allocated it), or replaced by a new block at their address; so allocated
+ * and given back again, whatever their lifetime (a temporary counts blocks released at
+ * once, by the next call). A block allocated before the pass (or the window) is not the
+ * site's, and a block still live at the end is not churn. */
 uint64_t rep_site_weight(const struct rep_site *s, enum rep_weight w);
 
 /* The site's text: its located line (callers root first, each "function (file:line)" where

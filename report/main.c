@@ -277,6 +277,8 @@ static int check_own(struct rep_request *r, const struct options *all)
 		}
 		if (o->allowed && !(o->allowed & 1u << all->given[k].v))
 			return at_usage_error("%s", o->refused);
+		if (o->with && !(o->with_values & 1u << rep_option_value(r, o->with)))
+			return at_usage_error("%s", o->conflict);
 		rep_option_set(r, i, all->given[k].v, all->given[k].ns);
 		ask_time(r, o, &all->given[k]);
 	}

@@ -7,16 +7,24 @@
 #include "finish.h"
 #include "json.h"
 #include "sitetext.h"
+#include "span.h"
 #include "tables.h"
 #include "top.h"
 #include "units.h"
 
-/* The weight the sites are ranked by (rep_sorted_sites takes a function of the site alone). */
-static enum rep_weight ranked_by;
+/* The ranking's options (rep_sorted_sites takes a function of the site alone). */
+static const struct rep_top_options *ranked_by;
 
 static uint64_t ranked_weight(const struct rep_site *s)
 {
-	return rep_site_weight(s, ranked_by);
+	return rep_top_weight(s, ranked_by);
+}
+
+uint64_t rep_top_weight(const struct rep_site *s, const struct rep_top_options *o)
+{
+	if (o->by == REP_WEIGHT_LIVE_BYTES && o->at == REP_AT_PEAK)
+		return rep_site_weight(s, REP_WEIGHT_PEAK_BYTES);
+	return rep_site_weight(s, o->by);
 }
 
 /* The weights' names on the command line, and what each one is. */
@@ -26,6 +34,9 @@ static const char *const weight_names[] = {
 	[REP_WEIGHT_PEAK_BYTES] = "peak-bytes",
 	[REP_WEIGHT_LEAK_BYTES] = "leak-bytes",
 	[REP_WEIGHT_TEMP_COUNT] = "temp-count",
+	[REP_WEIGHT_HEAPTRACK_TEMP_COUNT] = "heaptrack-temp-count",
+	[REP_WEIGHT_CHURN] = "churn",
+	[REP_WEIGHT_LIVE_BYTES] = "live-bytes",
 };
 static const char *const weight_meanings[] = {
 	[REP_WEIGHT_ALLOC_COUNT] = "allocation calls",
@@ -33,12 +44,33 @@ static const char *const weight_meanings[] = {
 	[REP_WEIGHT_PEAK_BYTES] = "bytes live at the heap peak",
 	[REP_WEIGHT_LEAK_BYTES] = "bytes live at the end",
 	[REP_WEIGHT_TEMP_COUNT] = "temporary allocations (freed by the next call of their thread)",
+	[REP_WEIGHT_HEAPTRACK_TEMP_COUNT] = "temporary allocations as heaptrack_print counts them "
+					    "(released right after an allocation of their site "
+					    "and size)",
+	[REP_WEIGHT_CHURN] = "bytes allocated and released again (freed or reallocated)",
+	[REP_WEIGHT_LIVE_BYTES] = "bytes live at", /* and the moment (meaning_of) */
 };
 
 static int counts_bytes(enum rep_weight w)
 {
 	return w == REP_WEIGHT_ALLOC_BYTES || w == REP_WEIGHT_PEAK_BYTES ||
-	       w == REP_WEIGHT_LEAK_BYTES;
+	       w == REP_WEIGHT_LEAK_BYTES || w == REP_WEIGHT_CHURN || w == REP_WEIGHT_LIVE_BYTES;
+}
+
+/* What o->by is, in words, into buf (size bytes): its meaning, by live-bytes with the moment
+ * ("the end", "the heap peak", "the RSS peak" or "S s", the seconds exact). Returns buf. */
+static const char *meaning_of(const struct rep_top_options *o, char *buf, size_t size)
+{
+	char secs[32];
+
+	if (o->by != REP_WEIGHT_LIVE_BYTES)
+		snprintf(buf, size, "%s", weight_meanings[o->by]);
+	else if (o->at == REP_AT_TIME)
+		snprintf(buf, size, "%s %s s", weight_meanings[o->by], rep_seconds_text(o->at_ns, secs));
+	else
+		snprintf(buf, size, "%s the %s", weight_meanings[o->by],
+			 o->at == REP_AT_PEAK ? "heap peak" : o->at == REP_AT_RSS_PEAK ? "RSS peak" : "end");
+	return buf;
 }
 
 /* ---- text ------------------------------------------------------------------------------------ */
@@ -56,13 +88,13 @@ static void put_value(FILE *out, uint64_t v, const struct rep_top_options *o)
 
 /* The total of the weight over process proc's sites. */
 static rep_u128 total_of(const struct rep_site *sites, size_t nsites, size_t proc,
-			 enum rep_weight w)
+			 const struct rep_top_options *o)
 {
 	rep_u128 t = 0;
 
 	for (size_t i = 0; i < nsites; i++)
 		if (sites[i].proc == proc)
-			t += rep_site_weight(&sites[i], w);
+			t += rep_top_weight(&sites[i], o);
 	return t;
 }
 
@@ -80,7 +112,7 @@ static void write_rows(FILE *out, const struct rep_heap *h, const struct rep_sit
 	fprintf(out, "%14s %7s  %s\n", counts_bytes(o->by) ? "bytes" : "count", "share",
 		"site: the allocation function, then its callers");
 	for (size_t k = 0; k < shown; k++) {
-		uint64_t v = rep_site_weight(&sites[idx[k]], o->by);
+		uint64_t v = rep_top_weight(&sites[idx[k]], o);
 
 		put_value(out, v, o);
 		put_share(out, v, total);
@@ -104,11 +136,13 @@ static int write_process_text(FILE *out, const struct rep_heap *h, size_t proc,
 	size_t shown = count < o->limit ? count : o->limit;
 	if (nprocs > 1)
 		fprintf(out, "== process %" PRIu32 "\n", p->pid);
+	char meaning[160];
+
 	fprintf(out, "sites by %s, %s: %zu of %zu shown\n", weight_names[o->by],
-		weight_meanings[o->by], shown, count);
+		meaning_of(o, meaning, sizeof(meaning)), shown, count);
 	if (shown)
 		write_rows(out, h, sites, idx, shown, rep_shared_callers(h, sites, idx, shown),
-			   total_of(sites, nsites, proc, o->by), o);
+			   total_of(sites, nsites, proc, o), o);
 	free(idx);
 	return 0;
 }
@@ -126,12 +160,12 @@ static int write_process_json(struct rep_json *j, const struct rep_heap *h, size
 		return -1;
 	rep_json_object(j);
 	rep_json_key_u64(j, "pid", p->pid);
-	rep_json_key_u64(j, "total", rep_sat_u64(total_of(sites, nsites, proc, o->by)));
+	rep_json_key_u64(j, "total", rep_sat_u64(total_of(sites, nsites, proc, o)));
 	rep_json_key(j, "sites");
 	rep_json_array(j);
 	for (size_t k = 0; k < count && k < o->limit; k++) {
 		rep_json_object(j);
-		rep_json_key_u64(j, "value", rep_site_weight(&sites[idx[k]], o->by));
+		rep_json_key_u64(j, "value", rep_top_weight(&sites[idx[k]], o));
 		rep_json_key(j, "stack");
 		rep_json_site(j, h, &sites[idx[k]]);
 		rep_json_object_end(j);
@@ -142,17 +176,37 @@ static int write_process_json(struct rep_json *j, const struct rep_heap *h, size
 	return 0;
 }
 
+/* The JSON document's start: {"by": W, by live-bytes "at": A, "time_ns": T or null, then
+ * "processes": [. */
+/* The document's keys before "processes": "by", and for live-bytes its moment ("at") and time
+ * ("time_ns": that of --at SECONDS, else null). */
+static void put_json_head(struct rep_json *j, const struct rep_top_options *o)
+{
+	rep_json_key_cstring(j, "by", weight_names[o->by]);
+	if (o->by != REP_WEIGHT_LIVE_BYTES)
+		return;
+	rep_json_key_cstring(j, "at", o->at == REP_AT_TIME	   ? "time"
+				      : o->at == REP_AT_PEAK	   ? "heap-peak"
+				      : o->at == REP_AT_RSS_PEAK ? "rss-peak"
+								   : "end");
+	rep_json_key(j, "time_ns");
+	if (o->at == REP_AT_TIME)
+		rep_json_u64(j, o->at_ns);
+	else
+		rep_json_null(j);
+}
+
 int rep_write_top(FILE *out, const struct rep_heap *h, const struct rep_top_options *o)
 {
 	const struct rep_proc *procs;
 	size_t n = rep_heap_procs(h, &procs);
 	struct rep_json j = { 0 };
 
-	ranked_by = o->by;
+	ranked_by = o;
 	if (o->json) {
 		rep_json_init(&j, out);
 		rep_json_object(&j);
-		rep_json_key_cstring(&j, "by", weight_names[o->by]);
+		put_json_head(&j, o);
 		rep_json_key(&j, "processes");
 		rep_json_array(&j);
 	}

@@ -17,6 +17,10 @@ int rep_weight_parse(const char *name, enum rep_weight *w)
 		*w = REP_WEIGHT_TEMP_COUNT;
 	else if (strcmp(name, "heaptrack-temp-count") == 0)
 		*w = REP_WEIGHT_HEAPTRACK_TEMP_COUNT;
+	else if (strcmp(name, "churn") == 0)
+		*w = REP_WEIGHT_CHURN;
+	else if (strcmp(name, "live-bytes") == 0)
+		*w = REP_WEIGHT_LIVE_BYTES;
 	else
 		return -1;
 	return 0;

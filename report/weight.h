@@ -14,10 +14,12 @@ enum rep_weight {
 	REP_WEIGHT_LEAK_BYTES,      /* bytes live at the end */
 	REP_WEIGHT_TEMP_COUNT,      /* temporary allocations */
 	REP_WEIGHT_HEAPTRACK_TEMP_COUNT, /* temporary allocations by heaptrack_print's rule */
+	REP_WEIGHT_CHURN,           /* bytes of the site's blocks released again (heap.h) */
+	REP_WEIGHT_LIVE_BYTES,      /* bytes live at the pass's chosen moment (heap.h) */
 };
 
-/* "alloc-count", "alloc-bytes", "peak-bytes", "leak-bytes", "temp-count" or
- * "heaptrack-temp-count": 0 (w set), or -1 for any other name. */
+/* "alloc-count", "alloc-bytes", "peak-bytes", "leak-bytes", "temp-count",
+ * "heaptrack-temp-count", "churn" or "live-bytes": 0 (w set), or -1 for any other name. */
 int rep_weight_parse(const char *name, enum rep_weight *w);
 
 /* Whether the event is an allocation call: every function of the family but free (and the

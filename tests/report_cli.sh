@@ -53,16 +53,13 @@ usage_case "unknown command" "unknown command flame (summary, peak, leaks, top, 
 usage_case "no --folded" "export needs one output format: --folded or --pprof" export "$T/one.log"
 usage_case "no TRACE" "export needs a TRACE (a file, or - for standard input)" export --folded
 usage_case "two TRACEs" "export: one operand too many: b" export --folded a b
-usage_case "bad --weight" "--weight needs alloc-count, alloc-bytes, peak-bytes, leak-bytes, temp-count or heaptrack-temp-count, not: bytes" \
+usage_case "bad --weight" "--weight needs alloc-count, alloc-bytes, peak-bytes, leak-bytes, temp-count, heaptrack-temp-count or churn, not: bytes" \
 	export --folded --weight bytes "$T/one.log"
 usage_case "--weight without its value" "missing argument for option --weight" \
 	export --folded "$T/one.log" --weight
 usage_case "unknown option" "unknown option --flame" export --flame "$T/one.log"
-usage_case "top: bad --by" "--by needs alloc-count, alloc-bytes, peak-bytes, leak-bytes or temp-count, not: churn" \
-	top --by churn "$T/one.log"
-usage_case "top: --by heaptrack-temp-count (export's only)" \
-	"top --by takes alloc-count, alloc-bytes, peak-bytes, leak-bytes or temp-count; heaptrack-temp-count goes with export --folded --weight" \
-	top --by heaptrack-temp-count "$T/one.log"
+usage_case "top: bad --by" "--by needs leak-bytes, live-bytes, peak-bytes, alloc-bytes, alloc-count, temp-count, heaptrack-temp-count or churn, not: calls" \
+	top --by calls "$T/one.log"
 usage_case "peak: bad --min-percent" "--min-percent needs a whole percent from 0 to 100, not: 0.5" \
 	peak --min-percent 0.5 "$T/one.log"
 usage_case "peak: bad --depth" "--depth needs a count of levels (0: all), not: -1" \

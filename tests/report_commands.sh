@@ -71,11 +71,18 @@ for log in g1.log g2.log g1.plain.atz; do
 	model_case "$log: export --folded --weight heaptrack-temp-count" \
 		export heaptrack-temp-count "$T/$src" -- \
 		export --folded --weight heaptrack-temp-count "$T/$log"
-	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count; do
+	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count churn; do
 		model_case "$log: export --folded --weight $w" export "$w" "$T/$src" -- \
 			export --folded --weight "$w" "$T/$log"
+	done
+	for w in alloc-count alloc-bytes peak-bytes leak-bytes temp-count heaptrack-temp-count \
+		churn live-bytes; do
 		units_case "$log: top --by $w --limit 3" top "$w" 3 "$T/$src" -- \
 			top --by "$w" --limit 3 "$T/$log"
+	done
+	for at in heap-peak end; do
+		units_case "$log: top --by live-bytes --at $at" top live-bytes 20 "$T/$src" --at "$at" -- \
+			top --by live-bytes --at "$at" "$T/$log"
 	done
 	units_case "$log: top (leak-bytes, 20 sites)" top leak-bytes 20 "$T/$src" -- top "$T/$log"
 	python3 "$M" top-json peak-bytes 4 "$T/$src" >"$T/want"
@@ -93,6 +100,21 @@ for log in g1.log g2.log g1.plain.atz; do
 	model_case "$log: top --by alloc-bytes --limit 5 --csv" top-csv alloc-bytes 5 "$T/$src" -- \
 		top --by alloc-bytes --limit 5 --csv "$T/$log"
 done
+# top --by live-bytes --at SECONDS: event k at k us, so what the first events left live
+for at in 0 0.0000005 0.0015 0.002 0.003999; do
+	model_case "g1.atz: top --by live-bytes --at $at --limit 4" top live-bytes 4 "$T/g1.log" \
+		--at "$at" --step 1000 -- top --by live-bytes --at "$at" --limit 4 "$T/g1.atz"
+done
+json_case "g1.atz: top --by live-bytes --at 0.0015 --json" top-json live-bytes 3 "$T/g1.log" \
+	--at 0.0015 --step 1000 -- top --by live-bytes --at 0.0015 --limit 3 --json "$T/g1.atz"
+json_case "g1.atz: top --by live-bytes --at heap-peak --json" top-json live-bytes 3 "$T/g1.log" \
+	--at heap-peak -- top --by live-bytes --at heap-peak --limit 3 --json "$T/g1.atz"
+model_case "g1.atz: top --by live-bytes --at 0.002 --csv" top-csv live-bytes 5 "$T/g1.log" \
+	--at 0.002 --step 1000 -- top --by live-bytes --at 0.002 --limit 5 --csv "$T/g1.atz"
+json_case "g1.atz: top --by churn --json" top-json churn 4 "$T/g1.log" -- \
+	top --by churn --limit 4 --json "$T/g1.atz"
+model_case "g1.atz: top --by heaptrack-temp-count --csv" top-csv heaptrack-temp-count 6 \
+	"$T/g1.log" -- top --by heaptrack-temp-count --limit 6 --csv "$T/g1.atz"
 json_case "diff --json A B" diff-json "$T/g1.log" "$T/g2.log" -- diff --json "$T/g1.log" "$T/g2.log"
 model_case "diff --csv B A" diff-csv "$T/g2.log" "$T/g1.log" -- diff --csv "$T/g2.log" "$T/g1.atz"
 json_case "diff --json of a trace and itself: no site" diff-json "$T/g1.log" "$T/g1.log" -- \
@@ -586,6 +608,69 @@ check_cmd "report_sites: top --by peak-bytes: leaf first, lines, shares, the sha
 } >"$T/want"
 check_cmd "report_sites: top --by temp-count --limit 1: one row of two" 0 "$T/want" "" \
 	-- "$R" top --by temp-count --limit 1 "$T/s.atz"
+# churn: the bytes of each site's blocks released again, whatever their age: the burst's
+# 20 x 50000, the churn's 1000 x 64, the table's 8192 freed and its 4096 released by the
+# realloc (to calloc's site); the kept blocks are never released
+{
+	echo "sites by churn, bytes allocated and released again (freed or reallocated): 4 of 4 shown"
+	echo "         bytes   share  site: the allocation function, then its callers"
+	echo "     976.5 KiB    92.9%  malloc < $burst_at < $main_burst"
+	echo "      62.5 KiB     5.9%  malloc < $churn_at < $main_churn"
+	echo "       8.0 KiB     0.7%  realloc < $grow_at < $main_regrow"
+	echo "       4.0 KiB     0.3%  calloc < $grow_at < $main_table"
+	echo "                          every site above is called from: $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by churn: the burst, the churn, the table's two blocks" 0 \
+	"$T/want" "" -- "$R" top --by churn "$T/s.atz"
+sed -e 's/^ *976.5 KiB /       1000000 /' -e 's/^ *62.5 KiB /         64000 /' \
+	-e 's/^ *8.0 KiB /          8192 /' -e 's/^ *4.0 KiB /          4096 /' "$T/want" >"$T/want.B"
+check_cmd "report_sites: top --by churn -B: exact bytes" 0 "$T/want.B" "" -- \
+	"$R" top --by churn --bytes "$T/s.atz"
+# heaptrack_print's temporaries (see summary above): the churn's 1000, the burst's first free
+# (after the burst's last allocation, same site and size) and the table freed right after its
+# realloc; the two of one by text, main's line of burst() before its line of the realloc
+{
+	echo "sites by heaptrack-temp-count, temporary allocations as heaptrack_print counts them (released right after an allocation of their site and size): 3 of 3 shown"
+	echo "         count   share  site: the allocation function, then its callers"
+	echo "          1000    99.8%  malloc < $churn_at < $main_churn"
+	echo "             1     0.0%  malloc < $burst_at < $main_burst"
+	echo "             1     0.0%  realloc < $grow_at < $main_regrow"
+	echo "                          every site above is called from: $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by heaptrack-temp-count: the churn, the burst's last, the table" 0 \
+	"$T/want" "" -- "$R" top --by heaptrack-temp-count "$T/s.atz"
+# live-bytes at a moment: at the heap peak the peak's rows, at the end the leak, at 0 s (the
+# first event's time) the table's calloc alone
+"$R" top --by peak-bytes "$T/s.atz" | sed '1s/^sites by peak-bytes,/sites by live-bytes,/' >"$T/want"
+check_cmd "report_sites: top --by live-bytes --at heap-peak: peak-bytes's rows" 0 "$T/want" "" \
+	-- "$R" top --by live-bytes --at heap-peak "$T/s.atz"
+{
+	echo "sites by live-bytes, bytes live at the end: 1 of 1 shown"
+	echo "         bytes   share  site: the allocation function, then its callers"
+	echo "       9.7 KiB   100.0%  malloc < $keep_at"
+	echo "                          every site above is called from: $main_keep < $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by live-bytes (--at end, the default): the leak" 0 "$T/want" "" \
+	-- "$R" top --by live-bytes "$T/s.atz"
+check_cmd "report_sites: top --by live-bytes --at end: the same" 0 "$T/want" "" \
+	-- "$R" top --by live-bytes --at end "$T/s.atz"
+{
+	echo "sites by live-bytes, bytes live at 0 s: 1 of 1 shown"
+	echo "         bytes   share  site: the allocation function, then its callers"
+	echo "       4.0 KiB   100.0%  calloc < $grow_at"
+	echo "                          every site above is called from: $main_table < $callers"
+} >"$T/want"
+check_cmd "report_sites: top --by live-bytes --at 0: the first event's block, the table" 0 \
+	"$T/want" "" -- "$R" top --by live-bytes --at 0 "$T/s.atz"
+run_cmd "$R" top --by live-bytes --at 0 --json "$T/s.atz"
+check_eq "report_sites: top --by live-bytes --at 0 --json: the moment, the table's calloc" \
+	"$(python3 -c 'import json, sys; d = json.load(sys.stdin); s = d["processes"][0]["sites"]; print(d["by"], d["at"], d["time_ns"], len(s), s[0]["value"], [f["function"] for f in s[0]["stack"][:3]])' <"$T/out")" \
+	"live-bytes time 0 1 4096 ['calloc', 'grow_table', 'main']"
+run_cmd "$R" top --by live-bytes --at 0 --csv "$T/s.atz"
+check_eq "report_sites: top --by live-bytes --at 0 --csv: one record, the table" \
+	"$(tr -d '\r' <"$T/out" | cut -d, -f2- | sed 's/;main (\([^)]*\));.*/;main (\1)/')" \
+	"rank,value,process_total,stack
+1,4096,4096,calloc;$grow_at;$main_table"
 run_cmd "$R" top --json --limit 1 "$T/s.atz"
 check_eq "report_sites: top --json: frames as records, the leak's two with their file and line" \
 	"$(python3 -c 'import json, sys; s = json.load(sys.stdin)["processes"][0]["sites"][0]; print(s["value"], json.dumps(s["stack"][:3], sort_keys=True))' <"$T/out")" \
@@ -641,6 +726,12 @@ check_eq "report_sites: top --csv: the header, the burst first, exact bytes, lea
 	"$(head -n 2 "$T/f.csv" | tr -d '\r' | cut -d, -f2- | sed 's/;main (\([^)]*\));.*/;main (\1)/')" \
 	"rank,value,process_total,stack
 1,1000000,1014096,malloc;$burst_at;$main_burst"
+for by in "churn" "heaptrack-temp-count" "live-bytes --at heap-peak" "live-bytes --at 0.0001"; do
+	"$R" top --by $by --json "$T/s.atz" >"$T/f.json"
+	"$R" top --by $by --csv "$T/s.atz" >"$T/f.csv"
+	check "report_sites: top --by $by --csv: top --json's figures" python3 \
+		tests/report_formats.py top-csv "$T/f.csv" "$T/f.json"
+done
 # the fixture's own figures in the JSON: the kept blocks, leaf first, frames as objects
 "$R" leaks --json "$T/s.atz" >"$T/f.json"
 check_eq "report_sites: leaks --json: the kept blocks, steady, malloc < keep_blocks < main" \
@@ -712,6 +803,16 @@ else
 	check_eq "report_sites hold: peak --at rss-peak: the 32 MiB block, at hold_pages" \
 		"$(head -n 1 "$T/out"):$(grep -c -E "^100.00% +33554432 bytes +1 blocks +hold_pages \(report_sites.c:$(line_of 'char *p = malloc(32u << 20);' "$src")\)\$" "$T/out")" \
 		"live at RSS peak: 33554432 bytes in 1 blocks:1"
+	hold_at=$(at hold_pages 'char *p = malloc(32u << 20);')
+	main_hold=$(at main 'hold_pages();')
+	{
+		echo "sites by live-bytes, bytes live at the RSS peak: 1 of 1 shown"
+		echo "         bytes   share  site: the allocation function, then its callers"
+		echo "      32.0 MiB   100.0%  malloc < $hold_at"
+		echo "                          every site above is called from: $main_hold < $callers"
+	} >"$T/want"
+	check_cmd "report_sites hold: top --by live-bytes --at rss-peak: the 32 MiB block alone" 0 \
+		"$T/want" "" -- "$R" top --by live-bytes --at rss-peak "$T/h.atz"
 	run_cmd "$R" timeline --every 0.1 --bytes "$T/h.atz"
 	check_eq "report_sites hold: the timeline's RSS series: over 32 MiB while held, under after" \
 		"$(sed -n '/^== series/,$p' "$T/out" | awk 'NR > 1 && $4 != "-" { if ($3 == 33554432 && $4 >= 33554432) held++; if ($3 < 33554432 && $4 < 33554432) after++ } END { print (held > 0) ":" (after > 0) }')" "1:1"
@@ -975,6 +1076,11 @@ refused "peak --at 1 on a text log" "alloctap-report: $T/a.log: --at 1 $TEXT_NON
 	"$R" peak --at 1 "$T/a.log"
 refused "peak --at 1 on a binary trace without times (2.x, NO_TIMES)" \
 	"alloctap-report: $T/a.notimes.atz: --at 1 $BINARY_NONE" "$R" peak --at 1 "$T/a.notimes.atz"
+refused "top --by live-bytes --at 1 on a text log" "alloctap-report: $T/a.log: --at 1 $TEXT_NONE" \
+	"$R" top --by live-bytes --at 1 "$T/a.log"
+refused "top --by live-bytes --at 1 on a binary trace without times" \
+	"alloctap-report: $T/a.notimes.atz: --at 1 $BINARY_NONE" \
+	"$R" top --by live-bytes --at 1 "$T/a.notimes.atz"
 refused "peak --at 0 on a binary trace of format 1.1" \
 	"alloctap-report: $T/a11.atz: --at 0 $BINARY_NONE" "$R" peak --at 0 "$T/a11.atz"
 refused "--window on a binary trace without times, with diff" \
@@ -990,6 +1096,13 @@ refused "peak --at 99 on a 2.75 s trace" "alloctap-report: $T/a.atz: --at 99 $OU
 refused "peak --at 2.750000001, just past the end" \
 	"alloctap-report: $T/a.atz: --at 2.750000001 $OUTSIDE" "$R" peak --at 2.750000001 "$T/a.atz"
 refused "peak --at -1" "alloctap-report: $T/a.atz: --at -1 $OUTSIDE" "$R" peak --at -1 "$T/a.atz"
+refused "top --by live-bytes --at 99" "alloctap-report: $T/a.atz: --at 99 $OUTSIDE" \
+	"$R" top --by live-bytes --at 99 "$T/a.atz"
+refused "top --by live-bytes --at 2.750000001 --json" \
+	"alloctap-report: $T/a.atz: --at 2.750000001 $OUTSIDE" \
+	"$R" top --by live-bytes --at 2.750000001 --json "$T/a.atz"
+refused "top --by live-bytes --at -0.5 --csv" "alloctap-report: $T/a.atz: --at -0.5 $OUTSIDE" \
+	"$R" top --by live-bytes --csv --at -0.5 "$T/a.atz"
 refused "peak --at -0.5 --pid 2 --dot" "alloctap-report: $T/a.atz: --at -0.5 $OUTSIDE" \
 	"$R" peak --dot --pid 2 --at -0.5 "$T/a.atz"
 refused "--window 2:5 past the end" "alloctap-report: $T/a.atz: --window 2:5 $OUTSIDE" \
@@ -1094,7 +1207,28 @@ usage_case "--dot with summary" "--dot goes with peak, not with summary" summary
 check_err "--at rss-peak on a trace without RSS records: said, exit 4" 4 \
 	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \
 	"$R" peak --at rss-peak "$T/a.atz"
+check_err "top --at rss-peak on a trace without RSS records: said, exit 4" 4 \
+	"alloctap-report: $T/a.atz: --at rss-peak: the trace has no RSS records (alloctapd writes them into binary traces)" \
+	"$R" top --by live-bytes --at rss-peak "$T/a.atz"
 usage_case "--at garbage" "--at needs heap-peak, rss-peak, end or SECONDS, not: 1.2.3" peak --at 1.2.3 "$T/a.log"
+usage_case "top --at garbage" "--at needs heap-peak, rss-peak, end or SECONDS, not: later" \
+	top --by live-bytes --at later "$T/a.log"
+for by in "" "--by leak-bytes" "--by peak-bytes" "--by churn"; do
+	usage_case "top ${by:-without --by} --at 1: --at goes with live-bytes only" \
+		"top --at goes with --by live-bytes (the other keys are figures of the whole trace)" \
+		top $by --at 1 "$T/a.atz"
+done
+usage_case "top --by bytes" \
+	"--by needs leak-bytes, live-bytes, peak-bytes, alloc-bytes, alloc-count, temp-count, heaptrack-temp-count or churn, not: bytes" \
+	top --by bytes "$T/a.log"
+usage_case "export --weight live-bytes: top's" \
+	"export --folded --weight takes alloc-count, alloc-bytes, peak-bytes, leak-bytes, temp-count, heaptrack-temp-count or churn; live-bytes goes with top" \
+	export --folded --weight live-bytes "$T/a.log"
+usage_case "--at with summary" "--at goes with peak, top and export --pprof, not with summary" \
+	summary --at 1 "$T/a.log"
+usage_case "export --folded --at end: --pprof's" \
+	"--at goes with peak, top and export --pprof, not with export" \
+	export --folded --at end "$T/a.log"
 usage_case "timeline without a rhythm" "timeline needs one of --every SECONDS and --churn BYTES" \
 	timeline "$T/a.log"
 usage_case "timeline with both" "timeline needs one of --every SECONDS and --churn BYTES" \

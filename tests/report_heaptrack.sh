@@ -5,8 +5,9 @@
 # does not disturb it) and traced by alloctapd --stacks. heaptrack_print's sections (most calls,
 # peak memory consumers, memory leaks, most temporary allocations), and its exact figures per
 # stack (-F with each --flamegraph-cost-type), are compared site for site with `top --by
-# alloc-count|peak-bytes|leak-bytes|temp-count --json`, `export --folded --weight
-# heaptrack-temp-count` (heaptrack_print's own rule) and `leaks`. A site is told by the first
+# alloc-count|peak-bytes|leak-bytes|temp-count|heaptrack-temp-count --json`, `export --folded
+# --weight heaptrack-temp-count` (heaptrack_print's own rule) and `leaks`; `top --by churn`
+# (no heaptrack figure) with the fixture's calls and sizes less what heaptrack finds leaked. A site is told by the first
 # frame, from the leaf, that is one of the fixture's named functions; sites of neither tool's
 # fixture functions (the loader's, libstdc++'s pool that heaptrack's own library brings in) are
 # not compared. Where the definitions agree the figures must be equal; where they differ the
@@ -45,7 +46,7 @@ if ! build/alloctapd -q --stacks -f binary -o "$T/t.atz" -- "$FX" 2>"$T/t.err"; 
 	finish
 fi
 ok "alloctapd traces the fixture"
-for k in alloc-count peak-bytes leak-bytes temp-count; do
+for k in alloc-count peak-bytes leak-bytes temp-count heaptrack-temp-count churn; do
 	"$R" top --by "$k" --limit 100 --json "$T/t.atz" >"$T/top.$k" 2>"$T/err" ||
 		fail_run "top --by $k --json"
 done
@@ -134,9 +135,10 @@ def human(n):
             return f'{n:.2f}{unit}'
 
 
-a = {k: alloctap(k) for k in ('alloc-count', 'peak-bytes', 'leak-bytes', 'temp-count')}
+a = {k: alloctap(k) for k in ('alloc-count', 'peak-bytes', 'leak-bytes', 'temp-count',
+                              'heaptrack-temp-count', 'churn')}
 h = {c: flame(f'{t}/ht.{c}') for c in ('allocations', 'peak', 'leaked', 'temporary')}
-a['heaptrack-temp-count'] = flame(f'{t}/export.ht')
+a['export-heaptrack-temp-count'] = flame(f'{t}/export.ht')
 sec = sections()
 
 # heaptrack_print's temporary: a free of a block whose (size, stack) is that of the trace's
@@ -166,6 +168,8 @@ for f in FIX:
         (f'{f}: temporaries, heaptrack -F temporary = top --by temp-count + {extra_temps[f]}',
          h['temporary'][f], temps + extra_temps[f]),
         (f'{f}: temporaries, heaptrack -F temporary = export --weight heaptrack-temp-count',
+         h['temporary'][f], a['export-heaptrack-temp-count'][f]),
+        (f'{f}: temporaries, heaptrack -F temporary = top --by heaptrack-temp-count',
          h['temporary'][f], a['heaptrack-temp-count'][f]),
     ]
     e = sec['MOST CALLS TO ALLOCATION FUNCTIONS'].get(f, {})
@@ -178,6 +182,9 @@ for f in FIX:
     checks.append((f'{f}: MEMORY LEAKS: bytes and calls', (e.get('leaked'), e.get('calls')),
                    (human(leak), str(calls)) if leak else (None, None)))
     e = sec['MOST TEMPORARY ALLOCATIONS'].get(f, {})
+    ht = a['heaptrack-temp-count'][f]
+    checks.append((f'{f}: MOST TEMPORARY ALLOCATIONS = top --by heaptrack-temp-count, and calls',
+                   (e.get('temps'), e.get('calls')), (str(ht), str(calls)) if ht else (None, None)))
     want = temps + extra_temps[f]
     checks.append((f'{f}: MOST TEMPORARY ALLOCATIONS: temporaries (+ {extra_temps[f]}) and calls',
                    (e.get('temps'), e.get('calls')), (str(want), str(calls)) if want else (None, None)))
@@ -189,6 +196,9 @@ design = {'remember_session': (R // 3 + (R % 3 > 0), 40), 'cache_insert': (R // 
           'spike': (define['SPIKE_BLOCKS'], define['SPIKE_BYTES']), 'warm_up': (1, 8)}
 for f, (n, size) in design.items():
     checks.append((f'{f}: calls as the fixture makes them', a['alloc-count'][f], n))
+    # churn: every block the fixture allocates but those heaptrack finds leaked is freed
+    checks.append((f'{f}: top --by churn = calls x size - heaptrack -F leaked', a['churn'][f],
+                   n * size - h['leaked'][f]))
 checks.append(('spike: its blocks at the peak, as the fixture makes them', a['peak-bytes']['spike'],
                define['SPIKE_BLOCKS'] * define['SPIKE_BYTES']))
 checks.append(('the leak, the cache, the buffers in flight: bytes live at the end',

@@ -18,8 +18,12 @@ live blocks in dicts, and prints what a command should print, in the program's f
   report_model.py sizes LOG                     sizes
   report_model.py timeline LOG CHURN TOP        timeline --churn CHURN --top TOP
   report_model.py diff A B                      diff
-  report_model.py top W LIMIT LOG               top --by W --limit LIMIT
-  report_model.py top-json W LIMIT LOG          top --by W --limit LIMIT --json
+  report_model.py top W LIMIT LOG [--bytes] [--at AT --step NS]
+                                                 top --by W --limit LIMIT [--bytes] [--at AT]:
+                                                 AT heap-peak, end or SECONDS (event k at
+                                                 k * NS from the first)
+  report_model.py top-json W LIMIT LOG [--at AT --step NS]
+                                                 top --by W --limit LIMIT --json [--at AT]
   report_model.py leaks-json LOG                leaks --json (a site's stack: [its function])
   report_model.py leaks-csv LOG                 leaks --csv
   report_model.py sizes-json LOG                sizes --json
@@ -28,7 +32,8 @@ live blocks in dicts, and prints what a command should print, in the program's f
                                                  peak --json (or peak --at end --json)
   report_model.py diff-json A B                 diff --json
   report_model.py diff-csv A B                  diff --csv
-  report_model.py top-csv W LIMIT LOG           top --by W --limit LIMIT --csv
+  report_model.py top-csv W LIMIT LOG [--at AT --step NS]
+                                                 top --by W --limit LIMIT --csv [--at AT]
   report_model.py gen-tidy SEED N               a random log whose live blocks never overlap
   report_model.py lifetimes LOG                 lifetimes --annotate
   report_model.py layout LOG                    layout --annotate
@@ -47,6 +52,7 @@ The annotations follow Compact Memory Traces' description of lifetimes.py and ov
 pages [A, B], K more pages"), with pages counted one by one here.
 """
 import csv
+from decimal import Decimal
 import json
 import random
 import re
@@ -262,6 +268,8 @@ class Site:
     def __init__(self):
         self.allocs = self.bytes = self.frees = self.temps = 0
         self.ht_temps = 0  # by heaptrack_print's rule
+        self.churn = 0  # bytes of its blocks released: freed, by a realloc, or replaced
+        self.moment = 0  # live bytes at top --at's moment (set by at_moment)
         self.since_allocs = self.since_frees = 0
         self.live = self.blocks = 0
         self.peak = self.peak_blocks = 0
@@ -346,6 +354,7 @@ class Model:
                 s.alloc_sum -= born
                 s.live -= size
                 s.blocks -= 1
+                s.churn += size
                 s.frees += 1
                 s.since_frees += 1
                 p.live -= size
@@ -572,7 +581,7 @@ def cmd_export(m, weight):
         for f, s in p.sites.items():
             v = {'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
                  'leak-bytes': s.live, 'temp-count': s.temps,
-                 'heaptrack-temp-count': s.ht_temps}[weight]
+                 'heaptrack-temp-count': s.ht_temps, 'churn': s.churn}[weight]
             tot[f] = min(tot.get(f, 0) + v, U64)
     for f in sorted(tot):
         if tot[f]:
@@ -583,7 +592,12 @@ WEIGHTS = {'alloc-count': ('allocation calls', False),
            'alloc-bytes': ('bytes allocated (asked)', True),
            'peak-bytes': ('bytes live at the heap peak', True),
            'leak-bytes': ('bytes live at the end', True),
-           'temp-count': ('temporary allocations (freed by the next call of their thread)', False)}
+           'temp-count': ('temporary allocations (freed by the next call of their thread)', False),
+           'heaptrack-temp-count': ('temporary allocations as heaptrack_print counts them '
+                                    '(released right after an allocation of their site and '
+                                    'size)', False),
+           'churn': ('bytes allocated and released again (freed or reallocated)', True),
+           'live-bytes': ('bytes live at', True)}  # and the moment (moment_words)
 
 
 EXACT = '--bytes' in sys.argv
@@ -605,8 +619,35 @@ def change(n):
 
 
 def site_weight(s, weight):
-    return {'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
-            'leak-bytes': s.live, 'temp-count': s.temps}[weight]
+    return min({'alloc-count': s.allocs, 'alloc-bytes': s.bytes, 'peak-bytes': s.peak,
+                'leak-bytes': s.live, 'temp-count': s.temps, 'heaptrack-temp-count': s.ht_temps,
+                'churn': s.churn, 'live-bytes': s.moment}[weight], U64)
+
+
+def at_moment(m, events, at, step):
+    """Sets each site's moment: its live bytes at the heap peak (its process's), at the end,
+    or SECONDS after the first event (event k at k * step ns): after the events stamped at or
+    before it, replayed alone."""
+    later = None
+    if at not in ('heap-peak', 'end'):
+        ns = int(Decimal(at) * 10**9)
+        later = Model(events[:ns // step + 1])
+    for p in m.proc_list():
+        for f, s in p.sites.items():
+            if at == 'heap-peak':
+                s.moment = s.peak
+            elif at == 'end':
+                s.moment = s.live
+            else:
+                q = later.procs.get(p.pid)
+                s.moment = q.sites[f].live if q and f in q.sites else 0
+
+
+def moment_words(at):
+    """The moment in top's heading, and in its JSON ("at", "time_ns")."""
+    if at in ('heap-peak', 'end'):
+        return {'heap-peak': 'the heap peak', 'end': 'the end'}[at], at, None
+    return '%s s' % format(Decimal(at).normalize(), 'f'), 'time', int(Decimal(at) * 10**9)
 
 
 def human(n):
@@ -624,9 +665,11 @@ def top_rows(p, weight):
                    if site_weight(s, weight)), key=lambda r: (-r[0], r[1]))
 
 
-def cmd_top(m, weight, limit):
+def cmd_top(m, weight, limit, at='end'):
     ps = m.proc_list()
     meaning, is_bytes = WEIGHTS[weight]
+    if weight == 'live-bytes':
+        meaning += ' ' + moment_words(at)[0]
     for p in ps:
         heading(p, ps)
         rows = top_rows(p, weight)
@@ -643,13 +686,16 @@ def cmd_top(m, weight, limit):
             print('%14s %5d.%d%%  %s' % (text, tenths // 10, tenths % 10, f))
 
 
-def cmd_top_json(m, weight, limit):
+def cmd_top_json(m, weight, limit, at='end'):
     out = []
     for p in m.proc_list():
         rows = top_rows(p, weight)[:limit]
         out.append({'pid': p.pid, 'total': sum(site_weight(s, weight) for s in p.sites.values()),
                     'sites': [{'value': v, 'stack': [{'function': f}]} for v, f in rows]})
-    print(json.dumps({'by': weight, 'processes': out}, sort_keys=True))
+    doc = {'by': weight, 'processes': out}
+    if weight == 'live-bytes':
+        doc['at'], doc['time_ns'] = moment_words(at)[1:]
+    print(json.dumps(doc, sort_keys=True))
 
 
 def cmd_top_csv(m, weight, limit):
@@ -815,14 +861,18 @@ def main(argv):
     if cmd == 'timeline':
         Model(parse(argv[2]), churn=int(argv[3]), top=int(argv[4])).timeline()
         return
-    if cmd == 'top':
-        cmd_top(Model(parse(argv[4])), argv[2], int(argv[3]))
-        return
-    if cmd == 'top-json':
-        cmd_top_json(Model(parse(argv[4])), argv[2], int(argv[3]))
-        return
-    if cmd == 'top-csv':
-        cmd_top_csv(Model(parse(argv[4])), argv[2], int(argv[3]))
+    if cmd in ('top', 'top-json', 'top-csv'):
+        events, opts = parse(argv[4]), argv[5:]
+        at = opts[opts.index('--at') + 1] if '--at' in opts else 'end'
+        step = int(opts[opts.index('--step') + 1]) if '--step' in opts else None
+        m = Model(events)
+        at_moment(m, events, at, step)
+        if cmd == 'top':
+            cmd_top(m, argv[2], int(argv[3]), at)
+        elif cmd == 'top-json':
+            cmd_top_json(m, argv[2], int(argv[3]), at)
+        else:
+            cmd_top_csv(m, argv[2], int(argv[3]))
         return
     events = parse(argv[2])
     index = list(range(len(events)))

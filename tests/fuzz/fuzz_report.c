@@ -10,7 +10,8 @@
  *           with an argument, one of its kind's samples (v % n, v /= n; below); then the
  *           table's checks are made true: none of the one_of options given, the last of them
  *           is (its first sample); several, the first only; an option whose conflicts is
- *           given, whose needs is not, or whose sample it does not allow, is not given.
+ *           given, whose needs is not, whose sample it does not allow, or whose with
+ *           option's value (given or its default) is not of its with_values, is not given.
  *           Samples: SECONDS 0.001; BYTES 4096; COUNT 0 to 3; MOMENT heap-peak, end,
  *           0.5 s, rss-peak (enum rep_moment_kind's order); WEIGHT enum rep_weight's order.
  *           bit 6: --pid 1; bit 7: --window 0:1
@@ -34,14 +35,14 @@ static const uint64_t *samples(enum rep_arg arg, size_t *n)
 	static const uint64_t seconds[] = { 1000000u }, bytes[] = { 4096 },
 			      counts[] = { 0, 1, 2, 3 },
 			      moments[] = { REP_AT_PEAK, REP_AT_END, REP_AT_TIME, REP_AT_RSS_PEAK },
-			      weights[] = { 0, 1, 2, 3, 4, 5 }, flag[] = { 1 };
+			      weights[] = { 0, 1, 2, 3, 4, 5, 6, 7 }, flag[] = { 1 };
 	static const struct {
 		const uint64_t *s;
 		size_t n;
 	} kinds[] = {
 		[REP_ARG_NONE] = { flag, 1 },       [REP_ARG_SECONDS] = { seconds, 1 },
 		[REP_ARG_BYTES] = { bytes, 1 },     [REP_ARG_COUNT] = { counts, 4 },
-		[REP_ARG_MOMENT] = { moments, 4 }, [REP_ARG_WEIGHT] = { weights, 6 },
+		[REP_ARG_MOMENT] = { moments, 4 }, [REP_ARG_WEIGHT] = { weights, 8 },
 	};
 
 	*n = kinds[arg].n;
@@ -88,6 +89,9 @@ static void make_valid(const struct rep_command_def *cmd, int *on, uint64_t *val
 		if ((o->conflicts && is_on(cmd, on, o->conflicts)) ||
 		    (o->needs && !is_on(cmd, on, o->needs)) ||
 		    (o->allowed && !(o->allowed & 1u << value[i])))
+			on[i] = 0;
+		int w = o->with ? row_of(cmd, o->with) : -1;
+		if (w >= 0 && !(o->with_values & 1u << (on[w] ? value[w] : cmd->options[w].value)))
 			on[i] = 0;
 	}
 }

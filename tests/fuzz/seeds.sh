@@ -99,8 +99,10 @@ for f in "${traces[@]}"; do
 	done
 	# the machine-readable outputs not reached above (request byte 1: the option's bit in
 	# the command's row order): peak, top, timeline, lifetimes --json; leaks, top, sizes,
-	# timeline, layout (its --json), diff --csv
-	for req in "01 08" "03 08" "05 08" "06 04" "02 02" "03 10" "04 02" "05 10" "07 02" "08 02"; do
+	# timeline, layout (its --json), diff --csv; top --by churn (by on, weight 6), top --by
+	# live-bytes (weight 7) --at heap-peak and --at end
+	for req in "01 08" "03 10" "05 08" "06 04" "02 02" "03 20" "04 02" "05 10" "07 02" "08 02" \
+		"03 0d" "03 1f" "03 3f"; do
 		with_request "${req% *}" "${req#* }" "$f" "$out/report/cmd${req% *}-opt${req#* }-$name"
 	done
 done

@@ -1,6 +1,6 @@
 /* test_report_heap.c: unit tests of report/heap.c, table-driven: short event sequences with the
  * figures they must leave per process and per site (live, peak, the moment, temporaries,
- * failures, frees of blocks not live), temporaries by heaptrack_print's rule, the selection by pid and window, the trace's span, and
+ * failures, frees of blocks not live), temporaries by heaptrack_print's rule, churn, the selection by pid and window, the trace's span, and
  * a large allocate-and-free run that checks the block table's removals. */
 #include <errno.h>
 #include <setjmp.h>
@@ -406,6 +406,45 @@ static void test_many_blocks(void **state)
 	rep_sites_free(&x);
 }
 
+/* Churn: the bytes of each site's blocks as they are released (free, realloc, a new block at
+ * their address, a realloc to 0), none for what releases no live block. */
+static void test_churn(void **state)
+{
+	(void)state;
+	static const struct ev evs[] = {
+		E(1, 1, MALLOC, 10, 0, 0x100), E(1, 1, MALLOC, 20, 0, 0x200),
+		E(1, 1, FREE, 0x100, 0, 0),                  /* malloc 10 */
+		E(1, 2, REALLOC, 0x200, 50, 0x300),          /* malloc 20 */
+		E(1, 2, CALLOC, 3, 5, 0x300),                /* realloc 50: a missed free */
+		E(1, 2, FREE, 0x999, 0, 0),                  /* not live: none */
+		E(1, 2, REALLOC, 0x300, UINT64_C(1) << 40, 0), /* failed: none */
+		E(1, 2, REALLOC, 0x300, 0, 0),               /* calloc 15: freed */
+		E(1, 2, VALLOC, 64, 0, 0x400),               /* live at the end: none */
+	};
+	static const struct {
+		enum at_func f;
+		uint64_t churn;
+	} want[] = { { AT_MALLOC, 30 }, { AT_REALLOC, 50 }, { AT_CALLOC, 15 }, { AT_VALLOC, 0 } };
+	struct rep_heap_options o = { 0 };
+	struct rep_sites x;
+
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	struct rep_heap *h = rep_heap_new(&x, &o);
+	assert_non_null(h);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		struct at_event ev = event_of(&evs[i]);
+		assert_int_equal(rep_heap_event(h, &ev), 0);
+	}
+	rep_heap_finish(h);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct rep_site *s = find_site(h, want[i].f, 1);
+		assert_non_null(s);
+		assert_int_equal(rep_site_weight(s, REP_WEIGHT_CHURN), want[i].churn);
+	}
+	rep_heap_free(h);
+	rep_sites_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_span),
 		cmocka_unit_test(test_many_blocks),
+		cmocka_unit_test(test_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

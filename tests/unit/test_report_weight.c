@@ -62,6 +62,10 @@ static void test_parse(void **state)
 	assert_int_equal(w, REP_WEIGHT_HEAPTRACK_TEMP_COUNT);
 	assert_int_equal(rep_weight_parse("temp-count", &w), 0);
 	assert_int_equal(w, REP_WEIGHT_TEMP_COUNT);
+	assert_int_equal(rep_weight_parse("churn", &w), 0);
+	assert_int_equal(w, REP_WEIGHT_CHURN);
+	assert_int_equal(rep_weight_parse("live-bytes", &w), 0);
+	assert_int_equal(w, REP_WEIGHT_LIVE_BYTES);
 	assert_int_equal(rep_weight_parse("alloc-bytes", &w), 0);
 	assert_int_equal(rep_weight_parse("bytes", &w), -1);
 	assert_int_equal(rep_weight_parse("", &w), -1);
