@@ -151,7 +151,8 @@ static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v
 	return rc < 0 || (o->above_zero && !*v) ? -1 : 0;
 }
 
-/* The most distinct option names of all commands together (more are not known to getopt). */
+/* The most distinct option names of all commands together (more abort at the start: the table
+ * of commands must grow this with it). */
 #define OPTIONS_ALL 32
 
 /* What the command line gave of an option: its value (and a moment's time), its argument. */
@@ -187,8 +188,13 @@ static void collect_options(struct options *all)
 		for (size_t i = 0; i < rep_commands[c]->n_options; i++) {
 			const struct rep_option *o = &rep_commands[c]->options[i];
 
-			if (option_index(all, o->name) >= 0 || all->n == OPTIONS_ALL)
+			if (option_index(all, o->name) >= 0)
 				continue;
+			if (all->n == OPTIONS_ALL) { /* the table outgrew getopt's list: a build error */
+				fprintf(stderr, "%s: internal error: more than %d option names\n",
+					PROGRAM, OPTIONS_ALL);
+				abort();
+			}
 			all->first[all->n] = (enum rep_command)c;
 			all->o[all->n++] = o;
 		}
