@@ -22,13 +22,18 @@ python3 "$M" gen 2 3000 >"$T/g2.log"
 "$A" synth -T 1000 "$T/g1.log" "$T/g1.atz" # event k at k microseconds
 build/alloctap-munge -qq --keep-pointers --format binary "$T/g1.log" -o "$T/g1.plain.atz"
 
+# split_case MODEL_ARGS -- REPORT_ARGS: the model's arguments into margs, the report's into
+# rargs (the caller's locals).
+split_case() {
+	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
+	shift
+	rargs=("$@")
+}
 # model_case NAME MODEL_ARGS -- REPORT_ARGS: the report's stdout equals the model's.
 model_case() {
 	local name=$1 margs=() rargs=()
 	shift
-	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
-	shift
-	rargs=("$@")
+	split_case "$@"
 	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
 	check_cmd "$name" 0 "$T/want" "" -- "$R" "${rargs[@]}"
 }
@@ -37,9 +42,7 @@ model_case() {
 units_case() {
 	local name=$1 margs=() rargs=()
 	shift
-	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
-	shift
-	rargs=("$@")
+	split_case "$@"
 	model_case "$name" "${margs[@]}" -- "${rargs[@]}"
 	model_case "$name --bytes" "${margs[@]}" --bytes -- "${rargs[@]}" --bytes
 }
@@ -48,9 +51,7 @@ units_case() {
 json_case() {
 	local name=$1 margs=() rargs=()
 	shift
-	while [ "$1" != "--" ]; do margs+=("$1"); shift; done
-	shift
-	rargs=("$@")
+	split_case "$@"
 	python3 "$M" "${margs[@]}" >"$T/want" || { fail "$name" "the model failed"; return; }
 	"$R" "${rargs[@]}" >"$T/json" 2>"$T/err" || { fail "$name" "exit $?: $(cat "$T/err")"; return; }
 	python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' \

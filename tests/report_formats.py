@@ -18,22 +18,17 @@ timeline, lifetimes, layout, diff; with -csv: leaks, sizes, timeline, diff, top.
 import csv
 import io
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_model import human  # noqa: E402 (binary units, as the man page says)
 
 
 UNITS = '--units' in sys.argv
 # a byte figure of the text: exact digits, or in units ("512 B", "990.3 KiB")
 FIG = r'\d+(?:\.\d)?(?: (?:[KMGTPE]i)?B)?'
-
-
-def human(n):
-    if n < 1024:
-        return '%d B' % n
-    for k, unit in enumerate(['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB']):
-        scale = 1024 ** (k + 1)
-        if n // scale < 1024 or unit == 'EiB':
-            return '%d.%d %s' % (n // scale, n % scale * 10 // scale, unit)
 
 
 def col(n):
