@@ -272,6 +272,8 @@ static int cie_fde_encoding(const Dwarf_CIE *cie)
 struct cie_encoding {
 	Dwarf_Off offset;
 	int encoding;
+	int fits;      /* its initial instructions pass cfa_program_fits */
+	int augmented; /* its FDEs have augmentation data ('z') before their instructions */
 };
 
 static int by_lo(const void *a, const void *b)
@@ -441,7 +443,126 @@ static Elf_Data *find_eh_frame(struct object *o, uint64_t *addr)
 	return file_chunk(o, offset, size);
 }
 
-/* Collects the address range of every FDE of .eh_frame, sorted. 0, or -1 out of memory. */
+/* The highest register a CFA program may name, and the most DW_CFA_remember_state it may
+ * hold. libdw keeps a rule for every register up to the highest one a program names, and a
+ * copy of them all per remembered state: a hostile .eh_frame naming register 2^26 made it ask
+ * for gigabytes. Real programs name the processor's registers (x86-64's DWARF numbers stop
+ * at 130) and remember a state or two. */
+#define CFA_REGISTER_MAX 255
+#define CFA_REMEMBER_MAX 64
+
+/* Reads an unsigned LEB128 at *p (before end) into *v: 0, or -1 past end or over 64 bits. */
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Reads a register operand: 0 when it is at most CFA_REGISTER_MAX. */
+static int read_register(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg;
+
+	return read_uleb(p, end, &reg) == 0 && reg <= CFA_REGISTER_MAX ? 0 : -1;
+}
+
+/* Skips n bytes of operand: 0, or -1 past end. */
+static int skip(const uint8_t **p, const uint8_t *end, uint64_t n)
+{
+	if ((uint64_t)(end - *p) < n)
+		return -1;
+	*p += n;
+	return 0;
+}
+
+/* The operands after a low opcode (the DW_CFA_* below 0x40) of a CFA program: registers
+ * checked, the rest skipped; set_loc's address in the FDE encoding enc. 0, or -1 for an
+ * opcode the table does not know, an operand past end or a register past the limit. */
+static int cfa_operands(uint8_t op, const uint8_t **p, const uint8_t *end, int enc)
+{
+	uint64_t n;
+
+	switch (op) {
+	case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+	case DW_CFA_GNU_window_save:
+		return 0;
+	case DW_CFA_set_loc:
+		return enc < 0 ? -1 : read_encoded(p, end, (uint8_t)enc, 0, 0, &n);
+	case DW_CFA_advance_loc1: return skip(p, end, 1);
+	case DW_CFA_advance_loc2: return skip(p, end, 2);
+	case DW_CFA_advance_loc4: return skip(p, end, 4);
+	case DW_CFA_MIPS_advance_loc8: return skip(p, end, 8);
+	case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
+		return read_uleb(p, end, &n); /* a SLEB128 is skipped as a ULEB128 is */
+	case DW_CFA_def_cfa_expression:
+		return read_uleb(p, end, &n) < 0 ? -1 : skip(p, end, n);
+	case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+	case DW_CFA_def_cfa_register:
+		return read_register(p, end);
+	case DW_CFA_offset_extended: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf:
+	case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
+	case DW_CFA_GNU_negative_offset_extended:
+		return read_register(p, end) < 0 ? -1 : read_uleb(p, end, &n);
+	case DW_CFA_register:
+		return read_register(p, end) < 0 ? -1 : read_register(p, end);
+	case DW_CFA_expression: case DW_CFA_val_expression:
+		if (read_register(p, end) < 0 || read_uleb(p, end, &n) < 0)
+			return -1;
+		return skip(p, end, n);
+	default:
+		return -1;
+	}
+}
+
+/* Whether the CFA program [p, end) is one libdw may run: every opcode known, every register
+ * at most CFA_REGISTER_MAX, at most CFA_REMEMBER_MAX states remembered, nothing past end. */
+static int cfa_program_fits(const uint8_t *p, const uint8_t *end, int enc)
+{
+	unsigned remembered = 0;
+
+	while (p < end) {
+		uint8_t op = *p++;
+
+		if ((op & 0xc0) == DW_CFA_offset) { /* register in the low bits (< 64), an offset */
+			uint64_t n;
+			if (read_uleb(&p, end, &n) < 0)
+				return 0;
+		} else if ((op & 0xc0) == 0 && cfa_operands(op, &p, end, enc) < 0) {
+			return 0;
+		}
+		if (op == DW_CFA_remember_state && ++remembered > CFA_REMEMBER_MAX)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether an FDE's own program (after its range and augmentation data) is one libdw may run
+ * (cfa_program_fits). */
+static int fde_program_fits(const Dwarf_FDE *fde, const struct cie_encoding *cie)
+{
+	const uint8_t *p = fde->start;
+	uint64_t v;
+
+	if (cie->encoding < 0 || read_encoded(&p, fde->end, (uint8_t)cie->encoding, 0, 0, &v) < 0 ||
+	    read_encoded(&p, fde->end, (uint8_t)cie->encoding, 0, 0, &v) < 0)
+		return 0;
+	if (cie->augmented && (read_uleb(&p, fde->end, &v) < 0 || skip(&p, fde->end, v) < 0))
+		return 0;
+	return cfa_program_fits(p, fde->end, cie->encoding);
+}
+
+/* Collects the address range of every FDE of .eh_frame, sorted. 0, or -1 out of memory. An
+ * FDE whose program, or its CIE's, libdw should not run (cfa_program_fits) is left out: its
+ * addresses have no rule, and its frames are unwound as any address without CFI is. */
 static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
 {
 	uint64_t sh_addr = 0;
@@ -465,17 +586,20 @@ static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
 		if (dwarf_cfi_cie_p(&e)) {
 			if ((rc = grow((void **)&cies, &cie_cap, cie_count, sizeof(*cies))) < 0)
 				break;
-			cies[cie_count++] = (struct cie_encoding){ off, cie_fde_encoding(&e.cie) };
+			int enc = cie_fde_encoding(&e.cie);
+			cies[cie_count++] = (struct cie_encoding){
+				off, enc, cfa_program_fits(e.cie.initial_instructions,
+							   e.cie.initial_instructions_end, enc),
+				e.cie.augmentation[0] == 'z' };
 			continue;
 		}
-		int enc = -1;
-		for (size_t i = cie_count; i-- > 0;)
-			if (cies[i].offset == e.fde.CIE_pointer) {
-				enc = cies[i].encoding;
-				break;
-			}
+		const struct cie_encoding *cie = NULL;
+		for (size_t i = cie_count; i-- > 0 && !cie;)
+			if (cies[i].offset == e.fde.CIE_pointer)
+				cie = &cies[i];
 		struct range r;
-		if (fde_range(&e.fde, enc, data, sh_addr, &r) < 0) {
+		if (!cie || fde_range(&e.fde, cie->encoding, data, sh_addr, &r) < 0 || !cie->fits ||
+		    !fde_program_fits(&e.fde, cie)) {
 			st->unreadable_fdes++;
 			continue;
 		}

@@ -31,7 +31,10 @@ struct at_unwind_segment {
 struct at_unwind_stats {
 	uint64_t build_ns;
 	uint32_t fdes;             /* FDEs read from .eh_frame */
-	uint32_t unreadable_fdes;  /* FDEs whose address range could not be decoded */
+	uint32_t unreadable_fdes;  /* FDEs whose address range could not be decoded, or whose
+				    * CFA program (or its CIE's) names a register past the
+				    * processor's, remembers too many states or cannot be read:
+				    * left out, so that libdw never runs it */
 	uint32_t rows;             /* address ranges with one rule, before merging equal
 				    * neighbours */
 	uint32_t unsupported_rows; /* rows whose rule is AT_UNWIND_UNSUPPORTED */
