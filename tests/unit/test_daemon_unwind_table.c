@@ -341,6 +341,39 @@ static void test_object_without_cfi(void **state)
 	remove_dir(dir);
 }
 
+/* CFA programs libdw must not run: one naming register 2^26 (libdw would keep a rule for every
+ * register up to it: gigabytes), one remembering 65 states. Their FDEs are left out and
+ * counted unreadable; the other functions keep their rules. */
+static void test_hostile_cfa_programs(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_daemon_unwind_table.XXXXXX", so[256], body[512];
+	char src[8192] =
+		"__asm__(\".text\\n.globl far_reg\\n.type far_reg,@function\\nfar_reg:\\n"
+		".cfi_startproc\\npush %rbp\\n.cfi_escape 0x05,0x80,0x80,0x80,0x20,0x08\\n"
+		"pop %rbp\\nret\\n.cfi_endproc\\n"
+		".globl many_states\\n.type many_states,@function\\nmany_states:\\n"
+		".cfi_startproc\\n";
+	for (int i = 0; i < 65; i++)
+		strcat(src, ".cfi_remember_state\\n");
+	snprintf(body, sizeof(body), "ret\\n.cfi_endproc\\n\");\n"
+		 "int good(int x) { return x * 3 + 1; }\n");
+	strcat(src, body);
+
+	compile(dir, src, "-O2 -shared -fPIC -nostdlib -Wl,--no-eh-frame-hdr", "hostile.so", so,
+		sizeof(so));
+	struct at_unwind_table t;
+	const char *why = NULL;
+	assert_int_equal(at_unwind_table_build(so, &t, &why), 0);
+	assert_int_equal(t.stats.unreadable_fdes, 2);
+	assert_int_equal(t.stats.fdes, 1); /* good's */
+	const struct at_unwind_rule *r = at_unwind_table_lookup(&t, function_vaddr(so, "good"));
+	assert_non_null(r);
+	assert_int_equal(r->kind, AT_UNWIND_CFA_SP);
+	at_unwind_table_free(&t);
+	remove_dir(dir);
+}
+
 /* An object whose executable segment is there twice (another PT_LOAD's header overwritten with
  * its own): its rows would go back over themselves, and a page's entries out of order; it is
  * refused, with the reason. */
@@ -483,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_synthetic_plt_rules),
 		cmocka_unit_test(test_gold_eh_frame),
 		cmocka_unit_test(test_object_without_cfi),
+		cmocka_unit_test(test_hostile_cfa_programs),
 		cmocka_unit_test(test_overlapping_segments),
 		cmocka_unit_test(test_signal_frame_rule),
 		cmocka_unit_test(test_loader_entry),
