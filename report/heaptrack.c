@@ -193,8 +193,8 @@ static uint32_t site_trace(struct rep_heaptrack *t, uint32_t i)
 	return t->trace_of[i] = at;
 }
 
-/* The info of (site, size), its a line written when new: infos are numbered from 1 (info 0
- * was written at the start and is never allocated). 0 on failure. */
+/* The info of (site, size), its a line written when new (just before its first +, so that
+ * infos are first allocated in their order, as heaptrack_gui needs). 0 on failure (t->err). */
 static uint64_t info(struct rep_heaptrack *t, uint32_t site, uint64_t size)
 {
 	char key[12];
@@ -211,16 +211,21 @@ static uint64_t info(struct rep_heaptrack *t, uint32_t site, uint64_t size)
 		uint32_t trace = site_trace(t, site);
 		putf(t, "a %" PRIx64 " %" PRIx32 "\n", size, trace);
 	}
-	return (uint64_t)e + 1;
+	return (uint64_t)e;
 }
 
-/* A c line when ns reaches a later millisecond than the last one written. */
+/* A c line when ns reaches a later millisecond than the last one written. After a pause
+ * longer than heaptrack's 10 ms tick, a c line at the tick after the last one ends the
+ * interval of what came before it, as heaptrack's timer would (heaptrack_gui draws each
+ * interval's most at its end). */
 static void time_line(struct rep_heaptrack *t, uint64_t ns)
 {
 	uint64_t ms = ns / 1000000;
 
 	if (t->timed && ms <= t->ms)
 		return;
+	if (t->timed && ms > t->ms + REP_HEAPTRACK_TICK_MS)
+		putf(t, "c %" PRIx64 "\n", t->ms + REP_HEAPTRACK_TICK_MS);
 	t->timed = 1;
 	t->ms = ms;
 	putf(t, "c %" PRIx64 "\n", ms);
@@ -262,8 +267,6 @@ int rep_heaptrack_start(struct rep_heaptrack *t, FILE *out, int gz, struct rep_h
 	rep_heap_on_block(h, on_block, t);
 	putf(t, "v %x %x\n", REP_HEAPTRACK_VERSION, REP_HEAPTRACK_FILE_VERSION);
 	putf(t, "I %x 0\n", REP_HEAPTRACK_PAGE);
-	/* info 0, never allocated (heaptrack.h) */
-	putf(t, "a 0 0\n");
 	return 0;
 }
 

@@ -31,17 +31,20 @@
  *   - a site (its first stack: the callers' locations, root first) is a path of trace nodes
  *     from a root, the allocation's caller its last; a site without a stack is the one node
  *     of its allocation function. heaptrack's traces start at the caller, as here.
- *   - an allocation info is (size, trace) for each (site, size) that allocated: so
+ *   - an allocation info is (size, trace) for each (site, size) that allocated, written just
+ *     before its first `+` (heaptrack_gui needs infos first allocated in their order): so
  *     heaptrack_print's temporaries (a release of the info of the process's last allocation,
- *     no release since) are alloctap's heaptrack-temp-count (heap.h). Info 0 is written and
- *     never allocated: heaptrack_print takes a release just after a release for a temporary
- *     when it is of info 0, which this leaves out.
+ *     no release since) are alloctap's heaptrack-temp-count (heap.h), but for heaptrack's own
+ *     quirk, which its reader has on every file: a release of info 0 just after a release
+ *     counts too (its "last allocation" starts at, and returns to, index 0).
  *   - the engine's blocks (rep_heap_on_block) in trace order: each block allocated a `+` of
  *     its info, each released (a free, a realloc's old block, a block replaced at its
  *     address) a `-`; failed calls, frees of blocks not live and free(NULL) write nothing,
  *     as heaptrack records none. A `c` line goes before the first block of each later
- *     millisecond of the trace's clock (none on a trace without times), and each RSS record
- *     of the process (after its `c`) is an `R` of its bytes in 4096-byte pages, rounded up.
+ *     millisecond of the trace's clock (none on a trace without times), and one 10 ms (the
+ *     tick of heaptrack's timer) after the last c line when the next is later than that;
+ *     each RSS record of the process (after its `c`) is an `R` of its bytes in 4096-byte
+ *     pages, rounded up.
  * heaptrack_print on the file then gives, per site, alloctap's calls (successful ones), bytes
  * at the heap peak, bytes leaked and heaptrack's temporaries.
  *
@@ -64,6 +67,8 @@
 /* The heaptrack version and file format the file says it is. */
 #define REP_HEAPTRACK_VERSION 0x010400
 #define REP_HEAPTRACK_FILE_VERSION 3
+/* heaptrack's timer: a c line every 10 ms. */
+#define REP_HEAPTRACK_TICK_MS 10
 /* The page size of R lines. */
 #define REP_HEAPTRACK_PAGE 4096
 
