@@ -11,12 +11,13 @@
 # in handle_request, as the source says (found there with grep). Then: the same file gzip'd;
 # RSS and times (tests/fixtures/report_sites.c holding 32 MiB); a trace without stacks (each
 # allocation function a one-frame trace); a trace of two processes refused without --pid and
-# one process of it with --pid; a bad -o. heaptrack_print absent is a failed point.
+# one process of it with --pid; a bad -o; inlined frames (tests/fixtures/cxx_sites.cc) against
+# llvm-symbolizer; heaptrack_gui under Xvfb. A tool absent is a failed point.
 . "$(dirname "$0")/lib.sh"
 R=build/alloctap-report
 FX=build/fixtures/heap_service
 SRC=tests/fixtures/heap_service.c
-need_built "$R" "$FX" build/fixtures/report_sites
+need_built "$R" "$FX" build/fixtures/report_sites build/fixtures/cxx_sites build/bench/atz_tool
 need_bpf build/alloctapd
 
 if ! command -v heaptrack_print >/dev/null; then
@@ -288,6 +289,61 @@ if build/alloctapd -q -f binary -o "$T/n.atz" -- "$FX" 2>"$T/err"; then
 		"$(grep '^t ' "$T/n.ht" | awk '$3 != "0"' | wc -l)" "0"
 else
 	fail "alloctapd traces the fixture without stacks" "$(tail -n 5 "$T/err")"
+fi
+
+# Inlined frames (tests/fixtures/cxx_sites.cc, C++ containers inlined into main): each ip of the
+# program is one i line, its frames innermost first (heaptrack's frame, then its inlined
+# frames), each function, file and line as llvm-symbolizer gives them at the return address
+# less one; heaptrack_print reads it and prints the inlined frames.
+if build/alloctapd -q --stacks -f binary -o "$T/cxx.atz" -- build/fixtures/cxx_sites 4 2>"$T/err" &&
+	build/bench/atz_tool mappings "$T/cxx.atz" >"$T/cxx.mappings"; then
+	"$R" export --heaptrack -o "$T/cxx.ht" "$T/cxx.atz" 2>"$T/err" || fail_run "export --heaptrack (C++)"
+	check "cxx: each ip's frames, inlined ones after the innermost, as llvm-symbolizer gives them" \
+		python3 - build/fixtures/cxx_sites "$T/cxx.ht" "$T/cxx.mappings" <<'PY'
+import os, subprocess, sys
+binary, ht, maps_file = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3]
+strings, ips = [''], []
+for line in open(ht, encoding='utf-8'):
+    k, _, rest = line.rstrip('\n').partition(' ')
+    if k == 's':
+        size, _, text = rest.partition(' ')
+        assert len(text) == int(size, 16), line
+        strings.append(text)
+    elif k == 'i':
+        f = [int(x, 16) for x in rest.split(' ')]
+        frames = [(strings[f[i]], strings[f[i + 1]].rsplit('/', 1)[-1], f[i + 2])
+                  for i in range(2, len(f), 3)]
+        ips.append((f[0], strings[f[1]], frames))
+maps = [l.split() for l in open(maps_file)]
+loads = [(int(f[1], 16), int(f[2], 16), int(f[4], 16)) for f in
+         (l.split() for l in subprocess.run(['readelf', '-lW', binary], capture_output=True,
+                                            text=True, check=True).stdout.splitlines())
+         if f and f[0] == 'LOAD']
+def vaddr(pc):
+    for pid, rng, off, bid, path in reversed(maps):
+        start, end = (int(x, 16) for x in rng.split('-'))
+        if start <= pc < end and os.path.realpath(path) == binary:
+            o = pc - start + int(off, 16)
+            return next(o - lo + va for lo, va, size in loads if lo <= o < lo + size)
+own = [(ip, frames) for ip, module, frames in ips
+       if os.path.realpath(module) == binary and frames and all(p for _, p, _ in frames)]
+assert len(own) >= 5 and any(len(f) > 3 for ip, f in own), 'few inline chains: %r' % own
+out = subprocess.run(['llvm-symbolizer', '--obj=' + binary, '--inlining', '--demangle'] +
+                     ['0x%x' % (vaddr(ip) - 1) for ip, f in own], capture_output=True,
+                     text=True, check=True).stdout.strip('\n').split('\n\n')
+for (ip, frames), block in zip(own, out):
+    b = block.split('\n')
+    want = [(b[i], b[i + 1].split(':')[0].rsplit('/', 1)[-1], int(b[i + 1].split(':')[1]))
+            for i in range(0, len(b), 2)]
+    assert frames == want, '0x%x: %r, llvm-symbolizer %r' % (ip, frames, want)
+print(len(own), 'ips')
+PY
+	htp "$T/cxx.ht" "$T/cxx.txt" || fail "heaptrack_print reads the C++ file" "$(head -n 5 "$T/htp.err")"
+	check_eq "cxx: heaptrack_print prints the inlined vector<int>::push_back with its line" \
+		"$(grep -A1 -m1 '^ *std::vector<>::push_back(int const&)$' "$T/cxx.txt" | tail -n 1 |
+			grep -cE '^ *at .*/stl_vector\.h:[0-9]+$')" 1
+else
+	fail "alloctapd traces cxx_sites" "$(tail -n 5 "$T/err")"
 fi
 
 # heaptrack_gui (Debian's heaptrack-gui) under Xvfb opens the file: its window names it, it is
