@@ -9,6 +9,7 @@
 # by heaptrack_print's rule (export --folded --weight heaptrack-temp-count). Each fixture
 # function's entry starts at the line of its malloc and is called from the line of its call
 # in handle_request, as the source says (found there with grep). Then: the same file gzip'd;
+# a trace taken by attaching;
 # RSS and times (tests/fixtures/report_sites.c holding 32 MiB); a trace without stacks (each
 # allocation function a one-frame trace); a trace of two processes refused without --pid and
 # one process of it with --pid; a bad -o; inlined frames (tests/fixtures/cxx_sites.cc) against
@@ -17,7 +18,8 @@
 R=build/alloctap-report
 FX=build/fixtures/heap_service
 SRC=tests/fixtures/heap_service.c
-need_built "$R" "$FX" build/fixtures/report_sites build/fixtures/cxx_sites build/bench/atz_tool
+PACED=build/fixtures/alloc_paced
+need_built "$R" "$FX" build/fixtures/report_sites build/fixtures/cxx_sites build/bench/atz_tool "$PACED"
 need_bpf build/alloctapd
 
 if ! command -v heaptrack_print >/dev/null; then
@@ -291,6 +293,28 @@ else
 	fail "alloctapd traces the fixture without stacks" "$(tail -n 5 "$T/err")"
 fi
 
+# A trace taken by attaching, no restart: alloc_paced keeps 100 blocks, waits while alloctapd
+# attaches, then keeps 50 more and makes 200 temporaries. heaptrack_print sees what the trace
+# saw: 250 calls, 200 temporaries, the 50 blocks leaked, nothing of the blocks from before.
+"$PACED" malloc:100:64 touch:"$T/ready" wait:"$T/go" malloc:50:128:1000 pair:200:32:100 &
+pid=$!
+for i in $(seq 200); do [ -e "$T/ready" ] && break; sleep 0.05; done
+dpid=
+if [ -e "$T/ready" ]; then
+	build/alloctapd -v --stacks -f binary -o "$T/att.atz" --pid "$pid" 2>"$T/att.err" &
+	dpid=$!
+	wait_for "$T/att.err" recording 10 || fail "alloctapd attaches" "$(tail -n 5 "$T/att.err")"
+fi
+touch "$T/go"
+wait "$pid"
+[ -n "$dpid" ] && wait "$dpid"
+"$R" export --heaptrack -o "$T/att.ht.gz" "$T/att.atz" 2>"$T/err" || fail_run "export --heaptrack (attached)"
+htp "$T/att.ht.gz" "$T/att.txt" || fail "heaptrack_print reads the attached trace's file" "$(head -n 5 "$T/htp.err")"
+check_eq "attached: heaptrack_print's calls, temporaries and leak are the trace's after the attach" \
+	"$(grep -E '^(calls to allocation functions|temporary memory allocations|total memory leaked):' "$T/att.txt" |
+		sed 's/ (.*//' | tr '\n' '|')" \
+	"calls to allocation functions: 250|temporary memory allocations: 200|total memory leaked: 6.40K|"
+
 # Inlined frames (tests/fixtures/cxx_sites.cc, C++ containers inlined into main): each ip of the
 # program is one i line, its frames innermost first (heaptrack's frame, then its inlined
 # frames), each function, file and line as llvm-symbolizer gives them at the return address
@@ -351,6 +375,7 @@ fi
 # allocated in their order, which heaptrack_print reads), its reader said nothing.
 gui_opens() { # gui_opens FILE: 0 when heaptrack_gui shows FILE and lives on
 	local x g d i shown=
+	[ -s "$1" ] || return 1
 	exec 5< <(Xvfb -displayfd 1 -screen 0 1400x900x24 2>/dev/null)
 	x=$!
 	read -r -t 10 d <&5 || { kill "$x" 2>/dev/null; return 1; }
@@ -366,12 +391,13 @@ gui_opens() { # gui_opens FILE: 0 when heaptrack_gui shows FILE and lives on
 	wait "$g" 2>/dev/null
 	kill "$x" 2>/dev/null
 	exec 5<&-
-	[ "$alive" -eq 0 ] && ! grep -q 'failed to parse\|unexpected non-hex\|out of bounds' "$T/gui.log"
+	[ "$alive" -eq 0 ] &&
+		! grep -q 'failed to parse\|unexpected non-hex\|out of bounds\|Failed to open' "$T/gui.log"
 }
 if ! command -v heaptrack_gui >/dev/null || ! command -v Xvfb >/dev/null || ! command -v xdotool >/dev/null; then
 	fail "heaptrack_gui, Xvfb and xdotool are installed" "apt-get install heaptrack-gui xvfb xdotool"
 else
-	for f in t.ht s.ht n.ht; do
+	for f in t.ht s.ht n.ht att.ht.gz cxx.ht; do
 		if gui_opens "$T/$f"; then ok "heaptrack_gui opens $f and lives on"; else
 			fail "heaptrack_gui opens $f and lives on" "$(tail -n 5 "$T/gui.log")"; fi
 	done
