@@ -270,12 +270,17 @@ int rep_heaptrack_start(struct rep_heaptrack *t, FILE *out, int gz, struct rep_h
 	return 0;
 }
 
+/* The trace's name as the reader says it: "<stdin>" for "-". */
+static const char *trace_name(const struct rep_heaptrack *t)
+{
+	return t->trace && strcmp(t->trace, "-") != 0 ? t->trace : "<stdin>";
+}
+
 /* The X line, at the first event of the process: the trace and the pid. */
 static void debuggee(struct rep_heaptrack *t)
 {
 	put(t, "X alloctap trace ", 17);
-	const char *name = t->trace && strcmp(t->trace, "-") != 0 ? t->trace : "<stdin>";
-	for (const char *c = name; *c; c++)
+	for (const char *c = trace_name(t); *c; c++)
 		put(t, *c == '\n' || *c == '\r' ? "_" : c, 1);
 	putf(t, ", pid %" PRIu32 "\n", t->pid);
 }
@@ -287,7 +292,8 @@ int rep_heaptrack_event(struct rep_heaptrack *t, const struct at_event *ev)
 		t->pid = ev->pid;
 	} else if (ev->pid != t->pid && !t->pid_given) {
 		at_error("%s: events of processes %" PRIu32 " and %" PRIu32 ": a heaptrack file "
-			 "holds one process; choose one with --pid PID", t->trace, t->pid, ev->pid);
+			 "holds one process; choose one with --pid PID", trace_name(t), t->pid,
+			 ev->pid);
 		errno = ECANCELED;
 		return -1;
 	}
