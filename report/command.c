@@ -346,7 +346,8 @@ static int plain_export(const struct rep_request *r)
 {
 	enum rep_weight w = (enum rep_weight)rep_option_value(r, "weight");
 
-	return r->command == REP_CMD_EXPORT && !rep_option_value(r, "pprof") && !r->heap.have_pid &&
+	return r->command == REP_CMD_EXPORT && !rep_option_value(r, "pprof") &&
+	       !rep_option_value(r, "heaptrack") && !r->heap.have_pid &&
 	       !r->heap.have_window && (w == REP_WEIGHT_ALLOC_COUNT || w == REP_WEIGHT_ALLOC_BYTES);
 }
 

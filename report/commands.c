@@ -16,6 +16,7 @@
 #include "diff.h"
 #include "growth.h"
 #include "display.h"
+#include "heaptrack.h"
 #include "html.h"
 #include "layout.h"
 #include "lifetimes.h"
@@ -594,12 +595,12 @@ const struct rep_command_def rep_cmd_diff = {
 	.write = write_diff,
 };
 
-/* ---- export (export.c, pprof.c) --------------------------------------------------------- */
+/* ---- export (export.c, pprof.c, heaptrack.c) ------------------------------------------- */
 
 /* export with a weight of the whole pass, or a selection: each site's figure onto its line. */
-#define EXPORT_ELSEWHERE "--folded, --pprof and --weight go with export"
+#define EXPORT_ELSEWHERE "--folded, --pprof, --heaptrack and --weight go with export"
 
-enum { EXPORT_PPROF, EXPORT_FOLDED, EXPORT_WEIGHT, EXPORT_AT };
+enum { EXPORT_PPROF, EXPORT_FOLDED, EXPORT_WEIGHT, EXPORT_AT, EXPORT_HEAPTRACK };
 static const struct rep_option export_options[] = {
 	[EXPORT_PPROF] = { .name = "pprof", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
 	[EXPORT_FOLDED] = { .name = "folded", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
@@ -619,7 +620,69 @@ static const struct rep_option export_options[] = {
 			.elsewhere = AT_ELSEWHERE, .needs = "pprof",
 			.allowed = 1u << REP_AT_PEAK | 1u << REP_AT_END,
 			.refused = "export --pprof takes --at heap-peak or end" },
+	[EXPORT_HEAPTRACK] = { .name = "heaptrack", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1,
+			       .conflicts = "weight",
+			       .conflict = "--weight goes with --folded: a heaptrack file holds "
+					   "every allocation" },
 };
+
+/* export --heaptrack writes as the events come (heaptrack.h); the other formats at the end,
+ * the events going to the engine alone. */
+struct export_state {
+	struct rep_heaptrack file;
+	struct rep_heap *h;
+	int heaptrack;
+};
+
+static int export_start(void *state, const struct rep_command_start *s)
+{
+	struct export_state *e = state;
+	const struct rep_request *r = s->r;
+	const char *o = r->output;
+	size_t n = o ? strlen(o) : 0;
+
+	e->h = s->h;
+	e->heaptrack = (int)r->opt[EXPORT_HEAPTRACK];
+	if (!e->heaptrack)
+		return 0;
+	if (rep_heaptrack_start(&e->file, s->out, n > 3 && strcmp(o + n - 3, ".gz") == 0, s->h,
+				rep_heap_namer(s->h), s->trace, r->heap.have_pid, r->heap.pid) < 0) {
+		at_error("%s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int export_event(void *state, const struct at_event *ev)
+{
+	struct export_state *e = state;
+
+	return e->heaptrack ? rep_heaptrack_event(&e->file, ev) : rep_heap_event(e->h, ev);
+}
+
+static void export_rss(void *state, struct rep_heap *h, const struct at_rss *m)
+{
+	struct export_state *e = state;
+
+	(void)h;
+	if (e->heaptrack)
+		rep_heaptrack_rss(&e->file, m);
+}
+
+static int export_end(void *state, struct rep_heap *h)
+{
+	struct export_state *e = state;
+
+	(void)h;
+	return e->heaptrack ? rep_heaptrack_end(&e->file) : 0;
+}
+
+static void export_free(void *state)
+{
+	struct export_state *e = state;
+
+	rep_heaptrack_free(&e->file);
+}
 
 static void weigh_sites(struct rep_pass *p, enum rep_weight w)
 {
@@ -634,6 +697,8 @@ static int write_export(FILE *f, const struct rep_request *r, struct rep_pass *a
 			 struct rep_pass *b)
 {
 	(void)b;
+	if (r->opt[EXPORT_HEAPTRACK])
+		return 0; /* written by the pass */
 	if (r->opt[EXPORT_PPROF])
 		return rep_write_pprof(f, a->h, &a->x, r->heap.moment);
 	if (a->h)
@@ -656,9 +721,20 @@ const struct rep_command_def rep_cmd_export = {
 "  export --pprof [--at heap-peak|end] [-o FILE]\n"
 "                      a gzip'd pprof profile (go tool pprof, Pyroscope, Parca): Go's heap\n"
 "                      sample types alloc_objects, alloc_space, inuse_objects, inuse_space\n"
-"                      (in use at the end, or at the heap peak), a pid label per sample\n",
+"                      (in use at the end, or at the heap peak), a pid label per sample\n"
+"  export --heaptrack [-o FILE]\n"
+"                      heaptrack's data file (heaptrack_print, heaptrack_gui): one process\n"
+"                      (--pid PID when the trace has several), its allocations and frees in\n"
+"                      order, its stacks with inlined frames, times, RSS; plain text, or\n"
+"                      gzip'd when FILE ends in .gz\n",
 	OPTIONS(export_options),
-	.one_of = "export needs one output format: --folded or --pprof",
+	.one_of = "export needs one output format: --folded, --pprof or --heaptrack",
+	.state_size = sizeof(struct export_state),
+	.start = export_start,
+	.event = export_event,
+	.rss = export_rss,
+	.end = export_end,
+	.free = export_free,
 	.write = write_export,
 };
 

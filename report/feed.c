@@ -151,6 +151,10 @@ int rep_feed_events(struct at_source *s, struct rep_sites *x, rep_event_fn fn, v
 		if (fn(arg, &ev) < 0) {
 			char why[96];
 
+			if (errno == ECANCELED) { /* refused by the watcher, which said why */
+				rc = -1;
+				break;
+			}
 			if (errno == ENOENT)
 				snprintf(why, sizeof(why), "stack %" PRIu32 " was never defined",
 					 ev.stack);

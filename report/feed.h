@@ -36,7 +36,8 @@ static inline int rep_damaged(const struct rep_damage *d)
 int rep_feed(struct at_source *s, struct rep_sites *x, struct rep_damage *d);
 
 /* The same, each event going to fn (which returns 0, or -1 with errno: ENOENT for a stack
- * never defined) instead of the folded export; stack and mapping records still go to x. */
+ * never defined; ECANCELED when fn refused the event and said why itself) instead of the
+ * folded export; stack and mapping records still go to x. */
 typedef int (*rep_event_fn)(void *arg, const struct at_event *ev);
 int rep_feed_events(struct at_source *s, struct rep_sites *x, rep_event_fn fn, void *arg,
 		    struct rep_damage *d);

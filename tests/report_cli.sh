@@ -50,7 +50,7 @@ Try 'alloctap-report --help'." "$R" "$@"
 printf '1 1 malloc(8)=0x10\n' >"$T/one.log"
 usage_case "no command" "no command: summary, peak, leaks, top, sizes, timeline, lifetimes, layout, diff, export or html"
 usage_case "unknown command" "unknown command flame (summary, peak, leaks, top, sizes, timeline, lifetimes, layout, diff, export or html)" flame "$T/one.log"
-usage_case "no --folded" "export needs one output format: --folded or --pprof" export "$T/one.log"
+usage_case "no --folded" "export needs one output format: --folded, --pprof or --heaptrack" export "$T/one.log"
 usage_case "no TRACE" "export needs a TRACE (a file, or - for standard input)" export --folded
 usage_case "two TRACEs" "export: one operand too many: b" export --folded a b
 usage_case "bad --weight" "--weight needs alloc-count, alloc-bytes, peak-bytes, leak-bytes, temp-count, heaptrack-temp-count or churn, not: bytes" \

@@ -1254,7 +1254,7 @@ usage_case "--pprof with --weight" "--weight goes with --folded: a pprof profile
 	export --pprof --weight alloc-bytes "$T/a.log"
 usage_case "export --pprof --at 2" "export --pprof takes --at heap-peak or end" \
 	export --pprof --at 2 "$T/a.log"
-usage_case "export with both formats" "export needs one output format: --folded or --pprof" \
+usage_case "export with both formats" "export needs one output format: --folded, --pprof or --heaptrack" \
 	export --pprof --folded "$T/a.log"
 usage_case "--annotate with leaks" "--annotate goes with lifetimes and layout, not with leaks" \
 	leaks --annotate "$T/a.log"
@@ -1262,6 +1262,6 @@ usage_case "--hist with layout" "--hist goes with lifetimes, not with layout" la
 usage_case "--hist and --annotate" "lifetimes takes one of --annotate and --hist" \
 	lifetimes --hist --annotate "$T/a.log"
 usage_case "html without -o" "html needs -o FILE (the page)" html "$T/a.log"
-usage_case "--weight with leaks" "--folded, --pprof and --weight go with export, not with leaks" \
+usage_case "--weight with leaks" "--folded, --pprof, --heaptrack and --weight go with export, not with leaks" \
 	leaks --weight alloc-bytes "$T/a.log"
 finish
