@@ -200,8 +200,8 @@ static void put_heading(FILE *f, const struct rep_live *l, int end)
 
 	rep_heap_live(l->h, &bytes, &blocks);
 	rep_human_bytes(bytes, l->exact, b, sizeof(b));
-	fprintf(f, "== at %s%s: %s live in %" PRIu64 " blocks\n", tenths(l->last_span_ns, t),
-		end ? ", the end of the trace" : "", b, blocks);
+	fprintf(f, "== at %s%s: %s live in %" PRIu64 " block%s\n", tenths(l->last_span_ns, t),
+		end ? ", the end of the trace" : "", b, blocks, blocks == 1 ? "" : "s");
 }
 
 /* One row: live bytes, growth, since the first snapshot, allocations per second, the site. */
@@ -213,7 +213,7 @@ static void put_row(FILE *f, const struct rep_live *l, const struct rep_site *s,
 	rep_human_bytes(s->live_bytes, l->exact, live, sizeof(live));
 	rep_human_bytes_signed(l->sites[i].growth, l->exact, g, sizeof(g));
 	rep_human_bytes_signed(l->sites[i].since_first, l->exact, since, sizeof(since));
-	fprintf(f, "%12s %12s %12s %10.0f  ", live, g, since, l->sites[i].rate);
+	fprintf(f, "%12s %12s %12s %10.1f  ", live, g, since, l->sites[i].rate);
 	if (pids)
 		fprintf(f, "[%" PRIu32 "] ", s->pid);
 	rep_put_site(f, l->h, s, shared);
@@ -336,8 +336,13 @@ static void tick(struct rep_live *l)
 		return;
 	while (l->next_ns <= now)
 		l->next_ns += l->interval_ns;
-	if (take(l, now) < 0 || draw(l, 0) < 0)
+	if (rep_live_snapshot(l, now) < 0)
 		l->failed = errno ? errno : EIO;
+}
+
+int rep_live_snapshot(struct rep_live *l, uint64_t now_ns)
+{
+	return take(l, now_ns) < 0 || draw(l, 0) < 0 ? -1 : 0;
 }
 
 int rep_live_start(struct rep_live *l, struct rep_heap *h, FILE *out)

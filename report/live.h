@@ -61,6 +61,9 @@ int rep_live_event(void *arg, const struct at_event *ev);
  * input (a tenth of a second at most on a regular file or for a file to come). Returns 0
  * (read again). */
 int rep_live_wait(void *arg, int fd);
+/* Takes the engine's state as a snapshot now (now_ns: at_now_ns's clock) and writes it, as
+ * each interval does. 0, or -1 with errno. */
+int rep_live_snapshot(struct rep_live *l, uint64_t now_ns);
 /* The trace ended: the final table. 0, or -1 with errno when a write failed. */
 int rep_live_end(struct rep_live *l);
 /* Restores the terminal and frees what l holds. */

@@ -31,7 +31,7 @@ stamp() {
 # snapshots FILE: "ARRIVAL AT BLOCKS END" for each snapshot heading of a stamped FILE (END 1
 # for the final table's, at the end of the trace).
 snapshots() {
-	sed -n 's/^\([0-9.]*\) == at \([0-9.]*\) s\([^:]*\): .* live in \([0-9]*\) blocks$/\1 \2 \4 \3/p' "$1" |
+	sed -n 's/^\([0-9.]*\) == at \([0-9.]*\) s\([^:]*\): .* live in \([0-9]*\) blocks*$/\1 \2 \4 \3/p' "$1" |
 		awk '{ print $1, $2, $3, ($4 != "") }'
 }
 
