@@ -69,7 +69,7 @@ static void open_keys(struct rep_live *l)
 	tcsetattr(l->keys, TCSAFLUSH, &raw);
 }
 
-/* The terminal's rows and columns (24 by 80 when it does not say). */
+/* The terminal's rows and columns (24 by 80 when it does not say; 3 rows at least). */
 static void screen_size(const struct rep_live *l, unsigned *rows, unsigned *cols)
 {
 	struct winsize w;
@@ -77,7 +77,7 @@ static void screen_size(const struct rep_live *l, unsigned *rows, unsigned *cols
 	*rows = 24;
 	*cols = 80;
 	if (ioctl(fileno(l->out), TIOCGWINSZ, &w) == 0 && w.ws_row && w.ws_col) {
-		*rows = w.ws_row;
+		*rows = w.ws_row < 3 ? 3 : w.ws_row;
 		*cols = w.ws_col;
 	}
 }
@@ -291,7 +291,9 @@ static int put_screen(struct rep_live *l, int end)
 	fputs("\033[H\033[2J", l->out);
 	put_clipped(l->out, text, len, rows - 2, cols);
 	free(text);
-	fprintf(l->out, "\033[%u;1H%s\033[K", rows,
+	/* the keys on the last row; at the end, the row above it, the newline after it left to
+	 * rep_live_end (which then scrolls nothing away) */
+	fprintf(l->out, "\033[%u;1H%s\033[K", end ? rows - 1 : rows,
 		end ? "the end of the trace" : "q quit   l by live bytes   g by growth   a by allocations/s");
 	return fflush(l->out) == 0 && !ferror(l->out) ? 0 : -1;
 }
