@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "event.h"
 #include "stack.h"
@@ -211,6 +212,21 @@ struct at_atz_reader;
  * fed first. Returns NULL only when out of memory; otherwise check at_atz_reader_status(). */
 struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *preload,
 					 size_t preload_len);
+/* Following a trace still being written: wait(arg, fd) is called whenever no input is there
+ * yet inside a frame (a regular file at its current end, a pipe or terminal with nothing to
+ * read); it waits as it sees fit (poll fd with a timeout, a short sleep) and returns 0 to read
+ * again, or nonzero to stop: the input then ends there, as a trace cut short does
+ * (AT_ATZ_ERR_TRUNCATED past the header). The frame's end mark ends the trace as always: a
+ * regular file ends there, a pipe when its writer closes it. */
+typedef int (*at_atz_wait_fn)(void *arg, int fd);
+/* at_atz_reader_open, following the input through wait (not NULL) from its first byte. */
+struct at_atz_reader *at_atz_reader_open_follow(int fd, const char *name, const void *preload,
+						size_t preload_len, at_atz_wait_fn wait,
+						void *arg);
+/* One read of at most n bytes of fd, as a following reader does: when none is there yet,
+ * wait(arg, fd) is called until some comes or it returns nonzero. The bytes read (> 0), 0 at
+ * the end (a pipe's writer gone) or when wait stopped, -1 with errno on a read error. */
+ssize_t at_atz_follow_read(int fd, void *buf, size_t n, at_atz_wait_fn wait, void *arg);
 /* Next event: 1 (ev filled), 0 at the clean end of the trace, -1 on an error (then every
  * later call returns -1; see at_atz_reader_status/message). Lost-event and table records are
  * consumed on the way: see at_atz_lost_before and the stats. A frame that follows the one that

@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define LZ4F_STATIC_LINKING_ONLY
@@ -97,6 +99,8 @@ struct at_atz_reader {
 	char path[AT_ATZ_NAME_MAX + 1]; /* the mapping path being handed to on_mapping, or the
 					 * file of the names being handed to on_names */
 	char function[AT_ATZ_NAME_MAX + 1]; /* the function being handed to on_names */
+	at_atz_wait_fn wait;        /* following a growing input (NULL: not) */
+	void *wait_arg;
 };
 
 static int fail(struct at_atz_reader *r, enum at_atz_status status, const char *fmt, ...)
@@ -133,7 +137,10 @@ static int need_input(struct at_atz_reader *r, size_t n)
 	if (limit < n)
 		limit = n;
 	while (r->in_len < n && !r->in_eof) {
-		ssize_t k = at_read_some(r->fd, r->in + r->in_len, limit - r->in_len);
+		ssize_t k = r->wait && !r->frame_done
+				    ? at_atz_follow_read(r->fd, r->in + r->in_len, limit - r->in_len,
+							 r->wait, r->wait_arg)
+				    : at_read_some(r->fd, r->in + r->in_len, limit - r->in_len);
 		if (k < 0)
 			return fail(r, AT_ATZ_ERR_IO, "read error at byte offset %" PRIu64 ": %s",
 				    r->in_off + r->in_len, strerror(errno));
@@ -507,8 +514,39 @@ static void arena_free(void *opaque, void *p)
 	(void)p;
 }
 
+ssize_t at_atz_follow_read(int fd, void *buf, size_t n, at_atz_wait_fn wait, void *arg)
+{
+	struct stat st;
+	int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int ready = regular ? 1 : poll(&p, 1, 0);
+		if (ready < 0 && errno != EINTR)
+			return -1;
+		if (ready == 0 && wait(arg, fd))
+			return 0;
+		if (ready <= 0)
+			continue;
+		ssize_t k = read(fd, buf, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k != 0 || !regular)
+			return k; /* data, an error, or a pipe whose writer is gone */
+		if (wait(arg, fd))
+			return 0;
+	}
+}
+
 struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *preload,
 					 size_t preload_len)
+{
+	return at_atz_reader_open_follow(fd, name, preload, preload_len, NULL, NULL);
+}
+
+struct at_atz_reader *at_atz_reader_open_follow(int fd, const char *name, const void *preload,
+						size_t preload_len, at_atz_wait_fn wait,
+						void *arg)
 {
 	struct at_atz_reader *r;
 
@@ -530,6 +568,8 @@ struct at_atz_reader *at_atz_reader_open(int fd, const char *name, const void *p
 		memcpy(r->in, preload, preload_len);
 	r->in_len = preload_len;
 	r->other = -1;
+	r->wait = wait;
+	r->wait_arg = arg;
 	open_stream(r);
 	return r;
 }

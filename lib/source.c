@@ -274,6 +274,41 @@ int at_source_open_fd(struct at_source *s, int fd, const char *name)
 		}
 }
 
+int at_source_open_follow(struct at_source *s, int fd, const char *name, at_atz_wait_fn wait,
+			  void *arg)
+{
+	uint8_t head[4];
+	size_t n = 0;
+	ssize_t k = 1;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->name = name;
+	s->munged = -1;
+	while (n < sizeof(head) && (k = at_atz_follow_read(fd, head + n, sizeof(head) - n, wait,
+							    arg)) > 0)
+		n += (size_t)k;
+	if (k < 0)
+		return -1;
+	s->reader = &atz_reader;
+	s->kind = AT_SOURCE_BINARY;
+	if (n == sizeof(head) && !detect_atz(head, n)) {
+		s->reader = &text_reader;
+		s->kind = AT_SOURCE_TEXT;
+		errno = ENOTSUP;
+		return -1;
+	}
+	s->atz = at_atz_reader_open_follow(fd, name, head, n, wait, arg);
+	if (!s->atz) {
+		errno = ENOMEM;
+		return -1;
+	}
+	const struct at_atz_header *h = at_atz_reader_header(s->atz);
+	if (h)
+		s->munged = (h->flags & AT_ATZ_FLAG_MUNGED) != 0;
+	return 0;
+}
+
 int at_source_open(struct at_source *s, const char *path)
 {
 	const char *name;

@@ -71,6 +71,13 @@ struct at_source {
 int at_source_open(struct at_source *s, const char *path);
 /* The same on an fd the caller has open (not closed by at_source_close). */
 int at_source_open_fd(struct at_source *s, int fd, const char *name);
+/* The same, following a binary trace still being written (at_atz_reader_open_follow): its
+ * first bytes, and every later read that finds none yet, wait through wait(arg, fd). Only a
+ * binary trace is followed: other input fails with ENOTSUP (nothing read past its first
+ * bytes); input that ends (or that wait stops) before its first 4 bytes is taken as it is. 0,
+ * or -1 with errno set. */
+int at_source_open_follow(struct at_source *s, int fd, const char *name, at_atz_wait_fn wait,
+			  void *arg);
 /* Next event: 1 (ev filled), 0 at the end, -1 on an error. After an error on one text line
  * (s->fatal == 0) the next call goes on with the following line; after a fatal error every
  * later call returns -1. */

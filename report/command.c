@@ -244,6 +244,32 @@ static int start_pass(struct rep_pass *p, const struct rep_request *r, const cha
 	return 0;
 }
 
+/* Opens trace into src, following it as it grows (the watcher's wait) when r asks --follow
+ * and w watches the pass: a file not there yet is waited for (the wait's fd -1) as it is
+ * created. 0, or -1 reported. */
+static int open_trace(struct at_source *src, const struct rep_request *r, const char *trace,
+		      struct watchers *w, int *fd)
+{
+	const char *name;
+
+	if (!w || !w->started || !w->cmd->wait || !rep_option_value(r, "follow"))
+		return rep_open_input(src, trace, fd);
+	while ((*fd = at_input_fd(trace, &name)) < 0 && errno == ENOENT)
+		w->cmd->wait(w->state, -1);
+	if (*fd < 0) {
+		at_error("%s: %s", trace ? trace : "<stdin>", strerror(errno));
+		return -1;
+	}
+	if (at_source_open_follow(src, *fd, name, w->cmd->wait, w->state) == 0)
+		return 0;
+	if (errno == ENOTSUP)
+		at_error("%s: --follow reads a binary trace (alloctapd -f binary), not a text log",
+			 name);
+	else
+		at_error_at(name, 1, "read error: %s", strerror(errno));
+	return -1;
+}
+
 /* What the trace read into h holds of times (span.h), src its source. */
 static enum rep_times trace_times(const struct at_source *src, const struct rep_heap *h)
 {
@@ -292,7 +318,7 @@ static int read_trace(struct rep_pass *p, const struct rep_request *r, const cha
 
 	if (start_pass(p, r, trace, heap, w, &src) < 0)
 		return 1;
-	if (rep_open_input(&src, trace, &fd) < 0)
+	if (open_trace(&src, r, trace, w, &fd) < 0)
 		return 1;
 	fn_arg = p->h;
 	rss.h = p->h;
@@ -384,7 +410,9 @@ static void free_watchers(struct watchers *w)
 static int open_spool(struct watchers *w, const struct rep_request *r, FILE *out)
 {
 	w->out = out;
-	if (!r->asks.n || !w->cmd->start)
+	/* the live view (--follow) writes as the trace grows: a window it cannot answer is said
+	 * at the end */
+	if (!r->asks.n || !w->cmd->start || rep_option_value(r, "follow"))
 		return 0;
 	w->spool = tmpfile();
 	if (!w->spool) {

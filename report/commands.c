@@ -20,6 +20,7 @@
 #include "html.h"
 #include "layout.h"
 #include "lifetimes.h"
+#include "live.h"
 #include "pprof.h"
 #include "tables.h"
 #include "top.h"
@@ -209,7 +210,9 @@ const struct rep_command_def rep_cmd_leaks = {
 
 /* ---- top (top.c) --------------------------------------------------------------------------- */
 
-enum { TOP_BY, TOP_AT, TOP_LIMIT, TOP_BYTES, TOP_JSON, TOP_CSV };
+enum { TOP_BY, TOP_AT, TOP_LIMIT, TOP_BYTES, TOP_JSON, TOP_CSV, TOP_FOLLOW, TOP_INTERVAL };
+#define FOLLOW_TEXT "top --follow writes text snapshots by live bytes: not with --json, --csv, " \
+		    "--by or --at"
 static const struct rep_option top_options[] = {
 	[TOP_BY] = { .name = "by", .arg = REP_ARG_WEIGHT, .value = REP_WEIGHT_LEAK_BYTES,
 		     .bad = "--by needs leak-bytes, live-bytes, peak-bytes, alloc-bytes, "
@@ -228,7 +231,68 @@ static const struct rep_option top_options[] = {
 	[TOP_BYTES] = BYTES_ROW,
 	[TOP_JSON] = JSON_ROW,
 	[TOP_CSV] = CSV_ROW("top"),
+	/* the live view (live.h): text, by live bytes (--by's default only, so no --at) */
+	[TOP_FOLLOW] = { .name = "follow", .elsewhere = "--follow goes with top",
+			 .conflicts = "json csv", .with = "by",
+			 .with_values = 1u << REP_WEIGHT_LEAK_BYTES, .conflict = FOLLOW_TEXT },
+	[TOP_INTERVAL] = { .name = "interval", .arg = REP_ARG_PERIOD, .value = 1000000000u,
+			   .above_zero = 1, .needs = "follow",
+			   .bad = "--interval needs SECONDS above 0, not: %s",
+			   .elsewhere = "--interval goes with top --follow" },
 };
+
+/* top watches its pass only to follow a growing trace (--follow): the live view. */
+struct top_state {
+	struct rep_live l;
+	int follow;
+};
+
+static int top_start(void *state, const struct rep_command_start *s)
+{
+	struct top_state *t = state;
+
+	t->follow = (int)s->r->opt[TOP_FOLLOW];
+	t->l.h = s->h;
+	if (!t->follow)
+		return 0;
+	t->l = (struct rep_live){ .interval_ns = s->r->opt[TOP_INTERVAL],
+				  .limit = (size_t)s->r->opt[TOP_LIMIT],
+				  .exact = (int)s->r->opt[TOP_BYTES], .trace = s->trace,
+				  .h = s->h };
+	if (rep_live_start(&t->l, s->h, s->out) < 0) {
+		at_error("%s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int top_event(void *state, const struct at_event *ev)
+{
+	struct top_state *t = state;
+
+	return t->follow ? rep_live_event(&t->l, ev) : rep_heap_event(t->l.h, ev);
+}
+
+static int top_wait(void *state, int fd)
+{
+	return rep_live_wait(&((struct top_state *)state)->l, fd);
+}
+
+static int top_end(void *state, struct rep_heap *h)
+{
+	struct top_state *t = state;
+
+	(void)h;
+	return t->follow ? rep_live_end(&t->l) : 0;
+}
+
+static void top_free(void *state)
+{
+	struct top_state *t = state;
+
+	if (t->follow)
+		rep_live_free(&t->l);
+}
 
 static int write_top(FILE *f, const struct rep_request *r, struct rep_pass *a,
 		     struct rep_pass *b)
@@ -241,6 +305,8 @@ static int write_top(FILE *f, const struct rep_request *r, struct rep_pass *a,
 					   .at_ns = r->heap.moment_ns };
 
 	(void)b;
+	if (r->opt[TOP_FOLLOW])
+		return 0; /* written as the trace grew, and at its end */
 	if (r->opt[TOP_CSV])
 		return rep_write_top_csv(f, a->h, &o);
 	return rep_write_top(f, a->h, &o);
@@ -269,8 +335,24 @@ const struct rep_command_def rep_cmd_top = {
 "                      \"processes\": [{\"pid\", \"total\", \"sites\": [{\"value\", \"stack\":\n"
 "                      [leaf, ..., root]}]}]}, each frame {\"function\", \"file\", \"line\",\n"
 "                      \"inlined\"} (the last three when known, or true); --csv:\n"
-"                      pid,rank,value,process_total,stack (exact values)\n",
+"                      pid,rank,value,process_total,stack (exact values)\n"
+"  top --follow [--interval SECONDS] [--limit N] [--bytes]\n"
+"                      the live view of a binary trace still being written (a file or\n"
+"                      a pipe from alloctapd -o -): every SECONDS (1) of the wall clock,\n"
+"                      the sites by live bytes, each with its growth since the snapshot\n"
+"                      before and since the first, and its allocations per second over\n"
+"                      the interval. On a terminal, redrawn in place; keys: q quits, l\n"
+"                      orders by live bytes, g by growth, a by allocations per second.\n"
+"                      Else a snapshot per interval, headed \"== at 3.0 s: 1.2 MiB live in\n"
+"                      340 blocks\" (trace time). It ends with the final table at the\n"
+"                      trace's end (alloctapd done)\n",
 	OPTIONS(top_options),
+	.state_size = sizeof(struct top_state),
+	.start = top_start,
+	.event = top_event,
+	.wait = top_wait,
+	.end = top_end,
+	.free = top_free,
 	.write = write_top,
 };
 

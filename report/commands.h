@@ -45,6 +45,8 @@ enum rep_arg {
 	REP_ARG_MOMENT,  /* heap-peak (or peak), rss-peak, end or SECONDS: an enum rep_moment_kind,
 			  * also the engine's moment (the request's heap.moment and moment_ns) */
 	REP_ARG_WEIGHT,  /* a weight's name (weight.h): an enum rep_weight */
+	REP_ARG_PERIOD,  /* decimal seconds as REP_ARG_SECONDS, of the wall clock (the report's
+			  * own pace, never a time the trace must answer): ns */
 };
 
 /* The most options one command has: the size of the request's values. */
@@ -66,7 +68,8 @@ struct rep_option {
 	int one_of;            /* nonzero: the command needs exactly one of its one_of options */
 	const char *needs;     /* NULL, or an option of the command this one goes with only; its
 				* value is then set only when that one is given */
-	const char *conflicts; /* NULL, or an option of the command this one cannot be given with */
+	const char *conflicts; /* NULL, or the options of the command this one cannot be given
+				* with, separated by a space ("json csv") */
 	const char *conflict;  /* the message then, and with's */
 	const char *with;      /* NULL, or an option of the command on an earlier row: this one,
 				* when given, goes only with with_values of it (bits 1 << value,
@@ -110,6 +113,10 @@ struct rep_command_def {
 	rep_event_fn event;
 	/* An RSS record, after the engine took it. */
 	void (*rss)(void *state, struct rep_heap *h, const struct at_rss *m);
+	/* With --follow given: the trace is read while it grows (at_source_open_follow), this
+	 * called (at_atz_wait_fn's contract, state its arg) whenever no input is there yet. Only
+	 * a binary trace is followed. */
+	int (*wait)(void *state, int fd);
 	/* Ends the watcher after the pass: its last output. 0, or -1 with errno (ENOTSUP: the
 	 * trace has no times). */
 	int (*end)(void *state, struct rep_heap *h);

@@ -132,6 +132,7 @@ static int parse_option(const struct rep_option *o, const char *arg, uint64_t *v
 		*v = 1;
 		break;
 	case REP_ARG_SECONDS:
+	case REP_ARG_PERIOD:
 		rc = parse_seconds(arg, v);
 		break;
 	case REP_ARG_BYTES:
@@ -208,6 +209,19 @@ static int given(const struct options *all, const char *name)
 	return i >= 0 && all->given[i].on;
 }
 
+/* Whether any option named in names (names separated by a space) was given. */
+static int given_any(const struct options *all, const char *names)
+{
+	char name[64];
+
+	for (const char *p = names; *p; p += strcspn(p, " "), p += *p == ' ') {
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, " "), p);
+		if (given(all, name))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether a command takes the option named name with an option that is given: its mistakes
  * are then said by that option's own check. */
 static int needed_elsewhere(const struct options *all, const char *name)
@@ -268,7 +282,7 @@ static int check_own(struct rep_request *r, const struct options *all)
 	for (size_t i = 0; i < cmd->n_options; i++) {
 		const struct rep_option *o = &cmd->options[i];
 
-		if (o->conflicts && given(all, o->name) && given(all, o->conflicts))
+		if (o->conflicts && given(all, o->name) && given_any(all, o->conflicts))
 			return at_usage_error("%s", o->conflict);
 	}
 	for (size_t i = 0; i < cmd->n_options; i++) {

@@ -9,11 +9,12 @@
  *           as a number v: each option takes v's low bit (given or not: v /= 2) and, given and
  *           with an argument, one of its kind's samples (v % n, v /= n; below); then the
  *           table's checks are made true: none of the one_of options given, the last of them
- *           is (its first sample); several, the first only; an option whose conflicts is
+ *           is (its first sample); several, the first only; an option one of whose conflicts is
  *           given, whose needs is not, whose sample it does not allow, or whose with
  *           option's value (given or its default) is not of its with_values, is not given.
  *           Samples: SECONDS 0.001; BYTES 4096; COUNT 0 to 3; MOMENT heap-peak, end,
- *           0.5 s, rss-peak (enum rep_moment_kind's order); WEIGHT enum rep_weight's order.
+ *           0.5 s, rss-peak (enum rep_moment_kind's order); WEIGHT enum rep_weight's order;
+ *           PERIOD 0.001. --follow is never given (it waits for a trace that grows).
  *           bit 6: --pid 1; bit 7: --window 0:1
  * The rest is the trace, given as standard input (diff: as A on standard input and B in a
  * file). The output goes to /dev/null. The run must end with 0 or 1. Objects a stack trace
@@ -43,6 +44,7 @@ static const uint64_t *samples(enum rep_arg arg, size_t *n)
 		[REP_ARG_NONE] = { flag, 1 },       [REP_ARG_SECONDS] = { seconds, 1 },
 		[REP_ARG_BYTES] = { bytes, 1 },     [REP_ARG_COUNT] = { counts, 4 },
 		[REP_ARG_MOMENT] = { moments, 4 }, [REP_ARG_WEIGHT] = { weights, 8 },
+		[REP_ARG_PERIOD] = { seconds, 1 },
 	};
 
 	*n = kinds[arg].n;
@@ -66,6 +68,19 @@ static int is_on(const struct rep_command_def *cmd, const int *on, const char *n
 	return row >= 0 && on[row];
 }
 
+/* Whether any of cmd's options named in names (separated by a space) is on. */
+static int any_on(const struct rep_command_def *cmd, const int *on, const char *names)
+{
+	char name[64];
+
+	for (const char *p = names; *p; p += strcspn(p, " "), p += *p == ' ') {
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, " "), p);
+		if (is_on(cmd, on, name))
+			return 1;
+	}
+	return 0;
+}
+
 /* Makes the options on (values in value) a request cmd's checks accept (above). */
 static void make_valid(const struct rep_command_def *cmd, int *on, uint64_t *value)
 {
@@ -86,9 +101,10 @@ static void make_valid(const struct rep_command_def *cmd, int *on, uint64_t *val
 	for (size_t i = 0; i < cmd->n_options; i++) {
 		const struct rep_option *o = &cmd->options[i];
 
-		if ((o->conflicts && is_on(cmd, on, o->conflicts)) ||
+		if ((o->conflicts && any_on(cmd, on, o->conflicts)) ||
 		    (o->needs && !is_on(cmd, on, o->needs)) ||
-		    (o->allowed && !(o->allowed & 1u << value[i])))
+		    (o->allowed && !(o->allowed & 1u << value[i])) ||
+		    strcmp(o->name, "follow") == 0) /* it waits for a trace that grows */
 			on[i] = 0;
 		int w = o->with ? row_of(cmd, o->with) : -1;
 		if (w >= 0 && !(o->with_values & 1u << (on[w] ? value[w] : cmd->options[w].value)))

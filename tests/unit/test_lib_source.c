@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -376,6 +377,134 @@ static void test_random_text(void **state)
 	       (unsigned long long)all_errors);
 }
 
+/* ---- following a trace that grows ------------------------------------------------------- */
+
+#define FOLLOW_EVENTS 3000
+
+/* A trace of FOLLOW_EVENTS mallocs, flushed every 500 (several lz4 blocks), into *len bytes
+ * (the caller frees them). */
+static uint8_t *follow_trace(size_t *len)
+{
+	int fd = memfd_create("src", 0);
+	struct at_atz_options opt = { 0 };
+	struct at_output o;
+
+	assert_int_equal(at_output_open_fd(&o, fd, "g.atz"), 0);
+	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
+	for (uint64_t i = 0; i < FOLLOW_EVENTS; i++) {
+		struct at_event ev = { 1, 1, AT_MALLOC, 1, { 1 + (i * 2654435761u) % 4093, 0 },
+				       0x1000 + 64 * i, 1000 + 37 * i * i, 0 };
+		assert_int_equal(at_atz_append(w, &ev), 0);
+		if (i % 500 == 499)
+			assert_int_equal(at_atz_flush(w), 0);
+	}
+	assert_int_equal(at_atz_writer_close(w), 0);
+	at_output_close(&o);
+	off_t n = lseek(fd, 0, SEEK_END);
+	uint8_t *p = malloc((size_t)n);
+	assert_int_equal(pread(fd, p, (size_t)n, 0), n);
+	close(fd);
+	*len = (size_t)n;
+	return p;
+}
+
+/* The writer's side: the trace's bytes given chunk bytes at each wait, stop_at bytes at most
+ * (then the wait says stop), the write end closed after the last when close_after. */
+struct grower {
+	const uint8_t *p;
+	size_t len, off, chunk, stop_at;
+	int wfd, close_after;
+	unsigned waits;
+};
+
+static int grow(void *arg, int fd)
+{
+	struct grower *g = arg;
+
+	(void)fd;
+	g->waits++;
+	if (g->off >= g->stop_at || g->off >= g->len)
+		return 1;
+	size_t n = g->len - g->off < g->chunk ? g->len - g->off : g->chunk;
+	assert_int_equal(write(g->wfd, g->p + g->off, n), (ssize_t)n);
+	g->off += n;
+	if (g->off == g->len && g->close_after)
+		close(g->wfd);
+	return 0;
+}
+
+/* Followed in chunks through a regular file and through a pipe, the trace gives every event
+ * and ends at its end mark, never asking past it; a wait that stops before the end leaves a
+ * trace cut short; text is not followed. */
+static void test_follow(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *trace = follow_trace(&len);
+	const struct {
+		int pipe;
+		size_t chunk, stop_at;
+		uint64_t events; /* read before the end, or before the cut */
+		int end;         /* the last at_source_next */
+	} cases[] = {
+		{ 0, 100, SIZE_MAX, FOLLOW_EVENTS, 0 },
+		{ 1, 64, SIZE_MAX, FOLLOW_EVENTS, 0 },
+		{ 0, 1, SIZE_MAX, FOLLOW_EVENTS, 0 },
+		{ 0, 100, 400, 0, -1 }, /* stopped: some events at most, then cut short */
+	};
+	assert_true(len > 1000);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char path[] = "/tmp/alloctap_follow_XXXXXX";
+		int fds[2], rfd;
+		if (cases[c].pipe) {
+			assert_int_equal(pipe(fds), 0);
+			rfd = fds[0];
+		} else {
+			rfd = mkstemp(path);
+			assert_true(rfd >= 0);
+			fds[1] = open(path, O_WRONLY | O_APPEND);
+			assert_true(fds[1] >= 0);
+			unlink(path);
+		}
+		struct grower g = { trace, len, 0, cases[c].chunk, cases[c].stop_at, fds[1],
+				    cases[c].pipe, 0 };
+		struct at_source s;
+		struct at_event e;
+		uint64_t n = 0;
+		int rc;
+		assert_int_equal(at_source_open_follow(&s, rfd, "g.atz", grow, &g), 0);
+		assert_int_equal(s.kind, AT_SOURCE_BINARY);
+		while ((rc = at_source_next(&s, &e)) == 1) {
+			assert_int_equal(e.result, 0x1000 + 64 * n);
+			n++;
+		}
+		assert_int_equal(rc, cases[c].end);
+		if (cases[c].end == 0) {
+			assert_int_equal(n, cases[c].events);
+			assert_int_equal(g.off, len);
+			assert_true(g.waits >= len / cases[c].chunk);
+		} else {
+			assert_true(n < FOLLOW_EVENTS);
+			assert_int_equal(at_atz_reader_status(s.atz), AT_ATZ_ERR_TRUNCATED);
+		}
+		at_source_close(&s);
+		close(rfd);
+		if (!cases[c].pipe || g.off < len)
+			close(fds[1]);
+	}
+	free(trace);
+
+	/* text: refused before any wait */
+	struct grower g = { (const uint8_t *)"1 1 malloc 32 = 0x10\n", 21, 0, 21, SIZE_MAX, -1, 0, 0 };
+	int fd = memfd_with(g.p, g.len);
+	struct at_source s;
+	assert_int_equal(at_source_open_follow(&s, fd, "t.log", grow, &g), -1);
+	assert_int_equal(errno, ENOTSUP);
+	assert_int_equal(g.waits, 0);
+	at_source_close(&s);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_binary_errors),
 		cmocka_unit_test(test_times_stacks_mappings),
 		cmocka_unit_test(test_random_text),
+		cmocka_unit_test(test_follow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

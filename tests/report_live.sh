@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# alloctap-report top --follow, the live view, against a real alloctapd --stacks writing the
+# trace of tests/fixtures/live_growth (a site that leaks 64 KB a second, a steady table of
+# 16 KiB, a request freed at the next step):
+#   - on a pipe: a snapshot per interval while the trace grows through alloctapd's flushes
+#     (lz4 blocks), headed by increasing trace times, each at most 2 s behind the program (the
+#     lag printed), the leaking site first with its growth and its allocations per second; the
+#     final table at the trace's end mark equal, site for site, to top's on the whole trace;
+#   - the same with the trace read from alloctapd's standard output (-o - | ... -);
+#   - on a terminal, in tmux: the leaking site at the top within 2 s of the program's start,
+#     the key g ordering by growth, q quitting with status 0 and the terminal's mode as it was;
+#   - a finished trace followed: read to its end mark at once; usage errors; a text log refused.
+# tmux is needed: without it the script fails, it never skips.
+source "$(dirname "$0")/lib.sh"
+TRY="Try 'alloctap-report --help'."
+
+R=build/alloctap-report
+D=build/alloctapd
+FX=build/fixtures
+need_built "$R" "$FX/live_growth"
+need_bpf "$D"
+
+# stamp: each line of stdin prefixed by its arrival time (epoch seconds) and a space.
+stamp() {
+	local line
+	while IFS= read -r line; do
+		printf '%s %s\n' "$EPOCHREALTIME" "$line"
+	done
+}
+
+# snapshots FILE: "ARRIVAL AT BLOCKS END" for each snapshot heading of a stamped FILE (END 1
+# for the final table's, at the end of the trace).
+snapshots() {
+	sed -n 's/^\([0-9.]*\) == at \([0-9.]*\) s\([^:]*\): .* live in \([0-9]*\) blocks*$/\1 \2 \4 \3/p' "$1" |
+		awk '{ print $1, $2, $3, ($4 != "") }'
+}
+
+# sites_of: a table's rows (site lines, not the shared callers') of stdin as "LIVE SITE", the
+# live bytes its first two words, the site after SKIP more words.
+sites_of() {
+	grep ' < ' | grep -v 'every site above is called from' |
+		awk -v skip="$1" '{ v = $1 " " $2; for (i = 1; i <= 2 + skip; i++) $i = ""; sub(/^ +/, ""); print v " " $0 }' |
+		sort
+}
+
+# growing ROW: whether a row of the view (after its arrival stamp) has a growth above 0 and
+# allocations per second above 0.
+growing() {
+	awk -v r="$1" 'BEGIN { split(r, f, " "); exit !(f[3] ~ /^\+/ && f[3] != "+0" && f[7] + 0 > 0) }'
+}
+
+# --- the pipe form, following a file as alloctapd writes it ---------------------------------
+
+rm -f "$T/g.atz"
+"$R" top --follow --limit 5 "$T/g.atz" 2>"$T/live.err" | stamp >"$T/live.out" &
+view=$!
+"$D" --stacks -f binary -o "$T/g.atz" -- "$FX/live_growth" 4 "$T/started" >/dev/null 2>"$T/d.err"
+drc=$?
+dend=$EPOCHREALTIME
+for ((i = 0; i < 100 && $(jobs -r | wc -l) > 0; i++)); do sleep 0.1; done
+kill "$view" 2>/dev/null
+wait "$view"
+check_eq "pipe: alloctapd traced the fixture" "$drc" 0 "$(tail -n 3 "$T/d.err")"
+check_eq "pipe: the view ended by itself at the trace's end, nothing on stderr" \
+	"$(grep -c 'the end of the trace' "$T/live.out") $(wc -c <"$T/live.err")" "1 0" \
+	"$(head -c 500 "$T/live.err")"
+started=$(stat -c %.9Y "$T/started")
+snapshots "$T/live.out" >"$T/snaps"
+# the snapshots with events before alloctapd ended, the end's own aside
+awk -v end="$dend" '$3 > 0 && $1 < end && !$4' "$T/snaps" >"$T/during"
+running=$(wc -l <"$T/during")
+check "pipe: at least two snapshots of a growing trace while alloctapd ran ($running)" \
+	test "$running" -ge 2
+check "pipe: the block counts grow from snapshot to snapshot (several lz4 blocks followed)" \
+	awk 'NR > 1 && $3 <= prev { exit 1 } { prev = $3 }' "$T/during"
+check "pipe: the snapshots' trace times increase" \
+	awk '$3 > 0 { if (n++ && $2 <= prev) exit 1; prev = $2 }' "$T/snaps"
+# lag: a snapshot's arrival minus the moment it shows (the program's start plus its trace time)
+lags=$(awk -v s="$started" '$3 > 0 { printf "%.2f ", $1 - (s + $2) }' "$T/snaps")
+first=$(awk -v s="$started" '$3 > 0 { printf "%.2f", $1 - s; exit }' "$T/snaps")
+echo "# pipe: first snapshot with events $first s after the program started; lags (s): $lags"
+check "pipe: the first snapshot with events at most 2 s after the program started ($first s)" \
+	awk -v f="$first" 'BEGIN { exit !(f != "" && f <= 2.0) }'
+check "pipe: every snapshot at most 2 s behind the program ($lags)" \
+	awk -v l="$lags" 'BEGIN { n = split(l, a, " "); for (i = 1; i <= n; i++) if (a[i] > 2.0) exit 1; exit !n }'
+# the last snapshot while alloctapd ran: the leak first, growing, allocating
+last=$(grep -n '^[0-9.]* == at' "$T/live.out" | grep -v 'the end' | tail -n 1 | cut -d: -f1)
+row=$(sed -n "$((last + 2))p" "$T/live.out" | cut -d' ' -f2-)
+echo "# pipe: the last snapshot's first row: $row"
+check "pipe: the leaking site first in the last snapshot" \
+	grep -q '^ *[0-9.]* [KMG]*i*B .*  malloc < leak (live_growth\.c:[0-9]*) < main' <<<"$row"
+check "pipe: its growth and its allocations per second above 0" growing "$row"
+# the final table: the same live bytes, site for site, as top on the finished trace
+end=$(grep -n 'the end of the trace' "$T/live.out" | cut -d: -f1)
+tail -n +"$((end + 2))" "$T/live.out" | cut -d' ' -f2- | sites_of 5 | grep -v '^0 B ' >"$T/final"
+run_cmd "$R" top --by leak-bytes --limit 5 "$T/g.atz"
+sites_of 1 <"$T/out" >"$T/top"
+check_eq "pipe: the final table has the fixture's three sites" "$(grep -c 'live_growth.c' "$T/final")" 3
+check_file_eq "pipe: the final table's live bytes are top's on the finished trace" "$T/final" "$T/top"
+
+# --- the pipe form, the trace read from alloctapd's standard output -------------------------
+
+"$D" --stacks -f binary -o - -- "$FX/live_growth" 4 "$T/started2" 2>"$T/d2.err" |
+	"$R" top --follow --limit 3 - 2>"$T/live2.err" | stamp >"$T/live2.out"
+rcs="${PIPESTATUS[*]}"
+snapshots "$T/live2.out" >"$T/snaps2"
+n=$(awk '$3 > 0' "$T/snaps2" | wc -l)
+check_eq "stdin: alloctapd -o - | top --follow -: exit 0 0 0, one end, nothing on stderr" \
+	"$rcs $(grep -c 'the end of the trace' "$T/live2.out") $(wc -c <"$T/live2.err")" "0 0 0 1 0" \
+	"$(head -c 300 "$T/live2.err")"
+check "stdin: snapshots with events as the trace came ($n, at least 3)" test "$n" -ge 3
+
+# --- a finished trace, usage errors, text --------------------------------------------------
+
+check_cmd "a finished trace: followed to its end at once (the final table alone)" 0 - "" -- \
+	timeout 5 "$R" top --follow --interval 60 "$T/g.atz"
+check_eq "a finished trace: one snapshot, the end's" \
+	"$(grep -c '^== at' "$T/out") $(grep -c 'the end of the trace' "$T/out")" "1 1"
+check_err "--interval 0 is refused" 2 "alloctap-report: --interval needs SECONDS above 0, not: 0
+$TRY" \
+	"$R" top --follow --interval 0 "$T/g.atz"
+check_err "--interval without --follow is refused" 2 \
+	"alloctap-report: --interval goes with top --follow, not with top
+$TRY" \
+	"$R" top --interval 2 "$T/g.atz"
+check_err "--follow with another command is refused" 2 \
+	"alloctap-report: --follow goes with top, not with timeline
+$TRY" \
+	"$R" timeline --every 1 --follow "$T/g.atz"
+for extra in --json --csv "--by alloc-count" "--by live-bytes --at end"; do
+	# shellcheck disable=SC2086
+	check_err "--follow with $extra is refused" 2 \
+		"alloctap-report: top --follow writes text snapshots by live bytes: not with --json, --csv, --by or --at
+$TRY" \
+		"$R" top --follow $extra "$T/g.atz"
+done
+printf '1 1 malloc 32 = 0x10\n' >"$T/t.log"
+check_err "a text log is not followed" 1 \
+	"alloctap-report: $T/t.log: --follow reads a binary trace (alloctapd -f binary), not a text log" \
+	timeout 5 "$R" top --follow "$T/t.log"
+
+# --- the terminal form, in tmux --------------------------------------------------------------
+
+if ! command -v tmux >/dev/null; then
+	fail "tmux is installed" "the terminal form is driven in tmux: apt-get install tmux"
+	finish
+fi
+TM=(tmux -L "alloctap-live-$$")
+trap '"${TM[@]}" kill-server 2>/dev/null; rm -rf "$T"' EXIT
+rm -f "$T/g2.atz" "$T/started3"
+"${TM[@]}" new-session -d -x 160 -y 40 \
+	"stty -a >'$T/stty.before'; '$R' top --follow '$T/g2.atz'; echo \$? >'$T/tty.rc'; stty -a >'$T/stty.after'; sleep 30"
+"$D" --stacks -f binary -o "$T/g2.atz" -- "$FX/live_growth" 6 "$T/started3" >/dev/null 2>"$T/d3.err" &
+daemon=$!
+for ((i = 0; i < 100; i++)); do [ -e "$T/started3" ] && break; sleep 0.05; done
+# poll the pane until the first row of the table is the leak
+top_at=""
+for ((i = 0; i < 50; i++)); do
+	"${TM[@]}" capture-pane -p >"$T/pane"
+	if grep -A1 'sites by live bytes' "$T/pane" | tail -n 1 | grep -q 'malloc < leak (live_growth.c:'; then
+		top_at=$EPOCHREALTIME
+		break
+	fi
+	sleep 0.1
+done
+if [ -n "$top_at" ] && [ -e "$T/started3" ]; then
+	after=$(awk -v a="$top_at" -v s="$(stat -c %.9Y "$T/started3")" 'BEGIN { printf "%.2f", a - s }')
+	echo "# tmux: the leak at the top $after s after the program started"
+	check "tmux: the leaking site at the top within 2 s of the program's start ($after s)" \
+		awk -v a="$after" 'BEGIN { exit !(a <= 2.0) }'
+	row=$(grep -A1 'sites by live bytes' "$T/pane" | tail -n 1)
+	check "tmux: its growth and allocations per second shown: $row" growing "$row"
+else
+	fail "tmux: the leaking site at the top within 2 s of the program's start" "$(cat "$T/pane")"
+fi
+check "tmux: the keys on the status line" grep -q '^q quit   l by live bytes   g by growth' "$T/pane"
+"${TM[@]}" send-keys g
+for ((i = 0; i < 20; i++)); do
+	"${TM[@]}" capture-pane -p >"$T/pane"
+	grep -q 'sites by growth:' "$T/pane" && break
+	sleep 0.1
+done
+check "tmux: g orders by growth" grep -q 'sites by growth:' "$T/pane"
+"${TM[@]}" send-keys q
+for ((i = 0; i < 40; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
+check_eq "tmux: q quits, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T/pane")"
+check_file_eq "tmux: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
+wait "$daemon"
+check_eq "tmux: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d3.err")"
+finish
