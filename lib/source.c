@@ -160,10 +160,11 @@ static int detect_atz(const uint8_t *head, size_t n)
 			  (uint32_t)head[3] << 24) == AT_ATZ_LZ4_MAGIC;
 }
 
-/* Opens the reader; raw or munged as the header says, when it could be read. */
-static int open_atz(struct at_source *s, const uint8_t *head, size_t n)
+/* Takes the reader r opened on s (NULL: out of memory): raw or munged as its header says,
+ * when it could be read. 0, or -1 with errno. */
+static int took_atz(struct at_source *s, struct at_atz_reader *r)
 {
-	s->atz = at_atz_reader_open(s->fd, s->name, head, n);
+	s->atz = r;
 	if (!s->atz) {
 		errno = ENOMEM;
 		return -1;
@@ -172,6 +173,12 @@ static int open_atz(struct at_source *s, const uint8_t *head, size_t n)
 	if (h)
 		s->munged = (h->flags & AT_ATZ_FLAG_MUNGED) != 0;
 	return 0;
+}
+
+/* Opens the reader. */
+static int open_atz(struct at_source *s, const uint8_t *head, size_t n)
+{
+	return took_atz(s, at_atz_reader_open(s->fd, s->name, head, n));
 }
 
 /* The next event; any error is fatal. */
@@ -298,15 +305,7 @@ int at_source_open_follow(struct at_source *s, int fd, const char *name, at_atz_
 		errno = ENOTSUP;
 		return -1;
 	}
-	s->atz = at_atz_reader_open_follow(fd, name, head, n, wait, arg);
-	if (!s->atz) {
-		errno = ENOMEM;
-		return -1;
-	}
-	const struct at_atz_header *h = at_atz_reader_header(s->atz);
-	if (h)
-		s->munged = (h->flags & AT_ATZ_FLAG_MUNGED) != 0;
-	return 0;
+	return took_atz(s, at_atz_reader_open_follow(fd, name, head, n, wait, arg));
 }
 
 int at_source_open(struct at_source *s, const char *path)

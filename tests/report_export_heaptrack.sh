@@ -69,84 +69,18 @@ line_of() { grep -n -F -- "$1" "$SRC" | head -n 1 | cut -d: -f1; }
 
 # Each check as NAME<TAB>GOT<TAB>WANT.
 python3 - "$T" "$SRC" >"$T/checks" <<'PY' || fail "the figures are read" "$(cat "$T/checks")"
-import json, re, sys
+import json, os, re, sys
+
+sys.path.insert(0, os.path.join(os.getcwd(), 'tests'))
+from heaptrack_oracle import FIX, alloctap, flame, human, sections  # noqa: E402
 
 t, src = sys.argv[1], sys.argv[2]
-FIX = ['remember_session', 'cache_insert', 'request_buffer', 'scratch_copy', 'spike', 'warm_up']
-
-
-def site(frames):
-    return next((f for f in frames if f in FIX), None)
-
-
-def alloctap(key):
-    out = {f: 0 for f in FIX}
-    for p in json.load(open(f'{t}/top.{key}'))['processes']:
-        for s in p['sites']:
-            f = site([x['function'] for x in s['stack']])
-            if f:
-                out[f] += s['value']
-    return out
-
-
-def flame(path):
-    out = {f: 0 for f in FIX}
-    for line in open(path):
-        stack, _, value = line.rstrip('\n').rpartition(' ')
-        frames = [re.sub(r' \([^)]*\)$', '', x) for x in stack.rstrip(';').split(';')]
-        f = site(list(reversed(frames)))
-        if f:
-            out[f] += int(value)
-    return out
-
-
-SECTIONS = {
-    'MOST CALLS TO ALLOCATION FUNCTIONS':
-        r'(?P<calls>\d+) calls to allocation functions with (?P<peak>\S+) peak consumption from',
-    'PEAK MEMORY CONSUMERS': r'(?P<peak>\S+) peak memory consumed over (?P<calls>\d+) calls from',
-    'MEMORY LEAKS': r'(?P<leaked>\S+) leaked over (?P<calls>\d+) calls from',
-    'MOST TEMPORARY ALLOCATIONS':
-        r'(?P<temps>\d+) temporary allocations of (?P<calls>\d+) allocations in total \(\S+\) from',
-}
 lines = open(f'{t}/ht.txt').read().split('\n')
 
-
-def sections():
-    """Per section, per fixture function: the entry's figures, its at-line and its first
-    caller's function and at-line."""
-    out, name = {s: {} for s in SECTIONS}, None
-    for i, line in enumerate(lines):
-        if line in SECTIONS:
-            name = line
-            continue
-        m = name and re.fullmatch(SECTIONS[name], line)
-        if m and i + 1 < len(lines) and lines[i + 1] in FIX:
-            f = lines[i + 1]
-            if f in out[name]:
-                raise SystemExit(f'{name}: {f} twice')
-            e = m.groupdict()
-            e['at'] = lines[i + 2].strip()
-            callers = [j for j in range(i + 3, len(lines)) if lines[j].startswith('    ') and
-                       not lines[j].startswith('     ')]
-            j = callers[0] if callers else None
-            e['caller'] = (lines[j].strip(), lines[j + 1].strip()) if j else None
-            out[name][f] = e
-    return out
-
-
-def human(n):
-    if n < 1000:
-        return f'{n}B'
-    for unit in 'KMGTPE':
-        n /= 1000
-        if n < 1000 or unit == 'E':
-            return f'{n:.2f}{unit}'
-
-
-a = {k: alloctap(k) for k in ('alloc-count', 'peak-bytes', 'leak-bytes')}
+a = {k: alloctap(f'{t}/top.{k}') for k in ('alloc-count', 'peak-bytes', 'leak-bytes')}
 a['temps'] = flame(f'{t}/export.ht')
 h = {c: flame(f'{t}/ht.{c}') for c in ('allocations', 'peak', 'leaked', 'temporary')}
-sec = sections()
+sec = sections(lines)
 where = {l.split()[0]: l.split()[1:] for l in open(f'{t}/lines')}
 srcname = src
 checks = []

@@ -57,89 +57,19 @@ done
 
 # Each check as NAME<TAB>GOT<TAB>WANT, from the two tools' figures per site.
 python3 - "$T" "$SRC" >"$T/checks" <<'PY' || fail "the figures are read" "$(cat "$T/checks")"
-import json, re, sys
+import json, os, re, sys
+
+sys.path.insert(0, os.path.join(os.getcwd(), 'tests'))
+from heaptrack_oracle import FIX, alloctap, flame, human, sections  # noqa: E402
 
 t, src = sys.argv[1], sys.argv[2]
-FIX = ['remember_session', 'cache_insert', 'request_buffer', 'scratch_copy', 'spike', 'warm_up']
 define = {m.group(1): eval(m.group(2)) for m in  # digits, shifts and parentheses only
           re.finditer(r'^#define (\w+) ([\d() <]+)$', open(src).read(), re.M)}
-
-
-def site(frames):
-    """The first frame, from the leaf, that is one of the fixture's functions; None if none."""
-    return next((f for f in frames if f in FIX), None)
-
-
-def frame_name(f):
-    return f if isinstance(f, str) else (f.get('function') or f.get('name') or '')
-
-
-def alloctap(key):
-    """alloctap's top --by KEY: the value per fixture function."""
-    out = {f: 0 for f in FIX}
-    for p in json.load(open(f'{t}/top.{key}'))['processes']:
-        for s in p['sites']:
-            f = site([frame_name(x) for x in s['stack']])
-            if f:
-                out[f] += s['value']
-    return out
-
-
-def flame(path):
-    """Folded stacks, root;...;leaf VALUE, a frame 'function' or 'function (file...)' (heaptrack_print
-    -F, alloctap-report export --folded): the values per fixture function."""
-    out = {f: 0 for f in FIX}
-    for line in open(path):
-        stack, _, value = line.rstrip('\n').rpartition(' ')
-        frames = [re.sub(r' \([^)]*\)$', '', x) for x in stack.rstrip(';').split(';')]
-        f = site(list(reversed(frames)))
-        if f:
-            out[f] += int(value)
-    return out
-
-
-SECTIONS = {
-    'MOST CALLS TO ALLOCATION FUNCTIONS':
-        r'(?P<calls>\d+) calls to allocation functions with (?P<peak>\S+) peak consumption from',
-    'PEAK MEMORY CONSUMERS': r'(?P<peak>\S+) peak memory consumed over (?P<calls>\d+) calls from',
-    'MEMORY LEAKS': r'(?P<leaked>\S+) leaked over (?P<calls>\d+) calls from',
-    'MOST TEMPORARY ALLOCATIONS':
-        r'(?P<temps>\d+) temporary allocations of (?P<calls>\d+) allocations in total \(\S+\) from',
-}
-
-
-def sections():
-    """heaptrack_print's text: per section, per fixture function, the entry's figures (text)."""
-    out, name, want = {s: {} for s in SECTIONS}, None, None
-    lines = open(f'{t}/ht.txt').read().split('\n')
-    for i, line in enumerate(lines):
-        if line in SECTIONS:
-            name = line
-            continue
-        m = name and re.fullmatch(SECTIONS[name], line)
-        if m and i + 1 < len(lines) and lines[i + 1] in FIX:
-            f = lines[i + 1]
-            if f in out[name]:
-                raise SystemExit(f'{name}: {f} twice (a function that calls the allocator at two lines)')
-            out[name][f] = m.groupdict()
-    return out
-
-
-def human(n):
-    """A byte figure as heaptrack_print writes it: 320B, 2.05K, 16.78M (powers of 1000)."""
-    if n < 1000:
-        return f'{n}B'
-    for unit in 'KMGTPE':
-        n /= 1000
-        if n < 1000 or unit == 'E':
-            return f'{n:.2f}{unit}'
-
-
-a = {k: alloctap(k) for k in ('alloc-count', 'peak-bytes', 'leak-bytes', 'temp-count',
-                              'heaptrack-temp-count', 'churn')}
+a = {k: alloctap(f'{t}/top.{k}') for k in ('alloc-count', 'peak-bytes', 'leak-bytes',
+                                           'temp-count', 'heaptrack-temp-count', 'churn')}
 h = {c: flame(f'{t}/ht.{c}') for c in ('allocations', 'peak', 'leaked', 'temporary')}
 a['export-heaptrack-temp-count'] = flame(f'{t}/export.ht')
-sec = sections()
+sec = sections(open(f'{t}/ht.txt').read().split('\n'))
 
 # heaptrack_print's temporary: a free of a block whose (size, stack) is that of the trace's
 # allocation just before it, no free in between (src/analyze/accumulatedtracedata.cpp compares
