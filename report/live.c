@@ -23,20 +23,45 @@
 
 /* ---- the terminal ---------------------------------------------------------------------- */
 
-/* The terminal's mode before the view changed it, for the signal handler too. */
-static struct termios saved_mode;
+/* The terminal's mode before the view changed it, and the view's own, for the signal handlers
+ * too. */
+static struct termios saved_mode, view_mode;
 static volatile sig_atomic_t mode_fd = -1; /* the terminal whose mode is changed, or -1 */
 static volatile sig_atomic_t screen_fd = -1; /* the output terminal (cursor hidden), or -1 */
+/* Set by a stop and continue (Ctrl-Z, fg) or a change of the window's size: the screen is
+ * drawn again at the next tick, and the view's mode set again once in the foreground. */
+static volatile sig_atomic_t redraw_due, mode_due;
+static int stopped_mode_fd = -1, stopped_screen_fd = -1;
+
+/* Writes s to fd, ignoring a failure (nothing more can be done). Async-signal-safe. */
+static void put_raw(int fd, const char *s, size_t n)
+{
+	if (fd >= 0 && write(fd, s, n) < 0) {
+		/* nothing more can be done */
+	}
+}
 
 /* Puts the terminal back as it was: its mode, and the cursor shown. Async-signal-safe. */
 static void restore_terminal(void)
 {
 	if (mode_fd >= 0)
 		tcsetattr(mode_fd, TCSAFLUSH, &saved_mode);
-	if (screen_fd >= 0 && write(screen_fd, "\033[?25h", 6) < 0) {
-		/* nothing more can be done */
-	}
+	put_raw(screen_fd, "\033[?25h", 6);
 	mode_fd = screen_fd = -1;
+}
+
+/* The view's mode set again, when the process is in the terminal's foreground (a process in
+ * the background that changes the mode is stopped by SIGTTOU): then 1. Async-signal-safe. */
+static int take_terminal(void)
+{
+	if (stopped_mode_fd >= 0 && tcgetpgrp(stopped_mode_fd) != getpgrp())
+		return 0;
+	if (stopped_mode_fd >= 0)
+		tcsetattr(stopped_mode_fd, TCSAFLUSH, &view_mode);
+	put_raw(stopped_screen_fd, "\033[?25l", 6);
+	mode_fd = stopped_mode_fd;
+	screen_fd = stopped_screen_fd;
+	return 1;
 }
 
 /* SIGINT, SIGTERM: the terminal restored, then the signal's own end. */
@@ -47,11 +72,49 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+/* SIGTSTP (Ctrl-Z): the terminal restored and the process stopped; when it is continued
+ * (SIGCONT), the view's mode is set again and the screen drawn again. */
+static void on_stop(int sig)
+{
+	int saved = errno;
+	sigset_t this;
+
+	if (mode_fd >= 0 || screen_fd >= 0) { /* not already given back by an earlier stop */
+		stopped_mode_fd = mode_fd;
+		stopped_screen_fd = screen_fd;
+	}
+	restore_terminal();
+	signal(sig, SIG_DFL);
+	raise(sig); /* pending while the handler runs: unblocked, it stops the process */
+	sigemptyset(&this);
+	sigaddset(&this, sig);
+	sigprocmask(SIG_UNBLOCK, &this, NULL);
+	/* continued */
+	signal(sig, on_stop);
+	mode_due = !take_terminal();
+	redraw_due = 1;
+	errno = saved;
+}
+
+/* SIGCONT after a stop the view did not see (SIGTTIN, SIGSTOP): the same as after Ctrl-Z. */
+static void on_continue(int sig)
+{
+	(void)sig;
+	if (mode_fd < 0 && stopped_mode_fd >= 0)
+		mode_due = 1;
+	redraw_due = 1;
+}
+
+/* SIGWINCH: the screen drawn again at its new size. */
+static void on_resize(int sig)
+{
+	(void)sig;
+	redraw_due = 1;
+}
+
 /* Keys from /dev/tty, read a byte at a time as they come (no echo); the cursor hidden. */
 static void open_keys(struct rep_live *l)
 {
-	struct termios raw;
-
 	l->keys = open("/dev/tty", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (l->keys < 0 || tcgetattr(l->keys, &saved_mode) < 0) {
 		if (l->keys >= 0)
@@ -59,14 +122,16 @@ static void open_keys(struct rep_live *l)
 		l->keys = -1;
 		return;
 	}
-	raw = saved_mode;
-	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-	raw.c_cc[VMIN] = 0;
-	raw.c_cc[VTIME] = 0;
+	view_mode = saved_mode;
+	view_mode.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	view_mode.c_cc[VMIN] = 0;
+	view_mode.c_cc[VTIME] = 0;
 	mode_fd = l->keys;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	tcsetattr(l->keys, TCSAFLUSH, &raw);
+	signal(SIGTSTP, on_stop);
+	signal(SIGCONT, on_continue);
+	tcsetattr(l->keys, TCSAFLUSH, &view_mode);
 }
 
 /* The terminal's rows and columns (24 by 80 when it does not say; 3 rows at least). */
@@ -298,8 +363,12 @@ static int put_screen(struct rep_live *l, int end)
 	return fflush(l->out) == 0 && !ferror(l->out) ? 0 : -1;
 }
 
+/* The view drawn: on a terminal the screen (nothing while the process is in the background:
+ * it is drawn again when it is back), elsewhere a snapshot's text. */
 static int draw(struct rep_live *l, int end)
 {
+	if (l->tty && mode_due && !end)
+		return 0;
 	return l->tty ? put_screen(l, end) : put_text(l, end);
 }
 
@@ -333,7 +402,15 @@ static void tick(struct rep_live *l)
 {
 	uint64_t now = at_now_ns();
 
-	read_keys(l);
+	if (mode_due && take_terminal())
+		mode_due = 0;
+	if (!mode_due) /* a read of the terminal from the background would stop the process */
+		read_keys(l);
+	if (redraw_due && l->tty && !l->failed) {
+		redraw_due = 0;
+		if (l->snapshots && draw(l, 0) < 0)
+			l->failed = errno ? errno : EIO;
+	}
 	if (now < l->next_ns || l->failed)
 		return;
 	while (l->next_ns <= now)
@@ -358,6 +435,7 @@ int rep_live_start(struct rep_live *l, struct rep_heap *h, FILE *out)
 	if (l->tty) {
 		open_keys(l);
 		screen_fd = fileno(out);
+		signal(SIGWINCH, on_resize);
 		fputs("\033[?25l\033[H\033[2J", out);
 		fflush(out);
 	}
@@ -381,7 +459,8 @@ int rep_live_wait(void *arg, int fd)
 {
 	struct rep_live *l = arg;
 	struct stat st;
-	struct pollfd p[2] = { { .fd = l->keys, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = mode_due ? -1 : l->keys, .events = POLLIN },
+			       { .fd = fd, .events = POLLIN } };
 
 	tick(l);
 	uint64_t now = at_now_ns(), left = l->next_ns > now ? l->next_ns - now : 0;

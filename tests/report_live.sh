@@ -9,6 +9,7 @@
 #   - the same with the trace read from alloctapd's standard output (-o - | ... -);
 #   - on a terminal, in tmux: the leaking site at the top within 2 s of the program's start,
 #     the key g ordering by growth, q quitting with status 0 and the terminal's mode as it was;
+#     Ctrl-Z in an interactive shell giving the terminal back, fg drawing the screen again;
 #   - a finished trace followed: read to its end mark at once; usage errors; a text log refused.
 # tmux is needed: without it the script fails, it never skips.
 source "$(dirname "$0")/lib.sh"
@@ -187,4 +188,42 @@ check_eq "tmux: q quits, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T
 check_file_eq "tmux: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
 wait "$daemon"
 check_eq "tmux: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d3.err")"
+
+# Ctrl-Z in an interactive shell: the terminal given back while the view is stopped, taken
+# again and the screen redrawn at fg
+"${TM[@]}" kill-server 2>/dev/null
+rm -f "$T/g4.atz" "$T/started4" "$T/stty."*
+"${TM[@]}" new-session -d -x 160 -y 40 "bash --norc --noprofile -i"
+# one job (a subshell), so that the shell waits for the whole of it after fg
+"${TM[@]}" send-keys "(stty -a >'$T/stty.before'; '$ROOT/$R' top --follow '$T/g4.atz'; echo \$? >'$T/tty.rc'; stty -a >'$T/stty.after')" Enter
+"$D" --stacks -f binary -o "$T/g4.atz" -- "$FX/live_growth" 8 "$T/started4" >/dev/null 2>"$T/d4.err" &
+daemon=$!
+# wait_pane PATTERN: polls the pane (5 s at most) until a line matches
+wait_pane() {
+	for ((i = 0; i < 50; i++)); do
+		"${TM[@]}" capture-pane -p >"$T/pane"
+		grep -q -e "$1" "$T/pane" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_pane 'sites by live bytes'
+"${TM[@]}" send-keys C-z
+wait_pane '^\[1\]+ *Stopped'
+check "Ctrl-Z: the view stopped, the shell back" grep -q 'Stopped.*top --follow' "$T/pane"
+"${TM[@]}" send-keys "stty -a >'$T/stty.stopped'" Enter
+for ((i = 0; i < 40; i++)); do [ -s "$T/stty.stopped" ] && break; sleep 0.05; done
+check_file_eq "Ctrl-Z: the terminal's mode given back while stopped" "$T/stty.stopped" "$T/stty.before"
+"${TM[@]}" send-keys clear Enter fg Enter
+wait_pane 'sites by live bytes'
+check "fg: the screen drawn again" grep -q '^q quit   l by live bytes' "$T/pane"
+"${TM[@]}" send-keys g
+wait_pane 'sites by growth:'
+check "fg: the keys read again (g orders by growth)" grep -q 'sites by growth:' "$T/pane"
+"${TM[@]}" send-keys q
+for ((i = 0; i < 40; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
+check_eq "fg, then q: quits, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T/pane")"
+check_file_eq "fg, then q: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
+wait "$daemon"
+check_eq "Ctrl-Z: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d4.err")"
 finish
