@@ -13,6 +13,7 @@
 #include "formats.h"
 #include "probe_site.h"
 #include "session.h"
+#include "watch.h"
 
 /* Longer durations are this long (about 31 million years): its milliseconds fit 64 bits. */
 #define DURATION_MAX 1e15
@@ -74,6 +75,11 @@ static const char usage_text[] =
 	"                        .eh_frame; frees none). Binary output only. An object mapped\n"
 	"                        later (dlopen) gets its table when a stack first meets it: that\n"
 	"                        stack is marked incomplete, later ones are whole\n"
+	"      --watch           show the trace as it is taken: alloctap-report top --follow\n"
+	"                        on the terminal (q ends the trace), the trace itself in a\n"
+	"                        pipe to it, or kept in the -o path it follows; implies\n"
+	"                        --format binary. The exit status is the daemon's, 0 when q\n"
+	"                        ended it, or the view's when it failed\n"
 	"  -v, --verbose         more messages (a progress line every 2 s); -vv adds libbpf's\n"
 	"  -q, --quiet           fewer messages (errors only)\n"
 	"  -h, --help            this text\n"
@@ -169,6 +175,22 @@ static int take_f(int argc, char **argv, struct at_session_options *o, int *foll
 	return -1;
 }
 
+/* --watch: a binary trace, into a pipe to the viewer or into the -o path it follows. -1 to go
+ * on, else an exit status. */
+static int watch_options(struct at_session_options *o, int format_given, int dest_given)
+{
+	if (format_given && !at_format_records(o->format))
+		return at_usage_error("--watch shows a binary trace: --format %s does not go with it",
+				      at_format_name((enum at_format)o->format));
+	o->format = AT_SINK_ATZ;
+	if (dest_given && !o->dest.path)
+		return at_usage_error("--watch shows the trace on the terminal: -o takes a path then "
+				      "(the trace is kept there and followed), not a descriptor");
+	if (!dest_given)
+		o->dest.fd = -1; /* a pipe, made by at_watch_split */
+	return -1;
+}
+
 /* Parses the command line; returns -1 to go on, else an exit status. */
 static int parse_options(int argc, char **argv, struct at_session_options *o)
 {
@@ -186,10 +208,11 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "floor", no_argument, NULL, 'F' },
 		{ "stacks", no_argument, NULL, 'S' },
 		{ "shared-probes", no_argument, NULL, 'P' },
+		{ "watch", no_argument, NULL, 'W' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, follow = 0, no_follow = 0, rc;
+	int c, follow = 0, no_follow = 0, rc, format_given = 0, dest_given = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->ringbuf_size = DEFAULT_RINGBUF;
@@ -201,12 +224,15 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		switch (c) {
 		case 'o':
 			dest = optarg;
+			dest_given = 1;
 			break;
 		case 'T':
+			format_given = 1;
 			if ((rc = take_format(optarg, o)) >= 0)
 				return rc;
 			break;
 		case 'f':
+			format_given |= optarg && optarg[0] != '-' && optarg[0] != '\0';
 			if ((rc = take_f(argc, argv, o, &follow)) >= 0)
 				return rc;
 			break;
@@ -251,6 +277,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		case 'P':
 			o->shared_probes = 1;
 			break;
+		case 'W':
+			o->watch = 1;
+			break;
 		default:
 			if (c == '?' && optopt == 'f') { /* -f last on the line: --follow */
 				follow = 1;
@@ -280,6 +309,10 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	if (no_follow && o->npids)
 		return at_usage_error("--no-follow is for a COMMAND: --pid follows only with "
 				      "--follow");
+	if (at_dest_parse(dest, &o->dest) < 0)
+		return at_usage_error("empty output");
+	if (o->watch && (rc = watch_options(o, format_given, dest_given)) >= 0)
+		return rc;
 	if (o->stacks && !at_format_records(o->format))
 		return at_usage_error("--stacks needs --format binary: logalloc's text format has "
 				      "no place for stacks");
@@ -287,8 +320,6 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	if (o->shared_probes && !o->follow)
 		return at_usage_error("--shared-probes is for following a tree (a COMMAND, or --pid "
 				      "with --follow)");
-	if (at_dest_parse(dest, &o->dest) < 0)
-		return at_usage_error("empty output");
 	return -1;
 }
 
@@ -301,9 +332,14 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &d.opt);
 	if (rc >= 0)
 		return rc;
-	if (at_dest_check(&d.opt.dest) < 0) /* before any descriptor of the daemon's own */
+	/* before any descriptor of the daemon's own; --watch's pipe (no fd yet) is made next */
+	if ((d.opt.dest.path || d.opt.dest.fd >= 0) && at_dest_check(&d.opt.dest) < 0)
 		return 1;
-	if (at_session_open(&d) == 0 && at_session_attach(&d) == 0)
+	if (at_watch_split(&d.opt) < 0)
+		return 1;
+	if (at_session_open(&d) == 0 && at_session_attach(&d) == 0) {
+		at_watch_ready();
 		status = at_session_finish(&d, at_session_run(&d));
+	}
 	return at_exit_status(at_session_close(&d, status));
 }

@@ -27,6 +27,8 @@ struct at_session_options {
 	int stacks;                 /* --stacks: allocations carry their call stacks */
 	int follow;                 /* follow new processes: a command's unless --no-follow,
 				     * --pid's with --follow */
+	int watch;                  /* --watch: the trace shown by alloctap-report top --follow
+				     * (watch.h) */
 };
 
 #endif

@@ -140,6 +140,40 @@ check_err "a text log is not followed" 1 \
 	"alloctap-report: $T/t.log: --follow reads a binary trace (alloctapd -f binary), not a text log" \
 	timeout 5 "$R" top --follow "$T/t.log"
 
+# --- alloctapd --watch: the trace and its view in one command ---------------------------------
+
+# not on a terminal: the viewer's snapshots on the daemon's standard output, its summary after
+run_cmd "$D" --watch --stacks -- "$FX/live_growth" 3
+check_eq "--watch -- COMMAND: exit 0, the summary said, nothing lost" \
+	"$rc:$(grep -c ' 0 events lost' "$T/err")" "0:1" "$(head -c 600 "$T/err")"
+check "--watch -- COMMAND: snapshots while the command ran ($(grep -c '^== at' "$T/out"), at least 3)" \
+	test "$(grep -c '^== at' "$T/out")" -ge 3
+check_eq "--watch -- COMMAND: the end of the trace last, the leaking site first in it" \
+	"$(grep -A2 '^== at .*the end of the trace' "$T/out" | tail -n 1 | grep -o 'malloc < leak (live_growth.c:[0-9]*)')" \
+	"malloc < leak (live_growth.c:26)" "$(tail -n 8 "$T/out")"
+# with --pid and -o FILE: the trace kept in FILE, followed there; the final table is top's on it
+"$FX/live_growth" 4 "$T/started5" &
+target=$!
+for ((i = 0; i < 100; i++)); do [ -e "$T/started5" ] && break; sleep 0.05; done
+run_cmd "$D" --watch --stacks -o "$T/kept.atz" --pid "$target"
+wait "$target"
+check_eq "--watch --pid -o FILE: exit 0 when the process ends, the trace kept 0600" \
+	"$rc:$(stat -c %a "$T/kept.atz")" "0:600" "$(head -c 600 "$T/err")"
+grep -A9 '^== at .*the end of the trace' "$T/out" | grep -o '^ *[0-9.]* [KMG]*i*B ' | sed 's/ *$//;s/^ *//' >"$T/watch.live"
+"$R" top --by live-bytes --at end "$T/kept.atz" | grep -o '^ *[0-9.]* [KMG]*i*B ' | sed 's/ *$//;s/^ *//' >"$T/top.live"
+check_file_eq "--watch --pid -o FILE: the final table's live bytes are top's on the kept trace" \
+	"$T/watch.live" "$T/top.live"
+# a daemon that cannot start: its message and status, no viewer
+check_cmd "--watch --pid of no process: exit 1, the daemon's message, no view" 1 "" - \
+	-- "$D" --watch --pid 999999
+check_eq "--watch --pid of no process: the message" "$(cat "$T/err")" "alloctapd: no process 999999"
+check_err "--watch with --format text: refused, exit 2" 2 \
+	"alloctapd: --watch shows a binary trace: --format text does not go with it
+Try 'alloctapd --help'." "$D" --watch -f text -- true
+check_err "--watch with -o -: refused, exit 2" 2 \
+	"alloctapd: --watch shows the trace on the terminal: -o takes a path then (the trace is kept there and followed), not a descriptor
+Try 'alloctapd --help'." "$D" --watch -o - -- true
+
 # --- the terminal form, in tmux --------------------------------------------------------------
 
 if ! command -v tmux >/dev/null; then
@@ -226,4 +260,27 @@ check_eq "fg, then q: quits, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat
 check_file_eq "fg, then q: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
 wait "$daemon"
 check_eq "Ctrl-Z: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d4.err")"
+
+# alloctapd --watch --pid on a terminal: the view drawn; q ends the trace (status 0), the
+# process traced goes on, no alloctapd is left, the terminal's mode as it was
+"${TM[@]}" kill-server 2>/dev/null
+rm -f "$T/started6" "$T/stty."* "$T/tty.rc"
+"$FX/live_growth" 30 "$T/started6" &
+target=$!
+for ((i = 0; i < 100; i++)); do [ -e "$T/started6" ] && break; sleep 0.05; done
+"${TM[@]}" new-session -d -x 160 -y 40 \
+	"stty -a >'$T/stty.before'; '$ROOT/$D' --watch --stacks --pid $target 2>'$T/d6.err'; echo \$? >'$T/tty.rc'; stty -a >'$T/stty.after'; sleep 30"
+if wait_pane 'malloc < leak (live_growth.c:'; then
+	ok "--watch on a terminal: the view drawn, the leaking site in it"
+else
+	fail "--watch on a terminal: the view drawn, the leaking site in it" "$(cat "$T/pane")"
+fi
+"${TM[@]}" send-keys q
+for ((i = 0; i < 100; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
+check_eq "--watch, q: the trace ended, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T/d6.err")"
+check_eq "--watch, q: no alloctapd left" "$(pgrep -f -- "^$ROOT/$D --watch --stacks --pid $target")" ""
+check_eq "--watch, q: the process traced goes on" "$(kill -0 "$target" 2>&1 && echo alive)" alive
+check_file_eq "--watch, q: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
+kill "$target"
+wait "$target" 2>/dev/null
 finish
