@@ -2,11 +2,13 @@
  * and writer taken from commands.h's table. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -244,23 +246,44 @@ static int start_pass(struct rep_pass *p, const struct rep_request *r, const cha
 	return 0;
 }
 
-/* Opens trace into src, following it as it grows (the watcher's wait) when r asks --follow
- * and w watches the pass: a file not there yet is waited for (the wait's fd -1) as it is
- * created. 0, or -1 reported. */
+/* The wait of a command that only reads a followed trace to its end (no watcher of its own):
+ * until input may be there, a tenth of a second at most (a regular file is always readable,
+ * fd -1 a file not created yet: each is looked at again then). Always 0. */
+static int idle_wait(void *arg, int fd)
+{
+	struct stat st;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	(void)arg;
+	if (fd < 0 || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)))
+		p.fd = -1;
+	poll(&p, 1, 100);
+	return 0;
+}
+
+/* Opens trace into src, following it as it grows when r asks --follow: through the watcher's
+ * wait when w watches the pass and has one (top's live view), else idle_wait. A file not
+ * there yet is waited for (the wait's fd -1) as it is created. 0, or -1 reported. */
 static int open_trace(struct at_source *src, const struct rep_request *r, const char *trace,
 		      struct watchers *w, int *fd)
 {
 	const char *name;
+	at_atz_wait_fn wait = idle_wait;
+	void *arg = NULL;
 
-	if (!w || !w->started || !w->cmd->wait || !rep_option_value(r, "follow"))
+	if (!rep_option_value(r, "follow"))
 		return rep_open_input(src, trace, fd);
+	if (w && w->started && w->cmd->wait) {
+		wait = w->cmd->wait;
+		arg = w->state;
+	}
 	while ((*fd = at_input_fd(trace, &name)) < 0 && errno == ENOENT)
-		w->cmd->wait(w->state, -1);
+		wait(arg, -1);
 	if (*fd < 0) {
 		at_error("%s: %s", trace ? trace : "<stdin>", strerror(errno));
 		return -1;
 	}
-	if (at_source_open_follow(src, *fd, name, w->cmd->wait, w->state) == 0)
+	if (at_source_open_follow(src, *fd, name, wait, arg) == 0)
 		return 0;
 	if (errno == ENOTSUP)
 		at_error("%s: --follow reads a binary trace (alloctapd -f binary), not a text log",
@@ -410,8 +433,8 @@ static void free_watchers(struct watchers *w)
 static int open_spool(struct watchers *w, const struct rep_request *r, FILE *out)
 {
 	w->out = out;
-	/* the live view (--follow) writes as the trace grows: a window it cannot answer is said
-	 * at the end */
+	/* a followed trace (--follow) is written as it grows (top's live view, timeline's rows):
+	 * a window it cannot answer is said at the end */
 	if (!r->asks.n || !w->cmd->start || rep_option_value(r, "follow"))
 		return 0;
 	w->spool = tmpfile();

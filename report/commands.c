@@ -90,6 +90,9 @@ const char *rep_command_list(void)
 #define BYTES_ELSEWHERE "--bytes goes with summary, peak, leaks, top, sizes, timeline, layout, " \
 			"diff and html (their byte figures exact; JSON and CSV are exact always)"
 #define BYTES_ROW { .name = "bytes", .elsewhere = BYTES_ELSEWHERE }
+/* --follow: a binary trace still being written is read until its end mark, its end waited at
+ * (report/command.c); every command takes it, top's live view with a meaning of its own. */
+#define FOLLOW_ROW { .name = "follow" }
 
 /* The output format the request asks for: --json, --csv, or text. */
 static enum rep_format format_of(const struct rep_request *r)
@@ -99,10 +102,11 @@ static enum rep_format format_of(const struct rep_request *r)
 	return rep_option_value(r, "csv") ? REP_FORMAT_CSV : REP_FORMAT_TEXT;
 }
 
-enum { SUMMARY_JSON, SUMMARY_BYTES };
+enum { SUMMARY_JSON, SUMMARY_BYTES, SUMMARY_FOLLOW };
 static const struct rep_option summary_options[] = {
 	[SUMMARY_JSON] = JSON_ROW,
 	[SUMMARY_BYTES] = BYTES_ROW,
+	[SUMMARY_FOLLOW] = FOLLOW_ROW,
 };
 
 static int write_summary(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -142,11 +146,12 @@ struct leaks_state {
 	enum rep_format format;
 };
 
-enum { LEAKS_JSON, LEAKS_CSV, LEAKS_BYTES };
+enum { LEAKS_JSON, LEAKS_CSV, LEAKS_BYTES, LEAKS_FOLLOW };
 static const struct rep_option leaks_options[] = {
 	[LEAKS_JSON] = JSON_ROW,
 	[LEAKS_CSV] = CSV_ROW("leaks"),
 	[LEAKS_BYTES] = BYTES_ROW,
+	[LEAKS_FOLLOW] = FOLLOW_ROW,
 };
 
 static int leaks_start(void *state, const struct rep_command_start *s)
@@ -232,7 +237,7 @@ static const struct rep_option top_options[] = {
 	[TOP_JSON] = JSON_ROW,
 	[TOP_CSV] = CSV_ROW("top"),
 	/* the live view (live.h): text, by live bytes (--by's default only, so no --at) */
-	[TOP_FOLLOW] = { .name = "follow", .elsewhere = "--follow goes with top",
+	[TOP_FOLLOW] = { .name = "follow",
 			 .conflicts = "json csv", .with = "by",
 			 .with_values = 1u << REP_WEIGHT_LEAK_BYTES, .conflict = FOLLOW_TEXT },
 	[TOP_INTERVAL] = { .name = "interval", .arg = REP_ARG_PERIOD, .value = 1000000000u,
@@ -356,11 +361,12 @@ const struct rep_command_def rep_cmd_top = {
 	.write = write_top,
 };
 
-enum { SIZES_JSON, SIZES_CSV, SIZES_BYTES };
+enum { SIZES_JSON, SIZES_CSV, SIZES_BYTES, SIZES_FOLLOW };
 static const struct rep_option sizes_options[] = {
 	[SIZES_JSON] = JSON_ROW,
 	[SIZES_CSV] = CSV_ROW("sizes"),
 	[SIZES_BYTES] = BYTES_ROW,
+	[SIZES_FOLLOW] = FOLLOW_ROW,
 };
 
 static int write_sizes(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -389,7 +395,8 @@ const struct rep_command_def rep_cmd_sizes = {
 /* ---- peak (tree.c) ------------------------------------------------------------------------ */
 
 
-enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON, PEAK_DEPTH, PEAK_BOTTOM_UP, PEAK_BYTES };
+enum { PEAK_DOT, PEAK_AT, PEAK_MIN_PERCENT, PEAK_JSON, PEAK_DEPTH, PEAK_BOTTOM_UP, PEAK_BYTES,
+       PEAK_FOLLOW };
 static const struct rep_option peak_options[] = {
 	[PEAK_DOT] = { .name = "dot", .elsewhere = "--dot goes with peak" },
 	[PEAK_AT] = { .name = "at", .arg = REP_ARG_MOMENT, .value = REP_AT_PEAK, .bad = AT_BAD,
@@ -405,6 +412,7 @@ static const struct rep_option peak_options[] = {
 	[PEAK_BOTTOM_UP] = { .name = "bottom-up",
 			     .elsewhere = "--depth and --bottom-up go with peak" },
 	[PEAK_BYTES] = BYTES_ROW,
+	[PEAK_FOLLOW] = FOLLOW_ROW,
 };
 
 /* The moment of the tree, in its title: "heap peak", "RSS peak", "end" or "S.UUUUUU s". */
@@ -464,7 +472,7 @@ const struct rep_command_def rep_cmd_peak = {
 #define TIMELINE_ELSEWHERE "--every, --churn and --top go with timeline"
 
 enum { TIMELINE_EVERY, TIMELINE_CHURN, TIMELINE_TOP, TIMELINE_JSON, TIMELINE_CSV,
-       TIMELINE_BYTES };
+       TIMELINE_BYTES, TIMELINE_FOLLOW };
 static const struct rep_option timeline_options[] = {
 	[TIMELINE_EVERY] = { .name = "every", .arg = REP_ARG_SECONDS, .above_zero = 1,
 			     .bad = "--every needs SECONDS above 0, not: %s",
@@ -477,6 +485,7 @@ static const struct rep_option timeline_options[] = {
 	[TIMELINE_JSON] = JSON_ROW,
 	[TIMELINE_CSV] = CSV_ROW("timeline"),
 	[TIMELINE_BYTES] = BYTES_ROW,
+	[TIMELINE_FOLLOW] = FOLLOW_ROW,
 };
 
 static int timeline_start(void *state, const struct rep_command_start *s)
@@ -486,7 +495,8 @@ static int timeline_start(void *state, const struct rep_command_start *s)
 	*t = (struct rep_timeline){ .out = s->out, .every_ns = s->r->opt[TIMELINE_EVERY],
 				    .churn_bytes = s->r->opt[TIMELINE_CHURN],
 				    .top = (size_t)s->r->opt[TIMELINE_TOP],
-				    .format = format_of(s->r) };
+				    .format = format_of(s->r),
+				    .flush = (int)s->r->opt[TIMELINE_FOLLOW] };
 	if (rep_timeline_start(t, s->h) < 0) {
 		at_error("a file for the series: %s", strerror(errno));
 		return -1;
@@ -547,7 +557,7 @@ const struct rep_command_def rep_cmd_timeline = {
 /* --annotate: lifetimes', and layout's. */
 #define ANNOTATE_ELSEWHERE "--annotate goes with lifetimes and layout"
 
-enum { LIFETIMES_ANNOTATE, LIFETIMES_HIST, LIFETIMES_JSON };
+enum { LIFETIMES_ANNOTATE, LIFETIMES_HIST, LIFETIMES_JSON, LIFETIMES_FOLLOW };
 static const struct rep_option lifetimes_options[] = {
 	[LIFETIMES_ANNOTATE] = { .name = "annotate", .elsewhere = ANNOTATE_ELSEWHERE },
 	[LIFETIMES_HIST] = { .name = "hist", .elsewhere = "--hist goes with lifetimes",
@@ -555,6 +565,7 @@ static const struct rep_option lifetimes_options[] = {
 			     .conflict = "lifetimes takes one of --annotate and --hist" },
 	[LIFETIMES_JSON] = { .name = "json", .elsewhere = JSON_ELSEWHERE, .conflicts = "annotate",
 			     .conflict = "lifetimes takes one of --annotate and --json" },
+	[LIFETIMES_FOLLOW] = FOLLOW_ROW,
 };
 
 static int lifetimes_start(void *state, const struct rep_command_start *s)
@@ -597,12 +608,13 @@ const struct rep_command_def rep_cmd_lifetimes = {
 
 /* ---- layout (layout.c) ------------------------------------------------------------------ */
 
-enum { LAYOUT_ANNOTATE, LAYOUT_JSON, LAYOUT_BYTES };
+enum { LAYOUT_ANNOTATE, LAYOUT_JSON, LAYOUT_BYTES, LAYOUT_FOLLOW };
 static const struct rep_option layout_options[] = {
 	[LAYOUT_ANNOTATE] = { .name = "annotate", .elsewhere = ANNOTATE_ELSEWHERE },
 	[LAYOUT_JSON] = { .name = "json", .elsewhere = JSON_ELSEWHERE, .conflicts = "annotate",
 			  .conflict = "layout takes one of --annotate and --json" },
 	[LAYOUT_BYTES] = BYTES_ROW,
+	[LAYOUT_FOLLOW] = FOLLOW_ROW,
 };
 
 static int layout_start(void *state, const struct rep_command_start *s)
@@ -651,11 +663,12 @@ const struct rep_command_def rep_cmd_layout = {
 
 /* ---- diff (diff.c) ---------------------------------------------------------------------- */
 
-enum { DIFF_JSON, DIFF_CSV, DIFF_BYTES };
+enum { DIFF_JSON, DIFF_CSV, DIFF_BYTES, DIFF_FOLLOW };
 static const struct rep_option diff_options[] = {
 	[DIFF_JSON] = JSON_ROW,
 	[DIFF_CSV] = CSV_ROW("diff"),
 	[DIFF_BYTES] = BYTES_ROW,
+	[DIFF_FOLLOW] = FOLLOW_ROW,
 };
 
 static int write_diff(FILE *f, const struct rep_request *r, struct rep_pass *a,
@@ -682,7 +695,7 @@ const struct rep_command_def rep_cmd_diff = {
 /* export with a weight of the whole pass, or a selection: each site's figure onto its line. */
 #define EXPORT_ELSEWHERE "--folded, --pprof, --heaptrack and --weight go with export"
 
-enum { EXPORT_PPROF, EXPORT_FOLDED, EXPORT_WEIGHT, EXPORT_AT, EXPORT_HEAPTRACK };
+enum { EXPORT_PPROF, EXPORT_FOLDED, EXPORT_WEIGHT, EXPORT_AT, EXPORT_HEAPTRACK, EXPORT_FOLLOW };
 static const struct rep_option export_options[] = {
 	[EXPORT_PPROF] = { .name = "pprof", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
 	[EXPORT_FOLDED] = { .name = "folded", .elsewhere = EXPORT_ELSEWHERE, .one_of = 1 },
@@ -706,6 +719,7 @@ static const struct rep_option export_options[] = {
 			       .conflicts = "weight",
 			       .conflict = "--weight goes with --folded: a heaptrack file holds "
 					   "every allocation" },
+	[EXPORT_FOLLOW] = FOLLOW_ROW,
 };
 
 /* export --heaptrack writes as the events come (heaptrack.h); the other formats at the end,
@@ -822,9 +836,10 @@ const struct rep_command_def rep_cmd_export = {
 
 /* ---- html (html.c) ---------------------------------------------------------------------- */
 
-enum { HTML_BYTES };
+enum { HTML_BYTES, HTML_FOLLOW };
 static const struct rep_option html_options[] = {
 	[HTML_BYTES] = BYTES_ROW,
+	[HTML_FOLLOW] = FOLLOW_ROW,
 };
 
 /* The page's state and where it is written. */

@@ -487,6 +487,8 @@ static void snapshot(struct rep_timeline *t, struct rep_heap *h, uint64_t at_ns,
 		snapshot_text(t, h, &n, idx, count);
 	free(idx);
 	rep_heap_reset_since(h);
+	if (t->flush && fflush(t->out) != 0)
+		t->failed = errno ? errno : EIO;
 }
 
 static void on_event(void *arg, struct rep_heap *h, const struct at_event *ev)

@@ -64,6 +64,7 @@ struct rep_timeline {
 	uint64_t last_ns;       /* the latest event's time from the first */
 	uint64_t snapshots;
 	FILE *series;           /* "TIME LIVE_BYTES" lines, printed at the end */
+	int flush;              /* each snapshot flushed as it is written (a followed trace) */
 	int failed;
 };
 /* With format JSON: one document, {"every_ns": SECONDS in ns or null, "churn_bytes": BYTES or

@@ -10,6 +10,9 @@
 #   - on a terminal, in tmux: the leaking site at the top within 2 s of the program's start,
 #     the key g ordering by growth, q quitting with status 0 and the terminal's mode as it was;
 #     Ctrl-Z in an interactive shell giving the terminal back, fg drawing the screen again;
+#   - summary, peak and timeline --follow on a trace created after they start: the finished
+#     trace's outputs, timeline's snapshots written as they came;
+#   - alloctapd --watch: the trace and its view in one command, on a pipe and in tmux (q);
 #   - a finished trace followed: read to its end mark at once; usage errors; a text log refused.
 # tmux is needed: without it the script fails, it never skips.
 source "$(dirname "$0")/lib.sh"
@@ -124,10 +127,41 @@ check_err "--interval without --follow is refused" 2 \
 	"alloctap-report: --interval goes with top --follow, not with top
 $TRY" \
 	"$R" top --interval 2 "$T/g.atz"
-check_err "--follow with another command is refused" 2 \
-	"alloctap-report: --follow goes with top, not with timeline
-$TRY" \
-	"$R" timeline --every 1 --follow "$T/g.atz"
+
+# --- every command follows a growing trace to its end mark ------------------------------------
+
+# summary and peak read a trace while alloctapd writes it (a file created after they start):
+# no truncation error, and their output is that of the finished trace
+rm -f "$T/f.atz" "$T/started7"
+"$R" summary --follow "$T/f.atz" >"$T/sum.follow" 2>"$T/sum.err" &
+summary=$!
+"$R" peak --follow --bytes "$T/f.atz" >"$T/peak.follow" 2>"$T/peak.err" &
+peak=$!
+# timeline's snapshots, stamped with the wall clock as they come
+"$R" timeline --every 0.5 --top 1 --follow "$T/f.atz" 2>"$T/tl.err" | stamp >"$T/tl.follow" &
+timeline=$!
+sleep 0.3
+"$D" --stacks -f binary -o "$T/f.atz" -- "$FX/live_growth" 3 "$T/started7" >/dev/null 2>"$T/d7.err"
+end=$EPOCHREALTIME
+wait "$summary"; rc_s=$?
+wait "$peak"; rc_p=$?
+wait "$timeline"; rc_t=$?
+"$R" summary "$T/f.atz" >"$T/sum.after" 2>&1
+"$R" peak --bytes "$T/f.atz" >"$T/peak.after" 2>&1
+check_eq "summary --follow, a trace created after it started: exit 0, nothing said" \
+	"$rc_s:$(cat "$T/sum.err")" "0:"
+check_file_eq "summary --follow: the finished trace's summary" "$T/sum.follow" "$T/sum.after"
+check_eq "peak --follow: exit 0, nothing said" "$rc_p:$(cat "$T/peak.err")" "0:"
+check_file_eq "peak --follow: the finished trace's peak" "$T/peak.follow" "$T/peak.after"
+check_eq "timeline --follow: exit 0, nothing said" "$rc_t:$(cat "$T/tl.err")" "0:"
+# the snapshots came while the program ran: the first at least a second before the trace ended
+first=$(grep -m 1 '== snapshot 1 ' "$T/tl.follow" | cut -d ' ' -f 1)
+early=$(awk -v f="${first:-0}" -v e="$end" 'BEGIN { printf "%.2f", e - f }')
+check "timeline --follow: snapshots written as they came (the first $early s before the end)" \
+	awk -v a="$early" 'BEGIN { exit !(a >= 1.0) }'
+check_eq "timeline --follow: the snapshots of the finished trace" \
+	"$(sed 's/^[0-9.]* //' "$T/tl.follow" | grep '^== snapshot')" \
+	"$("$R" timeline --every 0.5 --top 1 "$T/f.atz" | grep '^== snapshot')"
 for extra in --json --csv "--by alloc-count" "--by live-bytes --at end"; do
 	# shellcheck disable=SC2086
 	check_err "--follow with $extra is refused" 2 \
