@@ -216,6 +216,22 @@ if ! command -v tmux >/dev/null; then
 fi
 TM=(tmux -L "alloctap-live-$$")
 trap '"${TM[@]}" kill-server 2>/dev/null; rm -rf "$T"' EXIT
+# wait_pane PATTERN: polls the pane (5 s at most) until a line matches
+wait_pane() {
+	for ((i = 0; i < 50; i++)); do
+		"${TM[@]}" capture-pane -p >"$T/pane"
+		grep -q -e "$1" "$T/pane" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# quit_view WHAT: q typed; then the view's status 0 and the terminal's mode as before
+quit_view() {
+	"${TM[@]}" send-keys q
+	for ((i = 0; i < 100; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
+	check_eq "$1: quits, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T/pane")"
+	check_file_eq "$1: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
+}
 rm -f "$T/g2.atz" "$T/started3"
 "${TM[@]}" new-session -d -x 160 -y 40 \
 	"stty -a >'$T/stty.before'; '$R' top --follow '$T/g2.atz'; echo \$? >'$T/tty.rc'; stty -a >'$T/stty.after'; sleep 30"
@@ -244,16 +260,9 @@ else
 fi
 check "tmux: the keys on the status line" grep -q '^q quit   l by live bytes   g by growth' "$T/pane"
 "${TM[@]}" send-keys g
-for ((i = 0; i < 20; i++)); do
-	"${TM[@]}" capture-pane -p >"$T/pane"
-	grep -q 'sites by growth:' "$T/pane" && break
-	sleep 0.1
-done
+wait_pane 'sites by growth:'
 check "tmux: g orders by growth" grep -q 'sites by growth:' "$T/pane"
-"${TM[@]}" send-keys q
-for ((i = 0; i < 40; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
-check_eq "tmux: q quits, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T/pane")"
-check_file_eq "tmux: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
+quit_view "tmux: q"
 wait "$daemon"
 check_eq "tmux: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d3.err")"
 
@@ -266,15 +275,6 @@ rm -f "$T/g4.atz" "$T/started4" "$T/stty."*
 "${TM[@]}" send-keys "(stty -a >'$T/stty.before'; '$ROOT/$R' top --follow '$T/g4.atz'; echo \$? >'$T/tty.rc'; stty -a >'$T/stty.after')" Enter
 "$D" --stacks -f binary -o "$T/g4.atz" -- "$FX/live_growth" 8 "$T/started4" >/dev/null 2>"$T/d4.err" &
 daemon=$!
-# wait_pane PATTERN: polls the pane (5 s at most) until a line matches
-wait_pane() {
-	for ((i = 0; i < 50; i++)); do
-		"${TM[@]}" capture-pane -p >"$T/pane"
-		grep -q -e "$1" "$T/pane" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 wait_pane 'sites by live bytes'
 "${TM[@]}" send-keys C-z
 wait_pane '^\[1\]+ *Stopped'
@@ -288,10 +288,7 @@ check "fg: the screen drawn again" grep -q '^q quit   l by live bytes' "$T/pane"
 "${TM[@]}" send-keys g
 wait_pane 'sites by growth:'
 check "fg: the keys read again (g orders by growth)" grep -q 'sites by growth:' "$T/pane"
-"${TM[@]}" send-keys q
-for ((i = 0; i < 40; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
-check_eq "fg, then q: quits, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T/pane")"
-check_file_eq "fg, then q: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
+quit_view "fg, then q"
 wait "$daemon"
 check_eq "Ctrl-Z: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d4.err")"
 
@@ -309,12 +306,9 @@ if wait_pane 'malloc < leak (live_growth.c:'; then
 else
 	fail "--watch on a terminal: the view drawn, the leaking site in it" "$(cat "$T/pane")"
 fi
-"${TM[@]}" send-keys q
-for ((i = 0; i < 100; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
-check_eq "--watch, q: the trace ended, status 0" "$(cat "$T/tty.rc" 2>/dev/null)" 0 "$(cat "$T/d6.err")"
+quit_view "--watch, q (the trace ended)"
 check_eq "--watch, q: no alloctapd left" "$(pgrep -f -- "^$ROOT/$D --watch --stacks --pid $target")" ""
 check_eq "--watch, q: the process traced goes on" "$(kill -0 "$target" 2>&1 && echo alive)" alive
-check_file_eq "--watch, q: the terminal's mode restored" "$T/stty.after" "$T/stty.before"
 kill "$target"
 wait "$target" 2>/dev/null
 finish
