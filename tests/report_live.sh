@@ -216,6 +216,13 @@ if ! command -v tmux >/dev/null; then
 fi
 TM=(tmux -L "alloctap-live-$$")
 trap '"${TM[@]}" kill-server 2>/dev/null; rm -rf "$T"' EXIT
+# next_tmux N: the tmux server of the case before killed, a new one (its own socket: a server
+# still ending would take the new session with it) for case N
+next_tmux() {
+	"${TM[@]}" kill-server 2>/dev/null
+	TM=(tmux -L "alloctap-live-$$-$1")
+	rm -f "$T/stty."* "$T/tty.rc"
+}
 # wait_pane PATTERN: polls the pane (5 s at most) until a line matches
 wait_pane() {
 	for ((i = 0; i < 50; i++)); do
@@ -226,6 +233,13 @@ wait_pane() {
 	return 1
 }
 # quit_view WHAT: q typed; then the view's status 0 and the terminal's mode as before
+# keys_and_quit WHAT: g orders by growth, then quit_view
+keys_and_quit() {
+	"${TM[@]}" send-keys g
+	wait_pane 'sites by growth:'
+	check "$1: g orders by growth" grep -q 'sites by growth:' "$T/pane"
+	quit_view "$1, then q"
+}
 quit_view() {
 	"${TM[@]}" send-keys q
 	for ((i = 0; i < 100; i++)); do [ -s "$T/stty.after" ] && break; sleep 0.05; done
@@ -259,17 +273,14 @@ else
 	fail "tmux: the leaking site at the top within 2 s of the program's start" "$(cat "$T/pane")"
 fi
 check "tmux: the keys on the status line" grep -q '^q quit   l by live bytes   g by growth' "$T/pane"
-"${TM[@]}" send-keys g
-wait_pane 'sites by growth:'
-check "tmux: g orders by growth" grep -q 'sites by growth:' "$T/pane"
-quit_view "tmux: q"
+keys_and_quit "tmux"
 wait "$daemon"
 check_eq "tmux: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d3.err")"
 
 # Ctrl-Z in an interactive shell: the terminal given back while the view is stopped, taken
 # again and the screen redrawn at fg
-"${TM[@]}" kill-server 2>/dev/null
-rm -f "$T/g4.atz" "$T/started4" "$T/stty."*
+next_tmux 2
+rm -f "$T/g4.atz" "$T/started4"
 "${TM[@]}" new-session -d -x 160 -y 40 "bash --norc --noprofile -i"
 # one job (a subshell), so that the shell waits for the whole of it after fg
 "${TM[@]}" send-keys "(stty -a >'$T/stty.before'; '$ROOT/$R' top --follow '$T/g4.atz'; echo \$? >'$T/tty.rc'; stty -a >'$T/stty.after')" Enter
@@ -285,17 +296,14 @@ check_file_eq "Ctrl-Z: the terminal's mode given back while stopped" "$T/stty.st
 "${TM[@]}" send-keys clear Enter fg Enter
 wait_pane 'sites by live bytes'
 check "fg: the screen drawn again" grep -q '^q quit   l by live bytes' "$T/pane"
-"${TM[@]}" send-keys g
-wait_pane 'sites by growth:'
-check "fg: the keys read again (g orders by growth)" grep -q 'sites by growth:' "$T/pane"
-quit_view "fg, then q"
+keys_and_quit "fg: the keys read again"
 wait "$daemon"
 check_eq "Ctrl-Z: alloctapd traced the fixture" "$?" 0 "$(tail -n 3 "$T/d4.err")"
 
 # alloctapd --watch --pid on a terminal: the view drawn; q ends the trace (status 0), the
 # process traced goes on, no alloctapd is left, the terminal's mode as it was
-"${TM[@]}" kill-server 2>/dev/null
-rm -f "$T/started6" "$T/stty."* "$T/tty.rc"
+next_tmux 3
+rm -f "$T/started6"
 "$FX/live_growth" 30 "$T/started6" &
 target=$!
 for ((i = 0; i < 100; i++)); do [ -e "$T/started6" ] && break; sleep 0.05; done
