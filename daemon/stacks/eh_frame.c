@@ -107,9 +107,7 @@ int at_eh_cie_fde_encoding(const char *a, const uint8_t *d, size_t size)
 		switch (*a) {
 		case 'R':
 			return d < end ? *d : -1;
-		case 'L':
-			if (d >= end)
-				return -1;
+		case 'L': /* its byte is not checked here: libdw checks it when it uses the CIE */
 			d++;
 			break;
 		case 'P':
