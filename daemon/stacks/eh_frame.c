@@ -292,75 +292,103 @@ static void window_save(struct at_cfi_state *s)
 		set_reg(s, reg, AT_CFI_OFFSET, (uint64_t)(reg - 16) * 8, NULL, 0);
 }
 
-/* Runs the register and CFA opcodes below 0x40 (not the advances). 0, or -1 where libdw fails. */
-static int extended_op(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+/* Runs a CFA opcode (DW_CFA_def_cfa*). 1 if op is one, else 0. */
+static int cfa_op(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
 {
 	struct at_cfi_state *s = &r->f->stack[r->depth];
-	uint64_t da = r->cie->data_align, reg, v;
-	const uint8_t *expr;
+	uint64_t da = r->cie->data_align, reg;
 
 	switch (op) {
-	case DW_CFA_nop: case DW_CFA_GNU_args_size:
-		if (op == DW_CFA_GNU_args_size)
-			at_cfi_uleb(p, end);
-		return 0;
 	case DW_CFA_def_cfa: case DW_CFA_def_cfa_sf:
 		reg = at_cfi_uleb(p, end);
-		v = op == DW_CFA_def_cfa ? at_cfi_uleb(p, end) : (uint64_t)at_cfi_sleb(p, end) * da;
+		s->cfa_offset = op == DW_CFA_def_cfa ? at_cfi_uleb(p, end)
+						     : (uint64_t)at_cfi_sleb(p, end) * da;
 		s->cfa_rule = AT_CFI_CFA_OFFSET;
 		s->cfa_reg = reg;
-		s->cfa_offset = v;
-		return 0;
+		return 1;
 	case DW_CFA_def_cfa_register:
 		reg = at_cfi_uleb(p, end);
 		require_cfa_offset(s);
 		s->cfa_reg = reg;
-		return 0;
+		return 1;
 	case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf:
-		v = op == DW_CFA_def_cfa_offset ? at_cfi_uleb(p, end)
-						: (uint64_t)at_cfi_sleb(p, end) * da;
 		require_cfa_offset(s);
-		s->cfa_offset = v;
-		return 0;
+		s->cfa_offset = op == DW_CFA_def_cfa_offset ? at_cfi_uleb(p, end)
+							    : (uint64_t)at_cfi_sleb(p, end) * da;
+		return 1;
 	case DW_CFA_def_cfa_expression:
 		read_block(p, end, &s->cfa_expr, &s->cfa_expr_len);
 		s->cfa_rule = AT_CFI_CFA_EXPRESSION;
+		return 1;
+	default:
 		return 0;
+	}
+}
+
+/* Runs a register opcode below 0x40 but the restores. 1 if op is one, else 0. */
+static int reg_op(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	struct at_cfi_state *s = &r->f->stack[r->depth];
+	uint64_t da = r->cie->data_align, reg = 0, v = 0;
+	const uint8_t *expr = NULL;
+	uint8_t rule;
+
+	switch (op) {
 	case DW_CFA_undefined: case DW_CFA_same_value:
-		set_reg(s, at_cfi_uleb(p, end),
-			op == DW_CFA_undefined ? AT_CFI_UNDEFINED : AT_CFI_SAME_VALUE, 0, NULL, 0);
-		return 0;
+		rule = op == DW_CFA_undefined ? AT_CFI_UNDEFINED : AT_CFI_SAME_VALUE;
+		reg = at_cfi_uleb(p, end);
+		break;
 	case DW_CFA_offset_extended: case DW_CFA_val_offset:
+		rule = op == DW_CFA_val_offset ? AT_CFI_VAL_OFFSET : AT_CFI_OFFSET;
 		reg = at_cfi_uleb(p, end);
 		v = at_cfi_uleb(p, end) * da;
-		set_reg(s, reg, op == DW_CFA_val_offset ? AT_CFI_VAL_OFFSET : AT_CFI_OFFSET, v, NULL,
-			0);
-		return 0;
+		break;
 	case DW_CFA_offset_extended_sf: case DW_CFA_val_offset_sf:
+		rule = op == DW_CFA_val_offset_sf ? AT_CFI_VAL_OFFSET : AT_CFI_OFFSET;
 		reg = at_cfi_uleb(p, end);
 		v = (uint64_t)at_cfi_sleb(p, end) * da;
-		set_reg(s, reg, op == DW_CFA_val_offset_sf ? AT_CFI_VAL_OFFSET : AT_CFI_OFFSET, v,
-			NULL, 0);
-		return 0;
+		break;
 	case DW_CFA_GNU_negative_offset_extended:
+		rule = AT_CFI_OFFSET;
 		reg = at_cfi_uleb(p, end);
 		v = (0 - at_cfi_uleb(p, end)) * da;
-		set_reg(s, reg, AT_CFI_OFFSET, v, NULL, 0);
-		return 0;
+		break;
 	case DW_CFA_register:
+		rule = AT_CFI_REGISTER;
 		reg = at_cfi_uleb(p, end);
-		set_reg(s, reg, AT_CFI_REGISTER, at_cfi_uleb(p, end), NULL, 0);
-		return 0;
+		v = at_cfi_uleb(p, end);
+		break;
 	case DW_CFA_expression: case DW_CFA_val_expression:
+		rule = op == DW_CFA_expression ? AT_CFI_EXPRESSION : AT_CFI_VAL_EXPRESSION;
 		reg = at_cfi_uleb(p, end);
 		read_block(p, end, &expr, &v);
-		set_reg(s, reg, op == DW_CFA_expression ? AT_CFI_EXPRESSION : AT_CFI_VAL_EXPRESSION,
-			0, expr, v);
+		break;
+	default:
+		return 0;
+	}
+	set_reg(s, reg, rule, expr ? 0 : v, expr, expr ? v : 0);
+	return 1;
+}
+
+/* Runs the opcodes below 0x40 but the advances: the CFA's, the registers', the restores, the
+ * remembered states, those that do nothing here. 0, or -1 where libdw fails. */
+static int extended_op(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	struct at_cfi_state *s = &r->f->stack[r->depth];
+	uint64_t reg;
+
+	if (cfa_op(r, op, p, end) || reg_op(r, op, p, end))
+		return 0;
+	switch (op) {
+	case DW_CFA_nop:
+		return 0;
+	case DW_CFA_GNU_args_size:
+		at_cfi_uleb(p, end);
 		return 0;
 	case DW_CFA_restore_extended:
 		reg = at_cfi_uleb(p, end);
 		if (r->in_cie)
-			return -1;
+			return -1; /* a CIE has no initial state to restore yet */
 		if (reg < AT_CFI_REGS)
 			s->regs[reg] = r->cie->initial.regs[reg];
 		return 0;

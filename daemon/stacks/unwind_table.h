@@ -34,7 +34,7 @@ struct at_unwind_stats {
 	uint32_t unreadable_fdes;  /* FDEs whose address range could not be decoded, or whose
 				    * CFA program (or its CIE's) names a register past the
 				    * processor's, remembers too many states or cannot be read:
-				    * left out, so that libdw never runs it */
+				    * left out, so that its program is never run */
 	uint32_t rows;             /* address ranges with one rule, before merging equal
 				    * neighbours */
 	uint32_t unsupported_rows; /* rows whose rule is AT_UNWIND_UNSUPPORTED */
