@@ -416,8 +416,10 @@ static int extended_op(struct run *r, uint8_t op, const uint8_t **p, const uint8
 static int advance(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end,
 		   uint64_t *loc)
 {
-	static const uint8_t sizes[] = { [DW_CFA_advance_loc1] = 1, [DW_CFA_advance_loc2] = 2,
-					 [DW_CFA_advance_loc4] = 4, [DW_CFA_MIPS_advance_loc8] = 8 };
+	static const uint8_t sizes[] = {
+		[DW_CFA_advance_loc1] = 1, [DW_CFA_advance_loc2] = 2,
+		[DW_CFA_advance_loc4] = 4, [DW_CFA_MIPS_advance_loc8] = 8,
+	};
 	uint64_t delta;
 
 	if ((op & 0xc0) == DW_CFA_advance_loc) {

@@ -86,7 +86,7 @@ struct at_eh_cie {
 struct at_eh_fde {
 	uint64_t lo, hi;
 	const uint8_t *insns, *insns_end;
-	const uint8_t *field;  /* its initial location's bytes (DW_CFA_set_loc's pc-relative base) */
+	const uint8_t *field;  /* its initial location's bytes: where it is in the section */
 	uint32_t cie;
 };
 

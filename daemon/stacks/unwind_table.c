@@ -383,8 +383,9 @@ static int fde_program_fits(const Dwarf_FDE *fde, const struct cie_encoding *cie
 {
 	const uint8_t *insns;
 
-	return at_eh_fde_program(fde->start, fde->end, cie->encoding, cie->augmented, &insns) == 0 &&
-	       at_cfi_program_fits(insns, fde->end, cie->encoding);
+	if (at_eh_fde_program(fde->start, fde->end, cie->encoding, cie->augmented, &insns) < 0)
+		return 0;
+	return at_cfi_program_fits(insns, fde->end, cie->encoding);
 }
 
 /* Collects the address range of every FDE of .eh_frame, sorted, with libdw's walk. 0, or -1

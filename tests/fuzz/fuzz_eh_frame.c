@@ -42,10 +42,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(copy, data, size);
 	at_arch_cfi_initial_state(&initial);
 	if (at_eh_frame_read(&f, copy, size, SECTION_VADDR, &initial) == 0) {
-		FUZZ_CHECK(f.fde_count + f.unreadable_fdes <= size / 9); /* 9 bytes an entry at least */
+		/* an entry takes 9 bytes at least */
+		FUZZ_CHECK(f.fde_count + f.unreadable_fdes <= size / 9);
 		for (size_t i = 0; i < f.fde_count; i++) {
 			const struct at_eh_fde *d = &f.fdes[i];
-			struct expect e = { d->lo, d->hi, 0, (size_t)(d->insns_end - d->insns) + 1 };
+			size_t program = (size_t)(d->insns_end - d->insns);
+			struct expect e = { d->lo, d->hi, 0, program + 1 };
 
 			FUZZ_CHECK(d->insns >= copy && d->insns <= d->insns_end &&
 				   d->insns_end <= copy + size);
