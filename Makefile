@@ -258,6 +258,12 @@ $(B)/bench/%: bench/%.c $(B)/libat_lib.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -o $@ $^ $(LDLIBS)
 
+# unwind_tables builds the daemon's unwind tables: the daemon's library too.
+$(B)/bench/unwind_tables: bench/unwind_tables.c $(B)/libat_daemon.a $(B)/libat_lib.a
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -o $@ $^ $(BPF_LDLIBS) $(LDLIBS)
+
 unit-tests: $(UNIT_TESTS)
 tests: all unit-tests $(FIXTURES) $(B)/bench/atz_tool
 include tests/oracle/oracle.mk

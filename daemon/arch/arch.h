@@ -87,6 +87,18 @@ extern const struct at_unwind_rule at_arch_frame_pointer_rule;
  * AT_UNWIND_UNSUPPORTED for a row this unwinder cannot follow. The caller owns frame. */
 struct at_unwind_rule at_arch_rule_of_frame(struct Dwarf_Frame_s *frame);
 
+struct at_cfi_state;   /* daemon/stacks/eh_frame.h */
+struct at_cfi_row;
+
+/* The rules of the registers before a CIE's program runs, as libdw's backend for the machine
+ * sets them (its ABI's call-saved registers): the state eh_frame.c starts every CIE from. */
+void at_arch_cfi_initial_state(struct at_cfi_state *s);
+
+/* The rule of one row of the object's CFI as eh_frame.c reads it, the same rule
+ * at_arch_rule_of_frame gives for libdw's frame state at any address of the row: kind
+ * AT_UNWIND_UNSUPPORTED for a row this unwinder cannot follow or without a state. */
+struct at_unwind_rule at_arch_rule_of_row(const struct at_cfi_row *row);
+
 /* The sections the architecture's linker writes PLT entries into, NULL-terminated: code that
  * may have no CFI, whose rules at_arch_plt_parts gives. */
 extern const char *const at_arch_plt_sections[];

@@ -1,11 +1,13 @@
-/* unwind_table.c: compact unwind tables from .eh_frame, with libdw's CFI interface.
+/* unwind_table.c: compact unwind tables from .eh_frame.
  *
  * The build walks every executable segment of the object in address order. Where an FDE covers
- * an address, dwarf_cfi_addrframe gives the rule and the range it holds for; the range's rule is
- * reduced to an at_unwind_rule (or marked unsupported) by the architecture
- * (at_arch_rule_of_frame). Where no FDE does, a PLT section gets the architecture's synthetic
- * rules and anything else its frame-pointer rule. Equal neighbours merge;
- * unique rules, 64 KiB pages and their entries then make the table (layout: unwind_table.h). */
+ * an address, its program, run once by eh_frame.c, gives the rows (ranges with one rule each);
+ * a row is reduced to an at_unwind_rule (or marked unsupported) by the architecture
+ * (at_arch_rule_of_row). The same rows can be had from libdw's CFI interface
+ * (dwarf_cfi_addrframe at each row's start, at_arch_rule_of_frame): the tests' oracle. Where no
+ * FDE does, a PLT section gets the architecture's synthetic rules and anything else its
+ * frame-pointer rule. Equal neighbours merge; unique rules, 64 KiB pages and their entries then
+ * make the table (layout: unwind_table.h). */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "eh_frame.h"
 #include "unwind_table.h"
 
 /* One address range's rule, before compaction. */
@@ -34,6 +37,7 @@ struct rows {
 
 struct range {
 	uint64_t lo, hi;
+	size_t fde; /* its index in the object's at_eh_frame (not libdw's build) */
 };
 
 /* A PLT section and its synthetic rules (at_arch_plt_parts; parts[i].from an address here). */
@@ -50,7 +54,9 @@ struct object {
 	Elf *elf;
 	const uint8_t *file;
 	size_t file_size;
+	int libdw;            /* the rows from libdw's CFI queries, else from eh */
 	Dwarf_CFI *cfi;
+	struct at_eh_frame eh;
 	struct range *fdes;
 	size_t fde_count;
 	struct plt_section plts[MAX_PLT_SECTIONS];
@@ -197,78 +203,6 @@ int at_unwind_read_build_id(const char *path, uint8_t id[AT_UNWIND_BUILD_ID_MAX]
 
 /* --- FDE address ranges ------------------------------------------------------------------- */
 
-/* Reads a DW_EH_PE-encoded value at *p, a field at address field_addr. applied: the encoding's
- * pc-relative or absolute application counts (an address); otherwise the value is taken as it
- * is (an FDE's address range). 0, or -1 for an encoding the table does not need (LEB128,
- * indirect, text-, data- or function-relative) or a value past end. */
-static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field_addr,
-			int applied, uint64_t *value)
-{
-	const uint8_t *s = *p;
-	uint64_t v = 0;
-	size_t size;
-
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr: size = 8; break;
-	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: size = 2; break;
-	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: size = 4; break;
-	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: size = 8; break;
-	default: return -1;
-	}
-	if ((size_t)(end - s) < size)
-		return -1;
-	for (size_t i = 0; i < size; i++)
-		v |= (uint64_t)s[i] << (8 * i);
-	if ((enc & 0x0f) == DW_EH_PE_sdata2)
-		v = (uint64_t)(int64_t)(int16_t)v;
-	else if ((enc & 0x0f) == DW_EH_PE_sdata4)
-		v = (uint64_t)(int64_t)(int32_t)v;
-	if (applied) {
-		if ((enc & 0x70) == DW_EH_PE_pcrel)
-			v += field_addr;
-		else if ((enc & 0x70) != DW_EH_PE_absptr || (enc & DW_EH_PE_indirect))
-			return -1;
-	}
-	*p = s + size;
-	*value = v;
-	return 0;
-}
-
-/* The FDE pointer encoding a CIE announces with 'R' (absptr without one); -1 if its augmentation
- * cannot be read. */
-static int cie_fde_encoding(const Dwarf_CIE *cie)
-{
-	const char *a = cie->augmentation;
-	const uint8_t *d = cie->augmentation_data;
-	const uint8_t *end = d + cie->augmentation_data_size;
-
-	if (a[0] != 'z')
-		return a[0] == '\0' ? DW_EH_PE_absptr : -1;
-	for (a++; *a; a++) {
-		uint64_t ignored;
-
-		switch (*a) {
-		case 'R':
-			return d < end ? *d : -1;
-		case 'L':
-			d++;
-			break;
-		case 'P':
-			if (d >= end)
-				return -1;
-			uint8_t enc = *d++;
-			if (read_encoded(&d, end, enc, 0, 0, &ignored) < 0)
-				return -1;
-			break;
-		case 'S': case 'B': case 'G':
-			break;
-		default:
-			return -1;
-		}
-	}
-	return DW_EH_PE_absptr;
-}
-
 struct cie_encoding {
 	Dwarf_Off offset;
 	int encoding;
@@ -313,10 +247,10 @@ static int fde_range(const Dwarf_FDE *fde, int enc, const Elf_Data *data, uint64
 	uint64_t field = sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf);
 	uint64_t lo = 0, len = 0;
 
-	if (enc < 0 || read_encoded(&p, fde->end, (uint8_t)enc, field, 1, &lo) < 0 ||
-	    read_encoded(&p, fde->end, (uint8_t)enc, 0, 0, &len) < 0 || lo == 0 || len == 0)
+	if (enc < 0 || at_eh_read_encoded(&p, fde->end, (uint8_t)enc, field, 1, &lo) < 0 ||
+	    at_eh_read_encoded(&p, fde->end, (uint8_t)enc, 0, 0, &len) < 0 || lo == 0 || len == 0)
 		return -1;
-	*r = (struct range){ lo, lo + len };
+	*r = (struct range){ lo, lo + len, 0 };
 	return 0;
 }
 
@@ -392,10 +326,10 @@ static int eh_frame_from_hdr(struct object *o, uint64_t *addr)
 		if (h[0] != 1 || enc == DW_EH_PE_omit)
 			return -1;
 		if ((enc & 0x70) == DW_EH_PE_datarel) { /* relative to .eh_frame_hdr's start */
-			if (read_encoded(&p, h + d->d_size, enc & 0x0f, 0, 0, &v) < 0)
+			if (at_eh_read_encoded(&p, h + d->d_size, enc & 0x0f, 0, 0, &v) < 0)
 				return -1;
 			v += ph.p_vaddr;
-		} else if (read_encoded(&p, h + d->d_size, enc, ph.p_vaddr + 4, 1, &v) < 0) {
+		} else if (at_eh_read_encoded(&p, h + d->d_size, enc, ph.p_vaddr + 4, 1, &v) < 0) {
 			return -1;
 		}
 		*addr = v;
@@ -443,127 +377,22 @@ static Elf_Data *find_eh_frame(struct object *o, uint64_t *addr)
 	return file_chunk(o, offset, size);
 }
 
-/* The highest register a CFA program may name, and the most DW_CFA_remember_state it may
- * hold. libdw keeps a rule for every register up to the highest one a program names, and a
- * copy of them all per remembered state: a hostile .eh_frame naming register 2^26 made it ask
- * for gigabytes. Real programs name the processor's registers (x86-64's DWARF numbers stop
- * at 130) and remember a state or two. */
-#define CFA_REGISTER_MAX 255
-#define CFA_REMEMBER_MAX 64
-
-/* Reads an unsigned LEB128 at *p (before end) into *v: 0, or -1 past end or over 64 bits. */
-static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-		uint8_t b = *(*p)++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Reads a register operand: 0 when it is at most CFA_REGISTER_MAX. */
-static int read_register(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t reg;
-
-	return read_uleb(p, end, &reg) == 0 && reg <= CFA_REGISTER_MAX ? 0 : -1;
-}
-
-/* Skips n bytes of operand: 0, or -1 past end. */
-static int skip(const uint8_t **p, const uint8_t *end, uint64_t n)
-{
-	if ((uint64_t)(end - *p) < n)
-		return -1;
-	*p += n;
-	return 0;
-}
-
-/* The operands after a low opcode (the DW_CFA_* below 0x40) of a CFA program: registers
- * checked, the rest skipped; set_loc's address in the FDE encoding enc. 0, or -1 for an
- * opcode the table does not know, an operand past end or a register past the limit. */
-static int cfa_operands(uint8_t op, const uint8_t **p, const uint8_t *end, int enc)
-{
-	uint64_t n;
-
-	switch (op) {
-	case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
-	case DW_CFA_GNU_window_save:
-		return 0;
-	case DW_CFA_set_loc:
-		return enc < 0 ? -1 : read_encoded(p, end, (uint8_t)enc, 0, 0, &n);
-	case DW_CFA_advance_loc1: return skip(p, end, 1);
-	case DW_CFA_advance_loc2: return skip(p, end, 2);
-	case DW_CFA_advance_loc4: return skip(p, end, 4);
-	case DW_CFA_MIPS_advance_loc8: return skip(p, end, 8);
-	case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
-		return read_uleb(p, end, &n); /* a SLEB128 is skipped as a ULEB128 is */
-	case DW_CFA_def_cfa_expression:
-		return read_uleb(p, end, &n) < 0 ? -1 : skip(p, end, n);
-	case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
-	case DW_CFA_def_cfa_register:
-		return read_register(p, end);
-	case DW_CFA_offset_extended: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf:
-	case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
-	case DW_CFA_GNU_negative_offset_extended:
-		return read_register(p, end) < 0 ? -1 : read_uleb(p, end, &n);
-	case DW_CFA_register:
-		return read_register(p, end) < 0 ? -1 : read_register(p, end);
-	case DW_CFA_expression: case DW_CFA_val_expression:
-		if (read_register(p, end) < 0 || read_uleb(p, end, &n) < 0)
-			return -1;
-		return skip(p, end, n);
-	default:
-		return -1;
-	}
-}
-
-/* Whether the CFA program [p, end) is one libdw may run: every opcode known, every register
- * at most CFA_REGISTER_MAX, at most CFA_REMEMBER_MAX states remembered, nothing past end. */
-static int cfa_program_fits(const uint8_t *p, const uint8_t *end, int enc)
-{
-	unsigned remembered = 0;
-
-	while (p < end) {
-		uint8_t op = *p++;
-
-		if ((op & 0xc0) == DW_CFA_offset) { /* register in the low bits (< 64), an offset */
-			uint64_t n;
-			if (read_uleb(&p, end, &n) < 0)
-				return 0;
-		} else if ((op & 0xc0) == 0 && cfa_operands(op, &p, end, enc) < 0) {
-			return 0;
-		}
-		if (op == DW_CFA_remember_state && ++remembered > CFA_REMEMBER_MAX)
-			return 0;
-	}
-	return 1;
-}
-
 /* Whether an FDE's own program (after its range and augmentation data) is one libdw may run
- * (cfa_program_fits). */
+ * (at_cfi_program_fits). */
 static int fde_program_fits(const Dwarf_FDE *fde, const struct cie_encoding *cie)
 {
-	const uint8_t *p = fde->start;
-	uint64_t v;
+	const uint8_t *insns;
 
-	if (cie->encoding < 0 || read_encoded(&p, fde->end, (uint8_t)cie->encoding, 0, 0, &v) < 0 ||
-	    read_encoded(&p, fde->end, (uint8_t)cie->encoding, 0, 0, &v) < 0)
+	if (at_eh_fde_program(fde->start, fde->end, cie->encoding, cie->augmented, &insns) < 0)
 		return 0;
-	if (cie->augmented && (read_uleb(&p, fde->end, &v) < 0 || skip(&p, fde->end, v) < 0))
-		return 0;
-	return cfa_program_fits(p, fde->end, cie->encoding);
+	return at_cfi_program_fits(insns, fde->end, cie->encoding);
 }
 
-/* Collects the address range of every FDE of .eh_frame, sorted. 0, or -1 out of memory. An
- * FDE whose program, or its CIE's, libdw should not run (cfa_program_fits) is left out: its
- * addresses have no rule, and its frames are unwound as any address without CFI is. */
-static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
+/* Collects the address range of every FDE of .eh_frame, sorted, with libdw's walk. 0, or -1
+ * out of memory. An FDE whose program, or its CIE's, libdw should not run
+ * (at_cfi_program_fits) is left out: its addresses have no rule, and its frames are unwound as
+ * any address without CFI is. */
+static int read_fde_ranges_libdw(struct object *o, struct at_unwind_stats *st)
 {
 	uint64_t sh_addr = 0;
 	Elf_Data *data = find_eh_frame(o, &sh_addr);
@@ -586,9 +415,11 @@ static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
 		if (dwarf_cfi_cie_p(&e)) {
 			if ((rc = grow((void **)&cies, &cie_cap, cie_count, sizeof(*cies))) < 0)
 				break;
-			int enc = cie_fde_encoding(&e.cie);
+			int enc = at_eh_cie_fde_encoding(e.cie.augmentation,
+							 e.cie.augmentation_data,
+							 e.cie.augmentation_data_size);
 			cies[cie_count++] = (struct cie_encoding){
-				off, enc, cfa_program_fits(e.cie.initial_instructions,
+				off, enc, at_cfi_program_fits(e.cie.initial_instructions,
 							   e.cie.initial_instructions_end, enc),
 				e.cie.augmentation[0] == 'z' };
 			continue;
@@ -614,11 +445,55 @@ static int read_fde_ranges(struct object *o, struct at_unwind_stats *st)
 	return rc;
 }
 
+/* The same ranges, and the FDEs' programs, read by eh_frame.c (o->eh). 0, or -1 out of
+ * memory. */
+static int read_fde_ranges_eh(struct object *o, struct at_unwind_stats *st)
+{
+	uint64_t sh_addr = 0;
+	Elf_Data *data = find_eh_frame(o, &sh_addr);
+	struct at_cfi_state initial;
+
+	at_arch_cfi_initial_state(&initial);
+	if (at_eh_frame_read(&o->eh, data ? data->d_buf : NULL, data ? data->d_size : 0, sh_addr,
+			     &initial) < 0)
+		return -1;
+	st->unreadable_fdes = o->eh.unreadable_fdes;
+	st->fdes = (uint32_t)o->eh.fde_count;
+	if (!o->eh.fde_count)
+		return 0;
+	o->fdes = malloc(o->eh.fde_count * sizeof(*o->fdes));
+	if (!o->fdes)
+		return -1;
+	for (size_t i = 0; i < o->eh.fde_count; i++)
+		o->fdes[i] = (struct range){ o->eh.fdes[i].lo, o->eh.fdes[i].hi, i };
+	o->fde_count = o->eh.fde_count;
+	return 0;
+}
+
 /* --- rules from CFI ----------------------------------------------------------------------- */
 
+/* Where eh_frame.c's rows go. */
+struct eh_rows {
+	struct rows *rows;
+	struct at_unwind_stats *st;
+};
+
+/* One row of an FDE's program: its rule (at_arch_rule_of_row), counted as fde_rows_libdw counts
+ * libdw's. 0, or -1 out of memory. */
+static int eh_row(void *arg, const struct at_cfi_row *row)
+{
+	struct eh_rows *e = arg;
+	struct at_unwind_rule rule = at_arch_rule_of_row(row);
+
+	e->st->rows++;
+	if (rule.kind == AT_UNWIND_UNSUPPORTED)
+		e->st->unsupported_rows++;
+	return push_row(e->rows, row->lo, &rule);
+}
+
 /* Rows for [lo, hi) inside one FDE, one per range dwarf_cfi_addrframe reports. */
-static int fde_rows(struct object *o, uint64_t lo, uint64_t hi, struct rows *rows,
-		    struct at_unwind_stats *st)
+static int fde_rows_libdw(struct object *o, uint64_t lo, uint64_t hi, struct rows *rows,
+			  struct at_unwind_stats *st)
 {
 	uint64_t a = lo;
 
@@ -642,6 +517,17 @@ static int fde_rows(struct object *o, uint64_t lo, uint64_t hi, struct rows *row
 		a = next;
 	}
 	return 0;
+}
+
+/* Rows for [lo, hi) inside FDE fde: libdw's, or from one run of its program (the same rows). */
+static int fde_rows(struct object *o, const struct range *fde, uint64_t lo, uint64_t hi,
+		    struct rows *rows, struct at_unwind_stats *st)
+{
+	struct eh_rows e = { rows, st };
+
+	if (o->libdw)
+		return fde_rows_libdw(o, lo, hi, rows, st);
+	return at_eh_fde_rows(&o->eh, fde->fde, lo, hi, eh_row, &e);
 }
 
 /* Synthetic rows for [lo, hi) of a PLT section without CFI: its parts' rules, as the
@@ -753,7 +639,7 @@ static int segment_rows(struct object *o, struct at_unwind_table *t, uint64_t lo
 			continue;
 		}
 		uint64_t end = o->fdes[i].hi < hi ? o->fdes[i].hi : hi;
-		if (fde_rows(o, a, end, rows, st) < 0)
+		if (fde_rows(o, &o->fdes[i], a, end, rows, st) < 0)
 			return -1;
 		a = end;
 	}
@@ -940,14 +826,17 @@ static int build(struct object *o, struct at_unwind_table *t, const char **why)
 	}
 	o->entry = gelf_getehdr(o->elf, &eh) ? eh.e_entry : 0;
 	o->file = (const uint8_t *)elf_rawfile(o->elf, &o->file_size);
-	if (read_fde_ranges(o, &t->stats) < 0) {
+	if ((o->libdw ? read_fde_ranges_libdw(o, &t->stats) : read_fde_ranges_eh(o, &t->stats)) <
+	    0) {
 		*why = strerror(ENOMEM);
 		return -1;
 	}
 	find_plt_sections(o);
-	o->cfi = dwarf_getcfi_elf(o->elf);
-	if (!o->cfi)
-		o->fde_count = 0; /* no usable CFI: the frame-pointer rule everywhere */
+	if (o->libdw) {
+		o->cfi = dwarf_getcfi_elf(o->elf);
+		if (!o->cfi)
+			o->fde_count = 0; /* no usable CFI: the frame-pointer rule everywhere */
+	}
 	for (uint32_t i = 0; i < t->segment_count && rc == 0; i++) {
 		const struct at_unwind_segment *s = &t->segments[i];
 
@@ -961,10 +850,11 @@ static int build(struct object *o, struct at_unwind_table *t, const char **why)
 	return rc;
 }
 
-int at_unwind_table_build(const char *path, struct at_unwind_table *t, const char **why)
+/* Builds t from the object at path, its rows from libdw's queries (libdw) or eh_frame.c's. */
+static int build_table(const char *path, struct at_unwind_table *t, int libdw, const char **why)
 {
 	uint64_t t0 = now_ns();
-	struct object o = { 0 };
+	struct object o = { .libdw = libdw };
 	int fd;
 
 	memset(t, 0, sizeof(*t));
@@ -982,6 +872,7 @@ int at_unwind_table_build(const char *path, struct at_unwind_table *t, const cha
 	int rc = build(&o, t, why);
 	if (o.cfi)
 		dwarf_cfi_end(o.cfi);
+	at_eh_frame_free(&o.eh);
 	free(o.fdes);
 	elf_end(o.elf);
 	close(fd);
@@ -989,6 +880,16 @@ int at_unwind_table_build(const char *path, struct at_unwind_table *t, const cha
 		at_unwind_table_free(t);
 	t->stats.build_ns = now_ns() - t0;
 	return rc;
+}
+
+int at_unwind_table_build(const char *path, struct at_unwind_table *t, const char **why)
+{
+	return build_table(path, t, 0, why);
+}
+
+int at_unwind_table_build_libdw(const char *path, struct at_unwind_table *t, const char **why)
+{
+	return build_table(path, t, 1, why);
 }
 
 void at_unwind_table_free(struct at_unwind_table *t)

@@ -1,4 +1,4 @@
-/* unwind_table.h: compact unwind tables built from an ELF object's .eh_frame with libdw,
+/* unwind_table.h: compact unwind tables built from an ELF object's .eh_frame,
  * keyed by build-id so that every process mapping the same object shares one table.
  *
  * A table answers "how do I find the caller's frame from this instruction?" for every address of
@@ -34,7 +34,7 @@ struct at_unwind_stats {
 	uint32_t unreadable_fdes;  /* FDEs whose address range could not be decoded, or whose
 				    * CFA program (or its CIE's) names a register past the
 				    * processor's, remembers too many states or cannot be read:
-				    * left out, so that libdw never runs it */
+				    * left out, so that its program is never run */
 	uint32_t rows;             /* address ranges with one rule, before merging equal
 				    * neighbours */
 	uint32_t unsupported_rows; /* rows whose rule is AT_UNWIND_UNSUPPORTED */
@@ -61,8 +61,11 @@ struct at_unwind_table {
 int at_unwind_read_build_id(const char *path, uint8_t id[AT_UNWIND_BUILD_ID_MAX]);
 
 /* Builds the table of the ELF object at path. 0, or -1 with a reason in *why. The table is
- * freed with at_unwind_table_free. */
+ * freed with at_unwind_table_free. Its FDEs' programs are run once each (eh_frame.c). */
 int at_unwind_table_build(const char *path, struct at_unwind_table *t, const char **why);
+/* The same table, with libdw's CFI interface queried at every row instead (dwarf_cfi_addrframe,
+ * at_arch_rule_of_frame): much slower; the tests' oracle for at_unwind_table_build. */
+int at_unwind_table_build_libdw(const char *path, struct at_unwind_table *t, const char **why);
 void at_unwind_table_free(struct at_unwind_table *t);
 
 /* Bytes the table takes as it is loaded into maps (rules, pages, entries). */

@@ -21,6 +21,7 @@
 #   OUT/unwind  the ELF files of OUT/elfsym, the shared object linked by gold too (its
 #               .eh_frame of type SHT_X86_64_UNWIND) and a copy without section headers, and
 #               one with a signal trampoline's CFI (the 'S' augmentation, glibc's expressions)
+#   OUT/eh_frame the .eh_frame sections of the OUT/unwind files (objcopy), and of the C library
 # usage: tests/fuzz/seeds.sh OUT [MUNGE]  (MUNGE: an alloctap-munge program; with it, the raw
 # and munged text logs are also converted to .atz seeds)
 set -euo pipefail
@@ -30,7 +31,7 @@ cd "$(dirname "$0")/../.."
 data=tests/data
 
 rm -rf "$out"
-mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind}
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind,eh_frame}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -154,6 +155,13 @@ __asm__(".text\n.globl tramp\n.type tramp, @function\n"
 void _start(void) { for (;;) ; }
 EOF
 "$cc" -O1 -static -nostdlib -no-pie -o "$out/unwind/sigframe" "$tmp/sigframe.c" 2>/dev/null || true
+
+# eh_frame: the sections alone
+for f in "$out"/unwind/* /lib/$("$cc" -dumpmachine)/libc.so.6; do
+	objcopy -O binary --only-section=.eh_frame "$f" "$out/eh_frame/$(basename "$f").eh_frame" \
+		2>/dev/null || true
+done
+find "$out/eh_frame" -empty -delete
 
 # x86: each { "what", { bytes }, len, ... } case of the decoder's unit test, len bytes of it.
 python3 - tests/unit/test_daemon_x86_insn.c "$out/x86" <<'EOF'
