@@ -154,8 +154,11 @@ static int put_data(FILE *out, const struct rep_html *w, const struct rep_heap *
 	fprintf(out, "<script type=\"application/json\" id=\"alloctap-data\">{\"times\":%d,"
 		"\"exact\":%d,\"events\":%" PRIu64 ",\"processes\":%zu,\"peak\":%" PRIu64
 		",\"final\":%" PRIu64 ",\"final_blocks\":%" PRIu64 ",\"peak_sum\":%" PRIu64
-		",\"rss_records\":%d,\n", w->times, rep_units_exact(), rep_heap_events(h), n, peak,
+		",\"rss_records\":%d,", w->times, rep_units_exact(), rep_heap_events(h), n, peak,
 		live, live_blocks, dpeak, rss != 0);
+	if (w->times || n == 1) /* the peak's x: its time, or its event's number */
+		fprintf(out, "\"peak_x\":%" PRIu64 ",", w->times ? at : procs[0].peak_seq);
+	fputs("\n", out);
 	put_series_json(out, "live", &w->live);
 	fputs(",\n", out);
 	put_series_json(out, "rss", &w->rss);
@@ -272,7 +275,7 @@ static const char app[] =
 	"<span id=\"found\"></span></div>\n<div id=\"flame\"></div>\n"
 	"<div id=\"tip\"></div>\n"
 	"<h2>Sites <select id=\"table-kind\"><option value=\"bottomup\">bottom-up: by the "
-	"function that allocates</option><option value=\"topdown\">top-down: by frame, "
+	"function that allocates</option><option value=\"topdown\">top-down: by function, "
 	"inclusive</option></select></h2>\n<div id=\"table\"></div>\n";
 
 int rep_write_html(FILE *out, struct rep_html *w, const struct rep_heap *h)

@@ -154,6 +154,13 @@ dom "$T/s.atz.html" ""
 check_eq "a frame's tooltip: function, file:line, bytes, blocks, share" \
 	"$(grep -o '<title>hold_pages ([^<]*</title>' "$T/dom")" \
 	"<title>$hold: 32.0 MiB in 1 blocks (100.00%)</title>"
+# A tooltip: the handler a pointer over a frame calls (a mousemove dispatched to it).
+sed 's#</body>#<script>var g=[].filter.call(document.querySelectorAll("svg.flame g.f"),function(e){return e.querySelector("title").textContent.indexOf("hold_pages (")==0})[0];g.dispatchEvent(new MouseEvent("mousemove",{bubbles:true,clientX:50,clientY:50}));document.body.setAttribute("data-tip",document.getElementById("tip").innerText.split("\\n").join("/"));</script></body>#' \
+	"$T/s.atz.html" >"$T/tip.html"
+dom "$T/tip.html" ""
+check_eq "a frame's tooltip on the pointer: function, file:line, bytes, blocks, share" \
+	"$(attr data-tip)" "hold_pages/at report_sites.c:$(line_of 'char *p = malloc(32u << 20);' "$src")/32.0 MiB in 1 blocks/100.00% of 32.0 MiB"
+check_eq "the heap peak marked on the curve (one process)" "$(grep -c '<line class="peak"' "$T/dom")" 1
 dom "$T/s.atz.html" "zoom=hold_pages"
 check_eq "zoom: the frame stretched to the full width" "$(attr data-zoomed)" "1200.000"
 check_eq "the curve: both series drawn, the axes' labels" \

@@ -57,7 +57,7 @@
 		while (!D.exact && ymax >= Math.pow(1024, k + 1) && k < 6) k++;
 		var u = Math.pow(1024, k), step = niceStep(ymax / u, 4) * u, t = [];
 		for (var v = 0; v <= ymax * 1.0001; v += step)
-			t.push([v, D.exact ? Math.round(v) + ' B' :
+			t.push([v, v === 0 ? '0' : D.exact ? Math.round(v) + ' B' :
 				trim((v / u).toFixed(decimals(step / u))) + ' ' + UNITS[k]]);
 		return t;
 	}
@@ -124,6 +124,13 @@
 		el('text', { x: C.L + 8, y: 14, fill: '#36c' }, chart).textContent = 'live bytes';
 		el('text', { x: C.L + 90, y: 14, fill: '#c33' }, chart).textContent =
 			D.rss_records ? 'RSS' : 'RSS: no records';
+		if (D.peak_x !== undefined && D.peak) { /* the heap peak of every process together */
+			var X = px(D.peak_x);
+			el('line', { 'class': 'peak', x1: X, x2: X, y1: C.T, y2: C.H - C.B,
+				     stroke: '#36c', 'stroke-dasharray': '3,3' }, chart);
+			el('text', { x: Math.min(X + 4, C.W - C.R - 60), y: C.T + 10, fill: '#36c',
+				     'class': 'peak' }, chart).textContent = 'heap peak';
+		}
 		polyline(D.live, 'live', '#36c');
 		polyline(D.rss, 'rss', '#c33');
 		selRect = el('rect', { 'class': 'sel', x: 0, y: C.T, width: 0,
