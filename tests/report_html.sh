@@ -10,7 +10,8 @@
 #     each flame graph's total equal to alloctap-report's own figures on the same trace: the
 #     heap peak to `peak`, the leaks to `leaks`, allocations and temporaries of the whole trace
 #     to `summary`, a moment to `peak --at SECONDS`, a window's allocations to
-#     `summary --window`; search (highlighted frames, their share), zoom, tooltips' text,
+#     `summary --window`; a click and a drag on the curve (mouse events); search (highlighted
+#     frames, their share), zoom, tooltips (their text, and the box a pointer opens),
 #     the table of sites bottom-up and top-down and its order; the axes' ticks and units;
 #   - self-contained (no URL but SVG's namespace); screenshots of a few states are written
 #     when HTML_SHOTS names a folder (for a person to look at).
@@ -137,6 +138,20 @@ check_eq "a window, columns $a to $b: its allocations = summary --window's" "$(a
 # the trace lasts 0.7 s: the axis in ms, a column some 4 ms wide, so whole ms
 check_eq "a window: said in the axis's unit" "$(attr data-choice)" \
 	"$(python3 -c "print('the window from %d ms to %d ms' % (round($a * $width / 1e6), round(($b + 1) * $width / 1e6)))")"
+
+# The pointer on the curve: a click chooses a moment, a drag a window (the chart's handlers,
+# with mouse events dispatched at its left end and 300 px further).
+mouse() { # PAGE DOWN-DX UP-DX: the page with a mousedown and a mouseup on the chart
+	sed "s#</body>#<script>var c=document.querySelector('svg.chart'),r=c.getBoundingClientRect();function m(t,dx){c.dispatchEvent(new MouseEvent(t,{bubbles:true,clientX:r.left+80+dx,clientY:r.top+100}))}m('mousedown',$2);m('mouseup',$3);</script></body>#" "$1" >"$T/mouse.html"
+}
+mouse "$T/s.atz.html" 0 0
+dom "$T/mouse.html" ""
+check_eq "a click on the curve: the moment at the first column's end" "$(attr data-choice)" \
+	"the moment at $(python3 -c "print(round($width / 1e6))") ms (in the window from 0 ms)"
+mouse "$T/s.atz.html" 0 300
+dom "$T/mouse.html" "view=allocs"
+check_eq "a drag on the curve: a window from the first column" \
+	"$(attr data-choice | sed 's/ to [0-9]* ms$/ to T/')" "the window from 0 ms to T"
 
 # Search, zoom, tooltips and the table, with stacks.
 hold="hold_pages (report_sites.c:$(line_of 'char *p = malloc(32u << 20);' "$src"))"

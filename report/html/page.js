@@ -234,9 +234,8 @@
 	}
 	function drawFlame() {
 		var root = tree, z = state.zoom || root, depth = 0, svg;
-		(function deep(n) { depth = Math.max(depth, n.depth); n.list.forEach(deep); })(root);
 		$('flame').innerHTML = '';
-		svg = el('svg', { 'class': 'flame', width: FW, height: (depth + 1) * ROW + 4 });
+		svg = el('svg', { 'class': 'flame', width: FW });
 		var scale = z.v ? FW / z.v : 0;
 		function put(n, x, w) {
 			var g = el('g', { 'class': 'f', 'data-x': x.toFixed(3), 'data-w': w.toFixed(3) }, svg);
@@ -249,6 +248,7 @@
 				label(n.name, w);
 			g.node = n;
 			if (state.search && matches(n)) g.setAttribute('class', 'f hit');
+			depth = Math.max(depth, n.depth);
 		}
 		for (var a = z; a; a = a.up) put(a, 0, FW); /* the zoomed frame and its callers */
 		(function down(n) {
@@ -259,6 +259,7 @@
 				down(k);
 			}
 		})(z);
+		svg.setAttribute('height', (depth + 1) * ROW + 4); /* the frames drawn, no more */
 		svg.addEventListener('click', function (ev) {
 			var g = ev.target.closest('g.f');
 			if (g) zoom(g.node === root || g.node === state.zoom ? null : g.node);
