@@ -395,19 +395,29 @@ static void class_text(uint32_t cls, char *buf, size_t size)
 			 k == 64 ? UINT64_MAX : (UINT64_C(1) << k) - 1);
 }
 
-/* Site s's frames as ids, root first, into ids (cap entries); their count, or -1 (ENOMEM). */
+/* Site s's frames as ids, root first, into *ids (grown as needed: the caller frees it, *cap
+ * its entries); their count, or -1 (ENOMEM). */
 static int frame_ids(struct rep_html_data *d, struct frames *f, const struct hsite *s,
-		     int64_t *ids, size_t cap)
+		     int64_t **ids, size_t *cap)
 {
 	const struct rep_site *sites;
-	size_t n = 0, len;
+	size_t n = 0, len, need = 2;
 
 	rep_heap_sites(d->h, &sites);
 	const char *t = rep_heap_site_text(d->h, &sites[s->rep], &len);
-	while (len && n + 1 < cap) {
+	for (size_t i = 0; i < len; i++)
+		need += t[i] == ';';
+	if (need > *cap) {
+		int64_t *v = realloc(*ids, need * sizeof(*v));
+		if (!v)
+			return -1;
+		*ids = v;
+		*cap = need;
+	}
+	while (len) {
 		const char *semi = memchr(t, ';', len);
 		size_t k = semi ? (size_t)(semi - t) : len;
-		if ((ids[n++] = intern(f, t, k)) < 0)
+		if (((*ids)[n++] = intern(f, t, k)) < 0)
 			return -1;
 		t += semi ? k + 1 : k;
 		len -= semi ? k + 1 : k;
@@ -415,7 +425,7 @@ static int frame_ids(struct rep_html_data *d, struct frames *f, const struct hsi
 	if (s->size_class) {
 		char b[64];
 		class_text(s->size_class, b, sizeof(b));
-		if ((ids[n++] = intern(f, b, strlen(b))) < 0)
+		if (((*ids)[n++] = intern(f, b, strlen(b))) < 0)
 			return -1;
 	}
 	return (int)n;
@@ -536,7 +546,8 @@ int rep_html_data_write(FILE *out, struct rep_html_data *d)
 {
 	struct frames f = { 0 };
 	char *keep = calloc(d->ns ? d->ns : 1, 1);
-	int64_t ids[512];
+	int64_t *ids = malloc(64 * sizeof(*ids));
+	size_t cap = 64;
 	int rc = -1, first = 1, folded = 0;
 	char *text = NULL;
 	size_t len = 0;
@@ -544,7 +555,7 @@ int rep_html_data_write(FILE *out, struct rep_html_data *d)
 
 	if (d->failed)
 		errno = ENOMEM;
-	if (!keep || !m || d->failed || choose(d, keep) < 0)
+	if (!keep || !ids || !m || d->failed || choose(d, keep) < 0)
 		goto out;
 	fputs("\"sites\":[", m);
 	for (size_t i = 0; i < d->ns; i++) {
@@ -552,7 +563,7 @@ int rep_html_data_write(FILE *out, struct rep_html_data *d)
 			folded = 1;
 			continue;
 		}
-		int n = frame_ids(d, &f, &d->s[i], ids, sizeof(ids) / sizeof(ids[0]));
+		int n = frame_ids(d, &f, &d->s[i], &ids, &cap);
 		if (n < 0)
 			goto out;
 		put_site(m, d->p[d->s[i].proc].pid, ids, n, &d->s[i], d->s[i].c, d->s[i].n, first);
@@ -581,6 +592,7 @@ out:
 		fclose(m);
 	free(text);
 	free(keep);
+	free(ids);
 	frames_free(&f);
 	return rc;
 }
