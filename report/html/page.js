@@ -41,7 +41,7 @@
 	}
 	var XU = xunit();
 	function xtext(x, step) {
-		var v = x / XU.div, d = step ? decimals(step / XU.div) : 3;
+		var v = x / XU.div, d = step ? decimals(step / XU.div) : 6;
 		return D.times ? trim(v.toFixed(d)) + ' ' + XU.name : 'event ' + Math.round(v);
 	}
 	function niceStep(span, n) {
@@ -128,8 +128,11 @@
 			var X = px(D.peak_x);
 			el('line', { 'class': 'peak', x1: X, x2: X, y1: C.T, y2: C.H - C.B,
 				     stroke: '#36c', 'stroke-dasharray': '3,3' }, chart);
-			el('text', { x: Math.min(X + 4, C.W - C.R - 60), y: C.T + 10, fill: '#36c',
-				     'class': 'peak' }, chart).textContent = 'heap peak';
+			/* said in the legend's row, above the plot, so it covers no curve */
+			el('line', { x1: C.L + 170, x2: C.L + 190, y1: 10, y2: 10, stroke: '#36c',
+				     'stroke-dasharray': '3,3' }, chart);
+			el('text', { x: C.L + 194, y: 14, fill: '#36c', 'class': 'peak' }, chart)
+				.textContent = 'heap peak, at ' + xtext(D.peak_x, 0);
 		}
 		polyline(D.live, 'live', '#36c');
 		polyline(D.rss, 'rss', '#c33');
@@ -416,7 +419,8 @@
 				m = m.list.filter(function (k) { return k.id === path[i].id && k.name === path[i].name; })[0];
 			state.zoom = m || null;
 		}
-		var what = state.view === 'leaks' ? '' : state.view === 'live' ? ' at ' + choiceText() :
+		var what = state.view === 'leaks' ? '' : state.view === 'live' ?
+			(state.kind === 'window' ? ' at the end of ' : ' at ') + choiceText() :
 			' in ' + (state.kind === 'peak' ? 'the whole trace' : choiceText());
 		$('flame-title').textContent = TITLES[state.view] + what + ': ' + said(tree.v, tree.n) +
 			' (click a frame to zoom, the root to zoom out)';
