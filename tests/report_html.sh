@@ -191,6 +191,22 @@ check_eq "top-down sorted by name: in order, main inclusive of every call under 
 	"$(rows | cut -d'|' -f1 | LC_ALL=C sort -c && echo sorted):$(rows | grep '^main|' | cut -d'|' -f2,3)" \
 	"sorted:report_sites.c|$allocs allocations" "$(rows)"
 
+# The bottom-up table against top: per frame that calls the allocation function, the sum of
+# top's sites under it (top by alloc-count over the whole trace, by peak-bytes at the peak,
+# by leak-bytes for the leaks; --bytes and the page's exact figures).
+"$R" html --bytes -o "$T/sx.html" "$T/s.atz"
+by_caller() { # top's rows as "frame|sum" lines, sorted
+	"$R" top --bytes --limit 1000 "$@" "$T/s.atz" | sed -n 's/^ *\([0-9][0-9]*\) .*  [a-z_]* < \([^<]*)\)\( <.*\)\{0,1\}$/\2|\1/p' |
+		awk -F'|' '{ s[$1] += $2 } END { for (k in s) print k "|" s[k] }' | LC_ALL=C sort
+}
+page_rows() { rows | awk -F'|' '{ split($3, v, " "); print $1 " (" $2 ")|" v[1] }' | LC_ALL=C sort; }
+for v in "allocs&at=all:--by alloc-count" "live:--by peak-bytes" "leaks:--by leak-bytes"; do
+	dom "$T/sx.html" "view=${v%%:*}"
+	check "top ${v#*:}: its rows read" test -n "$(by_caller ${v#*:})"
+	check_eq "bottom-up table, view ${v%%:*}: each frame's sum = top ${v#*:}'s sites under it" \
+		"$(page_rows | tr '\n' ' ')" "$(by_caller ${v#*:} | tr '\n' ' ')"
+done
+
 # Without stacks: the sites are the allocation function, then the size class.
 dom "$T/ns.atz.html" ""
 check_eq "no stacks: the 32 MiB block under malloc, in its size class" \
