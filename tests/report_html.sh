@@ -176,6 +176,14 @@ dom "$T/tip.html" ""
 check_eq "a frame's tooltip on the pointer: function, file:line, bytes, blocks, share" \
 	"$(attr data-tip)" "hold_pages/at report_sites.c:$(line_of 'char *p = malloc(32u << 20);' "$src")/32.0 MiB in 1 blocks/100.00% of 32.0 MiB"
 check_eq "the heap peak marked on the curve (one process)" "$(grep -c '<line class="peak"' "$T/dom")" 1
+# The pointer over the curve: the time, and the live bytes and RSS there (at 200 ms, while
+# the 32 MiB block is held, RSS above it).
+xmax=$(data "$T/s.atz.html" "max(d['live']['xmax'], d['rss']['xmax'])")
+sed "s#</body>#<script>var c=document.querySelector('svg.chart'),r=c.getBoundingClientRect();c.dispatchEvent(new MouseEvent('mousemove',{bubbles:true,clientX:r.left+78+906*200e6/$xmax,clientY:r.top+100}));document.body.setAttribute('data-tip',document.getElementById('tip').innerText.split('\\\\n').join('/'));</script></body>#" \
+	"$T/s.atz.html" >"$T/tip.html"
+dom "$T/tip.html" ""
+check_eq "the curve's tooltip: the time, live bytes and RSS there" \
+	"$(attr data-tip | sed 's#/RSS: 3[23]\.[0-9] MiB$#/RSS: 32 to 34 MiB#')" "200 ms/live: 32.0 MiB/RSS: 32 to 34 MiB"
 dom "$T/s.atz.html" "zoom=hold_pages"
 check_eq "zoom: the frame stretched to the full width" "$(attr data-zoomed)" "1200.000"
 check_eq "the curve: both series drawn, the axes' labels" \

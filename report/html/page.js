@@ -150,7 +150,13 @@
 		chart.addEventListener('mousemove', function (ev) {
 			if (down && Math.abs(ev.clientX - down[0]) > 3) showSel(Math.min(down[1], colAt(ev)),
 								     Math.max(down[1], colAt(ev)));
+			var r = chart.getBoundingClientRect(), x = (ev.clientX - r.left - C.L) /
+				(C.W - C.L - C.R) * XMAX;
+			if (x < 0 || x > XMAX) { $('tip').style.display = 'none'; return; }
+			showTip(ev, [xtext(x, CW), 'live: ' + at(D.live, x), 'RSS: ' +
+				     (D.rss_records ? at(D.rss, x) : 'no records')]);
 		});
+		chart.addEventListener('mouseleave', function () { $('tip').style.display = 'none'; });
 		chart.addEventListener('mouseup', function (ev) {
 			if (!down) return;
 			var c = colAt(ev);
@@ -158,6 +164,24 @@
 			else choose('window', Math.min(down[1], c), Math.max(down[1], c));
 			down = null;
 		});
+	}
+	/* A series at x: its bucket's last value (and its most, where higher). */
+	function at(s, x) {
+		var k = Math.floor(x / s.width), v = null;
+		for (var i = 0; i < s.b.length && s.b[i] <= k; i += 3)
+			v = s.b[i] === k && s.b[i + 1] > s.b[i + 2] ?
+				bytes(s.b[i + 2]) + ' (up to ' + bytes(s.b[i + 1]) + ')' : bytes(s.b[i + 2]);
+		return v === null ? 'none yet' : v;
+	}
+	function showTip(ev, lines) {
+		var tip = $('tip');
+		tip.innerHTML = '';
+		lines.forEach(function (t) {
+			if (t) tip.appendChild(document.createElement('div')).textContent = t;
+		});
+		tip.style.display = 'block';
+		tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 420) + 'px';
+		tip.style.top = (ev.clientY + 14) + 'px';
 	}
 	function colX(c) { return Math.min(c * CW, XMAX); }
 	function showSel(a, b) {
@@ -271,13 +295,9 @@
 			var g = ev.target.closest('g.f'), tip = $('tip');
 			if (!g) { tip.style.display = 'none'; return; }
 			var n = g.node;
-			tip.innerHTML = '';
-			[n.id >= 0 ? F[n.id][0] : n.name, n.where ? 'at ' + n.where : '', said(n.v, n.n),
-			 (root.v ? (100 * n.v / root.v).toFixed(2) : '0.00') + '% of ' + bytesOrCount(root.v)]
-				.forEach(function (t) { if (t) tip.appendChild(document.createElement('div')).textContent = t; });
-			tip.style.display = 'block';
-			tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 420) + 'px';
-			tip.style.top = (ev.clientY + 14) + 'px';
+			showTip(ev, [n.id >= 0 ? F[n.id][0] : n.name, n.where ? 'at ' + n.where : '',
+				     said(n.v, n.n), (root.v ? (100 * n.v / root.v).toFixed(2) : '0.00') +
+				     '% of ' + bytesOrCount(root.v)]);
 		});
 		svg.addEventListener('mouseleave', function () { $('tip').style.display = 'none'; });
 		$('flame').appendChild(svg);
