@@ -121,24 +121,31 @@
 		el('text', { x: (C.L + C.W) / 2, y: C.H - 6, 'text-anchor': 'middle',
 			     'class': 'xlabel' }, chart).textContent = D.times ? 'time (' + XU.name + ')' :
 			'events (the trace has no times)';
-		el('text', { x: C.L + 8, y: 14, fill: '#36c' }, chart).textContent = 'live bytes';
-		el('text', { x: C.L + 90, y: 14, fill: '#c33' }, chart).textContent =
-			D.rss_records ? 'RSS' : 'RSS: no records';
+		/* the legend, in a row above the plot, each entry after the text before it ends */
+		$('chart').appendChild(chart);
+		var lx = C.L + 8;
+		function legend(text, colour, dashed) {
+			if (dashed) {
+				el('line', { x1: lx, x2: lx + 18, y1: 10, y2: 10, stroke: colour,
+					     'stroke-dasharray': '3,3' }, chart);
+				lx += 22;
+			}
+			var t = el('text', { x: lx, y: 14, fill: colour, 'class': 'legend' }, chart);
+			t.textContent = text;
+			lx += t.getComputedTextLength() + 24;
+		}
+		legend('live bytes', '#36c');
+		legend(D.rss_records ? 'RSS' : 'RSS: no records', '#c33');
 		if (D.peak_x !== undefined && D.peak) { /* the heap peak of every process together */
 			var X = px(D.peak_x);
 			el('line', { 'class': 'peak', x1: X, x2: X, y1: C.T, y2: C.H - C.B,
 				     stroke: '#36c', 'stroke-dasharray': '3,3' }, chart);
-			/* said in the legend's row, above the plot, so it covers no curve */
-			el('line', { x1: C.L + 170, x2: C.L + 190, y1: 10, y2: 10, stroke: '#36c',
-				     'stroke-dasharray': '3,3' }, chart);
-			el('text', { x: C.L + 194, y: 14, fill: '#36c', 'class': 'peak' }, chart)
-				.textContent = 'heap peak, at ' + xtext(D.peak_x, 0);
+			legend('heap peak, at ' + xtext(D.peak_x, 0), '#36c', 1);
 		}
 		polyline(D.live, 'live', '#36c');
 		polyline(D.rss, 'rss', '#c33');
 		selRect = el('rect', { 'class': 'sel', x: 0, y: C.T, width: 0,
 				       height: C.H - C.T - C.B, display: 'none' }, chart);
-		$('chart').appendChild(chart);
 		$('xname').textContent = D.times ? 'time' : 'events';
 		var down = null;
 		function colAt(ev) {
