@@ -172,6 +172,8 @@ $(B)/alloctap-%: $(B)/obj/%/main.o $(B)/libat_%.a $(B)/libat_lib.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/alloctap-report: LDLIBS += $(DW_LDLIBS)
+# The html page's style and script, embedded by html_assets.c (.incbin: not seen by -MMD).
+$(B)/obj/report/html_assets.o $(B)/asan/obj/report/html_assets.o: report/html/page.css report/html/page.js
 
 $(B)/alloctapd: $(B)/obj/daemon/main.o $(B)/libat_daemon.a $(B)/libat_lib.a
 	$(call say,LD,$@)

@@ -871,6 +871,11 @@ static int html_end(void *state, struct rep_heap *h)
 	return rep_write_html(w->out, &w->page, h);
 }
 
+static void html_free(void *state)
+{
+	rep_html_free(&((struct html_state *)state)->page);
+}
+
 const struct rep_command_def rep_cmd_html = {
 	.name = "html",
 	.traces = 1,
@@ -878,11 +883,14 @@ const struct rep_command_def rep_cmd_html = {
 	OPTIONS(html_options),
 	.usage =
 "  html -o FILE [--bytes]\n"
-"                      one self-contained page: the summary, live bytes and RSS over time,\n"
-"                      the heap peak as a flame graph (click to zoom), the top sites\n",
+"                      one self-contained page: live bytes and RSS over time (click a\n"
+"                      moment, drag a window); for it flame graphs of what is live, of\n"
+"                      allocations, temporaries and leaks (zoom, search, tooltips); a\n"
+"                      sortable table of sites, bottom-up or top-down; the top sites\n",
 	.state_size = sizeof(struct html_state),
 	.start = html_start,
 	.rss = html_rss,
 	.end = html_end,
+	.free = html_free,
 	.write = write_nothing,
 };

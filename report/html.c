@@ -39,14 +39,24 @@ static void on_event(void *arg, struct rep_heap *h, const struct at_event *ev)
 	if (w->seen)
 		add_sample(&w->live, w->last_x, live);
 	w->seen = 1;
+	w->times |= ev->time_ns != 0;
 	w->last_x = ev->time_ns ? rep_heap_time_of(h, ev) : rep_heap_events(h) + 1;
+	if (w->data)
+		rep_html_data_event(w->data, w->last_x);
+}
+
+/* An RSS record's x: its time, or where it is placed by position (heap.h), the number of
+ * events read before it, on the axis of the events' numbers. */
+static uint64_t rss_x(const struct rep_heap *h, const struct at_rss *m)
+{
+	struct at_event at = { .time_ns = m->time_ns };
+
+	return rep_heap_rss_positional(h) ? rep_heap_events(h) : rep_heap_time_of(h, &at);
 }
 
 void rep_html_rss(struct rep_html *w, struct rep_heap *h, const struct at_rss *m)
 {
-	struct at_event at = { .time_ns = m->time_ns };
-
-	add_sample(&w->rss, rep_heap_time_of(h, &at), rep_heap_rss_now(h));
+	add_sample(&w->rss, rss_x(h, m), rep_heap_rss_now(h));
 }
 
 void rep_html_start(struct rep_html *w, struct rep_heap *h, const char *title)
@@ -54,29 +64,18 @@ void rep_html_start(struct rep_html *w, struct rep_heap *h, const char *title)
 	memset(w, 0, sizeof(*w));
 	w->live.width = w->rss.width = 1;
 	w->title = title;
+	w->data = rep_html_data_new(h);
 	rep_heap_on_event(h, on_event, w);
 }
 
-static const char style[] =
-	"body{font:14px sans-serif;margin:1em 2em;color:#222}"
-	"table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px}"
-	"td.n{text-align:right;font-family:monospace}td.s{font-family:monospace;font-size:12px;"
-	"word-break:break-all}svg.flame text{font:11px monospace;pointer-events:none}"
-	"svg.flame g.f{cursor:pointer}svg.chart{background:#fafafa;border:1px solid #ddd}";
+void rep_html_free(struct rep_html *w)
+{
+	rep_html_data_free(w->data);
+	w->data = NULL;
+}
 
-/* Zoom: a click on a frame stretches it to the full width; frames outside it are hidden. */
-static const char script[] =
-	"function zoom(svg,g){var x0=+g.dataset.x,w0=+g.dataset.w,W=+svg.getAttribute('width');"
-	"svg.querySelectorAll('g.f').forEach(function(e){var x=+e.dataset.x,w=+e.dataset.w;"
-	"var nx=(x-x0)*W/w0,nw=w*W/w0,r=e.querySelector('rect'),t=e.querySelector('text');"
-	"var show=x+w>x0+1e-6&&x<x0+w0-1e-6;e.style.display=show?'':'none';"
-	"r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);"
-	"t.style.display=nw>40?'':'none';});}"
-	"document.querySelectorAll('svg.flame').forEach(function(svg){"
-	"svg.querySelectorAll('g.f').forEach(function(g){g.addEventListener('click',function(){"
-	"zoom(svg,g);});var t=g.querySelector('text'),w=+g.dataset.w;"
-	"if(w<40)t.style.display='none';});});"
-	"document.body.setAttribute('data-ready','1');";
+/* The page's style and script (report/html/page.css, page.js), embedded by html_assets.c. */
+extern const char rep_html_css[], rep_html_js[];
 
 static void put_bytes(FILE *out, uint64_t v)
 {
@@ -123,67 +122,51 @@ static void put_summary(FILE *out, const struct rep_heap *h)
 	fputs("</table>\n", out);
 }
 
-/* One series as a step line: in each bucket, up (or down) to its largest value, then to its
- * last, held until the next bucket. */
-static void put_series(FILE *out, const struct rep_html_series *s, const char *name,
-		       const char *colour, double L, double W, double H, uint64_t xmax, uint64_t ymax)
+/* A series as "series":{"width":W,"xmax":X,"b":[bucket,most,last,...]} (its used buckets). */
+static void put_series_json(FILE *out, const char *name, const struct rep_html_series *s)
 {
-	int any = 0;
-	double last_y = H;
+	int first = 1;
 
+	fprintf(out, "\"%s\":{\"width\":%" PRIu64 ",\"xmax\":%" PRIu64 ",\"b\":[", name,
+		s->width, s->xmax);
 	for (size_t i = 0; i < REP_HTML_POINTS; i++) {
-		const struct rep_html_bucket *b = &s->b[i];
-		if (!b->used)
+		if (!s->b[i].used)
 			continue;
-		double x = L + W * (double)(i * s->width) / (double)xmax;
-		double most = H - H * (double)b->most / (double)ymax;
-		double last = H - H * (double)b->last / (double)ymax;
-		if (!any)
-			fprintf(out, "<polyline class=\"%s\" fill=\"none\" stroke=\"%s\" "
-				"stroke-width=\"1.5\" points=\"", name, colour);
-		else
-			fprintf(out, "%.1f,%.1f ", x, last_y);
-		fprintf(out, "%.1f,%.1f %.1f,%.1f ", x, most, x, last);
-		last_y = last;
-		any = 1;
+		fprintf(out, "%s%zu,%" PRIu64 ",%" PRIu64, first ? "" : ",", i, s->b[i].most,
+			s->b[i].last);
+		first = 0;
 	}
-	if (any)
-		fprintf(out, "%.1f,%.1f\"/>\n", L + W * (double)s->xmax / (double)xmax, last_y);
+	fputs("]}", out);
 }
 
-static void bounds(const struct rep_html_series *s, uint64_t *xmax, uint64_t *ymax)
+/* The page's data, inside a script element the page's script reads: the trace's figures,
+ * the series and the columns (html_data.h). 0, or -1 with errno. */
+static int put_data(FILE *out, const struct rep_html *w, const struct rep_heap *h)
 {
-	*xmax = s->xmax > *xmax ? s->xmax : *xmax;
-	for (size_t i = 0; i < REP_HTML_POINTS; i++)
-		*ymax = s->b[i].used && s->b[i].most > *ymax ? s->b[i].most : *ymax;
-}
+	uint64_t peak, blocks, at, live, live_blocks, rss, rss_at, dpeak, dend;
+	const struct rep_proc *procs;
+	size_t n = rep_heap_procs(h, &procs);
 
-/* A chart of the live bytes, and of the RSS where the trace has it. */
-static void put_chart(FILE *out, const struct rep_html *w, int times)
-{
-	const double W = 900, H = 240, L = 90, B = 20;
-	uint64_t xmax = 1, ymax = 1;
-	char b[REP_BYTES_SIZE];
-
-	bounds(&w->live, &xmax, &ymax);
-	bounds(&w->rss, &xmax, &ymax);
-	fprintf(out, "<h2>Live bytes and RSS over %s</h2>\n<svg class=\"chart\" "
-		"xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n",
-		times ? "time" : "events", W + L, H + B);
-	put_series(out, &w->live, "live", "#36c", L, W, H, xmax, ymax);
-	put_series(out, &w->rss, "rss", "#c33", L, W, H, xmax, ymax);
-	fprintf(out, "<text x=\"2\" y=\"12\" font-size=\"11\">%s%s</text>"
-		"<text x=\"2\" y=\"%.0f\" font-size=\"11\">0</text>"
-		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"end\">", rep_bytes(ymax, b),
-		rep_units_exact() ? " B" : "", H,
-		L + W, H + B - 4);
-	if (times)
-		fprintf(out, "%.6f s", (double)xmax / 1e9);
-	else
-		fprintf(out, "%" PRIu64 " events", xmax);
-	fprintf(out, "</text><text x=\"100\" y=\"14\" font-size=\"12\" fill=\"#36c\">live "
-		"bytes</text><text x=\"180\" y=\"14\" font-size=\"12\" fill=\"#c33\">%s</text>"
-		"</svg>\n", w->rss.xmax || w->rss.b[0].used ? "RSS" : "RSS: no records");
+	rep_heap_peak(h, &peak, &blocks, &at);
+	rep_heap_live(h, &live, &live_blocks);
+	rep_heap_rss_peak(h, &rss, &rss_at);
+	rep_html_data_totals(w->data, &dpeak, &dend);
+	fprintf(out, "<script type=\"application/json\" id=\"alloctap-data\">{\"times\":%d,"
+		"\"exact\":%d,\"events\":%" PRIu64 ",\"processes\":%zu,\"peak\":%" PRIu64
+		",\"final\":%" PRIu64 ",\"final_blocks\":%" PRIu64 ",\"peak_sum\":%" PRIu64
+		",\"rss_records\":%d,", w->times, rep_units_exact(), rep_heap_events(h), n, peak,
+		live, live_blocks, dpeak, rss != 0);
+	if (w->times || n == 1) /* the peak's x: its time, or its event's number */
+		fprintf(out, "\"peak_x\":%" PRIu64 ",", w->times ? at : procs[0].peak_seq);
+	fputs("\n", out);
+	put_series_json(out, "live", &w->live);
+	fputs(",\n", out);
+	put_series_json(out, "rss", &w->rss);
+	fputs(",\n\"data\":", out);
+	if (rep_html_data_write(out, w->data) < 0)
+		return -1;
+	fputs("}</script>\n", out);
+	return 0;
 }
 
 /* Sites ordered by one figure, most first; the top 20 with it non-zero. */
@@ -275,35 +258,51 @@ static int put_top(FILE *out, const struct rep_heap *h, const char *title, const
 	return rc;
 }
 
+/* The page's frame: the places its script fills. */
+static const char app[] =
+	"<h2>Live bytes and RSS over <span id=\"xname\"></span></h2>\n"
+	"<p class=\"hint\">Click the curve to choose a moment, drag to choose a window; "
+	"<button id=\"at-peak\">heap peak</button> <button id=\"at-all\">whole trace"
+	"</button> <span id=\"choice\"></span></p>\n"
+	"<div id=\"chart\"></div>\n"
+	"<h2 id=\"flame-title\"></h2>\n<div class=\"bar\"><select id=\"view\">"
+	"<option value=\"live\">live at the moment (bytes)</option>"
+	"<option value=\"bytes\">allocations in the window (bytes)</option>"
+	"<option value=\"allocs\">allocations in the window (count)</option>"
+	"<option value=\"temps\">temporaries in the window (count)</option>"
+	"<option value=\"leaks\">leaks: live at the end (bytes)</option></select> "
+	"<input id=\"search\" placeholder=\"search a frame\" size=\"30\"> "
+	"<span id=\"found\"></span></div>\n<div id=\"flame\"></div>\n"
+	"<div id=\"tip\"></div>\n"
+	"<h2>Sites <select id=\"table-kind\"><option value=\"bottomup\">bottom-up: by the "
+	"function that allocates</option><option value=\"topdown\">top-down: by function, "
+	"inclusive</option></select></h2>\n<div id=\"table\"></div>\n";
+
 int rep_write_html(FILE *out, struct rep_html *w, const struct rep_heap *h)
 {
-	const struct rep_proc *procs;
-	size_t n = rep_heap_procs(h, &procs);
+	uint64_t live, blocks;
 
+	if (!w->data) {
+		errno = ENOMEM;
+		return -1;
+	}
+	rep_html_data_finish(w->data);
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>alloctap-report: ", out);
 	rep_put_xml_text(out, w->title, strlen(w->title));
-	fprintf(out, "</title><style>%s</style></head><body>\n<h1>alloctap-report: ", style);
+	fprintf(out, "</title><style>%s</style></head><body>\n<h1>alloctap-report: ", rep_html_css);
 	rep_put_xml_text(out, w->title, strlen(w->title));
 	fputs("</h1>\n", out);
 	put_summary(out, h);
-	uint64_t live, blocks;
 	rep_heap_live(h, &live, &blocks);
 	if (w->seen)
 		add_sample(&w->live, w->last_x, live); /* after the last event */
-	put_chart(out, w, rep_heap_has_times(h));
-	for (size_t i = 0; i < n; i++) {
-		char b[REP_BYTES_SIZE];
-		fprintf(out, "<h2>Heap peak of process %" PRIu32 ": %s in %" PRIu64
-			" blocks (click a frame to zoom, the root to zoom out)</h2>\n", procs[i].pid,
-			rep_bytes_said(procs[i].peak_bytes, b), procs[i].peak_blocks);
-		if (rep_write_flame_svg(out, h, i, REP_AT_PEAK) < 0)
-			return -1;
-	}
+	fputs(app, out);
 	if (put_top(out, h, "Sites holding most at the heap peak", "bytes", peak_of) < 0 ||
 	    put_top(out, h, "Leaks: live at the end", "bytes", leak_of) < 0 ||
 	    put_top(out, h, "Sites of most allocations", "calls", allocs_of) < 0 ||
-	    put_top(out, h, "Sites of most temporary allocations", "temporaries", temps_of) < 0)
+	    put_top(out, h, "Sites of most temporary allocations", "temporaries", temps_of) < 0 ||
+	    put_data(out, w, h) < 0)
 		return -1;
-	fprintf(out, "<script>%s</script>\n</body></html>\n", script);
+	fprintf(out, "<script>%s</script>\n</body></html>\n", rep_html_js);
 	return rep_finish_output(out);
 }
