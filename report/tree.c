@@ -456,10 +456,7 @@ int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, 
 	return rep_finish_output(out);
 }
 
-/* ---- flame graph ------------------------------------------------------------------------ */
-
-#define FLAME_WIDTH 1200.0
-#define FLAME_ROW 18
+/* ---- XML text --------------------------------------------------------------------------- */
 
 /* XML text: the five special characters as entities, control bytes as '_'. */
 void rep_put_xml_text(FILE *out, const char *s, size_t len)
@@ -481,71 +478,3 @@ void rep_put_xml_text(FILE *out, const char *s, size_t len)
 	}
 }
 
-/* The depth of the deepest node of at least min bytes. */
-static unsigned depth_of(const struct tree *t, int64_t node, uint64_t min)
-{
-	unsigned d = 0;
-
-	for (int64_t c = t->n[node].child; c >= 0; c = t->n[c].sibling)
-		if (t->n[c].bytes >= min) {
-			unsigned k = depth_of(t, c, min);
-			d = k + 1 > d ? k + 1 : d;
-		}
-	return d;
-}
-
-static int flame_node(FILE *out, const struct tree *t, int64_t node, unsigned depth, double x,
-		      uint64_t total, uint64_t min)
-{
-	const struct node *n = &t->n[node];
-	double w = FLAME_WIDTH * (double)n->bytes / (double)total;
-	char b[REP_BYTES_SIZE];
-	size_t count;
-
-	fprintf(out, "<g class=\"f\" data-x=\"%.3f\" data-w=\"%.3f\"><title>", x, w);
-	rep_put_xml_text(out, n->where, n->where_len);
-	fprintf(out, ": %s in %" PRIu64 " blocks (%.2f%%)</title>"
-		"<rect x=\"%.3f\" y=\"%u\" width=\"%.3f\" height=\"%u\" fill=\"hsl(%u,70%%,%u%%)\"/>"
-		"<text x=\"%.3f\" y=\"%u\">", rep_bytes_said(n->bytes, b), n->blocks,
-		100.0 * (double)n->bytes / (double)total, x, depth * FLAME_ROW, w, FLAME_ROW - 1,
-		(unsigned)(20 + (n->len * 7 + (unsigned char)n->name[0]) % 40), 55 + depth % 3 * 5,
-		x + 3, depth * FLAME_ROW + 13);
-	rep_put_xml_text(out, n->name, n->len);
-	fputs("</text></g>\n", out);
-	int64_t *kids = children(t, node, &count);
-	if (!kids)
-		return -1;
-	for (size_t i = 0; i < count; i++) {
-		if (t->n[kids[i]].bytes < min)
-			continue;
-		if (flame_node(out, t, kids[i], depth + 1, x, total, min) < 0) {
-			free(kids);
-			return -1;
-		}
-		x += FLAME_WIDTH * (double)t->n[kids[i]].bytes / (double)total;
-	}
-	free(kids);
-	return 0;
-}
-
-int rep_write_flame_svg(FILE *out, const struct rep_heap *h, size_t proc, enum rep_moment_kind at)
-{
-	struct tree t = { 0 };
-	int rc = 0;
-
-	if (build(&t, h, proc, at) < 0) {
-		free(t.n);
-		return -1;
-	}
-	uint64_t total = t.n[0].bytes, min = total / 1000; /* frames under 0.1% left out */
-	if (total) {
-		unsigned rows = depth_of(&t, 0, min) + 1;
-		fprintf(out, "<svg class=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" "
-			"width=\"%.0f\" height=\"%u\" viewBox=\"0 0 %.0f %u\">\n", FLAME_WIDTH,
-			rows * FLAME_ROW, FLAME_WIDTH, rows * FLAME_ROW);
-		rc = flame_node(out, &t, 0, 0, 0.0, total, min ? min : 1);
-		fputs("</svg>\n", out);
-	}
-	free(t.n);
-	return rc;
-}

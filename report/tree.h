@@ -49,12 +49,6 @@ int rep_write_tree_json(FILE *out, const struct rep_heap *h, enum rep_moment_kin
 int rep_write_dot(FILE *out, const struct rep_heap *h, enum rep_moment_kind at, const char *what,
 		  const struct rep_tree_options *o);
 
-/* An SVG flame graph (root on top, children left to right, most bytes first; frames under
- * 0.1% of the total left out) of what process proc (an index of rep_heap_procs) held at the
- * moment: one <g class="f" data-x data-w> per frame, with a <title> (frame and line, bytes,
- * blocks, percent) and the function as its text, for a page's script to zoom. Nothing when
- * nothing was live. 0, or -1 with errno. */
-int rep_write_flame_svg(FILE *out, const struct rep_heap *h, size_t proc, enum rep_moment_kind at);
 /* Text for XML and HTML: <, >, &, quotes as entities, control bytes as '_'. */
 void rep_put_xml_text(FILE *out, const char *s, size_t len);
 
