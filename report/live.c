@@ -41,11 +41,19 @@ static void put_raw(int fd, const char *s, size_t n)
 	}
 }
 
-/* Puts the terminal back as it was: its mode, and the cursor shown. Async-signal-safe. */
+/* Puts the terminal back as it was: its mode, and the cursor shown. Async-signal-safe. The
+ * mode is set even from the background: at Ctrl-Z the shell may take the terminal before this
+ * process's handler has run (its parent, a subshell, stopped first), and SIGTTOU would then stop
+ * it inside the handler, to stop again at fg, where nobody would continue it. */
 static void restore_terminal(void)
 {
-	if (mode_fd >= 0)
+	struct sigaction ignore = { .sa_handler = SIG_IGN }, was;
+
+	if (mode_fd >= 0) {
+		sigaction(SIGTTOU, &ignore, &was);
 		tcsetattr(mode_fd, TCSAFLUSH, &saved_mode);
+		sigaction(SIGTTOU, &was, NULL);
+	}
 	put_raw(screen_fd, "\033[?25h", 6);
 	mode_fd = screen_fd = -1;
 }
