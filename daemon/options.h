@@ -27,6 +27,10 @@ struct at_session_options {
 	int stacks;                 /* --stacks: allocations carry their call stacks */
 	int follow;                 /* follow new processes: a command's unless --no-follow,
 				     * --pid's with --follow */
+	const char *cache_dir;      /* --stacks' on-disk cache of unwind tables (--cache-dir, by
+				     * default table_cache.h's AT_TABLE_CACHE_DIR); NULL with
+				     * --no-cache */
+	unsigned long long cache_size; /* --cache-size: its files' bytes at most */
 };
 
 #endif
