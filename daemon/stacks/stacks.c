@@ -399,8 +399,9 @@ void at_stacks_built(struct at_stacks *s)
 		s->tables_built += t != NULL;
 		s->tables_cached += w->cached;
 		if (t && w->cached)
-			DISPLAYLEVEL(3, "%s: unwind table of %s: read from the cache in %.1f ms\n",
-				     at_program_name, w->path, (double)w->ns / 1e6);
+			DISPLAYLEVEL(3, "%s: unwind table of %s: read from the cache in %.1f ms, "
+				     "%u rows, %zu bytes\n", at_program_name, w->path,
+				     (double)w->ns / 1e6, t->stats.rows, at_unwind_table_bytes(t));
 		if (w->cache_why)
 			DISPLAYLEVEL(3, "%s: unwind table cache, %s: %s\n", at_program_name, w->path,
 				     w->cache_why);
