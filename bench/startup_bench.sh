@@ -11,6 +11,8 @@
 #     ratio. Goal: 1.5.
 #  4. The BPF verifier: the time of each program's load (BPF_PROG_LOAD, strace -T) in
 #     `--stacks -- /bin/true`, and all the loads without --stacks: the walk's share of a start.
+# BASELINE=path/to/another/alloctapd adds its `--stacks -- /bin/true` to table 2 and
+# its loads with --stacks to table 4 (given no cache option: it may be one without the cache).
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root startup
@@ -94,6 +96,10 @@ for _ in $(seq "$RUNS"); do
 	wall "$D" -q --stacks --cache-dir "$(fresh)" -f binary -o /dev/null -- /bin/true
 done | median >"$T/true.cold"
 printf '%-40s %10s\n' "--stacks, an empty cache" "$(cat "$T/true.cold")"
+if [ -n "${BASELINE:-}" ]; then
+	printf '%-40s %10s\n' "BASELINE --stacks" \
+		"$(true_s "$BASELINE" -q --stacks -f binary -o /dev/null -- /bin/true)"
+fi
 warm_s=$(true_s "$D" -q --stacks --cache-dir "$warm" -f binary -o /dev/null -- /bin/true)
 printf '%-40s %10s\n' "--stacks, a warm cache" "$warm_s"
 echo "goal: 0.3 s warm"
@@ -119,19 +125,27 @@ echo
 if command -v strace >/dev/null; then
 	echo "startup: the BPF verifier, BPF_PROG_LOAD's time per program (ms, strace -T, median" \
 		"of $RUNS), alloctapd -- /bin/true"
-	loads() { # OPTIONS... -> "PROGRAM MS" lines of one run
-		strace -f -T -e trace=bpf "$D" -q "$@" -f binary -o /dev/null -- /bin/true 2>&1 >/dev/null |
+	loads() { # DAEMON OPTIONS... -> "PROGRAM MS" lines of one run
+		local d=$1
+		shift
+		strace -f -T -e trace=bpf "$d" -q "$@" -f binary -o /dev/null -- /bin/true 2>&1 >/dev/null |
 			sed -n 's/.*BPF_PROG_LOAD.*prog_name="\([a-z_]*\)".*<\([0-9.]*\)>$/\1 \2/p'
 	}
-	for _ in $(seq "$RUNS"); do loads --stacks --no-cache; done >"$T/loads.stacks"
-	for _ in $(seq "$RUNS"); do loads; done >"$T/loads.plain"
-	printf '%-20s %12s %12s\n' program "binary" "--stacks"
+	: >"$T/loads.stacks" && : >"$T/loads.plain" && : >"$T/loads.base"
+	for _ in $(seq "$RUNS"); do # interleaved
+		loads "$D" --stacks --no-cache >>"$T/loads.stacks"
+		loads "$D" >>"$T/loads.plain"
+		[ -z "${BASELINE:-}" ] || loads "$BASELINE" --stacks >>"$T/loads.base"
+	done
+	printf '%-20s %12s %12s %16s\n' program "binary" "--stacks" "BASELINE --stacks"
 	for p in $(awk '{print $1}' "$T/loads.plain" "$T/loads.stacks" | sort -u); do
 		ms() { awk -v p="$p" '$1 == p {print $2 * 1000}' "$1" | median; }
-		printf '%-20s %12s %12s\n' "$p" "$(ms "$T/loads.plain")" "$(ms "$T/loads.stacks")"
+		printf '%-20s %12s %12s %16s\n' "$p" "$(ms "$T/loads.plain")" "$(ms "$T/loads.stacks")" \
+			"$(ms "$T/loads.base")"
 	done
 	total() { awk '{s += $2} END {printf "%.0f", s * 1000 / '"$RUNS"'}' "$1"; }
-	echo "all loads: $(total "$T/loads.plain") ms without --stacks, $(total "$T/loads.stacks") ms with"
+	echo "all loads: $(total "$T/loads.plain") ms without --stacks, $(total "$T/loads.stacks")" \
+		"ms with${BASELINE:+, $(total "$T/loads.base") ms the BASELINE with}"
 else
 	echo "startup: the BPF verifier: strace is not installed"
 fi
