@@ -129,7 +129,8 @@ if command -v strace >/dev/null; then
 		local d=$1
 		shift
 		strace -f -T -e trace=bpf "$d" -q "$@" -f binary -o /dev/null -- /bin/true 2>&1 >/dev/null |
-			sed -n 's/.*BPF_PROG_LOAD.*prog_name="\([a-z_]*\)".*<\([0-9.]*\)>$/\1 \2/p'
+			sed -n 's/.*BPF_PROG_LOAD.*prog_name="\([a-z_][a-z_]*\)".*<\([0-9.]*\)>$/\1 \2/p' |
+			grep -v '^libbpf_' # libbpf's probes of the kernel's features
 	}
 	: >"$T/loads.stacks" && : >"$T/loads.plain" && : >"$T/loads.base"
 	for _ in $(seq "$RUNS"); do # interleaved

@@ -7,7 +7,7 @@
 # are refused, removed and written anew (the link's target untouched); a folder others may
 # write, or another user's, ends the daemon with a message before anything is traced;
 # --cache-size keeps the folder under its limit; two daemons filling one empty cache at once
-# leave files a third reads whole.
+# leave files a third reads whole. The options' usage errors.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -15,6 +15,20 @@ ATZ=$ROOT/build/bench/atz_tool
 need_bpf "$D"
 need_built "$ATZ" "$FX/unwind_chain"
 C=$T/cache/unwind
+
+# usage errors: status 2, nothing run
+check_err_match "--cache-dir without --stacks: a usage error" 2 \
+	"are for --stacks" "$D" --cache-dir "$C" -f binary -o "$T/x.atz" -- /bin/true
+check_err_match "--no-cache with --cache-dir: a usage error" 2 \
+	"--no-cache reads and writes no cache" \
+	"$D" --stacks --no-cache --cache-dir "$C" -f binary -o "$T/x.atz" -- /bin/true
+check_err_match "--cache-dir relative: a usage error" 2 "must be an absolute path" \
+	"$D" --stacks --cache-dir cache -f binary -o "$T/x.atz" -- /bin/true
+for size in 0 -1 1X 1KB 99999999999999999999 17179869184G; do
+	check_err_match "--cache-size $size: a usage error" 2 "bad --cache-size '$size'" \
+		"$D" --stacks --cache-size "$size" -f binary -o "$T/x.atz" -- /bin/true
+done
+check "no folder made by a usage error" test ! -e "$C"
 
 # traced NAME [OPTIONS...]: unwind_chain traced with --stacks -v and OPTIONS; its stacks in
 # $T/NAME.stacks, the daemon's messages in $T/NAME.err, the status in rc.
@@ -107,7 +121,7 @@ ALLOCTAP_CACHE_DIR=$both setarch -R "$D" -q --stacks -f binary -o "$T/two.atz" -
 	"$FX/unwind_chain" 3 >/dev/null 2>"$T/two.err" & p2=$!
 wait $p1; r1=$?
 wait $p2; r2=$?
-traced third --cache-dir "$both"
+traced third --cache-dir "$both" --cache-size 1G
 check_eq "two daemons filling one cache: both status 0, a third reads every table" \
 	"$r1 $r2 $rc $(read_from_cache third)" "0 0 0 $files $files" "$(tail -3 "$T/third.err")"
 check_file_eq "two daemons filling one cache: the third's stacks" "$T/third.stacks" "$T/cold.stacks"
