@@ -266,8 +266,8 @@ static void make_folder(const char *dir)
 
 	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
 		return;
-	for (char *slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
+	for (char *slash = strchr(path + 1, '/'); slash && slash[1]; slash = strchr(slash + 1, '/')) {
+		*slash = '\0'; /* a parent: not the folder itself, with a slash after it */
 		mkdir(path, 0755); /* EEXIST, or the final open says what is wrong */
 		*slash = '/';
 	}
