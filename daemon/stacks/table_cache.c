@@ -14,7 +14,10 @@
 #include "table_cache.h"
 
 #define CACHE_MAGIC "ATUNWTB\n"
-#define CACHE_VERSION 1u /* up with any change of the header or of the rows' layouts */
+/* Up with any change of the header, of the rows' layouts, or of what at_unwind_table_build
+ * makes of an object (a fix of the builder): a file of another version is refused and its
+ * table built again, so no table of an older builder outlives it. */
+#define CACHE_VERSION 1u
 #define CACHE_SUFFIX ".unw"
 #define CACHE_TEMP ".tmp-"
 #define TEMP_STALE_S 600 /* a temporary file this old is a dead writer's */
