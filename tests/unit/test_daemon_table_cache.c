@@ -185,21 +185,81 @@ struct forgery {
 	const char *why;
 };
 
-static void entry_rule_out(struct at_unwind_table *t) { t->entries[t->entry_count - 1].rule = (uint16_t)t->rule_count; }
-static void page_first_out(struct at_unwind_table *t) { t->pages[0].first = t->entry_count; }
-static void page_count_out(struct at_unwind_table *t) { t->pages[0].count = t->entry_count + 1 - t->pages[0].first; }
-static void page_count_wraps(struct at_unwind_table *t) { t->pages[0].count = 0xffffffffu; }
-static void entry_not_at_start(struct at_unwind_table *t) { t->entries[t->pages[0].first].offset = 1; }
-static void entries_unsorted(struct at_unwind_table *t) { t->entries[t->pages[0].first + 1].offset = 0; }
-static void rule_kind_unknown(struct at_unwind_table *t) { t->rules[1].kind = AT_UNWIND_SIGNAL + 1; }
-static void rule_fp_unknown(struct at_unwind_table *t) { t->rules[1].fp = AT_UNWIND_FP_AT_SP + 1; }
-static void first_rule_not_none(struct at_unwind_table *t) { t->rules[0].kind = AT_UNWIND_CFA_SP; }
-static void no_pages(struct at_unwind_table *t) { t->page_count = 0; }
-static void no_rules(struct at_unwind_table *t) { t->rule_count = 0; }
-static void too_many_segments(struct at_unwind_table *t) { t->segment_count = AT_UNWIND_MAX_SEGMENTS + 1; }
-static void no_segments(struct at_unwind_table *t) { t->segment_count = 0; }
-static void other_key(struct at_unwind_table *t) { t->build_id[0] ^= 1; }
-static void shorter_key(struct at_unwind_table *t) { t->build_id_len--; }
+static void entry_rule_out(struct at_unwind_table *t)
+{
+	t->entries[t->entry_count - 1].rule = (uint16_t)t->rule_count;
+}
+
+static void page_first_out(struct at_unwind_table *t)
+{
+	t->pages[0].first = t->entry_count;
+}
+
+static void page_count_out(struct at_unwind_table *t)
+{
+	t->pages[0].count = t->entry_count + 1 - t->pages[0].first;
+}
+
+static void page_count_wraps(struct at_unwind_table *t)
+{
+	t->pages[0].count = 0xffffffffu;
+}
+
+static void entry_not_at_start(struct at_unwind_table *t)
+{
+	t->entries[t->pages[0].first].offset = 1;
+}
+
+static void entries_unsorted(struct at_unwind_table *t)
+{
+	t->entries[t->pages[0].first + 1].offset = 0;
+}
+
+static void rule_kind_unknown(struct at_unwind_table *t)
+{
+	t->rules[1].kind = AT_UNWIND_SIGNAL + 1;
+}
+
+static void rule_fp_unknown(struct at_unwind_table *t)
+{
+	t->rules[1].fp = AT_UNWIND_FP_AT_SP + 1;
+}
+
+static void first_rule_not_none(struct at_unwind_table *t)
+{
+	t->rules[0].kind = AT_UNWIND_CFA_SP;
+}
+
+static void no_pages(struct at_unwind_table *t)
+{
+	t->page_count = 0;
+}
+
+static void no_rules(struct at_unwind_table *t)
+{
+	t->rule_count = 0;
+}
+
+static void too_many_segments(struct at_unwind_table *t)
+{
+	t->segment_count = AT_UNWIND_MAX_SEGMENTS + 1;
+}
+
+static void no_segments(struct at_unwind_table *t)
+{
+	t->segment_count = 0;
+}
+
+static void other_key(struct at_unwind_table *t)
+{
+	t->build_id[0] ^= 1;
+}
+
+static void shorter_key(struct at_unwind_table *t)
+{
+	t->build_id_len--;
+}
+
 
 static const struct forgery forgeries[] = {
 	{ "entry rule out", entry_rule_out, "an entry's rule out of bounds" },
@@ -335,9 +395,21 @@ static void refused_file(const char *dir, struct at_table_cache *c, void (*chang
 	at_unwind_table_free(&back);
 }
 
-static void to_nobody(const char *path) { assert_int_equal(chown(path, NOBODY, NOBODY), 0); }
-static void to_0622(const char *path) { assert_int_equal(chmod(path, 0622), 0); }
-static void to_truncated(const char *path) { assert_int_equal(truncate(path, 300), 0); }
+static void to_nobody(const char *path)
+{
+	assert_int_equal(chown(path, NOBODY, NOBODY), 0);
+}
+
+static void to_0622(const char *path)
+{
+	assert_int_equal(chmod(path, 0622), 0);
+}
+
+static void to_truncated(const char *path)
+{
+	assert_int_equal(truncate(path, 300), 0);
+}
+
 static void to_symlink(const char *path)
 {
 	char real[300];
