@@ -59,10 +59,11 @@ big_table() {
 		return
 	fi
 	# the largest table built: its rows and bytes
-	read -r rows bytes < <(sed -n 's/.*: built in [0-9.]* ms, \([0-9]*\) rows, \([0-9]*\) bytes$/\1 \2/p' \
-		"$T/$name.first" | sort -n -k2 | tail -n 1)
+	local built='s/.*: built in [0-9.]* ms, \([0-9]*\) rows, \([0-9]*\) bytes$/\1 \2/p'
+	read -r rows bytes < <(sed -n "$built" "$T/$name.first" | sort -n -k2 | tail -n 1)
 	for _ in $(seq "$RUNS"); do
-		"$D" -v --stacks --cache-dir "$(fresh)" -f binary -o /dev/null -- "$@" >/dev/null 2>"$T/$name.cold"
+		"$D" -v --stacks --cache-dir "$(fresh)" -f binary -o /dev/null -- "$@" >/dev/null \
+			2>"$T/$name.cold"
 		table_ms "$T/$name.cold" "$rows" built
 	done | median >"$T/$name.built"
 	for _ in $(seq "$RUNS"); do

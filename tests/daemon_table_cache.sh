@@ -55,7 +55,8 @@ same_table() {
 traced cold --cache-dir "$C"
 files=$(ls "$C" | grep -c '^[0-9a-f]*\.unw$')
 set -- $(read_from_cache cold)
-check_eq "cold: status 0, every table built, none read" "$rc ${2:-none}" "0 0" "$(tail -3 "$T/cold.err")"
+check_eq "cold: status 0, every table built, none read" "$rc ${2:-none}" "0 0" \
+	"$(tail -3 "$T/cold.err")"
 check_eq "cold: one file per table built (the fixture, its library, libc, the loader)" \
 	"$files" "${1:-none}"
 check_eq "cold: the folder created 0700, owned by root" "$(stat -c '%a %u' "$C")" "700 0"

@@ -571,7 +571,8 @@ void at_stacks_summary(struct at_stacks *s)
 		     (unsigned long long)(s->counts[AT_STACKS_NOT_STORED] + s->unreadable));
 	DISPLAYLEVEL(3, "%s: %llu stacks taken, %llu before their process's mappings were known, "
 		     "%llu rescans of mappings, %llu threads held for new mappings (%llu resumed before their "
-		     "tables were built), %llu tables built (%llu read from the cache), %llu executable mappings without a table; unwind "
+		     "tables were built), %llu tables built (%llu read from the cache), %llu executable "
+		     "mappings without a table; unwind "
 		     "tables %llu of %llu bytes of kernel memory (%llu tables refused: full)\n",
 		     at_program_name, (unsigned long long)s->counts[AT_STACKS_WALKED],
 		     (unsigned long long)s->counts[AT_STACKS_NO_PROCESS],
