@@ -11,6 +11,9 @@ fi
 LIBDIR=/usr/lib/$MULTIARCH
 T=$(mktemp -d /tmp/alloctap-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
+# alloctapd --stacks keeps its unwind tables here, never in the machine's cache: the first
+# run of a benchmark builds them, later ones read them
+export ALLOCTAP_CACHE_DIR="$T/unwind-cache"
 
 # need_root PART: uprobes need root (or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN); say so and stop.
 need_root() {

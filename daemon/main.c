@@ -14,6 +14,7 @@
 #include "probe_site.h"
 #include "session.h"
 #include "watch.h"
+#include "table_cache.h"
 
 /* Longer durations are this long (about 31 million years): its milliseconds fit 64 bits. */
 #define DURATION_MAX 1e15
@@ -80,6 +81,14 @@ static const char usage_text[] =
 	"                        pipe to it, or kept in the -o path it follows; implies\n"
 	"                        --format binary. The exit status is the daemon's, 0 when q\n"
 	"                        ended it, or the view's when it failed\n"
+	"      --cache-dir DIR   with --stacks, keep the unwind tables built in DIR, by build-id,\n"
+	"                        for later runs (default $ALLOCTAP_CACHE_DIR, else\n"
+	"                        " AT_TABLE_CACHE_DIR "; created 0700; refused when another\n"
+	"                        user owns it or group or others may write it)\n"
+	"      --cache-size N    the cache's files take at most N bytes (a K, M or G suffix\n"
+	"                        multiplies by 1024 each; default 512M): the least recently\n"
+	"                        used go first\n"
+	"      --no-cache        with --stacks, build every table, reading and writing no cache\n"
 	"  -v, --verbose         more messages (a progress line every 2 s); -vv adds libbpf's\n"
 	"  -q, --quiet           fewer messages (errors only)\n"
 	"  -h, --help            this text\n"
@@ -147,6 +156,40 @@ static int parse_duration(const char *s, double *seconds)
 	return 0;
 }
 
+/* A --cache-size: a number of bytes above 0, with an optional K, M or G suffix. 0, or -1. */
+static int parse_size(const char *s, unsigned long long *bytes)
+{
+	char *end;
+	unsigned shift = 0;
+
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-' || v == 0)
+		return -1;
+	if (*end && !end[1])
+		shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 64;
+	if ((*end && (end[1] || shift == 64)) || (shift && v > (~0ull >> shift)))
+		return -1;
+	*bytes = v << shift;
+	return 0;
+}
+
+/* The cache options' checks, once the line is read: -1 to go on, else an exit status. */
+static int check_cache(struct at_session_options *o, int cache_options, int no_cache)
+{
+	if (cache_options && !o->stacks)
+		return at_usage_error("--cache-dir, --cache-size and --no-cache are for --stacks");
+	if (no_cache && cache_options > 1)
+		return at_usage_error("--no-cache reads and writes no cache: --cache-dir and "
+				      "--cache-size do not apply");
+	if (no_cache)
+		o->cache_dir = NULL;
+	else if (o->cache_dir && o->cache_dir[0] != '/')
+		return at_usage_error("--cache-dir must be an absolute path, not '%s'",
+				      o->cache_dir);
+	return -1;
+}
+
 static void usage(void)
 {
 	fputs(usage_text, stdout);
@@ -209,13 +252,21 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "stacks", no_argument, NULL, 'S' },
 		{ "shared-probes", no_argument, NULL, 'P' },
 		{ "watch", no_argument, NULL, 'W' },
+		{ "cache-dir", required_argument, NULL, 'D' },
+		{ "cache-size", required_argument, NULL, 'Z' },
+		{ "no-cache", no_argument, NULL, 'C' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, follow = 0, no_follow = 0, rc, format_given = 0, dest_given = 0;
+	int cache_options = 0, no_cache = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->ringbuf_size = DEFAULT_RINGBUF;
+	/* ALLOCTAP_CACHE_DIR: the tests' and benchmarks' own folder, never the machine's */
+	o->cache_dir = getenv("ALLOCTAP_CACHE_DIR") ? getenv("ALLOCTAP_CACHE_DIR")
+						     : AT_TABLE_CACHE_DIR;
+	o->cache_size = AT_TABLE_CACHE_LIMIT;
 	const char *dest = "-";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:f:p:al:d:vqh", longs, NULL)) != -1) {
@@ -280,6 +331,20 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		case 'W':
 			o->watch = 1;
 			break;
+		case 'D':
+			o->cache_dir = optarg;
+			cache_options += 2;
+			break;
+		case 'Z':
+			if (parse_size(optarg, &o->cache_size) < 0)
+				return at_usage_error("bad --cache-size '%s': a number of bytes above 0, "
+						      "with K, M or G after it or not", optarg);
+			cache_options += 2;
+			break;
+		case 'C':
+			no_cache = 1;
+			cache_options |= 1;
+			break;
 		default:
 			if (c == '?' && optopt == 'f') { /* -f last on the line: --follow */
 				follow = 1;
@@ -316,6 +381,8 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	if (o->stacks && !at_format_records(o->format))
 		return at_usage_error("--stacks needs --format binary: logalloc's text format has "
 				      "no place for stacks");
+	if ((rc = check_cache(o, cache_options, no_cache)) >= 0)
+		return rc;
 	o->follow = o->command ? !no_follow : follow;
 	if (o->shared_probes && !o->follow)
 		return at_usage_error("--shared-probes is for following a tree (a COMMAND, or --pid "

@@ -29,6 +29,10 @@ struct at_session_options {
 				     * --pid's with --follow */
 	int watch;                  /* --watch: the trace shown by alloctap-report top --follow
 				     * (watch.h) */
+	const char *cache_dir;      /* --stacks' on-disk cache of unwind tables (--cache-dir, by
+				     * default table_cache.h's AT_TABLE_CACHE_DIR); NULL with
+				     * --no-cache */
+	unsigned long long cache_size; /* --cache-size: its files' bytes at most */
 };
 
 #endif

@@ -312,7 +312,7 @@ static int load_bpf(struct at_session *d)
 			 (err == -EPERM || err == -EACCES) ? at_caps_hint(AT_CAPS_LOAD) : "");
 		return -1;
 	}
-	if (at_stacks_open(&d->stacks, d->bpf) < 0)
+	if (at_stacks_open(&d->stacks, d->bpf, d->opt.cache_dir, d->opt.cache_size) < 0)
 		return -1;
 	if (at_bpf_attach_thread_exit(d->bpf) < 0) {
 		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));

@@ -17,6 +17,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/alloctap-test.XXXXXX") || {
 	exit 1
 }
 trap 'rm -rf "$T"' EXIT
+# alloctapd --stacks keeps its unwind tables in the scratch folder, never the machine's cache
+export ALLOCTAP_CACHE_DIR="$T/unwind-cache"
 FAILED=0
 rc=0
 

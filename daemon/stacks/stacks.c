@@ -16,6 +16,7 @@
 #include "display.h"
 #include "prim.h"
 #include "stacks.h"
+#include "table_cache.h"
 #include "unwind_walk.h"
 
 #define AT_PIDFD_THREAD O_EXCL /* PIDFD_THREAD, which Debian 12's headers do not define */
@@ -47,9 +48,29 @@ static int request_table(void *arg, const char *path, const uint8_t key[AT_UNWIN
 	return at_table_builder_request(s->builder, path, key, key_len);
 }
 
-int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf)
+/* The on-disk cache of tables in dir (NULL: none) into *c. 0 (*c NULL when it cannot be
+ * made: a warning), or -1 after a message when the folder is unsafe. */
+static int open_cache(const char *dir, uint64_t limit, struct at_table_cache **c)
+{
+	const char *why;
+
+	*c = dir ? at_table_cache_open(dir, limit, &why) : NULL;
+	if (*c || !dir)
+		return 0;
+	if (errno == EPERM) {
+		at_error("unwind table cache %s: %s (--no-cache builds every table)", dir, why);
+		return -1;
+	}
+	DISPLAYLEVEL(2, "%s: unwind table cache %s: %s: tables are built without it\n",
+		     at_program_name, dir, why);
+	return 0;
+}
+
+int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf, const char *cache_dir,
+		   uint64_t cache_limit)
 {
 	uint32_t elements[4];
+	struct at_table_cache *cache;
 
 	memset(s, 0, sizeof(*s));
 	s->bpf = bpf;
@@ -73,7 +94,9 @@ int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf)
 	}
 	at_stack_procs_init(&s->procs, &s->tables, table_loaded, s);
 	at_stack_store_init(&s->store);
-	s->builder = at_table_builder_start();
+	if (open_cache(cache_dir, cache_limit, &cache) < 0)
+		return -1;
+	s->builder = at_table_builder_start(cache, 0);
 	if (!s->builder) {
 		at_error("cannot start the unwind table builder: %s", strerror(errno));
 		return -1;
@@ -374,6 +397,14 @@ void at_stacks_built(struct at_stacks *s)
 
 		w->table = NULL; /* the cache's now, or freed by it */
 		s->tables_built += t != NULL;
+		s->tables_cached += w->cached;
+		if (t && w->cached)
+			DISPLAYLEVEL(3, "%s: unwind table of %s: read from the cache in %.1f ms, "
+				     "%u rows, %zu bytes\n", at_program_name, w->path,
+				     (double)w->ns / 1e6, t->stats.rows, at_unwind_table_bytes(t));
+		if (w->cache_why)
+			DISPLAYLEVEL(3, "%s: unwind table cache, %s: %s\n", at_program_name, w->path,
+				     w->cache_why);
 		if (!t)
 			DISPLAYLEVEL(3, "%s: no unwind table for %s: %s\n", at_program_name,
 				     w->path, w->why);
@@ -540,13 +571,14 @@ void at_stacks_summary(struct at_stacks *s)
 		     (unsigned long long)(s->counts[AT_STACKS_NOT_STORED] + s->unreadable));
 	DISPLAYLEVEL(3, "%s: %llu stacks taken, %llu before their process's mappings were known, "
 		     "%llu rescans of mappings, %llu threads held for new mappings (%llu resumed before their "
-		     "tables were built), %llu tables built, %llu executable mappings without a table; unwind "
+		     "tables were built), %llu tables built (%llu read from the cache), %llu executable "
+		     "mappings without a table; unwind "
 		     "tables %llu of %llu bytes of kernel memory (%llu tables refused: full)\n",
 		     at_program_name, (unsigned long long)s->counts[AT_STACKS_WALKED],
 		     (unsigned long long)s->counts[AT_STACKS_NO_PROCESS],
 		     (unsigned long long)s->rescans, (unsigned long long)s->holds,
 		     (unsigned long long)s->hold_timeouts, (unsigned long long)s->tables_built,
-		     (unsigned long long)s->procs.no_table,
+		     (unsigned long long)s->tables_cached, (unsigned long long)s->procs.no_table,
 		     (unsigned long long)at_stack_tables_bytes_used(&s->tables),
 		     (unsigned long long)(s->mem_len[0] + s->mem_len[1] + s->mem_len[2] +
 					  s->mem_len[3]),

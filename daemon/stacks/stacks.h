@@ -67,6 +67,7 @@ struct at_stacks {
 	uint64_t holds;               /* held threads whose stack the daemon walked */
 	uint64_t hold_timeouts;       /* of those, walked before their tables were built */
 	uint64_t tables_built;        /* tables the builder thread handed back */
+	uint64_t tables_cached;       /* of those, read from the on-disk cache */
 	uint8_t *copy;                /* a copy of a held thread's stack */
 	uint8_t *no_table;            /* by id: the stack stopped at a pc without a table */
 	uint32_t no_table_cap;
@@ -75,9 +76,12 @@ struct at_stacks {
 
 /* Before load: the map sizes (small maps when off; the switch is at_bpf_options.stacks). */
 void at_stacks_configure(struct at_bpf *bpf, int on);
-/* After load: maps the table arrays, sets up the tables, ids and processes. 0, or -1 after a
- * message. Nothing when the program's stacks are off. */
-int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf);
+/* After load: maps the table arrays, sets up the tables, ids and processes, and the builder
+ * with the on-disk cache of tables in cache_dir (NULL: none; table_cache.h) of cache_limit
+ * bytes. 0, or -1 after a message (an unsafe cache folder is one). Nothing when the
+ * program's stacks are off. */
+int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf, const char *cache_dir,
+		   uint64_t cache_limit);
 void at_stacks_close(struct at_stacks *s);
 
 /* Reads pid's mappings, loads the tables they need and puts them in the BPF program's

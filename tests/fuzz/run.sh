@@ -18,7 +18,7 @@ options() {
 	case $1 in
 	source | munge | convert | replay | report) echo "-dict=$dict -max_len=16384" ;;
 	text) echo "-dict=$dict -max_len=4096" ;;
-	atz | elfsym | unwind | eh_frame) echo "-max_len=65536" ;;
+	atz | elfsym | unwind | eh_frame | table_cache) echo "-max_len=65536" ;;
 	x86) echo "-max_len=64" ;;
 	hints) echo "-max_len=4096" ;;
 	*) echo "" ;;

@@ -22,6 +22,8 @@
 #               .eh_frame of type SHT_X86_64_UNWIND) and a copy without section headers, and
 #               one with a signal trampoline's CFI (the 'S' augmentation, glibc's expressions)
 #   OUT/eh_frame the .eh_frame sections of the OUT/unwind files (objcopy), and of the C library
+#   OUT/table_cache  the unwind-table cache files of tests/fuzz/regressions/table_cache (the
+#               tables of true and of the dynamic loader), and the ELF files of OUT/unwind
 # usage: tests/fuzz/seeds.sh OUT [MUNGE]  (MUNGE: an alloctap-munge program; with it, the raw
 # and munged text logs are also converted to .atz seeds)
 set -euo pipefail
@@ -31,7 +33,7 @@ cd "$(dirname "$0")/../.."
 data=tests/data
 
 rm -rf "$out"
-mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind,eh_frame}
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind,eh_frame,table_cache}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -184,6 +186,9 @@ printf '%s\na, b: %s\n' $p $p >"$out/hints/several"
 printf '%s\n' $p >"$out/hints/none"
 printf 'python3.11-dbg\npython3.11-dbg:\n  Installed: (none)\n  Candidate: 3.11.2-6\n' \
 	>"$out/hints/policy"
+
+# table_cache: real cache files, and objects whose tables are written and read back
+cp tests/fuzz/regressions/table_cache/* "$out"/unwind/* "$out/table_cache/"
 
 for d in "$out"/*/; do
 	printf '  SEEDS   %s: %s files\n' "$d" "$(ls "$d" | wc -l)"

@@ -32,7 +32,7 @@ static void open_stacks(int on)
 	fake_bpf_reset();
 	b = at_bpf_open(&o);
 	at_stacks_configure(b, on);
-	assert_int_equal(at_stacks_open(&stacks, b), 0);
+	assert_int_equal(at_stacks_open(&stacks, b, NULL, 0), 0);
 }
 
 /* Stores in the fake's stacks map a stack of pid with count pcs from first, 0x10 apart. */
