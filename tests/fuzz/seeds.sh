@@ -21,6 +21,7 @@
 #   OUT/unwind  the ELF files of OUT/elfsym, the shared object linked by gold too (its
 #               .eh_frame of type SHT_X86_64_UNWIND) and a copy without section headers, and
 #               one with a signal trampoline's CFI (the 'S' augmentation, glibc's expressions)
+#   OUT/python  memory images of a Python thread (tests/fuzz/python_seeds.py)
 # usage: tests/fuzz/seeds.sh OUT [MUNGE]  (MUNGE: an alloctap-munge program; with it, the raw
 # and munged text logs are also converted to .atz seeds)
 set -euo pipefail
@@ -30,7 +31,7 @@ cd "$(dirname "$0")/../.."
 data=tests/data
 
 rm -rf "$out"
-mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind}
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind,python}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -176,6 +177,8 @@ printf '%s\na, b: %s\n' $p $p >"$out/hints/several"
 printf '%s\n' $p >"$out/hints/none"
 printf 'python3.11-dbg\npython3.11-dbg:\n  Installed: (none)\n  Candidate: 3.11.2-6\n' \
 	>"$out/hints/policy"
+
+python3 tests/fuzz/python_seeds.py "$out/python"
 
 for d in "$out"/*/; do
 	printf '  SEEDS   %s: %s files\n' "$d" "$(ls "$d" | wc -l)"
