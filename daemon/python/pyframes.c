@@ -24,6 +24,11 @@ static int rd(const struct at_py_proc *p, uint64_t addr, void *buf, size_t n)
 	return got == (ssize_t)n ? 0 : -1;
 }
 
+int at_py_read(const struct at_py_proc *p, uint64_t addr, void *buf, size_t n)
+{
+	return rd(p, addr, buf, n);
+}
+
 /* Reads a 64-bit word at addr into *v: 0 or -1. */
 static int rd64(const struct at_py_proc *p, uint64_t addr, uint64_t *v)
 {

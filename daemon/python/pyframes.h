@@ -52,6 +52,10 @@ void at_py_close(struct at_py_proc *p);
 /* The offset of a frame not started yet (CPython's LASTI of -1: its first line). */
 #define AT_PY_OFFSET_START 0xFFFFFFFFu
 
+/* Reads n bytes at addr of the process into buf: 0, or -1 (unmapped, or the process is
+ * gone). */
+int at_py_read(const struct at_py_proc *p, uint64_t addr, void *buf, size_t n);
+
 /* One Python frame. */
 struct at_py_frame {
 	uint64_t code;              /* the code object's address in the process */
