@@ -207,116 +207,31 @@ void at_py_close(struct at_py_proc *p)
 
 /* ---- a thread's frames ------------------------------------------------------------------ */
 
-/* The PyThreadState of thread tid in *tstate: 1 found, 0 none, -1 unreadable memory. */
-static int find_tstate(const struct at_py_proc *p, pid_t tid, uint64_t *tstate)
-{
-	const struct at_py_offsets *o = &p->off;
-	uint64_t interp;
-
-	if (rd64(p, p->runtime + o->runtime_interpreters_head, &interp) != 0)
-		return -1;
-	for (int i = 0; interp && i < MAX_INTERPRETERS; i++) {
-		uint64_t t, next;
-
-		if (rd64(p, interp + o->interp_threads_head, &t) != 0)
-			return -1;
-		for (int k = 0; t && k < MAX_THREADS; k++) {
-			uint64_t id;
-
-			if (rd64(p, t + o->tstate_native_thread_id, &id) != 0 ||
-			    rd64(p, t + o->tstate_next, &next) != 0)
-				return -1;
-			if (id == (uint64_t)tid) {
-				*tstate = t;
-				return 1;
-			}
-			t = next;
-		}
-		if (rd64(p, interp + o->interp_next, &interp) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* The innermost frame of a thread state in *frame (0 for none): 0 or -1. */
-static int current_frame(const struct at_py_proc *p, uint64_t tstate, uint64_t *frame)
-{
-	const struct at_py_offsets *o = &p->off;
-	uint64_t cframe;
-
-	if (o->tstate_cframe == AT_PY_NONE)
-		return rd64(p, tstate + o->tstate_current_frame, frame);
-	if (rd64(p, tstate + o->tstate_cframe, &cframe) != 0)
-		return -1;
-	*frame = 0;
-	return cframe ? rd64(p, cframe + o->cframe_current_frame, frame) : 0;
-}
-
-/* The fields of one _PyInterpreterFrame. */
-struct raw_frame {
-	uint64_t previous, code, instr;
-	unsigned owner, is_entry;
-};
-
-/* Reads the frame at addr: 0 or -1. */
-static int read_frame(const struct at_py_proc *p, uint64_t addr, struct raw_frame *r)
-{
-	const struct at_py_offsets *o = &p->off;
-	uint8_t owner, is_entry = 0;
-
-	if (rd64(p, addr + o->frame_previous, &r->previous) != 0 ||
-	    rd64(p, addr + o->frame_code, &r->code) != 0 ||
-	    rd64(p, addr + o->frame_instr, &r->instr) != 0 ||
-	    rd(p, addr + o->frame_owner, &owner, 1) != 0)
-		return -1;
-	if (o->frame_is_entry != AT_PY_NONE && rd(p, addr + o->frame_is_entry, &is_entry, 1) != 0)
-		return -1;
-	r->owner = owner;
-	r->is_entry = is_entry;
-	return 0;
-}
-
-/* The offset in code units of instruction pointer instr in code: CPython's LASTI, which is -1
- * (AT_PY_OFFSET_START) before the first instruction. */
-static uint32_t instr_offset(const struct at_py_proc *p, uint64_t code, uint64_t instr)
-{
-	uint64_t first = code + p->off.code_code_adaptive;
-
-	if (instr < first)
-		return AT_PY_OFFSET_START;
-	if ((instr - first) / 2 >= AT_PY_OFFSET_START)
-		return AT_PY_OFFSET_START - 1;
-	return (uint32_t)((instr - first) / 2);
-}
+#define AT_PY_STATE_EXTRA const struct at_py_proc *proc;
+#define AT_PY_READ(w, dst, n, addr) rd((w)->proc, addr, dst, n)
+#include "py_walk.h"
 
 int at_py_thread_frames(const struct at_py_proc *p, pid_t tid, struct at_py_frame *f, int max)
 {
-	uint64_t tstate, frame;
-	int n = 0, found = find_tstate(p, tid, &tstate);
+	struct py_walk_state w = {
+		.off = &p->off, .runtime = p->runtime, .tid = (__u32)tid, .out = f, .proc = p,
+		.max = max < 0 ? 0 : max > AT_PY_WALK_MAX ? AT_PY_WALK_MAX : (__u32)max,
+	};
+	int steps = 0;
 
-	if (found <= 0)
-		return found;
-	if (current_frame(p, tstate, &frame) != 0)
+	if (py_find_start(&w) != 0)
 		return -1;
-	for (int i = 0; frame; i++) {
-		struct raw_frame r;
-
-		if (i == AT_PY_MAX_FRAMES || read_frame(p, frame, &r) != 0)
-			return -1;
-		if (r.owner == AT_PY_OWNER_CSTACK) {
-			if (n > 0)
-				f[n - 1].entry = 1;
-		} else if (n < max) {
-			if (!r.code)
-				return -1;
-			f[n].code = r.code;
-			f[n].offset = instr_offset(p, r.code, r.instr);
-			f[n].entry = r.is_entry != 0;
-			n++;
-		}
-		frame = r.previous;
-	}
-	return n;
+	while (steps++ < MAX_INTERPRETERS * MAX_THREADS && !py_find_step(&w))
+		;
+	if (w.bad)
+		return -1;
+	if (!w.tstate || !w.interp)
+		return 0;
+	if (py_frames_start(&w) != 0)
+		return -1;
+	for (steps = 0; steps < 2 * AT_PY_WALK_MAX + 2 && !py_frame_step(&w); steps++)
+		;
+	return w.bad ? -1 : (int)w.count;
 }
 
 /* ---- code objects ----------------------------------------------------------------------- */

@@ -16,8 +16,7 @@
 
 #include "pyoffsets.h"
 
-/* The longest chain walked, and the longest name and file kept (longer ones are cut). */
-#define AT_PY_MAX_FRAMES 1024
+/* The longest name and file kept (longer ones are cut), and the longest line table read. */
 #define AT_PY_MAX_STR 4096
 #define AT_PY_MAX_LINETABLE (1u << 20)
 
@@ -49,25 +48,16 @@ enum at_py_found at_py_open(struct at_py_proc *p, pid_t pid, char *why, size_t w
 /* Closes what at_py_open() opened. */
 void at_py_close(struct at_py_proc *p);
 
-/* The offset of a frame not started yet (CPython's LASTI of -1: its first line). */
-#define AT_PY_OFFSET_START 0xFFFFFFFFu
-
 /* Reads n bytes at addr of the process into buf: 0, or -1 (unmapped, or the process is
  * gone). */
 int at_py_read(const struct at_py_proc *p, uint64_t addr, void *buf, size_t n);
 
-/* One Python frame. */
-struct at_py_frame {
-	uint64_t code;              /* the code object's address in the process */
-	uint32_t offset;            /* the instruction's offset, in code units, or
-				     * AT_PY_OFFSET_START */
-	int entry;                  /* the first Python frame of its run of the evaluation loop:
-				     * the frames of one C frame of it end at one marked so */
-};
-
-/* The Python frames of thread tid of the process, innermost first, into f[0..max): their
- * number (0 when the thread has no Python state or no frame), or -1 when the process's memory
- * cannot be read or a chain makes no sense (longer than AT_PY_MAX_FRAMES, a null code). */
+/* The Python frames of thread tid of the process, innermost first, into f[0..max) (struct
+ * at_py_frame, bpf/py_layout.h: code object, instruction offset, first of a run of the
+ * evaluation loop), by the BPF program's walk (bpf/py_walk.h) over /proc/PID/mem: their number
+ * (0 when the thread has no Python state or no frame; at most max and AT_PY_WALK_MAX, the
+ * innermost ones), or -1 when the process's memory cannot be read or a chain makes no sense (a
+ * null code object). */
 int at_py_thread_frames(const struct at_py_proc *p, pid_t tid, struct at_py_frame *f,
 			int max);
 

@@ -169,5 +169,18 @@ int at_py_offsets_decode(const uint8_t *buf, size_t len, uint32_t version,
 	o->frame_is_entry = AT_PY_NONE;
 	/* 3.13's PyCompactUnicodeObject is its PyASCIIObject and utf8_length, utf8. */
 	o->unicode_compact_size = o->unicode_ascii_size + 16;
+	if (!at_py_offsets_walkable(o)) {
+		*why = "a frame field past the bytes the walk reads of a frame";
+		return -1;
+	}
 	return 0;
+}
+
+int at_py_offsets_walkable(const struct at_py_offsets *o)
+{
+	const uint32_t words = AT_PY_FRAME_BYTES - 8;
+
+	return o->frame_previous <= words && o->frame_code <= words && o->frame_instr <= words &&
+	       o->frame_owner < AT_PY_FRAME_BYTES &&
+	       (o->frame_is_entry == AT_PY_NONE || o->frame_is_entry < AT_PY_FRAME_BYTES);
 }

@@ -10,46 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* An offset an interpreter's structures do not have (3.13's cframe, 3.12's is_entry...). */
-#define AT_PY_NONE 0xFFFFFFFFu
-
-/* The owner of a frame that is no Python call: 3.12's and 3.13's shim, pushed on the C stack
- * at each entry into the evaluation loop (FRAME_OWNED_BY_CSTACK). */
-#define AT_PY_OWNER_CSTACK 3
+#include "py_layout.h"   /* struct at_py_offsets, AT_PY_NONE, AT_PY_OWNER_CSTACK */
 
 /* The first bytes of 3.13's _PyRuntime, and how many of them the decoder reads. */
 #define AT_PY_DEBUG_COOKIE "xdebugpy"
 #define AT_PY_DEBUG_OFFSETS_SIZE 584
-
-/* Byte offsets of fields, from the start of their structure. */
-struct at_py_offsets {
-	uint32_t version;                  /* PY_VERSION_HEX's major and minor (0x030b0000) */
-	uint32_t runtime_interpreters_head; /* _PyRuntime.interpreters.head */
-	uint32_t interp_next;              /* PyInterpreterState.next */
-	uint32_t interp_threads_head;      /* PyInterpreterState.threads.head */
-	uint32_t tstate_next;              /* PyThreadState.next */
-	uint32_t tstate_native_thread_id;  /* PyThreadState.native_thread_id (the kernel's tid) */
-	uint32_t tstate_cframe;            /* PyThreadState.cframe (3.11, 3.12) */
-	uint32_t cframe_current_frame;     /* _PyCFrame.current_frame (3.11, 3.12) */
-	uint32_t tstate_current_frame;     /* PyThreadState.current_frame (3.13) */
-	uint32_t frame_previous;           /* _PyInterpreterFrame.previous */
-	uint32_t frame_code;               /* .f_code (3.11, 3.12), .f_executable (3.13) */
-	uint32_t frame_instr;              /* .prev_instr (3.11, 3.12), .instr_ptr (3.13) */
-	uint32_t frame_owner;              /* .owner, a char */
-	uint32_t frame_is_entry;           /* .is_entry, a bool (3.11) */
-	uint32_t code_filename;            /* PyCodeObject.co_filename, a str */
-	uint32_t code_name;                /* .co_name, a str */
-	uint32_t code_qualname;            /* .co_qualname, a str */
-	uint32_t code_linetable;           /* .co_linetable, a bytes */
-	uint32_t code_firstlineno;         /* .co_firstlineno, an int */
-	uint32_t code_code_adaptive;       /* .co_code_adaptive: the first code unit */
-	uint32_t unicode_length;           /* PyASCIIObject.length, in code points */
-	uint32_t unicode_state;            /* .state: kind in bits 2-4, compact 5, ascii 6 */
-	uint32_t unicode_ascii_size;       /* sizeof(PyASCIIObject): an ASCII str's data */
-	uint32_t unicode_compact_size;     /* sizeof(PyCompactUnicodeObject): other strs' data */
-	uint32_t bytes_size;               /* PyVarObject.ob_size of a bytes */
-	uint32_t bytes_sval;               /* PyBytesObject.ob_sval */
-};
 
 /* The table of an interpreter whose Py_Version is version (any micro version, release level
  * and serial of 3.11 or 3.12): a static table, or NULL for another minor version. */
@@ -61,8 +26,13 @@ int at_py_offsets_published(uint32_t version);
 /* Decodes 3.13's _Py_DebugOffsets from the first len bytes of _PyRuntime into *o. 0, or -1
  * with a reason in *why (a static string): bytes too short, a wrong cookie, a version other
  * than version, a free-threaded build, or an offset past any structure's plausible size (the
- * bytes come from a process the daemon does not trust). */
+ * bytes come from a process the daemon does not trust), or one the walk cannot read
+ * (at_py_offsets_walkable()). */
 int at_py_offsets_decode(const uint8_t *buf, size_t len, uint32_t version,
 			 struct at_py_offsets *o, const char **why);
+
+/* Whether the walk (bpf/py_walk.h) reads every frame field of o within a frame's first
+ * AT_PY_FRAME_BYTES bytes: 1 or 0. */
+int at_py_offsets_walkable(const struct at_py_offsets *o);
 
 #endif
