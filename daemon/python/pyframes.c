@@ -358,6 +358,6 @@ int at_py_code_read(const struct at_py_proc *p, uint64_t code, struct at_py_code
 int at_py_code_line(const struct at_py_code *c, uint32_t offset)
 {
 	if (offset == AT_PY_OFFSET_START)
-		return c->firstlineno;
+		return c->firstlineno >= 0 ? c->firstlineno : -1;
 	return at_py_line(c->linetable, c->linetable_len, c->firstlineno, offset);
 }

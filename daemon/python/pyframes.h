@@ -75,7 +75,8 @@ struct at_py_code {
  * is no code object of this version (a string of another type, a table too large). */
 int at_py_code_read(const struct at_py_proc *p, uint64_t code, struct at_py_code *c);
 
-/* The line of offset in code c (at_py_line()), -1 for none. */
+/* The line of offset in code c (at_py_line(); its first line for AT_PY_OFFSET_START), -1 for
+ * none (a negative first line included). */
 int at_py_code_line(const struct at_py_code *c, uint32_t offset);
 
 /* Converts a str's characters (kind 1, 2 or 4 bytes each, n of them, at data) to UTF-8 in

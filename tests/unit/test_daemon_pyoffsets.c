@@ -316,6 +316,19 @@ static void test_decode_refusals(void **state)
 	memcpy(buf + 8 + 8 * 42, &v, 8);        /* co_code_adaptive */
 	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), -1);
 	assert_string_equal(why, "a debug offset past any structure's size");
+	memcpy(buf, good, sizeof(buf));
+	v = 72;
+	memcpy(buf + 8 + 8 * 32, &v, 8);        /* the frame's owner, past the bytes read */
+	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), -1);
+	assert_string_equal(why, "a frame field past the bytes the walk reads of a frame");
+	v = 64;
+	memcpy(buf + 8 + 8 * 32, &v, 8);        /* ... a byte field at 64: read */
+	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), 0);
+	memcpy(buf + 8 + 8 * 30, &v, 8);        /* ... a word at 64, its last byte the 72nd */
+	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), 0);
+	v = 65;
+	memcpy(buf + 8 + 8 * 30, &v, 8);        /* ... a word at 65: past them */
+	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), -1);
 	assert_null(at_py_offsets_table(0x030a0df0));
 	assert_false(at_py_offsets_published(0x030e0000));
 }
