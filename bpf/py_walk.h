@@ -35,6 +35,8 @@ struct py_walk_state {
 	__u32 count;                    /* frames written to out */
 	__u32 max;                      /* out's room, at most AT_PY_WALK_MAX */
 	__u32 bad;                      /* a read failed or a chain made no sense */
+	__u32 found;                    /* the search found the thread's state: w->tstate */
+	__u32 pad;
 	struct at_py_frame *out;
 	AT_PY_STATE_EXTRA
 };
@@ -70,8 +72,9 @@ static __always_inline int py_find_start(struct py_walk_state *w)
 	return 0;
 }
 
-/* One step of the thread search: 1 when it ends (w->tstate the thread's state, or 0 when no
- * thread state is the thread's; w->bad on a read that failed), 0 to go on. */
+/* One step of the thread search: 1 when it ends (w->found set and w->tstate the thread's
+ * state, or no thread state is the thread's; w->bad on a read that failed), 0 to go on. A
+ * search cut short by its caller's bound has found nothing, whatever w->tstate holds. */
 static __always_inline int py_find_step(struct py_walk_state *w)
 {
 	const struct at_py_offsets *o = w->off;
@@ -90,8 +93,10 @@ static __always_inline int py_find_step(struct py_walk_state *w)
 	if (AT_PY_READ(w, &id, sizeof(id), w->tstate + o->tstate_native_thread_id) ||
 	    AT_PY_READ(w, &next, sizeof(next), w->tstate + o->tstate_next))
 		goto bad;
-	if (id == w->tid)
+	if (id == w->tid) {
+		w->found = 1;
 		return 1;
+	}
 	w->tstate = next;
 	return 0;
 bad:

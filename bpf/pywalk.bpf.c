@@ -66,7 +66,7 @@ int py_walk_probe(struct pt_regs *ctx)
 		bpf_loop(4096, find_cb, &w, 0);
 	else
 		w.bad = 1;
-	if (!w.bad && w.tstate) {
+	if (!w.bad && w.found) {
 		r->found = 1;
 		if (py_frames_start(&w) == 0)
 			bpf_loop(2 * AT_PY_WALK_MAX + 2, frame_cb, &w, 0);

@@ -12,9 +12,9 @@
 #include "pyframes.h"
 #include "pylinetable.h"
 
-/* The most interpreters and threads per interpreter looked at for a thread's state. */
-#define MAX_INTERPRETERS 64
-#define MAX_THREADS 4096
+/* The most steps of the search for a thread's state (a thread state or an interpreter each):
+ * bpf/pywalk.bpf.c's bound, which ends a list made circular in a hostile process's memory. */
+#define MAX_SEARCH_STEPS 4096
 
 /* Reads n bytes at addr of the process: 0, or -1 (unmapped, or the process is gone). */
 static int rd(const struct at_py_proc *p, uint64_t addr, void *buf, size_t n)
@@ -221,11 +221,11 @@ int at_py_thread_frames(const struct at_py_proc *p, pid_t tid, struct at_py_fram
 
 	if (py_find_start(&w) != 0)
 		return -1;
-	while (steps++ < MAX_INTERPRETERS * MAX_THREADS && !py_find_step(&w))
+	while (steps++ < MAX_SEARCH_STEPS && !py_find_step(&w))
 		;
 	if (w.bad)
 		return -1;
-	if (!w.tstate || !w.interp)
+	if (!w.found)
 		return 0;
 	if (py_frames_start(&w) != 0)
 		return -1;

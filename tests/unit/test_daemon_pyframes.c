@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -280,6 +281,49 @@ static void test_thread_without_state(void **state)
 	stop(pid);
 }
 
+/* Stores the 64-bit word v at addr of an image. */
+static void put64(uint8_t *img, uint64_t addr, uint64_t v)
+{
+	memcpy(img + addr, &v, sizeof(v));
+}
+
+/* Circular lists in a hostile process's memory (a 3.12-shaped image read in place of
+ * /proc/PID/mem): the search and the walk end at their bounds. */
+static void test_circular_lists(void **state)
+{
+	static uint8_t img[0x2000];
+	struct at_py_proc p = { .pid = 1, .runtime = 64,
+				.mem_fd = memfd_create("pyframes", MFD_CLOEXEC) };
+	struct at_py_frame f[8];
+	const struct at_py_offsets *o = at_py_offsets_table(0x030c01f0);
+
+	(void)state;
+	assert_true(p.mem_fd >= 0);
+	p.off = *o;
+	put64(img, 64 + o->runtime_interpreters_head, 0x200);
+	put64(img, 0x200 + o->interp_threads_head, 0x400);
+	put64(img, 0x400 + o->tstate_next, 0x400);                /* a thread state, its own next */
+	put64(img, 0x400 + o->tstate_native_thread_id, 5);
+	put64(img, 0x400 + o->tstate_cframe, 0x600);
+	put64(img, 0x600 + o->cframe_current_frame, 0x800);
+	put64(img, 0x800 + o->frame_previous, 0x800);             /* a frame, its own previous */
+	put64(img, 0x800 + o->frame_code, 0x1000);
+	put64(img, 0x800 + o->frame_instr, 0x1000 + o->code_code_adaptive + 6);
+	assert_int_equal(pwrite(p.mem_fd, img, sizeof(img), 0), (ssize_t)sizeof(img));
+	assert_int_equal(at_py_thread_frames(&p, 7, f, 8), 0);    /* thread 7: none */
+	assert_int_equal(at_py_thread_frames(&p, 5, f, 8), 8);    /* the same frame, 8 times */
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(f[i].code, 0x1000);
+		assert_int_equal(f[i].offset, 3);
+		assert_int_equal(f[i].entry, 0);
+	}
+	/* a frame whose code is null makes no sense */
+	put64(img, 0x800 + o->frame_code, 0);
+	assert_int_equal(pwrite(p.mem_fd, img, sizeof(img), 0), (ssize_t)sizeof(img));
+	assert_int_equal(at_py_thread_frames(&p, 5, f, 8), -1);
+	close(p.mem_fd);
+}
+
 /* A str's characters of each kind, as UTF-8, cut at a character boundary. */
 static void test_str_utf8(void **state)
 {
@@ -318,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_not_python),
 		cmocka_unit_test(test_thread_without_state),
 		cmocka_unit_test(test_str_utf8),
+		cmocka_unit_test(test_circular_lists),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
