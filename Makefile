@@ -49,7 +49,7 @@ B        := build
 WARN     := -Wall -Wextra -Werror
 # The daemon's rooms (daemon/README.md): each folder's headers are found by name; of the
 # architecture folders, only this machine's is built.
-DAEMON_DIRS := daemon daemon/trace daemon/procs daemon/probes daemon/stacks daemon/arch \
+DAEMON_DIRS := daemon daemon/trace daemon/procs daemon/probes daemon/stacks daemon/python daemon/arch \
 	       daemon/arch/$(ARCH)
 CPPFLAGS += -D_GNU_SOURCE -I. -Ilib -Ibpf -I$(B) $(addprefix -I,$(DAEMON_DIRS)) \
 	    -DAT_MULTIARCH='"$(ARCH_MULTIARCH)"'

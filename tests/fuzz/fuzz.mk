@@ -6,7 +6,7 @@
 #   make fuzz-build     build the harnesses and their seed corpus in build/fuzz/
 #   make fuzz-regress   replay the regression inputs and the seeds once (a few seconds)
 #   FUZZ_TARGETS=...    a subset of: source text munge atz elfsym x86 convert replay report hints
-#                       unwind eh_frame table_cache
+#                       unwind eh_frame table_cache python
 #
 # A finding, once fixed, leaves its minimised input in tests/fuzz/regressions/NAME/, which
 # both targets replay before anything else. The corpus grows in build/fuzz/corpus/NAME.
@@ -25,7 +25,8 @@ FUZZ_SRCS    := $(wildcard lib/*.c) $(filter-out munge/main.c,$(wildcard munge/*
 		$(filter-out report/main.c,$(wildcard report/*.c)) \
 		$(filter-out replay/main.c,$(wildcard replay/*.c)) \
 		daemon/probes/elfsym.c daemon/probes/probe_site.c $(wildcard daemon/arch/$(ARCH)/*.c) daemon/stacks/unwind_table.c \
-		daemon/stacks/unwind_walk.c daemon/stacks/eh_frame.c daemon/stacks/table_cache.c
+		daemon/stacks/unwind_walk.c daemon/stacks/eh_frame.c daemon/stacks/table_cache.c \
+		$(wildcard daemon/python/*.c)
 FUZZ_BINS    := $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 
 # clang's libFuzzer runtime (libclang_rt.fuzzer) is in libclang-rt-N-dev on Debian 12.

@@ -24,6 +24,7 @@
 #   OUT/eh_frame the .eh_frame sections of the OUT/unwind files (objcopy), and of the C library
 #   OUT/table_cache  the unwind-table cache files of tests/fuzz/regressions/table_cache (the
 #               tables of true and of the dynamic loader), and the ELF files of OUT/unwind
+#   OUT/python  memory images of a Python thread (tests/fuzz/python_seeds.py)
 # usage: tests/fuzz/seeds.sh OUT [MUNGE]  (MUNGE: an alloctap-munge program; with it, the raw
 # and munged text logs are also converted to .atz seeds)
 set -euo pipefail
@@ -33,7 +34,7 @@ cd "$(dirname "$0")/../.."
 data=tests/data
 
 rm -rf "$out"
-mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind,eh_frame,table_cache}
+mkdir -p "$out"/{source,text,munge,atz,elfsym,x86,convert,replay,report,hints,unwind,eh_frame,table_cache,python}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -189,6 +190,7 @@ printf 'python3.11-dbg\npython3.11-dbg:\n  Installed: (none)\n  Candidate: 3.11.
 
 # table_cache: real cache files, and objects whose tables are written and read back
 cp tests/fuzz/regressions/table_cache/* "$out"/unwind/* "$out/table_cache/"
+python3 tests/fuzz/python_seeds.py "$out/python"
 
 for d in "$out"/*/; do
 	printf '  SEEDS   %s: %s files\n' "$d" "$(ls "$d" | wc -l)"

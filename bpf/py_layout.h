@@ -1,0 +1,73 @@
+/* py_layout.h: what the walk of a CPython thread's Python frames (py_walk.h) shares with the
+ * daemon: the offsets of the interpreter's structures it reads, one Python frame, their bounds.
+ * Types and constants only, for clang's BPF target and cc alike (doc/DESIGN.md, decision 18). */
+#ifndef ALLOCTAP_PY_LAYOUT_H
+#define ALLOCTAP_PY_LAYOUT_H
+
+#include <linux/types.h>
+
+/* An offset an interpreter's structures do not have (3.13's cframe, 3.12's is_entry...). */
+#define AT_PY_NONE 0xFFFFFFFFu
+
+/* The owner of a frame that is no Python call: 3.12's and 3.13's shim, pushed on the C stack
+ * at each entry into the evaluation loop (FRAME_OWNED_BY_CSTACK). */
+#define AT_PY_OWNER_CSTACK 3
+
+/* The bytes of a frame read at once: every field the walk reads lies in them (checked for
+ * every version's offsets by at_py_offsets_walkable(), daemon/python/pyoffsets.h). */
+#define AT_PY_FRAME_BYTES 72
+
+/* The most Python frames one walk gives. */
+#define AT_PY_WALK_MAX 128
+
+/* The offset of a frame not started yet (CPython's LASTI of -1: its first line). */
+#define AT_PY_OFFSET_START 0xFFFFFFFFu
+
+/* Byte offsets of fields, from the start of their structure. */
+struct at_py_offsets {
+	__u32 version;                  /* PY_VERSION_HEX's major and minor (0x030b0000) */
+	__u32 runtime_interpreters_head; /* _PyRuntime.interpreters.head */
+	__u32 interp_next;              /* PyInterpreterState.next */
+	__u32 interp_threads_head;      /* PyInterpreterState.threads.head */
+	__u32 tstate_next;              /* PyThreadState.next */
+	__u32 tstate_native_thread_id;  /* PyThreadState.native_thread_id (the kernel's tid) */
+	__u32 tstate_cframe;            /* PyThreadState.cframe (3.11, 3.12) */
+	__u32 cframe_current_frame;     /* _PyCFrame.current_frame (3.11, 3.12) */
+	__u32 tstate_current_frame;     /* PyThreadState.current_frame (3.13) */
+	__u32 frame_previous;           /* _PyInterpreterFrame.previous */
+	__u32 frame_code;               /* .f_code (3.11, 3.12), .f_executable (3.13) */
+	__u32 frame_instr;              /* .prev_instr (3.11, 3.12), .instr_ptr (3.13) */
+	__u32 frame_owner;              /* .owner, a char */
+	__u32 frame_is_entry;           /* .is_entry, a bool (3.11) */
+	__u32 code_filename;            /* PyCodeObject.co_filename, a str */
+	__u32 code_name;                /* .co_name, a str */
+	__u32 code_qualname;            /* .co_qualname, a str */
+	__u32 code_linetable;           /* .co_linetable, a bytes */
+	__u32 code_firstlineno;         /* .co_firstlineno, an int */
+	__u32 code_code_adaptive;       /* .co_code_adaptive: the first code unit */
+	__u32 unicode_length;           /* PyASCIIObject.length, in code points */
+	__u32 unicode_state;            /* .state: kind in bits 2-4, compact 5, ascii 6 */
+	__u32 unicode_ascii_size;       /* sizeof(PyASCIIObject): an ASCII str's data */
+	__u32 unicode_compact_size;     /* sizeof(PyCompactUnicodeObject): other strs' data */
+	__u32 bytes_size;               /* PyVarObject.ob_size of a bytes */
+	__u32 bytes_sval;               /* PyBytesObject.ob_sval */
+};
+
+/* One Python frame as the walk gives it. */
+struct at_py_frame {
+	__u64 code;                     /* the code object's address */
+	__u32 offset;                   /* the instruction's offset in code units, or
+					 * AT_PY_OFFSET_START */
+	__u32 entry;                    /* 1: the first Python frame of its run of the loop */
+};
+
+/* What one walk found: its frames and how it ended (bpf/pywalk.bpf.c's result). */
+struct at_py_walk_result {
+	__u32 done;                     /* 1 once the walk ran */
+	__u32 bad;                      /* a read failed or a chain made no sense */
+	__u32 found;                    /* the thread has a thread state */
+	__u32 count;                    /* frames */
+	struct at_py_frame frames[AT_PY_WALK_MAX];
+};
+
+#endif
