@@ -38,6 +38,7 @@
 #include "prog/thread_state.h"
 #include "prog/window.h"
 #include "prog/emit.h"
+#include "prog/filter.h"
 #include "prog/unwind.h"
 
 /* Entry of a call recorded at return: counts the depth; an outermost call of the window
@@ -60,14 +61,18 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	int internal = called_by_allocator(ctx, t);
 	if (t->depth++ > 0)
 		return 0;
-	t->recorded = !internal && !foreign_object(ctx, t, func) && window_admits(inflight_unit(func));
+	t->flags = flags;
+	t->recorded = !internal && !foreign_object(ctx, t, func) &&
+		      (!filter_on || filter_admits(t, func, a0, a1)) &&
+		      window_admits(inflight_unit(func));
 	if (!t->recorded)
 		return 0;
 	t->func = func;
-	t->flags = flags;
 	t->arg[0] = a0;
 	t->arg[1] = a1;
 	t->memptr = memptr;
+	if (filter_on && at_probe_reallocates(func))
+		filter_enter_realloc(t);
 	if (at_probe_reallocates(func)) {
 		/* the daemon holds the output here until the return: the old block may go to
 		 * another thread before this call returns */
@@ -189,7 +194,14 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		if ((int)ret == 0)
 			bpf_probe_read_user(&result, sizeof(result), (void *)t->memptr);
 	}
-	emit(t->id, time, time_entry, t->func, t->flags, t->arg[0], t->arg[1], result, t->stack);
+	if (!filter_on) {
+		emit(t->id, time, time_entry, t->func, t->flags, t->arg[0], t->arg[1], result,
+		     t->stack);
+	} else if (filter_return(t, result) &&
+		   emit(t->id, time, time_entry, t->func, t->flags & ~AT_REC_OLD_KNOWN, t->arg[0],
+			t->arg[1], result, t->stack) < 0) {
+		filter_unrecorded(t, result);
+	}
 	inflight_add(-inflight_unit(t->func));
 	return 0;
 }
@@ -208,10 +220,15 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 		return 0;
 	if (t && (called_by_allocator(ctx, t) | (t->depth > 0)))
 		return 0;
-	if (foreign_object(ctx, t, AT_PROBE_FREE) || !window_admits(AT_INFLIGHT_CALL))
+	if (foreign_object(ctx, t, AT_PROBE_FREE))
+		return 0;
+	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
+	/* a filtered trace records the release of a recorded block alone */
+	if (filter_on && !block_forget(id >> 32, ptr))
+		return 0;
+	if (!window_admits(AT_INFLIGHT_CALL))
 		return 0;
 	__u64 time = bpf_ktime_get_ns();
-	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
 
 	emit(id, time, time, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
 	inflight_add(-AT_INFLIGHT_CALL);
@@ -353,8 +370,12 @@ int thread_exit(void *ctx)
 		t->recorded = 0;
 	}
 	thread_slot_release(regs);
-	if (stacks_on && last_thread())
-		forget_process(bpf_get_current_pid_tgid() >> 32);
+	if ((stacks_on || filter_on) && last_thread()) {
+		if (stacks_on)
+			forget_process(bpf_get_current_pid_tgid() >> 32);
+		if (filter_on && is_target(bpf_get_current_pid_tgid() >> 32))
+			filter_forget_process(bpf_get_current_pid_tgid() >> 32);
+	}
 	thread_end(bpf_get_current_pid_tgid());
 	note_leader(bpf_get_current_pid_tgid(),
 		    BPF_CORE_READ((struct task_struct___at_exit *)bpf_get_current_task_btf(), signal,
@@ -387,6 +408,8 @@ int thread_exec(void *ctx)
 	}
 	if (stacks_on)
 		forget_process(bpf_get_current_pid_tgid() >> 32);
+	if (filter_on && is_target(self))
+		filter_forget_process(self);
 	return 0;
 }
 
