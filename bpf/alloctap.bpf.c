@@ -42,9 +42,11 @@
 #include "prog/unwind.h"
 
 /* Entry of a call recorded at return: counts the depth; an outermost call of the window
- * remembers its arguments. */
+ * remembers its arguments. filtering (a constant): the program may run with a filter
+ * (prog/filter.h), which alloc_entry alone serves: the daemon loads the others without one, so
+ * they carry no test of it. */
 static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u64 a1,
-				 __u64 memptr, __u32 flags)
+				 __u64 memptr, __u32 flags, int filtering)
 {
 	if (floor_only)
 		return 0;
@@ -63,7 +65,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 		return 0;
 	t->flags = flags;
 	t->recorded = !internal && !foreign_object(ctx, t, func) &&
-		      (!filter_on || filter_admits(t, func, a0, a1)) &&
+		      (!filtering || !filter_on || filter_admits(t, func, a0, a1)) &&
 		      window_admits(inflight_unit(func));
 	if (!t->recorded)
 		return 0;
@@ -71,8 +73,6 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	t->arg[0] = a0;
 	t->arg[1] = a1;
 	t->memptr = memptr;
-	if (filter_on && at_probe_reallocates(func))
-		filter_enter_realloc(t);
 	if (at_probe_reallocates(func)) {
 		/* the daemon holds the output here until the return: the old block may go to
 		 * another thread before this call returns */
@@ -91,7 +91,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
  * out-parameter kept for the return; reallocarray's pointer and product, saturated when it
  * overflows. */
 static __always_inline int enter_function(struct pt_regs *ctx, __u32 func, __u64 a0, __u64 a1,
-					  __u64 a2)
+					  __u64 a2, int filtering)
 {
 	__u64 memptr = 0;
 	__u32 flags = 0;
@@ -120,13 +120,13 @@ static __always_inline int enter_function(struct pt_regs *ctx, __u32 func, __u64
 		break;
 	}
 	}
-	return enter(ctx, func, a0, a1, memptr, flags);
+	return enter(ctx, func, a0, a1, memptr, flags, filtering);
 }
 
 /* The entry of any function recorded at return, whose cookie is the function's code (enum
  * at_probe_func); at a site past moves that copied the arguments elsewhere, the cookie says
  * where they are. With --stacks it serves every such function: the stack walk it calls is then
- * verified once, not once per function. */
+ * verified once, not once per function; with a filter too. */
 SEC("uprobe")
 int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 {
@@ -142,17 +142,17 @@ int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 		a1 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 4));
 		a2 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 8));
 	}
-	return enter_function(ctx, (__u32)(cookie & AT_COOKIE_FUNC_MASK), a0, a1, a2);
+	return enter_function(ctx, (__u32)(cookie & AT_COOKIE_FUNC_MASK), a0, a1, a2, 1);
 }
 
 /* The entries of the most called functions, at sites where the arguments are in their own
- * registers, without --stacks: no cookie to read (a call, some 20 ns). */
+ * registers, without --stacks and without a filter: no cookie to read (a call, some 20 ns). */
 SEC("uprobe")
 int BPF_KPROBE(malloc_entry, __u64 size)
 {
 	if (floor_only)
 		return 0;
-	return enter_function(ctx, AT_PROBE_MALLOC, size, 0, 0);
+	return enter_function(ctx, AT_PROBE_MALLOC, size, 0, 0, 0);
 }
 
 SEC("uprobe")
@@ -160,7 +160,7 @@ int BPF_KPROBE(calloc_entry, __u64 n, __u64 size)
 {
 	if (floor_only)
 		return 0;
-	return enter_function(ctx, AT_PROBE_CALLOC, n, size, 0);
+	return enter_function(ctx, AT_PROBE_CALLOC, n, size, 0, 0);
 }
 
 SEC("uprobe")
@@ -168,7 +168,7 @@ int BPF_KPROBE(realloc_entry, __u64 ptr, __u64 size)
 {
 	if (floor_only)
 		return 0;
-	return enter_function(ctx, AT_PROBE_REALLOC, ptr, size, 0);
+	return enter_function(ctx, AT_PROBE_REALLOC, ptr, size, 0, 0);
 }
 
 /* Return of any call recorded at return: records the outermost one of the window. */

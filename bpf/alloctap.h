@@ -34,8 +34,8 @@
  *   maps    thread_slots (struct at_thread, sized before load; read by the daemon at a hold),
  *           threads (task storage: the state of a thread whose slot another holds)
  *   progs   alloc_entry (any allocation function: the cookie says which), malloc_entry,
- *           calloc_entry, realloc_entry (not loaded with --stacks), free_entry, alloc_return,
- *           internal_call, thread_exit, thread_exec */
+ *           calloc_entry, realloc_entry (not loaded with --stacks or a filter), free_entry,
+ *           alloc_return, internal_call, thread_exit, thread_exec */
 #ifndef ALLOCTAP_BPF_H
 #define ALLOCTAP_BPF_H
 

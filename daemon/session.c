@@ -306,7 +306,8 @@ static int load_bpf(struct at_session *d)
 	}
 	d->targets.bpf = d->bpf;
 	at_stacks_configure(d->bpf, d->opt.stacks);
-	at_attach_prepare(d->bpf, d->opt.stacks);
+	/* with stacks or a filter, alloc_entry serves every allocation function */
+	at_attach_prepare(d->bpf, d->opt.stacks || d->opt.min_size || d->opt.sample_bytes);
 	err = at_bpf_load(d->bpf);
 	if (err) {
 		at_error("cannot load the BPF program: %s%s", strerror(-err),

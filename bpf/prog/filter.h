@@ -120,14 +120,6 @@ static __always_inline int size_admitted(struct at_thread *t, __u64 size)
 	return 1;
 }
 
-/* Whether process tgid's block at addr is in the map (recorded and alive). */
-static __always_inline int block_known(__u32 tgid, __u64 addr)
-{
-	struct at_block_key k = { .tgid = tgid, .addr = addr };
-
-	return addr && bpf_map_lookup_elem(&blocks, &k) != NULL;
-}
-
 /* Takes process tgid's block at addr out of the map: 1 when it was there, else 0. */
 static __always_inline int block_forget(__u32 tgid, __u64 addr)
 {
@@ -152,26 +144,20 @@ static __always_inline int block_remember(__u32 tgid, __u64 addr)
 /* Whether the outermost call of func now entering (arguments a0, a1 as enter() keeps them) is
  * recorded by the filter: an allocation by its size; a realloc when its old block is known
  * (t->flags gets AT_REC_OLD_KNOWN) or its new size is admitted. Every allocation's size counts
- * towards the sample, whether its call is recorded or not. */
+ * towards the sample, whether its call is recorded or not. A realloc's known old block leaves
+ * the map now, at the entry, while no other thread can be given its address (a call the
+ * window then refuses is at the trace's end, which needs the map no more). */
 static __always_inline int filter_admits(struct at_thread *t, __u32 func, __u64 a0, __u64 a1)
 {
 	if (!at_probe_reallocates(func))
 		return size_admitted(t, asked_bytes(func, a0, a1));
 	int admitted = size_admitted(t, a1);
 
-	if (block_known(t->id >> 32, a0)) {
+	if (block_forget(t->id >> 32, a0)) {
 		t->flags |= AT_REC_OLD_KNOWN;
 		return 1;
 	}
 	return admitted;
-}
-
-/* At the entry of a recorded realloc whose old block is known: the block leaves the map now,
- * while no other thread can be given its address. */
-static __always_inline void filter_enter_realloc(struct at_thread *t)
-{
-	if (t->flags & AT_REC_OLD_KNOWN)
-		block_forget(t->id >> 32, t->arg[0]);
 }
 
 /* At the return of a recorded call of thread t that gave result: the map follows the blocks.
