@@ -8,7 +8,7 @@
 #     under 1% of the events written.
 #  2. the top 10 sites by bytes live at the heap peak of a full --stacks trace of the LARGE
 #     run, each against its estimate from a sampled trace of another run of the same workload.
-# Median of RUNS (default 3) runs.
+# Medians of RUNS (default 3) rounds, each running every mode once.
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup sample
@@ -27,15 +27,13 @@ tracer() {
 	esac
 }
 
-# python_s MODE DOCS -> median wall seconds of the workload with DOCS documents
-python_s() {
-	for _ in $(seq "$RUNS"); do
-		local t0 t1
-		t0=$(date +%s%N)
-		PYTHONMALLOC=malloc $(tracer "$1") "$PY" demo/workload.py "$2" >/dev/null 2>&1
-		t1=$(date +%s%N)
-		awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e9}'
-	done | median
+# python_once MODE DOCS -> wall seconds of one run of the workload with DOCS documents
+python_once() {
+	local t0 t1
+	t0=$(date +%s%N)
+	PYTHONMALLOC=malloc $(tracer "$1") "$PY" demo/workload.py "$2" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e9}'
 }
 
 # events OUT DOCS ARGS...: the events alloctapd writes of the workload (its trace in OUT)
@@ -57,17 +55,24 @@ label() {
 }
 SMALL=200
 LARGE=5000
+# rounds interleaved: each runs every mode once, so the machine's drift moves them together
 declare -A py pyl
+for _ in $(seq "$RUNS"); do
+	for m in "${modes[@]}"; do
+		python_once "$m" $SMALL >>"$T/small.$m"
+		python_once "$m" $LARGE >>"$T/large.$m"
+	done
+done
 for m in "${modes[@]}"; do
-	py[$m]=$(python_s "$m" $SMALL)
-	pyl[$m]=$(python_s "$m" $LARGE)
+	py[$m]=$(median <"$T/small.$m")
+	pyl[$m]=$(median <"$T/large.$m")
 done
 ev_small=$(events "$T/small.atz" $SMALL)
 ev_large=$(events "$T/full.atz" $LARGE --stacks)
 ev_sampled=$(events "$T/sampled.atz" $LARGE --stacks --sample-bytes "$SAMPLE")
 per_event() { awk -v a="$1" -v b="$2" -v n=$((ev_large - ev_small)) 'BEGIN {printf "%.0f", (b - a) * 1e9 / n}'; }
 echo "sample: python3 demo/workload.py, $SMALL and $LARGE documents ($ev_small and $ev_large" \
-	"events; wall s, median of $RUNS), and the ns per event between the two"
+	"events; wall s, median of $RUNS interleaved rounds), and the ns per event between the two"
 printf '%-40s %10s %12s %12s\n' "" "python3 s" "$LARGE docs s" "ns/event"
 for m in "${modes[@]}"; do
 	printf '%-40s %10s %12s %12s\n' "$(label "$m")" "${py[$m]}" "${pyl[$m]}" \
