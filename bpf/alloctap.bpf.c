@@ -22,7 +22,8 @@
  *
  * This file holds the programs; what they share lives in headers of its own: prog/maps.h (the
  * configuration, globals and maps), prog/thread_state.h (per-thread state), prog/window.h (the
- * recording window), prog/emit.h (the ring writer), prog/unwind.h (the stack walk), prog/kernel.h
+ * recording window), prog/emit.h (the ring writer), prog/filter.h (which calls a filtered
+ * trace records: --min-size, --sample-bytes), prog/unwind.h (the stack walk), prog/kernel.h
  * (the kernel structures read through CO-RE); the architecture's header (arch/x86_64.h: its
  * registers, the layouts its unwind rules read) comes through alloctap.h. */
 #include <linux/bpf.h>
