@@ -37,6 +37,8 @@
  *                          innermost first); -O prints each PC as OBJECT+0xOFFSET (basename
  *                          and file offset, through the mapping records met before the stack;
  *                          the raw address when none holds it), as stack_oracle --objects
+ *   atz_tool header IN     the trace's version and filter: "version M.N[ min-size M][
+ *                          sample-bytes N]"
  *   atz_tool mappings IN   every mapping record: "PID START-END OFFSET BUILDID PATH" (START,
  *                          END, OFFSET 0x-prefixed lowercase hex; BUILDID lowercase hex, "-"
  *                          when the object has none)
@@ -71,6 +73,7 @@ static int usage(void)
 		"       atz_tool times IN\n"
 		"       atz_tool stacks [-O] IN\n"
 		"       atz_tool mappings IN\n"
+		"       atz_tool header IN\n"
 		"LEVEL: lz4 level, <= 0 fast (default), >= 3 LZ4HC. MAJOR.MINOR: format 2.3 (default),\n"
 		"2.2, 2.1, 2.0, 1.1 or 1.0 (MAJOR alone: 2.3 or 1.0).\n"
 		"IN/OUT may be '-'. Exit status: 0 ok, 1 data or I/O error, 2 usage error.\n");
@@ -757,6 +760,31 @@ static int cmd_times(const char *in)
 	return status;
 }
 
+/* header: the trace's version and filter, "version M.N[ min-size M][ sample-bytes N]". */
+static int cmd_header(const char *in)
+{
+	struct at_source src;
+
+	if (at_source_open(&src, in) < 0) {
+		at_error("%s: %s", in, strerror(errno));
+		return 1;
+	}
+	const struct at_atz_header *h = at_source_header(&src);
+	int status = h ? 0 : 1;
+	if (h) {
+		printf("version %u.%u", h->major, h->minor);
+		if (h->min_size)
+			printf(" min-size %llu", (unsigned long long)h->min_size);
+		if (h->sample_bytes)
+			printf(" sample-bytes %llu", (unsigned long long)h->sample_bytes);
+		printf("\n");
+	} else {
+		at_error("%s: no trace header (a text log)", in);
+	}
+	at_source_close(&src);
+	return status;
+}
+
 /* -V MAJOR or MAJOR.MINOR: 1.0, 1.1, 2.0, 2.1, 2.2 or 2.3. 0, or -1 for anything else. */
 static int parse_version(const char *s, unsigned *major)
 {
@@ -834,5 +862,7 @@ int main(int argc, char **argv)
 		return cmd_records(argv[i], 1, by_object);
 	if (strcmp(cmd, "mappings") == 0 && argc - i == 1)
 		return cmd_records(argv[i], 0, 0);
+	if (strcmp(cmd, "header") == 0 && argc - i == 1)
+		return cmd_header(argv[i]);
 	return usage();
 }

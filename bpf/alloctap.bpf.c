@@ -22,7 +22,8 @@
  *
  * This file holds the programs; what they share lives in headers of its own: prog/maps.h (the
  * configuration, globals and maps), prog/thread_state.h (per-thread state), prog/window.h (the
- * recording window), prog/emit.h (the ring writer), prog/unwind.h (the stack walk), prog/kernel.h
+ * recording window), prog/emit.h (the ring writer), prog/filter.h (which calls a filtered
+ * trace records: --min-size, --sample-bytes), prog/unwind.h (the stack walk), prog/kernel.h
  * (the kernel structures read through CO-RE); the architecture's header (arch/x86_64.h: its
  * registers, the layouts its unwind rules read) comes through alloctap.h. */
 #include <linux/bpf.h>
@@ -38,12 +39,15 @@
 #include "prog/thread_state.h"
 #include "prog/window.h"
 #include "prog/emit.h"
+#include "prog/filter.h"
 #include "prog/unwind.h"
 
 /* Entry of a call recorded at return: counts the depth; an outermost call of the window
- * remembers its arguments. */
+ * remembers its arguments. filtering (a constant): the program may run with a filter
+ * (prog/filter.h), which alloc_entry alone serves: the daemon loads the others without one, so
+ * they carry no test of it. */
 static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u64 a1,
-				 __u64 memptr, __u32 flags)
+				 __u64 memptr, __u32 flags, int filtering)
 {
 	if (floor_only)
 		return 0;
@@ -60,11 +64,13 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 	int internal = called_by_allocator(ctx, t);
 	if (t->depth++ > 0)
 		return 0;
-	t->recorded = !internal && !foreign_object(ctx, t, func) && window_admits(inflight_unit(func));
+	t->flags = flags;
+	t->recorded = !internal && !foreign_object(ctx, t, func) &&
+		      (!filtering || !filter_on || filter_admits(t, func, a0, a1)) &&
+		      window_admits(inflight_unit(func));
 	if (!t->recorded)
 		return 0;
 	t->func = func;
-	t->flags = flags;
 	t->arg[0] = a0;
 	t->arg[1] = a1;
 	t->memptr = memptr;
@@ -86,7 +92,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
  * out-parameter kept for the return; reallocarray's pointer and product, saturated when it
  * overflows. */
 static __always_inline int enter_function(struct pt_regs *ctx, __u32 func, __u64 a0, __u64 a1,
-					  __u64 a2)
+					  __u64 a2, int filtering)
 {
 	__u64 memptr = 0;
 	__u32 flags = 0;
@@ -115,13 +121,13 @@ static __always_inline int enter_function(struct pt_regs *ctx, __u32 func, __u64
 		break;
 	}
 	}
-	return enter(ctx, func, a0, a1, memptr, flags);
+	return enter(ctx, func, a0, a1, memptr, flags, filtering);
 }
 
 /* The entry of any function recorded at return, whose cookie is the function's code (enum
  * at_probe_func); at a site past moves that copied the arguments elsewhere, the cookie says
  * where they are. With --stacks it serves every such function: the stack walk it calls is then
- * verified once, not once per function. */
+ * verified once, not once per function; with a filter too. */
 SEC("uprobe")
 int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 {
@@ -137,17 +143,17 @@ int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 		a1 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 4));
 		a2 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 8));
 	}
-	return enter_function(ctx, (__u32)(cookie & AT_COOKIE_FUNC_MASK), a0, a1, a2);
+	return enter_function(ctx, (__u32)(cookie & AT_COOKIE_FUNC_MASK), a0, a1, a2, 1);
 }
 
 /* The entries of the most called functions, at sites where the arguments are in their own
- * registers, without --stacks: no cookie to read (a call, some 20 ns). */
+ * registers, without --stacks and without a filter: no cookie to read (a call, some 20 ns). */
 SEC("uprobe")
 int BPF_KPROBE(malloc_entry, __u64 size)
 {
 	if (floor_only)
 		return 0;
-	return enter_function(ctx, AT_PROBE_MALLOC, size, 0, 0);
+	return enter_function(ctx, AT_PROBE_MALLOC, size, 0, 0, 0);
 }
 
 SEC("uprobe")
@@ -155,7 +161,7 @@ int BPF_KPROBE(calloc_entry, __u64 n, __u64 size)
 {
 	if (floor_only)
 		return 0;
-	return enter_function(ctx, AT_PROBE_CALLOC, n, size, 0);
+	return enter_function(ctx, AT_PROBE_CALLOC, n, size, 0, 0);
 }
 
 SEC("uprobe")
@@ -163,7 +169,7 @@ int BPF_KPROBE(realloc_entry, __u64 ptr, __u64 size)
 {
 	if (floor_only)
 		return 0;
-	return enter_function(ctx, AT_PROBE_REALLOC, ptr, size, 0);
+	return enter_function(ctx, AT_PROBE_REALLOC, ptr, size, 0, 0);
 }
 
 /* Return of any call recorded at return: records the outermost one of the window. */
@@ -189,7 +195,14 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		if ((int)ret == 0)
 			bpf_probe_read_user(&result, sizeof(result), (void *)t->memptr);
 	}
-	emit(t->id, time, time_entry, t->func, t->flags, t->arg[0], t->arg[1], result, t->stack);
+	if (!filter_on) {
+		emit(t->id, time, time_entry, t->func, t->flags, t->arg[0], t->arg[1], result,
+		     t->stack);
+	} else if (filter_return(t, result) &&
+		   emit(t->id, time, time_entry, t->func, t->flags & ~AT_REC_OLD_KNOWN, t->arg[0],
+			t->arg[1], result, t->stack) < 0) {
+		filter_unrecorded(t, result);
+	}
 	inflight_add(-inflight_unit(t->func));
 	return 0;
 }
@@ -208,10 +221,15 @@ int BPF_KPROBE(free_entry, __u64 ptr)
 		return 0;
 	if (t && (called_by_allocator(ctx, t) | (t->depth > 0)))
 		return 0;
-	if (foreign_object(ctx, t, AT_PROBE_FREE) || !window_admits(AT_INFLIGHT_CALL))
+	if (foreign_object(ctx, t, AT_PROBE_FREE))
+		return 0;
+	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
+	/* a filtered trace records the release of a recorded block alone */
+	if (filter_on && !block_forget(id >> 32, ptr))
+		return 0;
+	if (!window_admits(AT_INFLIGHT_CALL))
 		return 0;
 	__u64 time = bpf_ktime_get_ns();
-	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
 
 	emit(id, time, time, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
 	inflight_add(-AT_INFLIGHT_CALL);
@@ -353,8 +371,12 @@ int thread_exit(void *ctx)
 		t->recorded = 0;
 	}
 	thread_slot_release(regs);
-	if (stacks_on && last_thread())
-		forget_process(bpf_get_current_pid_tgid() >> 32);
+	if ((stacks_on || filter_on) && last_thread()) {
+		if (stacks_on)
+			forget_process(bpf_get_current_pid_tgid() >> 32);
+		if (filter_on && is_target(bpf_get_current_pid_tgid() >> 32))
+			filter_forget_process(bpf_get_current_pid_tgid() >> 32);
+	}
 	thread_end(bpf_get_current_pid_tgid());
 	note_leader(bpf_get_current_pid_tgid(),
 		    BPF_CORE_READ((struct task_struct___at_exit *)bpf_get_current_task_btf(), signal,
@@ -387,6 +409,8 @@ int thread_exec(void *ctx)
 	}
 	if (stacks_on)
 		forget_process(bpf_get_current_pid_tgid() >> 32);
+	if (filter_on && is_target(self))
+		filter_forget_process(self);
 	return 0;
 }
 

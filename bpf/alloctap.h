@@ -16,7 +16,8 @@
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields;
  * all defined in prog/maps.h):
  *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,
- *           thread_slot_mask: set before load
+ *           thread_slot_mask, filter_on, min_size, sample_bytes (prog/filter.h): set before
+ *           load
  *   bss     mappings_gen: bumped after each store in proc_mappings (struct
  *           at_bpf_rule_cache). No global counter: every record carries its time, and the
  *           rings' records are merged by it (daemon/trace/reorder.h).
@@ -28,12 +29,13 @@
  *           every object, mmapable arrays the daemon fills), proc_mappings (tgid -> struct
  *           at_bpf_mappings), stacks (stack hash -> struct at_bpf_stack, read and deleted by
  *           the daemon), stack_scratch (per-CPU), stack_counts (enum at_stack_counter), held
- *           (struct at_bpf_held), hold_after (per process, the holds' token bucket)
+ *           (struct at_bpf_held), hold_after (per process, the holds' token bucket); with
+ *           --min-size or --sample-bytes blocks (struct at_block_key: the recorded blocks)
  *   maps    thread_slots (struct at_thread, sized before load; read by the daemon at a hold),
  *           threads (task storage: the state of a thread whose slot another holds)
  *   progs   alloc_entry (any allocation function: the cookie says which), malloc_entry,
- *           calloc_entry, realloc_entry (not loaded with --stacks), free_entry, alloc_return,
- *           internal_call, thread_exit, thread_exec */
+ *           calloc_entry, realloc_entry (not loaded with --stacks or a filter), free_entry,
+ *           alloc_return, internal_call, thread_exit, thread_exec */
 #ifndef ALLOCTAP_BPF_H
 #define ALLOCTAP_BPF_H
 
@@ -106,6 +108,15 @@ _Static_assert(AT_FAMILY_COUNT - 1 <= AT_COOKIE_FAMILY_MASK &&
 /* Flags of a record. */
 #define AT_REC_OVERFLOW 1u /* reallocarray: n*m overflowed; arg[1] is the saturated product */
 #define AT_REC_NO_ENTRY 2u /* a realloc whose AT_PROBE_REALLOC_ENTRY record found no room */
+#define AT_REC_OLD_KNOWN 4u /* a filtered trace: the realloc's old block was recorded
+			     * (prog/filter.h); the program's own, the daemon ignores it */
+
+/* A filtered trace's recorded block (the key of the blocks map, prog/filter.h). */
+struct at_block_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
+};
 
 /* One event in the ring buffer of its CPU: 72 bytes (80 with the ring's header).
  * time is bpf_ktime_get_ns() (CLOCK_MONOTONIC) read just before the record is reserved: frees
@@ -138,6 +149,9 @@ enum at_lost_counter {
 	 * realloc's own record then says so, AT_REC_NO_ENTRY). */
 	AT_LOST_THREAD_ENDS,
 	AT_LOST_REALLOC_ENTRIES,
+	/* A filtered trace: recorded blocks the blocks map had no room for (an allocation then
+	 * not recorded; a realloc that had to be recorded, its block's release then missing). */
+	AT_LOST_BLOCKS,
 	AT_LOST_COUNT
 };
 
@@ -318,6 +332,8 @@ struct at_thread {
 			      * 0: any object */
 	__u32 allocator_gen; /* allocators_gen when they were looked up */
 	__u32 pad;
+	__s64 sample_left;   /* --sample-bytes: bytes to the thread's next sample point; 0 before
+			      * its first allocation (prog/filter.h) */
 };
 
 /* How a walk ended, in a stack's flags (enum at_stack_flags, stack_flags.h). */

@@ -113,6 +113,12 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 	bpf_map__set_max_entries(skel->maps.targets, o->max_targets);
 	bpf_map__set_max_entries(skel->maps.thread_slots, o->thread_slots);
 	skel->rodata->thread_slot_mask = o->thread_slots - 1;
+	skel->rodata->filter_on = o->min_size || o->sample_bytes;
+	skel->rodata->min_size = o->min_size;
+	skel->rodata->sample_bytes = o->sample_bytes;
+	skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (skel->rodata->filter_on)
+		bpf_map__set_max_entries(skel->maps.blocks, o->block_map);
 }
 
 /* The ring descriptors, all -1. 0, or -1 with errno set. */

@@ -31,6 +31,9 @@ struct at_bpf_options {
 				* power of two: bpf.c); the daemon is woken past 1/8 of a ring */
 	uint32_t max_targets;  /* processes traced at once */
 	uint32_t thread_slots; /* per-thread state slots: a power of two */
+	uint64_t min_size;     /* record only allocations of at least this many bytes (0: all) */
+	uint64_t sample_bytes; /* record a sample, one per this many bytes on average (0: all) */
+	uint32_t block_map;    /* with either: the recorded blocks alive the program can follow */
 };
 
 /* Opens the program and sets o. The program, or NULL with errno set. */

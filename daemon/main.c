@@ -19,6 +19,8 @@
 /* Longer durations are this long (about 31 million years): its milliseconds fit 64 bits. */
 #define DURATION_MAX 1e15
 #define DEFAULT_RINGBUF (64u << 20)
+#define DEFAULT_BLOCK_MAP (1u << 20)
+#define SAMPLE_BYTES_MAX (1ull << 32)
 
 static const char usage_text[] =
 	"Usage: alloctapd [OPTIONS] --pid PID[,PID...]   attach to running processes\n"
@@ -89,6 +91,23 @@ static const char usage_text[] =
 	"                        multiplies by 1024 each; default 512M): the least recently\n"
 	"                        used go first\n"
 	"      --no-cache        with --stacks, build every table, reading and writing no cache\n"
+	"      --min-size N      record only the allocations of at least N bytes (calloc's\n"
+	"                        n*size; a realloc's new size), the releases of their blocks,\n"
+	"                        and every realloc of one of their blocks, whatever its new\n"
+	"                        size. Binary output only: the trace's header says min-size N\n"
+	"      --sample-bytes N  record a sample of the allocations: a Poisson process over\n"
+	"                        each thread's allocated bytes, one point per N bytes on\n"
+	"                        average (N up to 4294967296), records each allocation a point\n"
+	"                        falls in (one of s bytes with probability 1 - exp(-s/N)), with\n"
+	"                        its stack under --stacks (no other call is walked), and the\n"
+	"                        release and reallocs of its block; nothing else. Binary output\n"
+	"                        only: the header says so, alloctap-report scales every figure\n"
+	"                        to an estimate, alloctap-munge and alloctap-replay refuse it.\n"
+	"                        With --min-size, allocations below it are never sampled\n"
+	"      --block-map N     with --min-size or --sample-bytes: the recorded blocks alive\n"
+	"                        that the BPF program follows, all processes together (default\n"
+	"                        1048576; memory grows with those alive). A block past it is\n"
+	"                        counted lost, its allocation not recorded\n"
 	"  -v, --verbose         more messages (a progress line every 2 s); -vv adds libbpf's\n"
 	"  -q, --quiet           fewer messages (errors only)\n"
 	"  -h, --help            this text\n"
@@ -195,6 +214,36 @@ static void usage(void)
 	fputs(usage_text, stdout);
 }
 
+/* A count for option name: a decimal number from 1 to max. 0, or the exit status of a usage
+ * error. */
+static int parse_count(const char *name, const char *s, uint64_t max, uint64_t *n)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v == 0 || v > max)
+		return at_usage_error("%s must be a whole number from 1 to %llu, not '%s'", name,
+				      (unsigned long long)max, s);
+	*n = v;
+	return 0;
+}
+
+/* The filter's options once all are read: binary output only. -1 to go on, else the exit
+ * status of a usage error. */
+static int check_filter(const struct at_session_options *o)
+{
+	if ((o->min_size || o->sample_bytes) && !at_format_records(o->format))
+		return at_usage_error("%s needs --format binary: logalloc's text format has no "
+				      "place to say that the trace holds a part of the calls",
+				      o->min_size ? "--min-size" : "--sample-bytes");
+	if ((o->min_size || o->sample_bytes) && o->floor)
+		return at_usage_error("--floor records nothing: --min-size and --sample-bytes do "
+				      "not apply");
+	return -1;
+}
+
 /* --format FMT. -1 to go on, else the exit status of a usage error. */
 static int take_format(const char *fmt, struct at_session_options *o)
 {
@@ -260,6 +309,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	};
 	int c, follow = 0, no_follow = 0, rc, format_given = 0, dest_given = 0;
 	int cache_options = 0, no_cache = 0;
+	uint64_t count;
 
 	memset(o, 0, sizeof(*o));
 	o->ringbuf_size = DEFAULT_RINGBUF;
@@ -267,6 +317,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 	o->cache_dir = getenv("ALLOCTAP_CACHE_DIR") ? getenv("ALLOCTAP_CACHE_DIR")
 						     : AT_TABLE_CACHE_DIR;
 	o->cache_size = AT_TABLE_CACHE_LIMIT;
+	o->block_map = DEFAULT_BLOCK_MAP;
 	const char *dest = "-";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:f:p:al:d:vqh", longs, NULL)) != -1) {
@@ -345,6 +396,20 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 			no_cache = 1;
 			cache_options |= 1;
 			break;
+		case 'M':
+			if ((rc = parse_count("--min-size", optarg, UINT64_MAX, &o->min_size)))
+				return rc;
+			break;
+		case 'B':
+			if ((rc = parse_count("--sample-bytes", optarg, SAMPLE_BYTES_MAX,
+					      &o->sample_bytes)))
+				return rc;
+			break;
+		case 'K':
+			if ((rc = parse_count("--block-map", optarg, 1u << 30, &count)))
+				return rc;
+			o->block_map = (uint32_t)count;
+			break;
 		default:
 			if (c == '?' && optopt == 'f') { /* -f last on the line: --follow */
 				follow = 1;
@@ -382,6 +447,8 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		return at_usage_error("--stacks needs --format binary: logalloc's text format has "
 				      "no place for stacks");
 	if ((rc = check_cache(o, cache_options, no_cache)) >= 0)
+		return rc;
+	if ((rc = check_filter(o)) >= 0)
 		return rc;
 	o->follow = o->command ? !no_follow : follow;
 	if (o->shared_probes && !o->follow)

@@ -3,6 +3,7 @@
 #ifndef ALLOCTAP_OPTIONS_H
 #define ALLOCTAP_OPTIONS_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "dest.h"
@@ -33,6 +34,12 @@ struct at_session_options {
 				     * default table_cache.h's AT_TABLE_CACHE_DIR); NULL with
 				     * --no-cache */
 	unsigned long long cache_size; /* --cache-size: its files' bytes at most */
+	uint64_t min_size;          /* --min-size: only allocations of at least this many bytes
+				     * (and the releases of their blocks); 0: every one */
+	uint64_t sample_bytes;      /* --sample-bytes: a sample of the allocations, one per this
+				     * many bytes on average; 0: every one */
+	uint32_t block_map;         /* --block-map: recorded blocks alive the BPF program can
+				     * follow with either of the two */
 };
 
 #endif

@@ -296,7 +296,8 @@ static int load_bpf(struct at_session *d)
 		.times = times_wanted(d),
 		.stacks = d->opt.stacks, .self_tgid = (uint32_t)getpid(),
 		.ring_bytes = (uint32_t)d->opt.ringbuf_size, .max_targets = AT_MAX_TRACED,
-		.thread_slots = slots,
+		.thread_slots = slots, .min_size = d->opt.min_size,
+		.sample_bytes = d->opt.sample_bytes, .block_map = d->opt.block_map,
 	};
 	d->bpf = at_bpf_open(&o);
 	if (!d->bpf) {
@@ -305,7 +306,8 @@ static int load_bpf(struct at_session *d)
 	}
 	d->targets.bpf = d->bpf;
 	at_stacks_configure(d->bpf, d->opt.stacks);
-	at_attach_prepare(d->bpf, d->opt.stacks);
+	/* with stacks or a filter, alloc_entry serves every allocation function */
+	at_attach_prepare(d->bpf, d->opt.stacks || d->opt.min_size || d->opt.sample_bytes);
 	err = at_bpf_load(d->bpf);
 	if (err) {
 		at_error("cannot load the BPF program: %s%s", strerror(-err),
@@ -365,7 +367,8 @@ int at_session_open(struct at_session *d)
 		.format = d->opt.format,
 		.atz = { .major = AT_ATZ_VERSION_MAJOR, .minor = AT_ATZ_V2_MINOR,
 			 .flags = (times_wanted(d) ? 0 : AT_ATZ_FLAG_NO_TIMES) |
-				  (d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_STACKS) },
+				  (d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_STACKS),
+			 .min_size = d->opt.min_size, .sample_bytes = d->opt.sample_bytes },
 	};
 
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);

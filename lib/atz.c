@@ -1,5 +1,6 @@
 /* atz.c: the atz writer (doc/FORMAT.md), and the page allocator both sides use. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -162,6 +163,48 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+const char *at_atz_filter_text(const struct at_atz_header *h, char *buf, size_t n)
+{
+	unsigned long long m = h->min_size, b = h->sample_bytes;
+
+	if (!n)
+		return buf;
+	buf[0] = 0;
+	if (m && b)
+		snprintf(buf, n, "a sample of the allocations of at least %llu bytes, one per %llu "
+			 "bytes on average (alloctapd --min-size, --sample-bytes)", m, b);
+	else if (m)
+		snprintf(buf, n, "only the allocations of at least %llu bytes (alloctapd "
+			 "--min-size)", m);
+	else if (b)
+		snprintf(buf, n, "a sample of the allocations, one per %llu bytes on average "
+			 "(alloctapd --sample-bytes)", b);
+	return buf;
+}
+
+/* One entry of the header extension (doc/FORMAT.md 3.1) at buf + *n: its key, then its
+ * value as a sized varint. */
+static void put_extension_entry(uint8_t *buf, size_t *n, uint64_t key, uint64_t value)
+{
+	*n += atz_put_varint(buf + *n, key);
+	*n += atz_put_varint(buf + *n, atz_varint_len(value));
+	*n += atz_put_varint(buf + *n, value);
+}
+
+/* The header extension: empty, or the trace's filter (2.4). */
+static void put_extension(struct at_atz_writer *w, const struct at_atz_options *opt)
+{
+	uint8_t buf[64];
+	size_t n = 0;
+
+	if (opt->min_size)
+		put_extension_entry(buf, &n, ATZ_EXT_MIN_SIZE, opt->min_size);
+	if (opt->sample_bytes)
+		put_extension_entry(buf, &n, ATZ_EXT_SAMPLE_BYTES, opt->sample_bytes);
+	put_varint(w, n);
+	put_bytes(w, buf, n);
+}
+
 /* The stream header (doc/FORMAT.md 3). */
 static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt)
 {
@@ -183,7 +226,7 @@ static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt
 	put_varint(w, opt->start_ns ? opt->start_ns : now_ns());
 	put_varint(w, hl);
 	put_bytes(w, host, hl);
-	put_varint(w, 0); /* header extension: none in 1.0 to 2.0 */
+	put_extension(w, opt);
 }
 
 static void free_writer(struct at_atz_writer *w)
@@ -227,11 +270,16 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 		errno = EINVAL;
 		return NULL;
 	}
+	int filtered = opt->min_size || opt->sample_bytes;
+	if (filtered && (major != 2 || opt->minor < 3)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	w = atz_map(sizeof(*w));
 	if (!w)
 		return NULL;
 	w->major = major;
-	w->minor = opt->minor; /* 1.0 or 1.1; 2.0, 2.1 or 2.2 */
+	w->minor = filtered ? AT_ATZ_FILTER_MINOR : opt->minor; /* 1.0, 1.1; 2.0 to 2.4 */
 	w->live_model = major == 2 && opt->minor >= 2;
 	w->munged = (opt->flags & AT_ATZ_FLAG_MUNGED) != 0;
 	w->ends = major == 2 && opt->minor >= 3;

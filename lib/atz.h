@@ -31,6 +31,11 @@
  * says when a thread ended (END records, doc/FORMAT.md 5.9), so that both sides release its
  * state and their memory follows the threads alive. */
 #define AT_ATZ_V2_MINOR 3
+/* 2.4: the header extension holds the trace's filter (doc/FORMAT.md 3.1): a trace that holds
+ * only the allocations of at least min_size bytes, or a sample of them, 1 in sample_bytes
+ * bytes on average, and their releases. A writer given a filter writes 2.4 (from 2.3's
+ * records); without one, the minor it is asked for. */
+#define AT_ATZ_FILTER_MINOR 4
 /* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
 #define AT_ATZ_V1_MINOR 1
 
@@ -88,7 +93,24 @@ struct at_atz_header {
 	unsigned flags;                 /* AT_ATZ_FLAG_* */
 	uint64_t start_ns;              /* recording start, ns since the Unix epoch; 0 unknown */
 	char host[AT_ATZ_HOST_MAX + 1]; /* NUL-terminated */
+	uint64_t min_size;              /* 2.4: only allocations of at least this many bytes
+					 * (and their blocks' releases) are recorded; 0: all */
+	uint64_t sample_bytes;          /* 2.4: a sample of the allocations (of those of
+					 * min_size or more), one per this many bytes on average
+					 * (a Poisson process over bytes); 0: not sampled */
 };
+
+/* Whether header h says the trace holds a part of the calls only (min_size or a sample). */
+static inline int at_atz_filtered(const struct at_atz_header *h)
+{
+	return h->min_size != 0 || h->sample_bytes != 0;
+}
+
+/* What the trace holds under header h's filter, into buf (n bytes, NUL-terminated, cut to
+ * fit): "only the allocations of at least M bytes (alloctapd --min-size)", "a sample of the
+ * allocations, one per N bytes on average (alloctapd --sample-bytes)", or both together; ""
+ * for a trace of every call. Returns buf. */
+const char *at_atz_filter_text(const struct at_atz_header *h, char *buf, size_t n);
 
 /* Writer options; all-zero is a valid default set. */
 struct at_atz_options {
@@ -107,6 +129,9 @@ struct at_atz_options {
 			       * ended are released; see at_atz_end_thread) */
 	int test_kinds;       /* 1: frames of kinds no version defines yet (lib/frames.h's
 			       * AT_FRAME_TEST) are written too: for the tests alone */
+	uint64_t min_size;    /* the trace's filter, written into the header (struct
+			       * at_atz_header); either nonzero needs 2.3 (major 2, minor 3) and */
+	uint64_t sample_bytes; /* writes 2.4 (AT_ATZ_FILTER_MINOR) */
 };
 
 /* Counters of a writer or reader. */

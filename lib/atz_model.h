@@ -127,6 +127,9 @@ enum atz_role { ATZ_ROLE_SIZE, ATZ_ROLE_RELEASE, ATZ_ROLE_ALLOC, ATZ_ROLE_EXTRA 
 /* The largest stack record: kind, length, four numbers, the frames and their kinds. */
 #define ATZ_STACK_RECORD_MAX (1 + 10 + 4 * 10 + AT_STACK_MAX_FRAMES * 11)
 #define ATZ_SIZED_MAX    (1u << 20) /* largest length-prefixed payload a reader accepts */
+/* Keys of the header extension's entries (2.4, doc/FORMAT.md 3.1). */
+#define ATZ_EXT_MIN_SIZE     1
+#define ATZ_EXT_SAMPLE_BYTES 2
 #define ATZ_CHUNK        (64u * 1024) /* content bytes per lz4 block, as written */
 
 /* A ring of recent values of the model's capacity cap (a power of two, given by the caller):

@@ -366,6 +366,36 @@ static int ran_out(struct at_atz_reader *r)
 	return corrupt(r, "the frame ends inside a record");
 }
 
+/* The header extension's entries (FORMAT.md 3.1), [p, end), into h: the filter of a 2.4
+ * trace; entries of other keys are skipped. 0, or -1 (corrupt) for an entry cut short, a key
+ * given twice, or a value that is 0 or does not fill its entry. */
+static int parse_extension(struct at_atz_reader *r, struct at_atz_header *h, const uint8_t *p,
+			   const uint8_t *end)
+{
+	h->min_size = h->sample_bytes = 0;
+	while (p < end) {
+		uint64_t key, len, value;
+		const uint8_t *v;
+
+		if (atz_get_varint(&p, end, &key) || atz_get_varint(&p, end, &len) ||
+		    len > (uint64_t)(end - p))
+			return corrupt(r, "header extension entry cut short");
+		v = p;
+		p += len;
+		uint64_t *slot = key == ATZ_EXT_MIN_SIZE     ? &h->min_size
+				 : key == ATZ_EXT_SAMPLE_BYTES ? &h->sample_bytes
+							       : NULL;
+		if (!slot)
+			continue;
+		if (*slot)
+			return corrupt(r, "header extension names the filter twice");
+		if (atz_get_varint(&v, p, &value) || v != p || value == 0)
+			return corrupt(r, "bad filter in the header extension");
+		*slot = value;
+	}
+	return 0;
+}
+
 /* The stream header (FORMAT.md 3) into h. Returns 0, -1, or 1 when more content is needed. */
 static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 {
@@ -407,6 +437,8 @@ static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 		return corrupt(r, "header extension too long");
 	if ((uint64_t)(end - p) < xl)
 		return 1;
+	if (parse_extension(r, h, p, p + xl) < 0)
+		return -1;
 	p += xl;
 	if (flags > UINT32_MAX)
 		return corrupt(r, "header flags out of range");
@@ -484,6 +516,10 @@ static int next_frame(struct at_atz_reader *r)
 			    "a %s trace, the first frame a %s one: not one trace", r->frame_off,
 			    h.flags & AT_ATZ_FLAG_MUNGED ? "munged" : "raw",
 			    h.flags & AT_ATZ_FLAG_MUNGED ? "raw" : "munged");
+	if (h.min_size != r->hdr.min_size || h.sample_bytes != r->hdr.sample_bytes)
+		return fail(r, AT_ATZ_ERR_CORRUPT, "the lz4 frame at byte offset %" PRIu64 " holds "
+			    "a trace filtered otherwise than the first frame's (min-size, "
+			    "sample-bytes): not one trace", r->frame_off);
 	drop_threads(r);
 	r->frame_major = h.major;
 	r->kinds_minor = r->test_kinds ? 255 : h.minor;

@@ -432,3 +432,15 @@ const char *at_source_message(const struct at_source *s)
 {
 	return reader(s)->message ? reader(s)->message(s) : NULL;
 }
+
+int at_source_refuse_filtered(const struct at_source *s, const char *doing)
+{
+	const struct at_atz_header *h = at_source_header(s);
+	char what[200];
+
+	if (!h || !at_atz_filtered(h))
+		return 0;
+	at_error("%s: the trace holds %s: %s needs every call", s->name,
+		 at_atz_filter_text(h, what, sizeof(what)), doing);
+	return -1;
+}

@@ -111,6 +111,11 @@ void at_source_report_at(const struct at_source *s, uint64_t events, const char 
 int at_source_empty_line(const struct at_source *s);
 /* The trace's header, NULL for a format without one (text). */
 const struct at_atz_header *at_source_header(const struct at_source *s);
+/* A tool that needs every call (doing: "munging", "replaying") refuses a trace whose header
+ * says it holds a part of them (alloctapd --min-size, --sample-bytes): says so ("PROGRAM:
+ * FILE: the trace holds ...: munging needs every call") and returns -1; 0 for any other
+ * trace. */
+int at_source_refuse_filtered(const struct at_source *s, const char *doing);
 /* Whether input that stopped at a fatal error can be used up to there (readable_damage of
  * the reader), and the reader's message for that error (NULL: none). */
 int at_source_readable_damage(const struct at_source *s);

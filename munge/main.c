@@ -243,6 +243,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	opened = 1;
 	rc = 1;
+	if (at_source_refuse_filtered(&src, "munging") < 0)
+		goto cleanup;
 	if (at_sink_open(&sink, a.output, AT_SINK_TRUNCATE) < 0) {
 		at_error("%s: cannot open for writing: %s", a.output ? a.output : "<stdout>",
 			 at_sink_open_why(&sink));

@@ -301,6 +301,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	source_ready = 1;
 	at_verbose("%s: %s input", src.name, at_format_name(src.kind));
+	if (at_source_refuse_filtered(&src, "replaying") < 0)
+		goto cleanup;
 	if (!at_source_is_lines(&src) && src.munged == 0) {
 		rp_report_raw_trace(&src);
 		goto cleanup;

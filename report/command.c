@@ -17,6 +17,7 @@
 #include "export.h"
 #include "feed.h"
 #include "hints.h"
+#include "json.h"
 #include "output.h"
 #include "render.h"
 #include "units.h"
@@ -325,6 +326,69 @@ static int answerable(const struct rep_request *r, const struct rep_heap *h,
 	return 0;
 }
 
+/* What JSON documents say of the filtered traces read (rep_json_set_note): each one's text. */
+static char json_note[640];
+
+/* Adds trace name's filter (its text what, sampled when sample_bytes) to the JSON note. */
+static void note_filter(const char *name, const char *what, uint64_t sample_bytes)
+{
+	size_t n = strlen(json_note);
+
+	snprintf(json_note + n, sizeof(json_note) - n, "%s%s holds %s%s", n ? "; " : "", name,
+		 what, sample_bytes ? ": every heap figure is an estimate" : "");
+	rep_json_set_note(json_note);
+}
+
+/* The filter of the trace src opened (its header's, alloctapd --min-size, --sample-bytes)
+ * into p, said on stderr: a sampled trace's figures are estimates (report/sample.h), the
+ * engine and the folded export scaling them. A command that describes every block (layout,
+ * lifetimes) refuses a sampled trace. 0, or -1 reported. */
+static int take_filter(struct rep_pass *p, const struct rep_request *r,
+		       const struct at_source *src)
+{
+	const struct at_atz_header *hd = at_source_header(src);
+	char what[200];
+
+	if (!hd || !at_atz_filtered(hd))
+		return 0;
+	p->min_size = hd->min_size;
+	p->sample_bytes = hd->sample_bytes;
+	at_atz_filter_text(hd, what, sizeof(what));
+	if (hd->sample_bytes &&
+	    (r->command == REP_CMD_LAYOUT || r->command == REP_CMD_LIFETIMES)) {
+		at_error("%s: the trace holds %s: %s describes every block, a sample cannot "
+			 "tell it", src->name, what, rep_command_name(r->command));
+		return -1;
+	}
+	p->x.sample_bytes = hd->sample_bytes;
+	if (p->h)
+		rep_heap_sampled(p->h, hd->sample_bytes);
+	note_filter(src->name, what, hd->sample_bytes);
+	if (hd->sample_bytes)
+		at_warn("%s: the trace holds %s: every figure is an estimate, each allocation of "
+			"s bytes counted as 1/(1 - exp(-s/%llu)) allocations of s bytes",
+			src->name, what, (unsigned long long)hd->sample_bytes);
+	else
+		at_warn("%s: the trace holds %s: every figure is of those alone", src->name, what);
+	return 0;
+}
+
+/* The line a text output ends with when a trace read is filtered (said of each). */
+static void say_filter(FILE *f, const struct rep_pass *p, const char *name)
+{
+	struct at_atz_header hd = { .min_size = p->min_size, .sample_bytes = p->sample_bytes };
+	char what[200];
+
+	if (!at_atz_filtered(&hd))
+		return;
+	at_atz_filter_text(&hd, what, sizeof(what));
+	if (p->sample_bytes)
+		fprintf(f, "estimated from a sample: %s holds %s; every heap figure above is "
+			"an estimate (events and RSS as recorded)\n", name, what);
+	else
+		fprintf(f, "%s holds %s: every figure above is of those alone\n", name, what);
+}
+
 /* Reads trace into p: through the engine when heap is set, else into the folded export alone.
  * The command's watcher, when w is given, watches the pass. Damage read past is added to
  * *damaged (1). 0; 1 on an error, reported; REP_EXIT_UNANSWERABLE when the trace cannot
@@ -343,6 +407,8 @@ static int read_trace(struct rep_pass *p, const struct rep_request *r, const cha
 		return 1;
 	if (open_trace(&src, r, trace, w, &fd) < 0)
 		return 1;
+	if (take_filter(p, r, &src) < 0)
+		goto out;
 	fn_arg = p->h;
 	rss.h = p->h;
 	if (heap && at_source_header(&src) &&
@@ -461,6 +527,20 @@ static int flush_spool(struct watchers *w, FILE *out)
 	return ferror(w->spool) ? -1 : 0;
 }
 
+/* After a text output (not JSON, CSV, HTML, an export or a graph): a line for each filtered trace
+ * (say_filter). 0. */
+static int write_filter(FILE *f, const struct rep_request *r, const struct rep_pass *a,
+			const struct rep_pass *b)
+{
+	if (r->command == REP_CMD_EXPORT || r->command == REP_CMD_HTML || rep_option_value(r, "json") ||
+	    rep_option_value(r, "csv") || rep_option_value(r, "dot") || rep_option_value(r, "follow"))
+		return 0;
+	say_filter(f, a, r->trace[0] ? r->trace[0] : "<stdin>");
+	if (rep_commands[r->command]->traces == 2)
+		say_filter(f, b, r->trace[1] ? r->trace[1] : "<stdin>");
+	return 0;
+}
+
 int rep_run(const struct rep_request *r)
 {
 	const struct rep_command_def *cmd = rep_commands[r->command];
@@ -496,8 +576,8 @@ int rep_run(const struct rep_request *r)
 	if ((rc = end_watchers(&w, r, &a, &out)) != 0)
 		goto out;
 	rc = 1;
-	if (flush_spool(&w, out.f) < 0 || cmd->write(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 ||
-	    ferror(out.f)) {
+	if (flush_spool(&w, out.f) < 0 || cmd->write(out.f, r, &a, &b) < 0 ||
+	    write_filter(out.f, r, &a, &b) < 0 || fflush(out.f) != 0 || ferror(out.f)) {
 		write_failed(&out, errno ? errno : EIO);
 		goto out;
 	}

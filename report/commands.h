@@ -84,6 +84,7 @@ struct rep_pass {
 	struct rep_sites x;
 	struct rep_heap *h;
 	int x_ready;
+	uint64_t min_size, sample_bytes; /* the trace's filter (its header's), 0: none */
 };
 
 /* What a command's watcher starts with, before the first trace is opened. */

@@ -1,5 +1,6 @@
 /* export.c: events to folded lines, weighed on their sites (report/sites.h). */
 #include "export.h"
+#include "sample.h"
 
 int rep_export_event(struct rep_sites *x, const struct at_event *ev, uint32_t stack)
 {
@@ -10,7 +11,14 @@ int rep_export_event(struct rep_sites *x, const struct at_event *ev, uint32_t st
 	entry = rep_sites_line(x, stack, ev->func);
 	if (entry < 0)
 		return -1;
-	rep_folded_add(x->folded, entry, rep_event_weight(ev, x->weight));
+	uint64_t weight = rep_event_weight(ev, x->weight);
+	if (x->sample_bytes) { /* an estimate: what the allocation stands for */
+		struct rep_estimate e = rep_sample_estimate(
+			rep_event_weight(ev, REP_WEIGHT_ALLOC_BYTES), x->sample_bytes,
+			rep_sample_key(ev));
+		weight = x->weight == REP_WEIGHT_ALLOC_COUNT ? e.count : e.bytes;
+	}
+	rep_folded_add(x->folded, entry, weight);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "heap.h"
+#include "sample.h"
 #include "u64map.h"
 #include "weight.h"
 
@@ -15,6 +16,7 @@ struct block {
 	uint32_t site;
 	uint64_t seq;     /* the event that allocated it */
 	uint64_t time_ns; /* its time, 0: none */
+	uint64_t count;   /* the blocks it stands for: 1, or a sampled trace's estimate */
 };
 
 struct rep_heap {
@@ -50,13 +52,16 @@ struct rep_heap {
 	void *tick_arg;
 	rep_heap_block_fn on_block;
 	void *block_arg;
+	uint64_t sample_bytes;     /* a sampled trace's N (rep_heap_sampled), 0: none */
+	struct rep_estimate cur;   /* the event being applied: what its allocation stands for */
 };
 
 /* Tells the block watcher, if any, that b is allocated (released 0) or released. */
 static void tell(struct rep_heap *h, const struct block *b, int released)
 {
 	if (h->on_block) {
-		struct rep_block info = { b->pid, b->site, b->addr, b->size, b->seq, b->time_ns };
+		struct rep_block info = { b->pid,     b->site,    b->addr, b->size,
+					  b->seq,     b->time_ns, b->count };
 		h->on_block(h->block_arg, &info, released);
 	}
 }
@@ -119,14 +124,15 @@ static void block_remove(struct rep_heap *h, struct block *b)
 	h->blocks_count--;
 }
 
-static int block_add(struct rep_heap *h, const struct at_event *ev, uint64_t size, uint32_t site)
+static int block_add(struct rep_heap *h, const struct at_event *ev, uint64_t size, uint64_t count,
+		     uint32_t site)
 {
 	if (2 * (h->blocks_count + 1) > h->blocks_cap && blocks_grow(h) < 0)
 		return -1;
 	size_t i = block_home(h, ev->pid, ev->result);
 	while (h->blocks[i].addr)
 		i = (i + 1) & (h->blocks_cap - 1);
-	h->blocks[i] = (struct block){ ev->result, size, ev->pid, site, h->seq, ev->time_ns };
+	h->blocks[i] = (struct block){ ev->result, size, ev->pid, site, h->seq, ev->time_ns, count };
 	h->blocks_count++;
 	tell(h, &h->blocks[i], 0);
 	return 0;
@@ -247,25 +253,26 @@ static void before_change(struct rep_heap *h, struct rep_site *s)
 	s->changed = h->seq;
 }
 
-/* Adds (grows 1) or takes off (grows 0) size bytes and a block from a site, its process and
- * the whole trace: the exact sums, and the figures they saturate to (heap.h). */
+/* Adds (grows 1) or takes off (grows 0) size bytes and count blocks (1, or what a sampled
+ * block stands for) from a site, its process and the whole trace: the exact sums, and the
+ * figures they saturate to (heap.h). */
 static void count_live(struct rep_heap *h, struct rep_site *s, struct rep_proc *p, uint64_t size,
-		       int grows)
+		       uint64_t count, int grows)
 {
 	if (grows) {
 		s->live_exact += size;
 		p->live_exact += size;
 		h->live_exact += size;
-		s->live_blocks++;
-		p->live_blocks++;
-		h->live_blocks++;
+		s->live_blocks += count;
+		p->live_blocks += count;
+		h->live_blocks += count;
 	} else {
 		s->live_exact -= size;
 		p->live_exact -= size;
 		h->live_exact -= size;
-		s->live_blocks--;
-		p->live_blocks--;
-		h->live_blocks--;
+		s->live_blocks -= count;
+		p->live_blocks -= count;
+		h->live_blocks -= count;
 	}
 	s->live_bytes = rep_sat_u64(s->live_exact);
 	p->live_bytes = rep_sat_u64(p->live_exact);
@@ -278,10 +285,10 @@ static void release(struct rep_heap *h, struct rep_proc *p, struct block *b)
 
 	tell(h, b, 1);
 	before_change(h, s);
-	count_live(h, s, p, b->size, 0);
+	count_live(h, s, p, b->size, b->count, 0);
 	s->churn_bytes = rep_sat_add(s->churn_bytes, b->size);
-	s->frees++;
-	s->since_frees++;
+	s->frees += b->count;
+	s->since_frees += b->count;
 	block_remove(h, b);
 }
 
@@ -290,7 +297,9 @@ unsigned rep_bucket_of(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-static int count_size(struct rep_heap *h, uint32_t site, uint64_t size)
+/* Counts an allocation of size bytes (standing for e's blocks and bytes) in its bucket. */
+static int count_size(struct rep_heap *h, uint32_t site, uint64_t size,
+		      const struct rep_estimate *e)
 {
 	struct rep_size_bucket *b = &h->buckets[rep_bucket_of(size)];
 	int is_new;
@@ -299,10 +308,11 @@ static int count_size(struct rep_heap *h, uint32_t site, uint64_t size)
 
 	if (!bytes)
 		return -1;
-	b->count++;
-	b->bytes = rep_sat_add(b->bytes, size);
-	*bytes = rep_sat_add(*bytes, size);
-	if (b->count == 1 || *bytes > b->top_bytes ||
+	int first = b->count == 0;
+	b->count = rep_sat_add(b->count, e->count);
+	b->bytes = rep_sat_add(b->bytes, e->bytes);
+	*bytes = rep_sat_add(*bytes, e->bytes);
+	if (first || *bytes > b->top_bytes ||
 	    (*bytes == b->top_bytes && site < b->top_site)) {
 		b->top_bytes = *bytes;
 		b->top_site = site;
@@ -313,28 +323,30 @@ static int count_size(struct rep_heap *h, uint32_t site, uint64_t size)
 static int allocate(struct rep_heap *h, struct rep_proc *p, uint32_t proc, const struct at_event *ev)
 {
 	int64_t si = site_of(h, ev, proc);
-	uint64_t size = rep_event_weight(ev, REP_WEIGHT_ALLOC_BYTES);
+	uint64_t asked = rep_event_weight(ev, REP_WEIGHT_ALLOC_BYTES);
+	const struct rep_estimate *e = &h->cur;
+	uint64_t size = e->bytes; /* the bytes it stands for: asked, unless sampled */
 
 	if (si < 0)
 		return -1;
 	struct rep_site *s = &h->sites[si];
-	s->allocs++;
-	s->since_allocs++;
+	s->allocs = rep_sat_add(s->allocs, e->count);
+	s->since_allocs = rep_sat_add(s->since_allocs, e->count);
 	s->alloc_bytes = rep_sat_add(s->alloc_bytes, size);
-	if (h->o.sizes && count_size(h, (uint32_t)si, size) < 0)
+	if (h->o.sizes && count_size(h, (uint32_t)si, asked, e) < 0)
 		return -1;
 	if (!ev->result) {
 		if (!at_func_reallocates(ev->func) || ev->arg[1] != 0)
-			p->failed++; /* realloc(p, 0) returning NULL freed p: not a failure */
+			p->failed += e->count; /* realloc(p, 0) returning NULL freed p: not a failure */
 		return 0;
 	}
 	struct block *old = block_find(h, ev->pid, ev->result);
 	if (old)
 		release(h, p, old);
 	before_change(h, s);
-	if (block_add(h, ev, size, (uint32_t)si) < 0)
+	if (block_add(h, ev, size, e->count, (uint32_t)si) < 0)
 		return -1;
-	count_live(h, s, p, size, 1);
+	count_live(h, s, p, size, e->count, 1);
 	p->ht_last = 1; /* heaptrack_print's rule: the process's last allocation */
 	p->ht_last_site = (uint32_t)si;
 	p->ht_last_size = size;
@@ -364,8 +376,8 @@ static void heaptrack_release(struct rep_heap *h, struct rep_proc *p, const stru
 	if (at_func_reallocates(ev->func) && !ev->result)
 		return;
 	if (p->ht_last && p->ht_last_site == b->site && p->ht_last_size == b->size) {
-		h->sites[b->site].heaptrack_temps++;
-		p->heaptrack_temps++;
+		h->sites[b->site].heaptrack_temps += b->count;
+		p->heaptrack_temps += b->count;
 	}
 	p->ht_last = 0;
 }
@@ -400,12 +412,44 @@ static int note_thread(struct rep_heap *h, const struct at_event *ev)
 	if (releases && ev->arg[0] && *last == ev->arg[0]) {
 		struct block *b = block_find(h, ev->pid, ev->arg[0]);
 		if (b) {
-			h->sites[b->site].temps++;
-			h->procs[h->sites[b->site].proc].temps++;
+			h->sites[b->site].temps += b->count;
+			h->procs[h->sites[b->site].proc].temps += b->count;
 		}
 	}
 	*last = rep_is_allocation(ev) ? ev->result : 0;
 	return 0;
+}
+
+/* What the event's allocation, if it makes one, stands for (sample.h): its bytes asked and 1
+ * in a trace that is not sampled. */
+static struct rep_estimate estimate(const struct rep_heap *h, const struct at_event *ev)
+{
+	uint64_t asked = rep_event_weight(ev, REP_WEIGHT_ALLOC_BYTES);
+
+	return rep_sample_estimate(asked, h->sample_bytes, rep_sample_key(ev));
+}
+
+/* The calls the event stands for: 1, or in a sampled trace an allocation's estimate, a free's
+ * of the block it releases. */
+static uint64_t call_count(struct rep_heap *h, const struct at_event *ev)
+{
+	if (!h->sample_bytes)
+		return 1;
+	if (at_func_frees(ev->func)) {
+		const struct block *b = ev->arg[0] ? block_find(h, ev->pid, ev->arg[0]) : NULL;
+		return b ? b->count : 1;
+	}
+	return at_func_allocates(ev->func) ? h->cur.count : 1;
+}
+
+void rep_heap_sampled(struct rep_heap *h, uint64_t sample_bytes)
+{
+	h->sample_bytes = sample_bytes;
+}
+
+uint64_t rep_heap_sample_bytes(const struct rep_heap *h)
+{
+	return h->sample_bytes;
 }
 
 uint64_t rep_heap_time_of(const struct rep_heap *h, const struct at_event *ev)
@@ -456,7 +500,8 @@ int rep_heap_event(struct rep_heap *h, const struct at_event *ev)
 	h->seq++;
 	h->events++;
 	p->events++;
-	p->calls[ev->func]++;
+	h->cur = estimate(h, ev);
+	p->calls[ev->func] = rep_sat_add(p->calls[ev->func], call_count(h, ev));
 	if (ev->time_ns) {
 		uint64_t t = rep_heap_time_of(h, ev) + 1;
 		if (!p->first_time_ns || t < p->first_time_ns)

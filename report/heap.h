@@ -147,6 +147,14 @@ void rep_heap_rss_peak(const struct rep_heap *h, uint64_t *bytes, uint64_t *time
  * record yet. */
 uint64_t rep_heap_rss_now(const struct rep_heap *h);
 
+/* Before the first event: the trace is a sample, one allocation per sample_bytes bytes on
+ * average (alloctapd --sample-bytes; 0: every call). Every allocation then counts for the
+ * allocations and bytes it stands for (report/sample.h): every figure the engine keeps is an
+ * estimate of the whole, the sizes' buckets still by the size asked. */
+void rep_heap_sampled(struct rep_heap *h, uint64_t sample_bytes);
+/* The trace's sampling, as set: 0 for a trace of every call. */
+uint64_t rep_heap_sample_bytes(const struct rep_heap *h);
+
 /* Ends the pass: values at the peak and the moment are completed. Call once. */
 void rep_heap_finish(struct rep_heap *h);
 
@@ -191,6 +199,8 @@ struct rep_block {
 	uint64_t addr, size;
 	uint64_t seq;     /* the number of the event that allocated it (rep_heap_seq then) */
 	uint64_t time_ns; /* that event's time (trace clock), 0: none */
+	uint64_t count;   /* the blocks it stands for: 1, or in a sampled trace the estimate
+			   * (report/sample.h), size then being the bytes it stands for */
 };
 
 /* Block watchers: called inside rep_heap_event as each block is allocated (released 0) or

@@ -276,13 +276,19 @@ static const char *trace_name(const struct rep_heaptrack *t)
 	return t->trace && strcmp(t->trace, "-") != 0 ? t->trace : "<stdin>";
 }
 
-/* The X line, at the first event of the process: the trace and the pid. */
+/* The X line, at the first event of the process: the trace and the pid, and for a sampled
+ * trace that its figures are estimates (each sampled block one allocation of the bytes it
+ * stands for, report/sample.h: bytes scaled, counts not). */
 static void debuggee(struct rep_heaptrack *t)
 {
 	put(t, "X alloctap trace ", 17);
 	for (const char *c = trace_name(t); *c; c++)
 		put(t, *c == '\n' || *c == '\r' ? "_" : c, 1);
-	putf(t, ", pid %" PRIu32 "\n", t->pid);
+	putf(t, ", pid %" PRIu32, t->pid);
+	if (rep_heap_sample_bytes(t->h)) /* sizes are what each sampled block stands for */
+		putf(t, ", estimated from a sample of 1 in %" PRIu64 " bytes: bytes scaled, "
+		     "allocation counts the sample's", rep_heap_sample_bytes(t->h));
+	put(t, "\n", 1);
 }
 
 int rep_heaptrack_event(struct rep_heaptrack *t, const struct at_event *ev)

@@ -65,10 +65,18 @@ void rep_json_put_string(FILE *out, const char *s, size_t n)
 	fputc('"', out);
 }
 
+static const char *document_note;
+
+void rep_json_set_note(const char *note)
+{
+	document_note = note;
+}
+
 void rep_json_init(struct rep_json *j, FILE *out)
 {
 	j->out = out;
 	j->comma = 0;
+	j->started = 0;
 }
 
 void rep_json_done(struct rep_json *j)
@@ -89,6 +97,9 @@ void rep_json_object(struct rep_json *j)
 	item(j);
 	fputc('{', j->out);
 	j->comma = 0;
+	if (!j->started && document_note)
+		rep_json_key_cstring(j, "filtered", document_note);
+	j->started = 1;
 }
 
 void rep_json_object_end(struct rep_json *j)

@@ -22,7 +22,13 @@ enum rep_format { REP_FORMAT_TEXT, REP_FORMAT_JSON, REP_FORMAT_CSV };
 struct rep_json {
 	FILE *out;
 	int comma; /* the last token ended a value: the next key or value follows a comma */
+	int started; /* the document's first value is open */
 };
+
+/* A note every document written from now on starts with, as the first key of its top object:
+ * "filtered": note (NULL: none). What alloctap-report says of a trace that holds a part of the
+ * calls (report/command.c); the caller keeps note alive. */
+void rep_json_set_note(const char *note);
 
 /* The n bytes at s as one JSON string, quotes included (above). */
 void rep_json_put_string(FILE *out, const char *s, size_t n);

@@ -377,6 +377,17 @@ int rep_write_pprof(FILE *out, const struct rep_heap *h, struct rep_sites *x,
 	put_value_type(&b, &m, 11, &t, "space", "bytes");
 	put_uint(&b, 12, 1); /* period: every allocation */
 	put_uint(&b, 14, (uint64_t)string_index(&t, "inuse_space", 11));
+	if (rep_heap_sample_bytes(h)) { /* a comment: the values are already scaled */
+		char note[256];
+		int len = snprintf(note, sizeof(note), "estimated from a sample of the allocations, "
+				   "one per %llu bytes on average (alloctapd --sample-bytes): each "
+				   "allocation of s bytes counted as 1/(1 - exp(-s/%llu)) allocations of s bytes",
+				   (unsigned long long)rep_heap_sample_bytes(h),
+				   (unsigned long long)rep_heap_sample_bytes(h));
+		if (len >= (int)sizeof(note))
+			len = (int)sizeof(note) - 1;
+		put_uint(&b, 13, (uint64_t)string_index(&t, note, (size_t)len));
+	}
 	put_strings(&b, &t); /* last: every string is interned by now */
 	if (b.err || m.err || sub.err || pid_key < 0) {
 		errno = ENOMEM;

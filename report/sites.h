@@ -44,6 +44,8 @@ struct rep_sites {
 	struct leaf_cache *leaves;              /* by stack id: its site key per function */
 	size_t nleaves;
 	char *key;                              /* a line's stack text being built */
+	uint64_t sample_bytes;                  /* a sampled trace's (report/sample.h): the
+						 * folded export's weights are estimates */
 };
 
 /* Sets x up: debug files under debug_dir (NULL: the default of lib/symbolize.h), unusable

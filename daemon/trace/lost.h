@@ -23,7 +23,8 @@ void at_lost_read(struct at_lost *l, struct at_bpf *bpf);
 
 /* Events lost by the last read: the records the rings had no room for, the reallocs whose
  * return the merge gave up waiting for (less those whose return found no room: counted once),
- * and the calls that found no room for per-thread state. A record that is no event (a thread's
+ * the calls that found no room for per-thread state, and in a filtered trace the recorded
+ * blocks the program's map of them had no room for (AT_LOST_BLOCKS). A record that is no event (a thread's
  * end, a realloc's entry) is no lost event. */
 uint64_t at_lost_events(const struct at_lost *l, const struct at_reorder *r);
 

@@ -2647,6 +2647,140 @@ static void test_v22_frames_restart(void **state)
 	free(s.live);
 }
 
+
+/* Decodes a content (wrapped in a frame): the reader's status, its message in msg ("" if none),
+ * the header it read in *h (zeroed when none). */
+static enum at_atz_status decode_header(const uint8_t *content, size_t n, struct at_atz_header *h,
+					char *msg, size_t cap)
+{
+	struct file f = frame_of(content, n);
+	int fd = memfd_create("atz", 0);
+	assert_int_equal(write(fd, f.p, f.n), (ssize_t)f.n);
+	lseek(fd, 0, SEEK_SET);
+	struct at_atz_reader *r = at_atz_reader_open(fd, "f.atz", NULL, 0);
+	struct at_event ev;
+	while (at_atz_next(r, &ev) > 0)
+		;
+	enum at_atz_status st = at_atz_reader_status(r);
+	snprintf(msg, cap, "%s", st ? at_atz_reader_message(r) : "");
+	memset(h, 0, sizeof(*h));
+	if (at_atz_reader_header(r))
+		*h = *at_atz_reader_header(r);
+	at_atz_reader_close(r);
+	close(fd);
+	free(f.p);
+	return st;
+}
+
+/* 2.4: the header extension says the trace's filter (FORMAT.md 3.1): the writer's bytes, read
+ * back; a writer without a filter still writes what it is asked; entries of unknown keys are
+ * skipped; a filter given twice, 0, or not filling its entry is corruption; the text that says
+ * it. */
+static void test_v24_filter_header(void **state)
+{
+	(void)state;
+	const struct at_event ev[] = { { 7, 9, AT_MALLOC, 1, { 32, 0 }, 0x1000, 0, 0 } };
+	struct at_atz_options opt = { .flags = AT_ATZ_FLAG_NO_STACKS, .host = "testhost",
+				      .start_ns = 42, .major = 2, .minor = 3, .min_size = 100,
+				      .sample_bytes = 524288 };
+	static const uint8_t want[] = { 'A', 'T', 'Z', 0, 2, 4, 4, 42, 8, 't', 'e', 's', 't', 'h',
+					'o', 's', 't', 8, 1, 1, 100, 2, 3, 0x80, 0x80, 0x20 };
+	int fd = memfd_create("atz", 0);
+	struct at_output o;
+	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
+	struct at_atz_writer *w = at_atz_writer_open(&o, &opt);
+	assert_non_null(w);
+	assert_int_equal(at_atz_append(w, &ev[0]), 0);
+	assert_int_equal(at_atz_writer_close(w), 0);
+	assert_int_equal(at_output_close(&o), 0);
+	struct file f = { .n = (size_t)lseek(fd, 0, SEEK_END) };
+	f.p = malloc(f.n);
+	assert_int_equal(pread(fd, f.p, f.n, 0), (ssize_t)f.n);
+	close(fd);
+	uint8_t c[4096];
+	size_t n = content_of(&f, c, sizeof(c));
+	assert_true(n > sizeof(want));
+	assert_memory_equal(c, want, sizeof(want));
+	struct at_atz_header h;
+	char msg[300];
+	assert_int_equal(decode_header(c, n, &h, msg, sizeof(msg)), AT_ATZ_OK);
+	assert_int_equal(h.minor, 4);
+	assert_int_equal(h.min_size, 100);
+	assert_int_equal(h.sample_bytes, 524288);
+	assert_true(at_atz_filtered(&h));
+	free(f.p);
+
+	/* a filter needs 2.3 to build on */
+	struct at_atz_options v22 = opt, v1 = opt;
+	v22.minor = 2;
+	v1.major = 1;
+	v1.minor = 1;
+	fd = memfd_create("atz", 0);
+	assert_int_equal(at_output_open_fd(&o, fd, "mem"), 0);
+	errno = 0;
+	assert_null(at_atz_writer_open(&o, &v22));
+	assert_int_equal(errno, EINVAL);
+	assert_null(at_atz_writer_open(&o, &v1));
+	assert_int_equal(errno, EINVAL);
+	at_output_close(&o);
+	close(fd);
+
+	/* crafted extensions after a 2.4 header's host: { length, entries } */
+	static const struct {
+		uint8_t ext[12];
+		size_t n;
+		enum at_atz_status status;
+		uint64_t min_size, sample_bytes;
+		const char *message; /* the end of the reader's message */
+	} cases[] = {
+		{ { 0 }, 1, AT_ATZ_OK, 0, 0, "" },
+		{ { 4, 9, 2, 0xff, 0xff }, 5, AT_ATZ_OK, 0, 0, "" }, /* unknown key 9 skipped */
+		{ { 6, 9, 1, 0, 2, 1, 7 }, 7, AT_ATZ_OK, 0, 7, "" },
+		{ { 6, 1, 1, 5, 1, 1, 6 }, 7, AT_ATZ_ERR_CORRUPT, 0, 0,
+		  "header extension names the filter twice" },
+		{ { 3, 1, 1, 0 }, 4, AT_ATZ_ERR_CORRUPT, 0, 0,
+		  "bad filter in the header extension" },
+		{ { 4, 1, 2, 5, 0 }, 5, AT_ATZ_ERR_CORRUPT, 0, 0,
+		  "bad filter in the header extension" },
+		{ { 3, 1, 3, 5 }, 4, AT_ATZ_ERR_CORRUPT, 0, 0,
+		  "header extension entry cut short" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t content[64];
+		size_t head = 17;
+		memcpy(content, want, head);
+		memcpy(content + head, cases[i].ext, cases[i].n);
+		assert_int_equal(decode_header(content, head + cases[i].n, &h, msg, sizeof(msg)),
+				 cases[i].status);
+		/* "f.atz: corrupt stream at content byte 0 (lz4 block ...): REASON" */
+		size_t ml = strlen(msg), wl = strlen(cases[i].message);
+		assert_true(ml >= wl);
+		assert_string_equal(msg + ml - wl, cases[i].message);
+		if (wl)
+			assert_int_equal(strncmp(msg, "f.atz: corrupt stream at content byte 0 (", 41),
+					 0);
+		if (cases[i].status == AT_ATZ_OK) {
+			assert_int_equal(h.min_size, cases[i].min_size);
+			assert_int_equal(h.sample_bytes, cases[i].sample_bytes);
+		}
+	}
+
+	char text[200];
+	struct at_atz_header both = { .min_size = 64, .sample_bytes = 4096 };
+	assert_string_equal(at_atz_filter_text(&both, text, sizeof(text)),
+			    "a sample of the allocations of at least 64 bytes, one per 4096 bytes "
+			    "on average (alloctapd --min-size, --sample-bytes)");
+	both.sample_bytes = 0;
+	assert_string_equal(at_atz_filter_text(&both, text, sizeof(text)),
+			    "only the allocations of at least 64 bytes (alloctapd --min-size)");
+	both.min_size = 0;
+	both.sample_bytes = 1;
+	assert_string_equal(at_atz_filter_text(&both, text, sizeof(text)),
+			    "a sample of the allocations, one per 1 bytes on average (alloctapd "
+			    "--sample-bytes)");
+	assert_false(at_atz_filtered(&(struct at_atz_header){ 0 }));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2688,6 +2822,7 @@ int main(void)
 		cmocka_unit_test(test_v23_writer_keeps_limits),
 		cmocka_unit_test(test_v23_frame_kinds),
 		cmocka_unit_test(test_frame_names),
+		cmocka_unit_test(test_v24_filter_header),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* test_report_heap.c: unit tests of report/heap.c, table-driven: short event sequences with the
  * figures they must leave per process and per site (live, peak, the moment, temporaries,
  * failures, frees of blocks not live), temporaries by heaptrack_print's rule, churn, the selection by pid and window, the trace's span, and
- * a large allocate-and-free run that checks the block table's removals. */
+ * a large allocate-and-free run that checks the block table's removals, and a sampled trace's
+ * estimates. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "../../report/heap.h"
+#include "../../report/sample.h"
 
 #define MAX_EVENTS 16
 #define MAX_SITES 4
@@ -445,6 +447,59 @@ static void test_churn(void **state)
 	rep_sites_free(&x);
 }
 
+/* A sampled trace (rep_heap_sampled): each allocation counts for what it stands for
+ * (report/sample.h), its release takes the same off; the figures of a site, its process and
+ * the peak are those sums, the calls too. */
+static void test_sampled(void **state)
+{
+	static const struct ev evs[] = {
+		T(1, 1, 1, MALLOC, 4096, 0, 0x100), T(2, 1, 1, MALLOC, 100, 0, 0x200),
+		T(3, 1, 1, CALLOC, 10, 10, 0x300), T(4, 1, 1, FREE, 0x100, 0, 0),
+		T(5, 1, 1, FREE, 0x300, 0, 0),
+	};
+	struct rep_heap_options o = { 0 };
+	struct rep_sites x;
+	struct rep_estimate e[3];
+
+	(void)state;
+	assert_int_equal(rep_sites_init(&x, REP_WEIGHT_ALLOC_COUNT, NULL, NULL, NULL), 0);
+	struct rep_heap *h = rep_heap_new(&x, &o);
+	assert_non_null(h);
+	rep_heap_sampled(h, 1024);
+	assert_int_equal(rep_heap_sample_bytes(h), 1024);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		struct at_event ev = event_of(&evs[i]);
+		if (i < 3)
+			e[i] = rep_sample_estimate(ev.func == AT_CALLOC ? 100 : ev.arg[0], 1024,
+						   rep_sample_key(&ev));
+		assert_int_equal(rep_heap_event(h, &ev), 0);
+	}
+	rep_heap_finish(h);
+	/* 100 bytes stand for some 10.75 allocations of 100: 1075 bytes, a count of 10 or 11 */
+	assert_int_equal(e[1].bytes, 1075);
+	assert_int_equal(e[0].bytes, 4172);
+	assert_true(e[1].count == 10 || e[1].count == 11);
+	const struct rep_site *m = find_site(h, AT_MALLOC, 1), *c = find_site(h, AT_CALLOC, 1);
+	assert_non_null(m);
+	assert_non_null(c);
+	assert_int_equal(m->allocs, e[0].count + e[1].count);
+	assert_int_equal(m->alloc_bytes, e[0].bytes + e[1].bytes);
+	assert_int_equal(m->frees, e[0].count);
+	assert_int_equal(m->live_bytes, e[1].bytes);
+	assert_int_equal(m->live_blocks, e[1].count);
+	assert_int_equal(m->peak_bytes, e[0].bytes + e[1].bytes);
+	assert_int_equal(c->peak_bytes, e[2].bytes);
+	assert_int_equal(c->live_bytes, 0);
+	const struct rep_proc *procs;
+	assert_int_equal(rep_heap_procs(h, &procs), 1);
+	assert_int_equal(procs[0].peak_bytes, e[0].bytes + e[1].bytes + e[2].bytes);
+	assert_int_equal(procs[0].peak_blocks, e[0].count + e[1].count + e[2].count);
+	assert_int_equal(procs[0].calls[AT_MALLOC], e[0].count + e[1].count);
+	assert_int_equal(procs[0].calls[AT_FREE], e[0].count + e[2].count);
+	rep_heap_free(h);
+	rep_sites_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_span),
 		cmocka_unit_test(test_many_blocks),
 		cmocka_unit_test(test_churn),
+		cmocka_unit_test(test_sampled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
