@@ -304,6 +304,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "cache-dir", required_argument, NULL, 'D' },
 		{ "cache-size", required_argument, NULL, 'Z' },
 		{ "no-cache", no_argument, NULL, 'C' },
+		{ "min-size", required_argument, NULL, 'M' },
+		{ "sample-bytes", required_argument, NULL, 'B' },
+		{ "block-map", required_argument, NULL, 'K' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};

@@ -527,13 +527,14 @@ static int flush_spool(struct watchers *w, FILE *out)
 	return ferror(w->spool) ? -1 : 0;
 }
 
-/* After a text output (not JSON, CSV, HTML, an export or a graph): a line for each filtered trace
- * (say_filter). 0. */
+/* After a text output (not JSON, CSV, HTML, an export, a graph, or the live view, which says
+ * it in its headings): a line for each filtered trace (say_filter). 0. */
 static int write_filter(FILE *f, const struct rep_request *r, const struct rep_pass *a,
 			const struct rep_pass *b)
 {
 	if (r->command == REP_CMD_EXPORT || r->command == REP_CMD_HTML || rep_option_value(r, "json") ||
-	    rep_option_value(r, "csv") || rep_option_value(r, "dot") || rep_option_value(r, "follow"))
+	    rep_option_value(r, "csv") || rep_option_value(r, "dot") ||
+	    (r->command == REP_CMD_TOP && rep_option_value(r, "follow")))
 		return 0;
 	say_filter(f, a, r->trace[0] ? r->trace[0] : "<stdin>");
 	if (rep_commands[r->command]->traces == 2)

@@ -292,6 +292,10 @@ int rep_write_html(FILE *out, struct rep_html *w, const struct rep_heap *h)
 	fprintf(out, "</title><style>%s</style></head><body>\n<h1>alloctap-report: ", rep_html_css);
 	rep_put_xml_text(out, w->title, strlen(w->title));
 	fputs("</h1>\n", out);
+	if (rep_heap_sample_bytes(h)) /* alloctapd --sample-bytes: every figure estimated */
+		fprintf(out, "<p class=\"estimate\">Estimated from a sample of the allocations, 1 in "
+			"%" PRIu64 " bytes on average: every heap figure on this page is an estimate "
+			"(events and RSS as recorded).</p>\n", rep_heap_sample_bytes(h));
 	put_summary(out, h);
 	rep_heap_live(h, &live, &blocks);
 	if (w->seen)

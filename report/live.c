@@ -273,8 +273,12 @@ static void put_heading(FILE *f, const struct rep_live *l, int end)
 
 	rep_heap_live(l->h, &bytes, &blocks);
 	rep_human_bytes(bytes, l->exact, b, sizeof(b));
-	fprintf(f, "== at %s%s: %s live in %" PRIu64 " block%s\n", tenths(l->last_span_ns, t),
+	fprintf(f, "== at %s%s: %s live in %" PRIu64 " block%s", tenths(l->last_span_ns, t),
 		end ? ", the end of the trace" : "", b, blocks, blocks == 1 ? "" : "s");
+	if (rep_heap_sample_bytes(l->h)) /* alloctapd --sample-bytes: every figure estimated */
+		fprintf(f, " (estimated from a sample, 1 in %" PRIu64 " bytes)",
+			rep_heap_sample_bytes(l->h));
+	fputc('\n', f);
 }
 
 /* One row: live bytes, growth, since the first snapshot, allocations per second, the site. */

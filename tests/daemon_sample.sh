@@ -57,6 +57,16 @@ fi
 run_cmd "$R" export --heaptrack -o "$T/s.ht" "$S"
 check "the heaptrack file's debuggee line says it" \
 	grep -qx "X alloctap trace $S, pid [0-9]*, estimated from a sample of 1 in 65536 bytes: bytes scaled, allocation counts the sample's" "$T/s.ht"
+run_cmd "$R" html -o "$T/s.html" "$S"
+check "the page says its figures are estimates" grep -qF \
+	'<p class="estimate">Estimated from a sample of the allocations, 1 in 65536 bytes on average: every heap figure on this page is an estimate (events and RSS as recorded).</p>' \
+	"$T/s.html"
+run_cmd "$R" top --follow "$S"
+check_eq "the live view's heading says it" \
+	"$(grep -c '^== at .*the end of the trace: .* (estimated from a sample, 1 in 65536 bytes)$' "$T/out")" 1
+run_cmd "$R" summary --follow "$S"
+check_eq "summary --follow's last line says it too" "$(tail -n 1 "$T/out")" \
+	"estimated from a sample: $S holds $NOTE; every heap figure above is an estimate (events and RSS as recorded)"
 check_err "layout refuses a sampled trace" 1 \
 	"alloctap-report: $S: the trace holds $NOTE: layout describes every block, a sample cannot tell it" \
 	"$R" layout "$S"
