@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -194,4 +195,17 @@ int at_open_regular(const char *path, int flags, const char **why)
 	if (again.st_dev != st.st_dev || again.st_ino != st.st_ino)
 		return open_failed(fd, EAGAIN, "replaced while it was being opened", why);
 	return fd;
+}
+
+int at_grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t bigger = *cap ? 2 * *cap : 64;
+	void *w = realloc(*v, bigger * size);
+	if (!w)
+		return -1;
+	*v = w;
+	*cap = bigger;
+	return 0;
 }

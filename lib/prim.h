@@ -27,6 +27,14 @@ static inline double at_now_seconds(void)
 	return (double)at_now_ns() * 1e-9;
 }
 
+/* ---- heap arrays ---------------------------------------------------------------------- */
+
+/* Makes room for one more element of size bytes in the heap array *v, n of whose *cap elements
+ * are used: *v is realloc'ed to twice its capacity (64 the first time) when it is full. 0, or
+ * -1 (out of memory: *v and *cap unchanged). Not for a replay's own arrays, which stay off the
+ * heap (below). */
+int at_grow(void **v, size_t *cap, size_t n, size_t size);
+
 /* ---- anonymous memory ----------------------------------------------------------------- */
 
 /* Flags of at_map(). */

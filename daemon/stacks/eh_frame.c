@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "eh_frame.h"
+#include "prim.h"
 
 /* --- LEB128 and encoded values ----------------------------------------------------------- */
 
@@ -666,20 +667,6 @@ static int read_cie(struct at_eh_frame *f, uint64_t offset, const uint8_t *b,
 	return 0;
 }
 
-/* Makes room for one more element of size bytes in *v (n used, *cap allocated). 0, or -1. */
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t bigger = *cap ? 2 * *cap : 64;
-	void *w = realloc(*v, bigger * size);
-	if (!w)
-		return -1;
-	*v = w;
-	*cap = bigger;
-	return 0;
-}
-
 /* The CIE read at offset, or NULL: a binary search, CIEs being read in offset order. */
 static const struct at_eh_cie *cie_at(const struct at_eh_frame *f, uint64_t offset, uint32_t *i)
 {
@@ -780,12 +767,12 @@ static int walk(struct at_eh_frame *f, const struct at_cfi_state *initial)
 
 	for (; (k = next_entry(f, off, &next, &body, &limit, &cie)) != ENTRY_END; off = next) {
 		if (k == ENTRY_CIE) {
-			if (grow((void **)&f->cies, &cie_cap, f->cie_count, sizeof(*f->cies)) < 0)
+			if (at_grow((void **)&f->cies, &cie_cap, f->cie_count, sizeof(*f->cies)) < 0)
 				return -1;
 			if (read_cie(f, off, body, limit, initial, &f->cies[f->cie_count]) == 0)
 				f->cie_count++;
 		} else if (k == ENTRY_FDE) {
-			if (grow((void **)&f->fdes, &fde_cap, f->fde_count, sizeof(*f->fdes)) < 0)
+			if (at_grow((void **)&f->fdes, &fde_cap, f->fde_count, sizeof(*f->fdes)) < 0)
 				return -1;
 			if (read_fde(f, cie, body, limit, &f->fdes[f->fde_count]) == 0)
 				f->fde_count++;

@@ -22,6 +22,7 @@
 
 #include "arch.h"
 #include "eh_frame.h"
+#include "prim.h"
 #include "unwind_table.h"
 
 /* One address range's rule, before compaction. */
@@ -81,20 +82,6 @@ static int same_rule(const struct at_unwind_rule *a, const struct at_unwind_rule
 	       a->cfa_offset == b->cfa_offset;
 }
 
-/* Makes room for one more element of size bytes in *v (n used, *cap allocated). 0, or -1. */
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t bigger = *cap ? 2 * *cap : 64;
-	void *w = realloc(*v, bigger * size);
-	if (!w)
-		return -1;
-	*v = w;
-	*cap = bigger;
-	return 0;
-}
-
 /* Appends a row unless the previous one already has the same rule (a row at the address of
  * the previous one replaces it). 0, or -1 out of memory. */
 static int push_row(struct rows *r, uint64_t addr, const struct at_unwind_rule *rule)
@@ -105,7 +92,7 @@ static int push_row(struct rows *r, uint64_t addr, const struct at_unwind_rule *
 		r->v[r->n - 1].rule = *rule;
 		return 0;
 	}
-	if (grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)) < 0)
+	if (at_grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)) < 0)
 		return -1;
 	r->v[r->n].addr = addr;
 	r->v[r->n].rule = *rule;
@@ -413,7 +400,7 @@ static int read_fde_ranges_libdw(struct object *o, struct at_unwind_stats *st)
 			continue;
 		}
 		if (dwarf_cfi_cie_p(&e)) {
-			if ((rc = grow((void **)&cies, &cie_cap, cie_count, sizeof(*cies))) < 0)
+			if ((rc = at_grow((void **)&cies, &cie_cap, cie_count, sizeof(*cies))) < 0)
 				break;
 			int enc = at_eh_cie_fde_encoding(e.cie.augmentation,
 							 e.cie.augmentation_data,
@@ -434,7 +421,7 @@ static int read_fde_ranges_libdw(struct object *o, struct at_unwind_stats *st)
 			st->unreadable_fdes++;
 			continue;
 		}
-		if ((rc = grow((void **)&o->fdes, &fde_cap, o->fde_count, sizeof(*o->fdes))) < 0)
+		if ((rc = at_grow((void **)&o->fdes, &fde_cap, o->fde_count, sizeof(*o->fdes))) < 0)
 			break;
 		o->fdes[o->fde_count++] = r;
 	}
