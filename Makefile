@@ -76,7 +76,8 @@ endif
 
 DEB_PACKAGES := gcc g++ make graphviz golang-go chromium heaptrack heaptrack-gui xvfb xdotool libbpf-dev bpftool clang llvm libelf-dev libdw-dev libdebuginfod-dev debuginfod zlib1g-dev \
 	liblz4-dev libcmocka-dev bpftrace libc6-dbg libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 \
-	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux libllvm14 libllvm15
+	libmimalloc2.0 lz4 python3 procps sqlite3 git xz-utils bsdutils util-linux libllvm14 libllvm15 \
+	gdb tmux
 
 MODULES  := lib munge replay daemon report
 mod_srcs  = $(filter-out $(1)/main.c,$(if $(filter daemon,$(1)),\

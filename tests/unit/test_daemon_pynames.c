@@ -22,11 +22,11 @@
 
 #include <cmocka.h>
 
+#include "py_fixture.h"
+
 #include "../../daemon/python/pynames.h"
 #include "../../daemon/python/pysplice.h"
 
-#define N(a) (sizeof(a) / sizeof(a[0]))
-#define PYENV "/root/.pyenv/versions/"
 
 /* One frame as the fixture's traceback gives it. */
 struct want {
@@ -38,29 +38,12 @@ struct want {
 static pid_t start_fixture(const char *python, const char *scenario, pid_t *tid,
 			   struct want *w, int *nw)
 {
-	char script[PATH_MAX], out[] = "/tmp/test_daemon_pynames.out", line[4096];
-	pid_t pid;
-	FILE *f;
-	int t;
+	char out[] = "/tmp/test_daemon_pynames.out", line[4096];
+	pid_t pid = py_fixture_start(python, scenario, out, tid);
+	FILE *f = fopen(out, "r");
 
-	assert_non_null(realpath("tests/fixtures/py_stacks.py", script));
-	unlink(out);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execl(python, python, script, scenario, out, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 2000 && access(out, R_OK) != 0; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-		assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
-		nanosleep(&ts, NULL);
-	}
-	f = fopen(out, "r");
 	assert_non_null(f);
-	assert_int_equal(fscanf(f, "tid %d\n", &t), 1);
-	*tid = t;
+	assert_non_null(fgets(line, sizeof(line), f)); /* "tid N" */
 	*nw = 0;
 	while (*nw < 64 && fgets(line, sizeof(line), f)) {
 		struct want *x = &w[*nw];
@@ -114,29 +97,17 @@ static void names_live(const char *python, const char *scenario)
 	waitpid(pid, NULL, 0);
 }
 
-/* Each interpreter: a recursion (one code object, several frames) and asyncio's frames. */
+/* One interpreter: a recursion (one code object, several frames) and asyncio's frames. */
+static void names_of(const char *python)
+{
+	names_live(python, "plain");
+	names_live(python, "coroutine");
+}
+
 static void test_names_live(void **state)
 {
-	static const char *const pythons[] = {
-		"/usr/bin/python3.11",
-		PYENV "3.11.7/bin/python3.11",
-		PYENV "3.12.1/bin/python3.12",
-		PYENV "3.13.0/bin/python3.13",
-	};
-	int ran = 0;
-
 	(void)state;
-	for (size_t i = 0; i < N(pythons); i++) {
-		if (access(pythons[i], X_OK) != 0) {
-			print_message("%s not installed\n", pythons[i]);
-			continue;
-		}
-		names_live(pythons[i], "plain");
-		names_live(pythons[i], "coroutine");
-		ran++;
-	}
-	if (!ran)
-		skip();
+	assert_true(py_each_interpreter(names_of) > 0);
 }
 
 /* ---- a memory image laid out as 3.12's ---------------------------------------------------- */

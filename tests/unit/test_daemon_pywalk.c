@@ -28,10 +28,10 @@
 
 #include "../../daemon/python/pyframes.h"
 #include "../../daemon/probes/elfsym.h"
+#include "py_fixture.h"
 #include "pywalk.skel.h"
 
 #define N(a) (sizeof(a) / sizeof(a[0]))
-#define PYENV "/root/.pyenv/versions/"
 
 static char script[PATH_MAX];
 static pid_t child;    /* the fixture running, killed by the teardown if a check fails */
@@ -56,33 +56,13 @@ static int busy_line(void)
 	return 0;
 }
 
-/* Starts the spin scenario under python; returns its pid, the spinning thread in *tid. */
+/* Starts the fixture's spin scenario under python: its pid, the spinning thread in *tid. */
 static pid_t start_spin(const char *python, pid_t *tid)
 {
-	char out[] = "/tmp/test_daemon_pywalk.out";
-	pid_t pid;
-	FILE *f;
-	int t;
+	const char out[] = "/tmp/test_daemon_pywalk.out";
+	pid_t pid = py_fixture_start(python, "spin", out, tid);
 
 	unlink(out);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execl(python, python, script, "spin", out, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 2000 && access(out, R_OK) != 0; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-		assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
-		nanosleep(&ts, NULL);
-	}
-	f = fopen(out, "r");
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "tid %d", &t), 1);
-	fclose(f);
-	unlink(out);
-	*tid = t;
 	return pid;
 }
 
@@ -200,25 +180,8 @@ static void walk_one(const char *python)
 /* Each interpreter. */
 static void test_bpf_walk_equals_reader(void **state)
 {
-	static const char *const pythons[] = {
-		"/usr/bin/python3.11",
-		PYENV "3.11.7/bin/python3.11",
-		PYENV "3.12.1/bin/python3.12",
-		PYENV "3.13.0/bin/python3.13",
-	};
-	int ran = 0;
-
 	(void)state;
-	for (size_t i = 0; i < N(pythons); i++) {
-		if (access(pythons[i], X_OK) != 0) {
-			print_message("%s not installed\n", pythons[i]);
-			continue;
-		}
-		walk_one(pythons[i]);
-		ran++;
-	}
-	if (!ran)
-		skip();
+	assert_true(py_each_interpreter(walk_one) > 0);
 }
 
 static int setup(void **state)
