@@ -140,7 +140,7 @@
 			var X = px(D.peak_x);
 			el('line', { 'class': 'peak', x1: X, x2: X, y1: C.T, y2: C.H - C.B,
 				     stroke: '#36c', 'stroke-dasharray': '3,3' }, chart);
-			legend('heap peak, at ' + xtext(D.peak_x, 0), '#36c', 1);
+			legend('heap peak, at ' + xtext(D.peak_x, XMAX / 1000), '#36c', 1); /* to 0.1% of the axis */
 		}
 		polyline(D.live, 'live', '#36c');
 		polyline(D.rss, 'rss', '#c33');
