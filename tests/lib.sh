@@ -195,6 +195,26 @@ need_root() {
 	fi
 }
 
+# uprobe_holders: "PID COMM" of each process that holds a uprobe_multi BPF link or a perf
+# event (bpftrace's and perf's uprobes are perf events), one a line: an oracle that stops on
+# breakpoints misses the calls a uprobe's trap takes, so its failure names them.
+uprobe_holders() {
+	local fd pid
+	for fd in /proc/[0-9]*/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in
+		'anon_inode:bpf_link')
+			grep -q 'link_type:.*uprobe_multi' "${fd%/fd/*}/fdinfo/${fd##*/}" 2>/dev/null ||
+				continue
+			;;
+		'anon_inode:[perf_event]') ;;
+		*) continue ;;
+		esac
+		pid=${fd#/proc/}
+		pid=${pid%%/*}
+		echo "$pid $(cat "/proc/$pid/comm" 2>/dev/null)"
+	done | sort -u
+}
+
 # need_bpf DAEMON: fails and ends the script unless the real BPF program can be loaded: the
 # daemon built and root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN and CAP_SYS_PTRACE).
 need_bpf() {
