@@ -124,13 +124,16 @@ struct at_sink {
 	int started;
 	unsigned mode;              /* enum at_sink_mode bits of the open, for a reopen */
 	const char *open_why;       /* why the last open or reopen failed */
-	uint64_t accepted;          /* events put (the caller's count) */
 	uint64_t refused;           /* of those, refused by the format (its writer's count) */
 	uint64_t written;           /* text; binary: of the traces already closed */
 	uint64_t buffered;          /* text: events whose lines wait in out's buffer */
 	uint64_t lost;
 	uint64_t bytes;             /* of the files already closed */
 	uint64_t content_bytes;     /* text; binary: of the traces already closed */
+	/* The caller's, on a cache line of their own: with a writing thread, the fields above are
+	 * the writer's, and a line both threads wrote at every event would pass between their
+	 * cores at every event. */
+	_Alignas(64) uint64_t accepted; /* events put (the caller's count) */
 	struct at_sink_thread *thread; /* the writing thread (at_sink_thread_start); NULL: none */
 };
 

@@ -1,6 +1,8 @@
 /* sink_thread.c: a sink's events written from a thread of its own (sink.h,
  * at_sink_thread_start). One producer (the caller of at_sink_put) and one writer share a ring
- * of events: the producer publishes its tail, the writer its head, each with release; the
+ * of events: the producer publishes its tail every AT_SINK_PUBLISH events and at every kick,
+ * sync or wait (a store per event would take the tail's line from the writer's core at every
+ * event while the writer keeps up), the writer its head every 256, each with release; the
  * writer sleeps on an empty ring until kicked, the producer on a full one until the writer has
  * made room, and a sync waits until the writer has written everything queued. */
 #include <errno.h>
@@ -18,11 +20,15 @@ struct at_sink_thread {
 	/* each on a cache line of its own: the producer writes tail at every event */
 	_Alignas(64) uint64_t head;   /* written by the writer, read by both */
 	_Alignas(64) uint64_t tail;   /* written by the producer, read by both */
+	_Alignas(64) uint64_t next;   /* the producer's own: where its next event goes */
 	_Alignas(64) int writer_waiting, producer_waiting, stop;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, room;  /* the writer's, the producer's */
 	pthread_t thread;
 };
+
+/* Events the producer queues between two publications of its tail. */
+#define AT_SINK_PUBLISH 32
 
 static uint64_t load(const uint64_t *p)
 {
@@ -120,9 +126,17 @@ static void wake_writer(struct at_sink_thread *t)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* The producer's events queued so far, seen by the writer from now on. */
+static void publish(struct at_sink_thread *t)
+{
+	if (t->next != t->tail)
+		__atomic_store_n(&t->tail, t->next, __ATOMIC_RELEASE);
+}
+
 /* The producer waits, the writer woken, until the writer's head is at least `until`. */
 static void wait_head(struct at_sink_thread *t, uint64_t until)
 {
+	publish(t);
 	if (load(&t->head) >= until)
 		return;
 	pthread_mutex_lock(&t->lock);
@@ -136,24 +150,29 @@ static void wait_head(struct at_sink_thread *t, uint64_t until)
 
 void at_sink_thread_put(struct at_sink_thread *t, const struct at_event *ev)
 {
-	uint64_t tail = t->tail;
+	uint64_t next = t->next;
 
-	if (tail - __atomic_load_n(&t->head, __ATOMIC_ACQUIRE) > t->mask)
-		wait_head(t, tail - t->mask);
-	t->items[tail & t->mask] = *ev;
-	__atomic_store_n(&t->tail, tail + 1, __ATOMIC_RELEASE);
-	if ((tail & (t->mask >> 2)) == 0) /* a quarter of the ring queued since the last */
+	if (next - __atomic_load_n(&t->head, __ATOMIC_ACQUIRE) > t->mask)
+		wait_head(t, next - t->mask);
+	t->items[next & t->mask] = *ev;
+	t->next = ++next;
+	if (!(next & (t->mask >> 2))) { /* a quarter of the ring queued since the last */
+		publish(t);
 		wake_writer(t);
+	} else if (!(next & (AT_SINK_PUBLISH - 1))) {
+		publish(t);
+	}
 }
 
 void at_sink_thread_kick(struct at_sink_thread *t)
 {
+	publish(t);
 	wake_writer(t);
 }
 
 void at_sink_thread_sync(struct at_sink_thread *t)
 {
-	wait_head(t, t->tail);
+	wait_head(t, t->next);
 }
 
 void at_sink_thread_stop(struct at_sink *s)
