@@ -35,6 +35,10 @@
 
 /* The smallest ring of a CPU, unless the total asked for is smaller. */
 #define AT_BPF_RING_MIN (64u << 10)
+/* A ring wakes the daemon when this many bytes wait in it, or an eighth of it if less. The
+ * daemon reads every ring at each wakeup, then merges what it read: the merge reads the records
+ * again, and finds them in the CPU's cache only when a drain is a few hundred kilobytes. */
+#define AT_BPF_WAKEUP_MAX (128u << 10)
 
 struct at_bpf {
 	struct alloctap *skel;
@@ -109,6 +113,8 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 	skel->rodata->times_on = o->times ? 1 : 0;
 	skel->rodata->stacks_on = o->stacks ? 1 : 0;
 	skel->rodata->wakeup_bytes = b->ring_bytes / 8;
+	if (skel->rodata->wakeup_bytes > AT_BPF_WAKEUP_MAX)
+		skel->rodata->wakeup_bytes = AT_BPF_WAKEUP_MAX;
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ncpu);
 	bpf_map__set_max_entries(skel->maps.targets, o->max_targets);
 	bpf_map__set_max_entries(skel->maps.thread_slots, o->thread_slots);

@@ -19,6 +19,7 @@
 /* Longer durations are this long (about 31 million years): its milliseconds fit 64 bits. */
 #define DURATION_MAX 1e15
 #define DEFAULT_RINGBUF (64u << 20)
+#define DEFAULT_NICE (-10) /* --nice */
 #define DEFAULT_BLOCK_MAP (1u << 20)
 #define SAMPLE_BYTES_MAX (1ull << 32)
 
@@ -67,6 +68,10 @@ static const char usage_text[] =
 	"  -d, --duration SECS   stop after this many seconds\n"
 	"      --ringbuf-size N  ring buffer bytes, all CPUs' rings together: a power of two\n"
 	"                        >= 4096 (default 67108864)\n"
+	"      --nice N          the priority of the daemon's loop and writing thread, from -20\n"
+	"                        to 19 (default -10): they must keep up with the traced\n"
+	"                        threads, or the rings fill and events are lost. A command it\n"
+	"                        launches runs at the daemon's own priority\n"
 	"      --probe-at-entry  put every probe at its function's first instruction (by default\n"
 	"                        a function's probes move to the first instruction the kernel\n"
 	"                        emulates, so its trap needs no single step; -v prints the\n"
@@ -230,6 +235,20 @@ static int parse_count(const char *name, const char *s, uint64_t max, uint64_t *
 	return 0;
 }
 
+/* --nice N: a priority from -20 to 19. 0, or the exit status of a usage error. */
+static int parse_nice(const char *s, int *nice)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < -20 || v > 19)
+		return at_usage_error("--nice must be a whole number from -20 to 19, not '%s'", s);
+	*nice = (int)v;
+	return 0;
+}
+
 /* The filter's options once all are read: binary output only. -1 to go on, else the exit
  * status of a usage error. */
 static int check_filter(const struct at_session_options *o)
@@ -307,6 +326,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "min-size", required_argument, NULL, 'M' },
 		{ "sample-bytes", required_argument, NULL, 'B' },
 		{ "block-map", required_argument, NULL, 'K' },
+		{ "nice", required_argument, NULL, 'I' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -316,6 +336,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->ringbuf_size = DEFAULT_RINGBUF;
+	o->nice = DEFAULT_NICE;
 	/* ALLOCTAP_CACHE_DIR: the tests' and benchmarks' own folder, never the machine's */
 	o->cache_dir = getenv("ALLOCTAP_CACHE_DIR") ? getenv("ALLOCTAP_CACHE_DIR")
 						     : AT_TABLE_CACHE_DIR;
@@ -412,6 +433,11 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 			if ((rc = parse_count("--block-map", optarg, 1u << 30, &count)))
 				return rc;
 			o->block_map = (uint32_t)count;
+			break;
+		case 'I':
+			if ((rc = parse_nice(optarg, &o->nice)))
+				return rc;
+			o->nice_given = 1;
 			break;
 		default:
 			if (c == '?' && optopt == 'f') { /* -f last on the line: --follow */

@@ -23,6 +23,8 @@ struct at_session_options {
 	char **command;             /* -- COMMAND [ARG...] */
 	double duration;            /* seconds, 0 for no limit */
 	unsigned long ringbuf_size;
+	int nice;                   /* --nice: the priority of the loop and the writing thread */
+	int nice_given;             /* --nice was on the command line */
 	enum at_sink_format format;
 	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
 	int stacks;                 /* --stacks: allocations carry their call stacks */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -358,6 +359,18 @@ static int writer_thread_wanted(void)
 	return sysconf(_SC_NPROCESSORS_ONLN) >= WRITER_THREAD_CPUS;
 }
 
+/* The loop, and the writing thread it starts, at --nice's priority: they share the CPUs with
+ * the traced threads, and a loop that waits for a CPU while the rings fill loses events. The
+ * table builders set their own; a launched command gets the daemon's back. */
+static void set_priority(struct at_session *d)
+{
+	if (at_launch_set_priority(&d->targets.child, d->opt.nice) < 0)
+		DISPLAYLEVEL(d->opt.nice_given ? 2 : 3,
+			     "%s: cannot set the priority to %d (%s): the loop runs at %d\n",
+			     at_program_name, d->opt.nice, strerror(errno),
+			     getpriority(PRIO_PROCESS, 0));
+}
+
 int at_session_open(struct at_session *d)
 {
 	/* a binary trace is 2.x: event times always (times_wanted), stacks and mappings with
@@ -374,6 +387,7 @@ int at_session_open(struct at_session *d)
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	d->time_grain = times_grain(d);
 	at_launch_raise_nofile(&d->targets.child);
+	set_priority(d);
 	if (wire_targets(d) < 0 ||
 	    at_proctable_init(&d->table, at_format_records(d->opt.format)) < 0) {
 		at_error("cannot allocate the daemon's buffers: %s", strerror(errno));

@@ -12,6 +12,20 @@ check_err_match "two modes: usage error" 2 "only one of" "$D" --all --pid 1
 check_err_match "unknown option: usage error" 2 "unknown option '--bogus'" "$D" --bogus
 check_err_match "bad pid list: usage error" 2 "bad pid list 'x1'" "$D" --pid x1
 check_err_match "ring size not a power of two: usage error" 2 "power of two" "$D" --ringbuf-size 5000 --all
+check_err_match "--nice out of range: usage error" 2 "--nice must be a whole number from -20 to 19, not '20'" "$D" --nice 20 -- /bin/true
+# The loop and the writing thread run at --nice's priority (-10 by default); the command keeps
+# the priority the daemon was started with. Each line: the command's nice, then the distinct
+# nice values of the daemon's threads.
+own_nice=$(awk '{print $19}' /proc/$$/stat)
+nice_of() { # ALLOCTAPD-ARGS...: what the command says
+	ALLOCTAP_WRITER_THREAD=1 "$D" -q -o /dev/null "$@" -- sh -c \
+		'echo $(cut -d" " -f19 /proc/$$/stat) $(cut -d" " -f19 /proc/$PPID/task/*/stat | sort -u)'
+}
+check_eq "--nice -7: the daemon's threads at -7, the command at the caller's $own_nice" \
+	"$(nice_of --nice -7)" "$own_nice -7"
+check_eq "no --nice: the daemon's threads at -10, the command at the caller's $own_nice" \
+	"$(nice_of)" "$own_nice -10"
+check_eq "--nice 5: the daemon's threads at 5" "$(nice_of --nice 5)" "$own_nice 5"
 check_err_match "nonexistent pid: runtime error" 1 "no process 999999999" "$D" --pid 999999999
 check_err_match "pid 2^30-1 that does not exist" 1 "no process" "$D" --pid 1073741823
 check_err_match "library without malloc" 1 "defines no malloc" "$D" --lib /bin/true -- /bin/true

@@ -11,9 +11,9 @@ const volatile __u32 self_tgid = 0;
 /* 1: every program returns at once (alloctapd --floor, for the benchmark's floor: the cost of
  * the traps alone at exactly the sites alloctapd uses; the verifier prunes the rest). */
 const volatile __u32 floor_only = 0;
-/* The daemon is woken only when this many bytes wait in a CPU's ring (it also polls every 100
- * ms): a wakeup per record would cost the traced program a context switch per call on a small
- * machine. */
+/* The daemon is woken only when this many bytes wait in a CPU's ring (an eighth of the ring,
+ * 128 KiB at most; it also polls every 100 ms): a wakeup per record would cost the traced
+ * program a context switch per call on a small machine. */
 const volatile __u64 wakeup_bytes = 0;
 #define AT_WAKEUP_CHECK 32
 /* 1: every allocation call carries the user stack taken at its entry (alloctapd --stacks).

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,8 +77,26 @@ void at_launch_raise_nofile(struct at_launch *l)
 	l->nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
 }
 
-/* The child: waits for the go byte, then execs, with the limits the daemon had. Only system
- * calls from here on. */
+int at_launch_set_priority(struct at_launch *l, int nice)
+{
+	id_t self = (id_t)syscall(SYS_gettid);
+	int before;
+
+	errno = 0;
+	before = getpriority(PRIO_PROCESS, self);
+	if (errno)
+		return -1;
+	if (before == nice)
+		return 0;
+	if (setpriority(PRIO_PROCESS, self, nice) < 0)
+		return -1;
+	l->nice = before;
+	l->nice_set = 1;
+	return 0;
+}
+
+/* The child: waits for the go byte, then execs, with the limits and the priority the daemon
+ * had. Only system calls from here on. */
 static void run_child(const struct at_launch *l, int wait_fd, const char *path,
 		      char *const argv[])
 {
@@ -88,6 +108,8 @@ static void run_child(const struct at_launch *l, int wait_fd, const char *path,
 		_exit(127);
 	close(wait_fd);
 	if (l->nofile_raised && setrlimit(RLIMIT_NOFILE, &l->nofile) < 0)
+		_exit(127);
+	if (l->nice_set && setpriority(PRIO_PROCESS, 0, l->nice) < 0)
 		_exit(127);
 	execve(path, argv, environ);
 	say_exec_failed();

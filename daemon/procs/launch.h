@@ -11,12 +11,19 @@ struct at_launch {
 	int go_fd; /* write end of the pipe the child waits on */
 	struct rlimit nofile; /* the command's limit of descriptors (at_launch_raise_nofile) */
 	int nofile_raised;
+	int nice;             /* the command's priority (at_launch_set_priority) */
+	int nice_set;
 };
 
 /* Raises the daemon's soft limit of open descriptors to its hard limit (every traced process
  * holds some of its links), keeping the limit it had for the command it launches, which gets
  * that one back before its exec. */
 void at_launch_raise_nofile(struct at_launch *l);
+
+/* Sets the calling thread's priority to nice (threads it starts later inherit it), keeping the
+ * one it had for the command it launches, which gets that one back before its exec. 0, or -1
+ * with errno (the priority unchanged). */
+int at_launch_set_priority(struct at_launch *l, int nice);
 
 /* Resolves a command name the way execvp would (PATH search when it has no '/').
  * 0 with the path in out, or -1. */
