@@ -124,16 +124,61 @@ static __always_inline int enter_function(struct pt_regs *ctx, __u32 func, __u64
 	return enter(ctx, func, a0, a1, memptr, flags, filtering);
 }
 
+/* free: recorded at entry, unless nested inside another call of the family. */
+static __always_inline int free_call(struct pt_regs *ctx, __u64 ptr)
+{
+	int untraced;
+	/* no state yet: not inside a call, not marked */
+	struct at_thread *t = traced_thread(ctx, 0, &untraced);
+
+	if (untraced)
+		return 0;
+	if (t && (called_by_allocator(ctx, t) | (t->depth > 0)))
+		return 0;
+	if (foreign_object(ctx, t, AT_PROBE_FREE))
+		return 0;
+	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
+	/* a filtered trace records the release of a recorded block alone */
+	if (filter_on && !block_forget(id >> 32, ptr))
+		return 0;
+	if (!window_admits(AT_INFLIGHT_CALL))
+		return 0;
+	__u64 time = bpf_ktime_get_ns();
+
+	emit(id, time, time, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
+	inflight_add(-AT_INFLIGHT_CALL);
+	return 0;
+}
+
+/* An allocator's call to one of its own entry points, about to be made (internal_call). */
+static __always_inline int mark_internal_call(struct pt_regs *ctx)
+{
+	int untraced;
+	struct at_thread *t = traced_thread(ctx, 1, &untraced);
+
+	if (!t)
+		return 0;
+	t->internal_sp = AT_ARCH_SP(ctx) - AT_ARCH_CALL_PUSH;
+	return 0;
+}
+
 /* The entry of any function recorded at return, whose cookie is the function's code (enum
  * at_probe_func); at a site past moves that copied the arguments elsewhere, the cookie says
  * where they are. With --stacks it serves every such function: the stack walk it calls is then
- * verified once, not once per function; with a filter too. */
+ * verified once, not once per function; with a filter too. When a followed tree's processes
+ * have links of their own, it serves free's entry and the internal call sites as well (the
+ * cookie's code AT_PROBE_FREE or AT_COOKIE_INTERNAL_CALL): one link for all of an object's
+ * entries. */
 SEC("uprobe")
 int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 {
 	if (floor_only)
 		return 0;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 code = (__u32)(cookie & AT_COOKIE_FUNC_MASK);
+
+	if (code == AT_COOKIE_INTERNAL_CALL)
+		return mark_internal_call(ctx);
 
 	if (cookie & AT_COOKIE_ARGS_MOVED) {
 		__u64 regs[AT_ARCH_GENERAL_REGS];
@@ -143,7 +188,9 @@ int BPF_KPROBE(alloc_entry, __u64 a0, __u64 a1, __u64 a2)
 		a1 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 4));
 		a2 = at_arch_register(regs, cookie >> (AT_COOKIE_ARG_SHIFT + 8));
 	}
-	return enter_function(ctx, (__u32)(cookie & AT_COOKIE_FUNC_MASK), a0, a1, a2, 1);
+	if (code == AT_PROBE_FREE)
+		return free_call(ctx, a0);
+	return enter_function(ctx, code, a0, a1, a2, 1);
 }
 
 /* The entries of the most called functions, at sites where the arguments are in their own
@@ -207,33 +254,14 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	return 0;
 }
 
-/* free: recorded at entry, unless nested inside another call of the family. */
+/* free's entry (alloc_entry serves it too, told by the cookie, when every entry of an object
+ * goes in one link). */
 SEC("uprobe")
 int BPF_KPROBE(free_entry, __u64 ptr)
 {
 	if (floor_only)
 		return 0;
-	int untraced;
-	/* no state yet: not inside a call, not marked */
-	struct at_thread *t = traced_thread(ctx, 0, &untraced);
-
-	if (untraced)
-		return 0;
-	if (t && (called_by_allocator(ctx, t) | (t->depth > 0)))
-		return 0;
-	if (foreign_object(ctx, t, AT_PROBE_FREE))
-		return 0;
-	__u64 id = t ? t->id : bpf_get_current_pid_tgid();
-	/* a filtered trace records the release of a recorded block alone */
-	if (filter_on && !block_forget(id >> 32, ptr))
-		return 0;
-	if (!window_admits(AT_INFLIGHT_CALL))
-		return 0;
-	__u64 time = bpf_ktime_get_ns();
-
-	emit(id, time, time, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
-	inflight_add(-AT_INFLIGHT_CALL);
-	return 0;
+	return free_call(ctx, ptr);
 }
 
 /* The allocator is about to call one of its own entry points directly (a probe on the call
@@ -244,13 +272,7 @@ int BPF_KPROBE(internal_call)
 {
 	if (floor_only)
 		return 0;
-	int untraced;
-	struct at_thread *t = traced_thread(ctx, 1, &untraced);
-
-	if (!t)
-		return 0;
-	t->internal_sp = AT_ARCH_SP(ctx) - AT_ARCH_CALL_PUSH;
-	return 0;
+	return mark_internal_call(ctx);
 }
 
 /* Processes (tgid) whose new program's libraries the dynamic loader is mapping: the daemon,

@@ -67,6 +67,9 @@
  * registers that hold the first three arguments there, by the architecture's own numbers
  * (daemon/arch/arch.h; bpf/arch/NAME.h's at_arch_register reads them). */
 #define AT_COOKIE_FUNC_MASK 0xffu
+/* The code of an internal call site in alloc_entry's link (internal_call's, when every entry of
+ * an object goes in one link): no function's. */
+#define AT_COOKIE_INTERNAL_CALL 0xffu
 #define AT_COOKIE_ARGS_MOVED 0x100u
 #define AT_COOKIE_ARG_SHIFT 12
 /* Every probe of the family carries, from this bit on, the id of its object (1 to
@@ -100,6 +103,7 @@ _Static_assert(AT_TARGET_IN(AT_FAMILY_C, AT_TARGET(1, 0x9)) == AT_TARGET(1, 0x9)
 						AT_TARGET_IN(0, AT_TARGET(1, 0x9))) ==
 			       AT_TARGET(2, 0x30),
 	       "the C family's allocator is the low half of a target, each family's its own half");
+_Static_assert(AT_PROBE_FUNC_COUNT < AT_COOKIE_INTERNAL_CALL, "no function has the internal call's code");
 _Static_assert(AT_FAMILY_COUNT - 1 <= AT_COOKIE_FAMILY_MASK &&
 		       (AT_COOKIE_FAMILY_MASK << AT_COOKIE_FAMILY_SHIFT) < (1ull << 32) &&
 		       AT_COOKIE_ARG_SHIFT + 4 * 3 <= AT_COOKIE_FAMILY_SHIFT,

@@ -293,7 +293,7 @@ static uint64_t entry_cookie(const struct probed_function *f, uint32_t object)
 /* Links per object: the return probes, an entry program for each of up to four kinds, free,
  * the internal calls. */
 #define PLAN_LINKS 8
-#define PLAN_SITES AT_MAX_CALL_SITES
+#define PLAN_SITES (AT_MAX_CALL_SITES + 16) /* one link: the functions and the call sites */
 
 /* One link of an object: a program at its sites. */
 struct plan_link {
@@ -386,12 +386,14 @@ static enum at_bpf_prog own_entry_program(uint32_t code)
 	}
 }
 
-void at_attach_prepare(struct at_bpf *bpf, int stacks)
+void at_attach_prepare(struct at_bpf *bpf, int stacks, int one_link)
 {
 	/* with stacks, the one alloc_entry: each program that walks is verified on its own */
 	for (uint32_t code = 0; code < AT_PROBE_FUNC_COUNT; code++)
 		if (own_entry_program(code) != AT_BPF_ALLOC_ENTRY)
-			at_bpf_set_loaded(bpf, own_entry_program(code), !stacks);
+			at_bpf_set_loaded(bpf, own_entry_program(code), !stacks && !one_link);
+	at_bpf_set_loaded(bpf, AT_BPF_FREE_ENTRY, !one_link);
+	at_bpf_set_loaded(bpf, AT_BPF_INTERNAL_CALL, !one_link);
 }
 
 /* The program for the entry of function f: its own when it has one (loaded) and the arguments
@@ -471,9 +473,30 @@ static void plan_links(struct at_bpf *bpf, struct at_plan *plan, unsigned family
 	}
 	plan->nsites = plan->functions = n;
 	plan_add(plan, AT_BPF_ALLOC_RETURN, 1, allocs, objects, nallocs);
-	plan_entries(bpf, plan, object, f, allocs_of, nallocs);
-	plan_add(plan, AT_BPF_FREE_ENTRY, 0, frees, objects, nfrees);
-	plan_add(plan, AT_BPF_INTERNAL_CALL, 0, internal->call_offsets, NULL, internal->ncalls);
+	if (at_bpf_loaded(bpf, AT_BPF_FREE_ENTRY)) {
+		plan_entries(bpf, plan, object, f, allocs_of, nallocs);
+		plan_add(plan, AT_BPF_FREE_ENTRY, 0, frees, objects, nfrees);
+		plan_add(plan, AT_BPF_INTERNAL_CALL, 0, internal->call_offsets, NULL,
+			 internal->ncalls);
+		return;
+	}
+	/* one link: alloc_entry, told by each site's cookie, the call sites last */
+	uint64_t offsets[PLAN_SITES], cookies[PLAN_SITES];
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < nallocs; i++, k++) {
+		offsets[k] = allocs[i];
+		cookies[k] = entry_cookie(&f[allocs_of[i]], object);
+	}
+	for (unsigned i = 0; i < nfrees; i++, k++) {
+		offsets[k] = frees[i];
+		cookies[k] = objects[i] | AT_PROBE_FREE;
+	}
+	for (unsigned i = 0; i < internal->ncalls; i++, k++) {
+		offsets[k] = internal->call_offsets[i];
+		cookies[k] = AT_COOKIE_INTERNAL_CALL;
+	}
+	plan_add(plan, AT_BPF_ALLOC_ENTRY, 0, offsets, cookies, k);
 }
 
 /* Keeps the original first byte of every site of plan, read from its file (scrub.h). 0, or -1

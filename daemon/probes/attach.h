@@ -102,8 +102,10 @@ int at_attach_loader(struct at_bpf *bpf, struct at_probes *p, const char *path, 
 		     char *why, size_t whylen);
 
 /* Between the program's open and load (bpf.h): with stacks, the entry programs of single
- * functions are not loaded (alloc_entry serves every function). */
-void at_attach_prepare(struct at_bpf *bpf, int stacks);
+ * functions are not loaded (alloc_entry serves every function); with one_link, neither are
+ * free's nor the internal call sites': every entry probe of an object is in one link of
+ * alloc_entry (each link costs a process an attach and a close). */
+void at_attach_prepare(struct at_bpf *bpf, int stacks, int one_link);
 
 /* Destroys every link, those handed over by at_release_pid included, and returns once they are
  * gone. Each link's end waits for the kernel's grace periods (whatever the number of sites in

@@ -203,10 +203,11 @@ static void test_families(void **state)
 	close_session(d);
 }
 
-/* The links of one probed object: the return probes first, for the scope. */
+/* The links of one probed object: the return probes first, for the scope (following with
+ * links of each process's own, one link of every entry follows: test_one_link). */
 static void check_links(unsigned first, pid_t scope)
 {
-	assert_true(fake_bpf.nlinks >= first + 3);
+	assert_true(fake_bpf.nlinks >= first + 2);
 	assert_int_equal(fake_bpf.links[first].prog, AT_BPF_ALLOC_RETURN);
 	assert_int_equal(fake_bpf.links[first].retprobe, 1);
 	for (unsigned i = first; i < fake_bpf.nlinks; i++) {
@@ -253,6 +254,81 @@ static void test_probe(void **state)
 		assert_int_equal(fake_bpf.allocator_check, 0);
 		close_session(d);
 	}
+}
+
+/* Whether offset is one of the sites of a link of prog among the n links, with cookie (any
+ * cookie when match_cookie is 0). */
+static int site_of(const struct fake_bpf_link *links, unsigned n, enum at_bpf_prog prog,
+		   uint64_t offset, uint64_t cookie, int match_cookie)
+{
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 0; k < links[i].n && k < 16; k++)
+			if (links[i].prog == prog && links[i].offsets[k] == offset &&
+			    (!match_cookie || links[i].cookies[k] == cookie))
+				return 1;
+	return 0;
+}
+
+/* Following with links of each process's own, every entry probe of an object is in one link
+ * of alloc_entry: the allocation functions' sites with their cookies, then free's with the
+ * code AT_PROBE_FREE, then the internal call sites with AT_COOKIE_INTERNAL_CALL; the return
+ * probes are the same link as in the usual plan, which has the same sites spread over links
+ * of their programs. */
+static void test_one_link(void **state)
+{
+	(void)state;
+	char why[512];
+	static struct fake_bpf_link usual[8];
+	unsigned nusual, entries = 0, frees = 0, calls = 0;
+	struct at_session *d = open_session(1, 0);
+
+	at_attach_prepare(d->bpf, 0, 0); /* the usual plan: a link per program */
+	assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), 1);
+	nusual = fake_bpf.nlinks;
+	assert_true(nusual >= 3 && nusual <= 8);
+	memcpy(usual, fake_bpf.links, nusual * sizeof(usual[0]));
+	for (unsigned i = 1; i < nusual; i++)
+		entries += usual[i].n;
+	close_session(d);
+
+	d = open_session(1, 0);
+	at_attach_prepare(d->bpf, 0, 1);
+	assert_int_equal(at_targets_probe(&d->targets, LIBC, 100, why, sizeof(why)), 1);
+	assert_int_equal(fake_bpf.nlinks, 2);
+	assert_int_equal(fake_bpf.links[0].prog, AT_BPF_ALLOC_RETURN);
+	assert_int_equal(fake_bpf.links[0].n, usual[0].n);
+	assert_memory_equal(fake_bpf.links[0].offsets, usual[0].offsets, sizeof(usual[0].offsets));
+	assert_memory_equal(fake_bpf.links[0].cookies, usual[0].cookies, sizeof(usual[0].cookies));
+	const struct fake_bpf_link *one = &fake_bpf.links[1];
+
+	assert_int_equal(one->prog, AT_BPF_ALLOC_ENTRY);
+	assert_int_equal(one->retprobe, 0);
+	assert_int_equal(one->n, entries);
+	assert_true(entries <= 16);
+	for (unsigned k = 0; k < one->n; k++) {
+		uint64_t c = one->cookies[k], o = one->offsets[k];
+		uint32_t code = (uint32_t)(c & AT_COOKIE_FUNC_MASK);
+
+		if (code == AT_COOKIE_INTERNAL_CALL) {
+			assert_true(site_of(usual, nusual, AT_BPF_INTERNAL_CALL, o, 0, 0));
+			assert_int_equal(c, AT_COOKIE_INTERNAL_CALL);
+			calls++;
+		} else if (code == AT_PROBE_FREE) {
+			assert_int_equal(calls, 0); /* the call sites last */
+			assert_true(site_of(usual, nusual, AT_BPF_FREE_ENTRY, o, 0, 0));
+			assert_int_equal(c >> AT_COOKIE_OBJECT_SHIFT, 1);
+			frees++;
+		} else {
+			assert_int_equal(frees + calls, 0); /* the functions first */
+			assert_true(site_of(usual, nusual, AT_BPF_ALLOC_ENTRY, o, c, 1) ||
+				    site_of(usual, nusual, AT_BPF_MALLOC_ENTRY, o, c, 1) ||
+				    site_of(usual, nusual, AT_BPF_CALLOC_ENTRY, o, c, 1) ||
+				    site_of(usual, nusual, AT_BPF_REALLOC_ENTRY, o, c, 1));
+		}
+	}
+	assert_int_equal(frees, 1);
+	assert_true(calls >= 1); /* Debian's libc calls its own free and malloc */
+	close_session(d);
 }
 
 /* The descriptor of a fake link's path /proc/self/fd/N, or -1 for any other path. */
@@ -466,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_set_allocator), cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_families),      cmocka_unit_test(test_probe_family),
 		cmocka_unit_test(test_probe),         cmocka_unit_test(test_probe_again),
+		cmocka_unit_test(test_one_link),
 		cmocka_unit_test(test_second_allocator),
 		cmocka_unit_test(test_probe_refused), cmocka_unit_test(test_departs),
 		cmocka_unit_test(test_stop_loading),  cmocka_unit_test(test_first_seen),
