@@ -372,6 +372,9 @@ static void set_priority(struct at_session *d)
 			     "%s: cannot set the priority to %d (%s): the loop runs at %d\n",
 			     at_program_name, d->opt.nice, strerror(errno),
 			     getpriority(PRIO_PROCESS, 0));
+	/* the threads that close links keep the priority the daemon was started at */
+	d->probes.closer.nice = d->targets.child.nice;
+	d->probes.closer.nice_set = d->targets.child.nice_set;
 }
 
 int at_session_open(struct at_session *d)

@@ -60,6 +60,8 @@ static void *writer(void *arg)
 	struct at_sink_thread *t = arg;
 	uint64_t head = t->head;
 
+	pthread_setname_np(pthread_self(), "sink-writer");
+
 	for (;;) {
 		uint64_t tail = load(&t->tail);
 

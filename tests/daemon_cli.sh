@@ -13,19 +13,22 @@ check_err_match "unknown option: usage error" 2 "unknown option '--bogus'" "$D" 
 check_err_match "bad pid list: usage error" 2 "bad pid list 'x1'" "$D" --pid x1
 check_err_match "ring size not a power of two: usage error" 2 "power of two" "$D" --ringbuf-size 5000 --all
 check_err_match "--nice out of range: usage error" 2 "--nice must be a whole number from -20 to 19, not '20'" "$D" --nice 20 -- /bin/true
-# The loop and the writing thread run at --nice's priority (-10 by default); the command keeps
-# the priority the daemon was started with. Each line: the command's nice, then the distinct
-# nice values of the daemon's threads.
+# The loop and the writing thread run at --nice's priority (-10 by default); the command, and
+# the threads that close links, keep the priority the daemon was started with. Each line: the
+# command's nice, then each distinct name:nice of the daemon's threads, the closers' apart.
 own_nice=$(awk '{print $19}' /proc/$$/stat)
 nice_of() { # ALLOCTAPD-ARGS...: what the command says
 	ALLOCTAP_WRITER_THREAD=1 "$D" -q -o /dev/null "$@" -- sh -c \
-		'echo $(cut -d" " -f19 /proc/$$/stat) $(cut -d" " -f19 /proc/$PPID/task/*/stat | sort -u)'
+		'for t in /proc/$PPID/task/*; do echo "$(cat $t/comm):$(cut -d" " -f19 $t/stat)"; done >/tmp/alloctap-nice.$$
+		echo $(cut -d" " -f19 /proc/$$/stat) $(sort -u /tmp/alloctap-nice.$$ | grep -v "^link-closer:") \
+			$(grep "^link-closer:" /tmp/alloctap-nice.$$ | grep -vc ":$(cut -d" " -f19 /proc/$$/stat)\$")
+		rm -f /tmp/alloctap-nice.$$'
 }
 check_eq "--nice -7: the daemon's threads at -7, the command at the caller's $own_nice" \
-	"$(nice_of --nice -7)" "$own_nice -7"
+	"$(nice_of --nice -7)" "$own_nice alloctapd:-7 sink-writer:-7 0"
 check_eq "no --nice: the daemon's threads at -10, the command at the caller's $own_nice" \
-	"$(nice_of)" "$own_nice -10"
-check_eq "--nice 5: the daemon's threads at 5" "$(nice_of --nice 5)" "$own_nice 5"
+	"$(nice_of)" "$own_nice alloctapd:-10 sink-writer:-10 0"
+check_eq "--nice 5: the daemon's threads at 5" "$(nice_of --nice 5)" "$own_nice alloctapd:5 sink-writer:5 0"
 check_err_match "nonexistent pid: runtime error" 1 "no process 999999999" "$D" --pid 999999999
 check_err_match "pid 2^30-1 that does not exist" 1 "no process" "$D" --pid 1073741823
 check_err_match "library without malloc" 1 "defines no malloc" "$D" --lib /bin/true -- /bin/true

@@ -1,6 +1,8 @@
 /* link_closer.c: closing descriptors whose close blocks, on threads of their own. */
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,11 @@ static void *closer_thread(void *arg)
 {
 	struct at_link_closer *c = arg;
 
+	/* a close is background work: it must not take the CPU the traced processes and the
+	 * loop wait for (the loop may run at a higher priority than the daemon was started at) */
+	pthread_setname_np(pthread_self(), "link-closer");
+	if (c->nice_set)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), c->nice);
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		c->waiting++;

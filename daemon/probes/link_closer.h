@@ -32,6 +32,7 @@ struct at_link_closer {
 	unsigned nthreads;
 	int ready, stopping;
 	uint64_t closed;     /* descriptors closed, by the threads or by the caller */
+	int nice, nice_set;  /* the threads' priority, when set (else their creator's) */
 };
 
 /* Hands over n descriptors to be closed; the caller must not use them again. They are closed
