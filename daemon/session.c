@@ -320,6 +320,7 @@ static int load_bpf(struct at_session *d)
 	}
 	if (at_stacks_open(&d->stacks, d->bpf, d->opt.cache_dir, d->opt.cache_size) < 0)
 		return -1;
+	d->stacks.no_python = d->opt.no_python;
 	if (at_bpf_attach_thread_exit(d->bpf) < 0) {
 		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));
 		return -1;

@@ -207,6 +207,28 @@ static int in_eval_pc(const struct at_py_eval *eval, int neval, uint64_t pc)
 	return 0;
 }
 
+uint32_t at_pytrace_thread_frames(struct at_pytrace *t, pid_t pid, pid_t tid, uint64_t *pcs,
+				  uint8_t *kinds, uint32_t *serials, uint32_t room, int *filled)
+{
+	struct at_py_frame f[AT_PY_WALK_MAX];
+	const struct at_pytrace_proc *p = find(t, pid);
+	int n;
+
+	*filled = 0;
+	if (!p || !p->known || !room)
+		return 0;
+	n = at_py_thread_frames(&p->py, tid, f, room < AT_PY_WALK_MAX ? (int)room : AT_PY_WALK_MAX);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		pcs[i] = at_py_value(&f[i]);
+		kinds[i] = f[i].entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
+		serials[i] = (uint32_t)(f[i].globals ^ (f[i].globals >> 32)); /* as the BPF walk */
+	}
+	*filled = (uint32_t)n == room;
+	return (uint32_t)n;
+}
+
 int at_pytrace_has_python(const uint8_t *kinds, uint32_t count)
 {
 	for (uint32_t i = 0; i < count; i++)

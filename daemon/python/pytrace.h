@@ -56,6 +56,12 @@ int at_pytrace_scan(struct at_pytrace *t, pid_t pid, struct at_bpf_py_proc *out)
  * and names goes. */
 void at_pytrace_forget(struct at_pytrace *t, pid_t pid);
 
+/* Appends the Python frames of thread tid of pid, stopped, to a stack as the BPF program
+ * would (pcs, kinds and serials, room frames at most): their count (0 for a process whose
+ * frames are not read, or a thread without any); *filled: they filled the room. */
+uint32_t at_pytrace_thread_frames(struct at_pytrace *t, pid_t pid, pid_t tid, uint64_t *pcs,
+				  uint8_t *kinds, uint32_t *serials, uint32_t room, int *filled);
+
 /* Whether a stack of the BPF program holds Python frames (raw kinds of count frames). */
 int at_pytrace_has_python(const uint8_t *kinds, uint32_t count);
 

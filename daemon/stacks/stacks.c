@@ -149,7 +149,8 @@ int at_stacks_scan(struct at_stacks *s, pid_t pid)
 	}
 	at_bpf_mappings_changed(s->bpf); /* the rule cache is stale */
 	struct at_bpf_py_proc py;
-	if (at_pytrace_scan(&s->py, pid, &py) == 1 && at_bpf_put_python(s->bpf, pid, &py) < 0)
+	if (!s->no_python && at_pytrace_scan(&s->py, pid, &py) == 1 &&
+	    at_bpf_put_python(s->bpf, pid, &py) < 0)
 		DISPLAYLEVEL(2, "%s: pid %d: cannot store its interpreter for the Python walk: %s\n",
 			     at_program_name, (int)pid, strerror(errno));
 	DISPLAYLEVEL(4, "%s: pid %d: %u executable mappings\n", at_program_name, (int)pid,
@@ -311,10 +312,21 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	memcpy(raw.pcs, r.pcs, r.count * sizeof(r.pcs[0]));
 	memset(raw.kinds, AT_FRAME_NATIVE, r.count); /* the held thread's walk is native */
 	raw.flags = (uint16_t)frame_serials(p, &raw, r.end);
-	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, raw.serials, raw.kinds, raw.count,
-				       raw.flags, 1);
+	/* its Python frames, as the BPF walk appends them, named now: the thread is stopped */
+	int filled;
+	uint32_t py = at_pytrace_thread_frames(&s->py, tgid, tid, (uint64_t *)raw.pcs + raw.count,
+					       raw.kinds + raw.count, raw.serials + raw.count,
+					       AT_STACK_MAX_FRAMES - raw.count, &filled);
+	raw.count = (uint16_t)(raw.count + py);
+	if (filled)
+		raw.flags |= AT_STACK_TRUNCATED;
+	uint64_t hash = at_stacks_hash((uint32_t)tgid, (const uint64_t *)raw.pcs, raw.serials,
+				       raw.kinds, raw.count, raw.flags, 1);
 	if (at_bpf_put_stack(s->bpf, hash, &raw) < 0)
 		return;
+	if (py && !at_stack_ids_known(&s->ids, hash))
+		at_pytrace_capture(&s->py, tgid, hash, (const uint64_t *)raw.pcs,
+				   raw.kinds, raw.count);
 	retarget_call(s, tid, tgid, h->slot, h->hash, hash);
 }
 

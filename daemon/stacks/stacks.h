@@ -57,6 +57,7 @@ struct at_stacks {
 	struct at_stack_ids ids;       /* hashes to session ids */
 	struct at_stack_store store;   /* session ids to stacks and their ids in the file */
 	struct at_pytrace py;          /* the processes whose Python frames are read */
+	int no_python;                 /* set after at_stacks_open: no Python frames (--no-python) */
 	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
 	size_t mem_len[4];
 	struct at_bpf *bpf;           /* the program's maps (bpf.h): mappings, stacks, holds */
