@@ -75,10 +75,10 @@ static long py_append_cb(__u64 i, void *ctx)
 {
 	struct py_append *a = ctx;
 
-	if (i >= a->count || a->at >= AT_BPF_MAX_FRAMES)
+	if (i >= a->count || a->at >= AT_BPF_STACK_FRAMES)
 		return 1;
 	const struct at_py_frame *f = &a->py->f[i & (AT_PY_WALK_MAX - 1)];
-	__u32 at = a->at & (AT_BPF_MAX_FRAMES - 1);
+	__u32 at = a->at & (AT_BPF_STACK_FRAMES - 1);
 	__u8 kind = f->entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
 	__u64 v = at_py_pack(f->code, f->offset);
 	/* in a Python frame's serial, its globals: a module's code object freed after the
@@ -103,7 +103,8 @@ static __always_inline int py_tstate_is(const struct py_walk_state *w, __u64 tst
 	       id == w->tid;
 }
 
-/* Appends the calling thread's Python frames to out (its count frames so far) when its process
+/* Appends the calling thread's Python frames to out (its count native frames, AT_BPF_MAX_FRAMES
+ * at most, so that AT_PY_WALK_MAX Python frames fit after them) when its process
  * tgid runs a CPython the daemon knows, mixing them into *hash. Returns 1 when it appended
  * any, 2 when they filled the stack and more were left, else 0. */
 static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32 tgid)
@@ -114,7 +115,7 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	struct py_walk_state w = {};
 	__u64 *cached;
 
-	if (!p || !out || out->count >= AT_BPF_MAX_FRAMES)
+	if (!p || !out || out->count >= AT_BPF_STACK_FRAMES)
 		return 0;
 	py = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!py)
@@ -122,7 +123,7 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	w.off = &p->off;
 	w.runtime = p->runtime;
 	w.tid = tid;
-	w.max = AT_BPF_MAX_FRAMES - out->count;
+	w.max = AT_BPF_STACK_FRAMES - out->count; /* at least AT_PY_WALK_MAX */
 	w.out = py->f;
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
 	if (cached && py_tstate_is(&w, *cached)) {
