@@ -5,7 +5,8 @@
 # (the traps alone); binary; binary --stacks --no-python (native frames only); binary --stacks
 # (native and Python frames). Goal: --stacks at most 1.2 times --stacks --no-python per event.
 # Then what the Python frames give: the stacks with Python frames and the frames named, from
-# alloctapd -v, and the allocation entry program's ns per run (bpf_stats). Medians of RUNS (default 3) rounds, each running every mode once.
+# alloctapd -v, and the allocation entry program's ns per run (bpf_stats). Medians of RUNS
+# (default 3) rounds, each running every mode once.
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup python
