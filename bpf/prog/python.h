@@ -37,6 +37,14 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } py_news SEC(".maps");
 
+/* The page the walk under way reads its frames from (struct at_py_window). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_py_window);
+} py_window SEC(".maps");
+
 /* The frames of the walk under way. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -45,9 +53,34 @@ struct {
 	__type(value, struct at_py_frames);
 } py_scratch SEC(".maps");
 
-#define AT_PY_STATE_EXTRA
+struct py_walk_state;
+static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u64 addr);
+
+#define AT_PY_STATE_EXTRA struct at_py_window *win;
 #define AT_PY_READ(w, dst, n, addr) bpf_probe_read_user(dst, n, (const void *)(addr))
+#define AT_PY_READ_FRAME(w, dst, addr) py_read_frame(w, dst, addr)
 #include "../py_walk.h"
+
+/* Reads the frame at addr into dst from the window, reading first the page that holds it when
+ * the window has another; a frame across the page's end is read alone. 0, or non-zero when it
+ * cannot be read. */
+static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u64 addr)
+{
+	struct at_py_window *win = w->win;
+	__u64 page = addr & ~(__u64)(AT_PY_WINDOW - 1);
+	__u64 off = addr - page;
+
+	if (!win || off > AT_PY_WINDOW - AT_PY_FRAME_BYTES)
+		return bpf_probe_read_user(dst, AT_PY_FRAME_BYTES, (const void *)addr);
+	if (win->base != page) {
+		win->base = 0;
+		if (bpf_probe_read_user(win->bytes, AT_PY_WINDOW, (const void *)page))
+			return bpf_probe_read_user(dst, AT_PY_FRAME_BYTES, (const void *)addr);
+		win->base = page;
+	}
+	return bpf_probe_read_kernel(dst, AT_PY_FRAME_BYTES,
+				     win->bytes + (off & (AT_PY_WINDOW - 1)));
+}
 
 /* bpf_loop's callbacks: one step each, 1 to stop. */
 static long py_find_cb(__u64 i, void *ctx)
@@ -125,6 +158,9 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	w.tid = tid;
 	w.max = AT_BPF_STACK_FRAMES - out->count; /* at least AT_PY_WALK_MAX */
 	w.out = py->f;
+	w.win = bpf_map_lookup_elem(&py_window, &zero);
+	if (w.win)
+		w.win->base = 0; /* the memory has changed since the last walk */
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
 	if (cached && py_tstate_is(&w, *cached)) {
 		w.tstate = *cached;
