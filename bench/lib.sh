@@ -51,6 +51,17 @@ pairloop_setup() {
 }
 ns_of() { sed -n 's/.*ns_per_pair=\([0-9.]*\)$/\1/p'; }
 
+# python_once MODE DOCS -> wall seconds of one run of python3's demo workload (PY, with
+# PYTHONMALLOC=malloc) with DOCS documents under the caller's tracer MODE (its alloctapd
+# command line, nothing when untraced).
+python_once() {
+	local t0 t1
+	t0=$(date +%s%N)
+	PYTHONMALLOC=malloc $(tracer "$1") "$PY" demo/workload.py "$2" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e9}'
+}
+
 # prog_runs PID: how many times the BPF programs of process PID have run, summed.
 prog_runs() {
 	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^run_cnt:/ {n += $2} END {print n + 0}'

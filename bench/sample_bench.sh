@@ -27,15 +27,6 @@ tracer() {
 	esac
 }
 
-# python_once MODE DOCS -> wall seconds of one run of the workload with DOCS documents
-python_once() {
-	local t0 t1
-	t0=$(date +%s%N)
-	PYTHONMALLOC=malloc $(tracer "$1") "$PY" demo/workload.py "$2" >/dev/null 2>&1
-	t1=$(date +%s%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e9}'
-}
-
 # events OUT DOCS ARGS...: the events alloctapd writes of the workload (its trace in OUT)
 events() {
 	local out=$1 docs=$2

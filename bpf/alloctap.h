@@ -302,13 +302,34 @@ struct at_bpf_held {
 	__u64 pc, sp, fp, ra;
 	__u64 hash;  /* of the incomplete stack the program stored */
 	__u32 slot;  /* the thread's state: 1 + its index in thread_slots; 0: in task storage */
-	__u32 pad;
+	__u32 why;   /* enum at_bpf_hold_why */
+};
+
+/* Why a thread is held: a pc in no known mapping (above), or a new stack with the frame of a
+ * module's code that the daemon has not named yet (bpf/prog/python.h): a module's code object
+ * is freed when its import ends, so the daemon names it while the thread waits. */
+enum at_bpf_hold_why {
+	AT_BPF_HOLD_TABLES = 0,
+	AT_BPF_HOLD_PYTHON = 1,
 };
 /* Holds per process: at most AT_BPF_HOLD_BURST in a row (a program that loads several
  * libraries at once), then one per AT_BPF_HOLD_GAP_NS (code that keeps appearing, a JIT's new
  * pages), as a token bucket. */
 #define AT_BPF_HOLD_GAP_NS 50000000ull
 #define AT_BPF_HOLD_BURST 16
+/* The holds for Python modules, a bucket of their own per process: an interpreter's start
+ * imports hundreds of modules, each held once (exec'd code, once per code object). */
+#define AT_BPF_PY_HOLD_GAP_NS 1000000ull
+#define AT_BPF_PY_HOLD_BURST 1024
+#define AT_BPF_PY_HOLD_KEY 0x80000000u /* its key in hold_after: the tgid with this bit */
+
+/* A module's code object the daemon has named (the BPF program's py_named map): its address,
+ * its frame's globals folded (as a Python frame's serial) and its process. */
+struct at_bpf_py_code {
+	__u64 code;
+	__u32 globals;
+	__u32 pid;
+};
 /* The signal of a hold: SIGURG, ignored by default, and whose generation, unlike SIGCONT's,
  * touches nothing else (no pending stop signal flushed, no stopped group continued). The
  * program sends it only when the thread does not block it and it is not pending already (it
@@ -403,10 +424,22 @@ struct at_bpf_stack {
 	__u8 kinds[AT_BPF_STACK_FRAMES];
 };
 
-/* The kind of a Python frame that begins a run of the evaluation loop, in the BPF program's
- * stacks only: the daemon needs the mark to splice the runs into the native frames
- * (daemon/python/pysplice.h) and writes such a frame as AT_FRAME_PYTHON. */
-#define AT_BPF_FRAME_PYTHON_ENTRY (0x80 | AT_FRAME_PYTHON)
+/* The kind of a Python frame in the BPF program's stacks: AT_FRAME_PYTHON with marks the daemon
+ * uses and writes as AT_FRAME_PYTHON alone: ENTRY, the frame begins a run of the evaluation
+ * loop (the splice needs it, daemon/python/pysplice.h); MODULE, a module's or exec's code, run
+ * with its globals as its locals, whose code object goes when it ends. */
+#define AT_BPF_FRAME_PYTHON_ENTRY 0x80
+#define AT_BPF_FRAME_PYTHON_MODULE 0x40
+static inline __attribute__((always_inline)) int at_bpf_kind_python(__u8 k)
+{
+	return (k & ~(AT_BPF_FRAME_PYTHON_ENTRY | AT_BPF_FRAME_PYTHON_MODULE)) == AT_FRAME_PYTHON;
+}
+
+/* The kind of Python frame f in the program's stacks (bpf/py_layout.h's struct at_py_frame:
+ * its globals' low bit marks a module's frame). */
+#define AT_BPF_PYTHON_KIND(f)                                                               \
+	(__u8)(AT_FRAME_PYTHON | ((f)->entry ? AT_BPF_FRAME_PYTHON_ENTRY : 0) |                 \
+	       (((f)->globals & 1) ? AT_BPF_FRAME_PYTHON_MODULE : 0))
 
 /* Indices of the per-CPU stack_counts array. */
 enum at_stack_counter {

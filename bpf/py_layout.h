@@ -60,6 +60,8 @@ struct at_py_offsets {
 	__u32 frame_is_entry;           /* .is_entry, a bool (3.11) */
 	__u32 frame_globals;            /* .f_globals: the module's namespace, which tells two code
 					 * objects that came in turn at one address apart */
+	__u32 frame_locals;             /* .f_locals: the globals in a module's frame (and exec's),
+					 * none in a function's */
 	__u32 code_filename;            /* PyCodeObject.co_filename, a str */
 	__u32 code_name;                /* .co_name, a str */
 	__u32 code_qualname;            /* .co_qualname, a str */
@@ -80,7 +82,9 @@ struct at_py_frame {
 	__u32 offset;                   /* the instruction's offset in code units, or
 					 * AT_PY_OFFSET_START */
 	__u32 entry;                    /* 1: the first Python frame of its run of the loop */
-	__u64 globals;                  /* its frame's globals (f_globals), 0: none */
+	__u64 globals;                  /* its frame's globals (f_globals), 0: none; its low bit (a
+					 * pointer's is 0) set: a module's frame, its locals its
+					 * globals */
 };
 
 /* A process running a CPython the daemon knows (the BPF program's py_procs map, by tgid). */

@@ -191,6 +191,7 @@ void at_bpf_size_stacks(struct at_bpf *b, uint32_t rules, uint32_t pages, uint32
 	bpf_map__set_max_entries(b->skel->maps.stacks, stacks);
 	bpf_map__set_max_entries(b->skel->maps.py_procs, processes);
 	bpf_map__set_max_entries(b->skel->maps.py_tstates, AT_BPF_PY_THREADS);
+	bpf_map__set_max_entries(b->skel->maps.py_named, AT_BPF_PY_CODES);
 }
 
 int at_bpf_stacks_on(const struct at_bpf *b)
@@ -557,6 +558,15 @@ int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *
 	uint32_t key = (uint32_t)pid;
 
 	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.py_procs), &key, p, BPF_ANY) < 0
+		       ? -1
+		       : 0;
+}
+
+int at_bpf_py_named(struct at_bpf *b, const struct at_bpf_py_code *c)
+{
+	uint8_t one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.py_named), c, &one, BPF_ANY) < 0
 		       ? -1
 		       : 0;
 }

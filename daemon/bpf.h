@@ -42,8 +42,10 @@ struct at_bpf *at_bpf_open(const struct at_bpf_options *o);
 /* Before load, with stacks: the sizes of the unwind arrays (rules, pages, entries: pairs of
  * entries are one element of the map, so entries / 2 elements), of the per-process mappings
  * (and as many processes whose Python frames are read, with AT_BPF_PY_THREADS threads' Python
- * states kept) and of the stacks waiting for the daemon. */
+ * states kept and AT_BPF_PY_CODES module code objects named) and of the stacks waiting for the
+ * daemon. */
 #define AT_BPF_PY_THREADS 16384
+#define AT_BPF_PY_CODES 65536
 void at_bpf_size_stacks(struct at_bpf *b, uint32_t rules, uint32_t pages, uint32_t entries,
 			uint32_t processes, uint32_t stacks);
 /* Whether stacks are on (at_bpf_options.stacks). */
@@ -164,6 +166,9 @@ int at_bpf_news_fd(const struct at_bpf *b);
 void at_bpf_news_take(struct at_bpf *b);
 /* pid runs a CPython whose frames the walk reads (bpf/prog/python.h). 0, or -1 with errno. */
 int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *p);
+/* A module's code object c is named: a stack with its frame holds its thread no more. 0, or -1
+ * with errno. */
+int at_bpf_py_named(struct at_bpf *b, const struct at_bpf_py_code *c);
 /* pid's Python frames are not read any more (nothing if they were not). */
 void at_bpf_delete_python(struct at_bpf *b, pid_t pid);
 /* Some process's mappings changed: the walk's cached rules are stale. */

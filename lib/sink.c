@@ -253,7 +253,9 @@ int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 		return 0; /* 1.x holds none of them */
 	if (r->kind == AT_SINK_RSS && s->opt.atz.minor < 1)
 		return 0; /* nor does 2.0 */
-	return ops(s)->put_record(s, r);
+	/* a record the output refuses (a frame kind its version lacks) is the sink's error, said
+	 * when it closes, as a write's is */
+	return ops(s)->put_record(s, r) < 0 ? fail(s, errno) : 0;
 }
 
 int at_sink_lost(struct at_sink *s, uint64_t n)

@@ -113,6 +113,10 @@ struct at_symbolizer {
 	struct frame_name *names;   /* names of frames that are not native, open addressing, at
 				     * most half full (NULL: none yet) */
 	size_t names_slots, nnames;
+	uint32_t names_added;       /* NAMES records taken: the last one's serial */
+	char **retired;             /* the strings of names replaced: a caller may still hold
+				     * them (at_symbolize_frame's frames), freed with z */
+	size_t nretired;
 };
 
 /* The name of a process's frames of one kind and value (a NAMES record). */
@@ -122,6 +126,8 @@ struct frame_name {
 	uint64_t value;
 	uint32_t line;
 	char *function, *file;     /* owned; file NULL: unknown */
+	uint32_t serial;           /* 1, 2, ... over the symbolizer's names: a later name of the
+				    * same frames has another */
 };
 
 /* Opens a regular file read-only (lib/prim.h): a FIFO, a device, a socket or a directory is
@@ -899,6 +905,9 @@ void at_symbolizer_free(struct at_symbolizer *z)
 		free(z->names[i].file);
 	}
 	free(z->names);
+	for (size_t i = 0; i < z->nretired; i++)
+		free(z->retired[i]);
+	free(z->retired);
 	at_ranges_free(z->mappings);
 	free(z->index);
 	free(z->debug_dir);
@@ -1454,13 +1463,33 @@ int at_symbolizer_add_name(struct at_symbolizer *z, const struct at_frame_name *
 	}
 	struct frame_name *e = name_slot(z->names, z->names_slots, n->pid, n->kind, n->value);
 	if (e->kind) { /* a later record of the same frames replaces the earlier */
-		free(e->function);
-		free(e->file);
+		char **v = realloc(z->retired, (z->nretired + 2) * sizeof(*v));
+
+		if (!v) {
+			free(function);
+			free(file);
+			errno = ENOMEM;
+			return -1;
+		}
+		z->retired = v;
+		z->retired[z->nretired++] = e->function;
+		z->retired[z->nretired++] = e->file;
 	} else {
 		z->nnames++;
 	}
-	*e = (struct frame_name){ n->pid, n->kind, n->value, n->line, function, file };
+	*e = (struct frame_name){ n->pid, n->kind, n->value, n->line, function, file,
+				  ++z->names_added };
 	return 0;
+}
+
+uint32_t at_symbolizer_name_serial(const struct at_symbolizer *z, uint32_t pid, unsigned kind,
+				   uint64_t value)
+{
+	const struct frame_name *e =
+		z->names_slots ? name_slot(z->names, z->names_slots, pid, (uint8_t)kind, value)
+			       : NULL;
+
+	return e && e->kind ? e->serial : 0;
 }
 
 /* The one frame of value of pid's kind, named by its NAMES record: the function, its file and

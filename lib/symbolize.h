@@ -88,9 +88,14 @@ int at_symbolize(struct at_symbolizer *z, uint32_t pid, uint64_t pc, int return_
 
 /* Adds the name of n->pid's frames of kind n->kind and value n->value (a NAMES record; its
  * strings are copied): a later name of the same frames replaces the earlier for the lookups that
- * follow. 0, or -1 with errno (EINVAL for a kind not named by NAMES records, lib/frames.h, or
+ * follow (the earlier's strings stay valid until at_symbolizer_free). 0, or -1 with errno (EINVAL for a kind not named by NAMES records, lib/frames.h, or
  * no function; ENOMEM). */
 int at_symbolizer_add_name(struct at_symbolizer *z, const struct at_frame_name *n);
+
+/* Which name the frames of pid's kind and value have now: a number that changes when a later
+ * NAMES record replaces their name (0: none), for a caller that keeps what it made of a name. */
+uint32_t at_symbolizer_name_serial(const struct at_symbolizer *z, uint32_t pid, unsigned kind,
+				   uint64_t value);
 
 /* The mapping of process pid that holds address pc, as the mappings added so far give it: 1
  * with *m filled (its path and build-id those of the object, valid until at_symbolizer_free),

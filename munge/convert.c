@@ -43,7 +43,7 @@ static int start_atz(struct event_run *r)
 		r->src->kind == AT_SOURCE_BINARY ? at_atz_reader_header(r->src->atz) : NULL;
 	/* munge runs offline: LZ4HC level 9. A trace of slots is written as 2.1, whose events
 	 * replay decodes faster; 2.2's model pays for raw pointers (doc/DESIGN.md, decision 6,
-	 * measures both) */
+	 * measures both); but one whose stacks may hold Python frames needs 2.5 */
 	struct at_sink_options o = {
 		.format = AT_SINK_ATZ,
 		.munged = r->munged_out,
@@ -51,7 +51,9 @@ static int start_atz(struct event_run *r)
 			 .host = h ? h->host : "", /* a text log does not say where it was recorded */
 			 .start_ns = h ? h->start_ns : 0,
 			 .flags = at_stack_relay_flags(r->src), /* times and stacks if it has */
-			 .minor = r->munged_out ? 1 : at_stack_relay_minor(r->src) },
+			 .minor = r->munged_out && at_stack_relay_minor(r->src) < AT_ATZ_PYTHON_MINOR
+					  ? 1
+					  : at_stack_relay_minor(r->src) },
 	};
 
 	if (at_sink_start(r->sink, &o) < 0)

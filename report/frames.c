@@ -194,6 +194,10 @@ int64_t rep_frames_locate(struct rep_frames *t, struct at_symbolizer *z, uint32_
 	struct at_mapping m;
 	char key[24];
 	int is_new;
+	/* a frame named by NAMES records: the name it has now is part of its location, as the
+	 * mapping is for a native frame (a later record may name its value anew: another code
+	 * object at the same address) */
+	uint32_t named = kind == AT_FRAME_NATIVE ? 0 : at_symbolizer_name_serial(z, pid, kind, value);
 
 	if (kind == AT_FRAME_NATIVE && at_symbolizer_mapping(z, pid, value, &m)) {
 		int64_t id = mapping_id(t, &m);
@@ -206,9 +210,10 @@ int64_t rep_frames_locate(struct rep_frames *t, struct at_symbolizer *z, uint32_
 	memcpy(key + 8, &value, 8);
 	key[16] = (char)kind;
 	key[17] = (char)!!return_address;
+	memcpy(key + 18, &named, 4);
 	if (room(&t->locations, t->nlocations, &t->locations_cap, sizeof(*t->locations)) < 0)
 		goto nomem;
-	int64_t e = intern(t->location_keys, key, 18, t->nlocations, &is_new);
+	int64_t e = intern(t->location_keys, key, 22, t->nlocations, &is_new);
 	if (e < 0)
 		goto nomem;
 	if (!is_new)

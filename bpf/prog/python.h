@@ -34,8 +34,17 @@ struct {
  * name their frames at once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
+	__uint(max_entries, 1024 * 1024); /* an interpreter's start makes thousands at once */
 } py_news SEC(".maps");
+
+/* The module code objects the daemon has named (struct at_bpf_py_code); sized by the daemon
+ * (one entry when --stacks is off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct at_bpf_py_code);
+	__type(value, __u8);
+} py_named SEC(".maps");
 
 /* The page the walk under way reads its frames from (struct at_py_window). */
 struct {
@@ -102,6 +111,8 @@ struct py_append {
 	__u64 hash;
 	__u32 at;      /* the stack's next frame */
 	__u32 count;   /* the walk's frames */
+	__u32 tgid;
+	__u32 unnamed; /* a module's frame whose code the daemon has not named */
 };
 
 static long py_append_cb(__u64 i, void *ctx)
@@ -112,7 +123,7 @@ static long py_append_cb(__u64 i, void *ctx)
 		return 1;
 	const struct at_py_frame *f = &a->py->f[i & (AT_PY_WALK_MAX - 1)];
 	__u32 at = a->at & (AT_BPF_STACK_FRAMES - 1);
-	__u8 kind = f->entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
+	__u8 kind = AT_BPF_PYTHON_KIND(f);
 	__u64 v = at_py_pack(f->code, f->offset);
 	/* in a Python frame's serial, its globals: a module's code object freed after the
 	 * import and another module's allocated at its address make two stacks, not one */
@@ -121,6 +132,12 @@ static long py_append_cb(__u64 i, void *ctx)
 	a->out->pcs[at] = v;
 	a->out->serials[at] = serial;
 	a->out->kinds[at] = kind;
+	if (kind & AT_BPF_FRAME_PYTHON_MODULE) {
+		struct at_bpf_py_code c = { f->code, serial, a->tgid };
+
+		if (!bpf_map_lookup_elem(&py_named, &c))
+			a->unnamed = 1;
+	}
 	a->hash = at_stack_hash_kind(at_stack_hash_frame(a->hash, v, serial), kind);
 	a->at++;
 	return 0;
@@ -136,10 +153,15 @@ static __always_inline int py_tstate_is(const struct py_walk_state *w, __u64 tst
 	       id == w->tid;
 }
 
+/* What python_frames did. */
+#define AT_PY_APPENDED 1        /* it appended frames */
+#define AT_PY_FILLED 2          /* they filled the stack, and more were left */
+#define AT_PY_MODULE_UNNAMED 4  /* one is a module's, its code not named by the daemon yet */
+
 /* Appends the calling thread's Python frames to out (its count native frames, AT_BPF_MAX_FRAMES
  * at most, so that AT_PY_WALK_MAX Python frames fit after them) when its process
- * tgid runs a CPython the daemon knows, mixing them into *hash. Returns 1 when it appended
- * any, 2 when they filled the stack and more were left, else 0. */
+ * tgid runs a CPython the daemon knows, mixing them into *hash. Returns AT_PY_* bits, 0 when
+ * it appended none. */
 static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32 tgid)
 {
 	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
@@ -186,13 +208,14 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	if (!w.count)
 		return 0;
 
-	struct py_append a = { out, py, *hash, out->count, w.count };
+	struct py_append a = { out, py, *hash, out->count, w.count, tgid, 0 };
 
 	bpf_loop(AT_PY_WALK_MAX, py_append_cb, &a, 0);
 	out->count = (__u16)a.at;
 	*hash = a.hash;
 	count_stacks(AT_STACKS_PYTHON);
-	return w.frame && !w.bad ? 2 : 1;
+	return AT_PY_APPENDED | (w.frame && !w.bad ? AT_PY_FILLED : 0) |
+	       (a.unnamed ? AT_PY_MODULE_UNNAMED : 0);
 }
 
 /* A stack with Python frames new to the stacks map (hash, of process tgid): the daemon is

@@ -93,30 +93,36 @@ static __always_inline int hold_signal_free(void)
 	return !((blocked | pending | shared) & bit);
 }
 
-/* The call now entering (process tgid) took the incomplete stack hash at a pc in no known
- * mapping: holds the thread for the daemon (struct at_bpf_held), unless the process's holds are
- * over their rate (hold_after) or the signal cannot serve now. */
-static __noinline void hold_thread(struct pt_regs *ctx, __u32 tgid, __u64 hash)
+/* The call now entering (process tgid) took the stack hash, incomplete at a pc in no known
+ * mapping (why AT_BPF_HOLD_TABLES) or new with a Python module's frame not named yet
+ * (AT_BPF_HOLD_PYTHON): holds the thread for the daemon (struct at_bpf_held), unless the
+ * process's holds of that kind are over their rate (hold_after) or the signal cannot serve
+ * now. */
+static __noinline void hold_thread(struct pt_regs *ctx, __u32 tgid, __u64 hash, __u32 why)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 *due = bpf_map_lookup_elem(&hold_after, &tgid);
-	__u64 next = now + AT_BPF_HOLD_GAP_NS;
+	__u32 bucket = why == AT_BPF_HOLD_PYTHON ? tgid | AT_BPF_PY_HOLD_KEY : tgid;
+	__u64 gap = why == AT_BPF_HOLD_PYTHON ? AT_BPF_PY_HOLD_GAP_NS : AT_BPF_HOLD_GAP_NS;
+	__u64 burst = why == AT_BPF_HOLD_PYTHON ? AT_BPF_PY_HOLD_BURST : AT_BPF_HOLD_BURST;
+	__u64 *due = bpf_map_lookup_elem(&hold_after, &bucket);
+	__u64 next = now + gap;
 
 	if (!ctx)
 		return;
 	if (due) {
-		if (*due > now + (AT_BPF_HOLD_BURST - 1) * AT_BPF_HOLD_GAP_NS)
+		if (*due > now + (burst - 1) * gap)
 			return;
 		if (*due > now)
-			next = *due + AT_BPF_HOLD_GAP_NS;
+			next = *due + gap;
 		*due = next;
 	} else {
-		bpf_map_update_elem(&hold_after, &tgid, &next, BPF_ANY);
+		bpf_map_update_elem(&hold_after, &bucket, &next, BPF_ANY);
 	}
 	if (!hold_signal_free())
 		return;
 
-	struct at_bpf_held h = { AT_ARCH_PC(ctx), AT_ARCH_SP(ctx), AT_ARCH_FP(ctx), 0, hash, 0, 0 };
+	struct at_bpf_held h = { AT_ARCH_PC(ctx), AT_ARCH_SP(ctx), AT_ARCH_FP(ctx), 0, hash, 0,
+				 why };
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 key = regs_key(ctx);
 	__u32 slot;
@@ -177,7 +183,7 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		w.out->flags = 1; /* the first pc is exact (see walk_frame) */
 		bpf_loop(AT_BPF_MAX_FRAMES, walk_frame, &w, 0);
 		python = python_frames(w.out, &w.hash, tgid);
-		if (python == 2) /* the Python frames filled the stack */
+		if (python & AT_PY_FILLED) /* the Python frames filled the stack */
 			w.flags |= AT_STACK_TRUNCATED;
 		w.out->flags = (__u16)w.flags;
 		w.hash = at_stack_hash_flags(w.hash, w.flags);
@@ -190,10 +196,13 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		count_stacks(AT_STACKS_NOT_STORED);
 		return 0;
 	}
-	if (!err && python)
+	if (!err && python) {
 		announce_python_stack(w.hash, tgid);
+		if ((python & AT_PY_MODULE_UNNAMED) && w.maps && w.maps->hold_on_miss)
+			hold_thread(ctx, tgid, w.hash, AT_BPF_HOLD_PYTHON);
+	}
 	if (w.maps && (w.flags & AT_BPF_STACK_NO_TABLE) && w.maps->hold_on_miss)
-		hold_thread(ctx, tgid, w.hash);
+		hold_thread(ctx, tgid, w.hash, AT_BPF_HOLD_TABLES);
 	return w.hash;
 }
 

@@ -92,7 +92,11 @@ static int room(struct at_py_names *n)
 	return 0;
 }
 
-/* Reads code object addr into c (empty): 0 or -1. */
+static int read_header(const struct at_py_proc *p, uint64_t addr, uint64_t *h);
+
+/* Reads code object addr into c (empty): 0 or -1. The object is read field by field while the
+ * process runs: its header read again after, the same, says that no other object took its
+ * place meanwhile (a name of one object and a file of another). */
 static int read_code(const struct at_py_proc *p, uint64_t addr, const uint64_t *header,
 		     struct code *c)
 {
@@ -101,7 +105,10 @@ static int read_code(const struct at_py_proc *p, uint64_t addr, const uint64_t *
 
 	if (!pc)
 		return -1;
-	if (at_py_code_read(p, addr, pc) == 0) {
+	uint64_t again[5];
+
+	if (at_py_code_read(p, addr, pc) == 0 && read_header(p, addr, again) == 0 &&
+	    memcmp(again, header, sizeof(again)) == 0) {
 		c->function = strdup(pc->qualname);
 		c->file = strdup(pc->file);
 		if (c->function && c->file) {

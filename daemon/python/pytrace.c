@@ -225,7 +225,7 @@ uint32_t at_pytrace_thread_frames(struct at_pytrace *t, pid_t pid, pid_t tid, ui
 		return 0;
 	for (int i = 0; i < n; i++) {
 		pcs[i] = at_py_value(&f[i]);
-		kinds[i] = f[i].entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
+		kinds[i] = AT_BPF_PYTHON_KIND(&f[i]);
 		serials[i] = (uint32_t)(f[i].globals ^ (f[i].globals >> 32)); /* as the BPF walk */
 	}
 	*filled = (uint32_t)n == max;
@@ -235,7 +235,7 @@ uint32_t at_pytrace_thread_frames(struct at_pytrace *t, pid_t pid, pid_t tid, ui
 int at_pytrace_has_python(const uint8_t *kinds, uint32_t count)
 {
 	for (uint32_t i = 0; i < count; i++)
-		if (kinds[i] == AT_FRAME_PYTHON || kinds[i] == AT_BPF_FRAME_PYTHON_ENTRY)
+		if (at_bpf_kind_python(kinds[i]))
 			return 1;
 	return 0;
 }
@@ -254,13 +254,13 @@ void at_pytrace_splice(struct at_pytrace *t, const uint64_t *raw, const uint8_t 
 	struct at_py_eval eval = { 0, 0 };
 
 	for (uint32_t i = 0; i < count && i < RAW; i++) {
-		if (kinds[i] != AT_FRAME_PYTHON && kinds[i] != AT_BPF_FRAME_PYTHON_ENTRY) {
+		if (!at_bpf_kind_python(kinds[i])) {
 			pcs[n] = raw[i];
 			native_serials[n++] = raw_serials[i];
 		} else {
 			py[npy].code = at_py_value_code(raw[i]);
 			py[npy].offset = at_py_value_offset(raw[i]);
-			py[npy++].entry = kinds[i] == AT_BPF_FRAME_PYTHON_ENTRY;
+			py[npy++].entry = (kinds[i] & AT_BPF_FRAME_PYTHON_ENTRY) != 0;
 		}
 	}
 	if (p && p->known && p->py.eval_end > p->py.eval_start) {
@@ -447,7 +447,7 @@ void at_pytrace_capture(struct at_pytrace *t, pid_t pid, uint64_t hash, const ui
 	if (!p || !p->known || !hash)
 		return;
 	for (uint32_t i = 0; i < count; i++)
-		n += kinds[i] == AT_FRAME_PYTHON || kinds[i] == AT_BPF_FRAME_PYTHON_ENTRY;
+		n += at_bpf_kind_python(kinds[i]);
 	if (2 * (t->nsnaps_used + 1) > t->snap_slots && snap_grow(t) < 0)
 		return;
 	struct snap_slot *sl = snap_slot(t->snap_by_hash, t->snap_slots, hash);
@@ -459,7 +459,7 @@ void at_pytrace_capture(struct at_pytrace *t, pid_t pid, uint64_t hash, const ui
 	sn->pid = pid;
 	sn->n = 0;
 	for (uint32_t i = 0; i < count; i++) {
-		if (kinds[i] != AT_FRAME_PYTHON && kinds[i] != AT_BPF_FRAME_PYTHON_ENTRY)
+		if (!at_bpf_kind_python(kinds[i]))
 			continue;
 		struct value_name *e = value_of(p, pcs[i]);
 		/* a value named for a frame of the same globals keeps its name: a code object
@@ -529,6 +529,14 @@ void at_pytrace_names(struct at_pytrace *t, const struct at_stack *st, uint32_t 
 		e->written = nm;
 		e->file = t->file;
 	}
+}
+
+int at_pytrace_named(struct at_pytrace *t, pid_t pid, uint64_t v)
+{
+	struct at_pytrace_proc *p = find(t, pid);
+	struct value_name *e = p && p->known && p->slots ? slot(p->values, p->slots, v) : NULL;
+
+	return e && e->value == v && e->cur != NULL;
 }
 
 void at_pytrace_new_file(struct at_pytrace *t)

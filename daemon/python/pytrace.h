@@ -92,6 +92,9 @@ void at_pytrace_bind(struct at_pytrace *t, uint64_t hash, uint32_t id);
 void at_pytrace_names(struct at_pytrace *t, const struct at_stack *st, uint32_t id,
 		      void (*put)(void *arg, const struct at_frame_name *n), void *arg);
 
+/* Whether Python frame value v of pid has a name: 1 or 0. */
+int at_pytrace_named(struct at_pytrace *t, pid_t pid, uint64_t v);
+
 /* A new file starts: no name is in it yet. */
 void at_pytrace_new_file(struct at_pytrace *t);
 

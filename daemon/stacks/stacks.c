@@ -330,15 +330,49 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	retarget_call(s, tid, tgid, h->slot, h->hash, hash);
 }
 
-/* Takes tid's hold entry from the BPF map into h and scans tgid again. 0, or -1 when the stop
- * is no hold. */
+/* Takes tid's hold entry from the BPF map into h and, for a pc in no known mapping, scans tgid
+ * again. 0, or -1 when the stop is no hold. */
 static int take_hold(struct at_stacks *s, pid_t tid, pid_t tgid, struct at_bpf_held *h)
 {
 	if (!s->on || at_bpf_take_held(s->bpf, tid, h) < 0)
 		return -1;
+	if (h->why == AT_BPF_HOLD_PYTHON) {
+		s->py_holds++;
+		return 0;
+	}
 	s->holds++;
 	at_stacks_scan(s, tgid);
 	return 0;
+}
+
+/* The module code objects of a stack of pid (raw, n frames of the BPF program's kinds) that are
+ * named now: told to the BPF program, whose stacks with their frames hold no thread more. */
+static void modules_named(struct at_stacks *s, pid_t pid, const struct at_bpf_stack *raw,
+			  uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (!at_bpf_kind_python(raw->kinds[i]) ||
+		    !(raw->kinds[i] & AT_BPF_FRAME_PYTHON_MODULE) ||
+		    !at_pytrace_named(&s->py, pid, raw->pcs[i]))
+			continue;
+		struct at_bpf_py_code c = { raw->pcs[i] & ((1ull << AT_PY_VALUE_SHIFT) - 1),
+					    raw->serials[i], (uint32_t)pid };
+		at_bpf_py_named(s->bpf, &c);
+	}
+}
+
+/* Names the frames of held thread tid's new stack with a module's frame (h->hash), while the
+ * thread waits and its module's code object lives. */
+static void python_held(struct at_stacks *s, pid_t tgid, const struct at_bpf_held *h)
+{
+	static struct at_bpf_stack raw;
+
+	if (at_stack_ids_known(&s->ids, h->hash) || at_bpf_peek_stack(s->bpf, h->hash, &raw) < 0)
+		return;
+	uint32_t n = raw.count > AT_BPF_STACK_FRAMES ? AT_BPF_STACK_FRAMES : raw.count;
+	at_pytrace_capture(&s->py, tgid, h->hash, (const uint64_t *)raw.pcs, raw.kinds,
+			   raw.serials, n);
+	modules_named(s, tgid, &raw, n);
 }
 
 /* Adds stopped thread tid of tgid to the held ones, with its hold entry h (NULL: none, its
@@ -370,6 +404,10 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid)
 
 	if (take_hold(s, tid, tgid, &h) < 0)
 		return 0;
+	if (h.why == AT_BPF_HOLD_PYTHON) {
+		python_held(s, tgid, &h);
+		return 1;
+	}
 	struct at_stack_proc *p = at_stack_procs_find(&s->procs, tgid);
 	if (!p || !p->pending) {
 		walk_held(s, tid, tgid, &h);
@@ -583,6 +621,11 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 	s->stack.flags = raw.flags & (AT_STACK_TRUNCATED | AT_STACK_INCOMPLETE);
 	uint32_t count = raw.count > AT_BPF_STACK_FRAMES ? AT_BPF_STACK_FRAMES : raw.count;
 	if (at_pytrace_has_python(raw.kinds, count)) {
+		/* named now if its announcement has not been read yet (or found no room): a
+		 * value's name from before may be of another code object at its address */
+		at_pytrace_capture(&s->py, pid, hash, (const uint64_t *)raw.pcs, raw.kinds,
+				   raw.serials, count);
+		modules_named(s, pid, &raw, count);
 		at_pytrace_bind(&s->py, hash, id);
 		at_pytrace_splice(&s->py, (const uint64_t *)raw.pcs, raw.kinds, raw.serials, count,
 				  &s->stack, s->serials);
@@ -612,6 +655,7 @@ static void python_news(void *arg, pid_t pid, uint64_t hash)
 	uint32_t n = raw.count > AT_BPF_STACK_FRAMES ? AT_BPF_STACK_FRAMES : raw.count;
 	at_pytrace_capture(&s->py, pid, hash, (const uint64_t *)raw.pcs, raw.kinds, raw.serials,
 			   n);
+	modules_named(s, pid, &raw, n);
 }
 
 int at_stacks_news_fd(const struct at_stacks *s)
@@ -664,10 +708,14 @@ void at_stacks_summary(struct at_stacks *s)
 			     "frames (%llu named as soon as taken, %llu incomplete: a run of frames "
 			     "without its loop frame), %llu frame names read, %llu values not named "
 			     "(their code objects were gone); %llu walks found no Python thread "
-			     "state, %llu met unreadable memory\n", at_program_name,
+			     "state, %llu met unreadable memory; %llu new stacks not announced "
+			     "(their ring was full); %llu threads held for their module's frame\n",
+			     at_program_name,
 			     (unsigned long long)s->py.processes, (unsigned long long)s->py.spliced,
 			     (unsigned long long)s->py.captured, (unsigned long long)s->py.mismatched,
 			     (unsigned long long)s->py.names, (unsigned long long)s->py.unnamed,
 			     (unsigned long long)s->counts[AT_STACKS_PY_NO_THREAD],
-			     (unsigned long long)s->counts[AT_STACKS_PY_BAD]);
+			     (unsigned long long)s->counts[AT_STACKS_PY_BAD],
+			     (unsigned long long)s->counts[AT_STACKS_PY_NOT_ANNOUNCED],
+			     (unsigned long long)s->py_holds);
 }

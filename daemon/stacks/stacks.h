@@ -68,6 +68,7 @@ struct at_stacks {
 	uint64_t unreadable;          /* hashes whose stack was gone from the map */
 	uint64_t rescans;
 	uint64_t holds;               /* held threads whose stack the daemon walked */
+	uint64_t py_holds;            /* held threads whose module's frame the daemon named */
 	uint64_t hold_timeouts;       /* of those, walked before their tables were built */
 	uint64_t tables_built;        /* tables the builder thread handed back */
 	uint64_t tables_cached;       /* of those, read from the on-disk cache */

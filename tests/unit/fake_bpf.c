@@ -460,6 +460,14 @@ int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *
 	return 0;
 }
 
+int at_bpf_py_named(struct at_bpf *b, const struct at_bpf_py_code *c)
+{
+	(void)b;
+	(void)c;
+	fake_bpf.py_named++;
+	return 0;
+}
+
 void at_bpf_delete_python(struct at_bpf *b, pid_t pid)
 {
 	(void)b;

@@ -87,6 +87,7 @@ struct fake_bpf {
 	unsigned nmappings;
 	pid_t python_pid;               /* at_bpf_put_python's last process (0: deleted) */
 	struct at_bpf_py_proc python;
+	unsigned py_named;              /* at_bpf_py_named's calls */
 	uint64_t mappings_gen;
 	struct { uint64_t hash; struct at_bpf_stack s; } stacks[FAKE_BPF_MAX];
 	unsigned nstacks;

@@ -117,6 +117,7 @@ static const struct check common[] = {
 	{ F(frame_previous), "_PyInterpreterFrame", "previous" },
 	{ F(frame_owner), "_PyInterpreterFrame", "owner" },
 	{ F(frame_globals), "_PyInterpreterFrame", "f_globals" },
+	{ F(frame_locals), "_PyInterpreterFrame", "f_locals" },
 	{ F(code_filename), "PyCodeObject", "co_filename" },
 	{ F(code_name), "PyCodeObject", "co_name" },
 	{ F(code_qualname), "PyCodeObject", "co_qualname" },

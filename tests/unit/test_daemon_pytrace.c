@@ -117,7 +117,7 @@ static uint32_t raw_stack(struct raw *st, const struct at_py_proc *p,
 	memset(kinds, AT_FRAME_NATIVE, natives);
 	for (int i = 0; i < n; i++, c++) {
 		st->pcs[c] = at_py_value(&f[i]);
-		kinds[c] = f[i].entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
+		kinds[c] = AT_BPF_PYTHON_KIND(&f[i]);
 		serials[c] = 0x5eed; /* the frame's globals, folded */
 	}
 	st->count = c;

@@ -384,6 +384,35 @@ static void test_atz_v1_drops_stacks(void **state)
 	close(fd);
 }
 
+/* A record the output's version cannot hold (a Python frame in a 2.3 trace) is the sink's
+ * error: put refuses it, and close says why, as for a write that failed; 2.5 holds it. */
+static void test_atz_refused_record(void **state)
+{
+	(void)state;
+	struct at_stack st = { .id = 1, .pid = 10, .count = 2, .flags = AT_STACK_KINDS,
+			       .pcs = { 0x1000, 0x7f0000001000 },
+			       .kinds = { AT_FRAME_NATIVE, AT_FRAME_PYTHON } };
+	struct at_sink_record srec = { .kind = AT_SINK_STACK, .stack = &st };
+
+	for (unsigned minor = 3; minor <= 5; minor += 2) {
+		int fd = memfd_create("sink", 0);
+		struct at_sink s;
+		struct at_sink_options opt = { .format = AT_SINK_ATZ, .atz = { .minor = minor } };
+
+		assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+		assert_int_equal(at_sink_start(&s, &opt), 0);
+		if (minor == 3) {
+			assert_int_equal(at_sink_put_record(&s, &srec), -1);
+			assert_int_equal(at_sink_error(&s), EINVAL);
+			assert_int_equal(at_sink_close(&s), -1);
+		} else {
+			assert_int_equal(at_sink_put_record(&s, &srec), 0);
+			assert_int_equal(at_sink_close(&s), 0);
+		}
+		close(fd);
+	}
+}
+
 /* A binary flush ends the block: what was put so far can be read before the sink closes, and
  * counts as written. */
 static void test_atz_flush_ends_block(void **state)
@@ -878,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_atz_roundtrip),
 		cmocka_unit_test(test_atz_thread_end),
 		cmocka_unit_test(test_atz_v1_drops_stacks),
+		cmocka_unit_test(test_atz_refused_record),
 		cmocka_unit_test(test_atz_flush_ends_block),
 		cmocka_unit_test(test_dev_full_text),
 		cmocka_unit_test(test_dev_full_atz),

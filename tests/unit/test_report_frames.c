@@ -134,6 +134,19 @@ static void test_named(void **state)
 	assert_int_equal(f->line, 4);
 	assert_int_equal(f->kind, AT_FRAME_TEST);
 	assert_null(rep_frames_line(&t, rep_frames_location(&t, 2), 0)->function);
+
+	/* a later NAMES record names value 1 anew (another code object at its address): the
+	 * frames located after it have the new name, those before keep theirs */
+	struct at_frame_name again = { .pid = 5, .kind = AT_FRAME_TEST, .value = 1,
+				       .function = "made", .file = "/n.py", .line = 9 };
+	assert_int_equal(at_symbolizer_add_name(z, &again), 0);
+	assert_int_equal(rep_frames_locate(&t, z, 5, AT_FRAME_TEST, 1, 1), 3);
+	assert_int_equal(rep_frames_locate(&t, z, 5, AT_FRAME_TEST, 1, 1), 3);
+	f = rep_frames_line(&t, rep_frames_location(&t, 3), 0);
+	assert_string_equal(f->function, "made");
+	assert_string_equal(f->file, "/n.py");
+	assert_int_equal(f->line, 9);
+	assert_string_equal(rep_frames_line(&t, rep_frames_location(&t, 0), 0)->function, "run");
 	rep_frames_free(&t);
 	at_symbolizer_free(z);
 }
