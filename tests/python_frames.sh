@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 R=$ROOT/build/alloctap-report
 FX=tests/fixtures/py_tracemalloc.py
-CHECK=tests/py_tracemalloc_check.py
+CHECK=tests/py_tracemalloc_check.py # run by Debian's python3.11, always there
 PYENV=/root/.pyenv/versions
 # alloctapd's message (stderr, once) for an interpreter whose Python frames it does not read: a
 # grep -E pattern, VERSION standing for the interpreter's version (3.10)
@@ -77,7 +77,7 @@ compared() {
 		return
 	fi
 	local what="$name: the bytes live per Python traceback are tracemalloc's"
-	if /usr/bin/python3 "$CHECK" "$T/tm.json" "$T/leaks.json" >"$T/check.out" 2>&1; then
+	if /usr/bin/python3.11 "$CHECK" "$T/tm.json" "$T/leaks.json" >"$T/check.out" 2>&1; then
 		ok "$what"
 		sed 's/^/#   /' "$T/check.out"
 	else
@@ -124,7 +124,7 @@ for v in 3.10.13 2.7.18; do
 	fi
 	traced "pyenv's Python $v" -- "$py" -c "$PROGRAM" || continue
 	check "pyenv's Python $v: the trace's stacks are native only" \
-		/usr/bin/python3 "$CHECK" --native-only "$T/leaks.json"
+		/usr/bin/python3.11 "$CHECK" --native-only "$T/leaks.json"
 	pattern=${UNKNOWN_MESSAGE//VERSION/${minor//./\\.}}
 	check_eq "pyenv's Python $v: alloctapd says once that its Python frames are not read" \
 		"$(grep -cE "$pattern" "$T/daemon.err")" 1 \
