@@ -68,19 +68,17 @@ has_text() {
 	fi
 }
 
-# tree_has PEAK: the call tree PEAK (peak's text) has the node $LEAF right under a node of middle,
-# itself right under one of plain (a node merges a function's lines: it shows its line when
-# it has but one).
+# tree_has PEAK: the call tree PEAK (peak's text, a node's children indented two more) has the
+# node $LEAF, child of a node of middle, child of one of plain (a node merges a function's
+# lines: it shows its line when it has but one).
 tree_has() {
 	awk -v leaf="$LEAF" '{
-		sub(/^.* blocks/, ""); match($0, /^ */); depth[NR] = RLENGTH
-		name[NR] = substr($0, RLENGTH + 1)
+		sub(/^.* blocks/, ""); match($0, /^ */); d = RLENGTH; node[d] = substr($0, d + 1)
+		if (node[d] == leaf && node[d - 2] ~ /^middle( |$)/ && node[d - 4] ~ /^plain( |$)/)
+			found = 1
 	} END {
-		for (i = 3; i <= NR; i++)
-			if (name[i] == leaf && depth[i - 1] + 2 == depth[i] && name[i - 1] ~ /^middle( |$)/ &&
-			    depth[i - 2] + 4 == depth[i] && name[i - 2] ~ /^plain( |$)/)
-				exit 0
-		print "no such nodes in", FILENAME; exit 1
+		if (!found) print "no such nodes in", FILENAME
+		exit !found
 	}' "$1"
 }
 
