@@ -40,6 +40,7 @@
 #include "prog/window.h"
 #include "prog/emit.h"
 #include "prog/filter.h"
+#include "prog/python.h"
 #include "prog/unwind.h"
 
 /* Entry of a call recorded at return: counts the depth; an outermost call of the window

@@ -399,12 +399,23 @@ struct at_bpf_stack {
 	__u8 kinds[AT_BPF_MAX_FRAMES];
 };
 
+/* The kind of a Python frame that begins a run of the evaluation loop, in the BPF program's
+ * stacks only: the daemon needs the mark to splice the runs into the native frames
+ * (daemon/python/pysplice.h) and writes such a frame as AT_FRAME_PYTHON. */
+#define AT_BPF_FRAME_PYTHON_ENTRY (0x80 | AT_FRAME_PYTHON)
+
 /* Indices of the per-CPU stack_counts array. */
 enum at_stack_counter {
 	AT_STACKS_WALKED = 0,  /* stacks taken */
 	AT_STACKS_NOT_STORED,  /* the stacks map was full: the event carries no stack */
 	AT_STACKS_NO_PROCESS,  /* the process had no mappings in proc_mappings yet */
 	AT_STACKS_HELD,        /* threads held for the daemon to read new mappings */
+	AT_STACKS_PYTHON,      /* stacks given Python frames (prog/python.h) */
+	AT_STACKS_PY_NO_THREAD, /* of a Python process, but the thread had no Python state */
+	AT_STACKS_PY_BAD,      /* the Python walk met memory it could not read or a chain that
+				* made no sense (its frames up to there are kept) */
+	AT_STACKS_PY_NOT_ANNOUNCED, /* new stacks with Python frames the py_news ring had no
+				     * room to announce */
 	AT_STACKS_COUNT
 };
 

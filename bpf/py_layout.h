@@ -23,6 +23,25 @@
 /* The offset of a frame not started yet (CPython's LASTI of -1: its first line). */
 #define AT_PY_OFFSET_START 0xFFFFFFFFu
 
+/* A Python frame's value in a stack (lib/frames.h's kind python): the code object's address
+ * (below 2^48 in user space) with the instruction offset in the top 16 bits; an offset past
+ * AT_PY_VALUE_MAX_OFFSET is kept as AT_PY_VALUE_UNKNOWN (no line), a frame not started yet as
+ * AT_PY_VALUE_NOT_STARTED. */
+#define AT_PY_VALUE_SHIFT 48
+#define AT_PY_VALUE_MAX_OFFSET 0xFFFDu
+#define AT_PY_VALUE_NOT_STARTED 0xFFFEu
+#define AT_PY_VALUE_UNKNOWN 0xFFFFu
+
+/* The value of a frame of code object code at instruction offset offset. */
+static inline __attribute__((always_inline)) __u64 at_py_pack(__u64 code, __u32 offset)
+{
+	__u64 off = offset == AT_PY_OFFSET_START      ? AT_PY_VALUE_NOT_STARTED
+		    : offset > AT_PY_VALUE_MAX_OFFSET ? AT_PY_VALUE_UNKNOWN
+						      : offset;
+
+	return (code & ((1ull << AT_PY_VALUE_SHIFT) - 1)) | off << AT_PY_VALUE_SHIFT;
+}
+
 /* Byte offsets of fields, from the start of their structure. */
 struct at_py_offsets {
 	__u32 version;                  /* PY_VERSION_HEX's major and minor (0x030b0000) */
@@ -39,6 +58,8 @@ struct at_py_offsets {
 	__u32 frame_instr;              /* .prev_instr (3.11, 3.12), .instr_ptr (3.13) */
 	__u32 frame_owner;              /* .owner, a char */
 	__u32 frame_is_entry;           /* .is_entry, a bool (3.11) */
+	__u32 frame_globals;            /* .f_globals: the module's namespace, which tells two code
+					 * objects that came in turn at one address apart */
 	__u32 code_filename;            /* PyCodeObject.co_filename, a str */
 	__u32 code_name;                /* .co_name, a str */
 	__u32 code_qualname;            /* .co_qualname, a str */
@@ -59,6 +80,25 @@ struct at_py_frame {
 	__u32 offset;                   /* the instruction's offset in code units, or
 					 * AT_PY_OFFSET_START */
 	__u32 entry;                    /* 1: the first Python frame of its run of the loop */
+	__u64 globals;                  /* its frame's globals (f_globals), 0: none */
+};
+
+/* A process running a CPython the daemon knows (the BPF program's py_procs map, by tgid). */
+struct at_bpf_py_proc {
+	__u64 runtime;                  /* the address of its _PyRuntime */
+	struct at_py_offsets off;
+};
+
+/* A stack with Python frames new to the BPF program's stacks map (its py_news ring). */
+struct at_bpf_py_news {
+	__u64 hash;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* A walk's frames (the BPF program's per-CPU scratch). */
+struct at_py_frames {
+	struct at_py_frame f[AT_PY_WALK_MAX];
 };
 
 /* What one walk found: its frames and how it ended (bpf/pywalk.bpf.c's result). */

@@ -170,6 +170,7 @@ static __always_inline int py_frame_step(struct py_walk_state *w)
 	}
 	i = w->count & (AT_PY_WALK_MAX - 1);
 	w->out[i].code = code;
+	w->out[i].globals = py_word(buf, o->frame_globals);
 	w->out[i].offset = py_instr_offset(o, code, py_word(buf, o->frame_instr));
 	w->out[i].entry = o->frame_is_entry != AT_PY_NONE && py_byte(buf, o->frame_is_entry);
 	w->count++;

@@ -49,6 +49,9 @@ struct at_bpf {
 	int nrings;             /* the possible CPUs: one ring each */
 	int *ring_fds;          /* nrings descriptors (-1: none yet); [0] is the template */
 	uint64_t fill[2];       /* 0, and the bytes waiting at the last consume (for -v) */
+	struct ring_buffer *news; /* the py_news ring (NULL: not open) */
+	at_bpf_news_fn news_fn;
+	void *news_arg;
 };
 
 /* The attach type of uprobe_multi links (Linux 6.6), and what link_create needs of union
@@ -186,6 +189,8 @@ void at_bpf_size_stacks(struct at_bpf *b, uint32_t rules, uint32_t pages, uint32
 	bpf_map__set_max_entries(b->skel->maps.unwind_entries, entries / 2);
 	bpf_map__set_max_entries(b->skel->maps.proc_mappings, processes);
 	bpf_map__set_max_entries(b->skel->maps.stacks, stacks);
+	bpf_map__set_max_entries(b->skel->maps.py_procs, processes);
+	bpf_map__set_max_entries(b->skel->maps.py_tstates, AT_BPF_PY_THREADS);
 }
 
 int at_bpf_stacks_on(const struct at_bpf *b)
@@ -251,6 +256,7 @@ void at_bpf_close(struct at_bpf *b)
 		return;
 	if (b->epoll_fd >= 0)
 		close(b->epoll_fd);
+	ring_buffer__free(b->news);
 	unmap_rings(b);
 	alloctap__destroy(b->skel);
 	for (int c = 0; c < b->nrings; c++)
@@ -546,6 +552,22 @@ void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.proc_mappings), &key);
 }
 
+int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *p)
+{
+	uint32_t key = (uint32_t)pid;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.py_procs), &key, p, BPF_ANY) < 0
+		       ? -1
+		       : 0;
+}
+
+void at_bpf_delete_python(struct at_bpf *b, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.py_procs), &key);
+}
+
 void at_bpf_mappings_changed(struct at_bpf *b)
 {
 	__atomic_fetch_add(&b->skel->bss->mappings_gen, 1, __ATOMIC_SEQ_CST);
@@ -560,6 +582,43 @@ int at_bpf_take_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s)
 	    bpf_map_lookup_elem(fd, &hash, s) < 0)
 		return -1;
 	return 0;
+}
+
+int at_bpf_peek_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.stacks), &hash, s) < 0 ? -1 : 0;
+}
+
+/* ring_buffer's callback: one struct at_bpf_py_news. */
+static int news_one(void *ctx, void *data, size_t size)
+{
+	struct at_bpf *b = ctx;
+	struct at_bpf_py_news n;
+
+	if (size < sizeof(n))
+		return 0;
+	memcpy(&n, data, sizeof(n));
+	b->news_fn(b->news_arg, (pid_t)n.pid, n.hash);
+	return 0;
+}
+
+int at_bpf_news_open(struct at_bpf *b, at_bpf_news_fn fn, void *arg)
+{
+	b->news_fn = fn;
+	b->news_arg = arg;
+	b->news = ring_buffer__new(bpf_map__fd(b->skel->maps.py_news), news_one, b, NULL);
+	return b->news ? 0 : -1;
+}
+
+int at_bpf_news_fd(const struct at_bpf *b)
+{
+	return b->news ? ring_buffer__epoll_fd(b->news) : -1;
+}
+
+void at_bpf_news_take(struct at_bpf *b)
+{
+	if (b->news)
+		ring_buffer__consume(b->news);
 }
 
 int at_bpf_put_stack(struct at_bpf *b, uint64_t hash, const struct at_bpf_stack *s)

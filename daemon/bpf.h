@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "alloctap.h"
+#include "py_layout.h"
 #include "ring.h"
 
 struct at_bpf;
@@ -40,7 +41,9 @@ struct at_bpf_options {
 struct at_bpf *at_bpf_open(const struct at_bpf_options *o);
 /* Before load, with stacks: the sizes of the unwind arrays (rules, pages, entries: pairs of
  * entries are one element of the map, so entries / 2 elements), of the per-process mappings
- * and of the stacks waiting for the daemon. */
+ * (and as many processes whose Python frames are read, with AT_BPF_PY_THREADS threads' Python
+ * states kept) and of the stacks waiting for the daemon. */
+#define AT_BPF_PY_THREADS 16384
 void at_bpf_size_stacks(struct at_bpf *b, uint32_t rules, uint32_t pages, uint32_t entries,
 			uint32_t processes, uint32_t stacks);
 /* Whether stacks are on (at_bpf_options.stacks). */
@@ -150,6 +153,19 @@ void *at_bpf_unwind_array(struct at_bpf *b, enum at_bpf_array a, uint32_t *eleme
 int at_bpf_put_mappings(struct at_bpf *b, pid_t pid, const struct at_bpf_mappings *m);
 /* pid's mappings leave (nothing if it had none). */
 void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid);
+/* The stack stored under hash, left in the map. 0, or -1 (none). */
+int at_bpf_peek_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s);
+/* The py_news ring (bpf/prog/python.h): each stack with Python frames new to the stacks map,
+ * given to fn by at_bpf_news_take. at_bpf_news_open: 0, or -1 with errno. at_bpf_news_fd: the
+ * descriptor readable when news wait (-1: not open). */
+typedef void (*at_bpf_news_fn)(void *arg, pid_t pid, uint64_t hash);
+int at_bpf_news_open(struct at_bpf *b, at_bpf_news_fn fn, void *arg);
+int at_bpf_news_fd(const struct at_bpf *b);
+void at_bpf_news_take(struct at_bpf *b);
+/* pid runs a CPython whose frames the walk reads (bpf/prog/python.h). 0, or -1 with errno. */
+int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *p);
+/* pid's Python frames are not read any more (nothing if they were not). */
+void at_bpf_delete_python(struct at_bpf *b, pid_t pid);
 /* Some process's mappings changed: the walk's cached rules are stale. */
 void at_bpf_mappings_changed(struct at_bpf *b);
 /* Takes the stack stored under hash into *s and deletes it (a kernel without lookup-and-delete

@@ -82,7 +82,13 @@ static const char usage_text[] =
 	"                        entry (up to 128 frames, unwound in BPF from the objects'\n"
 	"                        .eh_frame; frees none). Binary output only. An object mapped\n"
 	"                        later (dlopen) gets its table when a stack first meets it: that\n"
-	"                        stack is marked incomplete, later ones are whole\n"
+	"                        stack is marked incomplete, later ones are whole. In a\n"
+	"                        CPython 3.11, 3.12 or 3.13 process, each Python call stands in\n"
+	"                        the stack where the interpreter ran it, with its file and line\n"
+	"                        (read from the process; older interpreters: native frames)\n"
+	"      --no-python       with --stacks, native frames only, in Python processes too: no\n"
+	"                        walk of the interpreter's frames (cheaper, for a question about\n"
+	"                        the interpreter's own C code)\n"
 	"      --watch           show the trace as it is taken: alloctap-report top --follow\n"
 	"                        on the terminal (q ends the trace), the trace itself in a\n"
 	"                        pipe to it, or kept in the -o path it follows; implies\n"
@@ -327,6 +333,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "sample-bytes", required_argument, NULL, 'B' },
 		{ "block-map", required_argument, NULL, 'K' },
 		{ "nice", required_argument, NULL, 'I' },
+		{ "no-python", no_argument, NULL, 'Y' },
 		AT_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -420,6 +427,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 			no_cache = 1;
 			cache_options |= 1;
 			break;
+		case 'Y':
+			o->no_python = 1;
+			break;
 		case 'M':
 			if ((rc = parse_count("--min-size", optarg, UINT64_MAX, &o->min_size)))
 				return rc;
@@ -477,6 +487,8 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 				      "no place for stacks");
 	if ((rc = check_cache(o, cache_options, no_cache)) >= 0)
 		return rc;
+	if (o->no_python && !o->stacks)
+		return at_usage_error("--no-python is for --stacks: without, no stack is taken");
 	if ((rc = check_filter(o)) >= 0)
 		return rc;
 	o->follow = o->command ? !no_follow : follow;

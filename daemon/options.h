@@ -28,6 +28,7 @@ struct at_session_options {
 	enum at_sink_format format;
 	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
 	int stacks;                 /* --stacks: allocations carry their call stacks */
+	int no_python;              /* --no-python: no Python frames in them */
 	int follow;                 /* follow new processes: a command's unless --no-follow,
 				     * --pid's with --follow */
 	int watch;                  /* --watch: the trace shown by alloctap-report top --follow

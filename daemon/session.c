@@ -320,6 +320,7 @@ static int load_bpf(struct at_session *d)
 	}
 	if (at_stacks_open(&d->stacks, d->bpf, d->opt.cache_dir, d->opt.cache_size) < 0)
 		return -1;
+	d->stacks.no_python = d->opt.no_python;
 	if (at_bpf_attach_thread_exit(d->bpf) < 0) {
 		at_error("cannot attach the thread-exit tracepoint: %s", strerror(errno));
 		return -1;
@@ -380,11 +381,12 @@ static void set_priority(struct at_session *d)
 int at_session_open(struct at_session *d)
 {
 	/* a binary trace is 2.x: event times always (times_wanted), stacks and mappings with
-	 * --stacks (without, the NO_STACKS flag leaves the stack ids out); RSS records and process
-	 * change records either way */
+	 * --stacks (without, the NO_STACKS flag leaves the stack ids out; with, 2.5, whose stacks
+	 * may hold Python frames); RSS records and process change records either way */
 	struct at_sink_options out = {
 		.format = d->opt.format,
-		.atz = { .major = AT_ATZ_VERSION_MAJOR, .minor = AT_ATZ_V2_MINOR,
+		.atz = { .major = AT_ATZ_VERSION_MAJOR,
+			 .minor = d->opt.stacks ? AT_ATZ_PYTHON_MINOR : AT_ATZ_V2_MINOR,
 			 .flags = (times_wanted(d) ? 0 : AT_ATZ_FLAG_NO_TIMES) |
 				  (d->opt.stacks ? 0 : AT_ATZ_FLAG_NO_STACKS),
 			 .min_size = d->opt.min_size, .sample_bytes = d->opt.sample_bytes },
@@ -522,8 +524,9 @@ static int take_signals(struct at_session *d)
  * the ring buffer holds. 0, or -1 after a message. */
 static int wait_and_drain(struct at_session *d)
 {
-	struct pollfd fds[3] = { { at_bpf_ring_fd(d->bpf), POLLIN, 0 },
+	struct pollfd fds[4] = { { at_bpf_ring_fd(d->bpf), POLLIN, 0 },
 				 { at_stacks_fd(&d->stacks), POLLIN, 0 },
+				 { at_stacks_news_fd(&d->stacks), POLLIN, 0 },
 				 { d->targets.events.fd, POLLIN, 0 } };
 	/* no wait when stops are left from the last round */
 	struct timespec timeout = { 0, at_sig_child ? 0 : 100 * 1000000 };
@@ -531,14 +534,16 @@ static int wait_and_drain(struct at_session *d)
 
 	sigprocmask(SIG_SETMASK, NULL, &open);
 	sigdelset(&open, SIGCHLD);
-	if (ppoll(fds, d->targets.events.fd >= 0 ? 3 : 2, &timeout, &open) < 0 && errno != EINTR) {
+	if (ppoll(fds, 4, &timeout, &open) < 0 && errno != EINTR) {
 		at_error("waiting for events failed: %s", strerror(errno));
 		return -1;
 	}
+	/* new Python stacks first: named before their events, which may be in this drain */
+	at_stacks_news(&d->stacks);
 	drain_rings(d);
 	if (fds[1].revents) /* tables built off the loop: into the maps */
 		at_stacks_built(&d->stacks);
-	if (fds[2].revents)
+	if (fds[3].revents)
 		at_targets_procevents(&d->targets);
 	return 0;
 }

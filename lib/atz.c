@@ -266,12 +266,14 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 		opt = &defaults;
 	unsigned major = opt->major ? opt->major : AT_ATZ_VERSION_MAJOR;
 	if ((major != 1 && major != AT_ATZ_VERSION_MAJOR) ||
-	    opt->minor > (major == 1 ? AT_ATZ_V1_MINOR : AT_ATZ_V2_MINOR)) {
+	    opt->minor > (major == 1 ? AT_ATZ_V1_MINOR : AT_ATZ_PYTHON_MINOR)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	int filtered = opt->min_size || opt->sample_bytes;
-	if (filtered && (major != 2 || opt->minor < 3)) {
+	/* 2.4 is a filtered trace's: asked for alone, it is refused */
+	if ((filtered && (major != 2 || opt->minor < 3)) ||
+	    (!filtered && major == 2 && opt->minor == AT_ATZ_FILTER_MINOR)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -279,7 +281,8 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	if (!w)
 		return NULL;
 	w->major = major;
-	w->minor = filtered ? AT_ATZ_FILTER_MINOR : opt->minor; /* 1.0, 1.1; 2.0 to 2.4 */
+	/* 1.0, 1.1; 2.0 to 2.5 (a filtered trace at least 2.4) */
+	w->minor = filtered && opt->minor < AT_ATZ_FILTER_MINOR ? AT_ATZ_FILTER_MINOR : opt->minor;
 	w->live_model = major == 2 && opt->minor >= 2;
 	w->munged = (opt->flags & AT_ATZ_FLAG_MUNGED) != 0;
 	w->ends = major == 2 && opt->minor >= 3;

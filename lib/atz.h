@@ -36,6 +36,11 @@
  * bytes on average, and their releases. A writer given a filter writes 2.4 (from 2.3's
  * records); without one, the minor it is asked for. */
 #define AT_ATZ_FILTER_MINOR 4
+/* 2.5: stacks may hold Python frames (kind 1, lib/frames.h), named by NAMES records
+ * (doc/FORMAT.md 5.6, 5.10); everything else is 2.4's (the header extension holds the filter of
+ * a filtered trace, empty otherwise). alloctapd writes it with --stacks; a filtered trace asked
+ * for a minor below it is written as 2.4. */
+#define AT_ATZ_PYTHON_MINOR 5
 /* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
 #define AT_ATZ_V1_MINOR 1
 
@@ -126,12 +131,14 @@ struct at_atz_options {
 			       * smaller; the writer's memory grows with the live blocks, at most
 			       * 65,536 per thread, up to about 130 bytes each: doc/DESIGN.md 6),
 			       * 3 writes 2.3 (2.2 with END records: the states of threads that
-			       * ended are released; see at_atz_end_thread) */
+			       * ended are released; see at_atz_end_thread), 5 writes 2.5 (2.3's
+			       * records and 2.4's header, with Python frames and their NAMES) */
 	int test_kinds;       /* 1: frames of kinds no version defines yet (lib/frames.h's
 			       * AT_FRAME_TEST) are written too: for the tests alone */
 	uint64_t min_size;    /* the trace's filter, written into the header (struct
-			       * at_atz_header); either nonzero needs 2.3 (major 2, minor 3) and */
-	uint64_t sample_bytes; /* writes 2.4 (AT_ATZ_FILTER_MINOR) */
+			       * at_atz_header); either nonzero needs 2.3 or later (major 2, minor
+			       * 3 or 5) and writes at least 2.4 (AT_ATZ_FILTER_MINOR) */
+	uint64_t sample_bytes;
 };
 
 /* Counters of a writer or reader. */

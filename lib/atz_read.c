@@ -418,7 +418,7 @@ static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 	if (p[4] != 1 && p[4] != AT_ATZ_VERSION_MAJOR)
 		return fail(r, AT_ATZ_ERR_VERSION, "trace format version %u.%u is %s this reader's "
 			    "(%u.%u): %s", p[4], p[5], p[4] > AT_ATZ_VERSION_MAJOR ? "newer than" :
-			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_V2_MINOR,
+			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_PYTHON_MINOR,
 			    p[4] > AT_ATZ_VERSION_MAJOR ? "use a newer alloctap" : "not supported");
 	p += 6;
 	if ((rc = atz_get_varint(&p, end, &flags)) || (rc = atz_get_varint(&p, end, &start)) ||

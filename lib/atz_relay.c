@@ -100,8 +100,10 @@ void at_stack_relay_detach(struct at_source *src)
 
 unsigned at_stack_relay_minor(const struct at_source *src)
 {
-	(void)src;
-	return AT_ATZ_V2_MINOR;
+	const struct at_atz_header *h = at_source_header(src);
+
+	return h && h->major == 2 && h->minor >= AT_ATZ_PYTHON_MINOR ? AT_ATZ_PYTHON_MINOR
+								      : AT_ATZ_V2_MINOR;
 }
 
 unsigned at_stack_relay_flags(const struct at_source *src)

@@ -44,8 +44,9 @@ void at_stack_relay_detach(struct at_source *src);
 /* The AT_ATZ_FLAG_NO_TIMES and AT_ATZ_FLAG_NO_STACKS flags an output of src's events takes:
  * both for text and 1.x traces (they have neither), a 2.x trace's own otherwise. */
 unsigned at_stack_relay_flags(const struct at_source *src);
-/* The minor version a 2.x output of src's records takes: the newest (2.2), which holds every
- * record of any input and codes the events in the fewest bytes. */
+/* The minor version a 2.x output of src's records takes: 2.3, which holds every record of any
+ * input and codes the events in the fewest bytes; 2.5 for a 2.5 input (its stacks may hold
+ * Python frames). */
 unsigned at_stack_relay_minor(const struct at_source *src);
 
 /* The output id of an input event's stack id (0 stays 0). */

@@ -20,12 +20,15 @@
  *           symbols; NAMES, a value the trace's NAMES records give a name to;
  *   since   the minor version of 2.x that defines the kind: writers write it and readers take
  *           it in frames of that version or later, and refuse it before.
+ * PYTHON is a CPython frame: its value packs a code object's address and an instruction offset
+ * (daemon/python/pysplice.h), its name the code object's qualified name, file and line.
  * TEST is reserved for the tests of this machinery: no walker takes it, and no version of the
  * format defines it (since 255 stands for none), so the tools refuse it in every trace they
  * write or read; the tests tell their writers and readers to take it as if their frames were of
  * version 2.255 (at_atz_options.test_kinds, at_atz_reader_test_kinds). */
 #define AT_FRAME_KINDS(X)                                                                      \
 	X(NATIVE, 0, native, ADDRESS, 0)                                                       \
+	X(PYTHON, 1, python, NAMES, 5)                                                         \
 	X(TEST, 254, test, NAMES, 255)
 
 /* How a frame of a kind is named. */

@@ -347,8 +347,8 @@ def main():
     times_out = "--times" in sys.argv[1:]
     ends_out = "--ends" in sys.argv[1:]
     names_out = "--names" in sys.argv[1:]
-    # Section 5.6: kind 0 is native; kind 254 (test, named by NAMES records) is defined by no
-    # version, and taken only when the tests ask.
+    # Section 5.6: kind 0 is native; kind 1 is python from 2.5 on; kind 254 (test, named by
+    # NAMES records) is defined by no version, and taken only when the tests ask.
     frame_kinds = {0: "native", 254: "test"} if "--test-kinds" in sys.argv[1:] else {0: "native"}
     records_only = stats or processes or stacks_out or mappings_out or times_out or names_out
     s = Stream(sys.stdin.buffer.read())
@@ -358,6 +358,8 @@ def main():
     major, minor = s.byte(), s.byte()
     if major not in (1, 2):
         raise Corrupt("version %d is not 1 or 2" % major)
+    if major == 2 and minor >= 5:   # Section 5.6: 2.5 defines kind 1, python
+        frame_kinds[1] = "python"
     flags = s.varint()
     s.varint()                      # start time
     s.take(s.varint())              # host

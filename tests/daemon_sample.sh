@@ -27,7 +27,7 @@ for n in 8192 65536 524288; do
 	check_eq "--sample-bytes $n: each site's estimate at the peak, and the events written, inside their bounds" \
 		"$rc" 0 "$(cat "$t.check")"
 	check_eq "--sample-bytes $n: the header read back" "$("$A" header "$t.atz")" \
-		"version 2.4 sample-bytes $n"
+		"version 2.5 sample-bytes $n"
 done
 
 S=$T/s65536.atz

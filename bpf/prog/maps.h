@@ -219,6 +219,14 @@ struct {
 	__type(value, __u64);
 } stack_counts SEC(".maps");
 
+static __always_inline void count_stacks(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stack_counts, &which);
+
+	if (n)
+		*n += 1;
+}
+
 static __always_inline void count_lost(__u32 which)
 {
 	__u64 *n = bpf_map_lookup_elem(&lost, &which);

@@ -9,14 +9,6 @@
 
 /* ---- the stack walk: bpf/stack_walk.h over the maps ---- */
 
-static __always_inline void count_stacks(__u32 which)
-{
-	__u64 *n = bpf_map_lookup_elem(&stack_counts, &which);
-
-	if (n)
-		*n += 1;
-}
-
 #define AT_VMA_TRIES 8
 
 /* What check_vma compares. */
@@ -155,6 +147,7 @@ static __always_inline __u32 address_space_seq(void)
 static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 {
 	__u32 zero = 0;
+	int python = 0;
 	struct walk_state w = {};
 
 	w.out = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -183,6 +176,9 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		w.flags = AT_STACK_TRUNCATED;
 		w.out->flags = 1; /* the first pc is exact (see walk_frame) */
 		bpf_loop(AT_BPF_MAX_FRAMES, walk_frame, &w, 0);
+		python = python_frames(w.out, &w.hash, tgid);
+		if (python == 2) /* the Python frames filled the stack */
+			w.flags |= AT_STACK_TRUNCATED;
 		w.out->flags = (__u16)w.flags;
 		w.hash = at_stack_hash_flags(w.hash, w.flags);
 	}
@@ -194,6 +190,8 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 		count_stacks(AT_STACKS_NOT_STORED);
 		return 0;
 	}
+	if (!err && python)
+		announce_python_stack(w.hash, tgid);
 	if (w.maps && (w.flags & AT_BPF_STACK_NO_TABLE) && w.maps->hold_on_miss)
 		hold_thread(ctx, tgid, w.hash);
 	return w.hash;

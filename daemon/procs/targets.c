@@ -359,6 +359,7 @@ static int executed_program(struct at_targets *d, pid_t pid, pid_t former_tid, i
 		at_detach_pid(d->probes, pid); /* they still run for it: gone before it goes on */
 	}
 	loading_done(d, pid); /* an exec again before the last program's libraries were mapped */
+	at_stacks_exec(d->stacks, pid);
 	at_stacks_scan(d->stacks, pid); /* the new program and its dynamic loader */
 	int rc = 0;
 	if (d->opt->lib)
@@ -560,6 +561,7 @@ static void on_procevent(void *arg, const struct at_procevent *e)
 		if (d->opt->all) {
 			at_targets_first_seen(d, e->pid, event_seq(d));
 			at_proctable_exec(d->table, e->pid, 0, event_seq(d));
+			at_stacks_exec(d->stacks, e->pid);
 			at_stacks_scan(d->stacks, e->pid); /* the new program's mappings */
 			if (!d->opt->lib)
 				all_executed(d, e);

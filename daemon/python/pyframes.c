@@ -41,7 +41,7 @@ static int rd64(const struct at_py_proc *p, uint64_t addr, uint64_t *v)
 struct scan {
 	pid_t pid;
 	enum at_py_found found;
-	uint64_t runtime, version_addr, eval_start, eval_end;
+	uint64_t runtime, version_addr, eval_start, eval_end, code_type;
 	int has_version;
 	char object[128];
 	char why[512];
@@ -94,6 +94,8 @@ static int look_at(struct scan *s, const struct at_procmaps_entry *m, struct at_
 		s->eval_start = bias + eval;
 		s->eval_end = bias + eval + size;
 	}
+	if (at_elf_find_object(e, "PyCode_Type", &s->code_type) == 1)
+		s->code_type += bias;
 	if (at_elf_find_object(e, "Py_Version", &version) == 1) {
 		s->version_addr = bias + version;
 		s->has_version = 1;
@@ -182,6 +184,7 @@ enum at_py_found at_py_open(struct at_py_proc *p, pid_t pid, char *why, size_t w
 	p->runtime = s.runtime;
 	p->eval_start = s.eval_start;
 	p->eval_end = s.eval_end;
+	p->code_type = s.code_type;
 	snprintf(p->object, sizeof(p->object), "%s", s.object);
 	p->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
 	if (p->mem_fd < 0 || rd64(p, s.version_addr, &version) != 0) {
@@ -336,10 +339,13 @@ static int read_bytes(const struct at_py_proc *p, uint64_t addr, uint8_t **buf, 
 int at_py_code_read(const struct at_py_proc *p, uint64_t code, struct at_py_code *c)
 {
 	const struct at_py_offsets *o = &p->off;
-	uint64_t name, qualname, file, table;
+	uint64_t name, qualname, file, table, type;
 	int32_t first;
 
 	memset(c, 0, sizeof(*c));
+	/* every object's type follows its reference count (PyObject: ob_refcnt, ob_type) */
+	if (p->code_type && (rd64(p, code + 8, &type) != 0 || type != p->code_type))
+		return -1;
 	if (rd64(p, code + o->code_name, &name) != 0 ||
 	    rd64(p, code + o->code_qualname, &qualname) != 0 ||
 	    rd64(p, code + o->code_filename, &file) != 0 ||

@@ -28,6 +28,8 @@ struct at_py_proc {
 	uint64_t runtime;           /* the address of its _PyRuntime */
 	uint64_t eval_start, eval_end; /* its _PyEval_EvalFrameDefault's code (its dynamic
 				     * symbol's extent; 0, 0 without one) */
+	uint64_t code_type;         /* the address of its PyCode_Type (0: unknown): a code
+				     * object's ob_type */
 	struct at_py_offsets off;
 	char object[128];           /* the file name of the object that defines _PyRuntime */
 };
@@ -72,7 +74,8 @@ struct at_py_code {
 };
 
 /* Reads code object code of the process into *c: 0, or -1 when its memory cannot be read or
- * is no code object of this version (a string of another type, a table too large). */
+ * is no code object of this version (its type is not PyCode_Type, a string of another type, a
+ * table too large). */
 int at_py_code_read(const struct at_py_proc *p, uint64_t code, struct at_py_code *c);
 
 /* The line of offset in code c (at_py_line(); its first line for AT_PY_OFFSET_START), -1 for

@@ -22,6 +22,7 @@ static const struct at_py_offsets py311 = {
 	.frame_instr = 0x38,
 	.frame_owner = 0x45,
 	.frame_is_entry = 0x44,
+	.frame_globals = 0x8,
 	.code_filename = 0x70,
 	.code_name = 0x78,
 	.code_qualname = 0x80,
@@ -52,6 +53,7 @@ static const struct at_py_offsets py312 = {
 	.frame_instr = 0x38,
 	.frame_owner = 0x46,
 	.frame_is_entry = AT_PY_NONE,
+	.frame_globals = 0x18,
 	.code_filename = 0x70,
 	.code_name = 0x78,
 	.code_qualname = 0x80,
@@ -167,6 +169,9 @@ int at_py_offsets_decode(const uint8_t *buf, size_t len, uint32_t version,
 	o->tstate_cframe = AT_PY_NONE;
 	o->cframe_current_frame = AT_PY_NONE;
 	o->frame_is_entry = AT_PY_NONE;
+	/* not published: 3.13's frame keeps f_globals where 3.12's does (checked against
+	 * pyenv's 3.13 DWARF by tests/unit/test_daemon_pyoffsets.c) */
+	o->frame_globals = 0x18;
 	/* 3.13's PyCompactUnicodeObject is its PyASCIIObject and utf8_length, utf8. */
 	o->unicode_compact_size = o->unicode_ascii_size + 16;
 	if (!at_py_offsets_walkable(o)) {
@@ -181,6 +186,7 @@ int at_py_offsets_walkable(const struct at_py_offsets *o)
 	const uint32_t words = AT_PY_FRAME_BYTES - 8;
 
 	return o->frame_previous <= words && o->frame_code <= words && o->frame_instr <= words &&
+	       o->frame_globals <= words &&
 	       o->frame_owner < AT_PY_FRAME_BYTES &&
 	       (o->frame_is_entry == AT_PY_NONE || o->frame_is_entry < AT_PY_FRAME_BYTES);
 }

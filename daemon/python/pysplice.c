@@ -5,15 +5,7 @@
 
 uint64_t at_py_value(const struct at_py_frame *f)
 {
-	uint64_t off;
-
-	if (f->offset == AT_PY_OFFSET_START)
-		off = AT_PY_VALUE_NOT_STARTED;
-	else if (f->offset > AT_PY_VALUE_MAX_OFFSET)
-		off = AT_PY_VALUE_UNKNOWN;
-	else
-		off = f->offset;
-	return (f->code & CODE_MASK) | off << AT_PY_VALUE_SHIFT;
+	return at_py_pack(f->code, f->offset);
 }
 
 uint64_t at_py_value_code(uint64_t v)

@@ -13,15 +13,8 @@
 
 #include "pyframes.h"
 
-/* A Python frame's value: the code object's address (below 2^48 in user space) with the
- * instruction offset in the top 16 bits; offsets past AT_PY_VALUE_MAX_OFFSET are kept as
- * AT_PY_VALUE_UNKNOWN (no line), a frame not started yet as AT_PY_VALUE_NOT_STARTED. */
-#define AT_PY_VALUE_SHIFT 48
-#define AT_PY_VALUE_MAX_OFFSET 0xFFFDu
-#define AT_PY_VALUE_NOT_STARTED 0xFFFEu
-#define AT_PY_VALUE_UNKNOWN 0xFFFFu
-
-/* Packs a frame into its value. */
+/* Packs a frame into its value (bpf/py_layout.h's at_py_pack: the code object's address, the
+ * instruction offset in the top AT_PY_VALUE_SHIFT bits). */
 uint64_t at_py_value(const struct at_py_frame *f);
 
 /* The code object's address of a value, and its offset (AT_PY_OFFSET_START for a frame not

@@ -90,3 +90,15 @@ int at_stack_ids_get(struct at_stack_ids *s, uint64_t hash, uint32_t *id)
 	place(s, hash, *id);
 	return 1;
 }
+
+int at_stack_ids_known(const struct at_stack_ids *s, uint64_t hash)
+{
+	uint32_t i = slot_of(hash, s->cap);
+
+	while (s->hashes[i]) {
+		if (s->hashes[i] == hash)
+			return 1;
+		i = (i + 1) & (s->cap - 1);
+	}
+	return 0;
+}

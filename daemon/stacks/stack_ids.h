@@ -19,4 +19,7 @@ void at_stack_ids_free(struct at_stack_ids *s);
  * known, -1 with errno ENOMEM when the table cannot grow. */
 int at_stack_ids_get(struct at_stack_ids *s, uint64_t hash, uint32_t *id);
 
+/* Whether hash has an id already: 1 or 0. */
+int at_stack_ids_known(const struct at_stack_ids *s, uint64_t hash);
+
 #endif

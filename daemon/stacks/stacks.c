@@ -66,6 +66,8 @@ static int open_cache(const char *dir, uint64_t limit, struct at_table_cache **c
 	return 0;
 }
 
+static void python_news(void *arg, pid_t pid, uint64_t hash);
+
 int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf, const char *cache_dir,
 		   uint64_t cache_limit)
 {
@@ -94,6 +96,7 @@ int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf, const char *cache_di
 	}
 	at_stack_procs_init(&s->procs, &s->tables, table_loaded, s);
 	at_stack_store_init(&s->store);
+	at_pytrace_init(&s->py);
 	if (open_cache(cache_dir, cache_limit, &cache) < 0)
 		return -1;
 	s->builder = at_table_builder_start(cache, 0);
@@ -102,6 +105,9 @@ int at_stacks_open(struct at_stacks *s, struct at_bpf *bpf, const char *cache_di
 		return -1;
 	}
 	at_stack_procs_defer(&s->procs, request_table, s);
+	if (at_bpf_news_open(bpf, python_news, s) < 0)
+		DISPLAYLEVEL(2, "%s: cannot read the ring of new Python stacks (%s): their frames "
+			     "are named at their first event\n", at_program_name, strerror(errno));
 	return 0;
 }
 
@@ -118,6 +124,7 @@ void at_stacks_close(struct at_stacks *s)
 		at_stack_tables_free(&s->tables);
 		at_stack_ids_free(&s->ids);
 		at_stack_store_free(&s->store);
+		at_pytrace_free(&s->py);
 	}
 	free(s->scan);
 	free(s->copy);
@@ -141,6 +148,11 @@ int at_stacks_scan(struct at_stacks *s, pid_t pid)
 		return -1;
 	}
 	at_bpf_mappings_changed(s->bpf); /* the rule cache is stale */
+	struct at_bpf_py_proc py;
+	if (!s->no_python && at_pytrace_scan(&s->py, pid, &py) == 1 &&
+	    at_bpf_put_python(s->bpf, pid, &py) < 0)
+		DISPLAYLEVEL(2, "%s: pid %d: cannot store its interpreter for the Python walk: %s\n",
+			     at_program_name, (int)pid, strerror(errno));
 	DISPLAYLEVEL(4, "%s: pid %d: %u executable mappings\n", at_program_name, (int)pid,
 		     s->scan->count);
 	return 0;
@@ -156,12 +168,23 @@ void at_stacks_forget(struct at_stacks *s, pid_t pid)
 	 * a walk that finds no mappings reads no rule cache entry, and that scan's store bumps
 	 * it */
 	at_bpf_delete_mappings(s->bpf, pid);
+	at_bpf_delete_python(s->bpf, pid);
+}
+
+void at_stacks_exec(struct at_stacks *s, pid_t pid)
+{
+	if (!s->on)
+		return;
+	at_bpf_delete_python(s->bpf, pid);
+	at_pytrace_forget(&s->py, pid);
 }
 
 void at_stacks_forgotten(struct at_stacks *s, pid_t pid)
 {
-	if (s->on)
-		at_stack_procs_forget(&s->procs, pid);
+	if (!s->on)
+		return;
+	at_stack_procs_forget(&s->procs, pid);
+	at_pytrace_forget(&s->py, pid);
 }
 
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
@@ -289,10 +312,21 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	memcpy(raw.pcs, r.pcs, r.count * sizeof(r.pcs[0]));
 	memset(raw.kinds, AT_FRAME_NATIVE, r.count); /* the held thread's walk is native */
 	raw.flags = (uint16_t)frame_serials(p, &raw, r.end);
-	uint64_t hash = at_stacks_hash((uint32_t)tgid, r.pcs, raw.serials, raw.kinds, raw.count,
-				       raw.flags, 1);
+	/* its Python frames, as the BPF walk appends them, named now: the thread is stopped */
+	int filled;
+	uint32_t py = at_pytrace_thread_frames(&s->py, tgid, tid, (uint64_t *)raw.pcs + raw.count,
+					       raw.kinds + raw.count, raw.serials + raw.count,
+					       AT_STACK_MAX_FRAMES - raw.count, &filled);
+	raw.count = (uint16_t)(raw.count + py);
+	if (filled)
+		raw.flags |= AT_STACK_TRUNCATED;
+	uint64_t hash = at_stacks_hash((uint32_t)tgid, (const uint64_t *)raw.pcs, raw.serials,
+				       raw.kinds, raw.count, raw.flags, 1);
 	if (at_bpf_put_stack(s->bpf, hash, &raw) < 0)
 		return;
+	if (py && !at_stack_ids_known(&s->ids, hash))
+		at_pytrace_capture(&s->py, tgid, hash, (const uint64_t *)raw.pcs,
+				   raw.kinds, raw.count);
 	retarget_call(s, tid, tgid, h->slot, h->hash, hash);
 }
 
@@ -432,9 +466,17 @@ void at_stacks_release_all(struct at_stacks *s)
 		release_held(s, 1);
 }
 
+/* at_pytrace_names' callback: a NAMES record into the sink. */
+static void put_name(void *arg, const struct at_frame_name *n)
+{
+	struct at_sink_record rec = { .kind = AT_SINK_NAMES, .names = n };
+
+	at_sink_put_record(arg, &rec);
+}
+
 /* Writes, for each frame of the stack, the record of the mapping its pc lay in (s->serials)
  * unless that record is the last of its addresses in the trace already, then the stack. */
-static void write_stack(struct at_stacks *s, struct at_sink *sink)
+static void write_stack(struct at_stacks *s, struct at_sink *sink, uint32_t sid)
 {
 	struct at_stack_proc *p = at_stack_procs_find(&s->procs, (pid_t)s->stack.pid);
 
@@ -447,6 +489,7 @@ static void write_stack(struct at_stacks *s, struct at_sink *sink)
 		struct at_sink_record rec = { .kind = AT_SINK_MAPPING, .mapping = &m->m };
 		at_sink_put_record(sink, &rec);
 	}
+	at_pytrace_names(&s->py, &s->stack, sid, put_name, sink);
 	struct at_sink_record r = { .kind = AT_SINK_STACK, .stack = &s->stack };
 	at_sink_put_record(sink, &r);
 	if (at_display_level >= 4) {
@@ -498,7 +541,7 @@ static uint32_t in_file(struct at_stacks *s, struct at_sink *sink, uint32_t sid)
 	uint32_t id = at_stack_store_file_id(&s->store, sid, &s->stack, s->serials, &is_new);
 
 	if (is_new)
-		write_stack(s, sink);
+		write_stack(s, sink, sid);
 	return id;
 }
 
@@ -540,7 +583,12 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 	s->stack.count = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
 	s->stack.flags = raw.flags & (AT_STACK_TRUNCATED | AT_STACK_INCOMPLETE);
 	memcpy(s->stack.pcs, raw.pcs, s->stack.count * sizeof(s->stack.pcs[0]));
-	copy_kinds(&s->stack, raw.kinds);
+	if (at_pytrace_has_python(raw.kinds, s->stack.count)) {
+		at_pytrace_bind(&s->py, hash, id);
+		at_pytrace_splice(&s->py, &s->stack, raw.kinds, raw.serials);
+	}
+	else
+		copy_kinds(&s->stack, raw.kinds);
 	if (s->stack.count == 0 || at_stack_store_add(&s->store, id, &s->stack, raw.serials) < 0) {
 		s->unreadable++;
 		return 0;
@@ -550,12 +598,36 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 	return in_file(s, sink, id);
 }
 
+/* at_bpf_news_take's callback: a stack with Python frames the BPF program has just stored. */
+static void python_news(void *arg, pid_t pid, uint64_t hash)
+{
+	struct at_stacks *s = arg;
+	struct at_bpf_stack raw;
+
+	if (at_stack_ids_known(&s->ids, hash) || at_bpf_peek_stack(s->bpf, hash, &raw) < 0)
+		return; /* its first event came first: named then */
+	uint32_t n = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
+	at_pytrace_capture(&s->py, pid, hash, (const uint64_t *)raw.pcs, raw.kinds, n);
+}
+
+int at_stacks_news_fd(const struct at_stacks *s)
+{
+	return s->on ? at_bpf_news_fd(s->bpf) : -1;
+}
+
+void at_stacks_news(struct at_stacks *s)
+{
+	if (s->on)
+		at_bpf_news_take(s->bpf);
+}
+
 void at_stacks_new_file(struct at_stacks *s)
 {
 	if (!s->on)
 		return;
 	at_stack_store_new_file(&s->store);
 	at_stack_procs_unwritten(&s->procs);
+	at_pytrace_new_file(&s->py);
 }
 
 
@@ -583,4 +655,15 @@ void at_stacks_summary(struct at_stacks *s)
 		     (unsigned long long)(s->mem_len[0] + s->mem_len[1] + s->mem_len[2] +
 					  s->mem_len[3]),
 		     (unsigned long long)s->tables.refused);
+	if (s->py.processes)
+		DISPLAYLEVEL(2, "%s: Python frames read in %llu processes: %llu stacks with Python "
+			     "frames (%llu named as soon as taken, %llu incomplete: a run of frames "
+			     "without its loop frame), %llu frame names read, %llu values not named "
+			     "(their code objects were gone); %llu walks found no Python thread "
+			     "state, %llu met unreadable memory\n", at_program_name,
+			     (unsigned long long)s->py.processes, (unsigned long long)s->py.spliced,
+			     (unsigned long long)s->py.captured, (unsigned long long)s->py.mismatched,
+			     (unsigned long long)s->py.names, (unsigned long long)s->py.unnamed,
+			     (unsigned long long)s->counts[AT_STACKS_PY_NO_THREAD],
+			     (unsigned long long)s->counts[AT_STACKS_PY_BAD]);
 }

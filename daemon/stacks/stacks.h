@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "alloctap.h"
+#include "pytrace.h"
 #include "sink.h"
 #include "stack.h"
 #include "stack_ids.h"
@@ -55,6 +56,8 @@ struct at_stacks {
 	struct at_stack_procs procs;
 	struct at_stack_ids ids;       /* hashes to session ids */
 	struct at_stack_store store;   /* session ids to stacks and their ids in the file */
+	struct at_pytrace py;          /* the processes whose Python frames are read */
+	int no_python;                 /* set after at_stacks_open: no Python frames (--no-python) */
 	void *mem[4];                 /* the mapped arrays: rules, pages, entries, tables */
 	size_t mem_len[4];
 	struct at_bpf *bpf;           /* the program's maps (bpf.h): mappings, stacks, holds */
@@ -103,6 +106,11 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid);
  * whole; 0 to resume it now. */
 int at_stacks_park(struct at_stacks *s, pid_t tid, pid_t tgid);
 
+/* The descriptor readable when stacks with Python frames are new (-1 when off), and their
+ * naming, at once (at_pytrace_capture). */
+int at_stacks_news_fd(const struct at_stacks *s);
+void at_stacks_news(struct at_stacks *s);
+
 /* The descriptor readable when built tables wait to be loaded (-1 when off). */
 int at_stacks_fd(const struct at_stacks *s);
 /* Loads the tables the builder has built into the BPF arrays, scans again the processes that
@@ -119,6 +127,10 @@ void at_stacks_release_all(struct at_stacks *s);
  * mappings were known. */
 uint64_t at_stacks_hash(uint32_t tgid, const uint64_t *pcs, const uint32_t *serials,
 			const uint8_t *kinds, uint32_t count, uint32_t flags, int walked);
+
+/* pid runs a new program (exec): what was known of its interpreter goes, before the scan of
+ * its new mappings. */
+void at_stacks_exec(struct at_stacks *s, pid_t pid);
 
 /* pid has ended: its mappings leave the BPF program's map. What the daemon knows of them
  * stays until at_stacks_forgotten: its last events may still wait in the rings. */

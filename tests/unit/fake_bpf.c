@@ -431,6 +431,42 @@ void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid)
 		fake_bpf.mappings[i] = fake_bpf.mappings[--fake_bpf.nmappings];
 }
 
+
+int at_bpf_news_open(struct at_bpf *b, at_bpf_news_fn fn, void *arg)
+{
+	(void)b;
+	(void)fn;
+	(void)arg;
+	errno = ENOSYS;
+	return -1;
+}
+
+int at_bpf_news_fd(const struct at_bpf *b)
+{
+	(void)b;
+	return -1;
+}
+
+void at_bpf_news_take(struct at_bpf *b)
+{
+	(void)b;
+}
+
+int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *p)
+{
+	(void)b;
+	fake_bpf.python_pid = pid;
+	fake_bpf.python = *p;
+	return 0;
+}
+
+void at_bpf_delete_python(struct at_bpf *b, pid_t pid)
+{
+	(void)b;
+	if (fake_bpf.python_pid == pid)
+		fake_bpf.python_pid = 0;
+}
+
 void at_bpf_mappings_changed(struct at_bpf *b)
 {
 	(void)b;
@@ -449,6 +485,19 @@ int at_bpf_take_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s)
 	*s = fake_bpf.stacks[i].s;
 	fake_bpf.stacks[i] = fake_bpf.stacks[--fake_bpf.nstacks];
 	fake_bpf.stacks_taken++;
+	return 0;
+}
+
+int at_bpf_peek_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s)
+{
+	int i = stack_index(hash);
+
+	(void)b;
+	if (i < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	*s = fake_bpf.stacks[i].s;
 	return 0;
 }
 

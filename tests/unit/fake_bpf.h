@@ -85,6 +85,8 @@ struct fake_bpf {
 	/* stacks */
 	struct { pid_t pid; uint32_t count, hold_on_miss; } mappings[FAKE_BPF_MAX];
 	unsigned nmappings;
+	pid_t python_pid;               /* at_bpf_put_python's last process (0: deleted) */
+	struct at_bpf_py_proc python;
 	uint64_t mappings_gen;
 	struct { uint64_t hash; struct at_bpf_stack s; } stacks[FAKE_BPF_MAX];
 	unsigned nstacks;

@@ -158,7 +158,7 @@ static void test_code_replaced(void **state)
 	static uint8_t img[0x4000];
 	struct at_py_proc p = { .pid = 1, .mem_fd = memfd_create("pynames", MFD_CLOEXEC) };
 	struct at_py_names *names = at_py_names_new();
-	struct at_py_frame f = { CODE, 3, 0 };
+	struct at_py_frame f = { CODE, 3, 0, 0 };
 	struct at_py_name nm;
 
 	(void)state;
@@ -227,7 +227,7 @@ static void test_many_codes(void **state)
 	for (int round = 0; round < 2; round++)
 		for (int i = 0; i < COUNT; i++) {
 			struct at_py_frame f = { 0x100 + (uint64_t)i * STRIDE, AT_PY_OFFSET_START,
-						 0 };
+						 0, 0 };
 			struct at_py_name nm;
 
 			assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), 0);

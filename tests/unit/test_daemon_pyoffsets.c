@@ -116,6 +116,7 @@ static const struct check common[] = {
 	{ F(tstate_native_thread_id), "PyThreadState", "native_thread_id" },
 	{ F(frame_previous), "_PyInterpreterFrame", "previous" },
 	{ F(frame_owner), "_PyInterpreterFrame", "owner" },
+	{ F(frame_globals), "_PyInterpreterFrame", "f_globals" },
 	{ F(code_filename), "PyCodeObject", "co_filename" },
 	{ F(code_name), "PyCodeObject", "co_name" },
 	{ F(code_qualname), "PyCodeObject", "co_qualname" },

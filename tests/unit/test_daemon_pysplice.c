@@ -36,7 +36,7 @@ static const struct at_py_eval eval[] = { { EVAL, EVAL + 0x1000 } };
 /* The value of Python frame i of the cases below (offset i). */
 static uint64_t pyv(int i)
 {
-	struct at_py_frame f = { PY(i), (uint32_t)i, 0 };
+	struct at_py_frame f = { PY(i), (uint32_t)i, 0, 0 };
 
 	return at_py_value(&f);
 }
@@ -46,7 +46,7 @@ static void test_splice(void **state)
 {
 	/* runs: [0, 1] [2] [3, 4] */
 	static const struct at_py_frame py[] = {
-		{ PY(0), 0, 0 }, { PY(1), 1, 1 }, { PY(2), 2, 1 }, { PY(3), 3, 0 }, { PY(4), 4, 1 },
+		{ PY(0), 0, 0, 0 }, { PY(1), 1, 1, 0 }, { PY(2), 2, 1, 0 }, { PY(3), 3, 0, 0 }, { PY(4), 4, 1, 0 },
 	};
 	static const struct {
 		const char *what;
@@ -114,7 +114,7 @@ static void test_values(void **state)
 
 	(void)state;
 	for (size_t c = 0; c < N(cases); c++) {
-		struct at_py_frame f = { cases[c].code, cases[c].offset, 0 };
+		struct at_py_frame f = { cases[c].code, cases[c].offset, 0, 0 };
 		uint64_t v = at_py_value(&f);
 
 		assert_int_equal(at_py_value_code(v), cases[c].code & 0xFFFFFFFFFFFFull);

@@ -582,7 +582,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
 	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
-			    "newer than this reader's (2.3): use a newer alloctap");
+			    "newer than this reader's (2.5): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -2587,9 +2587,9 @@ static void test_frame_names(void **state)
 		  "names record with a function or file longer than 4096 bytes or its payload" },
 		{ 8, { 0xc7, 0x06, 0x07, 0x00, 0x05, 0x0c, 0x00, 0x00 },
 		  "names record for frames of kind 0, which this reader does not name by names" },
-		{ 13, { 0xc3, 0x0b, 0x01, 0x07, 0x02, 0x04, 0x90, 0x20, 0xf4, 0xff, 0x03, 0x00, 0x01 },
-		  "stack record with a frame of kind 1 at frame 1 (this reader knows kinds 0, "
-		  "native; 254, test)" },
+		{ 13, { 0xc3, 0x0b, 0x01, 0x07, 0x02, 0x04, 0x90, 0x20, 0xf4, 0xff, 0x03, 0x00, 0x02 },
+		  "stack record with a frame of kind 2 at frame 1 (this reader knows kinds 0, "
+		  "native; 1, python; 254, test)" },
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		uint8_t h[64] = HEADER_V2(0);

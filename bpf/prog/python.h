@@ -1,0 +1,179 @@
+/* prog/python.h: the Python frames of an allocation (--stacks; doc/DESIGN.md, decision 18).
+ * For a process the daemon found to run a CPython it knows (py_procs: its _PyRuntime and the
+ * offsets of its structures), the walk of py_walk.h runs after the native walk and appends the
+ * thread's Python frames to the stack, innermost first, each of kind python (the first of a
+ * run of the evaluation loop as AT_BPF_FRAME_PYTHON_ENTRY, which the daemon writes as python)
+ * and valued by at_py_pack, and mixes them into the stack's hash. The thread's PyThreadState
+ * is kept per thread (py_tstates) and checked at each use by its native_thread_id; the search
+ * of the interpreter's list runs only when that fails. Included by alloctap.bpf.c only, after
+ * prog/unwind.h's maps. */
+#ifndef ALLOCTAP_BPF_PYTHON_H
+#define ALLOCTAP_BPF_PYTHON_H
+
+#include "../py_layout.h"
+
+/* The processes whose Python frames are read (struct at_bpf_py_proc), by tgid; sized by the
+ * daemon (one entry when --stacks is off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_bpf_py_proc);
+} py_procs SEC(".maps");
+
+/* Each thread's PyThreadState as its last walk found it, by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_tstates SEC(".maps");
+
+/* Stacks with Python frames new to the stacks map (struct at_bpf_py_news), for the daemon to
+ * name their frames at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} py_news SEC(".maps");
+
+/* The frames of the walk under way. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_py_frames);
+} py_scratch SEC(".maps");
+
+#define AT_PY_STATE_EXTRA
+#define AT_PY_READ(w, dst, n, addr) bpf_probe_read_user(dst, n, (const void *)(addr))
+#include "../py_walk.h"
+
+/* bpf_loop's callbacks: one step each, 1 to stop. */
+static long py_find_cb(__u64 i, void *ctx)
+{
+	(void)i;
+	return py_find_step(ctx);
+}
+
+static long py_frame_cb(__u64 i, void *ctx)
+{
+	(void)i;
+	return py_frame_step(ctx);
+}
+
+/* What py_append_cb carries: the walk's frames into the stack. */
+struct py_append {
+	struct at_bpf_stack *out;
+	const struct at_py_frames *py;
+	__u64 hash;
+	__u32 at;      /* the stack's next frame */
+	__u32 count;   /* the walk's frames */
+};
+
+static long py_append_cb(__u64 i, void *ctx)
+{
+	struct py_append *a = ctx;
+
+	if (i >= a->count || a->at >= AT_BPF_MAX_FRAMES)
+		return 1;
+	const struct at_py_frame *f = &a->py->f[i & (AT_PY_WALK_MAX - 1)];
+	__u32 at = a->at & (AT_BPF_MAX_FRAMES - 1);
+	__u8 kind = f->entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
+	__u64 v = at_py_pack(f->code, f->offset);
+	/* in a Python frame's serial, its globals: a module's code object freed after the
+	 * import and another module's allocated at its address make two stacks, not one */
+	__u32 serial = (__u32)(f->globals ^ (f->globals >> 32));
+
+	a->out->pcs[at] = v;
+	a->out->serials[at] = serial;
+	a->out->kinds[at] = kind;
+	a->hash = at_stack_hash_kind(at_stack_hash_frame(a->hash, v, serial), kind);
+	a->at++;
+	return 0;
+}
+
+/* Whether tstate is thread tid's state (its native_thread_id). */
+static __always_inline int py_tstate_is(const struct py_walk_state *w, __u64 tstate)
+{
+	__u64 id = 0;
+
+	return tstate && !AT_PY_READ(w, &id, sizeof(id),
+				     tstate + w->off->tstate_native_thread_id) &&
+	       id == w->tid;
+}
+
+/* Appends the calling thread's Python frames to out (its count frames so far) when its process
+ * tgid runs a CPython the daemon knows, mixing them into *hash. Returns 1 when it appended
+ * any, 2 when they filled the stack and more were left, else 0. */
+static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32 tgid)
+{
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	const struct at_bpf_py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct at_py_frames *py;
+	struct py_walk_state w = {};
+	__u64 *cached;
+
+	if (!p || !out || out->count >= AT_BPF_MAX_FRAMES)
+		return 0;
+	py = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!py)
+		return 0;
+	w.off = &p->off;
+	w.runtime = p->runtime;
+	w.tid = tid;
+	w.max = AT_BPF_MAX_FRAMES - out->count;
+	w.out = py->f;
+	cached = bpf_map_lookup_elem(&py_tstates, &tid);
+	if (cached && py_tstate_is(&w, *cached)) {
+		w.tstate = *cached;
+		w.found = 1;
+	} else {
+		if (py_find_start(&w) == 0)
+			bpf_loop(4096, py_find_cb, &w, 0);
+		else
+			w.bad = 1;
+		if (w.found)
+			bpf_map_update_elem(&py_tstates, &tid, &w.tstate, BPF_ANY);
+	}
+	if (!w.found) {
+		count_stacks(w.bad ? AT_STACKS_PY_BAD : AT_STACKS_PY_NO_THREAD);
+		return 0;
+	}
+	if (py_frames_start(&w) == 0)
+		bpf_loop(2 * AT_PY_WALK_MAX + 2, py_frame_cb, &w, 0);
+	else
+		w.bad = 1;
+	if (w.bad)
+		count_stacks(AT_STACKS_PY_BAD);
+	if (!w.count)
+		return 0;
+
+	struct py_append a = { out, py, *hash, out->count, w.count };
+
+	bpf_loop(AT_PY_WALK_MAX, py_append_cb, &a, 0);
+	out->count = (__u16)a.at;
+	*hash = a.hash;
+	count_stacks(AT_STACKS_PYTHON);
+	return w.frame && !w.bad ? 2 : 1;
+}
+
+/* A stack with Python frames new to the stacks map (hash, of process tgid): the daemon is
+ * woken to name its frames at once, while their code objects live (a module's is freed when
+ * its import ends); the stack's events may wait in the rings far longer. A full ring leaves
+ * the naming to the stack's first event. */
+static __always_inline void announce_python_stack(__u64 hash, __u32 tgid)
+{
+	struct at_bpf_py_news *n = bpf_ringbuf_reserve(&py_news, sizeof(*n), 0);
+
+	if (!n) {
+		count_stacks(AT_STACKS_PY_NOT_ANNOUNCED);
+		return;
+	}
+	n->hash = hash;
+	n->pid = tgid;
+	n->pad = 0;
+	bpf_ringbuf_submit(n, BPF_RB_FORCE_WAKEUP);
+}
+
+#endif
