@@ -136,6 +136,7 @@ for v in 3.10.13 2.7.18; do
 		echo "# $py not installed: pyenv's Python $v is not tried"
 		continue
 	fi
+	# no -q: alloctapd says it at its default level (-q leaves errors only)
 	traced "pyenv's Python $v" -- "$py" -c "$PROGRAM" || continue
 	check "pyenv's Python $v: the trace's stacks are native only" \
 		/usr/bin/python3.11 "$CHECK" --native-only "$T/leaks.json"
