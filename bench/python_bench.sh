@@ -5,7 +5,8 @@
 # (the traps alone); binary; binary --stacks --no-python (native frames only); binary --stacks
 # (native and Python frames). Goal: --stacks at most 1.2 times --stacks --no-python per event.
 # Then what the Python frames give: the stacks with Python frames and the frames named, from
-# alloctapd -v. Medians of RUNS (default 3) rounds, each running every mode once.
+# alloctapd -v, and the allocation entry program's ns per run (bpf_stats). Medians of RUNS
+# (default 3) rounds, each running every mode once.
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup python
@@ -80,3 +81,10 @@ awk -v n="${pe[native]}" -v p="${pe[python]}" -v f="${pe[floor]}" -v b="${pe[bin
 PYTHONMALLOC=malloc "$D" -v -f binary --stacks -o "$T/py.atz" -- "$PY" demo/workload.py $LARGE \
 	2>&1 >/dev/null | sed -n 's/^alloctapd: \(Python frames read.*\)/python: \1/p;
 		s/^alloctapd: \([0-9]* stacks written.*\)/python: \1/p'
+# the allocation entry program's run time (bpf_stats, the first 2 s of the LARGE run: the
+# walks of the interpreter's start and imports, and of the workload)
+for m in native python; do
+	PYTHONMALLOC=malloc prog_stats "$T/stats.$m" $(tracer "$m") "$PY" demo/workload.py $LARGE
+done
+echo "python: alloc_entry ns per run (bpf_stats): --stacks --no-python $(prog_ns "$T/stats.native" alloc_entry)," \
+	"--stacks $(prog_ns "$T/stats.python" alloc_entry)"

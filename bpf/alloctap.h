@@ -199,6 +199,10 @@ enum at_count {
 #define AT_BPF_MAX_MAPPINGS 512      /* executable mappings per process */
 #define AT_BPF_MAPPING_STEPS 10      /* binary search steps over them */
 #define AT_BPF_MAX_FRAMES AT_STACK_MAX_FRAMES /* stack_flags.h: the format's bound too */
+/* The frames of a stack as the program stores it: its native frames (AT_BPF_MAX_FRAMES at
+ * most), then its Python frames (prog/python.h), which the daemon splices into one stack of
+ * AT_STACK_MAX_FRAMES at most. A power of two, for the masks of the Python frames' indexes. */
+#define AT_BPF_STACK_FRAMES (2 * AT_BPF_MAX_FRAMES)
 
 /* The walk remembers, per CPU, the rule it found for recent (process, address) pairs: the same
  * return addresses come back in call after call, and a hit skips both binary searches. An entry
@@ -394,9 +398,9 @@ struct at_bpf_stack {
 	__u32 pid;
 	__u16 count;
 	__u16 flags;
-	__u64 pcs[AT_BPF_MAX_FRAMES];
-	__u32 serials[AT_BPF_MAX_FRAMES];
-	__u8 kinds[AT_BPF_MAX_FRAMES];
+	__u64 pcs[AT_BPF_STACK_FRAMES];
+	__u32 serials[AT_BPF_STACK_FRAMES];
+	__u8 kinds[AT_BPF_STACK_FRAMES];
 };
 
 /* The kind of a Python frame that begins a run of the evaluation loop, in the BPF program's

@@ -96,6 +96,14 @@ struct at_bpf_py_news {
 	__u32 pad;
 };
 
+/* The page of the process's memory the BPF walk reads frames from (per CPU): one read of a
+ * page holds the frames of a run of callers, each read alone costing as much as the page. */
+#define AT_PY_WINDOW 4096
+struct at_py_window {
+	__u64 base;                     /* the page's address; 0: none */
+	__u8 bytes[AT_PY_WINDOW + AT_PY_FRAME_BYTES]; /* the page, then room for masked reads */
+};
+
 /* A walk's frames (the BPF program's per-CPU scratch). */
 struct at_py_frames {
 	struct at_py_frame f[AT_PY_WALK_MAX];

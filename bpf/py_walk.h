@@ -14,6 +14,9 @@
  *   AT_PY_READ(w, dst, n, addr)  reads n bytes of the process at user address addr: 0, or
  *                                non-zero when they cannot be read
  *   AT_PY_STATE_EXTRA            more fields of struct py_walk_state
+ * and may define AT_PY_READ_FRAME(w, dst, addr), the read of a frame's first
+ * AT_PY_FRAME_BYTES bytes at addr (the BPF program's reads them through a window of a page:
+ * a thread's frames lie one after the other in its data stack, each caller below its callee). 
  * The daemon's reader (daemon/python/pyframes.c) maps AT_PY_READ to a read of
  * /proc/PID/mem. */
 #ifndef ALLOCTAP_PY_WALK_H
@@ -24,6 +27,10 @@
 #endif
 
 #include "py_layout.h"
+
+#ifndef AT_PY_READ_FRAME
+#define AT_PY_READ_FRAME(w, dst, addr) AT_PY_READ(w, dst, AT_PY_FRAME_BYTES, addr)
+#endif
 
 /* What the walk carries from one step to the next. */
 struct py_walk_state {
@@ -150,7 +157,7 @@ static __always_inline int py_frame_step(struct py_walk_state *w)
 
 	if (!w->frame)
 		return 1;
-	if (AT_PY_READ(w, buf, sizeof(buf), w->frame)) {
+	if (AT_PY_READ_FRAME(w, buf, w->frame)) {
 		w->bad = 1;
 		return 1;
 	}

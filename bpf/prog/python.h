@@ -37,6 +37,14 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } py_news SEC(".maps");
 
+/* The page the walk under way reads its frames from (struct at_py_window). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_py_window);
+} py_window SEC(".maps");
+
 /* The frames of the walk under way. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -45,9 +53,34 @@ struct {
 	__type(value, struct at_py_frames);
 } py_scratch SEC(".maps");
 
-#define AT_PY_STATE_EXTRA
+struct py_walk_state;
+static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u64 addr);
+
+#define AT_PY_STATE_EXTRA struct at_py_window *win;
 #define AT_PY_READ(w, dst, n, addr) bpf_probe_read_user(dst, n, (const void *)(addr))
+#define AT_PY_READ_FRAME(w, dst, addr) py_read_frame(w, dst, addr)
 #include "../py_walk.h"
+
+/* Reads the frame at addr into dst from the window, reading first the page that holds it when
+ * the window has another; a frame across the page's end is read alone. 0, or non-zero when it
+ * cannot be read. */
+static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u64 addr)
+{
+	struct at_py_window *win = w->win;
+	__u64 page = addr & ~(__u64)(AT_PY_WINDOW - 1);
+	__u64 off = addr - page;
+
+	if (!win || off > AT_PY_WINDOW - AT_PY_FRAME_BYTES)
+		return bpf_probe_read_user(dst, AT_PY_FRAME_BYTES, (const void *)addr);
+	if (win->base != page) {
+		win->base = 0;
+		if (bpf_probe_read_user(win->bytes, AT_PY_WINDOW, (const void *)page))
+			return bpf_probe_read_user(dst, AT_PY_FRAME_BYTES, (const void *)addr);
+		win->base = page;
+	}
+	return bpf_probe_read_kernel(dst, AT_PY_FRAME_BYTES,
+				     win->bytes + (off & (AT_PY_WINDOW - 1)));
+}
 
 /* bpf_loop's callbacks: one step each, 1 to stop. */
 static long py_find_cb(__u64 i, void *ctx)
@@ -75,10 +108,10 @@ static long py_append_cb(__u64 i, void *ctx)
 {
 	struct py_append *a = ctx;
 
-	if (i >= a->count || a->at >= AT_BPF_MAX_FRAMES)
+	if (i >= a->count || a->at >= AT_BPF_STACK_FRAMES)
 		return 1;
 	const struct at_py_frame *f = &a->py->f[i & (AT_PY_WALK_MAX - 1)];
-	__u32 at = a->at & (AT_BPF_MAX_FRAMES - 1);
+	__u32 at = a->at & (AT_BPF_STACK_FRAMES - 1);
 	__u8 kind = f->entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
 	__u64 v = at_py_pack(f->code, f->offset);
 	/* in a Python frame's serial, its globals: a module's code object freed after the
@@ -103,7 +136,8 @@ static __always_inline int py_tstate_is(const struct py_walk_state *w, __u64 tst
 	       id == w->tid;
 }
 
-/* Appends the calling thread's Python frames to out (its count frames so far) when its process
+/* Appends the calling thread's Python frames to out (its count native frames, AT_BPF_MAX_FRAMES
+ * at most, so that AT_PY_WALK_MAX Python frames fit after them) when its process
  * tgid runs a CPython the daemon knows, mixing them into *hash. Returns 1 when it appended
  * any, 2 when they filled the stack and more were left, else 0. */
 static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32 tgid)
@@ -114,7 +148,7 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	struct py_walk_state w = {};
 	__u64 *cached;
 
-	if (!p || !out || out->count >= AT_BPF_MAX_FRAMES)
+	if (!p || !out || out->count >= AT_BPF_STACK_FRAMES)
 		return 0;
 	py = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!py)
@@ -122,8 +156,11 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	w.off = &p->off;
 	w.runtime = p->runtime;
 	w.tid = tid;
-	w.max = AT_BPF_MAX_FRAMES - out->count;
+	w.max = AT_BPF_STACK_FRAMES - out->count; /* at least AT_PY_WALK_MAX */
 	w.out = py->f;
+	w.win = bpf_map_lookup_elem(&py_window, &zero);
+	if (w.win)
+		w.win->base = 0; /* the memory has changed since the last walk */
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
 	if (cached && py_tstate_is(&w, *cached)) {
 		w.tstate = *cached;

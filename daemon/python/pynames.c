@@ -121,18 +121,34 @@ static int read_code(const struct at_py_proc *p, uint64_t addr, const uint64_t *
 	return rc;
 }
 
-/* The header of code object addr, as compared: 0 or -1. */
+/* The header of code object addr, as compared: 0 or -1. Its fields lie within a few words of
+ * each other in every version: one read of the span holding them, or one read each. */
 static int read_header(const struct at_py_proc *p, uint64_t addr, uint64_t *h)
 {
 	const struct at_py_offsets *o = &p->off;
+	const uint32_t at[5] = { o->code_name, o->code_qualname, o->code_filename,
+				 o->code_linetable, o->code_firstlineno };
+	uint8_t span[160];
+	uint32_t lo = at[0], hi = at[0];
 	int32_t first;
 
-	if (at_py_read(p, addr + o->code_name, &h[0], 8) || at_py_read(p, addr + o->code_qualname,
-								       &h[1], 8) ||
-	    at_py_read(p, addr + o->code_filename, &h[2], 8) ||
-	    at_py_read(p, addr + o->code_linetable, &h[3], 8) ||
-	    at_py_read(p, addr + o->code_firstlineno, &first, sizeof(first)))
+	for (int i = 1; i < 5; i++) {
+		lo = at[i] < lo ? at[i] : lo;
+		hi = at[i] > hi ? at[i] : hi;
+	}
+	if (hi + 8 - lo <= sizeof(span)) {
+		if (at_py_read(p, addr + lo, span, hi + 8 - lo))
+			return -1;
+		for (int i = 0; i < 4; i++)
+			memcpy(&h[i], span + (at[i] - lo), 8);
+		memcpy(&first, span + (at[4] - lo), sizeof(first));
+	} else if (at_py_read(p, addr + o->code_name, &h[0], 8) ||
+		   at_py_read(p, addr + o->code_qualname, &h[1], 8) ||
+		   at_py_read(p, addr + o->code_filename, &h[2], 8) ||
+		   at_py_read(p, addr + o->code_linetable, &h[3], 8) ||
+		   at_py_read(p, addr + o->code_firstlineno, &first, sizeof(first))) {
 		return -1;
+	}
 	h[4] = (uint64_t)(uint32_t)first;
 	return 0;
 }

@@ -24,6 +24,7 @@ struct value_name {
 				      * be read */
 	const struct py_name *written; /* the name its last NAMES record in file `file` gave */
 	uint32_t file;
+	uint32_t globals;            /* the globals (folded) of the frame it was last read for */
 	int read;                    /* its code object was read at least once */
 };
 
@@ -214,10 +215,12 @@ uint32_t at_pytrace_thread_frames(struct at_pytrace *t, pid_t pid, pid_t tid, ui
 	const struct at_pytrace_proc *p = find(t, pid);
 	int n;
 
+	uint32_t max = room < AT_PY_WALK_MAX ? room : AT_PY_WALK_MAX;
+
 	*filled = 0;
 	if (!p || !p->known || !room)
 		return 0;
-	n = at_py_thread_frames(&p->py, tid, f, room < AT_PY_WALK_MAX ? (int)room : AT_PY_WALK_MAX);
+	n = at_py_thread_frames(&p->py, tid, f, (int)max);
 	if (n <= 0)
 		return 0;
 	for (int i = 0; i < n; i++) {
@@ -225,7 +228,7 @@ uint32_t at_pytrace_thread_frames(struct at_pytrace *t, pid_t pid, pid_t tid, ui
 		kinds[i] = f[i].entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
 		serials[i] = (uint32_t)(f[i].globals ^ (f[i].globals >> 32)); /* as the BPF walk */
 	}
-	*filled = (uint32_t)n == room;
+	*filled = (uint32_t)n == max;
 	return (uint32_t)n;
 }
 
@@ -237,26 +240,26 @@ int at_pytrace_has_python(const uint8_t *kinds, uint32_t count)
 	return 0;
 }
 
-void at_pytrace_splice(struct at_pytrace *t, struct at_stack *st, const uint8_t *kinds,
+void at_pytrace_splice(struct at_pytrace *t, const uint64_t *raw, const uint8_t *kinds,
+		       const uint32_t *raw_serials, uint32_t count, struct at_stack *st,
 		       uint32_t *serials)
 {
-	uint64_t pcs[AT_STACK_MAX_FRAMES], out[AT_STACK_MAX_FRAMES];
-	uint32_t native_serials[AT_STACK_MAX_FRAMES];
-	struct at_py_frame py[AT_STACK_MAX_FRAMES];
-	uint8_t is_python[AT_STACK_MAX_FRAMES];
+	enum { RAW = AT_BPF_STACK_FRAMES };
+	uint64_t pcs[RAW], out[RAW];
+	uint32_t native_serials[RAW];
+	struct at_py_frame py[RAW];
+	uint8_t is_python[RAW];
 	int n = 0, npy = 0, neval = 0;
 	const struct at_pytrace_proc *p = find(t, (pid_t)st->pid);
 	struct at_py_eval eval = { 0, 0 };
 
-	for (uint32_t i = 0; i < st->count && i < AT_STACK_MAX_FRAMES; i++) {
-		uint64_t v = st->pcs[i];
-
+	for (uint32_t i = 0; i < count && i < RAW; i++) {
 		if (kinds[i] != AT_FRAME_PYTHON && kinds[i] != AT_BPF_FRAME_PYTHON_ENTRY) {
-			pcs[n] = v;
-			native_serials[n++] = serials[i];
+			pcs[n] = raw[i];
+			native_serials[n++] = raw_serials[i];
 		} else {
-			py[npy].code = at_py_value_code(v);
-			py[npy].offset = at_py_value_offset(v);
+			py[npy].code = at_py_value_code(raw[i]);
+			py[npy].offset = at_py_value_offset(raw[i]);
 			py[npy++].entry = kinds[i] == AT_BPF_FRAME_PYTHON_ENTRY;
 		}
 	}
@@ -265,12 +268,33 @@ void at_pytrace_splice(struct at_pytrace *t, struct at_stack *st, const uint8_t 
 		eval.end = p->py.eval_end;
 		neval = 1;
 	}
-	struct at_py_spliced r = at_py_splice(pcs, n, &eval, neval, py, npy, out, is_python,
-					      AT_STACK_MAX_FRAMES);
+	struct at_py_spliced r = at_py_splice(pcs, n, &eval, neval, py, npy, out, is_python, RAW);
+	int keep = r.count;
+
+	t->spliced++;
+	if (r.mismatch || r.left) {
+		if (st->flags & AT_STACK_TRUNCATED) {
+			/* the frames were cut (the native walk's, or the Python ones, filled
+			 * their room): the stack ends at the first loop frame left without its
+			 * run */
+			for (int k = 1; k < r.count; k++)
+				if (!is_python[k] && in_eval_pc(&eval, neval, out[k] - 1)) {
+					keep = k;
+					break;
+				}
+		} else {
+			st->flags |= AT_STACK_INCOMPLETE;
+			t->mismatched++;
+		}
+	}
+	if (keep > AT_STACK_MAX_FRAMES) {
+		keep = AT_STACK_MAX_FRAMES;
+		st->flags |= AT_STACK_TRUNCATED;
+	}
 	/* the native frames kept are pcs in order, less the loop frames replaced: each takes
 	 * the serial of the next native frame of its value (one pc, one mapping) */
 	int j = 0;
-	for (int k = 0; k < r.count; k++) {
+	for (int k = 0; k < keep; k++) {
 		st->pcs[k] = out[k];
 		st->kinds[k] = is_python[k] ? AT_FRAME_PYTHON : AT_FRAME_NATIVE;
 		serials[k] = 0;
@@ -281,24 +305,9 @@ void at_pytrace_splice(struct at_pytrace *t, struct at_stack *st, const uint8_t 
 		if (j < n)
 			serials[k] = native_serials[j++];
 	}
-	st->count = (uint16_t)r.count;
+	st->count = (uint16_t)keep;
 	if (r.runs)
 		st->flags |= AT_STACK_KINDS;
-	t->spliced++;
-	if (!r.mismatch && !r.left)
-		return;
-	if (st->flags & AT_STACK_TRUNCATED) {
-		/* the Python frames filled the stack: it ends at the first loop frame left
-		 * without its run */
-		for (int k = 1; k < r.count; k++)
-			if (!is_python[k] && in_eval_pc(&eval, neval, out[k] - 1)) {
-				st->count = (uint16_t)k;
-				break;
-			}
-		return;
-	}
-	st->flags |= AT_STACK_INCOMPLETE;
-	t->mismatched++;
 }
 
 /* The slot of value v in p's table (free or v's). */
@@ -430,7 +439,7 @@ static int snap_grow(struct at_pytrace *t)
 }
 
 void at_pytrace_capture(struct at_pytrace *t, pid_t pid, uint64_t hash, const uint64_t *pcs,
-			const uint8_t *kinds, uint32_t count)
+			const uint8_t *kinds, const uint32_t *serials, uint32_t count)
 {
 	struct at_pytrace_proc *p = find(t, pid);
 	uint32_t n = 0;
@@ -453,7 +462,15 @@ void at_pytrace_capture(struct at_pytrace *t, pid_t pid, uint64_t hash, const ui
 		if (kinds[i] != AT_FRAME_PYTHON && kinds[i] != AT_BPF_FRAME_PYTHON_ENTRY)
 			continue;
 		struct value_name *e = value_of(p, pcs[i]);
-		sn->names[sn->n++] = e ? read_name(t, p, e) : NULL;
+		/* a value named for a frame of the same globals keeps its name: a code object
+		 * at its address since is of the same module, which is all but never another
+		 * one (a module's code object freed after its import and another module's at
+		 * its address differ by their globals) */
+		if (e && !(e->read && e->globals == serials[i])) {
+			read_name(t, p, e);
+			e->globals = serials[i];
+		}
+		sn->names[sn->n++] = e ? e->cur : NULL;
 	}
 	if (!sl->hash)
 		t->nsnaps_used++;

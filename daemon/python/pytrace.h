@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "alloctap.h"
 #include "py_layout.h"
 #include "stack.h"
 
@@ -65,18 +66,22 @@ uint32_t at_pytrace_thread_frames(struct at_pytrace *t, pid_t pid, pid_t tid, ui
 /* Whether a stack of the BPF program holds Python frames (raw kinds of count frames). */
 int at_pytrace_has_python(const uint8_t *kinds, uint32_t count);
 
-/* Turns st (of the BPF program's kinds, kinds[0..st->count)) into one stack of native and
- * Python frames: st's pcs, kinds and count, and serials (each frame's mapping serial, 0 for a
- * Python frame) in place. A run that finds no loop frame for it, or frames left over, keep
- * the native frames from there and flag the stack incomplete. */
-void at_pytrace_splice(struct at_pytrace *t, struct at_stack *st, const uint8_t *kinds,
+/* Makes a stack of the BPF program (count frames, AT_BPF_STACK_FRAMES at most: raw, kinds,
+ * raw_serials) one stack of native and Python frames: st's pcs, kinds and count (st's pid and
+ * flags set by the caller), and serials (each frame's mapping serial, 0 for a Python frame).
+ * A run that finds no loop frame for it, or frames left over, keep the native frames from
+ * there and flag the stack incomplete; in a truncated stack, it ends at the first loop frame
+ * without its run. More than AT_STACK_MAX_FRAMES frames are cut there, truncated. */
+void at_pytrace_splice(struct at_pytrace *t, const uint64_t *raw, const uint8_t *kinds,
+		       const uint32_t *raw_serials, uint32_t count, struct at_stack *st,
 		       uint32_t *serials);
 
-/* A stack the BPF program has just taken (hash, of pid; its frames of the BPF program's kinds):
- * names its Python frames now, while their code objects live, and keeps the names (a snapshot)
- * until the stack gets its id (at_pytrace_bind). */
+/* A stack the BPF program has just taken (hash, of pid; its frames of the BPF program's kinds,
+ * a Python frame's serial its globals folded): names its Python frames now, while their code
+ * objects live, and keeps the names (a snapshot) until the stack gets its id
+ * (at_pytrace_bind). A value named before for a frame of the same globals is not read again. */
 void at_pytrace_capture(struct at_pytrace *t, pid_t pid, uint64_t hash, const uint64_t *pcs,
-			const uint8_t *kinds, uint32_t count);
+			const uint8_t *kinds, const uint32_t *serials, uint32_t count);
 /* The stack of that hash got session id id: its snapshot, if one was taken, is the id's. */
 void at_pytrace_bind(struct at_pytrace *t, uint64_t hash, uint32_t id);
 

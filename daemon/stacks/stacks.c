@@ -316,7 +316,7 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 	int filled;
 	uint32_t py = at_pytrace_thread_frames(&s->py, tgid, tid, (uint64_t *)raw.pcs + raw.count,
 					       raw.kinds + raw.count, raw.serials + raw.count,
-					       AT_STACK_MAX_FRAMES - raw.count, &filled);
+					       AT_BPF_STACK_FRAMES - raw.count, &filled);
 	raw.count = (uint16_t)(raw.count + py);
 	if (filled)
 		raw.flags |= AT_STACK_TRUNCATED;
@@ -326,7 +326,7 @@ static void walk_held(struct at_stacks *s, pid_t tid, pid_t tgid, const struct a
 		return;
 	if (py && !at_stack_ids_known(&s->ids, hash))
 		at_pytrace_capture(&s->py, tgid, hash, (const uint64_t *)raw.pcs,
-				   raw.kinds, raw.count);
+				   raw.kinds, raw.serials, raw.count);
 	retarget_call(s, tid, tgid, h->slot, h->hash, hash);
 }
 
@@ -580,16 +580,19 @@ uint32_t at_stacks_resolve(struct at_stacks *s, struct at_sink *sink, pid_t pid,
 		rescan(s, pid);
 	}
 	s->stack.pid = raw.pid;
-	s->stack.count = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
 	s->stack.flags = raw.flags & (AT_STACK_TRUNCATED | AT_STACK_INCOMPLETE);
-	memcpy(s->stack.pcs, raw.pcs, s->stack.count * sizeof(s->stack.pcs[0]));
-	if (at_pytrace_has_python(raw.kinds, s->stack.count)) {
+	uint32_t count = raw.count > AT_BPF_STACK_FRAMES ? AT_BPF_STACK_FRAMES : raw.count;
+	if (at_pytrace_has_python(raw.kinds, count)) {
 		at_pytrace_bind(&s->py, hash, id);
-		at_pytrace_splice(&s->py, &s->stack, raw.kinds, raw.serials);
-	}
-	else
+		at_pytrace_splice(&s->py, (const uint64_t *)raw.pcs, raw.kinds, raw.serials, count,
+				  &s->stack, s->serials);
+	} else {
+		s->stack.count = count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : count;
+		memcpy(s->stack.pcs, raw.pcs, s->stack.count * sizeof(s->stack.pcs[0]));
+		memcpy(s->serials, raw.serials, s->stack.count * sizeof(s->serials[0]));
 		copy_kinds(&s->stack, raw.kinds);
-	if (s->stack.count == 0 || at_stack_store_add(&s->store, id, &s->stack, raw.serials) < 0) {
+	}
+	if (s->stack.count == 0 || at_stack_store_add(&s->store, id, &s->stack, s->serials) < 0) {
 		s->unreadable++;
 		return 0;
 	}
@@ -606,8 +609,9 @@ static void python_news(void *arg, pid_t pid, uint64_t hash)
 
 	if (at_stack_ids_known(&s->ids, hash) || at_bpf_peek_stack(s->bpf, hash, &raw) < 0)
 		return; /* its first event came first: named then */
-	uint32_t n = raw.count > AT_STACK_MAX_FRAMES ? AT_STACK_MAX_FRAMES : raw.count;
-	at_pytrace_capture(&s->py, pid, hash, (const uint64_t *)raw.pcs, raw.kinds, n);
+	uint32_t n = raw.count > AT_BPF_STACK_FRAMES ? AT_BPF_STACK_FRAMES : raw.count;
+	at_pytrace_capture(&s->py, pid, hash, (const uint64_t *)raw.pcs, raw.kinds, raw.serials,
+			   n);
 }
 
 int at_stacks_news_fd(const struct at_stacks *s)

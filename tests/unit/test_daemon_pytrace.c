@@ -78,12 +78,22 @@ static pid_t start_fixture(const char *python, const char *scenario, pid_t *tid,
 	return pid;
 }
 
+/* A stack as the BPF program stores it. */
+struct raw {
+	uint32_t count;
+	uint64_t pcs[AT_BPF_STACK_FRAMES];
+	uint8_t kinds[AT_BPF_STACK_FRAMES];
+	uint32_t serials[AT_BPF_STACK_FRAMES];
+};
+
 /* A stack as the BPF program takes it: malloc's entry, then per run an extension's frame and
- * the loop's (a return address into it), then the outermost frame; then the Python frames f
- * (n of them). Returns the native frames' count; *runs the runs. */
-static uint32_t raw_stack(struct at_stack *st, uint8_t *kinds, uint32_t *serials,
-			  const struct at_py_proc *p, const struct at_py_frame *f, int n, int *runs)
+ * the loop's (a return address into it), then extra native frames, then the outermost frame;
+ * then the Python frames f (n of them). Returns the native frames' count; *runs the runs. */
+static uint32_t raw_stack(struct raw *st, const struct at_py_proc *p,
+			  const struct at_py_frame *f, int n, int extra, int *runs)
 {
+	uint8_t *kinds = st->kinds;
+	uint32_t *serials = st->serials;
 	uint32_t c = 0;
 
 	*runs = 0;
@@ -97,6 +107,10 @@ static uint32_t raw_stack(struct at_stack *st, uint8_t *kinds, uint32_t *serials
 		st->pcs[c] = p->eval_start + 1; /* a return address: its pc less one is the loop's */
 		serials[c++] = 9;
 	}
+	for (int e = 0; e < extra; e++) {
+		st->pcs[c] = 0x5000 + (uint64_t)e;
+		serials[c++] = 11;
+	}
 	st->pcs[c] = 0x4000;
 	serials[c++] = 10;
 	uint32_t natives = c;
@@ -106,10 +120,17 @@ static uint32_t raw_stack(struct at_stack *st, uint8_t *kinds, uint32_t *serials
 		kinds[c] = f[i].entry ? AT_BPF_FRAME_PYTHON_ENTRY : AT_FRAME_PYTHON;
 		serials[c] = 0x5eed; /* the frame's globals, folded */
 	}
-	st->count = (uint16_t)c;
-	st->flags = 0;
-	st->pid = 0;
+	st->count = c;
 	return natives;
+}
+
+/* Splices raw into st, of process pid, with flags. */
+static void splice(struct at_pytrace *t, const struct raw *raw, pid_t pid, uint16_t flags,
+		   struct at_stack *st, uint32_t *serials)
+{
+	st->pid = (uint32_t)pid;
+	st->flags = flags;
+	at_pytrace_splice(t, raw->pcs, raw->kinds, raw->serials, raw->count, st, serials);
 }
 
 /* Splices and names the stopped thread's stack in scenario; checks both against traceback's
@@ -121,9 +142,9 @@ static void splice_scenario(const char *python, const char *scenario)
 	struct at_py_proc p;
 	struct at_pytrace t;
 	struct at_bpf_py_proc bp;
-	static struct at_stack st, copy;
+	static struct at_stack st;
+	static struct raw raw;
 	static struct names_seen seen;
-	uint8_t kinds[AT_STACK_MAX_FRAMES];
 	uint32_t serials[AT_STACK_MAX_FRAMES];
 	char why[512];
 	pid_t tid, pid;
@@ -140,15 +161,13 @@ static void splice_scenario(const char *python, const char *scenario)
 	assert_memory_equal(&bp.off, &p.off, sizeof(bp.off));
 	assert_int_equal(at_pytrace_scan(&t, pid, &bp), 0); /* decided */
 
-	uint32_t natives = raw_stack(&st, kinds, serials, &p, f, n, &runs);
-	st.pid = (uint32_t)pid;
+	uint32_t natives = raw_stack(&raw, &p, f, n, 0, &runs);
 	assert_true(runs >= 1);
-	assert_int_equal(at_pytrace_has_python(kinds, st.count), 1);
-	assert_int_equal(at_pytrace_has_python(kinds, natives), 0);
-	at_pytrace_capture(&t, pid, 0xabc, st.pcs, kinds, st.count);
+	assert_int_equal(at_pytrace_has_python(raw.kinds, raw.count), 1);
+	assert_int_equal(at_pytrace_has_python(raw.kinds, natives), 0);
+	at_pytrace_capture(&t, pid, 0xabc, raw.pcs, raw.kinds, raw.serials, raw.count);
 	at_pytrace_bind(&t, 0xabc, 1);
-	copy = st;
-	at_pytrace_splice(&t, &st, kinds, serials);
+	splice(&t, &raw, pid, 0, &st, serials);
 	assert_int_equal(st.count, natives - (uint32_t)runs + (uint32_t)n);
 	assert_int_equal(st.flags, AT_STACK_KINDS);
 	/* malloc; per run the extension's frame, then the run's Python frames; the outermost */
@@ -195,36 +214,40 @@ static void splice_scenario(const char *python, const char *scenario)
 	at_pytrace_names(&t, &st, 1, put_name, &seen);
 	assert_int_equal(seen.n, distinct);
 
+	/* 128 native frames and the Python frames after them: more than a stack holds once
+	 * spliced, cut at 128, truncated */
+	natives = raw_stack(&raw, &p, f, n, 126 - 2 * runs, &runs);
+	assert_int_equal(natives, AT_STACK_MAX_FRAMES);
+	splice(&t, &raw, pid, 0, &st, serials);
+	assert_true(natives - (uint32_t)runs + (uint32_t)n > AT_STACK_MAX_FRAMES);
+	assert_int_equal(st.count, AT_STACK_MAX_FRAMES);
+	assert_int_equal(st.flags, AT_STACK_TRUNCATED | AT_STACK_KINDS);
+	assert_int_equal(st.pcs[AT_STACK_MAX_FRAMES - 1], 0x5000 + (uint64_t)(126 - runs - n));
+	assert_int_equal(serials[AT_STACK_MAX_FRAMES - 1], 11);
+
 	/* the Python frames filled the stack (the outermost run's lost): it ends at its loop
 	 * frame, truncated, not incomplete */
-	uint32_t serials2[AT_STACK_MAX_FRAMES];
-	uint8_t kinds2[AT_STACK_MAX_FRAMES];
 	int kept = 0; /* the Python frames before the outermost run */
 	for (int i = 0; i < n - 1; i++)
 		if (f[i].entry)
 			kept = i + 1;
 	if (kept > 0) {
-		raw_stack(&st, kinds2, serials2, &p, f, n, &runs);
-		st.count = (uint16_t)(st.count - (uint32_t)(n - kept));
-		st.flags = AT_STACK_TRUNCATED;
-		st.pid = (uint32_t)pid;
-		at_pytrace_splice(&t, &st, kinds2, serials2);
+		raw_stack(&raw, &p, f, n, 0, &runs);
+		raw.count -= (uint32_t)(n - kept);
+		splice(&t, &raw, pid, AT_STACK_TRUNCATED, &st, serials);
 		assert_int_equal(st.flags, AT_STACK_TRUNCATED | AT_STACK_KINDS);
 		/* malloc, each run kept after its extension's frame, the last extension's */
 		assert_int_equal(st.count, (uint32_t)runs + (uint32_t)kept + 1);
 		assert_int_equal(st.pcs[st.count - 1], 0x3000 + (uint64_t)(runs - 1));
-		assert_int_equal(serials2[st.count - 1], 8);
+		assert_int_equal(serials[st.count - 1], 8);
 
 		/* the same not truncated: the loop frame and the outermost stay, incomplete */
-		raw_stack(&st, kinds2, serials2, &p, f, n, &runs);
-		st.count = (uint16_t)(st.count - (uint32_t)(n - kept));
-		st.pid = (uint32_t)pid;
-		at_pytrace_splice(&t, &st, kinds2, serials2);
+		splice(&t, &raw, pid, 0, &st, serials);
 		assert_int_equal(st.flags, AT_STACK_INCOMPLETE | AT_STACK_KINDS);
 		assert_int_equal(st.count, (uint32_t)runs + (uint32_t)kept + 3);
 		assert_int_equal(st.pcs[st.count - 1], 0x4000);
 		assert_int_equal(st.pcs[st.count - 2], p.eval_start + 1);
-		assert_int_equal(serials2[st.count - 2], 9);
+		assert_int_equal(serials[st.count - 2], 9);
 	} else {
 		assert_string_equal(scenario, "plain"); /* one run: a Python call stays in it */
 	}
@@ -233,7 +256,8 @@ static void splice_scenario(const char *python, const char *scenario)
 	at_pytrace_forget(&t, pid);
 	seen.n = 0;
 	at_pytrace_new_file(&t);
-	st = copy;
+	raw_stack(&raw, &p, f, n, 0, &runs);
+	splice(&t, &raw, pid, 0, &st, serials);
 	at_pytrace_names(&t, &st, 1, put_name, &seen);
 	assert_int_equal(seen.n, 0);
 	at_pytrace_free(&t);
