@@ -93,6 +93,11 @@ struct at_bpf_py_proc {
 	struct at_py_offsets off;
 };
 
+/* The py_news ring wakes the daemon at most once in this time (a wakeup is an interrupt on the
+ * submitting CPU, and an interpreter's start makes thousands of stacks a second); the daemon,
+ * having read news, looks again after this time whether more came. */
+#define AT_PY_NEWS_WAKE_NS 200000
+
 /* A stack with Python frames new to the BPF program's stacks map (its py_news ring). */
 struct at_bpf_py_news {
 	__u64 hash;
@@ -101,11 +106,18 @@ struct at_bpf_py_news {
 };
 
 /* The page of the process's memory the BPF walk reads frames from (per CPU): one read of a
- * page holds the frames of a run of callers, each read alone costing as much as the page. */
+ * page holds the frames of a run of callers, each read alone costing almost as much as the
+ * page. */
 #define AT_PY_WINDOW 4096
+/* The bytes of a thread state read at once, from the first of its thread id and its innermost
+ * frame's pointer to the other, when they lie within them (3.11 to 3.13: 96 to 112 bytes). */
+#define AT_PY_TSTATE_BYTES 128
 struct at_py_window {
 	__u64 base;                     /* the page's address; 0: none */
+	__u32 end;                      /* the bytes read, from base */
+	__u32 pad;
 	__u8 bytes[AT_PY_WINDOW + AT_PY_FRAME_BYTES]; /* the page, then room for masked reads */
+	__u8 tstate[AT_PY_TSTATE_BYTES + 8]; /* a thread state's fields read, then room */
 };
 
 /* A walk's frames (the BPF program's per-CPU scratch). */

@@ -65,13 +65,21 @@ struct uprobe_multi_attr {
 	uint32_t cnt, multi_flags, pid;
 };
 
-/* libbpf's own messages: only with -vv (our errors say what failed). */
+/* libbpf's own messages: only with -vv (our errors say what failed). The verifier's log comes
+ * as one message of up to megabytes, its reason at the end: written whole, in pieces of a
+ * display line. */
 static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	const int piece = AT_DISPLAY_MAX / 2;
+	char *s = NULL;
+	int n;
+
 	(void)level;
-	if (at_display_level < 4)
+	if (at_display_level < 4 || (n = vasprintf(&s, fmt, ap)) < 0)
 		return 0;
-	at_vdisplay(4, fmt, ap);
+	for (int off = 0; off < n; off += piece)
+		at_display(4, "%.*s", n - off < piece ? n - off : piece, s + off);
+	free(s);
 	return 0;
 }
 
@@ -625,10 +633,11 @@ int at_bpf_news_fd(const struct at_bpf *b)
 	return b->news ? ring_buffer__epoll_fd(b->news) : -1;
 }
 
-void at_bpf_news_take(struct at_bpf *b)
+int at_bpf_news_take(struct at_bpf *b)
 {
-	if (b->news)
-		ring_buffer__consume(b->news);
+	int n = b->news ? ring_buffer__consume(b->news) : 0;
+
+	return n > 0 ? n : 0;
 }
 
 int at_bpf_put_stack(struct at_bpf *b, uint64_t hash, const struct at_bpf_stack *s)

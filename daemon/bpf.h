@@ -158,12 +158,14 @@ void at_bpf_delete_mappings(struct at_bpf *b, pid_t pid);
 /* The stack stored under hash, left in the map. 0, or -1 (none). */
 int at_bpf_peek_stack(struct at_bpf *b, uint64_t hash, struct at_bpf_stack *s);
 /* The py_news ring (bpf/prog/python.h): each stack with Python frames new to the stacks map,
- * given to fn by at_bpf_news_take. at_bpf_news_open: 0, or -1 with errno. at_bpf_news_fd: the
- * descriptor readable when news wait (-1: not open). */
+ * given to fn by at_bpf_news_take, which returns how many it gave. at_bpf_news_open: 0, or -1
+ * with errno. at_bpf_news_fd: the descriptor readable when news wait (-1: not open); the ring
+ * wakes it at most once in AT_PY_NEWS_WAKE_NS, so news may wait unsignalled as long after a
+ * take that gave some. */
 typedef void (*at_bpf_news_fn)(void *arg, pid_t pid, uint64_t hash);
 int at_bpf_news_open(struct at_bpf *b, at_bpf_news_fn fn, void *arg);
 int at_bpf_news_fd(const struct at_bpf *b);
-void at_bpf_news_take(struct at_bpf *b);
+int at_bpf_news_take(struct at_bpf *b);
 /* pid runs a CPython whose frames the walk reads (bpf/prog/python.h). 0, or -1 with errno. */
 int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *p);
 /* A module's code object c is named: a stack with its frame holds its thread no more. 0, or -1

@@ -528,8 +528,11 @@ static int wait_and_drain(struct at_session *d)
 				 { at_stacks_fd(&d->stacks), POLLIN, 0 },
 				 { at_stacks_news_fd(&d->stacks), POLLIN, 0 },
 				 { d->targets.events.fd, POLLIN, 0 } };
-	/* no wait when stops are left from the last round */
-	struct timespec timeout = { 0, at_sig_child ? 0 : 100 * 1000000 };
+	/* no wait when stops are left from the last round; a short one after news, which may
+	 * come on without a wakeup */
+	struct timespec timeout = { 0, at_sig_child ? 0
+				       : d->news ? AT_PY_NEWS_WAKE_NS
+						 : 100 * 1000000 };
 	sigset_t open;
 
 	sigprocmask(SIG_SETMASK, NULL, &open);
@@ -539,7 +542,7 @@ static int wait_and_drain(struct at_session *d)
 		return -1;
 	}
 	/* new Python stacks first: named before their events, which may be in this drain */
-	at_stacks_news(&d->stacks);
+	d->news = at_stacks_news(&d->stacks) > 0;
 	drain_rings(d);
 	if (fds[1].revents) /* tables built off the loop: into the maps */
 		at_stacks_built(&d->stacks);

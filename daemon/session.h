@@ -40,6 +40,7 @@ struct at_session {
 	uint64_t pagesize;
 	uint64_t time_grain;        /* the events' times are multiples of this many ns (times_grain) */
 	volatile uint64_t *ring_pos[2]; /* consumer, producer positions (for -v) */
+	int news;                   /* the last round read news of Python stacks */
 };
 
 /* Opens the output, allocates the buffers, loads the BPF program. 0, or -1 after a message;

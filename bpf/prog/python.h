@@ -70,25 +70,27 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u
 #define AT_PY_READ_FRAME(w, dst, addr) py_read_frame(w, dst, addr)
 #include "../py_walk.h"
 
-/* Reads the frame at addr into dst from the window, reading first the page that holds it when
- * the window has another; a frame across the page's end is read alone. 0, or non-zero when it
- * cannot be read. */
+/* Reads the frame at addr into dst from the window, reading first, when the window does not
+ * hold it, its page from the page's start to the frame's end (its callers lie below it); a
+ * frame across the page's end is read alone. 0, or non-zero when it cannot be read. */
 static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u64 addr)
 {
 	struct at_py_window *win = w->win;
 	__u64 page = addr & ~(__u64)(AT_PY_WINDOW - 1);
-	__u64 off = addr - page;
+	__u32 end = (__u32)(addr - page) + AT_PY_FRAME_BYTES;
 
-	if (!win || off > AT_PY_WINDOW - AT_PY_FRAME_BYTES)
+	if (!win || end > AT_PY_WINDOW)
 		return bpf_probe_read_user(dst, AT_PY_FRAME_BYTES, (const void *)addr);
-	if (win->base != page) {
+	if (win->base != page || end > win->end) {
 		win->base = 0;
-		if (bpf_probe_read_user(win->bytes, AT_PY_WINDOW, (const void *)page))
+		if (bpf_probe_read_user(win->bytes, end, (const void *)page))
 			return bpf_probe_read_user(dst, AT_PY_FRAME_BYTES, (const void *)addr);
 		win->base = page;
+		win->end = end;
 	}
-	return bpf_probe_read_kernel(dst, AT_PY_FRAME_BYTES,
-				     win->bytes + (off & (AT_PY_WINDOW - 1)));
+	__builtin_memcpy(dst, win->bytes + ((end - AT_PY_FRAME_BYTES) & (AT_PY_WINDOW - 1)),
+			 AT_PY_FRAME_BYTES);
+	return 0;
 }
 
 /* bpf_loop's callbacks: one step each, 1 to stop. */
@@ -111,8 +113,6 @@ struct py_append {
 	__u64 hash;
 	__u32 at;      /* the stack's next frame */
 	__u32 count;   /* the walk's frames */
-	__u32 tgid;
-	__u32 unnamed; /* a module's frame whose code the daemon has not named */
 };
 
 static long py_append_cb(__u64 i, void *ctx)
@@ -132,12 +132,6 @@ static long py_append_cb(__u64 i, void *ctx)
 	a->out->pcs[at] = v;
 	a->out->serials[at] = serial;
 	a->out->kinds[at] = kind;
-	if (kind & AT_BPF_FRAME_PYTHON_MODULE) {
-		struct at_bpf_py_code c = { f->code, serial, a->tgid };
-
-		if (!bpf_map_lookup_elem(&py_named, &c))
-			a->unnamed = 1;
-	}
 	a->hash = at_stack_hash_kind(at_stack_hash_frame(a->hash, v, serial), kind);
 	a->at++;
 	return 0;
@@ -153,10 +147,46 @@ static __always_inline int py_tstate_is(const struct py_walk_state *w, __u64 tst
 	       id == w->tid;
 }
 
+/* The 64-bit word at offset at of the thread state's bytes read. */
+static __always_inline __u64 py_tstate_word(const struct at_py_window *win, __u32 at)
+{
+	__u64 v;
+
+	__builtin_memcpy(&v, win->tstate + (at & (AT_PY_TSTATE_BYTES - 1)), sizeof(v));
+	return v;
+}
+
+/* Whether tstate is thread w->tid's state, its innermost frame then in w->frame: the thread id
+ * and the frame's pointer read at once, AT_PY_TSTATE_BYTES of the thread state (a larger
+ * structure in every version) from the first of the two. 1 yes, 0 no, -1 when they lie
+ * farther apart or cannot be read (py_tstate_is and py_frames_start then read them apart). */
+static __always_inline int py_tstate_frame(struct py_walk_state *w, __u64 tstate)
+{
+	const struct at_py_offsets *o = w->off;
+	struct at_py_window *win = w->win;
+	__u32 id_at = o->tstate_native_thread_id;
+	__u32 ptr_at = o->tstate_cframe != AT_PY_NONE ? o->tstate_cframe : o->tstate_current_frame;
+	__u32 lo = id_at < ptr_at ? id_at : ptr_at;
+	__u32 n = (id_at < ptr_at ? ptr_at : id_at) + 8 - lo;
+	__u64 ptr;
+
+	if (!win || !tstate || ptr_at == AT_PY_NONE || n > AT_PY_TSTATE_BYTES ||
+	    bpf_probe_read_user(win->tstate, AT_PY_TSTATE_BYTES, (const void *)(tstate + lo)))
+		return -1;
+	if (py_tstate_word(win, id_at - lo) != w->tid)
+		return 0;
+	ptr = py_tstate_word(win, ptr_at - lo);
+	w->frame = 0;
+	if (o->tstate_cframe == AT_PY_NONE)
+		w->frame = ptr;
+	else if (ptr && AT_PY_READ(w, &w->frame, sizeof(w->frame), ptr + o->cframe_current_frame))
+		return -1;
+	return 1;
+}
+
 /* What python_frames did. */
 #define AT_PY_APPENDED 1        /* it appended frames */
 #define AT_PY_FILLED 2          /* they filled the stack, and more were left */
-#define AT_PY_MODULE_UNNAMED 4  /* one is a module's, its code not named by the daemon yet */
 
 /* Appends the calling thread's Python frames to out (its count native frames, AT_BPF_MAX_FRAMES
  * at most, so that AT_PY_WALK_MAX Python frames fit after them) when its process
@@ -169,6 +199,7 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	struct at_py_frames *py;
 	struct py_walk_state w = {};
 	__u64 *cached;
+	int started = 0; /* w.frame read with the thread state */
 
 	if (!p || !out || out->count >= AT_BPF_STACK_FRAMES)
 		return 0;
@@ -184,10 +215,15 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	if (w.win)
 		w.win->base = 0; /* the memory has changed since the last walk */
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
-	if (cached && py_tstate_is(&w, *cached)) {
+	if (cached && (started = py_tstate_frame(&w, *cached)) > 0) {
 		w.tstate = *cached;
 		w.found = 1;
+	} else if (cached && started < 0 && py_tstate_is(&w, *cached)) {
+		w.tstate = *cached;
+		w.found = 1;
+		started = 0;
 	} else {
+		started = 0;
 		if (py_find_start(&w) == 0)
 			bpf_loop(4096, py_find_cb, &w, 0);
 		else
@@ -199,7 +235,7 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 		count_stacks(w.bad ? AT_STACKS_PY_BAD : AT_STACKS_PY_NO_THREAD);
 		return 0;
 	}
-	if (py_frames_start(&w) == 0)
+	if (started || py_frames_start(&w) == 0)
 		bpf_loop(2 * AT_PY_WALK_MAX + 2, py_frame_cb, &w, 0);
 	else
 		w.bad = 1;
@@ -208,23 +244,65 @@ static __noinline int python_frames(struct at_bpf_stack *out, __u64 *hash, __u32
 	if (!w.count)
 		return 0;
 
-	struct py_append a = { out, py, *hash, out->count, w.count, tgid, 0 };
+	struct py_append a = { out, py, *hash, out->count, w.count };
 
 	bpf_loop(AT_PY_WALK_MAX, py_append_cb, &a, 0);
 	out->count = (__u16)a.at;
 	*hash = a.hash;
 	count_stacks(AT_STACKS_PYTHON);
-	return AT_PY_APPENDED | (w.frame && !w.bad ? AT_PY_FILLED : 0) |
-	       (a.unnamed ? AT_PY_MODULE_UNNAMED : 0);
+	return AT_PY_APPENDED | (w.frame && !w.bad ? AT_PY_FILLED : 0);
 }
 
+/* What py_unnamed_cb carries: a stack's frames, of process tgid. */
+struct py_unnamed {
+	const struct at_bpf_stack *stack;
+	__u32 tgid;
+	__u32 found;   /* a module's frame whose code the daemon has not named */
+};
+
+static long py_unnamed_cb(__u64 i, void *ctx)
+{
+	struct py_unnamed *u = ctx;
+	__u32 at = (__u32)i & (AT_BPF_STACK_FRAMES - 1);
+
+	if (i >= u->stack->count)
+		return 1;
+	if (!at_bpf_kind_python(u->stack->kinds[at]) ||
+	    !(u->stack->kinds[at] & AT_BPF_FRAME_PYTHON_MODULE))
+		return 0;
+
+	struct at_bpf_py_code c = { u->stack->pcs[at] & ((1ull << AT_PY_VALUE_SHIFT) - 1),
+				    u->stack->serials[at], u->tgid };
+
+	if (bpf_map_lookup_elem(&py_named, &c))
+		return 0;
+	u->found = 1;
+	return 1;
+}
+
+/* Whether stack (of process tgid, with Python frames) has a module's frame whose code the
+ * daemon has not named yet: asked of a stack new to the stacks map only. */
+static __always_inline int python_module_unnamed(const struct at_bpf_stack *stack, __u32 tgid)
+{
+	struct py_unnamed u = { stack, tgid, 0 };
+
+	bpf_loop(AT_BPF_STACK_FRAMES, py_unnamed_cb, &u, 0);
+	return u.found;
+}
+
+/* When the py_news ring last woke the daemon (bpf_ktime_get_ns). */
+__u64 py_news_woken = 0;
+
 /* A stack with Python frames new to the stacks map (hash, of process tgid): the daemon is
- * woken to name its frames at once, while their code objects live (a module's is freed when
- * its import ends); the stack's events may wait in the rings far longer. A full ring leaves
- * the naming to the stack's first event. */
+ * told, to name its frames while their code objects live (a module's is freed when its import
+ * ends); the stack's events may wait in the rings far longer. The ring wakes the daemon at
+ * most once in AT_PY_NEWS_WAKE_NS; a record that does not wake it is read when the daemon
+ * looks again (after as long at most, having read news). A full ring leaves the naming to the
+ * stack's first event. */
 static __always_inline void announce_python_stack(__u64 hash, __u32 tgid)
 {
 	struct at_bpf_py_news *n = bpf_ringbuf_reserve(&py_news, sizeof(*n), 0);
+	__u64 now = bpf_ktime_get_ns(), wake = BPF_RB_NO_WAKEUP;
 
 	if (!n) {
 		count_stacks(AT_STACKS_PY_NOT_ANNOUNCED);
@@ -233,7 +311,11 @@ static __always_inline void announce_python_stack(__u64 hash, __u32 tgid)
 	n->hash = hash;
 	n->pid = tgid;
 	n->pad = 0;
-	bpf_ringbuf_submit(n, BPF_RB_FORCE_WAKEUP);
+	if (now - *(volatile __u64 *)&py_news_woken >= AT_PY_NEWS_WAKE_NS) {
+		py_news_woken = now;
+		wake = BPF_RB_FORCE_WAKEUP;
+	}
+	bpf_ringbuf_submit(n, wake);
 }
 
 #endif

@@ -198,7 +198,7 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 	}
 	if (!err && python) {
 		announce_python_stack(w.hash, tgid);
-		if ((python & AT_PY_MODULE_UNNAMED) && w.maps && w.maps->hold_on_miss)
+		if (w.maps && w.maps->hold_on_miss && python_module_unnamed(w.out, tgid))
 			hold_thread(ctx, tgid, w.hash, AT_BPF_HOLD_PYTHON);
 	}
 	if (w.maps && (w.flags & AT_BPF_STACK_NO_TABLE) && w.maps->hold_on_miss)

@@ -663,10 +663,9 @@ int at_stacks_news_fd(const struct at_stacks *s)
 	return s->on ? at_bpf_news_fd(s->bpf) : -1;
 }
 
-void at_stacks_news(struct at_stacks *s)
+int at_stacks_news(struct at_stacks *s)
 {
-	if (s->on)
-		at_bpf_news_take(s->bpf);
+	return s->on ? at_bpf_news_take(s->bpf) : 0;
 }
 
 void at_stacks_new_file(struct at_stacks *s)

@@ -108,9 +108,10 @@ int at_stacks_hold(struct at_stacks *s, pid_t tid, pid_t tgid);
 int at_stacks_park(struct at_stacks *s, pid_t tid, pid_t tgid);
 
 /* The descriptor readable when stacks with Python frames are new (-1 when off), and their
- * naming, at once (at_pytrace_capture). */
+ * naming, at once (at_pytrace_capture). at_stacks_news returns how many stacks it was told of:
+ * after some, more may come unsignalled for AT_PY_NEWS_WAKE_NS (at_bpf_news_fd). */
 int at_stacks_news_fd(const struct at_stacks *s);
-void at_stacks_news(struct at_stacks *s);
+int at_stacks_news(struct at_stacks *s);
 
 /* The descriptor readable when built tables wait to be loaded (-1 when off). */
 int at_stacks_fd(const struct at_stacks *s);

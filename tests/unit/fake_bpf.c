@@ -447,9 +447,10 @@ int at_bpf_news_fd(const struct at_bpf *b)
 	return -1;
 }
 
-void at_bpf_news_take(struct at_bpf *b)
+int at_bpf_news_take(struct at_bpf *b)
 {
 	(void)b;
+	return 0;
 }
 
 int at_bpf_put_python(struct at_bpf *b, pid_t pid, const struct at_bpf_py_proc *p)
