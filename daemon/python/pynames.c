@@ -13,6 +13,7 @@
 struct code {
 	uint64_t addr;              /* 0 for an empty slot */
 	uint64_t header[5];         /* name, qualname, file, line table, first line: its check */
+	uint32_t module;            /* the folded globals of the frame it was last named for */
 	char *function, *file;
 	int firstlineno;
 	uint8_t *linetable;
@@ -161,16 +162,20 @@ static int read_header(const struct at_py_proc *p, uint64_t addr, uint64_t *h)
 }
 
 int at_py_names_get(struct at_py_names *n, const struct at_py_proc *p, uint64_t v,
-		    struct at_py_name *out)
+		    uint32_t module, struct at_py_name *out)
 {
 	uint64_t addr = at_py_value_code(v), header[5];
 	uint32_t off = at_py_value_offset(v);
 	struct code *c;
 	int line;
 
-	if (!addr || read_header(p, addr, header) != 0 || room(n) != 0)
+	if (!addr || room(n) != 0)
 		return -1;
 	c = slot(n, addr);
+	if (c->addr && module && c->module == module)
+		goto named;
+	if (read_header(p, addr, header) != 0)
+		return -1;
 	if (c->addr && memcmp(c->header, header, sizeof(header)) != 0) {
 		struct code fresh = { 0 };
 
@@ -187,6 +192,9 @@ int at_py_names_get(struct at_py_names *n, const struct at_py_proc *p, uint64_t 
 		n->used++;
 		n->reads++;
 	}
+	if (module)
+		c->module = module;
+named:
 	if (off == AT_PY_OFFSET_START)
 		line = c->firstlineno;
 	else if (off == AT_PY_VALUE_UNKNOWN)

@@ -26,10 +26,14 @@ struct at_py_name {
 	int line;                   /* the offset's line; 0 when it has none or is unknown */
 };
 
-/* Names value v of process p: 0, or -1 when its code object cannot be read (gone, or no code
- * object of this interpreter). */
+/* Names value v of process p, a frame's whose globals fold to module (0: not known): 0, or -1
+ * when its code object cannot be read (gone, or no code object of this interpreter). A code
+ * object read for a frame of the same module is taken as the one at its address still, and
+ * named without reading the process: a module's code runs once and is freed at the end of its
+ * import, often before its later lines are named, and another code object at its address is
+ * all but never of the same module (decision 18). */
 int at_py_names_get(struct at_py_names *n, const struct at_py_proc *p, uint64_t v,
-		    struct at_py_name *out);
+		    uint32_t module, struct at_py_name *out);
 
 /* Code objects read whole since the cache was made (for the tests and the summary). */
 uint64_t at_py_names_reads(const struct at_py_names *n);

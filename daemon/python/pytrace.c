@@ -375,14 +375,15 @@ static struct value_name *value_of(struct at_pytrace_proc *p, uint64_t v)
 	return e;
 }
 
-/* v's name as the process has it now (its code object read, or its header checked again):
- * NULL when the code object cannot be read. */
+/* v's name as the process has it now (its code object read, or its header checked again, or
+ * named for a frame of the same module, globals folded to module, 0 when not known): NULL when
+ * the code object cannot be read. */
 static const struct py_name *read_name(struct at_pytrace *t, struct at_pytrace_proc *p,
-				       struct value_name *e)
+				       struct value_name *e, uint32_t module)
 {
 	struct at_py_name nm;
 
-	if (at_py_names_get(p->names, &p->py, e->value, &nm) != 0) {
+	if (at_py_names_get(p->names, &p->py, e->value, module, &nm) != 0) {
 		if (!e->read)
 			DISPLAYLEVEL(4, "%s: pid %d: the Python code object at 0x%llx cannot be "
 				     "read\n", at_program_name, (int)p->pid,
@@ -407,7 +408,7 @@ static const struct py_name *name_now(struct at_pytrace *t, struct at_pytrace_pr
 
 	if (!e)
 		return NULL;
-	return e->read ? e->cur : read_name(t, p, e);
+	return e->read ? e->cur : read_name(t, p, e, 0);
 }
 
 /* The slot of hash in the snapshots by hash (free or hash's). */
@@ -467,7 +468,7 @@ void at_pytrace_capture(struct at_pytrace *t, pid_t pid, uint64_t hash, const ui
 		 * one (a module's code object freed after its import and another module's at
 		 * its address differ by their globals) */
 		if (e && !(e->read && e->globals == serials[i])) {
-			read_name(t, p, e);
+			read_name(t, p, e, serials[i]);
 			e->globals = serials[i];
 		}
 		sn->names[sn->n++] = e ? e->cur : NULL;

@@ -5,7 +5,8 @@
  * (qualified name, file, line), each code object read once however often its values are
  * named. Then a memory image laid out as 3.12's, in an in-memory file read in place of
  * /proc/PID/mem: a code object replaced by another at the same address is read anew, one that
- * cannot be read is an error, and the cache survives both. */
+ * cannot be read is an error, and the cache survives both; one named for a module's frame is
+ * named for that module's frames from the cache. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,7 +86,7 @@ static void names_live(const char *python, const char *scenario)
 			struct at_py_name nm;
 			struct at_py_frame one = f[i];
 
-			assert_int_equal(at_py_names_get(names, &p, at_py_value(&one), &nm), 0);
+			assert_int_equal(at_py_names_get(names, &p, at_py_value(&one), 0, &nm), 0);
 			assert_string_equal(nm.function, w[i].qualname);
 			assert_string_equal(nm.file, w[i].file);
 			assert_int_equal(nm.line, w[i].line);
@@ -167,22 +168,22 @@ static void test_code_replaced(void **state)
 	p.off = *at_py_offsets_table(0x030c01f0);
 	put_code(img, &p.off, 0, "serve", "app.py");
 	sync_image(p.mem_fd, img, sizeof(img));
-	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), 0);
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), 0);
 	assert_string_equal(nm.function, "serve");
 	assert_string_equal(nm.file, "app.py");
 	assert_int_equal(nm.line, 11);
 	f.offset = 8;    /* past the table's one entry: no line */
-	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), 0);
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), 0);
 	assert_int_equal(nm.line, 0);
 	f.offset = AT_PY_OFFSET_START;
-	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), 0);
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), 0);
 	assert_int_equal(nm.line, 10);
 	assert_int_equal(at_py_names_reads(names), 1);
 
 	put_code(img, &p.off, 1, "handle", "web.py");
 	sync_image(p.mem_fd, img, sizeof(img));
 	f.offset = 0;
-	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), 0);
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), 0);
 	assert_string_equal(nm.function, "handle");
 	assert_string_equal(nm.file, "web.py");
 	assert_int_equal(at_py_names_reads(names), 2);
@@ -190,10 +191,54 @@ static void test_code_replaced(void **state)
 	/* a name that is no str (its state says not compact): an error, the cache intact */
 	memcpy(img + CODE + p.off.code_name, &(uint64_t){ CODE }, 8);
 	sync_image(p.mem_fd, img, sizeof(img));
-	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), -1);
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), -1);
 	/* past the end of the process's memory */
 	f.code = 0x100000;
-	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), -1);
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), -1);
+	at_py_names_free(names);
+	close(p.mem_fd);
+}
+
+/* A code object named for a frame of one module is named again for that module's frames
+ * without reading the process, even once freed and its memory reused (a module's code at the
+ * end of its import); a frame of another module, or of one not known, reads it anew. */
+static void test_same_module(void **state)
+{
+	static uint8_t img[0x4000];
+	struct at_py_proc p = { .pid = 1, .mem_fd = memfd_create("pynames", MFD_CLOEXEC) };
+	struct at_py_names *names = at_py_names_new();
+	struct at_py_frame f = { CODE, 0, 0, 0 };
+	struct at_py_name nm;
+
+	(void)state;
+	assert_true(p.mem_fd >= 0);
+	assert_non_null(names);
+	p.off = *at_py_offsets_table(0x030c01f0);
+	put_code(img, &p.off, 0, "<module>", "app.py");
+	sync_image(p.mem_fd, img, sizeof(img));
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0x1235, &nm), 0);
+	assert_string_equal(nm.function, "<module>");
+	assert_int_equal(nm.line, 11);
+
+	/* freed: its name is no str now; the same module's next line is named all the same */
+	memcpy(img + CODE + p.off.code_name, &(uint64_t){ CODE }, 8);
+	sync_image(p.mem_fd, img, sizeof(img));
+	f.offset = AT_PY_OFFSET_START;
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0x1235, &nm), 0);
+	assert_string_equal(nm.function, "<module>");
+	assert_string_equal(nm.file, "app.py");
+	assert_int_equal(nm.line, 10);
+	/* for a frame of another module, or of none known, it is read: it cannot be */
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0x4561, &nm), -1);
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), -1);
+
+	/* another code object at its address, of another module: read anew */
+	put_code(img, &p.off, 1, "handle", "web.py");
+	sync_image(p.mem_fd, img, sizeof(img));
+	assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0x4561, &nm), 0);
+	assert_string_equal(nm.function, "handle");
+	assert_string_equal(nm.file, "web.py");
+	assert_int_equal(at_py_names_reads(names), 2);
 	at_py_names_free(names);
 	close(p.mem_fd);
 }
@@ -230,7 +275,7 @@ static void test_many_codes(void **state)
 						 0, 0 };
 			struct at_py_name nm;
 
-			assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), &nm), 0);
+			assert_int_equal(at_py_names_get(names, &p, at_py_value(&f), 0, &nm), 0);
 			assert_int_equal(nm.line, i + 1);
 		}
 	assert_int_equal(at_py_names_reads(names), COUNT);
@@ -243,6 +288,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_live),
 		cmocka_unit_test(test_code_replaced),
+		cmocka_unit_test(test_same_module),
 		cmocka_unit_test(test_many_codes),
 	};
 
