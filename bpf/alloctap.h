@@ -306,8 +306,9 @@ struct at_bpf_held {
 };
 
 /* Why a thread is held: a pc in no known mapping (above), or a new stack with the frame of a
- * module's code that the daemon has not named yet (bpf/prog/python.h): a module's code object
- * is freed when its import ends, so the daemon names it while the thread waits. */
+ * module's code (or a class body's: code with locals of its own, AT_BPF_FRAME_PYTHON_MODULE)
+ * that the daemon has not named yet (bpf/prog/python.h): such a code object is freed when its
+ * import ends, so the daemon names it while the thread waits. */
 enum at_bpf_hold_why {
 	AT_BPF_HOLD_TABLES = 0,
 	AT_BPF_HOLD_PYTHON = 1,
@@ -426,8 +427,9 @@ struct at_bpf_stack {
 
 /* The kind of a Python frame in the BPF program's stacks: AT_FRAME_PYTHON with marks the daemon
  * uses and writes as AT_FRAME_PYTHON alone: ENTRY, the frame begins a run of the evaluation
- * loop (the splice needs it, daemon/python/pysplice.h); MODULE, a module's or exec's code, run
- * with its globals as its locals, whose code object goes when it ends. */
+ * loop (the splice needs it, daemon/python/pysplice.h); MODULE, code run with locals of its own
+ * (a module's, a class body's, exec's), which runs once and whose code object goes with the
+ * module's when the import ends. */
 #define AT_BPF_FRAME_PYTHON_ENTRY 0x80
 #define AT_BPF_FRAME_PYTHON_MODULE 0x40
 static inline __attribute__((always_inline)) int at_bpf_kind_python(__u8 k)
@@ -436,7 +438,7 @@ static inline __attribute__((always_inline)) int at_bpf_kind_python(__u8 k)
 }
 
 /* The kind of Python frame f in the program's stacks (bpf/py_layout.h's struct at_py_frame:
- * its globals' low bit marks a module's frame). */
+ * its globals' low bit marks a frame with locals of its own). */
 #define AT_BPF_PYTHON_KIND(f)                                                               \
 	(__u8)(AT_FRAME_PYTHON | ((f)->entry ? AT_BPF_FRAME_PYTHON_ENTRY : 0) |                 \
 	       (((f)->globals & 1) ? AT_BPF_FRAME_PYTHON_MODULE : 0))

@@ -60,8 +60,8 @@ struct at_py_offsets {
 	__u32 frame_is_entry;           /* .is_entry, a bool (3.11) */
 	__u32 frame_globals;            /* .f_globals: the module's namespace, which tells two code
 					 * objects that came in turn at one address apart */
-	__u32 frame_locals;             /* .f_locals: the globals in a module's frame (and exec's),
-					 * none in a function's */
+	__u32 frame_locals;             /* .f_locals: a module's, a class body's, exec's namespace
+					 * (a module's: its globals); none in a function's */
 	__u32 code_filename;            /* PyCodeObject.co_filename, a str */
 	__u32 code_name;                /* .co_name, a str */
 	__u32 code_qualname;            /* .co_qualname, a str */
@@ -83,8 +83,8 @@ struct at_py_frame {
 					 * AT_PY_OFFSET_START */
 	__u32 entry;                    /* 1: the first Python frame of its run of the loop */
 	__u64 globals;                  /* its frame's globals (f_globals), 0: none; its low bit (a
-					 * pointer's is 0) set: a module's frame, its locals its
-					 * globals */
+					 * pointer's is 0) set: a frame with locals of its own, a
+					 * module's, a class body's or exec's */
 };
 
 /* A process running a CPython the daemon knows (the BPF program's py_procs map, by tgid). */

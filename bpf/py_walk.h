@@ -178,7 +178,8 @@ static __always_inline int py_frame_step(struct py_walk_state *w)
 	i = w->count & (AT_PY_WALK_MAX - 1);
 	w->out[i].code = code;
 	w->out[i].globals = py_word(buf, o->frame_globals);
-	if (w->out[i].globals && w->out[i].globals == py_word(buf, o->frame_locals))
+	/* locals of its own: a module's code, a class body, exec's, which run once */
+	if (w->out[i].globals && py_word(buf, o->frame_locals))
 		w->out[i].globals |= 1;
 	w->out[i].offset = py_instr_offset(o, code, py_word(buf, o->frame_instr));
 	w->out[i].entry = o->frame_is_entry != AT_PY_NONE && py_byte(buf, o->frame_is_entry);

@@ -708,7 +708,7 @@ void at_stacks_summary(struct at_stacks *s)
 			     "without its loop frame), %llu frame names read, %llu values not named "
 			     "(their code objects were gone); %llu walks found no Python thread "
 			     "state, %llu met unreadable memory; %llu new stacks not announced "
-			     "(their ring was full); %llu threads held for their module's frame\n",
+			     "(their ring was full); %llu threads held for a module's or class body's frame\n",
 			     at_program_name,
 			     (unsigned long long)s->py.processes, (unsigned long long)s->py.spliced,
 			     (unsigned long long)s->py.captured, (unsigned long long)s->py.mismatched,
