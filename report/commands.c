@@ -339,7 +339,8 @@ const struct rep_command_def rep_cmd_top = {
 "                      once). --json: {\"by\", (live-bytes: \"at\", \"time_ns\"),\n"
 "                      \"processes\": [{\"pid\", \"total\", \"sites\": [{\"value\", \"stack\":\n"
 "                      [leaf, ..., root]}]}]}, each frame {\"function\", \"file\", \"line\",\n"
-"                      \"inlined\"} (the last three when known, or true); --csv:\n"
+"                      \"inlined\", \"kind\"} (the last four when known, or true, or not\n"
+"                      native: \"python\"); --csv:\n"
 "                      pid,rank,value,process_total,stack (exact values)\n"
 "  top --follow [--interval SECONDS] [--limit N] [--bytes]\n"
 "                      the live view of a binary trace still being written (a file or\n"
@@ -462,7 +463,8 @@ const struct rep_command_def rep_cmd_peak = {
 "                      --json: {\"at\", \"time_ns\", \"min_percent\", \"depth\", \"bottom_up\",\n"
 "                      \"processes\": [{\"pid\", \"bytes\", \"blocks\", \"callees\" (bottom-up:\n"
 "                      \"callers\"): [F], \"left_out\": {\"frames\", \"bytes\", \"deeper\"}}]},\n"
-"                      F {\"function\", \"file\", \"line\", \"bytes\", \"blocks\", \"callees\": [F]}\n",
+"                      F {\"function\", \"file\", \"line\", \"kind\" (not native: \"python\"),\n"
+"                      \"bytes\", \"blocks\", \"callees\": [F]}\n",
 	OPTIONS(peak_options),
 	.write = write_peak,
 };

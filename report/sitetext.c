@@ -156,6 +156,8 @@ static void json_frame(void *arg, const struct rep_frame *f)
 		rep_json_key(j, "inlined");
 		rep_json_true(j);
 	}
+	if (f->kind != AT_FRAME_NATIVE && at_frame_kind_name(f->kind))
+		rep_json_key_cstring(j, "kind", at_frame_kind_name(f->kind));
 	rep_json_object_end(j);
 }
 

@@ -288,6 +288,9 @@ static int json_callees(struct rep_json *j, const struct tree *t, int64_t node, 
 			rep_json_key_cstring(j, "file", x->frame->file);
 			rep_json_key_u64(j, "line", x->frame->line);
 		}
+		if (x->frame && x->frame->kind != AT_FRAME_NATIVE &&
+		    at_frame_kind_name(x->frame->kind))
+			rep_json_key_cstring(j, "kind", at_frame_kind_name(x->frame->kind));
 		rep_json_key_u64(j, "bytes", x->bytes);
 		rep_json_key_u64(j, "blocks", x->blocks);
 		rep_json_key(j, t->bottom_up ? "callers" : "callees");

@@ -7,10 +7,12 @@ Usage: py_tracemalloc_check.py TRACEMALLOC_JSON LEAKS_JSON
 
 TRACEMALLOC_JSON is what the fixture wrote (its tracemalloc snapshot, each traceback innermost
 first); LEAKS_JSON is `alloctap-report leaks --json` of the trace: per site the bytes live at the
-end and its stack, a list of frames {"function", "file", "line"}, the allocation function
-first. A Python frame is one whose file is a Python source (.py) or a name CPython gives code
-that has none ("<frozen importlib._bootstrap>", "<string>"): C files never look like either.
-A site's traceback is its Python frames, in order, as (file, line); native frames are dropped.
+end and its stack, a list of frames {"function", "file", "line", "kind"}, the allocation
+function first. A Python frame is one of kind "python" (a native frame has no kind); its file
+is a Python source (.py) or a name CPython gives code that has none ("<frozen
+importlib._bootstrap>", "<string>"), and one the trace leaves unnamed has none, which no
+traceback of tracemalloc's matches. A site's traceback is its Python frames, in order, as
+(file, line); native frames are dropped.
 
 Compared: tracemalloc's traces over 512 bytes (smaller ones are pymalloc's, out of malloc's
 sight) whose innermost frame is in the fixture's files, and alloctap's sites whose innermost
@@ -39,8 +41,7 @@ UNNAMED = re.compile(r"^python\+0x[0-9a-f]+$")
 
 
 def is_python(frame):
-    f = frame.get("file") or ""
-    return f.endswith(".py") or (f.startswith("<") and f.endswith(">"))
+    return frame.get("kind") == "python"
 
 
 def in_fixture(filename):
@@ -49,7 +50,8 @@ def in_fixture(filename):
 
 def show(tb):
     """A traceback as one line, innermost first, files by their base names."""
-    return " < ".join("%s:%s" % (os.path.basename(f), line) for f, line in tb) or "(none)"
+    return " < ".join("%s:%s" % (os.path.basename(f or "(unnamed)"), line)
+                       for f, line in tb) or "(none)"
 
 
 def sites(leaks):
@@ -84,14 +86,14 @@ def from_alloctap(leaks, nframe, skip):
     sites with a Python frame left unnamed."""
     out, unspliced, unnamed = {}, 0, 0
     for nbytes, stack in sites(leaks):
-        tb = tuple((f["file"], f.get("line")) for f in stack if is_python(f))[:nframe]
+        tb = tuple((f.get("file"), f.get("line")) for f in stack if is_python(f))[:nframe]
         if any(UNNAMED.match(f.get("function") or "") for f in stack):
             unnamed += nbytes
         if not tb:
             if any(EVAL_LOOP.match(f.get("function") or "") for f in stack):
                 unspliced += nbytes
             continue
-        if in_fixture(tb[0][0]) and skip not in tb:
+        if in_fixture(tb[0][0] or "") and skip not in tb:
             out[tb] = out.get(tb, 0) + nbytes
     return out, unspliced, unnamed
 
