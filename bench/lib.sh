@@ -51,6 +51,15 @@ pairloop_setup() {
 }
 ns_of() { sed -n 's/.*ns_per_pair=\([0-9.]*\)$/\1/p'; }
 
+# bench_python: the interpreter the benches run python3's workloads with, resolved: Debian's
+# /usr/bin/python3 (make deps installs it), whatever python3 comes first in PATH (a pyenv
+# shim, a virtualenv), so that runs on two machines compare; PATH's python3 without it.
+bench_python() {
+	local py=/usr/bin/python3
+	[ -x "$py" ] || py=$(command -v python3)
+	"$py" -c 'import os, sys; print(os.path.realpath(sys.executable))'
+}
+
 # python_once MODE DOCS -> wall seconds of one run of python3's demo workload (PY, with
 # PYTHONMALLOC=malloc) with DOCS documents under the caller's tracer MODE (its alloctapd
 # command line, nothing when untraced).

@@ -10,7 +10,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup python
-PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+PY=$(bench_python)
 need_built "python bench" "$D"
 
 # tracer MODE: the alloctapd command line of a mode (nothing when untraced).
@@ -58,7 +58,7 @@ ev_large=$(events $LARGE)
 per_event() {
 	awk -v a="$1" -v b="$2" -v n=$((ev_large - ev_small)) 'BEGIN {printf "%.0f", (b - a) * 1e9 / n}'
 }
-echo "python: python3 demo/workload.py, $SMALL and $LARGE documents ($ev_small and $ev_large" \
+echo "python: $PY ($("$PY" --version 2>&1)) demo/workload.py, $SMALL and $LARGE documents ($ev_small and $ev_large" \
 	"events; wall s, median of $RUNS interleaved rounds), and the ns per event between the two"
 printf '%-40s %10s %12s %12s\n' "" "$SMALL docs s" "$LARGE docs s" "ns/event"
 declare -A pe

@@ -38,7 +38,7 @@ for cmd in "summary" "export --folded" "export --folded --weight peak-bytes" "le
 done
 
 echo
-PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+PY=$(bench_python)
 if ! command -v heaptrack >/dev/null; then
 	echo "report bench: heaptrack is not installed (apt-get install heaptrack)"
 	exit 1

@@ -13,7 +13,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup sample
 SAMPLE=${SAMPLE:-524288}
-PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+PY=$(bench_python)
 R=build/alloctap-report
 need_built "sample bench" "$D" "$R"
 

@@ -13,7 +13,7 @@ set -u
 pairloop_setup stacks
 DEPTH=16
 # the interpreter itself, not a wrapper that executes it (pyenv's shims are shell scripts)
-PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+PY=$(bench_python)
 
 # tracer MODE: the alloctapd command line of a mode (nothing when untraced).
 tracer() {
