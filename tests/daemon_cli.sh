@@ -29,6 +29,19 @@ check_eq "--nice -7: the daemon's threads at -7, the command at the caller's $ow
 check_eq "no --nice: the daemon's threads at -10, the command at the caller's $own_nice" \
 	"$(nice_of)" "$own_nice alloctapd:-10 sink-writer:-10 0"
 check_eq "--nice 5: the daemon's threads at 5" "$(nice_of --nice 5)" "$own_nice alloctapd:5 sink-writer:5 0"
+# Without CAP_SYS_NICE no priority above the caller's can be had: asked for with --nice, the
+# daemon says so and records all the same at the caller's; by default it says so under -v only.
+nonice() { setpriv --bounding-set=-sys_nice "$@"; }
+run_cmd nonice "$D" --nice -7 -o "$T/nonice.log" -- "$FX/alloc_sequence" "$T/nonice.exp" --threads 0
+check_err_lines "--nice -7 without CAP_SYS_NICE: said, the loop at the caller's $own_nice" \
+	"alloctapd: cannot set the priority to -7 (Permission denied): the loop runs at $own_nice"
+check "--nice -7 without CAP_SYS_NICE: the command traced exactly" cmp "$T/nonice.log" "$T/nonice.exp"
+run_cmd nonice "$D" -o "$T/nonice.log" -- /bin/true
+check "no --nice without CAP_SYS_NICE: exit 0, nothing said of the priority" \
+	bash -c "[ $rc -eq 0 ] && ! grep -q priority '$T/err'"
+run_cmd nonice "$D" -v -o "$T/nonice.log" -- /bin/true
+check_err_lines "no --nice without CAP_SYS_NICE, -v: said" \
+	"alloctapd: cannot set the priority to -10 (Permission denied): the loop runs at $own_nice"
 check_err_match "nonexistent pid: runtime error" 1 "no process 999999999" "$D" --pid 999999999
 check_err_match "pid 2^30-1 that does not exist" 1 "no process" "$D" --pid 1073741823
 check_err_match "library without malloc" 1 "defines no malloc" "$D" --lib /bin/true -- /bin/true
