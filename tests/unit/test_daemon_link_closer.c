@@ -1,6 +1,6 @@
 /* test_daemon_link_closer.c: unit tests of daemon/probes/link_closer.c: descriptors handed over
  * are all closed once it finishes, by threads that block every signal, and it serves again
- * after. */
+ * after; each waits its own linger, none while held, and one thread alone waits timed. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -109,30 +109,91 @@ static int closed_soon(const int *fds, unsigned n)
 	return 0;
 }
 
-/* Nothing is closed while the hold count is above 0 (a traced process's leader has exited),
- * even a batch's worth; once it is 0 again they go after the linger; a finish closes
- * everything whatever the hold. */
+/* Descriptors handed over in the held test: more than one thread's worth. */
+#define HELD 128
+
+/* Nothing is closed while the hold count is above 0 (a traced process's leader has exited);
+ * once it is 0 again they go after the linger; a finish closes everything whatever the hold. */
 static void test_hold(void **state)
 {
 	(void)state;
 	static struct at_link_closer c;
 	static volatile uint64_t hold = 1;
-	static int fds[AT_CLOSER_BATCH];
+	static int fds[HELD];
 
 	c.hold = &hold;
-	open_pipes(fds, AT_CLOSER_BATCH / 2);
-	at_link_closer_put(&c, fds, AT_CLOSER_BATCH);
+	open_pipes(fds, HELD / 2);
+	at_link_closer_put(&c, fds, HELD);
 	usleep((AT_CLOSER_LINGER_NS + 50000000) / 1000);
-	for (unsigned i = 0; i < AT_CLOSER_BATCH; i++)
+	for (unsigned i = 0; i < HELD; i++)
 		assert_int_equal(fcntl(fds[i], F_GETFD), 0); /* still open (no flag) */
 	hold = 0;
-	assert_true(closed_soon(fds, AT_CLOSER_BATCH));
+	assert_true(closed_soon(fds, HELD));
 	hold = 1;
 	open_pipes(fds, 1);
 	at_link_closer_put(&c, fds, 2);
 	at_link_closer_finish(&c);
 	assert_closed(fds, 2);
-	assert_int_equal(c.closed, AT_CLOSER_BATCH + 2);
+	assert_int_equal(c.closed, HELD + 2);
+}
+
+/* Whether the write end of the pipe whose read end is rd is closed everywhere (a read finds
+ * the end of the file rather than nothing yet). */
+static int writer_closed(int rd)
+{
+	char byte;
+
+	return read(rd, &byte, 1) == 0;
+}
+
+/* Each descriptor waits its own linger: one handed over first is closed while others keep
+ * coming every 20 ms (a tree whose processes end one after another), and the newest is still
+ * open when it has just been handed over. The write ends are handed over; the read ends tell
+ * (descriptor numbers are reused at once, so the numbers cannot). */
+static void test_linger_each(void **state)
+{
+	(void)state;
+	static struct at_link_closer c;
+	int first[2], last[2] = { -1, -1 };
+
+	assert_int_equal(pipe2(first, O_NONBLOCK), 0);
+	at_link_closer_put(&c, &first[1], 1);
+	for (int i = 0; i < 50; i++) {
+		usleep(20000);
+		if (last[0] >= 0)
+			close(last[0]);
+		assert_int_equal(pipe2(last, O_NONBLOCK), 0);
+		at_link_closer_put(&c, &last[1], 1);
+		assert_false(writer_closed(last[0]));
+	}
+	assert_true(writer_closed(first[0]));
+	at_link_closer_finish(&c);
+	assert_true(writer_closed(last[0]));
+	assert_int_equal(c.closed, 51);
+	close(first[0]);
+	close(last[0]);
+}
+
+/* Descriptors waiting (held) cost one thread's timed waits, not one per thread: 100 threads
+ * held for 300 ms, the hold looked at every 10 ms, make some 30 waits, not 3,000. */
+static void test_one_timed_waiter(void **state)
+{
+	(void)state;
+	static struct at_link_closer c;
+	static volatile uint64_t hold = 1;
+	static int fds[100];
+
+	c.hold = &hold;
+	open_pipes(fds, 50);
+	at_link_closer_put(&c, fds, 100);
+	assert_int_equal(c.nthreads, 100);
+	usleep(300000);
+	pthread_mutex_lock(&c.lock);
+	uint64_t waits = c.timed_waits;
+	pthread_mutex_unlock(&c.lock);
+	assert_in_range(waits, 1, 100);
+	at_link_closer_finish(&c);
+	assert_closed(fds, 100);
 }
 
 int main(void)
@@ -140,6 +201,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closes_all),
 		cmocka_unit_test(test_hold),
+		cmocka_unit_test(test_linger_each),
+		cmocka_unit_test(test_one_timed_waiter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
