@@ -40,54 +40,98 @@ const char *at_family_symbol(unsigned family)
 	return f < AT_PROBE_FUNC_COUNT ? probe_symbols[f] : NULL;
 }
 
-/* Whether the ELF file at path defines the function first. */
-static int elf_defines(const char *path, const char *first)
+/* What the daemon asks of a file: whether it defines a function or a data object of a name
+ * (and where), and whether it is a program that needs a loader, or a loader run as a program. */
+enum file_question { ASK_FUNCTION, ASK_OBJECT, ASK_NEEDS_LOADER, ASK_IS_LOADER };
+
+/* The answer read from the file itself: 1 or 0 (see elfsym.h for the loader questions; a
+ * symbol's address in *vaddr when 1). */
+static int read_answer(const char *path, enum file_question q, const char *name,
+		       uint64_t *vaddr)
 {
 	struct at_elf e;
 	const char *why;
-	uint64_t vaddr;
+	int rc;
 
+	if (q == ASK_NEEDS_LOADER)
+		return at_elf_needs_loader(path);
+	if (q == ASK_IS_LOADER)
+		return at_elf_is_loader(path);
 	if (at_elf_open(&e, path, &why) < 0)
 		return 0;
-	int rc = at_elf_find_function(&e, first, &vaddr);
+	rc = q == ASK_FUNCTION ? at_elf_find_function(&e, name, vaddr)
+			       : at_elf_find_object(&e, name, vaddr);
 	at_elf_close(&e);
 	return rc == 1;
 }
 
-/* Whether the file at path defines the function first, remembered per file (device, inode,
- * size, change time) and symbol: a traced tree executes the same few programs over and over. */
-static int defines(const char *path, const char *first)
+/* Files whose answers are remembered: a traced tree executes the same few programs over and
+ * over, and every process of it maps the same libraries. */
+#define ANSWERS 256
+
+/* The answer to q about the file at path (name: the symbol, or "" for the loader questions),
+ * remembered per file (device, inode, size, change time) and question: at every exec and
+ * every hold at the loader, each file the process maps is asked again. */
+static int ask(const char *path, enum file_question q, const char *name, uint64_t *vaddr)
 {
 	static struct {
 		dev_t dev;
 		ino_t ino;
 		off_t size;
 		struct timespec ctime;
-		char first[64];
-		int defines;
-	} verdicts[64];
+		enum file_question q;
+		char name[64];
+		int answer;
+		uint64_t vaddr;
+	} answers[ANSWERS];
 	static unsigned next;
 	struct stat st;
+	uint64_t where = 0;
 
-	if (stat(path, &st) < 0)
-		return 0;
-	for (unsigned i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++)
-		if (verdicts[i].ino == st.st_ino && verdicts[i].dev == st.st_dev &&
-		    verdicts[i].size == st.st_size && verdicts[i].ctime.tv_sec == st.st_ctim.tv_sec &&
-		    verdicts[i].ctime.tv_nsec == st.st_ctim.tv_nsec &&
-		    strcmp(verdicts[i].first, first) == 0)
-			return verdicts[i].defines;
-	int found = elf_defines(path, first);
-	if (strlen(first) >= sizeof(verdicts[0].first))
-		return found; /* a name too long to remember */
-	unsigned i = next++ % (sizeof(verdicts) / sizeof(verdicts[0]));
-	verdicts[i].dev = st.st_dev;
-	verdicts[i].ino = st.st_ino;
-	verdicts[i].size = st.st_size;
-	verdicts[i].ctime = st.st_ctim;
-	strcpy(verdicts[i].first, first);
-	verdicts[i].defines = found;
-	return found;
+	if (stat(path, &st) < 0 || strlen(name) >= sizeof(answers[0].name))
+		return read_answer(path, q, name, vaddr ? vaddr : &where);
+	for (unsigned i = 0; i < ANSWERS && i < next; i++)
+		if (answers[i].ino == st.st_ino && answers[i].dev == st.st_dev &&
+		    answers[i].size == st.st_size && answers[i].ctime.tv_sec == st.st_ctim.tv_sec &&
+		    answers[i].ctime.tv_nsec == st.st_ctim.tv_nsec && answers[i].q == q &&
+		    strcmp(answers[i].name, name) == 0) {
+			if (vaddr)
+				*vaddr = answers[i].vaddr;
+			return answers[i].answer;
+		}
+	int answer = read_answer(path, q, name, &where);
+	unsigned i = next++ % ANSWERS;
+
+	if (next == 2 * ANSWERS)
+		next = ANSWERS;
+	answers[i].dev = st.st_dev;
+	answers[i].ino = st.st_ino;
+	answers[i].size = st.st_size;
+	answers[i].ctime = st.st_ctim;
+	answers[i].q = q;
+	strcpy(answers[i].name, name);
+	answers[i].answer = answer;
+	answers[i].vaddr = where;
+	if (vaddr)
+		*vaddr = where;
+	return answer;
+}
+
+/* Whether the file at path defines the function first. */
+static int defines(const char *path, const char *first)
+{
+	return ask(path, ASK_FUNCTION, first, NULL);
+}
+
+/* at_elf_needs_loader and at_elf_is_loader, remembered. */
+static int needs_loader(const char *path)
+{
+	return ask(path, ASK_NEEDS_LOADER, "", NULL);
+}
+
+static int is_loader(const char *path)
+{
+	return ask(path, ASK_IS_LOADER, "", NULL);
 }
 
 int at_discover_defines(const char *path, const char *first)
@@ -207,7 +251,7 @@ static int resolve_preload(const char *root, const char *value, struct path_list
  * one. When so, says it in why. */
 static int static_without(const char *exe, const char *first, char *why, size_t whylen)
 {
-	if (defines(exe, first) || at_elf_needs_loader(exe) || at_elf_is_loader(exe))
+	if (defines(exe, first) || needs_loader(exe) || is_loader(exe))
 		return 0;
 	snprintf(why, whylen, "%s is statically linked and has no symbol for %s (stripped?): "
 		 "its allocator cannot be found", exe, first);
@@ -219,7 +263,7 @@ static int static_without(const char *exe, const char *first, char *why, size_t 
 static int choose_for_image(const char *root, const char *exe, const char *preload_value,
 			    const char *first, char *out, size_t outlen)
 {
-	if (!at_elf_needs_loader(exe))
+	if (!needs_loader(exe))
 		return at_choose_allocator(exe, NULL, NULL, first, out, outlen);
 	struct path_list preload = { 0 };
 	char libc[4096];
@@ -403,16 +447,13 @@ static int note_loader_debug(const struct at_procmaps_entry *e, void *arg)
 	struct loader_debug *l = arg;
 	uint64_t dev = makedev(e->dev_major, e->dev_minor), vaddr;
 	char path[4096];
-	struct at_elf elf;
-	const char *reason;
 
 	if (e->offset != 0 ||
 	    (!l->exe_is_loader && dev == l->exe_dev && e->inode == l->exe_inode) ||
-	    at_mapped_path("/proc", l->pid, e, path, sizeof(path)) < 0 ||
-	    at_elf_open(&elf, path, &reason) < 0)
+	    at_mapped_path("/proc", l->pid, e, path, sizeof(path)) < 0)
 		return 0;
-	int found = at_elf_find_object(&elf, "_r_debug", &vaddr) == 1;
-	at_elf_close(&elf);
+	int found = ask(path, ASK_OBJECT, "_r_debug", &vaddr);
+
 	if (found) {
 		l->r_debug = e->start + vaddr;
 		l->dev = dev;
@@ -566,7 +607,7 @@ static int choose_by_link_map(pid_t pid, const char *exe, const char *first, cha
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
 		return -1;
-	if (!d.r_debug && !defines(exe, first) && (d.exe_is_loader = at_elf_is_loader(exe)) &&
+	if (!d.r_debug && !defines(exe, first) && (d.exe_is_loader = is_loader(exe)) &&
 	    at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
 		return -1;
 	if (!d.r_debug)
@@ -724,7 +765,7 @@ int at_discover_exec_stop(pid_t pid, const char *first, char *out, size_t outlen
 	exe_path(pid, exe, sizeof(exe));
 	if (defines(exe, first))
 		return copy_path(out, outlen, exe);
-	if (at_elf_is_loader(exe)) /* `ld.so PROGRAM`: held at the loader's own _dl_debug_state */
+	if (is_loader(exe)) /* `ld.so PROGRAM`: held at the loader's own _dl_debug_state */
 		return copy_path(loader, loaderlen, exe) == 0 ? 1 : -1;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	at_procmaps_for_each_file(maps, note_interpreter, &in, NULL);
