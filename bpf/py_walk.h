@@ -48,15 +48,14 @@ struct py_walk_state {
 	AT_PY_STATE_EXTRA
 };
 
-/* The 64-bit word at offset at of a frame's bytes; 0 past them. */
+/* The 64-bit word at offset at of a frame's bytes (buf on a word's boundary); 0 past them.
+ * A pointer field lies on a word's boundary (at_py_offsets_walkable() checks every version's
+ * offsets), so the word is one aligned load, not eight of a byte each. */
 static __always_inline __u64 py_word(const __u8 *buf, __u32 at)
 {
-	__u64 v;
-
-	if (at > AT_PY_FRAME_BYTES - sizeof(v))
+	if (at > AT_PY_FRAME_BYTES - sizeof(__u64))
 		return 0;
-	__builtin_memcpy(&v, buf + at, sizeof(v));
-	return v;
+	return *(const __u64 *)__builtin_assume_aligned(buf + (at & ~7u), 8);
 }
 
 /* The byte at offset at of a frame's bytes; 0 past them. */
@@ -150,7 +149,7 @@ static __always_inline __u32 py_instr_offset(const struct at_py_offsets *o, __u6
 static __always_inline int py_frame_step(struct py_walk_state *w)
 {
 	const struct at_py_offsets *o = w->off;
-	__u8 buf[AT_PY_FRAME_BYTES];
+	__u8 buf[AT_PY_FRAME_BYTES] __attribute__((aligned(8)));
 	__u64 code;
 	__u32 i;
 	__u8 owner;

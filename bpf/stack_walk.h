@@ -102,8 +102,10 @@ AT_WALK_GLOBAL int mapping_index(struct at_bpf_mappings *maps, __u64 pc)
 		__u32 mid = (lo + (hi - lo) / 2) & (AT_BPF_MAX_MAPPINGS - 1);
 		__u64 above = (pc - maps->m[mid].start) >> 63; /* pc < start: go low */
 
-		/* without branches (the BPF backend turns a select into one): one path for the
-		 * verifier instead of two per step */
+		/* without branches: one path for the verifier instead of two per step. The
+		 * compiler, knowing above is 0 or 1, turns the products below back into a branch
+		 * (a select), so it is told nothing of above's value */
+		asm volatile("" : "+r"(above));
 		lo += (__u32)(open * (1 - above) * (mid + 1 - lo));
 		hi -= (__u32)(open * above * (hi - mid));
 	}
@@ -153,6 +155,18 @@ static __always_inline int rule_index(struct walk_state *w, __u32 ti, __u64 addr
 		return -1;
 	return (int)(t->rule_base + e->e[ei & 1].rule);
 }
+
+/* In BPF the rule search is a global function too (the BPF program's maps need no walk
+ * state): checked once, not again in every state of the walk that reaches it. */
+#ifdef __bpf__
+AT_WALK_GLOBAL int rule_index_global(__u32 ti, __u64 addr)
+{
+	return rule_index(NULL, ti, addr);
+}
+#define AT_RULE_INDEX(w, ti, addr) rule_index_global(ti, addr)
+#else
+#define AT_RULE_INDEX(w, ti, addr) rule_index(w, ti, addr)
+#endif
 
 /* The caller of a signal frame (rule kind AT_UNWIND_SIGNAL): the interrupted sp (*sp) and pc
  * (*pc, AT_ARCH_SIGNAL_PC_AFTER_SP above it) where the kernel saved them, and fp when the rule
@@ -210,7 +224,7 @@ static __always_inline int frame_rule(struct walk_state *w, __u64 lookup, __u32 
 		return -1;
 	if (cached)
 		return (int)rule;
-	int ri = rule_index(w, m->table, lookup - (__u64)m->bias);
+	int ri = AT_RULE_INDEX(w, m->table, lookup - (__u64)m->bias);
 	if (ri < 0)
 		return -1;
 	if (cache) {

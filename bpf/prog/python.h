@@ -70,16 +70,19 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u
 #define AT_PY_READ_FRAME(w, dst, addr) py_read_frame(w, dst, addr)
 #include "../py_walk.h"
 
-/* Reads the frame at addr into dst from the window, reading first, when the window does not
- * hold it, its page from the page's start to the frame's end (its callers lie below it); a
- * frame across the page's end is read alone. 0, or non-zero when it cannot be read. */
+/* Reads the frame at addr into dst (on a word's boundary) from the window, reading first,
+ * when the window does not hold it, its page from the page's start to the frame's end (its
+ * callers lie below it); a frame across the page's end, or off a word's boundary (CPython's
+ * never are), is read alone. Copied from the window word by word: a copy the compiler cannot
+ * tell aligned is a load and a store per byte, each walked by the verifier on every path. 0, or
+ * non-zero when it cannot be read. */
 static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u64 addr)
 {
 	struct at_py_window *win = w->win;
 	__u64 page = addr & ~(__u64)(AT_PY_WINDOW - 1);
 	__u32 end = (__u32)(addr - page) + AT_PY_FRAME_BYTES;
 
-	if (!win || end > AT_PY_WINDOW)
+	if (!win || end > AT_PY_WINDOW || (addr & 7))
 		return bpf_probe_read_user(dst, AT_PY_FRAME_BYTES, (const void *)addr);
 	if (win->base != page || end > win->end) {
 		win->base = 0;
@@ -88,7 +91,9 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u8 *dst, __u
 		win->base = page;
 		win->end = end;
 	}
-	__builtin_memcpy(dst, win->bytes + ((end - AT_PY_FRAME_BYTES) & (AT_PY_WINDOW - 1)),
+	__builtin_memcpy(__builtin_assume_aligned(dst, 8),
+			 __builtin_assume_aligned(win->bytes + ((end - AT_PY_FRAME_BYTES) &
+								(AT_PY_WINDOW - 8)), 8),
 			 AT_PY_FRAME_BYTES);
 	return 0;
 }

@@ -178,18 +178,23 @@ int at_py_offsets_decode(const uint8_t *buf, size_t len, uint32_t version,
 	/* 3.13's PyCompactUnicodeObject is its PyASCIIObject and utf8_length, utf8. */
 	o->unicode_compact_size = o->unicode_ascii_size + 16;
 	if (!at_py_offsets_walkable(o)) {
-		*why = "a frame field past the bytes the walk reads of a frame";
+		*why = "a frame field past the bytes the walk reads of a frame, or a pointer off a word's boundary";
 		return -1;
 	}
 	return 0;
 }
 
+/* Whether a frame's pointer field at offset at lies in the bytes read, on a word's boundary
+ * (the BPF walk reads it as one aligned word). */
+static int word_field(uint32_t at)
+{
+	return at <= AT_PY_FRAME_BYTES - 8 && at % 8 == 0;
+}
+
 int at_py_offsets_walkable(const struct at_py_offsets *o)
 {
-	const uint32_t words = AT_PY_FRAME_BYTES - 8;
-
-	return o->frame_previous <= words && o->frame_code <= words && o->frame_instr <= words &&
-	       o->frame_globals <= words && o->frame_locals <= words &&
-	       o->frame_owner < AT_PY_FRAME_BYTES &&
+	return word_field(o->frame_previous) && word_field(o->frame_code) &&
+	       word_field(o->frame_instr) && word_field(o->frame_globals) &&
+	       word_field(o->frame_locals) && o->frame_owner < AT_PY_FRAME_BYTES &&
 	       (o->frame_is_entry == AT_PY_NONE || o->frame_is_entry < AT_PY_FRAME_BYTES);
 }

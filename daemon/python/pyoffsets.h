@@ -32,7 +32,7 @@ int at_py_offsets_decode(const uint8_t *buf, size_t len, uint32_t version,
 			 struct at_py_offsets *o, const char **why);
 
 /* Whether the walk (bpf/py_walk.h) reads every frame field of o within a frame's first
- * AT_PY_FRAME_BYTES bytes: 1 or 0. */
+ * AT_PY_FRAME_BYTES bytes, each pointer on a word's boundary: 1 or 0. */
 int at_py_offsets_walkable(const struct at_py_offsets *o);
 
 #endif

@@ -322,7 +322,8 @@ static void test_decode_refusals(void **state)
 	v = 72;
 	memcpy(buf + 8 + 8 * 32, &v, 8);        /* the frame's owner, past the bytes read */
 	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), -1);
-	assert_string_equal(why, "a frame field past the bytes the walk reads of a frame");
+	assert_string_equal(why, "a frame field past the bytes the walk reads of a frame, or a "
+				 "pointer off a word's boundary");
 	v = 64;
 	memcpy(buf + 8 + 8 * 32, &v, 8);        /* ... a byte field at 64: read */
 	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), 0);
@@ -331,6 +332,11 @@ static void test_decode_refusals(void **state)
 	v = 65;
 	memcpy(buf + 8 + 8 * 30, &v, 8);        /* ... a word at 65: past them */
 	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), -1);
+	v = 60;
+	memcpy(buf + 8 + 8 * 30, &v, 8);        /* ... a word at 60: within them, off a boundary */
+	assert_int_equal(at_py_offsets_decode(buf, sizeof(buf), 0x030d00f0, &o, &why), -1);
+	assert_string_equal(why, "a frame field past the bytes the walk reads of a frame, or a "
+				 "pointer off a word's boundary");
 	assert_null(at_py_offsets_table(0x030a0df0));
 	assert_false(at_py_offsets_published(0x030e0000));
 }
