@@ -9,16 +9,28 @@
 
 int at_elf_open(struct at_elf *e, const char *path, const char **why)
 {
+	int fd = at_open_regular(path, 0, why);
+
+	if (fd < 0) {
+		memset(e, 0, sizeof(*e));
+		e->fd = -1;
+		e->path = path;
+		return -1;
+	}
+	return at_elf_open_fd(e, fd, path, why);
+}
+
+int at_elf_open_fd(struct at_elf *e, int fd, const char *path, const char **why)
+{
 	memset(e, 0, sizeof(*e));
-	e->fd = -1;
+	e->fd = fd;
 	e->path = path;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		*why = elf_errmsg(-1);
+		close(e->fd);
+		e->fd = -1;
 		return -1;
 	}
-	e->fd = at_open_regular(path, 0, why);
-	if (e->fd < 0)
-		return -1;
 	Elf *elf = elf_begin(e->fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		*why = elf ? "not an ELF file" : elf_errmsg(-1);
@@ -209,23 +221,40 @@ int at_elf_defines_malloc(const char *path)
 	return rc == 1;
 }
 
-int at_elf_needs_loader(const char *path)
+int at_elf_has_interp(struct at_elf *e)
 {
-	struct at_elf e;
-	const char *why;
 	size_t n;
 	int needs = 1;
 
-	if (at_elf_open(&e, path, &why) < 0)
-		return 1;
-	if (elf_getphdrnum(e.elf, &n) == 0) {
+	if (elf_getphdrnum(e->elf, &n) == 0) {
 		needs = 0;
 		for (size_t i = 0; i < n && !needs; i++) {
 			GElf_Phdr ph;
 
-			needs = !gelf_getphdr(e.elf, (int)i, &ph) || ph.p_type == PT_INTERP;
+			needs = !gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type == PT_INTERP;
 		}
 	}
+	return needs;
+}
+
+int at_elf_runs_as_loader(struct at_elf *e)
+{
+	uint64_t vaddr;
+	GElf_Ehdr eh;
+
+	return !at_elf_has_interp(e) && gelf_getehdr(e->elf, &eh) && eh.e_type == ET_DYN &&
+	       at_elf_find_function(e, "_dl_debug_state", &vaddr) == 1 &&
+	       at_elf_find_object(e, "_r_debug", &vaddr) == 1;
+}
+
+int at_elf_needs_loader(const char *path)
+{
+	struct at_elf e;
+	const char *why;
+
+	if (at_elf_open(&e, path, &why) < 0)
+		return 1;
+	int needs = at_elf_has_interp(&e);
 	at_elf_close(&e);
 	return needs;
 }
@@ -234,14 +263,10 @@ int at_elf_is_loader(const char *path)
 {
 	struct at_elf e;
 	const char *why;
-	uint64_t vaddr;
-	GElf_Ehdr eh;
 
-	if (at_elf_needs_loader(path) || at_elf_open(&e, path, &why) < 0)
+	if (at_elf_open(&e, path, &why) < 0)
 		return 0;
-	int is = gelf_getehdr(e.elf, &eh) && eh.e_type == ET_DYN &&
-		 at_elf_find_function(&e, "_dl_debug_state", &vaddr) == 1 &&
-		 at_elf_find_object(&e, "_r_debug", &vaddr) == 1;
+	int is = at_elf_runs_as_loader(&e);
 	at_elf_close(&e);
 	return is;
 }

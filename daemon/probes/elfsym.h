@@ -16,6 +16,9 @@ struct at_elf {
  * refused without blocking). 0, or -1 with a reason in *why (at_open_regular's, or
  * libelf's). */
 int at_elf_open(struct at_elf *e, const char *path, const char **why);
+/* The same for a descriptor already open (at_open_regular's), which e then owns: closed by
+ * at_elf_close, or here when it is no ELF file. path only names it. */
+int at_elf_open_fd(struct at_elf *e, int fd, const char *path, const char **why);
 void at_elf_close(struct at_elf *e);
 
 /* Finds a defined function named name: in .symtab if the file has one, else (or if it is not
@@ -49,12 +52,14 @@ int at_elf_defines_malloc(const char *path);
 
 /* Whether the program at path has a dynamic loader (a PT_INTERP header): 0 for a statically
  * linked program, which maps no library; 1 also when the file cannot be read (not known to be
- * static). */
+ * static). at_elf_has_interp: the same of an open file. */
 int at_elf_needs_loader(const char *path);
+int at_elf_has_interp(struct at_elf *e);
 
 /* Whether the file at path is a dynamic loader run as the program (`ld.so PROGRAM`): a shared
  * object without PT_INTERP that defines _dl_debug_state and _r_debug. 0 also when it cannot be
- * read. */
+ * read. at_elf_runs_as_loader: the same of an open file. */
 int at_elf_is_loader(const char *path);
+int at_elf_runs_as_loader(struct at_elf *e);
 
 #endif

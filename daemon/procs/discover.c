@@ -16,6 +16,7 @@
 #include "discover.h"
 #include "elfsym.h"
 #include "functions.h"
+#include "prim.h"
 #include "procfs.h"
 #include "procmaps.h"
 
@@ -44,25 +45,34 @@ const char *at_family_symbol(unsigned family)
  * (and where), and whether it is a program that needs a loader, or a loader run as a program. */
 enum file_question { ASK_FUNCTION, ASK_OBJECT, ASK_NEEDS_LOADER, ASK_IS_LOADER };
 
-/* The answer read from the file itself: 1 or 0 (see elfsym.h for the loader questions; a
- * symbol's address in *vaddr when 1). */
-static int read_answer(const char *path, enum file_question q, const char *name,
+/* The answer read from the open file fd (owned: closed here): 1 or 0, as elfsym.h's
+ * at_elf_needs_loader and at_elf_is_loader, or whether it defines the symbol (its address in
+ * *vaddr then). */
+static int read_answer(int fd, const char *path, enum file_question q, const char *name,
 		       uint64_t *vaddr)
 {
 	struct at_elf e;
 	const char *why;
 	int rc;
 
-	if (q == ASK_NEEDS_LOADER)
-		return at_elf_needs_loader(path);
-	if (q == ASK_IS_LOADER)
-		return at_elf_is_loader(path);
-	if (at_elf_open(&e, path, &why) < 0)
-		return 0;
-	rc = q == ASK_FUNCTION ? at_elf_find_function(&e, name, vaddr)
-			       : at_elf_find_object(&e, name, vaddr);
+	if (at_elf_open_fd(&e, fd, path, &why) < 0)
+		return q == ASK_NEEDS_LOADER;
+	switch (q) {
+	case ASK_NEEDS_LOADER:
+		rc = at_elf_has_interp(&e);
+		break;
+	case ASK_IS_LOADER:
+		rc = at_elf_runs_as_loader(&e);
+		break;
+	case ASK_FUNCTION:
+		rc = at_elf_find_function(&e, name, vaddr) == 1;
+		break;
+	default:
+		rc = at_elf_find_object(&e, name, vaddr) == 1;
+		break;
+	}
 	at_elf_close(&e);
-	return rc == 1;
+	return rc;
 }
 
 /* Files whose answers are remembered: a traced tree executes the same few programs over and
@@ -71,7 +81,9 @@ static int read_answer(const char *path, enum file_question q, const char *name,
 
 /* The answer to q about the file at path (name: the symbol, or "" for the loader questions),
  * remembered per file (device, inode, size, change time) and question: at every exec and
- * every hold at the loader, each file the process maps is asked again. */
+ * every hold at the loader, each file the process maps is asked again. The file is opened
+ * first (at_open_regular: no FIFO, no device) and known by what the descriptor names, so that
+ * a path replaced between a look and a read cannot file one file's answer under another. */
 static int ask(const char *path, enum file_question q, const char *name, uint64_t *vaddr)
 {
 	static struct {
@@ -85,21 +97,26 @@ static int ask(const char *path, enum file_question q, const char *name, uint64_
 		uint64_t vaddr;
 	} answers[ANSWERS];
 	static unsigned next;
+	const char *why;
 	struct stat st;
 	uint64_t where = 0;
+	int fd = at_open_regular(path, 0, &why);
 
-	if (stat(path, &st) < 0 || strlen(name) >= sizeof(answers[0].name))
-		return read_answer(path, q, name, vaddr ? vaddr : &where);
+	if (fd < 0)
+		return q == ASK_NEEDS_LOADER; /* as elfsym.h says of a file that cannot be read */
+	if (fstat(fd, &st) < 0 || strlen(name) >= sizeof(answers[0].name))
+		return read_answer(fd, path, q, name, vaddr ? vaddr : &where);
 	for (unsigned i = 0; i < ANSWERS && i < next; i++)
 		if (answers[i].ino == st.st_ino && answers[i].dev == st.st_dev &&
 		    answers[i].size == st.st_size && answers[i].ctime.tv_sec == st.st_ctim.tv_sec &&
 		    answers[i].ctime.tv_nsec == st.st_ctim.tv_nsec && answers[i].q == q &&
 		    strcmp(answers[i].name, name) == 0) {
+			close(fd);
 			if (vaddr)
 				*vaddr = answers[i].vaddr;
 			return answers[i].answer;
 		}
-	int answer = read_answer(path, q, name, &where);
+	int answer = read_answer(fd, path, q, name, &where);
 	unsigned i = next++ % ANSWERS;
 
 	if (next == 2 * ANSWERS)

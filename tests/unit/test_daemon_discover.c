@@ -1,5 +1,6 @@
 /* test_daemon_discover.c: unit tests of daemon/procs/discover.c, which object provides a target's
  * malloc, on the ELF files of elf_fixtures.h and on this process. */
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,6 +55,47 @@ static void test_choose_allocator(void **state)
 	assert_int_equal(at_choose_allocator(plain, preload, nomalloc, C_FIRST,
 					     out, sizeof(out)), -1);
 	assert_int_equal(at_choose_allocator(plain, NULL, NULL, C_FIRST, out, sizeof(out)), -1);
+}
+
+/* Copies file from into to (replacing to by a new file, as a rename does). */
+static void replace_with(const char *from, const char *to)
+{
+	char tmp[600], buf[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY), out;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", to);
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+	assert_int_equal(rename(tmp, to), 0);
+}
+
+/* What a file defines is remembered by the file the path names when it is opened: the same
+ * path replaced by another file (a new inode) is asked again, each way, and a FIFO there is
+ * refused without blocking. */
+static void test_defines_per_file(void **state)
+{
+	(void)state;
+	char pie[512], plain[512], at[512];
+
+	path_of(pie, sizeof(pie), "pie");
+	path_of(plain, sizeof(plain), "plain");
+	path_of(at, sizeof(at), "replaced");
+	for (int round = 0; round < 2; round++) {
+		replace_with(pie, at);
+		assert_int_equal(at_discover_defines(at, C_FIRST), 1);
+		assert_int_equal(at_discover_defines(at, C_FIRST), 1); /* remembered */
+		replace_with(plain, at);
+		assert_int_equal(at_discover_defines(at, C_FIRST), 0);
+	}
+	assert_int_equal(unlink(at), 0);
+	assert_int_equal(mkfifo(at, 0600), 0);
+	assert_int_equal(at_discover_defines(at, C_FIRST), 0);
+	assert_int_equal(unlink(at), 0);
 }
 
 /* Each rule looks for the symbol it is given, a family's first function, and for no other:
@@ -381,6 +423,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_choose_allocator),
+		cmocka_unit_test(test_defines_per_file),
 		cmocka_unit_test(test_choose_for_a_family),
 		cmocka_unit_test(test_discover_a_family),
 		cmocka_unit_test(test_discover_launch),
