@@ -197,6 +197,7 @@ static void test_tables_match_dwarf(void **state)
 		Dwarf *dbg = open_dwarf(libs[i].lib, &fd);
 
 		assert_non_null(o);
+		assert_true(at_py_offsets_walkable(o)); /* in the bytes read, pointers aligned */
 		if (!dbg) {
 			skipped++;
 			continue;
