@@ -191,7 +191,11 @@ static __noinline __u64 take_stack(struct pt_regs *ctx, __u32 tgid)
 	w.out->pid = tgid;
 	count_stacks(AT_STACKS_WALKED);
 	w.hash = at_stack_hash_key(w.hash);
-	long err = bpf_map_update_elem(&stacks, &w.hash, w.out, BPF_NOEXIST);
+	/* a stack stored already is found without a lock: an insert, even one refused, takes its
+	 * bucket's lock, and every thread of a process calling from one site hashes to the same
+	 * bucket, so that lock's line would pass between their CPUs at every call */
+	long err = bpf_map_lookup_elem(&stacks, &w.hash) ? -17
+		   : bpf_map_update_elem(&stacks, &w.hash, w.out, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST: known already */) {
 		count_stacks(AT_STACKS_NOT_STORED);
 		return 0;
