@@ -37,18 +37,23 @@ struct at_reorder_held {
 
 /* ---- the table of reallocs, by thread and entry time (open addressing) ------------------- */
 
+/* The table starts at HELD_FIRST entries and doubles, up to max_held, when it is 3/4 full:
+ * the reallocs out of their rings at once are few, and a table of its full size (several MB)
+ * would take a cache miss at each look-up. */
+#define HELD_FIRST 1024u
+
 static unsigned held_slot(const struct at_reorder *r, uint32_t tid, uint64_t entry)
 {
 	uint64_t h = (entry ^ ((uint64_t)tid << 32)) * 0x9e3779b97f4a7c15ull;
 
-	return (unsigned)(h >> 40) & (r->max_held - 1);
+	return (unsigned)(h >> 40) & (r->held_cap - 1);
 }
 
 /* The realloc of thread tid entered at entry, in any state; NULL when there is none. */
 static struct at_reorder_held *held_find(struct at_reorder *r, uint32_t tid, uint64_t entry)
 {
-	for (unsigned i = held_slot(r, tid, entry), n = 0; n < r->max_held;
-	     i = (i + 1) & (r->max_held - 1), n++) {
+	for (unsigned i = held_slot(r, tid, entry), n = 0; n < r->held_cap;
+	     i = (i + 1) & (r->held_cap - 1), n++) {
 		struct at_reorder_held *h = &r->held[i];
 
 		if (h->state == HELD_FREE)
@@ -59,16 +64,42 @@ static struct at_reorder_held *held_find(struct at_reorder *r, uint32_t tid, uin
 	return NULL;
 }
 
-/* A free entry for rec in state; NULL when the table is full (kept at most 3/4 full). */
+/* Doubles the table, every entry placed again. 0, or -1 out of memory. */
+static int held_grow(struct at_reorder *r)
+{
+	struct at_reorder_held *old = r->held;
+	unsigned cap = r->held_cap;
+	struct at_reorder_held *v = calloc((size_t)cap * 2, sizeof(*v));
+
+	if (!v)
+		return -1;
+	r->held = v;
+	r->held_cap = cap * 2;
+	for (unsigned k = 0; k < cap; k++) {
+		if (old[k].state == HELD_FREE)
+			continue;
+		unsigned i = held_slot(r, old[k].rec.tid, old[k].rec.time_entry);
+
+		while (v[i].state != HELD_FREE)
+			i = (i + 1) & (r->held_cap - 1);
+		v[i] = old[k];
+	}
+	free(old);
+	return 0;
+}
+
+/* A free entry for rec in state; NULL when the table is full (kept at most 3/4 full of
+ * max_held, or out of memory to grow). */
 static struct at_reorder_held *held_add(struct at_reorder *r, const struct at_record *rec,
 					uint32_t state, unsigned *count)
 {
-	if (*count >= r->max_held / 4 * 3)
+	if (*count >= r->held_cap / 4 * 3 &&
+	    (r->held_cap >= r->max_held || held_grow(r) < 0))
 		return NULL;
 	unsigned i = held_slot(r, rec->tid, rec->time_entry);
 
 	while (r->held[i].state != HELD_FREE)
-		i = (i + 1) & (r->max_held - 1);
+		i = (i + 1) & (r->held_cap - 1);
 	r->held[i].rec = *rec;
 	r->held[i].state = state;
 	(*count)++;
@@ -78,7 +109,7 @@ static struct at_reorder_held *held_add(struct at_reorder *r, const struct at_re
 /* Empties h, moving back the entries after it that probed past it. */
 static void held_remove(struct at_reorder *r, struct at_reorder_held *h, unsigned *count)
 {
-	unsigned mask = r->max_held - 1, hole = (unsigned)(h - r->held);
+	unsigned mask = r->held_cap - 1, hole = (unsigned)(h - r->held);
 
 	for (unsigned i = (hole + 1) & mask; r->held[i].state != HELD_FREE; i = (i + 1) & mask) {
 		unsigned home = held_slot(r, r->held[i].rec.tid, r->held[i].rec.time_entry);
@@ -146,7 +177,8 @@ int at_reorder_init(struct at_reorder *r, const struct at_ring *rings, unsigned 
 	r->head_times = calloc(nrings ? nrings : 1, sizeof(*r->head_times));
 	r->skips = calloc((size_t)(nrings ? nrings : 1) * RING_SKIPS, sizeof(*r->skips));
 	r->late = calloc(max_copied ? max_copied : 1, sizeof(*r->late));
-	r->held = calloc(r->max_held, sizeof(*r->held));
+	r->held_cap = r->max_held < HELD_FIRST ? r->max_held : HELD_FIRST;
+	r->held = calloc(r->held_cap, sizeof(*r->held));
 	r->waiting = calloc(max_copied ? max_copied : 1, sizeof(*r->waiting));
 	if (!r->rings || !r->head_times || !r->skips || !r->late || !r->held || !r->waiting) {
 		at_reorder_free(r);
@@ -561,7 +593,7 @@ void at_reorder_mark(struct at_reorder *r, uint64_t before)
  * inside the call, or was stopped there for good): a return that late is not waited for. */
 static void forget_given_up(struct at_reorder *r, uint64_t before)
 {
-	for (unsigned i = 0; i < r->max_held && r->nheld; i++) {
+	for (unsigned i = 0; i < r->held_cap && r->nheld; i++) {
 		struct at_reorder_held *h = &r->held[i];
 
 		/* a removal moves a later entry back into i: looked at again */
@@ -594,7 +626,7 @@ void at_reorder_finish(struct at_reorder *r)
 	while (r->nmarks)
 		emit_mark(r);
 	/* returns whose entry never came out (no entry record was read for them) */
-	for (unsigned i = 0; i < r->max_held; i++) {
+	for (unsigned i = 0; i < r->held_cap; i++) {
 		if (r->held[i].state == HELD_RETURNED) {
 			r->late_returns++;
 			r->settled++;

@@ -64,6 +64,7 @@ struct at_reorder {
 	struct at_record *late; /* heap of max_copied */
 	unsigned nlate, max_copied;
 	struct at_reorder_held *held; /* returns waiting for their entry, and given up on */
+	unsigned held_cap;            /* entries of held: doubles as needed, up to max_held */
 	unsigned max_held, nheld;
 	struct at_record *waiting; /* reallocs held until their return time */
 	unsigned nwaiting;

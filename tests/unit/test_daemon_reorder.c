@@ -39,11 +39,12 @@ static void mark(void *arg)
 		out[nout++] = '|';
 }
 
-static void setup_merge(unsigned max_returns)
+/* The merge of RINGS empty rings of ring_bytes each. */
+static void setup_merge_of(unsigned max_returns, uint64_t ring_bytes)
 {
 	for (unsigned i = 0; i < RINGS; i++) {
 		ring_image_free(&rings[i]);
-		assert_int_equal(ring_image_init(&rings[i], 1 << 16), 0);
+		assert_int_equal(ring_image_init(&rings[i], ring_bytes), 0);
 		views[i] = rings[i].view;
 	}
 	at_reorder_free(&merge);
@@ -51,6 +52,11 @@ static void setup_merge(unsigned max_returns)
 	merge.mark = mark;
 	memset(out, 0, sizeof(out));
 	nout = 0;
+}
+
+static void setup_merge(unsigned max_returns)
+{
+	setup_merge_of(max_returns, 1 << 16);
 }
 
 enum kind { MALLOC, FREE, ENTRY, RETURN, NO_ENTRY_RETURN, THREAD_END };
@@ -320,6 +326,48 @@ static void test_returns_full(void **state)
 	assert_string_equal(out, want);
 }
 
+/* The results of the records emitted, in order (test_returns_grow). */
+static uint64_t results[4096];
+static unsigned nresults;
+
+static void collect_result(void *arg, const struct at_record *r)
+{
+	(void)arg;
+	if (nresults < sizeof(results) / sizeof(results[0]))
+		results[nresults++] = r->result;
+}
+
+/* More returns read before their entries than the table's first size: it grows, and every
+ * realloc goes out in its place, none given up on, no reading stopped. */
+static void test_returns_grow(void **state)
+{
+	(void)state;
+	const unsigned n = 1500;
+
+	setup_merge_of(4000, 1 << 18);
+	merge.emit = collect_result;
+	nresults = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct item e = { '-', 1, 1 + 2 * k, 0, ENTRY, 10 + k, 0, 0 };
+		struct item r = { 'R', 0, 2 + 2 * k, 1 + 2 * k, RETURN, 10 + k, 0x1000 * (k + 1),
+				  0x100000 + 0x1000 * k };
+		struct at_record re = record_of(&e), rr = record_of(&r);
+
+		assert_true(ring_image_put(&rings[1], &re, sizeof(re), 0) >= 0);
+		assert_true(ring_image_put(&rings[0], &rr, sizeof(rr), 0) >= 0);
+	}
+	drain_at(2 * n + 100);
+	assert_int_equal(merge.nheld, 0);
+	assert_true(merge.held_cap >= 2048); /* 1,500 held at once: grown twice */
+	assert_int_equal(merge.stalls, 0);
+	assert_int_equal(merge.given_up, 0);
+	assert_int_equal(nresults, n);
+	for (unsigned k = 0; k < n; k++)
+		assert_int_equal(results[k], 0x100000 + 0x1000 * k);
+	at_reorder_finish(&merge);
+	assert_int_equal(nresults, n);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -338,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_given_up_forgotten),
 		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_returns_full),
+		cmocka_unit_test(test_returns_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, teardown);
