@@ -259,13 +259,13 @@ $(B)/fixtures/unwind_dlopen: tests/fixtures/unwind_dlopen.c $(B)/fixtures/unwind
 $(B)/bench/%: bench/%.c $(B)/libat_lib.a
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -MMD -MP -o $@ $< $(B)/libat_lib.a $(LDLIBS)
 
 # unwind_tables builds the daemon's unwind tables: the daemon's library too.
 $(B)/bench/unwind_tables: bench/unwind_tables.c $(B)/libat_daemon.a $(B)/libat_lib.a
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -o $@ $^ $(BPF_LDLIBS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O2 -g -pthread -MMD -MP -o $@ $< $(B)/libat_daemon.a $(B)/libat_lib.a $(BPF_LDLIBS) $(LDLIBS)
 
 unit-tests: $(UNIT_TESTS)
 tests: all unit-tests $(FIXTURES) $(B)/bench/atz_tool
