@@ -241,7 +241,14 @@ static int atz_put_record(struct at_sink *s, const struct at_sink_record *r)
 
 int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 {
+	if (s->thread && at_sink_thread_put_record(s->thread, r) == 0)
+		return 0;
 	sync_writer(s);
+	return at_sink_put_record_now(s, r);
+}
+
+int at_sink_put_record_now(struct at_sink *s, const struct at_sink_record *r)
+{
 	if (s->out.err)
 		return fail(s, s->out.err);
 	if (!s->started)

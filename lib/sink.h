@@ -139,10 +139,12 @@ struct at_sink {
 
 struct at_sink_thread;
 
-/* From now on (after at_sink_start), events are written by a thread of the sink's own (which
- * blocks every signal: they stay the caller's):
+/* From now on (after at_sink_start), events and records are written by a thread of the sink's
+ * own (which blocks every signal: they stay the caller's):
  * at_sink_put queues them (2^log2 at most; a full queue waits for room) and returns 0 (an
- * event the format refuses is then only taken off the accepted count); every other function
+ * event the format refuses is then only taken off the accepted count); at_sink_put_record and
+ * at_sink_lost queue a copy of the record in its place among the events and return 0 (a
+ * record refused, or a failed write, is the sink's error, said at close); every other function
  * first waits until the thread has written everything queued. at_sink_close ends the thread.
  * 0, or -1 with errno. */
 int at_sink_thread_start(struct at_sink *s, unsigned log2);
@@ -171,7 +173,9 @@ void at_sink_set_munged(struct at_sink *s, int munged);
  * (the event dropped; a sink not started fails with EINVAL as its error). */
 int at_sink_put(struct at_sink *s, const struct at_event *ev);
 /* Writes a record (text: counted only; stacks and mappings into 1.x: dropped). 0, or -1 as
- * at_sink_put (EINVAL, the sink unharmed, for a stack out of order or a bad mapping). */
+ * at_sink_put (EINVAL for a stack out of order or a bad mapping, kept as the sink's error).
+ * With a writing thread, a copy is queued (everything r points to included) and 0 returned:
+ * a refusal is then the sink's error when the thread writes it. */
 int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r);
 /* Records that n events were lost here (nothing for n == 0). 0, or -1. */
 int at_sink_lost(struct at_sink *s, uint64_t n);

@@ -4,10 +4,14 @@
  * sync or wait (a store per event would take the tail's line from the writer's core at every
  * event while the writer keeps up), the writer its head every 256, each with release; the
  * writer sleeps on an empty ring until kicked, the producer on a full one until the writer has
- * made room, and a sync waits until the writer has written everything queued. */
+ * made room, and a sync waits until the writer has written everything queued. A record (a
+ * stack, a mapping, a thread's end...) travels in the ring too, as a copy the writer frees
+ * once written, so that the producer never waits for the writer but when the ring is full or
+ * the copies queued hold AT_SINK_RECORD_BYTES. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "sink.h"
@@ -21,6 +25,7 @@ struct at_sink_thread {
 	_Alignas(64) uint64_t head;   /* written by the writer, read by both */
 	_Alignas(64) uint64_t tail;   /* written by the producer, read by both */
 	_Alignas(64) uint64_t next;   /* the producer's own: where its next event goes */
+	_Alignas(64) uint64_t record_bytes; /* of the record copies queued: both write it */
 	_Alignas(64) int writer_waiting, producer_waiting, stop;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, room;  /* the writer's, the producer's */
@@ -29,6 +34,8 @@ struct at_sink_thread {
 
 /* Events the producer queues between two publications of its tail. */
 #define AT_SINK_PUBLISH 32
+/* The func of a ring item that carries a record copy (arg[0]) of arg[1] bytes: no event's. */
+#define AT_SINK_ITEM_RECORD 0xFF
 
 static uint64_t load(const uint64_t *p)
 {
@@ -55,6 +62,20 @@ static int writer_wait(struct at_sink_thread *t, uint64_t head)
 	return end ? -1 : 0;
 }
 
+/* Writes one item of the ring: an event, or a record whose copy it then frees. */
+static void write_item(struct at_sink_thread *t, const struct at_event *item)
+{
+	if (item->func != AT_SINK_ITEM_RECORD) {
+		at_sink_put_now(t->sink, item);
+		return;
+	}
+	struct at_sink_record *r = (struct at_sink_record *)(uintptr_t)item->arg[0];
+
+	at_sink_put_record_now(t->sink, r);
+	free(r);
+	__atomic_fetch_sub(&t->record_bytes, item->arg[1], __ATOMIC_RELEASE);
+}
+
 static void *writer(void *arg)
 {
 	struct at_sink_thread *t = arg;
@@ -71,7 +92,7 @@ static void *writer(void *arg)
 			continue;
 		}
 		while (head != tail) {
-			at_sink_put_now(t->sink, &t->items[head & t->mask]);
+			write_item(t, &t->items[head & t->mask]);
 			head++;
 			if (!(head & 255))
 				__atomic_store_n(&t->head, head, __ATOMIC_RELEASE);
@@ -164,6 +185,23 @@ void at_sink_thread_put(struct at_sink_thread *t, const struct at_event *ev)
 	} else if (!(next & (AT_SINK_PUBLISH - 1))) {
 		publish(t);
 	}
+}
+
+int at_sink_thread_put_record(struct at_sink_thread *t, const struct at_sink_record *r)
+{
+	size_t bytes;
+	struct at_sink_record *c = at_sink_record_copy(r, &bytes);
+
+	if (!c)
+		return -1;
+	if (__atomic_load_n(&t->record_bytes, __ATOMIC_ACQUIRE) + bytes > AT_SINK_RECORD_BYTES)
+		at_sink_thread_sync(t); /* the writer frees every copy queued */
+	__atomic_fetch_add(&t->record_bytes, bytes, __ATOMIC_RELAXED);
+	struct at_event item = { .func = AT_SINK_ITEM_RECORD,
+				 .arg = { (uint64_t)(uintptr_t)c, bytes } };
+
+	at_sink_thread_put(t, &item);
+	return 0;
 }
 
 void at_sink_thread_kick(struct at_sink_thread *t)

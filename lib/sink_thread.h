@@ -7,6 +7,10 @@
 
 /* Queues ev for the writer (waits while the queue is full). */
 void at_sink_thread_put(struct at_sink_thread *t, const struct at_event *ev);
+/* Queues a copy of record r for the writer, in its place among the events (waits while the
+ * queue is full, or while the copies queued hold AT_SINK_RECORD_BYTES). 0, or -1 out of memory
+ * (nothing queued). */
+int at_sink_thread_put_record(struct at_sink_thread *t, const struct at_sink_record *r);
 /* Wakes the writer for what is queued. */
 void at_sink_thread_kick(struct at_sink_thread *t);
 /* Returns once the writer has written every event queued (it is then idle until the next). */
@@ -15,5 +19,13 @@ void at_sink_thread_sync(struct at_sink_thread *t);
 void at_sink_thread_stop(struct at_sink *s);
 /* What at_sink_put does with an event in the writer's thread (sink.c). */
 int at_sink_put_now(struct at_sink *s, const struct at_event *ev);
+/* What at_sink_put_record does with a record in the writer's thread (sink.c). */
+int at_sink_put_record_now(struct at_sink *s, const struct at_sink_record *r);
+/* A copy of r and of everything it points to, in one allocation (free() frees it), its size in
+ * *bytes (sink_record.c); NULL out of memory. */
+struct at_sink_record *at_sink_record_copy(const struct at_sink_record *r, size_t *bytes);
+
+/* Bytes of record copies queued at most: past them at_sink_thread_put_record waits. */
+#define AT_SINK_RECORD_BYTES (8u << 20)
 
 #endif

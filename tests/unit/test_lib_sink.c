@@ -839,6 +839,227 @@ static void test_thread_same_bytes(void **state)
 	}
 }
 
+/* A binary trace of every kind of record among 3,000 events, written through the writing
+ * thread (queue of 2^log2 items; 0: none), with its host and start time fixed so that two
+ * writings compare byte for byte; the file's bytes. Every record's strings and frames live on
+ * the stack of this function and change after each put, so a record the thread wrote from the
+ * caller's memory rather than its copy would differ. */
+static char *write_records(unsigned log2, size_t *n)
+{
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ,
+				       .atz = { .host = "box", .start_ns = 99, .minor = 5 } };
+	char path[64], function[32], file[32], exe[32], name[32];
+	struct at_stack st = { .pid = 10, .count = 2, .flags = AT_STACK_KINDS,
+			       .kinds = { AT_FRAME_NATIVE, AT_FRAME_PYTHON } };
+	struct at_mapping map = { .pid = 10, .build_id_len = 2, .path = path };
+	struct at_frame_name fn = { .pid = 10, .kind = AT_FRAME_PYTHON, .function = function,
+				    .file = file };
+	struct at_sink_record recs[] = {
+		{ .kind = AT_SINK_MAPPING, .mapping = &map },
+		{ .kind = AT_SINK_NAMES, .names = &fn },
+		{ .kind = AT_SINK_STACK, .stack = &st },
+		{ .kind = AT_SINK_RSS, .rss = { 10, 0, 0 } },
+		{ .kind = AT_SINK_PROCESS_CHANGE,
+		  .change = { .change = AT_ATZ_PROCESS_EXEC, .pid = 10, .exe = exe,
+			      .args = "a\0bc\0", .args_len = 5 } },
+		{ .kind = AT_SINK_PROCESS, .process = { 10, name } },
+		{ .kind = AT_SINK_OBJECT, .object = { 10, 0x7f00, 0x8f00, 0x1000, path } },
+		{ .kind = AT_SINK_THREAD_END, .thread = { 10, 12 } },
+	};
+	uint32_t ids = 0;
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	if (log2)
+		assert_int_equal(at_sink_thread_start(&s, log2), 0);
+	for (unsigned i = 0; i < 3000; i++) {
+		struct at_event ev = events[i % 4];
+
+		ev.arg[0] += (i / 4) * 64 * (ev.func == AT_FREE);
+		ev.result += (i / 4) * 64;
+		ev.time_ns += i * 1000;
+		if (i % 30 == 0) { /* every kind of record, its contents new each time */
+			snprintf(path, sizeof(path), "/lib/obj%u.so", i);
+			snprintf(function, sizeof(function), "work%u", i);
+			snprintf(file, sizeof(file), "w%u.py", i);
+			snprintf(exe, sizeof(exe), "/bin/p%u", i);
+			snprintf(name, sizeof(name), "p%u", i);
+			map.start = 0x400000 + i * 0x10000;
+			map.end = map.start + 0x2000;
+			map.build_id[0] = (uint8_t)i;
+			fn.value = 0x7f0000000000 + i * 64;
+			fn.line = i;
+			st.id = ++ids;
+			st.pcs[0] = map.start + i;
+			st.pcs[1] = fn.value;
+			recs[3].rss.time_ns = ev.time_ns;
+			recs[3].rss.bytes = i * 4096;
+			recs[4].change.time_ns = ev.time_ns;
+			recs[4].change.exe_len = strlen(exe);
+			for (size_t k = 0; k < sizeof(recs) / sizeof(recs[0]); k++)
+				assert_int_equal(at_sink_put_record(&s, &recs[k]), 0);
+			memset(path, 'x', sizeof(path) - 1); /* the caller's memory, reused */
+			memset(function, 'x', sizeof(function) - 1);
+			memset(&st.pcs, 0xee, 2 * sizeof(st.pcs[0]));
+		}
+		ev.stack = ev.func == AT_FREE ? 0 : ids;
+		assert_int_equal(at_sink_put(&s, &ev), 0);
+		if (i % 700 == 0)
+			assert_int_equal(at_sink_lost(&s, 3), 0);
+	}
+	assert_int_equal(at_sink_close(&s), 0);
+	char *got = slurp(fd, n);
+	close(fd);
+	return got;
+}
+
+/* Records go through the writing thread's queue, copied: the same bytes as the caller's
+ * thread writes, every record in its place among the events, with a queue that fills (4
+ * items) and one that does not; and the trace reads back whole. */
+static void test_thread_records_same_bytes(void **state)
+{
+	(void)state;
+	size_t n0, n;
+	char *want = write_records(0, &n0);
+
+	for (unsigned log2 = 2; log2 <= 14; log2 += 12) {
+		char *got = write_records(log2, &n);
+
+		assert_int_equal(n, n0);
+		assert_memory_equal(got, want, n);
+		free(got);
+	}
+	int fd = memfd_create("read", 0);
+	struct at_source src;
+	struct at_event ev;
+	struct at_atz_stats ast;
+	unsigned events_read = 0;
+
+	assert_int_equal(write(fd, want, n0), (ssize_t)n0);
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	int rc;
+
+	while ((rc = at_source_next(&src, &ev)) == 1)
+		events_read++;
+	assert_int_equal(rc, 0);
+	at_atz_reader_stats(src.atz, &ast);
+	assert_int_equal(events_read, 3000);
+	assert_int_equal(ast.stacks, 100);
+	assert_int_equal(ast.mappings, 100);
+	assert_int_equal(ast.names, 100);
+	assert_int_equal(ast.rss, 100);
+	assert_int_equal(ast.lost, 15);
+	at_source_close(&src);
+	close(fd);
+	free(want);
+}
+
+/* The pipe the blocked writer writes to, and whether the caller had put everything before it
+ * was read (test_thread_records_do_not_wait). */
+struct pipe_reader {
+	int fd;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int put_all, put_before_read;
+	char *bytes;
+	size_t n, cap;
+};
+
+static void *read_pipe(void *arg)
+{
+	struct pipe_reader *p = arg;
+	struct timespec until;
+	ssize_t got;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10; /* the caller blocked: read anyway, and the test fails */
+	pthread_mutex_lock(&p->lock);
+	while (!p->put_all && pthread_cond_timedwait(&p->cond, &p->lock, &until) == 0)
+		;
+	p->put_before_read = p->put_all;
+	pthread_mutex_unlock(&p->lock);
+	while ((got = read(p->fd, p->bytes + p->n, p->cap - p->n)) > 0)
+		p->n += (size_t)got;
+	return NULL;
+}
+
+/* A record does not wait for the writer: with the writer stuck in a write() to a full pipe,
+ * 30,000 events and 100 stacks go in without waiting, and the trace, once the pipe is read,
+ * holds them all. */
+static void test_thread_records_do_not_wait(void **state)
+{
+	(void)state;
+	int fds[2];
+	pthread_t reader;
+	struct pipe_reader p = { .lock = PTHREAD_MUTEX_INITIALIZER,
+				 .cond = PTHREAD_COND_INITIALIZER, .cap = 8u << 20 };
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ };
+	struct at_stack st = { .pid = 10, .count = 1 };
+	struct at_sink_record rec = { .kind = AT_SINK_STACK, .stack = &st };
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	fcntl(fds[1], F_SETPIPE_SZ, 4096);
+	p.fd = fds[0];
+	p.bytes = malloc(p.cap);
+	assert_int_equal(at_sink_open_fd(&s, fds[1], "pipe"), 0);
+	assert_int_equal(pthread_create(&reader, NULL, read_pipe, &p), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_thread_start(&s, 16), 0);
+	uint64_t x = 88172645463325252ull;
+
+	for (unsigned i = 0; i < 30000; i++) {
+		/* sizes and addresses at random, so that the trace outgrows the pipe */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		struct at_event ev = { 10, 11, AT_MALLOC, 1, { x & 0xffff, 0 },
+				       (x >> 16) & 0xfffffffff0, 1000 + i * 997ull, 0 };
+
+		if (i % 300 == 0) {
+			st.id = i / 300 + 1;
+			st.pcs[0] = 0x400000 + i;
+			assert_int_equal(at_sink_put_record(&s, &rec), 0);
+		}
+		ev.stack = st.id;
+		assert_int_equal(at_sink_put(&s, &ev), 0);
+	}
+	pthread_mutex_lock(&p.lock);
+	p.put_all = 1;
+	pthread_cond_signal(&p.cond);
+	pthread_mutex_unlock(&p.lock);
+	assert_int_equal(at_sink_close(&s), 0);
+	close(fds[1]);
+	pthread_join(reader, NULL);
+	close(fds[0]);
+	assert_true(p.put_before_read);
+
+	int fd = memfd_create("read", 0);
+	struct at_source src;
+	struct at_event ev;
+	struct at_atz_stats ast;
+	unsigned events_read = 0;
+
+	assert_true(p.n > 4096); /* more than the pipe held: the writer did wait for the reader */
+	assert_int_equal(write(fd, p.bytes, p.n), (ssize_t)p.n);
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	int rc;
+
+	while ((rc = at_source_next(&src, &ev)) == 1)
+		events_read++;
+	assert_int_equal(rc, 0);
+	at_atz_reader_stats(src.atz, &ast);
+	assert_int_equal(events_read, 30000);
+	assert_int_equal(ast.stacks, 100);
+	at_source_close(&src);
+	close(fd);
+	free(p.bytes);
+}
+
 /* The writing thread blocks every signal, so that a signal for the process reaches the thread
  * that waits for it (the daemon's loop in ppoll): its SigBlk in /proc has SIGINT, SIGCHLD and
  * SIGUSR1, while the caller's mask is as it was. */
@@ -901,6 +1122,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_bytes),
 		cmocka_unit_test(test_thread_same_bytes),
+		cmocka_unit_test(test_thread_records_same_bytes),
+		cmocka_unit_test(test_thread_records_do_not_wait),
 		cmocka_unit_test(test_thread_blocks_signals),
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
