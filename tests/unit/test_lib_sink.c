@@ -915,6 +915,27 @@ static char *write_records(unsigned log2, size_t *n)
 	return got;
 }
 
+/* The events of a binary trace held in bytes (read to its clean end), its counters in *ast. */
+static unsigned read_back(const char *bytes, size_t n, struct at_atz_stats *ast)
+{
+	int fd = memfd_create("read", 0);
+	struct at_source src;
+	struct at_event ev;
+	unsigned events = 0;
+	int rc;
+
+	assert_int_equal(write(fd, bytes, n), (ssize_t)n);
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	while ((rc = at_source_next(&src, &ev)) == 1)
+		events++;
+	assert_int_equal(rc, 0);
+	at_atz_reader_stats(src.atz, ast);
+	at_source_close(&src);
+	close(fd);
+	return events;
+}
+
 /* Records go through the writing thread's queue, copied: the same bytes as the caller's
  * thread writes, every record in its place among the events, with a queue that fills (4
  * items) and one that does not; and the trace reads back whole. */
@@ -931,29 +952,14 @@ static void test_thread_records_same_bytes(void **state)
 		assert_memory_equal(got, want, n);
 		free(got);
 	}
-	int fd = memfd_create("read", 0);
-	struct at_source src;
-	struct at_event ev;
 	struct at_atz_stats ast;
-	unsigned events_read = 0;
 
-	assert_int_equal(write(fd, want, n0), (ssize_t)n0);
-	lseek(fd, 0, SEEK_SET);
-	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
-	int rc;
-
-	while ((rc = at_source_next(&src, &ev)) == 1)
-		events_read++;
-	assert_int_equal(rc, 0);
-	at_atz_reader_stats(src.atz, &ast);
-	assert_int_equal(events_read, 3000);
+	assert_int_equal(read_back(want, n0, &ast), 3000);
 	assert_int_equal(ast.stacks, 100);
 	assert_int_equal(ast.mappings, 100);
 	assert_int_equal(ast.names, 100);
 	assert_int_equal(ast.rss, 100);
 	assert_int_equal(ast.lost, 15);
-	at_source_close(&src);
-	close(fd);
 	free(want);
 }
 
@@ -1037,26 +1043,11 @@ static void test_thread_records_do_not_wait(void **state)
 	close(fds[0]);
 	assert_true(p.put_before_read);
 
-	int fd = memfd_create("read", 0);
-	struct at_source src;
-	struct at_event ev;
 	struct at_atz_stats ast;
-	unsigned events_read = 0;
 
 	assert_true(p.n > 4096); /* more than the pipe held: the writer did wait for the reader */
-	assert_int_equal(write(fd, p.bytes, p.n), (ssize_t)p.n);
-	lseek(fd, 0, SEEK_SET);
-	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
-	int rc;
-
-	while ((rc = at_source_next(&src, &ev)) == 1)
-		events_read++;
-	assert_int_equal(rc, 0);
-	at_atz_reader_stats(src.atz, &ast);
-	assert_int_equal(events_read, 30000);
+	assert_int_equal(read_back(p.bytes, p.n, &ast), 30000);
 	assert_int_equal(ast.stacks, 100);
-	at_source_close(&src);
-	close(fd);
 	free(p.bytes);
 }
 
