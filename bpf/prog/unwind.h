@@ -9,12 +9,23 @@
 
 /* ---- the stack walk: bpf/stack_walk.h over the maps ---- */
 
-#define AT_VMA_TRIES 8
+/* How long a walk tries the address space's lock while another thread holds it (an mmap, an
+ * mprotect growing a malloc arena: microseconds), and at most how many times. */
+#define AT_VMA_WAIT_NS 20000
+#define AT_VMA_TRIES 1024
 
 /* What check_vma compares. */
 struct vma_check {
 	__u64 inode, file_delta;
 	__u32 same;
+};
+
+/* The tries of mapping_still_there: the check, pc, the last try's error and the time to give
+ * up at. */
+struct vma_tries {
+	struct vma_check c;
+	__u64 pc, until;
+	long err;
 };
 
 /* A bpf_find_vma callback: whether the VMA found maps what the mapping in c says. */
@@ -34,25 +45,36 @@ static long check_vma(void *task, void *area, void *arg)
 	return 0;
 }
 
+/* One try of the check (a bpf_loop callback): 1 to stop, when the lock was had or the time is
+ * up. EBUSY: another thread holds the address space's lock for a moment. */
+static long vma_try(__u32 i, void *arg)
+{
+	struct vma_tries *t = arg;
+
+	t->err = bpf_find_vma(bpf_get_current_task_btf(), t->pc, check_vma, &t->c, 0);
+	if (t->err != -16 /* EBUSY */)
+		return 1;
+	return (i & 7) == 7 && bpf_ktime_get_ns() > t->until;
+}
+
 /* Whether mapping m, which holds pc, is still what the daemon read (struct at_bpf_mapping):
  * 0 yes; -1 no (m is forgotten); -2 the address space is being changed and cannot be looked at
  * now. A global function: verified once, not once per path of the walk that calls it. */
 __noinline int mapping_still_there(struct at_bpf_mapping *m, __u64 pc, __u32 seq)
 {
-	struct vma_check c = { 0, 0, 0 };
+	struct vma_tries t = { { 0, 0, 0 }, pc, 0, -16 };
 
 	if (!m)
 		return -2;
-	c.inode = m->inode;
-	c.file_delta = m->file_delta;
-	long err = -16;
+	t.c.inode = m->inode;
+	t.c.file_delta = m->file_delta;
+	t.until = bpf_ktime_get_ns() + AT_VMA_WAIT_NS;
+	bpf_loop(AT_VMA_TRIES, vma_try, &t, 0);
+	long err = t.err;
 
-	/* EBUSY: another thread holds the address space's lock for a moment (an mmap, a brk) */
-	for (int try = 0; try < AT_VMA_TRIES && err == -16 /* EBUSY */; try++)
-		err = bpf_find_vma(bpf_get_current_task_btf(), pc, check_vma, &c, 0);
 	if (err == -16)
 		return -2;
-	if (err || !c.same) {
+	if (err || !t.c.same) {
 		m->table = AT_BPF_NO_TABLE;
 		m->serial = 0;
 		return -1;
