@@ -281,6 +281,8 @@ struct at_bpf_mapping {
 	__u32 serial;  /* the daemon's name for this mapping (daemon/stacks/stack_procs.h), 0: none */
 	__u32 valid_seq; /* mm_lock_seq when the walk last found it still mapped */
 	__u32 pad;
+	__u64 vma;     /* the kernel's VMA that check found, as a number (0: none yet): read again
+			* without the address space's lock while another thread holds it */
 };
 
 /* A process's executable mappings, sorted by start, not overlapping. */

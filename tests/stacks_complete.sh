@@ -4,8 +4,9 @@
 # (tests/data/stacks/cxx_workload.cpp at -O2 -fomit-frame-pointer: operator new through
 # libstdc++, exceptions, virtual calls), each traced with alloctapd --stacks. Every allocation
 # must carry a stack, and at least 99.9% of them must be complete (reaching _start or a
-# thread's start) or truncated at 128 frames. python3 is checked frame by frame against libdw
-# in tests/oracle_stacks.sh.
+# thread's start) or truncated at 128 frames. The same for allocations made while another
+# thread keeps changing the address space. python3 is checked frame by frame against libdw in
+# tests/oracle_stacks.sh.
 . "$(dirname "$0")/lib.sh"
 need_built build/alloctapd build/bench/atz_tool build/alloctap-report
 need_bpf build/alloctapd
@@ -51,5 +52,22 @@ elif g++ -O2 -fomit-frame-pointer -o "$T/cxx" tests/data/stacks/cxx_workload.cpp
 	fi
 else
 	fail "C++: g++ builds the workload" "$(head -n 5 "$T/gxx.err")"
+fi
+
+# Two threads allocating while a third maps, protects and unmaps memory every 5 us
+# (tests/fixtures/stacks_mmap_storm.c): each change moves the address space's sequence, so the
+# walk checks each mapping again, and another thread often holds the lock it would take.
+STORM=build/fixtures/stacks_mmap_storm
+if [ ! -x "$STORM" ]; then
+	fail "mmap storm: the fixture is built" "make tests builds $STORM"
+elif build/alloctapd -q --stacks -f binary -o "$T/storm.atz" -- "$STORM" 20000 2 5 \
+	>"$T/storm.out" 2>"$T/storm.err"; then
+	ok "mmap storm: traced with --stacks"
+	read -r _ calls _ changes <"$T/storm.out"
+	check "mmap storm: 40000 calls while the address space changed over 1000 times ($changes)" \
+		test "$calls" = 40000 -a "${changes:-0}" -gt 1000
+	complete_enough "mmap storm" "$T/storm.atz"
+else
+	fail "mmap storm: traced with --stacks" "$(tail -n 5 "$T/storm.err")"
 fi
 finish

@@ -48,6 +48,8 @@ struct file___at {
 } __attribute__((preserve_access_index));
 struct vm_area_struct___at {
 	unsigned long vm_start;
+	unsigned long vm_end;
+	struct mm_struct___at *vm_mm;
 	unsigned long vm_pgoff;
 	struct file___at *vm_file;
 } __attribute__((preserve_access_index));

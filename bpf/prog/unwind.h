@@ -14,9 +14,10 @@
 #define AT_VMA_WAIT_NS 20000
 #define AT_VMA_TRIES 1024
 
-/* What check_vma compares. */
+/* What check_vma compares, and the VMA it found. */
 struct vma_check {
 	__u64 inode, file_delta;
+	__u64 vma;
 	__u32 same;
 };
 
@@ -36,6 +37,7 @@ static long check_vma(void *task, void *area, void *arg)
 	struct file___at *file = BPF_CORE_READ(vma, vm_file);
 
 	(void)task;
+	c->vma = (__u64)(unsigned long)vma;
 	if (!file) {
 		c->same = c->inode == 0;
 		return 0;
@@ -57,19 +59,50 @@ static long vma_try(__u32 i, void *arg)
 	return (i & 7) == 7 && bpf_ktime_get_ns() > t->until;
 }
 
+/* Whether the VMA the last check of m found (m->vma), read without the lock, is this address
+ * space's and maps pc from m's file at m's offset. Read with bpf_probe_read_kernel: a VMA freed
+ * since reads as whatever its memory holds now (a VMA of another place or file, or of another
+ * process), which does not pass. A file mapped again at the same place from the same offset
+ * passes: it is the mapping the daemon read, as the check under the lock would say. */
+static __always_inline int vma_still_maps(const struct at_bpf_mapping *m, __u64 pc)
+{
+	struct vm_area_struct___at *vma = (void *)(unsigned long)m->vma;
+	struct task_struct___mm *task = (void *)bpf_get_current_task_btf();
+
+	if (!vma || BPF_CORE_READ(vma, vm_mm) != BPF_CORE_READ(task, mm))
+		return 0;
+	__u64 start = BPF_CORE_READ(vma, vm_start);
+
+	if (pc < start || pc >= BPF_CORE_READ(vma, vm_end))
+		return 0;
+	struct file___at *file = BPF_CORE_READ(vma, vm_file);
+
+	if (!file)
+		return m->inode == 0;
+	return BPF_CORE_READ(file, f_inode, i_ino) == m->inode &&
+	       (BPF_CORE_READ(vma, vm_pgoff) << 12) - start == m->file_delta;
+}
+
 /* Whether mapping m, which holds pc, is still what the daemon read (struct at_bpf_mapping):
  * 0 yes; -1 no (m is forgotten); -2 the address space is being changed and cannot be looked at
- * now. A global function: verified once, not once per path of the walk that calls it. */
+ * now. While another thread holds the address space's lock, the VMA the last check found is
+ * read without it; when that does not answer, the lock is tried for AT_VMA_WAIT_NS. A global
+ * function: verified once, not once per path of the walk that calls it. */
 __noinline int mapping_still_there(struct at_bpf_mapping *m, __u64 pc, __u32 seq)
 {
-	struct vma_tries t = { { 0, 0, 0 }, pc, 0, -16 };
+	struct vma_tries t = { { 0, 0, 0, 0 }, pc, 0, -16 };
 
 	if (!m)
 		return -2;
 	t.c.inode = m->inode;
 	t.c.file_delta = m->file_delta;
-	t.until = bpf_ktime_get_ns() + AT_VMA_WAIT_NS;
-	bpf_loop(AT_VMA_TRIES, vma_try, &t, 0);
+	vma_try(0, &t);
+	if (t.err == -16 && vma_still_maps(m, pc))
+		return 0; /* valid_seq left: the next walk checks under the lock again */
+	if (t.err == -16) {
+		t.until = bpf_ktime_get_ns() + AT_VMA_WAIT_NS;
+		bpf_loop(AT_VMA_TRIES, vma_try, &t, 0);
+	}
 	long err = t.err;
 
 	if (err == -16)
@@ -77,8 +110,10 @@ __noinline int mapping_still_there(struct at_bpf_mapping *m, __u64 pc, __u32 seq
 	if (err || !t.c.same) {
 		m->table = AT_BPF_NO_TABLE;
 		m->serial = 0;
+		m->vma = 0;
 		return -1;
 	}
+	m->vma = t.c.vma;
 	if (!(seq & 1)) /* an odd value: a change under way, checked again next time */
 		m->valid_seq = seq;
 	return 0;

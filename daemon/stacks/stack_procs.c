@@ -196,6 +196,7 @@ static int take_mapping(const struct at_procmaps_entry *e, void *arg)
 	m->file_delta = e->offset - e->start;
 	m->valid_seq = AT_BPF_SEQ_NONE;
 	m->pad = 0;
+	m->vma = 0;
 
 	r->path = strdup(e->path);
 	if (!r->path) {
