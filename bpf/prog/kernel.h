@@ -46,12 +46,20 @@ struct inode___at {
 struct file___at {
 	struct inode___at *f_inode;
 } __attribute__((preserve_access_index));
+struct refcount___at {
+	struct at_atomic___at refs;
+} __attribute__((preserve_access_index));
 struct vm_area_struct___at {
 	unsigned long vm_start;
 	unsigned long vm_end;
 	struct mm_struct___at *vm_mm;
 	unsigned long vm_pgoff;
 	struct file___at *vm_file;
+	struct refcount___at vm_refcnt; /* 6.15 on: 0 once out of the address space's tree */
+} __attribute__((preserve_access_index));
+/* Before 6.15, with per-VMA locks. */
+struct vm_area_struct___detached {
+	_Bool detached;
 } __attribute__((preserve_access_index));
 
 /* Just what allocator_lookup reads of a task, relocated against the kernel's BTF (CO-RE). */

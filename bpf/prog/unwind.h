@@ -59,17 +59,32 @@ static long vma_try(__u32 i, void *arg)
 	return (i & 7) == 7 && bpf_ktime_get_ns() > t->until;
 }
 
+/* Whether vma, read without the lock, is still in its address space's tree: a removed one
+ * (unmapped, its memory free or about to be) may still read as it was. 0 on a kernel that says
+ * neither way. */
+static __always_inline int vma_attached(struct vm_area_struct___at *vma)
+{
+	struct vm_area_struct___detached *old = (void *)vma;
+
+	if (bpf_core_field_exists(vma->vm_refcnt))
+		return BPF_CORE_READ(vma, vm_refcnt.refs.counter) != 0;
+	if (bpf_core_field_exists(old->detached))
+		return !BPF_CORE_READ(old, detached);
+	return 0;
+}
+
 /* Whether the VMA the last check of m found (m->vma), read without the lock, is this address
- * space's and maps pc from m's file at m's offset. Read with bpf_probe_read_kernel: a VMA freed
- * since reads as whatever its memory holds now (a VMA of another place or file, or of another
- * process), which does not pass. A file mapped again at the same place from the same offset
- * passes: it is the mapping the daemon read, as the check under the lock would say. */
+ * space's, still in its tree, and maps pc from m's file at m's offset. Read with
+ * bpf_probe_read_kernel: the memory of a VMA freed since holds a free pointer over its bounds,
+ * or another VMA (of another place, file or process), and does not pass. A file mapped again at
+ * the same place from the same offset passes: it is the mapping the daemon read, as the check
+ * under the lock would say. */
 static __always_inline int vma_still_maps(const struct at_bpf_mapping *m, __u64 pc)
 {
 	struct vm_area_struct___at *vma = (void *)(unsigned long)m->vma;
 	struct task_struct___mm *task = (void *)bpf_get_current_task_btf();
 
-	if (!vma || BPF_CORE_READ(vma, vm_mm) != BPF_CORE_READ(task, mm))
+	if (!vma || BPF_CORE_READ(vma, vm_mm) != BPF_CORE_READ(task, mm) || !vma_attached(vma))
 		return 0;
 	__u64 start = BPF_CORE_READ(vma, vm_start);
 
