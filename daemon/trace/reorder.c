@@ -16,11 +16,13 @@ struct at_reorder_ring {
 	struct at_ring ring;
 	uint64_t head;      /* the first record not yet out */
 	uint64_t scan;      /* the first record not yet read */
+	uint64_t end;       /* the producer's position when this drain began */
 	uint64_t drained;   /* every record committed to the ring before this time has been read */
 	uint64_t last;      /* the time of the last record read in order */
 	uint64_t *head_time; /* the time of the record at head (UINT64_MAX: none waits), in the
 			      * array of every ring's, r->head_times, which the merge scans */
 	int stalled;        /* the last reading stopped for want of room to copy a record out */
+	int cut;            /* the last reading stopped at its round's bytes, before end */
 	uint64_t *skips;     /* RING_SKIPS positions, a circular queue */
 	unsigned skip_first, nskips;
 };
@@ -293,15 +295,30 @@ static void settle_head(struct at_reorder_ring *q)
 	*q->head_time = UINT64_MAX;
 }
 
-/* Reads q to the producer's position; q is drained at now when nothing stopped the reading (a
- * record still being written, or no room to copy one out). A reading stopped for want of room
- * counts q drained up to its last record read in order instead, so that the output moves on
- * (exact but for a record of q that is late and not yet read; r->stalls counts these). */
-static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t now)
+/* A ring read up to its last record read in order, and no further: drained up to that
+ * record's time. Every record after it in the ring was reserved after that record, which read
+ * its clock before its own reserve, so a record that depends on one not yet read has a later
+ * time (a record's time, not the daemon's clock: no slack, which safe_time takes off). */
+static void drained_to_last(struct at_reorder_ring *q, uint64_t now)
 {
-	uint64_t end = at_ring_producer(&q->ring);
+	uint64_t last = q->last + AT_REORDER_CLOCK_SLACK_NS;
+
+	if (last > q->drained)
+		q->drained = last < now ? last : now;
+}
+
+/* Reads q to the producer's position as this drain found it, at most `bytes` of it; q is
+ * drained at now when nothing stopped the reading there (a record still being written, no
+ * room to copy one out, or the bytes read). A reading stopped for want of room or at its bytes
+ * counts q drained up to its last record read in order instead (drained_to_last), so that the
+ * output moves on; r->stalls counts the first. */
+static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t now,
+		      uint64_t bytes)
+{
+	uint64_t end = q->end - q->scan > bytes ? q->scan + bytes : q->end;
 
 	q->stalled = 0;
+	q->cut = 0;
 	while (q->scan < end) {
 		/* the records were written on another CPU: their lines are asked for well ahead */
 		__builtin_prefetch(q->ring.data + ((q->scan + AT_REORDER_PREFETCH) & q->ring.mask));
@@ -317,15 +334,14 @@ static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t 
 		}
 		q->scan += at_ring_step(header);
 	}
-	if (q->scan >= end) {
+	if (q->scan >= q->end) {
 		q->drained = now;
 	} else if (q->stalled) {
-		/* a record's time, not the daemon's clock: no slack (safe_time takes it off) */
-		uint64_t last = q->last + AT_REORDER_CLOCK_SLACK_NS;
-
-		if (last > q->drained)
-			q->drained = last < now ? last : now;
+		drained_to_last(q, now);
 		r->stalls++;
+	} else if (q->scan >= end) {
+		q->cut = 1;
+		drained_to_last(q, now);
 	}
 	if (*q->head_time == UINT64_MAX)
 		settle_head(q);
@@ -513,6 +529,20 @@ static int any_stalled(const struct at_reorder *r)
 	return 0;
 }
 
+/* Bytes of records one round of a drain reads, all rings together, before it lets out what
+ * they allow: the records are still in the cache when they go out. (A drain that read every
+ * ring to its end first, megabytes when the daemon is behind its producers, fetched each record
+ * from memory twice.) Each ring reads at least AT_REORDER_ROUND_MIN of it. */
+#define AT_REORDER_ROUND_BYTES (128u << 10)
+#define AT_REORDER_ROUND_MIN (8u << 10)
+
+static uint64_t round_bytes(const struct at_reorder *r)
+{
+	uint64_t b = AT_REORDER_ROUND_BYTES / (r->nrings ? r->nrings : 1);
+
+	return b > AT_REORDER_ROUND_MIN ? b : AT_REORDER_ROUND_MIN;
+}
+
 /* Gives every ring back up to its head. */
 static void release_rings(struct at_reorder *r)
 {
@@ -534,28 +564,49 @@ static void unblock(struct at_reorder *r, uint64_t now)
 		r->give_up = r->blocked_at + 1;
 		emit_ready(r);
 		for (unsigned i = 0; i < r->nrings; i++)
-			scan_ring(r, &r->rings[i], now);
+			scan_ring(r, &r->rings[i], now, round_bytes(r));
 		if (r->settled == settled)
 			break;
 	}
 	r->give_up = give_up;
 }
 
+/* One round of a drain: every ring read at most round_bytes further, then what that lets out.
+ * Whether some ring's reading stopped at its bytes (then no realloc entry is given up on in
+ * this round: its return may lie in what the next round reads). */
+static int drain_round(struct at_reorder *r, uint64_t now)
+{
+	uint64_t give_up = r->give_up, bytes = round_bytes(r);
+	int cut = 0;
+
+	for (unsigned i = 0; i < r->nrings; i++) {
+		scan_ring(r, &r->rings[i], now, bytes);
+		cut |= r->rings[i].cut;
+	}
+	r->safe = safe_time(r);
+	if (cut)
+		r->give_up = 0;
+	emit_ready(r);
+	r->give_up = give_up;
+	if (r->blocked && any_stalled(r))
+		unblock(r, now);
+	release_rings(r);
+	return cut;
+}
+
 uint64_t at_reorder_drain(struct at_reorder *r, uint64_t now)
 {
 	uint64_t before = r->taken, moved;
+	int cut;
 
 	r->last_now = now;
-	do { /* again while a reading stopped for want of room and the output made some */
+	for (unsigned i = 0; i < r->nrings; i++)
+		r->rings[i].end = at_ring_producer(&r->rings[i].ring);
+	do { /* again while a round stopped at its bytes, or a reading for want of room, and the
+	      * output or the readings moved */
 		moved = r->taken + r->settled;
-		for (unsigned i = 0; i < r->nrings; i++)
-			scan_ring(r, &r->rings[i], now);
-		r->safe = safe_time(r);
-		emit_ready(r);
-		if (r->blocked && any_stalled(r))
-			unblock(r, now);
-	} while (any_stalled(r) && r->taken + r->settled != moved);
-	release_rings(r);
+		cut = drain_round(r, now);
+	} while ((cut || any_stalled(r)) && r->taken + r->settled != moved);
 	return r->taken - before;
 }
 

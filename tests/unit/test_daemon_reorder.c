@@ -337,16 +337,20 @@ static void collect_result(void *arg, const struct at_record *r)
 		results[nresults++] = r->result;
 }
 
-/* More returns read before their entries than the table's first size: it grows, and every
- * realloc goes out in its place, none given up on, no reading stopped. */
+/* More returns read before their entries than the table's first size (the entries' ring held
+ * up by a record still being written): it grows, and every realloc goes out in its place, none
+ * given up on, no reading stopped. */
 static void test_returns_grow(void **state)
 {
 	(void)state;
 	const unsigned n = 1500;
+	struct item busy = { '-', 1, 0, 0, MALLOC, 99, 8, 0xB00 };
+	int64_t busy_pos = -1;
 
 	setup_merge_of(4000, 1 << 18);
 	merge.emit = collect_result;
 	nresults = 0;
+	put_items(&busy, 1, '-', &busy_pos);
 	for (unsigned k = 0; k < n; k++) {
 		struct item e = { '-', 1, 1 + 2 * k, 0, ENTRY, 10 + k, 0, 0 };
 		struct item r = { 'R', 0, 2 + 2 * k, 1 + 2 * k, RETURN, 10 + k, 0x1000 * (k + 1),
@@ -357,15 +361,111 @@ static void test_returns_grow(void **state)
 		assert_true(ring_image_put(&rings[0], &rr, sizeof(rr), 0) >= 0);
 	}
 	drain_at(2 * n + 100);
-	assert_int_equal(merge.nheld, 0);
+	assert_int_equal(merge.nheld, n);
 	assert_true(merge.held_cap >= 2048); /* 1,500 held at once: grown twice */
+	assert_int_equal(nresults, 0);
+	ring_image_commit(&rings[1], (uint64_t)busy_pos);
+	drain_at(2 * n + 200);
+	assert_int_equal(merge.nheld, 0);
 	assert_int_equal(merge.stalls, 0);
 	assert_int_equal(merge.given_up, 0);
-	assert_int_equal(nresults, n);
+	assert_int_equal(nresults, n + 1);
+	assert_int_equal(results[0], 0xB00);
 	for (unsigned k = 0; k < n; k++)
-		assert_int_equal(results[k], 0x100000 + 0x1000 * k);
+		assert_int_equal(results[1 + k], 0x100000 + 0x1000 * k);
 	at_reorder_finish(&merge);
-	assert_int_equal(nresults, n);
+	assert_int_equal(nresults, n + 1);
+}
+
+/* The times of the records emitted, and how many records the merge had read at the first. */
+static uint64_t times[8192];
+static unsigned ntimes;
+static uint64_t taken_at_first;
+
+static void collect_time(void *arg, const struct at_record *r)
+{
+	(void)arg;
+	if (ntimes == 0)
+		taken_at_first = merge.taken;
+	if (ntimes < sizeof(times) / sizeof(times[0]))
+		times[ntimes++] = r->time;
+}
+
+/* Every time emitted after the first one later than the one before it. */
+static void assert_times_rise(void)
+{
+	for (unsigned k = 1; k < ntimes; k++)
+		if (times[k] <= times[k - 1])
+			fail_msg("record %u went out at %llu after %llu", k,
+				 (unsigned long long)times[k], (unsigned long long)times[k - 1]);
+}
+
+/* A drain that finds more records than one round reads (megabytes when the daemon is behind)
+ * lets records out round by round, each while its lines are still in the cache, and ends with
+ * every ring read, in time order, as one reading of everything would. */
+static void test_rounds(void **state)
+{
+	(void)state;
+	const unsigned per_ring = 2000; /* 160 KB in each ring: several rounds */
+	int64_t none;
+
+	setup_merge_of(64, 1 << 20);
+	merge.emit = collect_time;
+	ntimes = 0;
+	for (unsigned k = 0; k < per_ring * RINGS; k++) {
+		/* thread k % RINGS on ring k % RINGS; each free is of the block its neighbour
+		 * thread allocated a microsecond before, on another ring */
+		struct item it = { '-', k % RINGS, 1 + k, 0, k % 2 ? FREE : MALLOC, 1 + k % RINGS,
+				   k % 2 ? 0x1000 * k : 8, k % 2 ? 0 : 0x1000 * (k + 1) };
+
+		put_items(&it, 1, 0, &none);
+	}
+	drain_at(per_ring * RINGS + 100);
+	assert_int_equal(ntimes, per_ring * RINGS);
+	assert_times_rise();
+	/* the first went out after the first round, not after everything was read */
+	assert_true(taken_at_first < per_ring * RINGS / 2);
+	for (unsigned k = 0; k < RINGS; k++)
+		assert_int_equal(rings[k].consumer, rings[k].producer);
+	at_reorder_finish(&merge);
+	assert_int_equal(ntimes, per_ring * RINGS);
+}
+
+/* A realloc entry older than the give-up time whose return, on another ring (its thread
+ * migrated), lies past that ring's first round: the round does not give the entry up, since the
+ * next one reads the return; one reading of everything would have read it too. */
+static void test_round_keeps_entry(void **state)
+{
+	(void)state;
+	const unsigned n = 1000; /* 80 KB of ring 1 before the return */
+	int64_t none;
+
+	setup_merge_of(64, 1 << 20);
+	merge.emit = collect_time;
+	ntimes = 0;
+	drain_at(5000);
+	at_reorder_tick(&merge);
+	at_reorder_tick(&merge); /* give up on entries before 5,000 us from now on */
+	struct item e = { 'e', 0, 1, 0, ENTRY, 1, 0, 0 };
+
+	put_items(&e, 1, 0, &none);
+	for (unsigned k = 0; k < n; k++) {
+		struct item it = { '-', 1, 2 + k, 0, k % 2 ? FREE : MALLOC, 2,
+				   k % 2 ? 0x100000 + 0x1000 * k : 8,
+				   k % 2 ? 0 : 0x100000 + 0x1000 * (k + 1) };
+
+		put_items(&it, 1, 0, &none);
+	}
+	struct item r = { 'r', 1, 2 + n, 1, RETURN, 1, 0x10, 0x50 };
+
+	put_items(&r, 1, 0, &none);
+	drain_at(6000);
+	assert_int_equal(merge.given_up, 0);
+	assert_int_equal(ntimes, n + 1);
+	assert_times_rise();
+	assert_int_equal(times[n], T0 + (2 + n) * US); /* the realloc, at its return */
+	at_reorder_finish(&merge);
+	assert_int_equal(ntimes, n + 1);
 }
 
 static int teardown(void **state)
@@ -387,6 +487,8 @@ int main(void)
 		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_returns_full),
 		cmocka_unit_test(test_returns_grow),
+		cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_round_keeps_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, teardown);
