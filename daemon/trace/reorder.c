@@ -217,8 +217,9 @@ void at_reorder_free(struct at_reorder *r)
 	r->nrings = 0;
 }
 
-/* How far ahead of its reading a ring's lines are prefetched, in bytes (some 8 records). */
-#define AT_REORDER_PREFETCH 640
+/* How far ahead of its reading a ring's lines are prefetched, in bytes (16 records: a line
+ * another core wrote takes longer to come than 8 records take to read). */
+#define AT_REORDER_PREFETCH 1280
 
 /* ---- reading a ring ---------------------------------------------------------------------- */
 
