@@ -25,7 +25,7 @@
 
 #define MAX_RETURNS (1u << 16) /* realloc returns the merge holds out of their rings at once */
 #define WRITER_QUEUE_LOG2 16 /* events queued for the writing thread at most */
-#define WRITER_THREAD_CPUS 4
+#define WRITER_THREAD_CPUS 2
 #define TICK_MS 500         /* a realloc's missing return is given up after one to two ticks */
 #define PROGRESS_MS 2000
 

@@ -11,8 +11,8 @@ source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
 need_bpf "$D"
-# the output written by a thread of its own, as on a machine of 4 CPUs or more (the default
-# there; on fewer the loop writes it)
+# the output written by a thread of its own, as on a machine of 2 CPUs or more (the default
+# there; on one the loop writes it)
 export ALLOCTAP_WRITER_THREAD=1
 PAIRS=${PAIRS:-300000}
 STOP_S=${STOP_S:-0.6}
