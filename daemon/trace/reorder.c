@@ -316,7 +316,8 @@ static void drained_to_last(struct at_reorder_ring *q, uint64_t now)
 static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t now,
 		      uint64_t bytes)
 {
-	uint64_t end = q->end - q->scan > bytes ? q->scan + bytes : q->end;
+	uint64_t left = q->end > q->scan ? q->end - q->scan : 0;
+	uint64_t end = left > bytes ? q->scan + bytes : q->scan + left;
 
 	q->stalled = 0;
 	q->cut = 0;
