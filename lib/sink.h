@@ -148,8 +148,9 @@ struct at_sink_thread;
  * first waits until the thread has written everything queued. at_sink_close ends the thread.
  * 0, or -1 with errno. */
 int at_sink_thread_start(struct at_sink *s, unsigned log2);
-/* Wakes the writing thread for the events queued (after a batch of at_sink_put; a quarter of
- * the queue wakes it anyway). Nothing without a thread. */
+/* Wakes the writing thread for the events queued (after a batch of at_sink_put) when 4,096
+ * or more wait unwritten: fewer wait for more, or for anything that syncs (a flush, the
+ * stats, the close); a quarter of the queue wakes it anyway. Nothing without a thread. */
 void at_sink_kick(struct at_sink *s);
 
 /* Opens path for writing (NULL or "-": standard output, named "<stdout>"); the name is kept,

@@ -3,8 +3,9 @@
  * of events: the producer publishes its tail every AT_SINK_PUBLISH events and at every kick,
  * sync or wait (a store per event would take the tail's line from the writer's core at every
  * event while the writer keeps up), the writer its head every 256, each with release; the
- * writer sleeps on an empty ring until kicked, the producer on a full one until the writer has
- * made room, and a sync waits until the writer has written everything queued. A record (a
+ * writer sleeps on an empty ring until kicked (a kick wakes it for AT_SINK_KICK_MIN items
+ * queued at least; a quarter of the ring, or a sync, wakes it anyway), the producer on a full
+ * one until the writer has made room, and a sync waits until the writer has written everything queued. A record (a
  * stack, a mapping, a thread's end...) travels in the ring too, as a copy the writer frees
  * once written, so that the producer never waits for the writer but when the ring is full or
  * the copies queued hold AT_SINK_RECORD_BYTES. */
@@ -34,6 +35,8 @@ struct at_sink_thread {
 
 /* How many items ahead of its next one the producer asks for an item's line. */
 #define AT_SINK_PREFETCH 8
+/* Items that must wait unwritten for a kick to wake the writer. */
+#define AT_SINK_KICK_MIN 4096
 /* Events the producer queues between two publications of its tail. */
 #define AT_SINK_PUBLISH 32
 /* The func of a ring item that carries a record copy (arg[0]) of arg[1] bytes: no event's. */
@@ -212,7 +215,8 @@ int at_sink_thread_put_record(struct at_sink_thread *t, const struct at_sink_rec
 void at_sink_thread_kick(struct at_sink_thread *t)
 {
 	publish(t);
-	wake_writer(t);
+	if (t->next - __atomic_load_n(&t->head, __ATOMIC_ACQUIRE) >= AT_SINK_KICK_MIN)
+		wake_writer(t);
 }
 
 void at_sink_thread_sync(struct at_sink_thread *t)

@@ -11,7 +11,7 @@ void at_sink_thread_put(struct at_sink_thread *t, const struct at_event *ev);
  * queue is full, or while the copies queued hold AT_SINK_RECORD_BYTES). 0, or -1 out of memory
  * (nothing queued). */
 int at_sink_thread_put_record(struct at_sink_thread *t, const struct at_sink_record *r);
-/* Wakes the writer for what is queued. */
+/* Wakes the writer for what is queued, when 4,096 items or more wait (AT_SINK_KICK_MIN). */
 void at_sink_thread_kick(struct at_sink_thread *t);
 /* Returns once the writer has written every event queued (it is then idle until the next). */
 void at_sink_thread_sync(struct at_sink_thread *t);
