@@ -9,6 +9,11 @@
 #   profile.txt    bench/scaling_profile.sh at PROFILE_THREADS threads (default 16, or the
 #                  cores where fewer), within PROFILE_S seconds (default 120);
 #   profile/       its perf reports (by symbol and by caller) and BPF counters, when perf runs;
+#   lossless.txt   16 threads (or the cores) x LOSSLESS_PAIRS pairs (default 1000000) launched
+#                  under the daemon, binary to a file and text to /dev/null, each daemon of
+#                  LOSSLESS_DAEMONS (default build/alloctapd; others to compare builds): its
+#                  summary (events written and lost) and the loop's wall time, within
+#                  LOSSLESS_S seconds (default 50);
 #   device_run.log what ran, how long each part took, and which perf.
 # Prepared here with: make build/alloctapd build/bench/pairloop build/bench/rusage_of &&
 # bench/devlibs.sh --tools (33 MB with the tools, 3 MB without); the paths to bring along are
@@ -82,4 +87,28 @@ log "scaling_profile.sh: status $?, $((SECONDS - start)) s"
 # perf's data files are large; the reports made from them stay
 rm -f "$OUT"/profile/perf.*.data
 echo 0 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
-cat "$OUT/scaling.txt" "$OUT/profile.txt"
+
+lossless_pairs=${LOSSLESS_PAIRS:-1000000}
+lossless_end=$((SECONDS + ${LOSSLESS_S:-50}))
+log "lossless: $threads threads x $lossless_pairs pairs, until $((lossless_end - SECONDS)) s from now"
+for d in ${LOSSLESS_DAEMONS:-build/alloctapd}; do
+	for mode in binary text; do
+		if [ $SECONDS -ge $lossless_end ]; then
+			log "lossless: out of time before $d $mode"
+			break 2
+		fi
+		dest=$OUT/lossless.atz
+		[ $mode = text ] && dest=/dev/null
+		args="-f binary"
+		[ $mode = text ] && args=""
+		# shellcheck disable=SC2086
+		timeout $((lossless_end - SECONDS + 5)) "$d" $args -o "$dest" -- build/bench/pairloop \
+			"$lossless_pairs" "$threads" >"$OUT/lossless.out" 2>"$OUT/lossless.err"
+		echo "$d $mode status $?: $(cat "$OUT/lossless.out") $(grep 'events written' \
+			"$OUT/lossless.err")" >>"$OUT/lossless.txt"
+		rm -f "$OUT/lossless.atz"
+	done
+done
+rm -f "$OUT/lossless.out" "$OUT/lossless.err"
+log "lossless: done"
+cat "$OUT/scaling.txt" "$OUT/profile.txt" "$OUT/lossless.txt"
