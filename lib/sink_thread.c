@@ -5,10 +5,10 @@
  * event while the writer keeps up), the writer its head every 256, each with release; the
  * writer sleeps on an empty ring until kicked (a kick wakes it for AT_SINK_KICK_MIN items
  * queued at least; a quarter of the ring, or a sync, wakes it anyway), the producer on a full
- * one until the writer has made room, and a sync waits until the writer has written everything queued. A record (a
- * stack, a mapping, a thread's end...) travels in the ring too, as a copy the writer frees
- * once written, so that the producer never waits for the writer but when the ring is full or
- * the copies queued hold AT_SINK_RECORD_BYTES. */
+ * one until the writer has made room, and a sync waits until the writer has written
+ * everything queued. A record (a stack, a mapping, a thread's end...) travels in the ring too,
+ * as a copy the writer frees once written, so that the producer never waits for the writer but
+ * when the ring is full or the copies queued hold AT_SINK_RECORD_BYTES. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
