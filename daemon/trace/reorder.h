@@ -95,10 +95,10 @@ int at_reorder_init(struct at_reorder *r, const struct at_ring *rings, unsigned 
 void at_reorder_free(struct at_reorder *r);
 
 /* Reads every ring to its end at time now (CLOCK_MONOTONIC, taken before this call), emitting
- * every record that is in order and giving the rings back up to there. It reads in rounds of 128 KB,
- * all rings together, each round's records let out before the next round: a
- * ring read to its last record read in order, not to its end, is drained up to that record's
- * time (every record after it was reserved after that time). The records read. */
+ * every record that is in order and giving the rings back up to there. It reads in rounds of
+ * 128 KB, all rings together, each round's records let out before the next round: a ring read
+ * to its last record read in order, not to its end, is drained up to that record's time (every
+ * record after it was reserved after that time). The records read. */
 uint64_t at_reorder_drain(struct at_reorder *r, uint64_t now);
 
 /* Asks for a mark (r->mark is called) after every record before time `before` and before any
