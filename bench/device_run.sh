@@ -10,7 +10,8 @@
 #                  cores where fewer), within PROFILE_S seconds (default 120);
 #   profile/       its perf reports (by symbol and by caller) and BPF counters, when perf runs;
 #   lossless.txt   16 threads (or the cores) x LOSSLESS_PAIRS pairs (default 1000000) launched
-#                  under the daemon, binary to a file and text to /dev/null, each daemon of
+#                  under the daemon, binary to a file (encoded by the default number of
+#                  threads, then by one: ALLOCTAP_ENCODERS=1) and text to /dev/null, each daemon of
 #                  LOSSLESS_DAEMONS (default build/alloctapd; others to compare builds): its
 #                  summary (events written and lost) and the loop's wall time, within
 #                  LOSSLESS_S seconds (default 50);
@@ -92,7 +93,7 @@ lossless_pairs=${LOSSLESS_PAIRS:-1000000}
 lossless_end=$((SECONDS + ${LOSSLESS_S:-50}))
 log "lossless: $threads threads x $lossless_pairs pairs, until $((lossless_end - SECONDS)) s from now"
 for d in ${LOSSLESS_DAEMONS:-build/alloctapd}; do
-	for mode in binary text; do
+	for mode in binary text binary-1; do
 		if [ $SECONDS -ge $lossless_end ]; then
 			log "lossless: out of time before $d $mode"
 			break 2
@@ -101,8 +102,11 @@ for d in ${LOSSLESS_DAEMONS:-build/alloctapd}; do
 		[ $mode = text ] && dest=/dev/null
 		args="-f binary"
 		[ $mode = text ] && args=""
+		encoders=${ALLOCTAP_ENCODERS:-}
+		[ $mode = binary-1 ] && encoders=1
 		# shellcheck disable=SC2086
-		timeout $((lossless_end - SECONDS + 5)) "$d" $args -o "$dest" -- build/bench/pairloop \
+		ALLOCTAP_ENCODERS=$encoders timeout $((lossless_end - SECONDS + 5)) "$d" $args \
+			-o "$dest" -- build/bench/pairloop \
 			"$lossless_pairs" "$threads" >"$OUT/lossless.out" 2>"$OUT/lossless.err"
 		echo "$d $mode status $?: $(cat "$OUT/lossless.out") $(grep 'events written' \
 			"$OUT/lossless.err")" >>"$OUT/lossless.txt"

@@ -25,7 +25,10 @@
 
 #define MAX_RETURNS (1u << 16) /* realloc returns the merge holds out of their rings at once */
 #define WRITER_QUEUE_LOG2 16 /* events queued for the writing thread at most */
+#define ENCODER_QUEUE_LOG2 18 /* for the encoders: a frame holds an eighth of the queue */
 #define WRITER_THREAD_CPUS 2
+#define CPUS_PER_ENCODER 8  /* a binary trace gets one encoder per this many online CPUs */
+#define ENCODERS_MAX 4
 #define TICK_MS 500         /* a realloc's missing return is given up after one to two ticks */
 #define PROGRESS_MS 2000
 
@@ -363,6 +366,19 @@ static int writer_thread_wanted(void)
 	return sysconf(_SC_NPROCESSORS_ONLN) >= WRITER_THREAD_CPUS;
 }
 
+/* How many threads encode a binary trace, each into lz4 frames of its own: one per
+ * CPUS_PER_ENCODER online CPUs (ENCODERS_MAX at most), or as ALLOCTAP_ENCODERS says (1 to
+ * ENCODERS_MAX). One is the writing thread alone. */
+static unsigned encoders_wanted(void)
+{
+	const char *env = getenv("ALLOCTAP_ENCODERS");
+	long n = sysconf(_SC_NPROCESSORS_ONLN) / CPUS_PER_ENCODER;
+
+	if (env && env[0] >= '1' && env[0] <= '0' + ENCODERS_MAX && !env[1])
+		n = env[0] - '0';
+	return n < 1 ? 1 : n > ENCODERS_MAX ? ENCODERS_MAX : (unsigned)n;
+}
+
 /* The loop, and the writing thread it starts, at --nice's priority: they share the CPUs with
  * the traced threads, and a loop that waits for a CPU while the rings fill loses events. The
  * table builders set their own; a launched command gets the daemon's back. */
@@ -408,7 +424,11 @@ int at_session_open(struct at_session *d)
 	if (at_dest_open(&d->opt.dest, &d->sink, &out) < 0)
 		return -1;
 	/* events are encoded and written by a thread of their own, beside the loop's merge */
-	if (writer_thread_wanted() && at_sink_thread_start(&d->sink, WRITER_QUEUE_LOG2) < 0) {
+	unsigned encoders = encoders_wanted();
+
+	if (writer_thread_wanted() &&
+	    at_sink_thread_start(&d->sink, encoders > 1 ? ENCODER_QUEUE_LOG2 : WRITER_QUEUE_LOG2,
+				 encoders) < 0) {
 		at_error("cannot start the writing thread: %s", strerror(errno));
 		return -1;
 	}

@@ -77,6 +77,7 @@ struct at_atz_writer {
 	unsigned tail;         /* ATZ_TAIL_* bits: what follows each event record */
 	uint64_t last_time;    /* 2.x: the reference of the next event's time delta */
 	uint32_t nstacks;      /* 2.x: stack ids given so far */
+	int ended;             /* the frame has its end mark (at_atz_writer_end_frame) */
 };
 
 /* Keeps err as the output's error unless it has one already. Returns -1. */
@@ -252,6 +253,63 @@ static struct at_atz_writer *open_failed(struct at_atz_writer *w, int err)
 	return NULL;
 }
 
+/* Whether a writer can write what opt asks for (a version it knows, a filter and the flags
+ * that version holds). */
+static int options_valid(const struct at_atz_options *opt)
+{
+	unsigned major = opt->major ? opt->major : AT_ATZ_VERSION_MAJOR;
+	int filtered = opt->min_size || opt->sample_bytes;
+	/* a frame that goes on from others is 2.5's with stacks, written as 2.6 */
+	int go_on = (opt->flags & AT_ATZ_FLAG_STACKS_GO_ON) != 0;
+
+	if ((major != 1 && major != AT_ATZ_VERSION_MAJOR) ||
+	    opt->minor > (major == 1 ? AT_ATZ_V1_MINOR : AT_ATZ_PYTHON_MINOR))
+		return 0;
+	/* 2.4 is a filtered trace's: asked for alone, it is refused */
+	if ((filtered && (major != 2 || opt->minor < 3)) ||
+	    (!filtered && major == 2 && opt->minor == AT_ATZ_FILTER_MINOR))
+		return 0;
+	return go_on ? major == 2 && opt->minor == AT_ATZ_PYTHON_MINOR &&
+			       !(opt->flags & AT_ATZ_FLAG_NO_STACKS)
+		     : opt->stacks_before == 0;
+}
+
+/* What the header of a frame by opt (valid) says, and the state it starts from. */
+static void configure(struct at_atz_writer *w, const struct at_atz_options *opt)
+{
+	unsigned major = opt->major ? opt->major : AT_ATZ_VERSION_MAJOR;
+	int filtered = opt->min_size || opt->sample_bytes;
+	int go_on = (opt->flags & AT_ATZ_FLAG_STACKS_GO_ON) != 0;
+
+	w->major = major;
+	/* 1.0, 1.1; 2.0 to 2.6 (a filtered trace at least 2.4) */
+	w->minor = go_on ? AT_ATZ_GO_ON_MINOR
+		   : filtered && opt->minor < AT_ATZ_FILTER_MINOR ? AT_ATZ_FILTER_MINOR
+								   : opt->minor;
+	w->nstacks = opt->stacks_before;
+	w->live_model = major == 2 && opt->minor >= 2;
+	w->munged = (opt->flags & AT_ATZ_FLAG_MUNGED) != 0;
+	w->ends = major == 2 && opt->minor >= 3;
+	w->kinds_minor = opt->test_kinds ? 255 : opt->minor;
+	w->tail = atz_tail_of(major, opt->flags);
+	w->last_time = 0;
+	w->prefs.compressionLevel = opt->level;
+}
+
+/* Begins a frame: its lz4 header, then the stream header by opt, written out. 0 or -1. */
+static int begin_frame(struct at_atz_writer *w, const struct at_atz_options *opt)
+{
+	/* the frame header is buffered and goes out with the block of the stream header */
+	uint8_t *dst = (uint8_t *)at_output_reserve(w->out, w->block_cap);
+	size_t n = LZ4F_compressBegin(w->cctx, dst, w->block_cap, &w->prefs);
+
+	if (lz4_failed(w, n))
+		return -1;
+	at_output_commit(w->out, n);
+	put_header(w, opt);
+	return emit_block(w);
+}
+
 struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_atz_options *opt)
 {
 	static const struct at_atz_options defaults;
@@ -264,36 +322,19 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	}
 	if (!opt)
 		opt = &defaults;
-	unsigned major = opt->major ? opt->major : AT_ATZ_VERSION_MAJOR;
-	if ((major != 1 && major != AT_ATZ_VERSION_MAJOR) ||
-	    opt->minor > (major == 1 ? AT_ATZ_V1_MINOR : AT_ATZ_PYTHON_MINOR)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	int filtered = opt->min_size || opt->sample_bytes;
-	/* 2.4 is a filtered trace's: asked for alone, it is refused */
-	if ((filtered && (major != 2 || opt->minor < 3)) ||
-	    (!filtered && major == 2 && opt->minor == AT_ATZ_FILTER_MINOR)) {
+	if (!options_valid(opt)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	w = atz_map(sizeof(*w));
 	if (!w)
 		return NULL;
-	w->major = major;
-	/* 1.0, 1.1; 2.0 to 2.5 (a filtered trace at least 2.4) */
-	w->minor = filtered && opt->minor < AT_ATZ_FILTER_MINOR ? AT_ATZ_FILTER_MINOR : opt->minor;
-	w->live_model = major == 2 && opt->minor >= 2;
-	w->munged = (opt->flags & AT_ATZ_FLAG_MUNGED) != 0;
-	w->ends = major == 2 && opt->minor >= 3;
-	w->kinds_minor = opt->test_kinds ? 255 : opt->minor;
-	w->tail = atz_tail_of(major, opt->flags);
+	configure(w, opt);
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
 	w->prefs.frameInfo.blockMode = LZ4F_blockLinked;
 	w->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
 	w->prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
-	w->prefs.compressionLevel = opt->level;
 	w->prefs.autoFlush = 1;
 	/* about 64 KiB, well below AT_OUTPUT_BUFSIZE */
 	w->block_cap = LZ4F_compressBound(ATZ_CHUNK, &w->prefs) + LZ4F_HEADER_SIZE_MAX;
@@ -301,16 +342,59 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	w->chunk = atz_map(ATZ_CHUNK);
 	if (!w->cctx || !w->chunk)
 		return open_failed(w, ENOMEM);
-	/* the frame header is buffered and goes out with the block of the stream header */
-	uint8_t *dst = (uint8_t *)at_output_reserve(out, w->block_cap);
-	size_t n = LZ4F_compressBegin(w->cctx, dst, w->block_cap, &w->prefs);
-	if (lz4_failed(w, n))
-		return open_failed(w, out->err);
-	at_output_commit(out, n);
-	put_header(w, opt);
-	if (emit_block(w) < 0)
+	if (begin_frame(w, opt) < 0)
 		return open_failed(w, out->err);
 	return w;
+}
+
+int at_atz_writer_end_frame(struct at_atz_writer *w)
+{
+	if (w->ended)
+		return 0;
+	w->ended = 1;
+	if (emit_block(w) < 0)
+		return -1;
+	uint8_t *dst = (uint8_t *)at_output_reserve(w->out, w->block_cap);
+	size_t n = LZ4F_compressEnd(w->cctx, dst, w->block_cap, NULL);
+
+	return lz4_failed(w, n) ? -1 : write_out(w, n);
+}
+
+/* Every thread's state released, the maps and the index emptied (their memory kept for the
+ * next frame's). */
+static void drop_states(struct at_atz_writer *w)
+{
+	for (size_t i = 0; i < w->by_entry.cap; i++)
+		if (atz_tmap_at(&w->by_entry, i))
+			atz_thread_free(&w->pool, atz_tmap_at(&w->by_entry, i), 1);
+	atz_tmap_clear(&w->by_tid);
+	atz_tmap_clear(&w->by_entry);
+	atz_index_clear(&w->index);
+	w->entries = 0;
+	w->blocks = 0;
+	w->end_at = 0;
+	w->cur = NULL;
+}
+
+int at_atz_writer_next_frame(struct at_atz_writer *w, const struct at_atz_options *opt)
+{
+	if (!options_valid(opt))
+	{
+		errno = EINVAL;
+		return -1;
+	}
+	if (w->out->err || at_atz_writer_end_frame(w) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	drop_states(w);
+	configure(w, opt);
+	w->ended = 0;
+	if (begin_frame(w, opt) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- thread states and their ends (doc/FORMAT.md 5.9) ----------------------------------- */
@@ -1164,12 +1248,7 @@ int at_atz_writer_close(struct at_atz_writer *w)
 {
 	struct at_output *out = w->out;
 
-	if (emit_block(w) == 0) {
-		uint8_t *dst = (uint8_t *)at_output_reserve(out, w->block_cap);
-		size_t n = LZ4F_compressEnd(w->cctx, dst, w->block_cap, NULL);
-		if (!lz4_failed(w, n))
-			write_out(w, n);
-	}
+	at_atz_writer_end_frame(w);
 	free_writer(w);
 	errno = out->err;
 	return out->err ? -1 : 0;

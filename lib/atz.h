@@ -41,6 +41,11 @@
  * a filtered trace, empty otherwise). alloctapd writes it with --stacks; a filtered trace asked
  * for a minor below it is written as 2.4. */
 #define AT_ATZ_PYTHON_MINOR 5
+/* 2.6: a frame may say that it goes on from the frame before it (AT_ATZ_FLAG_STACKS_GO_ON): the
+ * stacks defined there stay defined and its ids continue theirs (doc/FORMAT.md 2.1), so that
+ * frames encoded on several threads share the trace's stacks. Everything else is 2.5's. A
+ * writer given the flag writes 2.6 (at_atz_options.stacks_before). */
+#define AT_ATZ_GO_ON_MINOR 6
 /* The newest 1.x a writer can still be asked for (at_atz_options.major = 1). */
 #define AT_ATZ_V1_MINOR 1
 
@@ -52,6 +57,7 @@
 #define AT_ATZ_FLAG_NO_TIMES  2u /* 2.x: events carry no time (every time_ns is 0): for traces
 				  * made from text or 1.x, which have none */
 #define AT_ATZ_FLAG_NO_STACKS 4u /* 2.x: events carry no stack id (every stack is 0) */
+#define AT_ATZ_FLAG_STACKS_GO_ON 8u /* 2.6: the stacks of the frames before stay defined */
 
 #define AT_ATZ_HOST_MAX 255   /* bytes of the recording host's name */
 #define AT_ATZ_NAME_MAX 4096  /* bytes of a process name or object path */
@@ -139,6 +145,10 @@ struct at_atz_options {
 			       * at_atz_header); either nonzero needs 2.3 or later (major 2, minor
 			       * 3 or 5) and writes at least 2.4 (AT_ATZ_FILTER_MINOR) */
 	uint64_t sample_bytes;
+	uint32_t stacks_before; /* with AT_ATZ_FLAG_STACKS_GO_ON in flags (which needs major 2,
+				 * minor 5, and stacks: no NO_STACKS): the stacks the frames
+				 * before this one defined, whose ids the next stack continues;
+				 * the writer writes 2.6. 0 without the flag */
 };
 
 /* Counters of a writer or reader. */
@@ -170,6 +180,15 @@ struct at_output;
  * once. Returns NULL with errno set (EINVAL for a version this writer cannot write, ENOMEM,
  * or the output's error). */
 struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_atz_options *opt);
+/* Ends the frame w writes, if not ended yet: its last block and its end mark go out. Nothing
+ * may be appended then until at_atz_writer_next_frame. 0, or -1 with the output's errno. */
+int at_atz_writer_end_frame(struct at_atz_writer *w);
+/* Ends the frame w writes (if not ended yet) and begins another on the same output by opt, as
+ * at_atz_writer_open would, every thread's state released (their memory kept for the new
+ * frame): the way to write a trace in frames (doc/FORMAT.md 2.1) without a writer made and
+ * freed for each. The counters go on. 0, or -1 with errno (EINVAL for options no writer can
+ * write, the frame going on unharmed; or the output's error). */
+int at_atz_writer_next_frame(struct at_atz_writer *w, const struct at_atz_options *opt);
 /* Appends one event. Every field is kept, whatever its value (a 1.x trace drops time_ns and
  * stack); ev->func must be below AT_FUNC_COUNT, ev->has_result 0 or 1, and in 2.x ev->stack 0
  * or the id of a stack already appended, time_ns 0 under AT_ATZ_FLAG_NO_TIMES and stack 0

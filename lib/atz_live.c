@@ -367,6 +367,13 @@ void atz_index_remove(struct atz_index *ix, struct atz_owner *e)
 	ix->count--;
 }
 
+void atz_index_clear(struct atz_index *ix)
+{
+	if (ix->count)
+		memset(ix->v, 0, ix->cap * sizeof(*ix->v));
+	ix->count = 0;
+}
+
 void atz_index_free(struct atz_index *ix)
 {
 	at_unmap(ix->v, ix->cap * sizeof(*ix->v));

@@ -92,6 +92,8 @@ int atz_index_put(struct atz_index *ix, uint32_t pid, uint64_t addr, uint32_t th
 		  uint32_t slot, uint32_t cls);
 /* Removes an entry atz_index_find returned (other entries may move). */
 void atz_index_remove(struct atz_index *ix, struct atz_owner *e);
+/* Removes every entry, keeping the memory. */
+void atz_index_clear(struct atz_index *ix);
 void atz_index_free(struct atz_index *ix);
 
 #endif

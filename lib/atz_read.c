@@ -418,7 +418,7 @@ static int parse_header(struct at_atz_reader *r, struct at_atz_header *h)
 	if (p[4] != 1 && p[4] != AT_ATZ_VERSION_MAJOR)
 		return fail(r, AT_ATZ_ERR_VERSION, "trace format version %u.%u is %s this reader's "
 			    "(%u.%u): %s", p[4], p[5], p[4] > AT_ATZ_VERSION_MAJOR ? "newer than" :
-			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_PYTHON_MINOR,
+			    "older than", AT_ATZ_VERSION_MAJOR, AT_ATZ_GO_ON_MINOR,
 			    p[4] > AT_ATZ_VERSION_MAJOR ? "use a newer alloctap" : "not supported");
 	p += 6;
 	if ((rc = atz_get_varint(&p, end, &flags)) || (rc = atz_get_varint(&p, end, &start)) ||
@@ -526,7 +526,8 @@ static int next_frame(struct at_atz_reader *r)
 	r->live_model = h.major == 2 && h.minor >= 2;
 	r->tail = atz_tail_of(h.major, h.flags);
 	r->last_time = 0;
-	r->nstacks = 0;
+	if (!(h.major == 2 && (h.flags & AT_ATZ_FLAG_STACKS_GO_ON)))
+		r->nstacks = 0; /* 2.6: a frame that goes on keeps the stacks defined before it */
 	return 0;
 }
 

@@ -170,6 +170,13 @@ void atz_tmap_remove(struct atz_tmap *m, uint64_t key)
 	m->count--;
 }
 
+void atz_tmap_clear(struct atz_tmap *m)
+{
+	if (m->count)
+		memset(m->v, 0, m->cap * sizeof(*m->v));
+	m->count = 0;
+}
+
 void atz_tmap_free(struct atz_tmap *m)
 {
 	at_unmap(m->v, m->cap * sizeof(*m->v));

@@ -63,6 +63,8 @@ static inline struct atz_thread *atz_tmap_at(const struct atz_tmap *m, size_t i)
 {
 	return m->v[i].t;
 }
+/* Removes every entry, keeping the memory. */
+void atz_tmap_clear(struct atz_tmap *m);
 void atz_tmap_free(struct atz_tmap *m);
 
 /* The key of a thread by process and thread id. */

@@ -94,6 +94,7 @@ int at_sink_start(struct at_sink *s, const struct at_sink_options *opt)
 		return fail(s, errno);
 	s->ops = o;
 	s->started = 1;
+	s->stacks_put = 0; /* a new trace: its stack ids start at 1 */
 	return 0;
 }
 
@@ -107,12 +108,31 @@ static int text_start(struct at_sink *s)
 /* Binary: the writer, which writes the stream header (the munged flag from the options). */
 static int atz_start(struct at_sink *s)
 {
-	struct at_atz_options a = s->opt.atz;
+	struct at_atz_options a;
 
-	if (s->opt.munged)
-		a.flags |= AT_ATZ_FLAG_MUNGED;
+	at_sink_frame_options(s, 0, &a);
 	s->atz = at_atz_writer_open(&s->out, &a);
 	return s->atz ? 0 : -1;
+}
+
+int at_sink_frames_possible(const struct at_sink *s)
+{
+	const struct at_atz_options *a = &s->opt.atz;
+
+	return s->opt.format == AT_SINK_ATZ && (a->major == 0 || a->major == AT_ATZ_VERSION_MAJOR) &&
+	       ((a->flags & AT_ATZ_FLAG_NO_STACKS) || a->minor == AT_ATZ_PYTHON_MINOR);
+}
+
+void at_sink_frame_options(const struct at_sink *s, uint32_t stacks_before,
+			   struct at_atz_options *a)
+{
+	*a = s->opt.atz;
+	if (s->opt.munged)
+		a->flags |= AT_ATZ_FLAG_MUNGED;
+	if (stacks_before && !(a->flags & AT_ATZ_FLAG_NO_STACKS)) {
+		a->flags |= AT_ATZ_FLAG_STACKS_GO_ON;
+		a->stacks_before = stacks_before;
+	}
 }
 
 void at_sink_set_munged(struct at_sink *s, int munged)
@@ -209,11 +229,9 @@ static int text_put_record(struct at_sink *s, const struct at_sink_record *r)
 	return 0;
 }
 
-/* Binary: the record's form in the trace. */
-static int atz_put_record(struct at_sink *s, const struct at_sink_record *r)
+/* Binary: the record's form in the trace w writes. */
+static int atz_record(struct at_atz_writer *w, const struct at_sink_record *r)
 {
-	struct at_atz_writer *w = s->atz;
-
 	switch (r->kind) {
 	case AT_SINK_LOST:
 		return at_atz_append_lost(w, r->lost.events);
@@ -239,12 +257,31 @@ static int atz_put_record(struct at_sink *s, const struct at_sink_record *r)
 	return -1;
 }
 
+static int atz_put_record(struct at_sink *s, const struct at_sink_record *r)
+{
+	return atz_record(s->atz, r);
+}
+
+int at_sink_frame_record(struct at_atz_writer *w, const struct at_sink_record *r, uint64_t *lost)
+{
+	if (r->kind == AT_SINK_LOST)
+		*lost += r->lost.events;
+	return atz_record(w, r);
+}
+
 int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 {
-	if (s->thread && at_sink_thread_put_record(s->thread, r) == 0)
-		return 0;
-	sync_writer(s);
-	return at_sink_put_record_now(s, r);
+	int rc = s->thread ? at_sink_thread_put_record(s->thread, r) : -1;
+
+	if (rc < 0 && s->thread && at_sink_thread_frames(s->thread))
+		return fail(s, ENOMEM); /* frames encoded apart take copies alone */
+	if (rc < 0) {
+		sync_writer(s);
+		rc = at_sink_put_record_now(s, r);
+	}
+	if (rc == 0 && r->kind == AT_SINK_STACK)
+		s->stacks_put = r->stack->id;
+	return rc;
 }
 
 int at_sink_put_record_now(struct at_sink *s, const struct at_sink_record *r)
@@ -286,9 +323,12 @@ static int text_flush(struct at_sink *s)
 	return write_lines(s) < 0 ? fail(s, s->out.err) : 0;
 }
 
-/* Binary: ends the current lz4 block and writes it out. */
+/* Binary: ends the current lz4 block and writes it out (frames encoded apart went out whole,
+ * each in its turn). */
 static int atz_flush(struct at_sink *s)
 {
+	if (!s->atz)
+		return at_output_flush(&s->out) < 0 ? fail(s, s->out.err) : 0;
 	return at_atz_flush(s->atz);
 }
 
@@ -298,19 +338,26 @@ static void text_end(struct at_sink *s)
 	write_lines(s);
 }
 
-/* Binary: the trace ends with its last block and end mark; its counters become the sink's. */
-static void atz_end(struct at_sink *s)
+void at_sink_end_frame(struct at_sink *s)
 {
 	struct at_atz_writer *w = s->atz;
 	struct at_atz_stats st;
 
+	if (!w)
+		return;
 	at_atz_flush(w);
 	at_atz_writer_stats(w, &st);
 	s->written += st.events_written;
 	s->content_bytes += st.content_bytes;
 	s->atz = NULL;
-	s->ops = &text_ops;
 	at_atz_writer_close(w);
+}
+
+/* Binary: the trace ends with its last block and end mark; its counters become the sink's. */
+static void atz_end(struct at_sink *s)
+{
+	at_sink_end_frame(s);
+	s->ops = &text_ops;
 }
 
 /* Ends the trace and closes its file (the writing thread, if any, idle). */
@@ -387,6 +434,8 @@ static void atz_stats(const struct at_sink *s, struct at_sink_stats *st)
 {
 	struct at_atz_stats a;
 
+	if (!s->atz) /* frames encoded apart: counted as each went out */
+		return;
 	at_atz_writer_stats(s->atz, &a);
 	st->written += a.events_written;
 	st->content_bytes += a.content_bytes;

@@ -134,20 +134,23 @@ struct at_sink {
 	 * the writer's, and a line both threads wrote at every event would pass between their
 	 * cores at every event. */
 	_Alignas(64) uint64_t accepted; /* events put (the caller's count) */
+	uint32_t stacks_put;           /* the id of the last stack record put into the trace */
 	struct at_sink_thread *thread; /* the writing thread (at_sink_thread_start); NULL: none */
 };
 
 struct at_sink_thread;
 
 /* From now on (after at_sink_start), events and records are written by a thread of the sink's
- * own (which blocks every signal: they stay the caller's):
+ * own (which blocks every signal: they stay the caller's), or with encoders of 2 or more by
+ * that many threads, each encoding a run of events into an lz4 frame of its own (the frames go
+ * out in order; a binary trace of 2.x with stacks of 2.5 or without stacks, else one thread):
  * at_sink_put queues them (2^log2 at most; a full queue waits for room) and returns 0 (an
  * event the format refuses is then only taken off the accepted count); at_sink_put_record and
  * at_sink_lost queue a copy of the record in its place among the events and return 0 (a
  * record refused, or a failed write, is the sink's error, said at close); every other function
  * first waits until the thread has written everything queued. at_sink_close ends the thread.
  * 0, or -1 with errno. */
-int at_sink_thread_start(struct at_sink *s, unsigned log2);
+int at_sink_thread_start(struct at_sink *s, unsigned log2, unsigned encoders);
 /* Wakes the writing thread for the events queued (after a batch of at_sink_put) when 4,096
  * or more wait unwritten: fewer wait for more, or for anything that syncs (a flush, the
  * stats, the close); a quarter of the queue wakes it anyway. Nothing without a thread. */

@@ -8,16 +8,49 @@
  * one until the writer has made room, and a sync waits until the writer has written
  * everything queued. A record (a stack, a mapping, a thread's end...) travels in the ring too,
  * as a copy the writer frees once written, so that the producer never waits for the writer but
- * when the ring is full or the copies queued hold AT_SINK_RECORD_BYTES. */
+ * when the ring is full or the copies queued hold AT_SINK_RECORD_BYTES.
+ *
+ * With encoders (2 or more), the producer cuts the ring into chunks of chunk_items (and cuts
+ * the one begun at every sync). Each encoder takes the next chunk, encodes it into an lz4 frame
+ * of its own in memory (a memfd), waits for its turn (the chunks in the order cut) and copies
+ * the frame to the sink's file: the frames follow each other as the events do, each a whole
+ * trace whose stacks go on from the frames before it (doc/FORMAT.md 2.1). The head moves past
+ * a chunk once its frame is written. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sink.h"
 #include "sink_thread.h"
 
+/* A run of the ring's items that one frame holds. */
+struct at_sink_chunk {
+	uint64_t start, end;    /* [start, end) */
+	uint32_t stacks_before; /* the trace's stacks defined by the items before start */
+};
+
+/* What a frame's encoding counted, added to the sink's in its turn. */
+struct at_sink_frame_counts {
+	uint64_t written, content_bytes, refused, lost;
+	int err; /* the first error of a record refused or of the encoding */
+};
+
+/* One of the threads that encode frames. */
+struct at_sink_encoder {
+	struct at_sink_thread *t;
+	pthread_t thread;
+	int memfd;
+	struct at_output out; /* the frame being encoded, into memfd */
+	struct at_atz_writer *w; /* its writer, kept from frame to frame */
+	struct at_atz_stats before; /* the writer's counters at the frame's start */
+};
+
+/* Chunks cut and not yet written, at most (a power of 2). */
+#define AT_SINK_CHUNKS 16
 struct at_sink_thread {
 	struct at_sink *sink;
 	struct at_event *items;
@@ -31,6 +64,15 @@ struct at_sink_thread {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, room;  /* the writer's, the producer's */
 	pthread_t thread;
+	/* frames encoded apart (encoders >= 2; else 0): the producer's, then the lock's */
+	unsigned encoders;
+	struct at_sink_encoder *enc;
+	uint64_t chunk_items;    /* items of a chunk the producer cuts before a sync */
+	uint64_t chunk_start;    /* the producer's: where the chunk it fills starts */
+	uint32_t chunk_stacks;   /* the producer's: stacks put before chunk_start */
+	struct at_sink_chunk chunks[AT_SINK_CHUNKS];
+	uint64_t cut, taken, turn; /* under lock: chunks cut, taken by an encoder, written */
+	pthread_cond_t work, turned; /* the encoders': a chunk cut, a frame written */
 };
 
 /* How many items ahead of its next one the producer asks for an item's line. */
@@ -112,7 +154,230 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int at_sink_thread_start(struct at_sink *s, unsigned log2)
+/* ---- frames encoded apart ------------------------------------------------------------- */
+
+int at_sink_thread_frames(const struct at_sink_thread *t)
+{
+	return t->encoders != 0;
+}
+
+/* One item into the frame's writer w (NULL: it could not open): an event, or a record whose
+ * copy it then frees. */
+static void encode_item(struct at_sink_encoder *e, struct at_atz_writer *w,
+			const struct at_event *item, struct at_sink_frame_counts *n)
+{
+	struct at_sink_thread *t = e->t;
+
+	if (item->func != AT_SINK_ITEM_RECORD) {
+		if (w && at_atz_append(w, item) < 0 && errno == EINVAL && !e->out.err)
+			n->refused++; /* a stack id not written yet: refused, as by atz_put */
+		return;
+	}
+	struct at_sink_record *r = (struct at_sink_record *)(uintptr_t)item->arg[0];
+
+	if (w && at_sink_frame_record(w, r, &n->lost) < 0 && !n->err)
+		n->err = errno ? errno : EIO;
+	free(r);
+	__atomic_fetch_sub(&t->record_bytes, item->arg[1], __ATOMIC_RELEASE);
+}
+
+/* Encodes chunk c into e's memfd, a frame of its own, counting into n. */
+static void encode_chunk(struct at_sink_encoder *e, const struct at_sink_chunk *c,
+			 struct at_sink_frame_counts *n)
+{
+	struct at_sink_thread *t = e->t;
+	struct at_atz_options o;
+	struct at_atz_stats st;
+
+	at_sink_frame_options(t->sink, c->stacks_before, &o);
+	if (e->w && at_atz_writer_next_frame(e->w, &o) < 0 && !n->err)
+		n->err = errno ? errno : EIO;
+	if (!e->w && !(e->w = at_atz_writer_open(&e->out, &o)))
+		n->err = errno ? errno : EIO;
+	struct at_atz_writer *w = n->err ? NULL : e->w;
+
+	for (uint64_t i = c->start; i != c->end; i++)
+		encode_item(e, w, &t->items[i & t->mask], n);
+	if (!w)
+		return;
+	if (at_atz_writer_end_frame(w) < 0 && !n->err)
+		n->err = errno;
+	at_atz_writer_stats(w, &st);
+	n->written = st.events_written - e->before.events_written;
+	n->content_bytes = st.content_bytes - e->before.content_bytes;
+	e->before = st;
+}
+
+/* Copies the size bytes of fd through o (its buffer, its writes, its error). 0 or -1. */
+static int copy_frame(int fd, uint64_t size, struct at_output *o)
+{
+	for (uint64_t at = 0; at < size && !o->err;) {
+		char *d = at_output_reserve(o, 1u << 16);
+		size_t room = AT_OUTPUT_BUFSIZE - o->len;
+		ssize_t k = pread(fd, d, size - at < room ? (size_t)(size - at) : room, (off_t)at);
+
+		if (k <= 0) {
+			o->err = k < 0 ? errno : EIO;
+			break;
+		}
+		at_output_commit(o, (size_t)k);
+		at += (uint64_t)k;
+	}
+	return o->err ? -1 : at_output_flush(o);
+}
+
+/* In its turn: e's frame goes to the sink's file, after the frame the sink began itself (its
+ * header, the records put before the thread started), and its counts become the sink's (every
+ * event written once the whole frame is). A sink that failed takes no more frames. */
+static void write_frame(struct at_sink_encoder *e, const struct at_sink_frame_counts *n)
+{
+	struct at_sink *s = e->t->sink;
+	struct at_output *o = &s->out;
+
+	at_sink_end_frame(s);
+	if (!o->err)
+		o->err = n->err ? n->err : e->out.err;
+	s->content_bytes += n->content_bytes;
+	s->refused += n->refused;
+	s->lost += n->lost;
+	if (!o->err && copy_frame(e->memfd, e->out.written, o) == 0)
+		s->written += n->written;
+	e->out.written = 0;
+	if ((ftruncate(e->memfd, 0) < 0 || lseek(e->memfd, 0, SEEK_SET) < 0) && !e->out.err)
+		e->out.err = errno;
+}
+
+/* Takes the next chunk cut (waits for one); 0, or -1 once the thread stops. */
+static int take_chunk(struct at_sink_thread *t, uint64_t *c, struct at_sink_chunk *chunk)
+{
+	pthread_mutex_lock(&t->lock);
+	while (t->taken == t->cut && !t->stop)
+		pthread_cond_wait(&t->work, &t->lock);
+	int end = t->taken == t->cut;
+
+	if (!end) {
+		*c = t->taken++;
+		*chunk = t->chunks[*c & (AT_SINK_CHUNKS - 1)];
+	}
+	pthread_mutex_unlock(&t->lock);
+	return end ? -1 : 0;
+}
+
+static void *encoder(void *arg)
+{
+	struct at_sink_encoder *e = arg;
+	struct at_sink_thread *t = e->t;
+	struct at_sink_chunk chunk;
+	uint64_t c;
+
+	pthread_setname_np(pthread_self(), "sink-encoder");
+	while (take_chunk(t, &c, &chunk) == 0) {
+		struct at_sink_frame_counts n = { 0 };
+
+		encode_chunk(e, &chunk, &n);
+		pthread_mutex_lock(&t->lock);
+		while (t->turn != c)
+			pthread_cond_wait(&t->turned, &t->lock);
+		pthread_mutex_unlock(&t->lock);
+		write_frame(e, &n); /* the turn's own: no other encoder writes now */
+		pthread_mutex_lock(&t->lock);
+		t->turn++;
+		store(&t->head, chunk.end);
+		pthread_cond_broadcast(&t->turned);
+		pthread_cond_broadcast(&t->room);
+		pthread_mutex_unlock(&t->lock);
+	}
+	return NULL;
+}
+
+/* The producer's chunk, if it holds anything, goes to the encoders. There is room for it: the
+ * chunks not yet written lie in the ring, each of chunk_items but the one a sync cut, and a
+ * sync waits for them all. */
+static void cut_chunk(struct at_sink_thread *t)
+{
+	if (t->next == t->chunk_start)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->chunks[t->cut & (AT_SINK_CHUNKS - 1)] = (struct at_sink_chunk){
+		.start = t->chunk_start, .end = t->next, .stacks_before = t->chunk_stacks };
+	t->cut++;
+	pthread_cond_signal(&t->work);
+	pthread_mutex_unlock(&t->lock);
+	t->chunk_start = t->next;
+}
+
+/* ---- starting and stopping ------------------------------------------------------------- */
+
+/* Frees t and what it holds (its threads ended or never started). */
+static void free_thread(struct at_sink_thread *t)
+{
+	for (unsigned i = 0; t->enc && i < t->encoders; i++) {
+		if (t->enc[i].w)
+			at_atz_writer_close(t->enc[i].w);
+		if (t->enc[i].out.buf)
+			at_output_close(&t->enc[i].out);
+		if (t->enc[i].memfd >= 0)
+			close(t->enc[i].memfd);
+	}
+	free(t->enc);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->wake);
+	pthread_cond_destroy(&t->room);
+	pthread_cond_destroy(&t->work);
+	pthread_cond_destroy(&t->turned);
+	free(t->items);
+	free(t);
+}
+
+/* Ends the threads started (every encoder up to n, or the writer) once all is written. */
+static void end_threads(struct at_sink_thread *t, unsigned n)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_cond_signal(&t->wake);
+	pthread_cond_broadcast(&t->work);
+	pthread_mutex_unlock(&t->lock);
+	if (!t->encoders)
+		pthread_join(t->thread, NULL);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(t->enc[i].thread, NULL);
+}
+
+/* Each encoder's memfd and output; 0, or an errno. */
+static int open_encoders(struct at_sink_thread *t)
+{
+	t->enc = calloc(t->encoders, sizeof(*t->enc));
+	if (!t->enc)
+		return ENOMEM;
+	for (unsigned i = 0; i < t->encoders; i++)
+		t->enc[i].memfd = -1;
+	for (unsigned i = 0; i < t->encoders; i++) {
+		struct at_sink_encoder *e = &t->enc[i];
+
+		e->t = t;
+		e->memfd = memfd_create("alloctap-frame", MFD_CLOEXEC);
+		if (e->memfd < 0 || at_output_open_fd(&e->out, e->memfd, t->sink->out.name) < 0)
+			return errno;
+	}
+	return 0;
+}
+
+/* The writer, or every encoder, started; 0, or an errno (none left running). */
+static int start_threads(struct at_sink_thread *t)
+{
+	if (!t->encoders)
+		return pthread_create(&t->thread, NULL, writer, t);
+	int err = open_encoders(t);
+
+	for (unsigned i = 0; !err && i < t->encoders; i++) {
+		err = pthread_create(&t->enc[i].thread, NULL, encoder, &t->enc[i]);
+		if (err)
+			end_threads(t, i);
+	}
+	return err;
+}
+
+int at_sink_thread_start(struct at_sink *s, unsigned log2, unsigned encoders)
 {
 	struct at_sink_thread *t = calloc(1, sizeof(*t));
 
@@ -121,20 +386,24 @@ int at_sink_thread_start(struct at_sink *s, unsigned log2)
 	t->items = calloc((size_t)1 << log2, sizeof(*t->items));
 	t->mask = ((uint64_t)1 << log2) - 1;
 	t->sink = s;
+	t->encoders = encoders >= 2 && at_sink_frames_possible(s) ? encoders : 0;
+	/* AT_SINK_CHUNKS - 1 chunks fill the ring at most, and one more a sync cut */
+	t->chunk_items = (t->mask + 1) / 8 ? (t->mask + 1) / 8 : 1;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
 	pthread_cond_init(&t->room, NULL);
-	/* the writer takes no signal: they are the caller's (a program that waits for them in
+	pthread_cond_init(&t->work, NULL);
+	pthread_cond_init(&t->turned, NULL);
+	/* the threads take no signal: they are the caller's (a program that waits for them in
 	 * ppoll or sigwait must get them itself) */
 	sigset_t all, before;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &before);
-	int err = t->items ? pthread_create(&t->thread, NULL, writer, t) : ENOMEM;
+	int err = t->items ? start_threads(t) : ENOMEM;
 	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (err) {
-		free(t->items);
-		free(t);
+		free_thread(t);
 		errno = err;
 		return -1;
 	}
@@ -176,10 +445,30 @@ static void wait_head(struct at_sink_thread *t, uint64_t until)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* at_sink_thread_put with encoders: the item goes into the producer's chunk, cut when full. */
+static void put_in_chunk(struct at_sink_thread *t, const struct at_event *ev)
+{
+	uint64_t next = t->next;
+
+	if (next - __atomic_load_n(&t->head, __ATOMIC_ACQUIRE) > t->mask)
+		wait_head(t, next - t->mask);
+	if (next == t->chunk_start)
+		t->chunk_stacks = t->sink->stacks_put;
+	__builtin_prefetch(&t->items[(next + AT_SINK_PREFETCH) & t->mask], 1);
+	t->items[next & t->mask] = *ev;
+	t->next = ++next;
+	if (next - t->chunk_start >= t->chunk_items)
+		cut_chunk(t);
+}
+
 void at_sink_thread_put(struct at_sink_thread *t, const struct at_event *ev)
 {
 	uint64_t next = t->next;
 
+	if (t->encoders) {
+		put_in_chunk(t, ev);
+		return;
+	}
 	if (next - __atomic_load_n(&t->head, __ATOMIC_ACQUIRE) > t->mask)
 		wait_head(t, next - t->mask);
 	/* the item's line, last read by the writer a lap ago, is asked for ahead: its store
@@ -221,6 +510,8 @@ void at_sink_thread_kick(struct at_sink_thread *t)
 
 void at_sink_thread_sync(struct at_sink_thread *t)
 {
+	if (t->encoders)
+		cut_chunk(t);
 	wait_head(t, t->next);
 }
 
@@ -231,15 +522,7 @@ void at_sink_thread_stop(struct at_sink *s)
 	if (!t)
 		return;
 	at_sink_thread_sync(t);
-	pthread_mutex_lock(&t->lock);
-	t->stop = 1;
-	pthread_cond_signal(&t->wake);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
-	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->wake);
-	pthread_cond_destroy(&t->room);
-	free(t->items);
-	free(t);
+	end_threads(t, t->encoders);
+	free_thread(t);
 	s->thread = NULL;
 }

@@ -17,6 +17,20 @@ void at_sink_thread_kick(struct at_sink_thread *t);
 void at_sink_thread_sync(struct at_sink_thread *t);
 /* Syncs, ends the thread and frees the queue: the sink writes in its caller's thread again. */
 void at_sink_thread_stop(struct at_sink *s);
+/* Whether t encodes frames on several threads (its records must then be queued). */
+int at_sink_thread_frames(const struct at_sink_thread *t);
+/* Whether sink s may be written in frames encoded apart (sink.c): a binary trace of 2.x whose
+ * frames can go on from each other (2.5 with stacks, or without stacks). */
+int at_sink_frames_possible(const struct at_sink *s);
+/* Into a, the options of a frame of s's trace after frames that defined stacks_before stacks
+ * (sink.c): s's own, its munged flag, and STACKS_GO_ON when it has stacks and stacks_before. */
+void at_sink_frame_options(const struct at_sink *s, uint32_t stacks_before,
+			   struct at_atz_options *a);
+/* Puts record r into a frame's writer w, as at_sink_put_record_now would (sink.c); its lost
+ * events added to *lost. 0, or -1 with errno. */
+int at_sink_frame_record(struct at_atz_writer *w, const struct at_sink_record *r, uint64_t *lost);
+/* Ends the frame s->atz writes, if one is open, its counters added to the sink's (sink.c). */
+void at_sink_end_frame(struct at_sink *s);
 /* What at_sink_put does with an event in the writer's thread (sink.c). */
 int at_sink_put_now(struct at_sink *s, const struct at_event *ev);
 /* What at_sink_put_record does with a record in the writer's thread (sink.c). */

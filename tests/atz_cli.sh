@@ -216,7 +216,7 @@ printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c > "$T/v3.atz"
 rc=$?
 check "newer major version: exit 1" test "$rc" -eq 1
 check "newer major version: refused with a clear message" \
-	grep -q "^atz_tool: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.5): use a newer alloctap\$" "$T/err"
+	grep -q "^atz_tool: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.6): use a newer alloctap\$" "$T/err"
 
 # A stack id used before its stack record: corruption at its content offset.
 printf 'ATZ\0\002\000\000\001\000\000\221\001\001\160\010\040\003\005' | lz4 -q -c > "$T/early.atz"

@@ -7,7 +7,8 @@
 # (allocated, released, allocated...; a realloc's release of its old address before anyone's
 # allocation of it) with the calls per function exactly the fixture's. Run with the daemon
 # stopped (SIGSTOP) for a while, so that the rings back up: still exit 0, and written + lost ==
-# calls, the log valid but for what the lost events explain.
+# calls, the log valid but for what the lost events explain. Run writing a binary trace encoded
+# by three threads into lz4 frames (decoded by atz_tool): the same checks, in several frames.
 # ROUNDS (default: about 150000 calls) sets each worker's rounds; STOP_S (default 0.5) how long
 # the daemon stops; SEED (default: the time) the fixture's choices, printed first.
 source "$(dirname "$0")/lib.sh"
@@ -17,7 +18,8 @@ need_bpf "$D"
 # the output written by a thread of its own, as on a machine of 2 CPUs or more (the default
 # there); one run below has the loop write it, as on one CPU
 export ALLOCTAP_WRITER_THREAD=1
-need_built "$FX/alloc_migrate" "$FX/log_checker"
+ATZ=$ROOT/build/bench/atz_tool
+need_built "$FX/alloc_migrate" "$FX/log_checker" "$ATZ"
 STOP_S=${STOP_S:-0.5}
 SEED=${SEED:-$(date +%s)}
 
@@ -33,11 +35,13 @@ echo "# alloc_migrate $THREADS threads, $ROUNDS rounds, seed $SEED, $CPUS CPUs"
 # counts in $T/NAME.counts and its stdout in $T/NAME.out; the daemon's status in $drc, the
 # fixture's pid in $pid; $working 1 when the fixture had not yet written its counts as the daemon
 # stopped.
+# With BINARY=1 the daemon writes a binary trace ($T/NAME.atz), decoded into $T/NAME.log.
 migrate() {
-	local name=$1 stop=$2 dm
+	local name=$1 stop=$2 dm out=$T/$1.log fmt=()
 	working=0
-	"$D" -v -o "$T/$name.log" -- "$FX/alloc_migrate" "$THREADS" "$ROUNDS" "$T/$name.counts" \
-		"$SEED" >"$T/$name.out" 2>"$T/$name.err" &
+	[ "${BINARY:-0}" = 1 ] && out=$T/$name.atz && fmt=(-f binary)
+	"$D" -v "${fmt[@]}" -o "$out" -- "$FX/alloc_migrate" "$THREADS" "$ROUNDS" \
+		"$T/$name.counts" "$SEED" >"$T/$name.out" 2>"$T/$name.err" &
 	dm=$!
 	if [ "$stop" != 0 ]; then
 		sleep 0.3
@@ -48,6 +52,7 @@ migrate() {
 	fi
 	wait $dm
 	drc=$?
+	[ "${BINARY:-0}" = 1 ] && "$ATZ" decode "$out" "$T/$name.log" 2>>"$T/$name.err"
 	pid=$(sed -n 's/^alloctapd: launched .* as pid \([0-9]*\),.*/\1/p' "$T/$name.err")
 }
 
@@ -88,6 +93,18 @@ check "moving threads, the loop writing the output: daemon exit status 0 (and th
 check "moving threads, the loop writing the output: causally valid per address, written == calls, per function exact" \
 	"$FX/log_checker" "$T/loop.log" "${pid:-0}" "$T/loop.counts" 0
 
+# encoded into lz4 frames by three threads: a block allocated in one frame and released in a
+# later one is coded by address there, and read back the same
+BINARY=1 ALLOCTAP_ENCODERS=3 migrate frames 0
+check "moving threads, a binary trace encoded by 3 threads: daemon exit status 0 (and the fixture's)" \
+	bash -c "[ $drc -eq 0 ] && [ -n '$pid' ] || { cat '$T/frames.err'; exit 1; }"
+check "moving threads, a binary trace encoded by 3 threads: causally valid per address, written == calls, per function exact" \
+	"$FX/log_checker" "$T/frames.log" "${pid:-0}" "$T/frames.counts" 0
+check "moving threads, a binary trace encoded by 3 threads: the summary's events written are the trace's ($(summary frames written))" \
+	test "$(summary frames written)" = "$(wc -l <"$T/frames.log")"
+frames=$(lz4_frames "$T/frames.atz")
+check "moving threads, a binary trace encoded by 3 threads: in several lz4 frames (${frames:-none})" \
+	test "${frames:-0}" -ge 2
 migrate stopped "$STOP_S"
 lost=$(summary stopped lost)
 check "moving threads, daemon stopped ${STOP_S} s: daemon exit status 0 (and the fixture's)" \

@@ -11,7 +11,9 @@
 # a static program, threads (their order varies: both sides sorted), a library mapped with
 # dlopen after the start, a program linked by gold, an allocation in a signal handler (through
 # the signal frame) and in a constructor the dynamic loader runs (complete: the walk reaches
-# the loader's entry); the last three also against their known chain of functions. python3 (PYTHONMALLOC=malloc): one thread, identical line for line;
+# the loader's entry); the last three also against their known chain of functions. python3 (PYTHONMALLOC=malloc): one thread, identical line for line,
+# also encoded by three threads into lz4 frames whose stacks go on from each other, and those
+# relayed into one frame by atz_tool encode;
 # five threads, complete stacks and stacks among the oracle's, each at least 99.9% (printed).
 # Without the oracle: code without a table (tests/fixtures/stacks_jit.c, a JIT's stub in
 # anonymous memory) ends its stacks and costs at most one hold; a hold leaves job control alone
@@ -242,10 +244,18 @@ check_eq "plugins: no stack incomplete" "$(grep -c incomplete "$T/plugins.folded
 
 # SIGHUP after a rotation: the new file is a trace of its own, whose stack ids start over, so
 # every stack and mapping its events need is written into it again (the reader refuses an id
-# used before its record). Every allocation is in one file or the other, with its stack.
-if [ -x "$FX/alloc_paced" ]; then
-	"$D" --stacks -f binary -o "$T/rot.atz" -- "$FX/alloc_paced" malloc:50:32 \
-		touch:"$T/first" wait:"$T/go" malloc:50:32 pair:20:64 2>"$T/rot.err" &
+# used before its record). Every allocation is in one file or the other, with its stack. Run
+# with one writing thread, then with three encoding lz4 frames (each file then starts its
+# stacks over, and its frames go on from each other).
+# rotation ENCODERS: one run; its messages say "SIGHUP rotation with --stacks" and, with more
+# than one encoder, how many.
+rotation() {
+	local enc=$1 what="SIGHUP rotation with --stacks" dm rc rc1 rc2 n1 n2 i
+	[ "$enc" -gt 1 ] && what="$what, $enc encoders"
+	rm -f "$T/first" "$T/go" "$T/rot.atz" "$T/rot.atz.1"
+	ALLOCTAP_WRITER_THREAD=1 ALLOCTAP_ENCODERS=$enc "$D" --stacks -f binary -o "$T/rot.atz" -- \
+		"$FX/alloc_paced" malloc:50:32 touch:"$T/first" wait:"$T/go" malloc:50:32 \
+		pair:20:64 2>"$T/rot.err" &
 	dm=$!
 	for ((i = 0; i < 100; i++)); do [ -e "$T/first" ] && break; sleep 0.1; done
 	sleep 1.2 # two ticks: the first 50 are in the first file
@@ -261,13 +271,18 @@ if [ -x "$FX/alloc_paced" ]; then
 	rc2=$?
 	n1=$(wc -l <"$T/rot.1.stacks")
 	n2=$(wc -l <"$T/rot.2.stacks")
-	check "SIGHUP rotation with --stacks: both files read whole, every event's stack defined ($n1 + $n2 stacks)" \
+	check "$what: both files read whole, every event's stack defined ($n1 + $n2 stacks)" \
 		bash -c "[ $rc -eq 0 ] && [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] || { cat '$T/rot.err' '$T/rot.1.err' '$T/rot.2.err'; exit 1; }"
-	check_eq "SIGHUP rotation with --stacks: 120 allocations, each with its stack, in the two files" \
+	check_eq "$what: 120 allocations, each with its stack, in the two files" \
 		"$((n1 + n2)) $(cat "$T/rot.1.stacks" "$T/rot.2.stacks" | grep -c '^malloc complete ')" \
 		"120 120"
-	check_eq "SIGHUP rotation with --stacks: the first malloc of each file, the same stack" \
+	check_eq "$what: the first malloc of each file, the same stack" \
 		"$(sed -n 1p "$T/rot.2.stacks")" "$(sed -n 1p "$T/rot.1.stacks")"
+}
+
+if [ -x "$FX/alloc_paced" ]; then
+	rotation 1
+	rotation 3
 else
 	fail "alloc_paced built" "make tests builds it"
 fi
@@ -287,6 +302,23 @@ PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev
 if [ -x "$PY" ]; then
 	PYTHONHASHSEED=0 PYTHONMALLOC=malloc trace pyjson 0 "$PY" "$ROOT/demo/workload.py"
 	same pyjson "python3, one thread"
+	# the same run encoded by three threads, each into lz4 frames of its own whose stacks go
+	# on from the frames before (2.6): the same stacks as libdw's, in many frames; and
+	# relayed by atz_tool encode into one frame, the same again (the oracle runs with the
+	# same environment: python's allocations depend on its size)
+	PYTHONHASHSEED=0 PYTHONMALLOC=malloc ALLOCTAP_WRITER_THREAD=1 ALLOCTAP_ENCODERS=3 \
+		trace pyframes 0 "$PY" "$ROOT/demo/workload.py"
+	same pyframes "python3, one thread, encoded by 3 threads"
+	frames=$(lz4_frames "$T/pyframes.atz")
+	echo "# python3, one thread, encoded by 3 threads: $frames lz4 frames"
+	check "python3, one thread, encoded by 3 threads: 8 lz4 frames or more, read whole" \
+		test "${frames:-0}" -ge 8
+	"$ATZ" encode "$T/pyframes.atz" "$T/pyone.atz" 2>"$T/pyone.err"
+	"$ATZ" stacks -O "$T/pyone.atz" >"$T/pyone.ours" 2>"$T/pyone.atz.err"
+	cp "$T/pyframes.oracle" "$T/pyone.oracle"
+	touch "$T/pyone.oracle.err" "$T/pyone.err"
+	same pyone "python3, encoded by 3 threads, then into one frame by atz_tool encode"
+	check "atz_tool encode wrote one lz4 frame" test "$(lz4_frames "$T/pyone.atz")" = 1
 	PYTHONMALLOC=malloc trace py 1 "$PY" "$ROOT/tests/oracle/py_workload.py"
 	total=$(wc -l <"$T/py.oracle")
 	ours=$(wc -l <"$T/py.ours")

@@ -259,3 +259,29 @@ figures() {
 	grep -v -e '^wall time ns:' -e '^ns per operation:' -e '^peak rss bytes:' -e '^stats ' "$1"
 	sed -n 's/^stats [a-z]*=[0-9]* \(ops=[0-9]* objects=[0-9]* slots=[0-9]* requested=[0-9]*\) .*/stats \1/p' "$1"
 }
+
+# lz4_frames FILE: the number of lz4 frames FILE holds, walked by their headers and block sizes
+# (LZ4 Frame Format); nothing printed, status 1, unless they end exactly at the file's end.
+lz4_frames() {
+	python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+at = frames = 0
+while at < len(d):
+    if d[at:at + 4] != b'\x04\x22\x4d\x18':
+        sys.exit(1)
+    flg = d[at + 4]
+    at += 7 + (8 if flg & 8 else 0) + (4 if flg & 1 else 0)
+    while True:
+        (size,) = struct.unpack_from('<I', d, at)
+        at += 4
+        if size == 0:
+            break
+        at += (size & 0x7fffffff) + (4 if flg & 16 else 0)
+    at += 4 if flg & 4 else 0
+    frames += 1
+if at != len(d):
+    sys.exit(1)
+print(frames)
+PY
+}

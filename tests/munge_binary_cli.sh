@@ -318,7 +318,7 @@ printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c >"$T/v3.atz"
 "$M" "$T/v3.atz" >"$T/out" 2>"$T/err"
 rc=$?
 {
-	echo "alloctap-munge: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.5): use a newer alloctap"
+	echo "alloctap-munge: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.6): use a newer alloctap"
 	echo "alloctap-munge: $T/v3.atz: 0 events read, 0 written, 0 ignored"
 } >"$T/want_err"
 if [ "$rc" -eq 1 ] && cmp -s "$T/err" "$T/want_err" && [ ! -s "$T/out" ]; then

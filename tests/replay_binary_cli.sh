@@ -180,7 +180,7 @@ fi
 # --- other damage: refused with a message, exit 1, never a crash ---------------------------------
 printf 'ATZ\0\003\001\0\0\0\0' | lz4 -q -c >"$T/v3.atz"
 check_err "a newer major version is refused" 1 \
-	"alloctap-replay: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.5): use a newer alloctap" \
+	"alloctap-replay: $T/v3.atz: trace format version 3.1 is newer than this reader's (2.6): use a newer alloctap" \
 	"$R" "$T/v3.atz"
 printf 'hello' | lz4 -q -c >"$T/other.lz4"
 check_err "an lz4 file of something else" 1 \

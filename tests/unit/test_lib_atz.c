@@ -582,7 +582,7 @@ static void test_versions_and_unknown_kinds(void **state)
 	lseek(fd, 0, SEEK_SET);
 	struct at_atz_reader *r = at_atz_reader_open(fd, "new.atz", NULL, 0);
 	assert_string_equal(at_atz_reader_message(r), "new.atz: trace format version 3.9 is "
-			    "newer than this reader's (2.5): use a newer alloctap");
+			    "newer than this reader's (2.6): use a newer alloctap");
 	at_atz_reader_close(r);
 	close(fd);
 	free(f.p);
@@ -1637,8 +1637,114 @@ static void test_v2_frames_restart_ids(void **state)
 	free(both.p);
 }
 
-/* ---- 2.2: events coded against live tables ------------------------------------------------ */
+/* A 2.5 frame with stacks 1 and 2 and an event of stack 2, then (in *second) a frame by one
+ * writer's at_atz_writer_next_frame with flags and stacks_before: an event of stack 1, the
+ * stack stacks_before + 1 and an event of it. The whole file; *first the first frame's
+ * bytes. */
+static struct file frames_going_on(unsigned flags, uint32_t stacks_before, size_t *first)
+{
+	struct mem_writer m;
+	struct at_atz_options next = { .flags = flags, .host = "testhost", .start_ns = 42,
+				       .minor = AT_ATZ_PYTHON_MINOR,
+				       .stacks_before = stacks_before };
+	struct at_stack st = { .pid = 1, .count = 1 };
+	struct at_event ev = { 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x10, 100, 2 };
+	struct at_atz_stats s;
 
+	mem_writer_open_v(&m, 0, 2, AT_ATZ_PYTHON_MINOR);
+	for (uint32_t id = 1; id <= 2; id++) {
+		st.id = id;
+		st.pcs[0] = 0x100 * id;
+		assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+	}
+	assert_int_equal(at_atz_append(m.w, &ev), 0);
+	assert_int_equal(at_atz_writer_end_frame(m.w), 0);
+	*first = (size_t)m.o.written + m.o.len;
+	assert_int_equal(at_atz_writer_next_frame(m.w, &next), 0);
+	ev.stack = 1;
+	ev.time_ns = 200;
+	assert_int_equal(at_atz_append(m.w, &ev), 0);
+	st.id = stacks_before + 1;
+	st.pcs[0] = 0x300;
+	assert_int_equal(at_atz_append_stack(m.w, &st), 0);
+	ev.stack = st.id;
+	ev.time_ns = 300;
+	assert_int_equal(at_atz_append(m.w, &ev), 0);
+	at_atz_writer_stats(m.w, &s);
+	assert_int_equal(s.events, 3); /* the counters go on from frame to frame */
+	assert_int_equal(s.stacks, 3);
+	return mem_writer_close(&m);
+}
+
+/* 2.6: a frame that says STACKS_GO_ON keeps the stacks of the frames before it, and its own ids
+ * continue theirs: an event of the second frame names the first frame's stack 1, and the
+ * second frame's stack is 3. A frame going on from more stacks than were defined is refused at
+ * its stack, as a frame without the flag whose first stack is not 1; the writer writes 2.6
+ * alone for the flag, and takes stacks_before only with it. */
+static void test_v26_frames_go_on(void **state)
+{
+	(void)state;
+	static struct records rec;
+	struct at_event out[4];
+	char msg[320];
+	size_t first;
+	int rc;
+	struct file f = frames_going_on(AT_ATZ_FLAG_STACKS_GO_ON, 2, &first);
+
+	assert_int_equal(((uint8_t *)f.p)[first + 7 + 4 + 5], AT_ATZ_GO_ON_MINOR);
+	assert_int_equal(decode_records(&f, out, 4, &rec, &rc, NULL, 0), 3);
+	assert_int_equal(rc, 0);
+	assert_string_equal(rec.order, "SSEESE");
+	assert_int_equal(out[1].stack, 1);
+	assert_int_equal(out[1].time_ns, 200);
+	assert_int_equal(rec.stack[2].id, 3);
+	assert_int_equal(rec.stack[2].pcs[0], 0x300);
+	assert_int_equal(out[2].stack, 3);
+	free(f.p);
+
+	memset(&rec, 0, sizeof(rec));
+	f = frames_going_on(AT_ATZ_FLAG_STACKS_GO_ON, 5, &first);
+	assert_int_equal(decode_records(&f, out, 4, &rec, &rc, msg, sizeof(msg)), 2);
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(msg, "stack record with id 6 where id 3 comes next"));
+	free(f.p);
+
+	/* the same second frame without the flag: its ids start over, and stack 1 is not yet
+	 * defined there */
+	struct mem_writer m;
+	struct at_atz_options o = { .minor = AT_ATZ_PYTHON_MINOR };
+
+	mem_writer_open_v(&m, 0, 2, AT_ATZ_PYTHON_MINOR);
+	o.stacks_before = 2; /* without the flag */
+	assert_int_equal(at_atz_writer_next_frame(m.w, &o), -1);
+	assert_int_equal(errno, EINVAL);
+	o.stacks_before = 0;
+	o.flags = AT_ATZ_FLAG_STACKS_GO_ON | AT_ATZ_FLAG_NO_STACKS;
+	assert_int_equal(at_atz_writer_next_frame(m.w, &o), -1);
+	assert_int_equal(errno, EINVAL);
+	o.flags = AT_ATZ_FLAG_STACKS_GO_ON;
+	o.minor = AT_ATZ_V2_MINOR;
+	assert_int_equal(at_atz_writer_next_frame(m.w, &o), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_null(at_atz_writer_open(&m.o, &o));
+	assert_int_equal(errno, EINVAL);
+	o.minor = AT_ATZ_PYTHON_MINOR;
+	o.flags = 0;
+	struct at_event ev = { 1, 1, AT_MALLOC, 1, { 8, 0 }, 0x10, 100, 0 };
+
+	assert_int_equal(at_atz_append(m.w, &ev), 0); /* the refusals left the frame going on */
+	assert_int_equal(at_atz_writer_next_frame(m.w, &o), 0);
+	ev.stack = 1;
+	assert_int_equal(at_atz_append(m.w, &ev), -1);
+	assert_int_equal(errno, EINVAL);
+	f = mem_writer_close(&m);
+	memset(&rec, 0, sizeof(rec));
+	assert_int_equal(decode_records(&f, out, 4, &rec, &rc, NULL, 0), 1);
+	assert_int_equal(rc, 0);
+	free(f.p);
+}
+
+/* ---- 2.2: events coded against live tables ------------------------------------------------ */
 /* The 2.2 header with host "testhost", start 42 and flags f. */
 #define HEADER_V22(f) { 'A', 'T', 'Z', 0, 2, 2, f, 42, 8, 't', 'e', 's', 't', 'h', 'o', 's', 't', 0 }
 #define NO_TAIL (AT_ATZ_FLAG_NO_TIMES | AT_ATZ_FLAG_NO_STACKS)
@@ -2801,6 +2907,7 @@ int main(void)
 		cmocka_unit_test(test_truncate_every_offset),
 		cmocka_unit_test(test_concatenated_frames),
 		cmocka_unit_test(test_concatenated_frames_damaged),
+		cmocka_unit_test(test_v26_frames_go_on),
 		cmocka_unit_test(test_flip_every_bit),
 		cmocka_unit_test(test_random_inputs),
 		cmocka_unit_test(test_v2_record_bytes),

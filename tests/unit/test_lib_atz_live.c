@@ -282,6 +282,19 @@ static void test_index(void **state)
 			assert_non_null(e);
 			assert_int_equal(e->slot, v[i].slot);
 		}
+		/* cleared: every entry gone, the memory kept; put again, found again */
+		size_t cap = ix.cap;
+
+		atz_index_clear(&ix);
+		assert_int_equal(ix.count, 0);
+		assert_int_equal(ix.cap, cap);
+		for (size_t i = 0; i < n; i++)
+			assert_null(atz_index_find(&ix, v[i].pid, v[i].addr));
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(atz_index_put(&ix, v[i].pid, v[i].addr, v[i].thread,
+						       v[i].slot, v[i].thread ^ v[i].slot), 0);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(atz_index_find(&ix, v[i].pid, v[i].addr)->slot, v[i].slot);
 		atz_index_free(&ix);
 		assert_null(atz_index_find(&ix, 0, 16));
 		free(v);

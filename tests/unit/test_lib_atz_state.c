@@ -104,6 +104,19 @@ static void test_tmap(void **state)
 	for (size_t i = 0; i < m.cap; i++)
 		seen += atz_tmap_at(&m, i) != NULL;
 	assert_int_equal(seen, n);
+	/* cleared: every key gone, the memory kept, and the map as good as new */
+	size_t cap = m.cap;
+
+	atz_tmap_clear(&m);
+	assert_int_equal(m.count, 0);
+	assert_int_equal(m.cap, cap);
+	for (size_t i = 0; i < n; i++)
+		assert_null(atz_tmap_find(&m, key[i]));
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(atz_tmap_put(&m, key[i], &things[i]), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_ptr_equal(atz_tmap_find(&m, key[i]), &things[i]);
+	assert_int_equal(m.count, n);
 	atz_tmap_free(&m);
 	free(things);
 	free(key);

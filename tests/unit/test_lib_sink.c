@@ -23,6 +23,7 @@
 
 #include "atz.h"
 #include "sink.h"
+#include "sink_thread.h"
 #include "source.h"
 #include "text.h"
 
@@ -748,17 +749,19 @@ static void test_reopen(void **state)
 /* Writes many events (a rotating copy of events[] with addresses that differ), a lost record
  * every 1000 and a flush every 5000, with the writing thread (queue of 2^log2; 0: none), in
  * format; the file's bytes and the stats. */
-static char *write_many(enum at_sink_format format, unsigned log2, size_t *n,
+static char *write_many(enum at_sink_format format, unsigned log2, unsigned encoders, size_t *n,
 			struct at_sink_stats *st)
 {
 	int fd = memfd_create("sink", 0);
 	struct at_sink s;
 	struct at_sink_options opt = { .format = format };
 
+	if (encoders) /* frames that go on from each other: a trace without stacks */
+		opt.atz.flags = AT_ATZ_FLAG_NO_STACKS;
 	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
 	assert_int_equal(at_sink_start(&s, &opt), 0);
 	if (log2)
-		assert_int_equal(at_sink_thread_start(&s, log2), 0);
+		assert_int_equal(at_sink_thread_start(&s, log2, encoders), 0);
 	for (unsigned i = 0; i < 20000; i++) {
 		struct at_event ev = events[i % 4]; /* malloc, calloc, realloc, free */
 
@@ -815,10 +818,10 @@ static void test_thread_same_bytes(void **state)
 	for (unsigned f = 0; f < 2; f++) {
 		size_t n0, n;
 		struct at_sink_stats st0, st;
-		char *want = write_many(formats[f], 0, &n0, &st0);
+		char *want = write_many(formats[f], 0, 0, &n0, &st0);
 
 		for (unsigned log2 = 2; log2 <= 14; log2 += 12) {
-			char *got = write_many(formats[f], log2, &n, &st);
+			char *got = write_many(formats[f], log2, 0, &n, &st);
 
 			assert_int_equal(n, n0);
 			if (formats[f] == AT_SINK_TEXT) {
@@ -844,7 +847,7 @@ static void test_thread_same_bytes(void **state)
  * writings compare byte for byte; the file's bytes. Every record's strings and frames live on
  * the stack of this function and change after each put, so a record the thread wrote from the
  * caller's memory rather than its copy would differ. */
-static char *write_records(unsigned log2, size_t *n)
+static char *write_records(unsigned log2, unsigned encoders, size_t *n)
 {
 	int fd = memfd_create("sink", 0);
 	struct at_sink s;
@@ -873,7 +876,7 @@ static char *write_records(unsigned log2, size_t *n)
 	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
 	assert_int_equal(at_sink_start(&s, &opt), 0);
 	if (log2)
-		assert_int_equal(at_sink_thread_start(&s, log2), 0);
+		assert_int_equal(at_sink_thread_start(&s, log2, encoders), 0);
 	for (unsigned i = 0; i < 3000; i++) {
 		struct at_event ev = events[i % 4];
 
@@ -908,6 +911,8 @@ static char *write_records(unsigned log2, size_t *n)
 		assert_int_equal(at_sink_put(&s, &ev), 0);
 		if (i % 700 == 0)
 			assert_int_equal(at_sink_lost(&s, 3), 0);
+		if (i % 1100 == 1099) /* a frame cut short by encoders */
+			assert_int_equal(at_sink_flush(&s), 0);
 	}
 	assert_int_equal(at_sink_close(&s), 0);
 	char *got = slurp(fd, n);
@@ -943,10 +948,10 @@ static void test_thread_records_same_bytes(void **state)
 {
 	(void)state;
 	size_t n0, n;
-	char *want = write_records(0, &n0);
+	char *want = write_records(0, 0, &n0);
 
 	for (unsigned log2 = 2; log2 <= 14; log2 += 12) {
-		char *got = write_records(log2, &n);
+		char *got = write_records(log2, 0, &n);
 
 		assert_int_equal(n, n0);
 		assert_memory_equal(got, want, n);
@@ -961,6 +966,171 @@ static void test_thread_records_same_bytes(void **state)
 	assert_int_equal(ast.rss, 100);
 	assert_int_equal(ast.lost, 15);
 	free(want);
+}
+
+/* A transcript of a trace, a line per record the reader reports (test_frames_same_trace). */
+struct transcript {
+	char *text;
+	size_t at, cap;
+};
+
+static void say(struct transcript *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(struct transcript *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->cap - t->at < 512) {
+		t->cap = t->cap * 2 + 4096;
+		t->text = realloc(t->text, t->cap);
+		assert_non_null(t->text);
+	}
+	va_start(ap, fmt);
+	t->at += (size_t)vsnprintf(t->text + t->at, t->cap - t->at, fmt, ap);
+	va_end(ap);
+}
+
+static void say_stack(void *arg, const struct at_stack *s)
+{
+	say(arg, "stack %u pid %u count %u flags %u pcs %llx %llx kinds %u %u\n", s->id, s->pid,
+	    s->count, s->flags, (unsigned long long)s->pcs[0], (unsigned long long)s->pcs[1],
+	    s->kinds[0], s->kinds[1]);
+}
+
+static void say_mapping(void *arg, const struct at_mapping *m)
+{
+	say(arg, "mapping %u %llx %llx %s %u\n", m->pid, (unsigned long long)m->start,
+	    (unsigned long long)m->end, m->path, m->build_id[0]);
+}
+
+static void say_names(void *arg, const struct at_frame_name *f)
+{
+	say(arg, "names %u %u %llx %u %s %s\n", f->pid, f->kind, (unsigned long long)f->value,
+	    f->line, f->function, f->file);
+}
+
+/* Every event (each field, the losses before it) and every stack, mapping and NAMES record of
+ * the binary trace in bytes, in order, then the reader's counters; the frames it read in
+ * *frames. */
+static char *transcribe(const char *bytes, size_t n, unsigned *frames)
+{
+	int fd = memfd_create("read", 0);
+	struct transcript t = { 0 };
+	struct at_source src;
+	struct at_event e;
+	struct at_atz_stats st;
+	int rc;
+
+	assert_int_equal(write(fd, bytes, n), (ssize_t)n);
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(at_source_open_fd(&src, fd, "mem"), 0);
+	at_source_on_stack(&src, say_stack, &t);
+	at_source_on_mapping(&src, say_mapping, &t);
+	at_source_on_names(&src, say_names, &t);
+	while ((rc = at_source_next(&src, &e)) == 1)
+		say(&t, "%u %u %u %llx %llx %llx %llu stack %u lost %llu\n", e.pid, e.tid, e.func,
+		    (unsigned long long)e.arg[0], (unsigned long long)e.arg[1],
+		    (unsigned long long)e.result, (unsigned long long)e.time_ns, e.stack,
+		    (unsigned long long)at_atz_lost_before(src.atz));
+	assert_int_equal(rc, 0);
+	at_atz_reader_stats(src.atz, &st);
+	say(&t, "events %llu lost %llu stacks %llu mappings %llu names %llu rss %llu "
+	    "processes %llu\n", (unsigned long long)st.events, (unsigned long long)st.lost,
+	    (unsigned long long)st.stacks, (unsigned long long)st.mappings,
+	    (unsigned long long)st.names, (unsigned long long)st.rss,
+	    (unsigned long long)st.processes);
+	at_source_close(&src);
+	close(fd);
+	*frames = 0;
+	for (size_t i = 0; i + 4 <= n; i++) /* lz4 frames begin with 04 22 4d 18 */
+		*frames += memcmp(bytes + i, "\x04\x22\x4d\x18", 4) == 0;
+	return t.text;
+}
+
+/* Frames encoded apart hold the trace one writer writes: with 2 and 3 encoders and queues of
+ * 4, 64 and 16,384 items (frames of 1, 8 and 2,048 items, and those a flush cuts short), every
+ * event, stack, mapping and NAMES record comes back the same, in the same order, each event's
+ * stack id naming the same stack; the counters agree, and the trace is in many frames (the
+ * stacks of each going on from those before). */
+static void test_frames_same_trace(void **state)
+{
+	(void)state;
+	size_t n0, n;
+	unsigned frames;
+	char *want = write_records(0, 0, &n0);
+	char *a = transcribe(want, n0, &frames);
+
+	assert_int_equal(frames, 1);
+	assert_non_null(strstr(a, "events 3000 lost 15 stacks 100 mappings 100 names 100 rss 100 "
+				  "processes 100\n"));
+	for (unsigned encoders = 2; encoders <= 3; encoders++) {
+		for (unsigned log2 = 2; log2 <= 14; log2 += log2 == 2 ? 4 : 8) {
+			char *got = write_records(log2, encoders, &n);
+			char *b = transcribe(got, n, &frames);
+
+			assert_string_equal(b, a);
+			/* a frame per eighth of the queue at least, and one per flush */
+			assert_true(frames >= 3000 / ((1u << log2) / 8 ? (1u << log2) / 8 : 1));
+			free(b);
+			free(got);
+		}
+	}
+	free(a);
+	free(want);
+}
+
+/* Encoders write what one writer writes, counted alike: the events and losses of a trace
+ * without stacks (flushed every 5,000 events), and the sink's counters. */
+static void test_frames_counts(void **state)
+{
+	(void)state;
+	size_t n0, n;
+	struct at_sink_stats st0, st;
+	char *want = write_many(AT_SINK_ATZ, 0, 0, &n0, &st0);
+	char *a = decoded(want, n0);
+
+	for (unsigned log2 = 2; log2 <= 14; log2 += 12) {
+		char *got = write_many(AT_SINK_ATZ, log2, 3, &n, &st);
+		char *b = decoded(got, n);
+
+		assert_string_equal(b, a);
+		assert_int_equal(st.accepted, 20000);
+		assert_int_equal(st.written, 20000);
+		assert_int_equal(st.lost, 20);
+		assert_int_equal(st.bytes, n);
+		assert_true(st.content_bytes >= st0.content_bytes);
+		free(b);
+		free(got);
+	}
+	free(a);
+	free(want);
+}
+
+/* A text sink, or a 2.x trace with stacks but not 2.5 (whose frames could not go on from each
+ * other), is written by one thread whatever the encoders asked: the same bytes as without. */
+static void test_frames_not_possible(void **state)
+{
+	(void)state;
+	size_t n0, n;
+	struct at_sink_stats st0, st;
+	char *want = write_many(AT_SINK_TEXT, 0, 0, &n0, &st0);
+	char *got = write_many(AT_SINK_TEXT, 10, 3, &n, &st);
+
+	assert_int_equal(n, n0);
+	assert_memory_equal(got, want, n);
+	free(got);
+	free(want);
+
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ, .atz = { .minor = 3 } };
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_thread_start(&s, 10, 3), 0);
+	assert_false(at_sink_thread_frames(s.thread));
+	assert_int_equal(at_sink_close(&s), 0);
+	close(fd);
 }
 
 /* The pipe the blocked writer writes to, and whether the caller had put everything before it
@@ -1014,7 +1184,7 @@ static void test_thread_records_do_not_wait(void **state)
 	assert_int_equal(at_sink_open_fd(&s, fds[1], "pipe"), 0);
 	assert_int_equal(pthread_create(&reader, NULL, read_pipe, &p), 0);
 	assert_int_equal(at_sink_start(&s, &opt), 0);
-	assert_int_equal(at_sink_thread_start(&s, 16), 0);
+	assert_int_equal(at_sink_thread_start(&s, 16, 0), 0);
 	uint64_t x = 88172645463325252ull;
 
 	for (unsigned i = 0; i < 30000; i++) {
@@ -1067,7 +1237,7 @@ static void test_thread_blocks_signals(void **state)
 
 	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
 	assert_int_equal(at_sink_start(&s, &opt), 0);
-	assert_int_equal(at_sink_thread_start(&s, 4), 0);
+	assert_int_equal(at_sink_thread_start(&s, 4, 0), 0);
 	/* the thread has run (a new thread starts with every signal blocked until it sets its
 	 * own mask): it wrote an event */
 	assert_int_equal(at_sink_put(&s, &events[0]), 0);
@@ -1115,6 +1285,9 @@ int main(void)
 		cmocka_unit_test(test_thread_same_bytes),
 		cmocka_unit_test(test_thread_records_same_bytes),
 		cmocka_unit_test(test_thread_records_do_not_wait),
+		cmocka_unit_test(test_frames_same_trace),
+		cmocka_unit_test(test_frames_counts),
+		cmocka_unit_test(test_frames_not_possible),
 		cmocka_unit_test(test_thread_blocks_signals),
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
