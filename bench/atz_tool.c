@@ -1,10 +1,13 @@
 /* atz_tool.c: converts and times logs through lib/source.c and lib/sink.c, for the atz tests
  * (tests/atz_cli.sh) and benchmark (bench/atz_bench.sh). Not an installed program.
  *
- *   atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] IN OUT
+ *   atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] [-F EVENTS] IN OUT
  *                          any log (text or .atz) -> .atz (munged if IN is), format MAJOR.MINOR
  *                          (2.3, the default, keeps times, stacks and mappings; -V 1 writes 1.0,
- *                          -V 2.1 the 2.1 model, which the benchmark compares)
+ *                          -V 2.1 the 2.1 model, which the benchmark compares); -F: encoded by
+ *                          2 threads into lz4 frames of EVENTS records at most (a power of 2),
+ *                          as alloctapd's encoders write (2.5, with 2.6 frames, when IN has
+ *                          stacks; a flush every 500 events cuts frames short too)
  *   atz_tool decode IN OUT any log -> text (raw or munged as IN is)
  *   atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t | -r UNIT] [-s STACKS] IN
  *                          encode, format as text, decode and parse IN in memory, best of 9;
@@ -64,7 +67,7 @@
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] IN OUT\n"
+		"usage: atz_tool encode [-l LEVEL] [-V MAJOR[.MINOR]] [-F EVENTS] IN OUT\n"
 		"       atz_tool decode IN OUT\n"
 		"       atz_tool time [-l LEVEL] [-V MAJOR[.MINOR]] [-t | -r UNIT] [-s STACKS] IN\n"
 		"       atz_tool synth [-l LEVEL] [-V 2.MINOR] [-t | -T STEP] [-s STACKS] [-m N] [-P PATH]\n"
@@ -82,6 +85,8 @@ static int usage(void)
 
 /* -V's minor version, or -1: the default of the command. */
 static int want_minor = -1;
+/* -F's frame size in events (encode), 0: one frame by the caller's thread. */
+static unsigned frame_events;
 
 /* The minor version a trace of major version major gets: -V's, else 0 for 1.x and dflt for
  * 2.x. */
@@ -114,6 +119,8 @@ struct to_sink {
 	struct at_sink *sink;
 	const struct at_source *src; /* text decides raw or munged at its first pointer */
 	struct at_stack_relay relay; /* a trace's stack and mapping records, passed on */
+	unsigned flush_every;        /* -F: a flush every so many events (0: none) */
+	unsigned put;
 };
 
 static int put_one(void *ctx, const struct at_event *ev)
@@ -123,7 +130,22 @@ static int put_one(void *ctx, const struct at_event *ev)
 
 	at_sink_set_munged(t->sink, t->src->munged == 1);
 	out.stack = at_stack_relay_id(&t->relay, ev->stack);
-	return t->relay.failed ? -1 : at_sink_put(t->sink, &out);
+	if (t->relay.failed || at_sink_put(t->sink, &out) < 0)
+		return -1;
+	if (t->flush_every && ++t->put % t->flush_every == 0)
+		return at_sink_flush(t->sink);
+	return 0;
+}
+
+/* The queue of encoders whose frames hold events records at most (a power of 2): 8 times
+ * as many (sink_thread.c cuts frames of an eighth of the queue). */
+static unsigned frames_log2(unsigned events)
+{
+	unsigned log2 = 3;
+
+	while ((1u << log2) < events * 8u)
+		log2++;
+	return log2;
 }
 
 /* Closes the sink; 1 after reporting its error, else status. */
@@ -169,8 +191,15 @@ static int convert(const char *in, const char *out, enum at_sink_format format, 
 	};
 	t.sink = &sink;
 	t.src = &src;
+	t.flush_every = 0;
+	if (frame_events && format == AT_SINK_ATZ) {
+		if (!(opt.atz.flags & AT_ATZ_FLAG_NO_STACKS))
+			opt.atz.minor = AT_ATZ_PYTHON_MINOR; /* whose frames go on from each other */
+		t.flush_every = 500;
+	}
 	at_stack_relay_attach(&t.relay, &src, &sink);
-	if (at_sink_open(&sink, out, AT_SINK_TRUNCATE) == 0 && at_sink_start(&sink, &opt) == 0)
+	if (at_sink_open(&sink, out, AT_SINK_TRUNCATE) == 0 && at_sink_start(&sink, &opt) == 0 &&
+	    (!t.flush_every || at_sink_thread_start(&sink, frames_log2(frame_events), 2) == 0))
 		status = (src.kind == AT_SOURCE_TEXT && rc > 0 && put_one(&t, &ev) < 0) ||
 			 drain(&src, put_one, &t);
 	status = close_sink(&sink, status);
@@ -833,6 +862,12 @@ int main(int argc, char **argv)
 		}
 		else if (i + 1 < argc && strcmp(argv[i], "-V") == 0) {
 			if (parse_version(argv[++i], &major) < 0)
+				return usage();
+		}
+		else if (i + 1 < argc && strcmp(argv[i], "-F") == 0) {
+			frame_events = (unsigned)strtoul(argv[++i], NULL, 10);
+			if (!frame_events || frame_events > (1u << 20) ||
+			    (frame_events & (frame_events - 1)))
 				return usage();
 		}
 		else if (i + 1 < argc && strcmp(argv[i], "-s") == 0)

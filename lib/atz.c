@@ -230,14 +230,20 @@ static void put_header(struct at_atz_writer *w, const struct at_atz_options *opt
 	put_extension(w, opt);
 }
 
+/* Every thread's state back to the pool (the maps still name them). */
+static void free_states(struct at_atz_writer *w)
+{
+	for (size_t i = 0; i < w->by_entry.cap; i++)
+		if (atz_tmap_at(&w->by_entry, i))
+			atz_thread_free(&w->pool, atz_tmap_at(&w->by_entry, i), 1);
+}
+
 static void free_writer(struct at_atz_writer *w)
 {
 	if (w->cctx)
 		LZ4F_freeCompressionContext(w->cctx);
 	atz_unmap(w->chunk, ATZ_CHUNK);
-	for (size_t i = 0; i < w->by_entry.cap; i++)
-		if (atz_tmap_at(&w->by_entry, i))
-			atz_thread_free(&w->pool, atz_tmap_at(&w->by_entry, i), 1);
+	free_states(w);
 	atz_index_free(&w->index);
 	atz_tmap_free(&w->by_tid);
 	atz_tmap_free(&w->by_entry);
@@ -364,9 +370,7 @@ int at_atz_writer_end_frame(struct at_atz_writer *w)
  * next frame's). */
 static void drop_states(struct at_atz_writer *w)
 {
-	for (size_t i = 0; i < w->by_entry.cap; i++)
-		if (atz_tmap_at(&w->by_entry, i))
-			atz_thread_free(&w->pool, atz_tmap_at(&w->by_entry, i), 1);
+	free_states(w);
 	atz_tmap_clear(&w->by_tid);
 	atz_tmap_clear(&w->by_entry);
 	atz_index_clear(&w->index);

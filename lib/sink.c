@@ -273,8 +273,10 @@ int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r)
 {
 	int rc = s->thread ? at_sink_thread_put_record(s->thread, r) : -1;
 
-	if (rc < 0 && s->thread && at_sink_thread_frames(s->thread))
+	if (rc < 0 && s->thread && at_sink_thread_frames(s->thread)) {
+		sync_writer(s); /* the error is the encoders' to read until they are idle */
 		return fail(s, ENOMEM); /* frames encoded apart take copies alone */
+	}
 	if (rc < 0) {
 		sync_writer(s);
 		rc = at_sink_put_record_now(s, r);

@@ -179,7 +179,9 @@ int at_sink_put(struct at_sink *s, const struct at_event *ev);
 /* Writes a record (text: counted only; stacks and mappings into 1.x: dropped). 0, or -1 as
  * at_sink_put (EINVAL for a stack out of order or a bad mapping, kept as the sink's error).
  * With a writing thread, a copy is queued (everything r points to included) and 0 returned:
- * a refusal is then the sink's error when the thread writes it. */
+ * a refusal is then the sink's error when the thread writes it. A copy that cannot be made is
+ * written at once by the caller's thread, or with encoders (whose frames are written in their
+ * order alone) is the sink's error, ENOMEM. */
 int at_sink_put_record(struct at_sink *s, const struct at_sink_record *r);
 /* Records that n events were lost here (nothing for n == 0). 0, or -1. */
 int at_sink_lost(struct at_sink *s, uint64_t n);

@@ -121,6 +121,26 @@ for g in "$G" "$D/synth-v22"; do
 				cmp -s - '$G.$what'"
 	done
 done
+# 2.6 golden file: the 2.0 one encoded by two threads into frames of 16 records at most, each
+# after the first going on from the stacks before it (atz_tool encode -F 16). Read as one
+# trace: the same events, times, stacks and mappings as the 2.0 file's; the lz4 tool checks
+# every frame.
+check "2.6 golden file re-encodes byte-identical" \
+	bash -c "'$A' encode -F 16 '$G.atz' '$T/s26.atz' && cmp -s '$T/s26.atz' '$D/synth-v26.atz'"
+check "2.6 golden file: events" bash -c "'$A' decode '$D/synth-v26.atz' - | cmp -s - '$D/python3-head.log'"
+for what in stacks mappings times; do
+	check "2.6 golden file: atz_tool $what" \
+		bash -c "'$A' $what '$D/synth-v26.atz' | cmp -s - '$G.$what'"
+done
+frames=$(lz4_frames "$D/synth-v26.atz")
+check "2.6 golden file: lz4 -t reads its frames (${frames:-none}), more than 10" \
+	bash -c "lz4 -q -t '$D/synth-v26.atz' && test '${frames:-0}' -gt 10"
+# each frame's header: the first two (the sink's, then the first chunk's, before any stack) 2.5
+# with flags 0, the 14 after them 2.6 with STACKS_GO_ON
+check_eq "2.6 golden file: two 2.5 frames, then 2.6 frames whose stacks go on" \
+	"$(for n in $(seq 1 "${frames:-0}"); do lz4_frames "$D/synth-v26.atz" "$n" |
+		lz4 -q -d -c | head -c 7 | od -An -tx1; done | uniq -c | tr -s ' ')" \
+	"$(printf ' 2 41 54 5a 00 02 05 00\n 14 41 54 5a 00 02 06 08')"
 check_eq "2.0 golden file: one stack line per malloc-family call with a result" \
 	"$(grep -vc 'free(\|jemalloc_stats' "$D/python3-head.log")" "$(wc -l < "$G.stacks")"
 check_eq "2.0 golden file: the first mapping line" \

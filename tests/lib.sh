@@ -260,16 +260,19 @@ figures() {
 	sed -n 's/^stats [a-z]*=[0-9]* \(ops=[0-9]* objects=[0-9]* slots=[0-9]* requested=[0-9]*\) .*/stats \1/p' "$1"
 }
 
-# lz4_frames FILE: the number of lz4 frames FILE holds, walked by their headers and block sizes
-# (LZ4 Frame Format); nothing printed, status 1, unless they end exactly at the file's end.
+# lz4_frames FILE [N]: the number of lz4 frames FILE holds, walked by their headers and block
+# sizes (LZ4 Frame Format); nothing printed, status 1, unless they end exactly at the file's
+# end. With N: the bytes of the Nth frame (from 1) instead.
 lz4_frames() {
-	python3 - "$1" <<'PY'
+	python3 - "$1" "${2:-0}" <<'PY'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
+want = int(sys.argv[2])
 at = frames = 0
 while at < len(d):
     if d[at:at + 4] != b'\x04\x22\x4d\x18':
         sys.exit(1)
+    begin = at
     flg = d[at + 4]
     at += 7 + (8 if flg & 8 else 0) + (4 if flg & 1 else 0)
     while True:
@@ -280,7 +283,10 @@ while at < len(d):
         at += (size & 0x7fffffff) + (4 if flg & 16 else 0)
     at += 4 if flg & 4 else 0
     frames += 1
-if at != len(d):
+    if frames == want:
+        sys.stdout.buffer.write(d[begin:at])
+        sys.exit(0)
+if at != len(d) or want:
     sys.exit(1)
 print(frames)
 PY

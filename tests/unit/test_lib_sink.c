@@ -1106,6 +1106,35 @@ static void test_frames_counts(void **state)
 	free(want);
 }
 
+/* Encoders writing to a pipe whose reader closed: the first frame's copy fails with EPIPE, the
+ * sink's error from then on (the flush, the close say it), and no event counts as written. */
+static void test_frames_closed_pipe(void **state)
+{
+	(void)state;
+	int p[2];
+	struct at_sink s;
+	struct at_sink_stats st;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ,
+				       .atz = { .flags = AT_ATZ_FLAG_NO_STACKS } };
+
+	signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(at_sink_open_fd(&s, p[1], "pipe"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_thread_start(&s, 8, 2), 0);
+	assert_true(at_sink_thread_frames(s.thread));
+	close(p[0]);
+	for (unsigned i = 0; i < 1000; i++)
+		assert_int_equal(at_sink_put(&s, &events[i % 4]), 0);
+	assert_int_equal(at_sink_flush(&s), -1);
+	assert_int_equal(at_sink_error(&s), EPIPE);
+	assert_int_equal(at_sink_close(&s), -1);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.accepted, 1000);
+	assert_int_equal(st.written, 0);
+	close(p[1]);
+}
+
 /* A text sink, or a 2.x trace with stacks but not 2.5 (whose frames could not go on from each
  * other), is written by one thread whatever the encoders asked: the same bytes as without. */
 static void test_frames_not_possible(void **state)
@@ -1288,6 +1317,7 @@ int main(void)
 		cmocka_unit_test(test_frames_same_trace),
 		cmocka_unit_test(test_frames_counts),
 		cmocka_unit_test(test_frames_not_possible),
+		cmocka_unit_test(test_frames_closed_pipe),
 		cmocka_unit_test(test_thread_blocks_signals),
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
