@@ -137,13 +137,13 @@ static int put_one(void *ctx, const struct at_event *ev)
 	return 0;
 }
 
-/* The queue of encoders whose frames hold events records at most (a power of 2): 8 times
- * as many (sink_thread.c cuts frames of an eighth of the queue). */
+/* The queue of 2 encoders whose frames hold events records at most (a power of 2): 4 times
+ * as many (sink_thread.c cuts frames of 1 / (2 x encoders) of the queue). */
 static unsigned frames_log2(unsigned events)
 {
-	unsigned log2 = 3;
+	unsigned log2 = 2;
 
-	while ((1u << log2) < events * 8u)
+	while ((1u << log2) < events * 4u)
 		log2++;
 	return log2;
 }

@@ -142,8 +142,9 @@ struct at_sink_thread;
 
 /* From now on (after at_sink_start), events and records are written by a thread of the sink's
  * own (which blocks every signal: they stay the caller's), or with encoders of 2 or more by
- * that many threads, each encoding a run of events into an lz4 frame of its own (the frames go
- * out in order; a binary trace of 2.x with stacks of 2.5 or without stacks, else one thread):
+ * that many threads (4 at most), each encoding a run of events (1 / (2 x encoders) of the
+ * queue at most) into an lz4 frame of its own (the frames go out in order; a binary trace of
+ * 2.x with stacks of 2.5 or without stacks, else one thread):
  * at_sink_put queues them (2^log2 at most; a full queue waits for room) and returns 0 (an
  * event the format refuses is then only taken off the accepted count); at_sink_put_record and
  * at_sink_lost queue a copy of the record in its place among the events and return 0 (a

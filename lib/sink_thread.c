@@ -49,8 +49,11 @@ struct at_sink_encoder {
 	struct at_atz_stats before; /* the writer's counters at the frame's start */
 };
 
-/* Chunks cut and not yet written, at most (a power of 2). */
+/* Encoders at most, and the chunks cut and not yet written at most (a power of 2): 2 an
+ * encoder, and one a sync cut. */
+#define AT_SINK_ENCODERS_MAX 4
 #define AT_SINK_CHUNKS 16
+
 struct at_sink_thread {
 	struct at_sink *sink;
 	struct at_event *items;
@@ -387,8 +390,13 @@ int at_sink_thread_start(struct at_sink *s, unsigned log2, unsigned encoders)
 	t->mask = ((uint64_t)1 << log2) - 1;
 	t->sink = s;
 	t->encoders = encoders >= 2 && at_sink_frames_possible(s) ? encoders : 0;
-	/* AT_SINK_CHUNKS - 1 chunks fill the ring at most, and one more a sync cut */
-	t->chunk_items = (t->mask + 1) / 8 ? (t->mask + 1) / 8 : 1;
+	if (t->encoders > AT_SINK_ENCODERS_MAX)
+		t->encoders = AT_SINK_ENCODERS_MAX;
+	/* two chunks an encoder fill the ring (at most 8 < AT_SINK_CHUNKS, and one more a sync
+	 * cut): each encoder finds the next chunk cut when it is done with one */
+	t->chunk_items = t->encoders ? (t->mask + 1) / (2 * t->encoders) : 0;
+	if (t->encoders && !t->chunk_items)
+		t->chunk_items = 1;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
 	pthread_cond_init(&t->room, NULL);

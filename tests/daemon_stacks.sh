@@ -311,8 +311,8 @@ if [ -x "$PY" ]; then
 	same pyframes "python3, one thread, encoded by 3 threads"
 	frames=$(lz4_frames "$T/pyframes.atz")
 	echo "# python3, one thread, encoded by 3 threads: $frames lz4 frames"
-	check "python3, one thread, encoded by 3 threads: 8 lz4 frames or more, read whole" \
-		test "${frames:-0}" -ge 8
+	check "python3, one thread, encoded by 3 threads: 6 lz4 frames or more (one per 43,690 records), read whole" \
+		test "${frames:-0}" -ge 6
 	"$ATZ" encode "$T/pyframes.atz" "$T/pyone.atz" 2>"$T/pyone.err"
 	"$ATZ" stacks -O "$T/pyone.atz" >"$T/pyone.ours" 2>"$T/pyone.atz.err"
 	cp "$T/pyframes.oracle" "$T/pyone.oracle"

@@ -1069,8 +1069,11 @@ static void test_frames_same_trace(void **state)
 			char *b = transcribe(got, n, &frames);
 
 			assert_string_equal(b, a);
-			/* a frame per eighth of the queue at least, and one per flush */
-			assert_true(frames >= 3000 / ((1u << log2) / 8 ? (1u << log2) / 8 : 1));
+			/* a frame per 1 / (2 x encoders) of the queue at least, and one per
+			 * flush */
+			unsigned chunk = (1u << log2) / (2 * encoders);
+
+			assert_true(frames >= 3000 / (chunk ? chunk : 1));
 			free(b);
 			free(got);
 		}
