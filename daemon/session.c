@@ -424,7 +424,8 @@ int at_session_open(struct at_session *d)
 	if (at_dest_open(&d->opt.dest, &d->sink, &out) < 0)
 		return -1;
 	/* events are encoded and written by a thread of their own, beside the loop's merge */
-	unsigned encoders = encoders_wanted();
+	/* text is written fast enough by one thread, which at_sink_thread_start gives it anyway */
+	unsigned encoders = d->opt.format == AT_SINK_ATZ ? encoders_wanted() : 1;
 
 	if (writer_thread_wanted() &&
 	    at_sink_thread_start(&d->sink, encoders > 1 ? ENCODER_QUEUE_LOG2 : WRITER_QUEUE_LOG2,

@@ -119,7 +119,8 @@ int at_sink_frames_possible(const struct at_sink *s)
 {
 	const struct at_atz_options *a = &s->opt.atz;
 
-	return s->opt.format == AT_SINK_ATZ && (a->major == 0 || a->major == AT_ATZ_VERSION_MAJOR) &&
+	return s->opt.format == AT_SINK_ATZ &&
+	       (a->major == 0 || a->major == AT_ATZ_VERSION_MAJOR) &&
 	       ((a->flags & AT_ATZ_FLAG_NO_STACKS) || a->minor == AT_ATZ_PYTHON_MINOR);
 }
 
