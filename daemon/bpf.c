@@ -396,6 +396,11 @@ const volatile uint64_t *at_bpf_leaders_gone(struct at_bpf *b)
 	return (const volatile uint64_t *)&b->skel->bss->leaders_gone;
 }
 
+uint32_t at_bpf_wakeup_bytes(const struct at_bpf *b)
+{
+	return (uint32_t)b->skel->rodata->wakeup_bytes;
+}
+
 uint64_t at_bpf_clock(const struct at_bpf *b)
 {
 	(void)b;

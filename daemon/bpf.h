@@ -99,6 +99,9 @@ void at_bpf_ring_woken(struct at_bpf *b);
  * at_bpf_close. */
 void at_bpf_ring_positions(struct at_bpf *b, volatile uint64_t *pos[2]);
 
+/* How many bytes waiting in a CPU's ring wake the daemon (prog/emit.h). */
+uint32_t at_bpf_wakeup_bytes(const struct at_bpf *b);
+
 /* The time now on the records' clock (CLOCK_MONOTONIC ns, the program's bpf_ktime_get_ns). */
 uint64_t at_bpf_clock(const struct at_bpf *b);
 

@@ -662,6 +662,8 @@ static void print_summary(struct at_session *d)
 		     "(their slot was held)\n", at_program_name,
 		     (unsigned long long)counts[AT_COUNT_STATE_SLOT],
 		     (unsigned long long)counts[AT_COUNT_STATE_STORAGE]);
+	DISPLAYLEVEL(3, "%s: %llu ring wakeups (a CPU's ring holding %u bytes)\n", at_program_name,
+		     (unsigned long long)counts[AT_COUNT_WAKEUPS], at_bpf_wakeup_bytes(d->bpf));
 	if (d->targets.late_processes || d->targets.events.overflows)
 		DISPLAYLEVEL(2, "%s: %llu processes and programs picked up late: their first calls "
 			     "are missing%s\n", at_program_name,

@@ -113,6 +113,15 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
+/* One slot per CPU: the consumer position (plus 1; 0: none yet) of this CPU's ring when a
+ * program here last woke the daemon for it (prog/emit.h's wakeup_flag). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ring_woken SEC(".maps");
+
 /* One slot: see AT_INFLIGHT_CALL in alloctap.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -249,6 +249,12 @@ const volatile uint64_t *at_bpf_leaders_gone(struct at_bpf *b)
 	return &fake_bpf.leaders_gone;
 }
 
+uint32_t at_bpf_wakeup_bytes(const struct at_bpf *b)
+{
+	(void)b;
+	return 128u << 10;
+}
+
 uint64_t at_bpf_clock(const struct at_bpf *b)
 {
 	(void)b;
