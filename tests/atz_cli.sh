@@ -141,6 +141,29 @@ check_eq "2.6 golden file: two 2.5 frames, then 2.6 frames whose stacks go on" \
 	"$(for n in $(seq 1 "${frames:-0}"); do lz4_frames "$D/synth-v26.atz" "$n" |
 		lz4 -q -d -c | head -c 7 | od -An -tx1; done | uniq -c | tr -s ' ')" \
 	"$(printf ' 2 41 54 5a 00 02 05 00\n 14 41 54 5a 00 02 06 08')"
+# The document's reader walks the lz4 frames itself (--file): to it too the 2.6 file is the 2.0
+# file's trace. Two 2.0 traces one after the other: the second's stacks start over (its STACK
+# id 1 would be out of order to a reader that kept the first's). A raw trace after a munged one,
+# and bytes that are no lz4 frame after a frame, are refused, as the C reader refuses them.
+check "the document's reader, walking the frames itself, agrees on the 2.6 golden file's events" \
+	bash -c "python3 tests/atz_spec_reader.py --file '$D/synth-v26.atz' | cmp -s - '$D/python3-head.log'"
+for what in stacks mappings times; do
+	check "the document's reader agrees on the 2.6 golden file's $what" \
+		bash -c "python3 tests/atz_spec_reader.py --file '$D/synth-v26.atz' --$what |
+			cmp -s - '$G.$what'"
+done
+check "the document's reader: two 2.0 traces back to back, the second's stacks numbered from 1" \
+	bash -c "cat '$G.atz' '$G.atz' >'$T/back2back.atz' &&
+		python3 tests/atz_spec_reader.py --file '$T/back2back.atz' --stacks |
+		cmp -s - <(cat '$G.stacks' '$G.stacks')"
+cat "$D/munged.atz" "$G.atz" >"$T/mixed.atz"
+check_eq "the document's reader refuses a raw frame after a munged one" \
+	"atz_spec_reader: frame 2 is raw after a munged one" \
+	"$(python3 tests/atz_spec_reader.py --file "$T/mixed.atz" 2>&1 >/dev/null)"
+{ cat "$G.atz"; printf 'junk'; } >"$T/junk.atz"
+check_eq "the document's reader refuses bytes after a frame that are no lz4 frame" \
+	"atz_spec_reader: unexpected data after the lz4 frame at byte offset $(stat -c %s "$G.atz"): not another lz4 frame" \
+	"$(python3 tests/atz_spec_reader.py --file "$T/junk.atz" 2>&1 >/dev/null)"
 check_eq "2.0 golden file: one stack line per malloc-family call with a result" \
 	"$(grep -vc 'free(\|jemalloc_stats' "$D/python3-head.log")" "$(wc -l < "$G.stacks")"
 check_eq "2.0 golden file: the first mapping line" \

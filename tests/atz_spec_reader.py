@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """atz_spec_reader.py: an independent .atz reader written from doc/FORMAT.md alone.
 
-Reads the stream content (the lz4 frame already unwrapped, e.g. by `lz4 -d -c FILE`) on stdin
-and prints the events as logalloc text (raw, or munged when the header says so), exactly as
+Reads the stream content (the lz4 frame already unwrapped, e.g. by `lz4 -d -c FILE`) on stdin,
+or with --file FILE the file itself: it walks the lz4 frames (sections 2 and 2.1; their
+checksums are lz4 -t's to check) and reads their contents one after the other as one trace. It
+prints the events as logalloc text (raw, or munged when the header says so), exactly as
 lib/text.c formats them. With --stats it prints, instead, bytes and records per record kind;
 with --processes, one line per process change record (section 5.4):
 "CHANGE PID PARENT FLAGS STATUS EXECUTABLE ARG..." (CHANGE is START, EXEC or EXIT);
@@ -15,8 +17,9 @@ FILE" (KIND by name, VALUE 0x-prefixed hex, FILE "-" when empty); with --test-ki
 NAMES records of kind 254 (test, which only alloctap's tests write) are taken, and --stacks
 prints a frame of a kind other than native as "KIND:0xVALUE";
 with --times, one line per event: "TIME STACK" (0 0 for 1.x); with --ends, the events as text
-and, where an END record stands among them (section 5.9), "END PID TID". Reads 1.0 to 2.3 (2.2: sections
-5.8 and 6.5; 2.3: END records, section 5.9), within the limits of section 8.
+and, where an END record stands among them (section 5.9), "END PID TID". Reads 1.0 to 2.6 (2.2: sections
+5.8 and 6.5; 2.3: END records, section 5.9; 2.5: Python frames; 2.6: frames whose stacks go on,
+section 2.1), within the limits of section 8.
 tests/atz_cli.sh checks that its output equals the C reader's, which keeps the document honest.
 Exit status: 0 ok, 1 malformed stream.
 """
@@ -339,22 +342,41 @@ def fmt(pid, tid, func, has_result, args, result, munged):
     return line
 
 
-def main():
-    stats = "--stats" in sys.argv[1:]
-    processes = "--processes" in sys.argv[1:]
-    stacks_out = "--stacks" in sys.argv[1:]
-    mappings_out = "--mappings" in sys.argv[1:]
-    times_out = "--times" in sys.argv[1:]
-    ends_out = "--ends" in sys.argv[1:]
-    names_out = "--names" in sys.argv[1:]
+class Trace:
+    """What the frames of one file share (section 2.1): the first frame's munged flag, the
+    stacks a 2.6 frame with STACKS_GO_ON keeps, and what is printed."""
+
+    def __init__(self, args):
+        self.stats = "--stats" in args
+        self.processes = "--processes" in args
+        self.stacks_out = "--stacks" in args
+        self.mappings_out = "--mappings" in args
+        self.times_out = "--times" in args
+        self.ends_out = "--ends" in args
+        self.names_out = "--names" in args
+        self.test_kinds = "--test-kinds" in args
+        self.records_only = (self.stats or self.processes or self.stacks_out or
+                             self.mappings_out or self.times_out or self.names_out)
+        self.frames = 0
+        self.munged = None
+        self.stacks = []                # stack id - 1 -> (flags, frames, kinds)
+        self.out = []
+        self.kinds = {}
+
+
+def read_content(data, tr):
+    """One frame's content (section 1): its stream header, then its records."""
+    processes, stacks_out = tr.processes, tr.stacks_out
+    mappings_out, times_out, ends_out = tr.mappings_out, tr.times_out, tr.ends_out
+    names_out, records_only = tr.names_out, tr.records_only
     # Section 5.6: kind 0 is native; kind 1 is python from 2.5 on; kind 254 (test, named by
     # NAMES records) is defined by no version, and taken only when the tests ask.
-    frame_kinds = {0: "native", 254: "test"} if "--test-kinds" in sys.argv[1:] else {0: "native"}
-    records_only = stats or processes or stacks_out or mappings_out or times_out or names_out
-    s = Stream(sys.stdin.buffer.read())
+    frame_kinds = {0: "native", 254: "test"} if tr.test_kinds else {0: "native"}
+    s = Stream(data)
     # Section 3: the header.
     if s.take(4) != b"ATZ\0":
-        raise Corrupt("not an atz stream")
+        raise Corrupt("not an atz stream" if not tr.frames else
+                      "frame %d is not an alloctap trace" % (tr.frames + 1))
     major, minor = s.byte(), s.byte()
     if major not in (1, 2):
         raise Corrupt("version %d is not 1 or 2" % major)
@@ -365,15 +387,24 @@ def main():
     s.take(s.varint())              # host
     s.take(s.varint())              # header extension
     munged = flags & 1
+    # Section 2.1: a later frame agrees with the first on munged; its state starts over, but
+    # for the stacks of a 2.6 frame with STACKS_GO_ON (bit 3).
+    if tr.frames and munged != tr.munged:
+        raise Corrupt("frame %d is %s after a %s one" % (
+            tr.frames + 1, "munged" if munged else "raw", "munged" if tr.munged else "raw"))
+    if tr.munged is None:
+        tr.munged = munged
+    tr.frames += 1
+    if not (major == 2 and minor >= 6 and flags & 8):
+        tr.stacks = []
+    stacks = tr.stacks
+    out, kinds = tr.out, tr.kinds
     v22 = major == 2 and minor >= 2
     model = Model22(munged)    # Section 5.5: what follows each event record in 2.x.
     has_times = major == 2 and not flags & 2
     has_stacks = major == 2 and not flags & 4
     time_ref = 0
-    stacks = []                     # stack id - 1 -> (flags, frames)
     threads, entries, cur = {}, 0, None   # entry -> state of threads not ended (section 5.9)
-    out = []
-    kinds = {}
     while s.p < len(s.d):
         start = s.p
         op = s.byte()
@@ -532,13 +563,120 @@ def main():
             out.append("%d %d" % (time, stack))
         if ev is not None and not records_only:
             out.append(fmt(cur.pid, cur.tid, *ev, munged))
-    if stats:
-        total = sum(b for _, b in kinds.values())
-        for name, (n, b) in sorted(kinds.items(), key=lambda kv: -kv[1][1]):
+
+
+def lz4_block(src, out):
+    """One compressed block of the LZ4 block format, appended to out (the frame's output so
+    far: a match may reach into the blocks before, up to 64 KiB back)."""
+    i, n = 0, len(src)
+    while True:
+        if i >= n:
+            raise Corrupt("lz4 block ends inside a sequence")
+        token = src[i]
+        i += 1
+        lit = token >> 4
+        if lit == 15:
+            while True:
+                if i >= n:
+                    raise Corrupt("lz4 block ends inside a literal length")
+                b = src[i]
+                i += 1
+                lit += b
+                if b != 255:
+                    break
+        if i + lit > n:
+            raise Corrupt("lz4 literals past the block's end")
+        out += src[i:i + lit]
+        i += lit
+        if i == n:                  # the last sequence: literals only
+            return
+        if i + 2 > n:
+            raise Corrupt("lz4 block ends inside an offset")
+        off = src[i] | src[i + 1] << 8
+        i += 2
+        ml = token & 15
+        if ml == 15:
+            while True:
+                if i >= n:
+                    raise Corrupt("lz4 block ends inside a match length")
+                b = src[i]
+                i += 1
+                ml += b
+                if b != 255:
+                    break
+        ml += 4
+        start = len(out) - off
+        if off == 0 or start < 0:
+            raise Corrupt("lz4 match offset %d before the frame's start" % off)
+        if off >= ml:
+            out += out[start:start + ml]
+        else:                       # the match overlaps what it writes: a repeated pattern
+            out += (out[start:] * (ml // off + 1))[:ml]
+
+
+def lz4_frames(data):
+    """Section 2 and 2.1: the content of each LZ4 frame of data, in order; skippable frames
+    skipped. Checksums are not verified (lz4 -t does)."""
+    p = 0
+    while p < len(data):
+        if len(data) - p < 4:
+            raise Corrupt("unexpected data after the lz4 frame at byte offset %d" % p)
+        magic = int.from_bytes(data[p:p + 4], "little")
+        if 0x184D2A50 <= magic <= 0x184D2A5F:
+            if len(data) - p < 8:
+                raise Corrupt("skippable frame at byte offset %d cut short" % p)
+            p += 8 + int.from_bytes(data[p + 4:p + 8], "little")
+            continue
+        if magic != 0x184D2204:
+            raise Corrupt("unexpected data after the lz4 frame at byte offset %d: not another "
+                          "lz4 frame" % p)
+        at = p
+        if len(data) - p < 7:
+            raise Corrupt("the input ends inside an lz4 frame header at byte offset %d" % at)
+        flg = data[p + 4]
+        if flg >> 6 != 1 or flg & 3:
+            raise Corrupt("lz4 frame at byte offset %d: version, reserved bit or dictionary" % at)
+        p += 6 + (8 if flg & 8 else 0) + 1
+        out = bytearray()
+        while True:
+            if p + 4 > len(data):
+                raise Corrupt("lz4 frame at byte offset %d cut short" % at)
+            size = int.from_bytes(data[p:p + 4], "little")
+            p += 4
+            if size == 0:
+                break
+            n = size & 0x7FFFFFFF
+            if p + n > len(data):
+                raise Corrupt("lz4 frame at byte offset %d cut short" % at)
+            if size >> 31:
+                out += data[p:p + n]
+            else:
+                lz4_block(data[p:p + n], out)
+            p += n + (4 if flg & 0x10 else 0)
+        p += 4 if flg & 4 else 0
+        yield bytes(out)
+
+
+def main():
+    """Reads stdin as one frame's content, or with --file FILE the frames of FILE itself."""
+    args = sys.argv[1:]
+    tr = Trace(args)
+    if "--file" in args:
+        with open(args[args.index("--file") + 1], "rb") as f:
+            contents = lz4_frames(f.read())
+        for content in contents:
+            read_content(content, tr)
+        if not tr.frames:
+            raise Corrupt("no lz4 frame")
+    else:
+        read_content(sys.stdin.buffer.read(), tr)
+    if tr.stats:
+        total = sum(b for _, b in tr.kinds.values())
+        for name, (n, b) in sorted(tr.kinds.items(), key=lambda kv: -kv[1][1]):
             print("%-22s %9d records %9d bytes %5.1f%% %5.2f B/record" %
                   (name, n, b, 100.0 * b / total, b / n))
     else:
-        sys.stdout.write("".join(line + "\n" for line in out))
+        sys.stdout.write("".join(line + "\n" for line in tr.out))
 
 
 def compact(s, t, op):

@@ -102,6 +102,8 @@ check "moving threads, a binary trace encoded by 3 threads: causally valid per a
 	"$FX/log_checker" "$T/frames.log" "${pid:-0}" "$T/frames.counts" 0
 check "moving threads, a binary trace encoded by 3 threads: the summary's events written are the trace's ($(summary frames written))" \
 	test "$(summary frames written)" = "$(wc -l <"$T/frames.log")"
+check "moving threads, a binary trace encoded by 3 threads: the document's reader reads the C reader's events" \
+	bash -c "python3 '$ROOT/tests/atz_spec_reader.py' --file '$T/frames.atz' | cmp -s - '$T/frames.log'"
 frames=$(lz4_frames "$T/frames.atz")
 check "moving threads, a binary trace encoded by 3 threads: in several lz4 frames (${frames:-none})" \
 	test "${frames:-0}" -ge 2

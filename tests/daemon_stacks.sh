@@ -313,6 +313,15 @@ if [ -x "$PY" ]; then
 	echo "# python3, one thread, encoded by 3 threads: $frames lz4 frames"
 	check "python3, one thread, encoded by 3 threads: 6 lz4 frames or more (one per 43,690 records), read whole" \
 		test "${frames:-0}" -ge 6
+	# the document's reader, walking the frames itself: the C reader's events, stacks (its
+	# Python frames unprefixed) and times
+	check "python3, encoded by 3 threads: the document's reader reads the C reader's events, stacks and times" \
+		bash -c "python3 '$ROOT/tests/atz_spec_reader.py' --file '$T/pyframes.atz' |
+			cmp -s - <('$ATZ' decode '$T/pyframes.atz' -) &&
+			python3 '$ROOT/tests/atz_spec_reader.py' --file '$T/pyframes.atz' --stacks |
+			sed 's/ python:/ /g' | cmp -s - <('$ATZ' stacks '$T/pyframes.atz') &&
+			python3 '$ROOT/tests/atz_spec_reader.py' --file '$T/pyframes.atz' --times |
+			cmp -s - <('$ATZ' times '$T/pyframes.atz')"
 	"$ATZ" encode "$T/pyframes.atz" "$T/pyone.atz" 2>"$T/pyone.err"
 	"$ATZ" stacks -O "$T/pyone.atz" >"$T/pyone.ours" 2>"$T/pyone.atz.err"
 	cp "$T/pyframes.oracle" "$T/pyone.oracle"
