@@ -159,6 +159,8 @@ $(addprefix $(1)/tests/,$(FAKE_BPF_DRIVERS)): $(1)/tests/%: $(1)/obj/tests/unit/
 	$(Q)$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ -lcmocka $$(BPF_LDLIBS) $$(LDLIBS)
 
 $(1)/tests/test_lib_symbolize: LDLIBS += $$(DW_LDLIBS)
+# a record copy made to fail (test_record_copy_fails)
+$(1)/tests/test_lib_sink: LDFLAGS += -Wl,--wrap=at_sink_record_copy
 endef
 
 $(eval $(call VARIANT,$(B),))

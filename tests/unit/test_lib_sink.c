@@ -1138,6 +1138,72 @@ static void test_frames_closed_pipe(void **state)
 	close(p[1]);
 }
 
+/* A record copy that fails (this driver is linked with --wrap=at_sink_record_copy): every
+ * copy_fail_every-th copy from copy_fail_after on (0: none), the failures counted. */
+static unsigned copy_fail_every, copy_fail_after, copies, copies_failed;
+
+struct at_sink_record *__real_at_sink_record_copy(const struct at_sink_record *r, size_t *bytes);
+struct at_sink_record *__wrap_at_sink_record_copy(const struct at_sink_record *r, size_t *bytes);
+struct at_sink_record *__wrap_at_sink_record_copy(const struct at_sink_record *r, size_t *bytes)
+{
+	if (copy_fail_every && ++copies > copy_fail_after && copies % copy_fail_every == 0) {
+		copies_failed++;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_at_sink_record_copy(r, bytes);
+}
+
+/* A record the writing thread cannot take a copy of: one writer writes it in its place from
+ * the caller's thread, after the queue (the same bytes as without the thread); encoders, which
+ * would need it in a chunk, make it the sink's error (ENOMEM): nothing from it on is written. */
+static void test_record_copy_fails(void **state)
+{
+	(void)state;
+	size_t n0, n;
+	char *want = write_records(0, 0, &n0);
+
+	copy_fail_every = 3;
+	copy_fail_after = copies = copies_failed = 0;
+	char *got = write_records(10, 0, &n);
+
+	copy_fail_every = 0;
+	assert_true(copies_failed > 100);
+	assert_int_equal(n, n0);
+	assert_memory_equal(got, want, n);
+	free(got);
+	free(want);
+
+	int fd = memfd_create("sink", 0);
+	struct at_sink s;
+	struct at_sink_stats st;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ, .atz = { .minor = 5 } };
+	struct at_mapping map = { .pid = 10, .start = 0x1000, .end = 0x2000, .path = "/lib/x.so" };
+	struct at_sink_record rec = { .kind = AT_SINK_MAPPING, .mapping = &map };
+
+	assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_thread_start(&s, 6, 2), 0);
+	assert_true(at_sink_thread_frames(s.thread));
+	for (unsigned i = 0; i < 200; i++)
+		assert_int_equal(at_sink_put(&s, &events[i % 4]), 0);
+	assert_int_equal(at_sink_put_record(&s, &rec), 0);
+	copy_fail_every = 1;
+	copy_fail_after = copies = copies_failed = 0;
+	assert_int_equal(at_sink_put_record(&s, &rec), -1);
+	copy_fail_every = 0;
+	assert_int_equal(copies_failed, 1);
+	assert_int_equal(at_sink_error(&s), ENOMEM);
+	assert_int_equal(at_sink_put(&s, &events[0]), 0); /* queued, as ever, never written */
+	assert_int_equal(at_sink_flush(&s), -1);
+	assert_int_equal(at_sink_error(&s), ENOMEM);
+	assert_int_equal(at_sink_close(&s), -1);
+	at_sink_stats(&s, &st);
+	assert_int_equal(st.accepted, 201);
+	assert_true(st.written <= 200);
+	close(fd);
+}
+
 /* A text sink, or a 2.x trace with stacks but not 2.5 (whose frames could not go on from each
  * other), is written by one thread whatever the encoders asked: the same bytes as without. */
 static void test_frames_not_possible(void **state)
@@ -1321,6 +1387,7 @@ int main(void)
 		cmocka_unit_test(test_frames_counts),
 		cmocka_unit_test(test_frames_not_possible),
 		cmocka_unit_test(test_frames_closed_pipe),
+		cmocka_unit_test(test_record_copy_fails),
 		cmocka_unit_test(test_thread_blocks_signals),
 		cmocka_unit_test(test_text_switch_and_records),
 		cmocka_unit_test(test_bad_event),
