@@ -163,8 +163,9 @@ enum at_lost_counter {
 enum at_count {
 	AT_COUNT_STATE_SLOT = 0, /* threads that claimed their slot for their state (at_thread) */
 	AT_COUNT_STATE_STORAGE,  /* threads given task storage: another thread held their slot */
-	AT_COUNT_WAKEUPS,        /* wakeups of the daemon asked for: a ring held wakeup_bytes and
-				  * its consumer had moved since the last (prog/emit.h) */
+	AT_COUNT_WAKEUPS,        /* wakeups of the daemon asked for: a ring held wakeup_bytes, and
+				  * its consumer had moved or as many bytes come since the last
+				  * (prog/emit.h) */
 	AT_COUNTS_COUNT
 };
 

@@ -65,9 +65,10 @@ pinned calm 0
 check "loops on CPUs $CPU_A and $CPU_B: daemon exit status 0, nothing lost" \
 	bash -c "[ $drc -eq 0 ] && [ '$(summary calm lost)' = 0 ] || { cat '$T/calm.err'; exit 1; }"
 # A ring wakes the daemon when it holds a wakeup's bytes, once for each position of its
-# consumer: a daemon that keeps up is woken at most once for each wakeup's bytes of records
-# (a record is at_record's 72 bytes and the ring's 8-byte header), and a ring's last bytes may
-# wake it once more (a record with no event, a thread's end, takes room too: one a ring).
+# consumer or each wakeup's bytes more: a daemon that keeps up is woken at most once for each
+# wakeup's bytes of records (a record is at_record's 72 bytes and the ring's 8-byte header),
+# and a ring's last bytes may wake it once more (a record with no event, a thread's end, takes
+# room too: one a ring).
 # (Woken again at every 32nd record until it had read, it was asked for several times that.)
 wakeups=$(sed -n 's/^alloctapd: \([0-9]*\) ring wakeups (a CPU.s ring holding \([0-9]*\) bytes)$/\1 \2/p' \
 	"$T/calm.err")

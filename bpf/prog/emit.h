@@ -14,13 +14,15 @@ static __always_inline void *cpu_ring(void)
 }
 
 /* Whether a record taken at time, in ring (this CPU's), wakes the daemon: when wakeup_bytes wait
- * in that ring, once for each position of its consumer. The ring is asked only for one record
- * in AT_WAKEUP_CHECK or so (a call each time), chosen by the low bits of its time, which moves
- * the wakeup by that many of the ring's records on average. Once woken, the daemon reads the
- * ring and moves its consumer; until it does, another wakeup would only cost this CPU an
- * interrupt (a self-IPI, a VM exit in a guest) and the daemon nothing new. A program that
- * preempts another here may wake it twice or once for both; the daemon's own poll (100 ms)
- * bounds what a lost wakeup could delay. */
+ * in that ring, and the ring's consumer has moved, or wakeup_bytes more have come, since the
+ * last wakeup asked for. The ring is asked only for one record in AT_WAKEUP_CHECK or so (a call
+ * each time), chosen by the low bits of its time, which moves the wakeup by that many of the
+ * ring's records on average. Until the daemon has read, another wakeup would only cost this CPU
+ * an interrupt (a self-IPI, a VM exit in a guest) and tell the daemon nothing; but records it
+ * reads and cannot let out yet (the output waits at a realloc's entry for its return) keep
+ * the consumer where it is, and the records after them (that return among them) still wake it
+ * at every wakeup_bytes. A program that preempts another here may wake it twice or once for
+ * both; the daemon's own poll (100 ms) bounds what a lost wakeup could delay. */
 static __always_inline __u64 wakeup_flag(void *ring, __u64 time)
 {
 	if ((time ^ (time >> 7)) & (AT_WAKEUP_CHECK - 1))
@@ -28,14 +30,16 @@ static __always_inline __u64 wakeup_flag(void *ring, __u64 time)
 	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) < wakeup_bytes)
 		return BPF_RB_NO_WAKEUP;
 	__u32 zero = 0;
-	__u64 *woken = bpf_map_lookup_elem(&ring_woken, &zero);
-	__u64 mark = bpf_ringbuf_query(ring, BPF_RB_CONS_POS) + 1;
+	struct at_ring_woken *w = bpf_map_lookup_elem(&ring_woken, &zero);
+	__u64 consumer = bpf_ringbuf_query(ring, BPF_RB_CONS_POS) + 1;
+	__u64 producer = bpf_ringbuf_query(ring, BPF_RB_PROD_POS);
 
-	if (!woken)
-		return BPF_RB_FORCE_WAKEUP;
-	if (*woken == mark)
-		return BPF_RB_NO_WAKEUP;
-	*woken = mark;
+	if (w) {
+		if (w->consumer == consumer && producer - w->producer < wakeup_bytes)
+			return BPF_RB_NO_WAKEUP;
+		w->consumer = consumer;
+		w->producer = producer;
+	}
 	count_up(AT_COUNT_WAKEUPS);
 	return BPF_RB_FORCE_WAKEUP;
 }

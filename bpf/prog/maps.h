@@ -113,13 +113,18 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
-/* One slot per CPU: the consumer position (plus 1; 0: none yet) of this CPU's ring when a
- * program here last woke the daemon for it (prog/emit.h's wakeup_flag). */
+/* One slot per CPU: this CPU's ring's positions when a program here last woke the daemon for
+ * it (prog/emit.h's wakeup_flag). */
+struct at_ring_woken {
+	__u64 consumer; /* plus 1 (0: never woken) */
+	__u64 producer;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct at_ring_woken);
 } ring_woken SEC(".maps");
 
 /* One slot: see AT_INFLIGHT_CALL in alloctap.h. */
