@@ -199,7 +199,8 @@ static int convert(const char *in, const char *out, enum at_sink_format format, 
 	}
 	at_stack_relay_attach(&t.relay, &src, &sink);
 	if (at_sink_open(&sink, out, AT_SINK_TRUNCATE) == 0 && at_sink_start(&sink, &opt) == 0 &&
-	    (!t.flush_every || at_sink_thread_start(&sink, frames_log2(frame_events), 2) == 0))
+	    (!t.flush_every || at_sink_thread_start(&sink, frames_log2(frame_events),
+						   2 | AT_SINK_FRAME_EACH_RUN) == 0))
 		status = (src.kind == AT_SOURCE_TEXT && rc > 0 && put_one(&t, &ev) < 0) ||
 			 drain(&src, put_one, &t);
 	status = close_sink(&sink, status);

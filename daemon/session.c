@@ -379,6 +379,15 @@ static unsigned encoders_wanted(void)
 	return n < 1 ? 1 : n > ENCODERS_MAX ? ENCODERS_MAX : (unsigned)n;
 }
 
+/* ALLOCTAP_FRAME_EACH_RUN=1: with encoders, every run of events a frame of its own, even while
+ * one encoder keeps up (the frames then fall where the runs do, whatever the encoders' speed). */
+static unsigned frame_each_run(void)
+{
+	const char *env = getenv("ALLOCTAP_FRAME_EACH_RUN");
+
+	return env && strcmp(env, "1") == 0 ? AT_SINK_FRAME_EACH_RUN : 0;
+}
+
 /* The loop, and the writing thread it starts, at --nice's priority: they share the CPUs with
  * the traced threads, and a loop that waits for a CPU while the rings fill loses events. The
  * table builders set their own; a launched command gets the daemon's back. */
@@ -429,7 +438,7 @@ int at_session_open(struct at_session *d)
 
 	if (writer_thread_wanted() &&
 	    at_sink_thread_start(&d->sink, encoders > 1 ? ENCODER_QUEUE_LOG2 : WRITER_QUEUE_LOG2,
-				 encoders) < 0) {
+				 encoders > 1 ? encoders | frame_each_run() : encoders) < 0) {
 		at_error("cannot start the writing thread: %s", strerror(errno));
 		return -1;
 	}

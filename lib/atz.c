@@ -300,6 +300,8 @@ static void configure(struct at_atz_writer *w, const struct at_atz_options *opt)
 	w->tail = atz_tail_of(major, opt->flags);
 	w->last_time = 0;
 	w->prefs.compressionLevel = opt->level;
+	w->prefs.frameInfo.contentChecksumFlag = opt->end_apart ? LZ4F_noContentChecksum
+								: LZ4F_contentChecksumEnabled;
 }
 
 /* Begins a frame: its lz4 header, then the stream header by opt, written out. 0 or -1. */
@@ -339,7 +341,6 @@ struct at_atz_writer *at_atz_writer_open(struct at_output *out, const struct at_
 	w->out = out;
 	w->prefs.frameInfo.blockSizeID = LZ4F_max64KB;
 	w->prefs.frameInfo.blockMode = LZ4F_blockLinked;
-	w->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
 	w->prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
 	w->prefs.autoFlush = 1;
 	/* about 64 KiB, well below AT_OUTPUT_BUFSIZE */
@@ -364,6 +365,26 @@ int at_atz_writer_end_frame(struct at_atz_writer *w)
 	size_t n = LZ4F_compressEnd(w->cctx, dst, w->block_cap, NULL);
 
 	return lz4_failed(w, n) ? -1 : write_out(w, n);
+}
+
+int at_atz_writer_ended_apart(struct at_atz_writer *w)
+{
+	if (w->ended)
+		return 0;
+	if (emit_block(w) < 0) {
+		errno = w->out->err;
+		return -1;
+	}
+	/* lz4's end of the frame, made and dropped: room reserved, never committed */
+	uint8_t *dst = (uint8_t *)at_output_reserve(w->out, w->block_cap);
+	size_t n = LZ4F_compressEnd(w->cctx, dst, w->block_cap, NULL);
+
+	w->ended = 1;
+	if (lz4_failed(w, n)) {
+		errno = w->out->err;
+		return -1;
+	}
+	return 0;
 }
 
 /* Every thread's state released, the maps and the index emptied (their memory kept for the

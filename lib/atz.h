@@ -149,6 +149,9 @@ struct at_atz_options {
 				 * minor 5, and stacks: no NO_STACKS): the stacks the frames
 				 * before this one defined, whose ids the next stack continues;
 				 * the writer writes 2.6. 0 without the flag */
+	int end_apart;        /* 1: the frame has no content checksum, so that its end (the 4-byte
+			       * end mark) may be written by another than its writer
+			       * (at_atz_writer_ended_apart) */
 };
 
 /* Counters of a writer or reader. */
@@ -189,6 +192,10 @@ int at_atz_writer_end_frame(struct at_atz_writer *w);
  * freed for each. The counters go on. 0, or -1 with errno (EINVAL for options no writer can
  * write, the frame going on unharmed; or the output's error). */
 int at_atz_writer_next_frame(struct at_atz_writer *w, const struct at_atz_options *opt);
+/* The frame w writes (begun with end_apart, everything appended flushed) was ended by another:
+ * its end mark written where it goes. w ends it without writing anything more; the next frame
+ * begins with at_atz_writer_next_frame. 0, or -1 with errno. */
+int at_atz_writer_ended_apart(struct at_atz_writer *w);
 /* Appends one event. Every field is kept, whatever its value (a 1.x trace drops time_ns and
  * stack); ev->func must be below AT_FUNC_COUNT, ev->has_result 0 or 1, and in 2.x ev->stack 0
  * or the id of a stack already appended, time_ns 0 under AT_ATZ_FLAG_NO_TIMES and stack 0

@@ -400,6 +400,8 @@ int at_sink_reopen(struct at_sink *s, const char *path)
 		return fail(s, s->out.err);
 	if (s->out.buf && same_file(s->out.fd, path))
 		return at_sink_flush(s) < 0 ? -1 : 1;
+	if (s->thread) /* the old file's last frame ends in it */
+		at_sink_thread_end_frame(s->thread);
 	if (at_output_open_path(&next, path, output_flags(s->mode, 1)) < 0) {
 		s->open_why = next.why;
 		return -1;

@@ -143,8 +143,10 @@ struct at_sink_thread;
 /* From now on (after at_sink_start), events and records are written by a thread of the sink's
  * own (which blocks every signal: they stay the caller's), or with encoders of 2 or more by
  * that many threads (4 at most), each encoding a run of events (1 / (2 x encoders) of the
- * queue at most) into an lz4 frame of its own (the frames go out in order; a binary trace of
- * 2.x with stacks of 2.5 or without stacks, else one thread):
+ * queue at most) into an lz4 frame (the frames go out in order; a binary trace of 2.x with
+ * stacks of 2.5 or without stacks, else one thread). A run goes on in the frame of the run
+ * before it while one encoder keeps up; with AT_SINK_FRAME_EACH_RUN in encoders every run is a
+ * frame of its own, whatever the encoders' speed (bytes that a test can compare):
  * at_sink_put queues them (2^log2 at most; a full queue waits for room) and returns 0 (an
  * event the format refuses is then only taken off the accepted count); at_sink_put_record and
  * at_sink_lost queue a copy of the record in its place among the events and return 0 (a
@@ -152,6 +154,7 @@ struct at_sink_thread;
  * first waits until the thread has written everything queued. at_sink_close ends the thread.
  * 0, or -1 with errno. */
 int at_sink_thread_start(struct at_sink *s, unsigned log2, unsigned encoders);
+#define AT_SINK_FRAME_EACH_RUN 0x100u
 /* Wakes the writing thread for the events queued (after a batch of at_sink_put) when 4,096
  * or more wait unwritten: fewer wait for more, or for anything that syncs (a flush, the
  * stats, the close); a quarter of the queue wakes it anyway. Nothing without a thread. */

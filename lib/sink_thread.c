@@ -12,15 +12,24 @@
  *
  * With encoders (2 or more), the producer cuts the ring into chunks of chunk_items (and cuts
  * the one begun at every sync). Each encoder takes the next chunk, encodes it into an lz4 frame
- * of its own in memory (a memfd), waits for its turn (the chunks in the order cut) and copies
- * the frame to the sink's file: the frames follow each other as the events do, each a whole
- * trace whose stacks go on from the frames before it (doc/FORMAT.md 2.1). The head moves past
- * a chunk once its frame is written. */
+ * in memory (a memfd), waits for its turn (the chunks in the order cut) and copies the frame to
+ * the sink's file: the frames follow each other as the events do, each a whole trace whose
+ * stacks go on from the frames before it (doc/FORMAT.md 2.1). The head moves past a chunk once
+ * its frame is written.
+ *
+ * A frame costs bytes (its coding starts over), so the next chunk is the encoder's that took
+ * the last one as long as that one is not busy with it: an encoder that keeps up takes every
+ * chunk and goes on in its frame, a chunk after another; another encoder takes a chunk only
+ * while it is busy, in a frame of its own. Such frames carry no content checksum: the turn that
+ * writes another encoder's frame, or the thread's end, writes the end mark of the frame left
+ * open. (With AT_SINK_FRAME_EACH_RUN every chunk is a frame of its own, ended by its encoder:
+ * the bytes do not depend on how fast the encoders were.) */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -37,6 +46,7 @@ struct at_sink_chunk {
 struct at_sink_frame_counts {
 	uint64_t written, content_bytes, refused, lost;
 	int err; /* the first error of a record refused or of the encoding */
+	int goes_on; /* the chunk went on in the frame of the encoder's chunk before it */
 };
 
 /* One of the threads that encode frames. */
@@ -47,6 +57,9 @@ struct at_sink_encoder {
 	struct at_output out; /* the frame being encoded, into memfd */
 	struct at_atz_writer *w; /* its writer, kept from frame to frame */
 	struct at_atz_stats before; /* the writer's counters at the frame's start */
+	int index;
+	int busy;            /* under lock: a chunk taken, its frame not yet written */
+	uint64_t next_chunk; /* under lock: one past the last chunk it took */
 };
 
 /* Encoders at most, and the chunks cut and not yet written at most (a power of 2): 2 an
@@ -76,6 +89,10 @@ struct at_sink_thread {
 	struct at_sink_chunk chunks[AT_SINK_CHUNKS];
 	uint64_t cut, taken, turn; /* under lock: chunks cut, taken by an encoder, written */
 	pthread_cond_t work, turned; /* the encoders': a chunk cut, a frame written */
+	int each_chunk;  /* AT_SINK_FRAME_EACH_RUN: every chunk a frame of its own */
+	int last_taker;  /* under lock: the encoder that took the last chunk taken (-1: none) */
+	int open;        /* the turn's: the encoder whose frame the file's bytes end in, not
+			  * ended yet (-1: none) */
 };
 
 /* How many items ahead of its next one the producer asks for an item's line. */
@@ -184,26 +201,40 @@ static void encode_item(struct at_sink_encoder *e, struct at_atz_writer *w,
 	__atomic_fetch_sub(&t->record_bytes, item->arg[1], __ATOMIC_RELEASE);
 }
 
-/* Encodes chunk c into e's memfd, a frame of its own, counting into n. */
+/* Begins e's next frame, for a chunk after stacks_before stacks (the frame it wrote before,
+ * if any, was ended: by e itself, or apart). 0, or -1 with errno. */
+static int begin_frame(struct at_sink_encoder *e, uint32_t stacks_before)
+{
+	struct at_atz_options o;
+
+	at_sink_frame_options(e->t->sink, stacks_before, &o);
+	o.end_apart = !e->t->each_chunk;
+	if (!e->w)
+		return (e->w = at_atz_writer_open(&e->out, &o)) ? 0 : -1;
+	if (o.end_apart && at_atz_writer_ended_apart(e->w) < 0)
+		return -1;
+	return at_atz_writer_next_frame(e->w, &o);
+}
+
+/* Encodes chunk c into e's memfd, in a frame of its own or, when n->goes_on, on in the frame
+ * of e's chunk before it; counting into n. */
 static void encode_chunk(struct at_sink_encoder *e, const struct at_sink_chunk *c,
 			 struct at_sink_frame_counts *n)
 {
 	struct at_sink_thread *t = e->t;
-	struct at_atz_options o;
 	struct at_atz_stats st;
 
-	at_sink_frame_options(t->sink, c->stacks_before, &o);
-	if (e->w && at_atz_writer_next_frame(e->w, &o) < 0 && !n->err)
+	if (!n->goes_on && begin_frame(e, c->stacks_before) < 0)
 		n->err = errno ? errno : EIO;
-	if (!e->w && !(e->w = at_atz_writer_open(&e->out, &o)))
-		n->err = errno ? errno : EIO;
+	if (n->goes_on && !e->w)
+		n->err = EIO;
 	struct at_atz_writer *w = n->err ? NULL : e->w;
 
 	for (uint64_t i = c->start; i != c->end; i++)
 		encode_item(e, w, &t->items[i & t->mask], n);
 	if (!w)
 		return;
-	if (at_atz_writer_end_frame(w) < 0 && !n->err)
+	if ((t->each_chunk ? at_atz_writer_end_frame(w) : at_atz_flush(w)) < 0 && !n->err)
 		n->err = errno;
 	at_atz_writer_stats(w, &st);
 	n->written = st.events_written - e->before.events_written;
@@ -229,15 +260,35 @@ static int copy_frame(int fd, uint64_t size, struct at_output *o)
 	return o->err ? -1 : at_output_flush(o);
 }
 
+/* The frame the file's bytes end in, if an encoder left it open, ends: its end mark. */
+static void end_open_frame(struct at_sink_thread *t)
+{
+	struct at_output *o = &t->sink->out;
+
+	if (t->open < 0)
+		return;
+	t->open = -1;
+	if (!o->err) {
+		memset(at_output_reserve(o, 4), 0, 4);
+		at_output_commit(o, 4);
+	}
+}
+
 /* In its turn: e's frame goes to the sink's file, after the frame the sink began itself (its
- * header, the records put before the thread started), and its counts become the sink's (every
- * event written once the whole frame is). A sink that failed takes no more frames. */
+ * header, the records put before the thread started) and the end of another encoder's frame
+ * left open, and its counts become the sink's (every event written once its blocks are). A
+ * sink that failed takes no more frames. */
 static void write_frame(struct at_sink_encoder *e, const struct at_sink_frame_counts *n)
 {
-	struct at_sink *s = e->t->sink;
+	struct at_sink_thread *t = e->t;
+	struct at_sink *s = t->sink;
 	struct at_output *o = &s->out;
 
 	at_sink_end_frame(s);
+	if (!n->goes_on)
+		end_open_frame(t);
+	if (!t->each_chunk)
+		t->open = e->index;
 	if (!o->err)
 		o->err = n->err ? n->err : e->out.err;
 	s->content_bytes += n->content_bytes;
@@ -250,17 +301,34 @@ static void write_frame(struct at_sink_encoder *e, const struct at_sink_frame_co
 		e->out.err = errno;
 }
 
-/* Takes the next chunk cut (waits for one); 0, or -1 once the thread stops. */
-static int take_chunk(struct at_sink_thread *t, uint64_t *c, struct at_sink_chunk *chunk)
+/* Whether encoder e may take the next chunk (one is cut): the encoder that took the last one
+ * takes it, unless that one is busy with it (under lock). */
+static int may_take(const struct at_sink_thread *t, const struct at_sink_encoder *e)
 {
+	return t->taken != t->cut &&
+	       (t->each_chunk || t->last_taker < 0 || t->last_taker == e->index ||
+		t->enc[t->last_taker].busy);
+}
+
+/* Takes the next chunk cut that e may take (waits for one); whether it goes on in e's frame in
+ * n->goes_on. 0, or -1 once the thread stops. */
+static int take_chunk(struct at_sink_encoder *e, uint64_t *c, struct at_sink_chunk *chunk,
+		      struct at_sink_frame_counts *n)
+{
+	struct at_sink_thread *t = e->t;
+
 	pthread_mutex_lock(&t->lock);
-	while (t->taken == t->cut && !t->stop)
+	while (!may_take(t, e) && !(t->stop && t->taken == t->cut))
 		pthread_cond_wait(&t->work, &t->lock);
 	int end = t->taken == t->cut;
 
 	if (!end) {
 		*c = t->taken++;
 		*chunk = t->chunks[*c & (AT_SINK_CHUNKS - 1)];
+		n->goes_on = !t->each_chunk && t->last_taker == e->index && e->next_chunk == *c;
+		t->last_taker = e->index;
+		e->next_chunk = *c + 1;
+		e->busy = 1;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return end ? -1 : 0;
@@ -274,9 +342,11 @@ static void *encoder(void *arg)
 	uint64_t c;
 
 	pthread_setname_np(pthread_self(), "sink-encoder");
-	while (take_chunk(t, &c, &chunk) == 0) {
+	for (;;) {
 		struct at_sink_frame_counts n = { 0 };
 
+		if (take_chunk(e, &c, &chunk, &n) < 0)
+			break;
 		encode_chunk(e, &chunk, &n);
 		pthread_mutex_lock(&t->lock);
 		while (t->turn != c)
@@ -285,6 +355,7 @@ static void *encoder(void *arg)
 		write_frame(e, &n); /* the turn's own: no other encoder writes now */
 		pthread_mutex_lock(&t->lock);
 		t->turn++;
+		e->busy = 0;
 		store(&t->head, chunk.end);
 		pthread_cond_broadcast(&t->turned);
 		pthread_cond_broadcast(&t->room);
@@ -304,7 +375,7 @@ static void cut_chunk(struct at_sink_thread *t)
 	t->chunks[t->cut & (AT_SINK_CHUNKS - 1)] = (struct at_sink_chunk){
 		.start = t->chunk_start, .end = t->next, .stacks_before = t->chunk_stacks };
 	t->cut++;
-	pthread_cond_signal(&t->work);
+	pthread_cond_broadcast(&t->work); /* the one it is for among them */
 	pthread_mutex_unlock(&t->lock);
 	t->chunk_start = t->next;
 }
@@ -358,6 +429,7 @@ static int open_encoders(struct at_sink_thread *t)
 		struct at_sink_encoder *e = &t->enc[i];
 
 		e->t = t;
+		e->index = (int)i;
 		e->memfd = memfd_create("alloctap-frame", MFD_CLOEXEC);
 		if (e->memfd < 0 || at_output_open_fd(&e->out, e->memfd, t->sink->out.name) < 0)
 			return errno;
@@ -389,6 +461,9 @@ int at_sink_thread_start(struct at_sink *s, unsigned log2, unsigned encoders)
 	t->items = calloc((size_t)1 << log2, sizeof(*t->items));
 	t->mask = ((uint64_t)1 << log2) - 1;
 	t->sink = s;
+	t->each_chunk = (encoders & AT_SINK_FRAME_EACH_RUN) != 0;
+	encoders &= ~AT_SINK_FRAME_EACH_RUN;
+	t->last_taker = t->open = -1;
 	t->encoders = encoders >= 2 && at_sink_frames_possible(s) ? encoders : 0;
 	if (t->encoders > AT_SINK_ENCODERS_MAX)
 		t->encoders = AT_SINK_ENCODERS_MAX;
@@ -523,13 +598,22 @@ void at_sink_thread_sync(struct at_sink_thread *t)
 	wait_head(t, t->next);
 }
 
+void at_sink_thread_end_frame(struct at_sink_thread *t)
+{
+	at_sink_thread_sync(t);
+	pthread_mutex_lock(&t->lock);
+	t->last_taker = -1; /* the next chunk begins a frame */
+	pthread_mutex_unlock(&t->lock);
+	end_open_frame(t);
+}
+
 void at_sink_thread_stop(struct at_sink *s)
 {
 	struct at_sink_thread *t = s->thread;
 
 	if (!t)
 		return;
-	at_sink_thread_sync(t);
+	at_sink_thread_end_frame(t);
 	end_threads(t, t->encoders);
 	free_thread(t);
 	s->thread = NULL;

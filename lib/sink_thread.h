@@ -15,6 +15,9 @@ int at_sink_thread_put_record(struct at_sink_thread *t, const struct at_sink_rec
 void at_sink_thread_kick(struct at_sink_thread *t);
 /* Returns once the writer has written every event queued (it is then idle until the next). */
 void at_sink_thread_sync(struct at_sink_thread *t);
+/* Syncs, and ends the frame an encoder left open in the file (its end mark): the next events
+ * begin a frame (before the file is closed or another opened). */
+void at_sink_thread_end_frame(struct at_sink_thread *t);
 /* Syncs, ends the thread and frees the queue: the sink writes in its caller's thread again. */
 void at_sink_thread_stop(struct at_sink *s);
 /* Whether t encodes frames on several threads (its records must then be queued). */

@@ -93,9 +93,9 @@ check "moving threads, the loop writing the output: daemon exit status 0 (and th
 check "moving threads, the loop writing the output: causally valid per address, written == calls, per function exact" \
 	"$FX/log_checker" "$T/loop.log" "${pid:-0}" "$T/loop.counts" 0
 
-# encoded into lz4 frames by three threads: a block allocated in one frame and released in a
-# later one is coded by address there, and read back the same
-BINARY=1 ALLOCTAP_ENCODERS=3 migrate frames 0
+# encoded into lz4 frames by three threads, each run a frame of its own: a block allocated in
+# one frame and released in a later one is coded by address there, and read back the same
+BINARY=1 ALLOCTAP_ENCODERS=3 ALLOCTAP_FRAME_EACH_RUN=1 migrate frames 0
 check "moving threads, a binary trace encoded by 3 threads: daemon exit status 0 (and the fixture's)" \
 	bash -c "[ $drc -eq 0 ] && [ -n '$pid' ] || { cat '$T/frames.err'; exit 1; }"
 check "moving threads, a binary trace encoded by 3 threads: causally valid per address, written == calls, per function exact" \
@@ -106,7 +106,17 @@ check "moving threads, a binary trace encoded by 3 threads: the document's reade
 	bash -c "python3 '$ROOT/tests/atz_spec_reader.py' --file '$T/frames.atz' | cmp -s - '$T/frames.log'"
 frames=$(lz4_frames "$T/frames.atz")
 check "moving threads, a binary trace encoded by 3 threads: in several lz4 frames (${frames:-none})" \
-	test "${frames:-0}" -ge 2
+	test "${frames:-0}" -ge 3
+# the same, a run going on in the frame of the run before while its encoder keeps up (the
+# frames as the encoders' speed made them: the sink's own, then one at least)
+BINARY=1 ALLOCTAP_ENCODERS=3 migrate goon 0
+check "moving threads, 3 encoders whose runs go on in their frames: daemon exit status 0 (and the fixture's)" \
+	bash -c "[ $drc -eq 0 ] && [ -n '$pid' ] || { cat '$T/goon.err'; exit 1; }"
+check "moving threads, 3 encoders whose runs go on in their frames: causally valid per address, written == calls, per function exact" \
+	"$FX/log_checker" "$T/goon.log" "${pid:-0}" "$T/goon.counts" 0
+check "moving threads, 3 encoders whose runs go on in their frames: the document's reader reads the C reader's events" \
+	bash -c "python3 '$ROOT/tests/atz_spec_reader.py' --file '$T/goon.atz' | cmp -s - '$T/goon.log'"
+echo "# moving threads, 3 encoders whose runs go on in their frames: $(lz4_frames "$T/goon.atz") lz4 frames"
 migrate stopped "$STOP_S"
 lost=$(summary stopped lost)
 check "moving threads, daemon stopped ${STOP_S} s: daemon exit status 0 (and the fixture's)" \

@@ -302,12 +302,12 @@ PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev
 if [ -x "$PY" ]; then
 	PYTHONHASHSEED=0 PYTHONMALLOC=malloc trace pyjson 0 "$PY" "$ROOT/demo/workload.py"
 	same pyjson "python3, one thread"
-	# the same run encoded by three threads, each into lz4 frames of its own whose stacks go
-	# on from the frames before (2.6): the same stacks as libdw's, in many frames; and
+	# the same run encoded by three threads, each run into an lz4 frame of its own whose stacks
+	# go on from the frames before (2.6): the same stacks as libdw's, in many frames; and
 	# relayed by atz_tool encode into one frame, the same again (the oracle runs with the
 	# same environment: python's allocations depend on its size)
 	PYTHONHASHSEED=0 PYTHONMALLOC=malloc ALLOCTAP_WRITER_THREAD=1 ALLOCTAP_ENCODERS=3 \
-		trace pyframes 0 "$PY" "$ROOT/demo/workload.py"
+		ALLOCTAP_FRAME_EACH_RUN=1 trace pyframes 0 "$PY" "$ROOT/demo/workload.py"
 	same pyframes "python3, one thread, encoded by 3 threads"
 	frames=$(lz4_frames "$T/pyframes.atz")
 	echo "# python3, one thread, encoded by 3 threads: $frames lz4 frames"

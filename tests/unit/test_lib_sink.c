@@ -1048,10 +1048,12 @@ static char *transcribe(const char *bytes, size_t n, unsigned *frames)
 }
 
 /* Frames encoded apart hold the trace one writer writes: with 2 and 3 encoders and queues of
- * 4, 64 and 16,384 items (frames of 1, 8 and 2,048 items, and those a flush cuts short), every
+ * 4, 64 and 16,384 items (runs of 1, 8 and 2,048 items, and those a flush cuts short), every
  * event, stack, mapping and NAMES record comes back the same, in the same order, each event's
- * stack id naming the same stack; the counters agree, and the trace is in many frames (the
- * stacks of each going on from those before). */
+ * stack id naming the same stack; the counters agree. With a frame a run, the trace is in many
+ * frames (the stacks of each going on from those before); with runs that go on in the frame
+ * of the encoder that keeps up, in as many as the encoders' speed made (2 at least: the
+ * sink's own, then the encoders'). */
 static void test_frames_same_trace(void **state)
 {
 	(void)state;
@@ -1063,23 +1065,111 @@ static void test_frames_same_trace(void **state)
 	assert_int_equal(frames, 1);
 	assert_non_null(strstr(a, "events 3000 lost 15 stacks 100 mappings 100 names 100 rss 100 "
 				  "processes 100\n"));
-	for (unsigned encoders = 2; encoders <= 3; encoders++) {
-		for (unsigned log2 = 2; log2 <= 14; log2 += log2 == 2 ? 4 : 8) {
-			char *got = write_records(log2, encoders, &n);
-			char *b = transcribe(got, n, &frames);
+	for (unsigned each = 0; each <= AT_SINK_FRAME_EACH_RUN; each += AT_SINK_FRAME_EACH_RUN) {
+		for (unsigned encoders = 2; encoders <= 3; encoders++) {
+			for (unsigned log2 = 2; log2 <= 14; log2 += log2 == 2 ? 4 : 8) {
+				char *got = write_records(log2, encoders | each, &n);
+				char *b = transcribe(got, n, &frames);
 
-			assert_string_equal(b, a);
-			/* a frame per 1 / (2 x encoders) of the queue at least, and one per
-			 * flush */
-			unsigned chunk = (1u << log2) / (2 * encoders);
+				assert_string_equal(b, a);
+				/* a frame a run: one per 1 / (2 x encoders) of the queue at
+				 * least, and one per flush */
+				unsigned chunk = (1u << log2) / (2 * encoders);
 
-			assert_true(frames >= 3000 / (chunk ? chunk : 1));
-			free(b);
-			free(got);
+				assert_true(frames >= (each ? 3000 / (chunk ? chunk : 1) : 2));
+				free(b);
+				free(got);
+			}
 		}
 	}
 	free(a);
 	free(want);
+}
+
+/* Runs that one encoder keeps up with go on in its frame: 20 runs of 170 events (a queue of
+ * 1,024 items, 3 encoders), each written before the next is put (a flush), make one frame
+ * after the sink's own; with a frame a run, 20. Either way the events are one writer's, and
+ * the file reads to its clean end (the frame left open was ended at the close). The same
+ * across a reopen: each file a whole trace, its last frame ended in it. */
+static void test_frames_go_on(void **state)
+{
+	(void)state;
+	static const unsigned expect[2] = { 2, 21 };
+
+	for (unsigned each = 0; each < 2; each++) {
+		int fd = memfd_create("sink", 0), fd0 = memfd_create("one", 0);
+		struct at_sink s, s0;
+		struct at_sink_options opt = { .format = AT_SINK_ATZ,
+					       .atz = { .flags = AT_ATZ_FLAG_NO_STACKS,
+							.host = "box", .start_ns = 9 } };
+		size_t n, n0;
+		unsigned frames, frames0;
+
+		assert_int_equal(at_sink_open_fd(&s, fd, "mem"), 0);
+		assert_int_equal(at_sink_open_fd(&s0, fd0, "one"), 0);
+		assert_int_equal(at_sink_start(&s, &opt), 0);
+		assert_int_equal(at_sink_start(&s0, &opt), 0);
+		assert_int_equal(at_sink_thread_start(&s, 10, 3 | (each ? AT_SINK_FRAME_EACH_RUN : 0)),
+				 0);
+		for (unsigned i = 0; i < 20 * 170; i++) {
+			struct at_event ev = events[i % 4];
+
+			ev.arg[0] += (i / 4) * 64 * (ev.func == AT_FREE);
+			ev.result += (i / 4) * 64;
+			ev.stack = 0;
+			assert_int_equal(at_sink_put(&s, &ev), 0);
+			assert_int_equal(at_sink_put(&s0, &ev), 0);
+			if (i % 170 == 169)
+				assert_int_equal(at_sink_flush(&s), 0);
+		}
+		assert_int_equal(at_sink_close(&s), 0);
+		assert_int_equal(at_sink_close(&s0), 0);
+		char *got = slurp(fd, &n), *want = slurp(fd0, &n0);
+		char *b = transcribe(got, n, &frames), *a = transcribe(want, n0, &frames0);
+
+		assert_int_equal(frames0, 1);
+		assert_int_equal(frames, expect[each]);
+		assert_string_equal(b, a);
+		free(a);
+		free(b);
+		free(got);
+		free(want);
+		close(fd);
+		close(fd0);
+	}
+
+	char dir[] = "/tmp/test_lib_sink.XXXXXX", path[64], moved[64];
+	struct at_sink s;
+	struct at_sink_options opt = { .format = AT_SINK_ATZ,
+				       .atz = { .flags = AT_ATZ_FLAG_NO_STACKS } };
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(moved, sizeof(moved), "%s/log.1", dir);
+	assert_int_equal(at_sink_open(&s, path, AT_SINK_TRUNCATE), 0);
+	assert_int_equal(at_sink_start(&s, &opt), 0);
+	assert_int_equal(at_sink_thread_start(&s, 10, 2), 0);
+	for (unsigned i = 0; i < 1000; i++)
+		assert_int_equal(at_sink_put(&s, &events[i % 4]), 0);
+	assert_int_equal(at_sink_flush(&s), 0);
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(at_sink_reopen(&s, path), 0);
+	for (unsigned i = 0; i < 700; i++)
+		assert_int_equal(at_sink_put(&s, &events[i % 4]), 0);
+	assert_int_equal(at_sink_close(&s), 0);
+	for (int k = 0; k < 2; k++) {
+		int fd = open(k ? path : moved, O_RDONLY);
+		size_t n;
+		char *got = slurp(fd, &n);
+		struct at_atz_stats ast;
+
+		assert_int_equal(read_back(got, n, &ast), k ? 700 : 1000);
+		free(got);
+		close(fd);
+	}
+	unlink(path);
+	unlink(moved);
+	rmdir(dir);
 }
 
 /* Encoders write what one writer writes, counted alike: the events and losses of a trace
@@ -1385,6 +1475,7 @@ int main(void)
 		cmocka_unit_test(test_thread_records_do_not_wait),
 		cmocka_unit_test(test_frames_same_trace),
 		cmocka_unit_test(test_frames_counts),
+		cmocka_unit_test(test_frames_go_on),
 		cmocka_unit_test(test_frames_not_possible),
 		cmocka_unit_test(test_frames_closed_pipe),
 		cmocka_unit_test(test_record_copy_fails),
