@@ -1681,6 +1681,49 @@ static struct file frames_going_on(unsigned flags, uint32_t stacks_before, size_
  * second frame's stack is 3. A frame going on from more stacks than were defined is refused at
  * its stack, as a frame without the flag whose first stack is not 1; the writer writes 2.6
  * alone for the flag, and takes stacks_before only with it. */
+/* A frame begun with end_apart has no content checksum (FLG 0x50) and is ended by another:
+ * the 4-byte end mark written where it goes; at_atz_writer_ended_apart then writes nothing,
+ * and the next frame follows the mark. The file reads as one trace of both frames' events. */
+static void test_frame_ended_apart(void **state)
+{
+	(void)state;
+	struct mem_writer m;
+	struct at_atz_options o = { .flags = AT_ATZ_FLAG_NO_STACKS, .host = "testhost",
+				    .start_ns = 42, .end_apart = 1 };
+	struct at_event ev = { 1, 2, AT_MALLOC, 1, { 8, 0 }, 0x10, 100, 0 }, out[4];
+	static struct records rec;
+	int rc;
+
+	m.fd = memfd_create("atz", 0);
+	assert_int_equal(at_output_open_fd(&m.o, m.fd, "mem"), 0);
+	m.w = at_atz_writer_open(&m.o, &o);
+	assert_non_null(m.w);
+	assert_int_equal(at_atz_append(m.w, &ev), 0);
+	assert_int_equal(at_atz_flush(m.w), 0);
+	memset(at_output_reserve(&m.o, 4), 0, 4); /* the end mark, written apart */
+	at_output_commit(&m.o, 4);
+	uint64_t at = m.o.written + m.o.len;
+
+	assert_int_equal(at_atz_writer_ended_apart(m.w), 0);
+	assert_int_equal(m.o.written + m.o.len, at);
+	assert_int_equal(at_atz_writer_ended_apart(m.w), 0); /* once ended, nothing */
+	o.end_apart = 0;
+	assert_int_equal(at_atz_writer_next_frame(m.w, &o), 0);
+	ev.result = 0x20;
+	assert_int_equal(at_atz_append(m.w, &ev), 0);
+	struct file f = mem_writer_close(&m);
+	const uint8_t *b = f.p;
+
+	assert_int_equal(b[4], 0x50);
+	assert_int_equal(memcmp(b + at, "\x04\x22\x4d\x18", 4), 0);
+	assert_int_equal(b[at + 4], 0x54);
+	assert_int_equal(decode_records(&f, out, 4, &rec, &rc, NULL, 0), 2);
+	assert_int_equal(rc, 0);
+	assert_int_equal(out[0].result, 0x10);
+	assert_int_equal(out[1].result, 0x20);
+	free(f.p);
+}
+
 static void test_v26_frames_go_on(void **state)
 {
 	(void)state;
@@ -2908,6 +2951,7 @@ int main(void)
 		cmocka_unit_test(test_concatenated_frames),
 		cmocka_unit_test(test_concatenated_frames_damaged),
 		cmocka_unit_test(test_v26_frames_go_on),
+		cmocka_unit_test(test_frame_ended_apart),
 		cmocka_unit_test(test_flip_every_bit),
 		cmocka_unit_test(test_random_inputs),
 		cmocka_unit_test(test_v2_record_bytes),
