@@ -565,6 +565,20 @@ def read_content(data, tr):
             out.append(fmt(cur.pid, cur.tid, *ev, munged))
 
 
+def lz4_length(src, i, what):
+    """The bytes that go on a length of 15 in a token (each 255 but the last): their sum, and
+    the position after them."""
+    total = 0
+    while True:
+        if i >= len(src):
+            raise Corrupt("lz4 block ends inside a %s" % what)
+        b = src[i]
+        i += 1
+        total += b
+        if b != 255:
+            return total, i
+
+
 def lz4_block(src, out):
     """One compressed block of the LZ4 block format, appended to out (the frame's output so
     far: a match may reach into the blocks before, up to 64 KiB back)."""
@@ -576,14 +590,8 @@ def lz4_block(src, out):
         i += 1
         lit = token >> 4
         if lit == 15:
-            while True:
-                if i >= n:
-                    raise Corrupt("lz4 block ends inside a literal length")
-                b = src[i]
-                i += 1
-                lit += b
-                if b != 255:
-                    break
+            more, i = lz4_length(src, i, "literal length")
+            lit += more
         if i + lit > n:
             raise Corrupt("lz4 literals past the block's end")
         out += src[i:i + lit]
@@ -596,14 +604,8 @@ def lz4_block(src, out):
         i += 2
         ml = token & 15
         if ml == 15:
-            while True:
-                if i >= n:
-                    raise Corrupt("lz4 block ends inside a match length")
-                b = src[i]
-                i += 1
-                ml += b
-                if b != 255:
-                    break
+            more, i = lz4_length(src, i, "match length")
+            ml += more
         ml += 4
         start = len(out) - off
         if off == 0 or start < 0:
