@@ -354,38 +354,49 @@ static void process_forgotten(void *arg, pid_t pid)
 	at_stacks_forgotten(&d->stacks, pid);
 }
 
-/* Whether the output gets a writing thread of its own: on a machine of at least
- * WRITER_THREAD_CPUS online CPUs (on fewer, the thread's CPU is taken from the traced
- * program), or as ALLOCTAP_WRITER_THREAD says (1 or 0). */
-static int writer_thread_wanted(void)
+/* Environment variable name, when set: a number from lo to hi (hi <= 9) into *v. 0, or -1
+ * after a message naming the variable and what it may be. */
+static int env_digit(const char *name, unsigned lo, unsigned hi, unsigned *v)
 {
-	const char *env = getenv("ALLOCTAP_WRITER_THREAD");
+	const char *e = getenv(name);
 
-	if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
-		return env[0] == '1';
-	return sysconf(_SC_NPROCESSORS_ONLN) >= WRITER_THREAD_CPUS;
+	if (!e)
+		return 0;
+	if (e[0] >= (char)('0' + lo) && e[0] <= (char)('0' + hi) && !e[1]) {
+		*v = (unsigned)(e[0] - '0');
+		return 0;
+	}
+	if (hi == lo + 1)
+		at_error("%s=%s: not %u or %u", name, e, lo, hi);
+	else
+		at_error("%s=%s: not a number from %u to %u", name, e, lo, hi);
+	return -1;
 }
 
-/* How many threads encode a binary trace, each into lz4 frames of its own: one per
- * CPUS_PER_ENCODER online CPUs (ENCODERS_MAX at most), or as ALLOCTAP_ENCODERS says (1 to
- * ENCODERS_MAX). One is the writing thread alone. */
-static unsigned encoders_wanted(void)
+/* How the output is written, into w: by a thread of its own on a machine of at least
+ * WRITER_THREAD_CPUS online CPUs (on fewer, the thread's CPU is taken from the traced program)
+ * or as ALLOCTAP_WRITER_THREAD says (0 or 1); a binary trace by one encoder per
+ * CPUS_PER_ENCODER online CPUs (ENCODERS_MAX at most) or as ALLOCTAP_ENCODERS says (1 to
+ * ENCODERS_MAX; one is the writing thread alone), a frame a run of events when
+ * ALLOCTAP_FRAME_EACH_RUN=1 (AT_SINK_FRAME_EACH_RUN). 0, or -1 after a message. */
+struct writing {
+	unsigned thread, encoders, each_run;
+};
+
+static int writing_wanted(struct writing *w)
 {
-	const char *env = getenv("ALLOCTAP_ENCODERS");
-	long n = sysconf(_SC_NPROCESSORS_ONLN) / CPUS_PER_ENCODER;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), n = cpus / CPUS_PER_ENCODER;
 
-	if (env && env[0] >= '1' && env[0] <= '0' + ENCODERS_MAX && !env[1])
-		n = env[0] - '0';
-	return n < 1 ? 1 : n > ENCODERS_MAX ? ENCODERS_MAX : (unsigned)n;
-}
-
-/* ALLOCTAP_FRAME_EACH_RUN=1: with encoders, every run of events a frame of its own, even while
- * one encoder keeps up (the frames then fall where the runs do, whatever the encoders' speed). */
-static unsigned frame_each_run(void)
-{
-	const char *env = getenv("ALLOCTAP_FRAME_EACH_RUN");
-
-	return env && strcmp(env, "1") == 0 ? AT_SINK_FRAME_EACH_RUN : 0;
+	w->thread = cpus >= WRITER_THREAD_CPUS;
+	w->encoders = n < 1 ? 1 : n > ENCODERS_MAX ? ENCODERS_MAX : (unsigned)n;
+	w->each_run = 0;
+	if (env_digit("ALLOCTAP_WRITER_THREAD", 0, 1, &w->thread) < 0 ||
+	    env_digit("ALLOCTAP_ENCODERS", 1, ENCODERS_MAX, &w->encoders) < 0 ||
+	    env_digit("ALLOCTAP_FRAME_EACH_RUN", 0, 1, &w->each_run) < 0)
+		return -1;
+	if (w->each_run)
+		w->each_run = AT_SINK_FRAME_EACH_RUN;
+	return 0;
 }
 
 /* The loop, and the writing thread it starts, at --nice's priority: they share the CPUs with
@@ -417,6 +428,10 @@ int at_session_open(struct at_session *d)
 			 .min_size = d->opt.min_size, .sample_bytes = d->opt.sample_bytes },
 	};
 
+	struct writing w;
+
+	if (writing_wanted(&w) < 0) /* before anything is made: the output file too */
+		return -1;
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	d->time_grain = times_grain(d);
 	at_launch_raise_nofile(&d->targets.child);
@@ -434,11 +449,11 @@ int at_session_open(struct at_session *d)
 		return -1;
 	/* events are encoded and written by a thread of their own, beside the loop's merge */
 	/* text is written fast enough by one thread, which at_sink_thread_start gives it anyway */
-	unsigned encoders = d->opt.format == AT_SINK_ATZ ? encoders_wanted() : 1;
+	unsigned encoders = d->opt.format == AT_SINK_ATZ ? w.encoders : 1;
 
-	if (writer_thread_wanted() &&
+	if (w.thread &&
 	    at_sink_thread_start(&d->sink, encoders > 1 ? ENCODER_QUEUE_LOG2 : WRITER_QUEUE_LOG2,
-				 encoders > 1 ? encoders | frame_each_run() : encoders) < 0) {
+				 encoders > 1 ? encoders | w.each_run : encoders) < 0) {
 		at_error("cannot start the writing thread: %s", strerror(errno));
 		return -1;
 	}

@@ -188,4 +188,19 @@ wait $sl 2>/dev/null
 rc=${PIPESTATUS[0]}
 check_eq "closed output pipe: nothing said, killed by SIGPIPE (141)" "$rc:$(wc -c <"$T/pipe.err")" \
 	"141:0" "$(head -n 3 "$T/pipe.err")"
+# The writing threads' variables are checked before anything is made: a value they cannot
+# take is refused, the variable named with what it may be, status 1, no output file.
+for bad in ALLOCTAP_WRITER_THREAD=2 ALLOCTAP_WRITER_THREAD=yes ALLOCTAP_ENCODERS=0 \
+	ALLOCTAP_ENCODERS=5 ALLOCTAP_ENCODERS=12 ALLOCTAP_ENCODERS= ALLOCTAP_FRAME_EACH_RUN=on; do
+	case $bad in
+	ALLOCTAP_ENCODERS=*) want="not a number from 1 to 4" ;;
+	*) want="not 0 or 1" ;;
+	esac
+	rm -f "$T/env.log"
+	env "$bad" "$D" -f binary -o "$T/env.log" -- /bin/true 2>"$T/env.err"
+	rc=$?
+	check_eq "$bad: refused before anything is made (status, message, no file)" \
+		"$rc $(head -n 1 "$T/env.err") $([ -e "$T/env.log" ] && echo yes || echo no)" \
+		"1 alloctapd: $bad: $want no"
+done
 finish
