@@ -25,7 +25,7 @@
 
 #define MAX_RETURNS (1u << 16) /* realloc returns the merge holds out of their rings at once */
 #define WRITER_QUEUE_LOG2 16 /* events queued for the writing thread at most */
-#define ENCODER_QUEUE_LOG2 18 /* for the encoders: a frame holds 1 / (2 x encoders) of it */
+#define ENCODER_QUEUE_LOG2 18 /* for the encoders: a run holds 1 / (2 x encoders) of it */
 #define WRITER_THREAD_CPUS 2
 #define CPUS_PER_ENCODER 8  /* a binary trace gets one encoder per this many online CPUs */
 #define ENCODERS_MAX 4

@@ -36,7 +36,8 @@
 #include "sink.h"
 #include "sink_thread.h"
 
-/* A run of the ring's items that one frame holds. */
+/* A run of the ring's items that one encoder encodes at once (into a frame of its own, or on
+ * in the frame of its run before). */
 struct at_sink_chunk {
 	uint64_t start, end;    /* [start, end) */
 	uint32_t stacks_before; /* the trace's stacks defined by the items before start */
@@ -56,7 +57,7 @@ struct at_sink_encoder {
 	int memfd;
 	struct at_output out; /* the frame being encoded, into memfd */
 	struct at_atz_writer *w; /* its writer, kept from frame to frame */
-	struct at_atz_stats before; /* the writer's counters at the frame's start */
+	struct at_atz_stats before; /* the writer's counters at the chunk's start */
 	int index;
 	int busy;            /* under lock: a chunk taken, its frame not yet written */
 	uint64_t next_chunk; /* under lock: one past the last chunk it took */
