@@ -118,7 +118,7 @@ static double run(const struct at_record *recs, const unsigned *ring_of, uint64_
 	double process0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), thread0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	for (unsigned i = 0; i < nrings; i++) {
-		if (ring_image_init(&img[i], 1 << 22) < 0)
+		if (ring_image_init(&img[i], 1 << 23) < 0) /* 65,536 slots */
 			exit(1);
 		views[i] = img[i].view;
 	}
@@ -135,8 +135,10 @@ static double run(const struct at_record *recs, const unsigned *ring_of, uint64_
 				count_emit(NULL, &recs[k]);
 		} else {
 			for (; k < end; k++)
-				if (ring_image_put(&img[ring_of[k]], &recs[k], sizeof(recs[k]), 0) < 0)
+				if (ring_image_put(&img[ring_of[k]], &recs[k], 0) < 0) {
+					fprintf(stderr, "daemon_reorder: a ring image is full\n");
 					exit(1);
+				}
 			t0 = (double)at_now_ns();
 			at_reorder_drain(&ro, recs[end - 1].time + 2 * AT_REORDER_CLOCK_SLACK_NS);
 		}

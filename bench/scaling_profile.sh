@@ -4,8 +4,9 @@
 # alloctapd --floor and by alloctapd -f binary (attached with --pid, as in scaling_bench.sh).
 # One table, CPU ns per traced call (an "event": a malloc or a free; 2 per pair, the same count
 # for both), split between the traced program's own code, the uprobe traps, the BPF programs'
-# code, the BPF helpers and maps, the ring buffer (reserve, its lock, submit, the wakeup),
-# the daemon and the rest of the machine:
+# code (the event rings' reservation and writing among it), the BPF helpers and maps, the
+# kernel's ring buffer and wakeups (ring_wake's wakeups, and locks), the daemon and the rest of
+# the machine:
 #  - perf record -a -g on cpu-clock (a sample every PERIOD_NS of CPU time, so samples count
 #    time) while the loop runs, its samples sorted by command and symbol (when perf runs);
 #  - perf stat -a: context switches and migrations per event (when perf runs);
@@ -181,9 +182,9 @@ line "wall: ns per pair / 2 (a thread's time per call)" half
 line "traced threads' CPU per call (perf samples), of which:" threads
 line "  the program (loop, malloc, free, uretprobe trampoline)" user
 line "  uprobe traps (kernel, outside BPF)" traps
-line "  BPF programs' own code (clock, slots, in-flight)" progs
+line "  BPF programs' own code (clock, slots, in-flight, rings)" progs
 line "  BPF helpers and maps other than the ring" helpers
-line "  ring buffer: reserve, lock, submit, wakeup" ring
+line "  kernel ring buffer, locks and wakeups" ring
 line "  waiting on a spin lock (queued_spin_lock_slowpath)" lockwait
 line "daemon CPU per call (perf samples)" daemon
 line "daemon CPU per call (wait4, from recording to its end)" dcpu

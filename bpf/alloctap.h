@@ -15,14 +15,14 @@
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields;
  * all defined in prog/maps.h):
- *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, stacks_on, times_on, probes_bound,
- *           thread_slot_mask, filter_on, min_size, sample_bytes (prog/filter.h): set before
- *           load
+ *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, ring_bytes, stacks_on, times_on,
+ *           probes_bound, thread_slot_mask, filter_on, min_size, sample_bytes (prog/filter.h):
+ *           set before load
  *   bss     mappings_gen: bumped after each store in proc_mappings (struct
  *           at_bpf_rule_cache). No global counter: every record carries its time, and the
  *           rings' records are merged by it (daemon/trace/reorder.h).
- *   maps    events (an array of ring buffers, one per possible CPU: the array and its
- *           template sized before load, the rings put in after), targets (traced tgids, when
+ *   maps    event_data, event_pos (the event rings, one per possible CPU, sized before load:
+ *           AT_RING_STEP, struct at_ring_pos), ring_wake (the wakeups), targets (traced tgids, when
  *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter), counts (per-CPU
  *           counters of what is no loss, enum at_count); with --stacks
  *           unwind_rules, unwind_pages, unwind_entries, unwind_tables (the unwind tables of
@@ -142,6 +142,30 @@ struct at_record {
 };
 
 _Static_assert(sizeof(struct at_record) == 72, "struct at_record is 72 bytes on both sides");
+
+/* The event rings (prog/emit.h writes them, daemon/trace/ring.h reads them): one per possible
+ * CPU, each a power of two of slots of AT_RING_STEP bytes, element c of the mmapable array
+ * event_data for CPU c. A slot holds one record: an 8-byte header, then the struct at_record.
+ * The header's low 4 bytes are the record's length (72), its high 4 bytes the low 32 bits of
+ * the record's number in its ring (0, 1, 2, ... as reserved): a header left by an older lap
+ * has another number, and a slot whose header does not have its record's number is a record
+ * reserved and not yet written. Only the programs write headers, and only in header places:
+ * nothing a traced process passes (sizes, pointers) can be read as one. */
+#define AT_RING_RECORD_HEADER 8
+#define AT_RING_STEP (AT_RING_RECORD_HEADER + 72)
+
+/* A ring's positions, in records (numbers): element c of the mmapable array event_pos, the
+ * producers' line (written by the programs of CPU c only) apart from the daemon's. */
+struct at_ring_pos {
+	__u64 producer;       /* the next record's number: records below it are reserved */
+	__u64 woken_consumer; /* the consumer plus 1 at the last wakeup asked for (0: none) */
+	__u64 woken_producer; /* the producer then */
+	__u64 producer_line[5];
+	__u64 consumer;       /* written by the daemon: every record below it has been read */
+	__u64 consumer_line[7];
+};
+
+_Static_assert(sizeof(struct at_ring_pos) == 128, "a ring's positions are two cache lines");
 
 /* Indices of the per-CPU "lost" array: records the program could not deliver. */
 enum at_lost_counter {

@@ -1,25 +1,22 @@
 /* bpf.c: the BPF program, its maps and its ring buffers through libbpf (bpf.h).
  *
- * The events go to one ring buffer per possible CPU (bpf/prog/maps.h: events, an array of
- * rings). The rings together take at most the bytes asked for (at_bpf_options.ring_bytes),
- * each a power of two of at least AT_BPF_RING_MIN, so that a burst on one CPU has room; only
- * a machine with more possible CPUs than the total has rings of AT_BPF_RING_MIN (the total is
- * then exceeded: a smaller ring would wake the daemon every few hundred records), and a total
- * below AT_BPF_RING_MIN (asked for to see loss) gives each ring that total. The ring of CPU 0
- * is also the template libbpf creates the array with (libbpf 1.1 cannot resize its own
- * template: bpf_map__set_max_entries on bpf_map__inner_map dereferences no object); the others
- * are created after load.
+ * The events go to one ring per possible CPU (bpf/prog/maps.h: event_data, event_pos; laid out
+ * in alloctap.h). The rings together take at most the bytes asked for
+ * (at_bpf_options.ring_bytes): each CPU gets a share, a power of two of at least
+ * AT_BPF_RING_MIN and at most AT_BPF_RING_MAX, so that a burst on one CPU has room, and its
+ * ring the slots that fit in it (at_ring_slots_for: 5/8 of it). Only a machine with more
+ * possible CPUs than the total has shares of AT_BPF_RING_MIN (the total is then exceeded: a
+ * smaller ring would wake the daemon every few hundred records), and a total below
+ * AT_BPF_RING_MIN (asked for to see loss) gives each CPU that total.
  *
- * Reading: each ring is mapped as the kernel lays it out (daemon/trace/ring.h) and read in place
- * by the merge (daemon/trace/reorder.h), which keeps a record in its ring until it goes out: no
- * libbpf ring_buffer manager, which hands each record on and frees its room at once. One epoll
- * descriptor, edge-triggered, wakes the daemon when any ring's program asks (records the merge
- * keeps back would otherwise make a level-triggered descriptor readable all the time). */
+ * Reading: the rings are mapped (event_data whole, to read; event_pos, to write the consumer
+ * positions) and read in place (daemon/trace/ring.h) by the merge (daemon/trace/reorder.h),
+ * which keeps a record in its ring until it goes out. The programs ask for a wakeup through
+ * the small ring buffer ring_wake, which a libbpf manager empties at each wakeup. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,6 +32,8 @@
 
 /* The smallest ring of a CPU, unless the total asked for is smaller. */
 #define AT_BPF_RING_MIN (64u << 10)
+/* The largest share: the verifier follows an offset into a map value up to 2^29 bytes. */
+#define AT_BPF_RING_MAX (256u << 20)
 /* A ring wakes the daemon when this many bytes wait in it, or an eighth of it if less. The
  * daemon reads every ring at each wakeup, then merges what it read: the merge reads the records
  * again, and finds them in the CPU's cache only when a drain is a few hundred kilobytes. */
@@ -42,12 +41,17 @@
 
 struct at_bpf {
 	struct alloctap *skel;
-	struct at_ring *rings;  /* nrings, as mapped (a NULL consumer: not mapped) */
-	int epoll_fd;           /* readable when any ring woke the daemon (-1: none yet) */
+	struct at_ring *rings;  /* nrings, as mapped (a NULL data: not mapped) */
+	struct at_ring_pos *positions; /* event_pos, mapped (NULL: not yet) */
+	size_t positions_len;
+	uint8_t *slots;         /* event_data, mapped (NULL: not yet) */
+	size_t slots_len;
+	struct ring_buffer *wake; /* the ring_wake ring (NULL: not open) */
+	int epoll_fd;           /* readable when a ring woke the daemon (-1: none yet) */
 	uint32_t total_bytes;   /* the rings' total asked for (at_bpf_options.ring_bytes) */
-	uint32_t ring_bytes;    /* each ring's size */
+	uint32_t ring_bytes;    /* each CPU's share of total_bytes */
+	uint64_t ring_slots;    /* each ring's slots: at_ring_slots_for(ring_bytes) */
 	int nrings;             /* the possible CPUs: one ring each */
-	int *ring_fds;          /* nrings descriptors (-1: none yet); [0] is the template */
 	uint64_t fill[2];       /* 0, and the bytes waiting at the last consume (for -v) */
 	struct ring_buffer *news; /* the py_news ring (NULL: not open) */
 	at_bpf_news_fn news_fn;
@@ -104,7 +108,8 @@ static uint32_t ring_size(uint32_t total, int ncpu)
 {
 	uint32_t each = total;
 
-	while (each > AT_BPF_RING_MIN && (uint64_t)each * (uint64_t)ncpu > total)
+	while (each > AT_BPF_RING_MIN && ((uint64_t)each * (uint64_t)ncpu > total ||
+					  each > AT_BPF_RING_MAX))
 		each >>= 1;
 	return each;
 }
@@ -123,10 +128,14 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 	skel->rodata->probes_bound = o->bound ? 1 : 0;
 	skel->rodata->times_on = o->times ? 1 : 0;
 	skel->rodata->stacks_on = o->stacks ? 1 : 0;
-	skel->rodata->wakeup_bytes = b->ring_bytes / 8;
-	if (skel->rodata->wakeup_bytes > AT_BPF_WAKEUP_MAX)
-		skel->rodata->wakeup_bytes = AT_BPF_WAKEUP_MAX;
-	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ncpu);
+	b->ring_slots = at_ring_slots_for(b->ring_bytes);
+	skel->rodata->ring_slots = b->ring_slots;
+	skel->rodata->wakeup_records = b->ring_slots / 8;
+	if (skel->rodata->wakeup_records > AT_BPF_WAKEUP_MAX / AT_RING_STEP)
+		skel->rodata->wakeup_records = AT_BPF_WAKEUP_MAX / AT_RING_STEP;
+	bpf_map__set_max_entries(skel->maps.event_data, (uint32_t)ncpu);
+	bpf_map__set_value_size(skel->maps.event_data, (uint32_t)(b->ring_slots * AT_RING_STEP));
+	bpf_map__set_max_entries(skel->maps.event_pos, (uint32_t)ncpu);
 	bpf_map__set_max_entries(skel->maps.targets, o->max_targets);
 	bpf_map__set_max_entries(skel->maps.thread_slots, o->thread_slots);
 	skel->rodata->thread_slot_mask = o->thread_slots - 1;
@@ -138,23 +147,17 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 		bpf_map__set_max_entries(skel->maps.blocks, o->block_map);
 }
 
-/* The ring descriptors, all -1. 0, or -1 with errno set. */
+/* The rings' views, none mapped yet. 0, or -1 with errno set. */
 static int alloc_rings(struct at_bpf *b)
 {
-	b->ring_fds = malloc((size_t)b->nrings * sizeof(*b->ring_fds));
 	b->rings = calloc((size_t)b->nrings, sizeof(*b->rings));
 	b->epoll_fd = -1;
-	if (!b->ring_fds || !b->rings)
-		return -1;
-	for (int c = 0; c < b->nrings; c++)
-		b->ring_fds[c] = -1;
-	return 0;
+	return b->rings ? 0 : -1;
 }
 
 /* Frees what at_bpf_open allocated (the skeleton apart). */
 static void free_bpf(struct at_bpf *b)
 {
-	free(b->ring_fds);
 	free(b->rings);
 	free(b);
 }
@@ -207,70 +210,32 @@ int at_bpf_stacks_on(const struct at_bpf *b)
 	return b->skel->rodata->stacks_on != 0;
 }
 
-/* One event ring of b's size. Its descriptor, or -1 with errno set. */
-static int create_ring(const struct at_bpf *b)
-{
-	return bpf_map_create(BPF_MAP_TYPE_RINGBUF, "at_events", 0, 0, b->ring_bytes, NULL);
-}
-
-/* After load: the ring of every CPU but 0 (the template) created and put in its slot of the
- * events array. 0, or a negative errno. */
-static int fill_rings(struct at_bpf *b)
-{
-	int outer = bpf_map__fd(b->skel->maps.events);
-
-	for (int c = 0; c < b->nrings; c++) {
-		uint32_t key = (uint32_t)c;
-
-		if (b->ring_fds[c] < 0 && (b->ring_fds[c] = create_ring(b)) < 0)
-			return -errno;
-		if (bpf_map_update_elem(outer, &key, &b->ring_fds[c], BPF_ANY) < 0)
-			return -errno;
-	}
-	return 0;
-}
-
 int at_bpf_load(struct at_bpf *b)
 {
-	/* the template: the array's rings are all of its size (the kernel checks) */
-	b->ring_fds[0] = create_ring(b);
-	if (b->ring_fds[0] < 0)
-		return -errno;
-	int err = bpf_map__set_inner_map_fd(b->skel->maps.events, b->ring_fds[0]);
-	if (err)
-		return err;
-	err = alloctap__load(b->skel);
-	if (err)
-		return err;
-	return fill_rings(b);
+	return alloctap__load(b->skel);
 }
 
 /* Unmaps the rings. */
 static void unmap_rings(struct at_bpf *b)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	for (int c = 0; c < b->nrings; c++) {
-		if (!b->rings[c].consumer)
-			continue;
-		at_unmap((void *)b->rings[c].consumer, page);
-		at_unmap((void *)b->rings[c].producer, page + 2 * (size_t)b->ring_bytes);
-		b->rings[c].consumer = NULL;
-	}
+	for (int c = 0; c < b->nrings; c++)
+		b->rings[c].data = NULL;
+	if (b->slots)
+		at_unmap(b->slots, b->slots_len);
+	b->slots = NULL;
+	if (b->positions)
+		at_unmap(b->positions, b->positions_len);
+	b->positions = NULL;
 }
 
 void at_bpf_close(struct at_bpf *b)
 {
 	if (!b)
 		return;
-	if (b->epoll_fd >= 0)
-		close(b->epoll_fd);
+	ring_buffer__free(b->wake); /* closes epoll_fd, its own */
 	ring_buffer__free(b->news);
 	unmap_rings(b);
 	alloctap__destroy(b->skel);
-	for (int c = 0; c < b->nrings; c++)
-		if (b->ring_fds[c] >= 0)
-			close(b->ring_fds[c]);
 	free_bpf(b);
 }
 
@@ -317,39 +282,49 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 	return (int)syscall(SYS_bpf, AT_BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-/* ---- the ring buffers -------------------------------------------------------------------- */
+/* ---- the rings --------------------------------------------------------------------------- */
 
-/* Maps ring c: its consumer page to write, its producer page and its data (twice) to read. */
-static int map_ring(struct at_bpf *b, int c)
+/* A wakeup's record says nothing more: the daemon reads every ring. */
+static int wake_record(void *ctx, void *data, size_t size)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), data = (size_t)b->ring_bytes;
-	int fd = b->ring_fds[c];
-	void *cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-	if (cons == MAP_FAILED)
-		return -1;
-	void *prod = mmap(NULL, page + 2 * data, PROT_READ, MAP_SHARED, fd, (off_t)page);
-	if (prod == MAP_FAILED) {
-		at_unmap(cons, page);
-		return -1;
-	}
-	b->rings[c] = (struct at_ring){ .consumer = cons, .producer = prod,
-					.data = (const uint8_t *)prod + page, .mask = data - 1 };
+	(void)ctx;
+	(void)data;
+	(void)size;
 	return 0;
+}
+
+/* The mapping of map, len bytes rounded up to pages (NULL with errno set). */
+static void *map_array(struct bpf_map *map, size_t *len, int prot)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*len = (*len + page - 1) & ~(page - 1);
+	p = mmap(NULL, *len, prot, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
 }
 
 int at_bpf_ring_open(struct at_bpf *b)
 {
-	b->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (b->epoll_fd < 0)
-		return -1;
-	for (int c = 0; c < b->nrings; c++) {
-		struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.u32 = (uint32_t)c };
+	size_t ring = (size_t)b->ring_slots * AT_RING_STEP;
 
-		if (map_ring(b, c) < 0 ||
-		    epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->ring_fds[c], &e) < 0)
-			return -1;
-	}
+	b->positions_len = (size_t)b->nrings * sizeof(struct at_ring_pos);
+	b->positions = map_array(b->skel->maps.event_pos, &b->positions_len,
+				 PROT_READ | PROT_WRITE);
+	b->slots_len = (size_t)b->nrings * ring;
+	b->slots = map_array(b->skel->maps.event_data, &b->slots_len, PROT_READ);
+	if (!b->positions || !b->slots)
+		return -1;
+	for (int c = 0; c < b->nrings; c++)
+		b->rings[c] = (struct at_ring){
+			.consumer = (volatile uint64_t *)&b->positions[c].consumer,
+			.producer = (const volatile uint64_t *)&b->positions[c].producer,
+			.data = b->slots + (size_t)c * ring,
+			.mask = b->ring_slots - 1 };
+	b->wake = ring_buffer__new(bpf_map__fd(b->skel->maps.ring_wake), wake_record, NULL, NULL);
+	if (!b->wake)
+		return -1;
+	b->epoll_fd = ring_buffer__epoll_fd(b->wake);
 	return 0;
 }
 
@@ -371,17 +346,17 @@ static void measure_fill(struct at_bpf *b)
 	uint64_t waiting = 0;
 
 	for (int c = 0; c < b->nrings; c++)
-		if (b->rings[c].consumer)
-			waiting += at_ring_producer(&b->rings[c]) - at_ring_consumer(&b->rings[c]);
-	b->fill[1] = waiting * b->total_bytes / ((uint64_t)b->ring_bytes * (uint64_t)b->nrings);
+		if (b->rings[c].data)
+			waiting += (at_ring_producer(&b->rings[c]) - at_ring_consumer(&b->rings[c])) *
+				   AT_RING_STEP;
+	b->fill[1] = waiting * b->total_bytes /
+		     (b->ring_slots * AT_RING_STEP * (uint64_t)b->nrings);
 }
 
 void at_bpf_ring_woken(struct at_bpf *b)
 {
-	struct epoll_event e[16];
-
-	while (b->epoll_fd >= 0 && epoll_wait(b->epoll_fd, e, 16, 0) == 16)
-		;
+	if (b->wake)
+		ring_buffer__consume(b->wake);
 	measure_fill(b);
 }
 
@@ -398,7 +373,7 @@ const volatile uint64_t *at_bpf_leaders_gone(struct at_bpf *b)
 
 uint32_t at_bpf_wakeup_bytes(const struct at_bpf *b)
 {
-	return (uint32_t)b->skel->rodata->wakeup_bytes;
+	return (uint32_t)(b->skel->rodata->wakeup_records * AT_RING_STEP);
 }
 
 uint64_t at_bpf_clock(const struct at_bpf *b)

@@ -89,8 +89,8 @@ int at_bpf_attach_uprobes(struct at_bpf *b, enum at_bpf_prog prog, int retprobe,
 int at_bpf_ring_open(struct at_bpf *b);
 /* The rings as mapped, *n of them; valid until at_bpf_close. */
 const struct at_ring *at_bpf_rings(struct at_bpf *b, unsigned *n);
-/* The descriptor readable when any ring has woken the daemon (edge-triggered: a wakeup, not
- * what waits); at_bpf_ring_woken takes its wakeups. */
+/* The descriptor readable when a ring has woken the daemon (a wakeup, not what waits: the
+ * programs ask through a ring of wakeups); at_bpf_ring_woken takes its wakeups. */
 int at_bpf_ring_fd(const struct at_bpf *b);
 /* Takes the wakeups the descriptor reported, and measures the rings' fill (for -v). */
 void at_bpf_ring_woken(struct at_bpf *b);

@@ -1,88 +1,121 @@
 /* prog/emit.h: the ring writer of the BPF program: one struct at_record per event into the ring
- * of the CPU it runs on (events), waking the daemon only when wakeup_bytes wait in that ring; a
- * record the ring has no room for is counted lost. Included by alloctap.bpf.c only, after maps.h. */
+ * of the CPU it runs on (event_data, event_pos: alloctap.h lays them out), waking the daemon
+ * only when wakeup_records wait in that ring; a record the ring has no room for is counted
+ * lost.
+ * Included by alloctap.bpf.c only, after maps.h. */
 #ifndef ALLOCTAP_BPF_EMIT_H
 #define ALLOCTAP_BPF_EMIT_H
 
-/* The ring of the CPU the program runs on (NULL only if the daemon put none there). A thread
- * that migrates after this stays on the ring it reserved in: submit goes to the record's ring. */
-static __always_inline void *cpu_ring(void)
+/* A record reserved in the ring of the CPU the program runs on (the program cannot migrate). */
+struct ring_slot {
+	__u8 *slot;              /* its slot in the CPU's part of event_data */
+	struct at_ring_pos *pos; /* the ring's positions */
+	__u64 n;                 /* the record's number */
+};
+
+/* Compare-and-swaps a reservation may lose to programs that preempted it on its CPU before the
+ * ring counts as full. */
+#define AT_RING_TRIES 4
+
+/* Reserves one record in this CPU's ring: 0, or -1 when the ring has no room. The position
+ * moves first and the header is written last: until then the slot's header has an older
+ * number, and the daemon's reading waits there. */
+static __always_inline int ring_reserve(struct ring_slot *s)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
+	__u8 *data = bpf_map_lookup_elem(&event_data, &cpu);
 
-	return bpf_map_lookup_elem(&events, &cpu);
-}
+	s->pos = bpf_map_lookup_elem(&event_pos, &cpu);
+	if (!data || !s->pos)
+		return -1;
+#pragma unroll
+	for (int i = 0; i < AT_RING_TRIES; i++) {
+		__u64 n = *(volatile __u64 *)&s->pos->producer;
 
-/* Whether a record taken at time, in ring (this CPU's), wakes the daemon: when wakeup_bytes wait
- * in that ring, and the ring's consumer has moved, or wakeup_bytes more have come, since the
- * last wakeup asked for. The ring is asked only for one record in AT_WAKEUP_CHECK or so (a call
- * each time), chosen by the low bits of its time, which moves the wakeup by that many of the
- * ring's records on average. Until the daemon has read, another wakeup would only cost this CPU
- * an interrupt (a self-IPI, a VM exit in a guest) and tell the daemon nothing; but records it
- * reads and cannot let out yet (the output waits at a realloc's entry for its return) keep
- * the consumer where it is, and the records after them (that return among them) still wake it
- * at every wakeup_bytes. A program that preempts another here may wake it twice or once for
- * both; the daemon's own poll (100 ms) bounds what a lost wakeup could delay. */
-static __always_inline __u64 wakeup_flag(void *ring, __u64 time)
-{
-	if ((time ^ (time >> 7)) & (AT_WAKEUP_CHECK - 1))
-		return BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) < wakeup_bytes)
-		return BPF_RB_NO_WAKEUP;
-	__u32 zero = 0;
-	struct at_ring_woken *w = bpf_map_lookup_elem(&ring_woken, &zero);
-	__u64 consumer = bpf_ringbuf_query(ring, BPF_RB_CONS_POS) + 1;
-	__u64 producer = bpf_ringbuf_query(ring, BPF_RB_PROD_POS);
-
-	if (w) {
-		if (w->consumer == consumer && producer - w->producer < wakeup_bytes)
-			return BPF_RB_NO_WAKEUP;
-		w->consumer = consumer;
-		w->producer = producer;
+		if (n + 1 - *(volatile __u64 *)&s->pos->consumer > ring_slots)
+			return -1;
+		if (__sync_val_compare_and_swap(&s->pos->producer, n, n + 1) == n) {
+			s->n = n;
+			s->slot = data + (n & (ring_slots - 1)) * AT_RING_STEP;
+			return 0;
+		}
 	}
-	count_up(AT_COUNT_WAKEUPS);
-	return BPF_RB_FORCE_WAKEUP;
+	return -1;
 }
 
-/* Reserves one record in the ring of this CPU: the record (NULL when that ring is full), its
- * ring in *ring for wakeup_flag. */
-static __always_inline struct at_record *reserve_record(void **ring)
+/* Writes the 8 bytes at offset off of the record. */
+static __always_inline void ring_put(const struct ring_slot *s, __u32 off, __u64 value)
 {
-	void *rb = cpu_ring();
-
-	*ring = rb;
-	if (!rb)
-		return NULL;
-	return bpf_ringbuf_reserve(rb, sizeof(struct at_record), 0);
+	*(__u64 *)(s->slot + AT_RING_RECORD_HEADER + off) = value;
 }
 
-/* Reserves, fills and submits one record, taken at time (a realloc entered at time_entry);
- * counts it lost when the ring is full. 0, or -1 when it was lost. (Copying a record from the program's stack with
- * bpf_ringbuf_output, one call instead of two, measured 20 to 40 ns slower a record.) */
+/* Asks the daemon to wake when wakeup_records wait in the ring of s, and its consumer has
+ * moved, or wakeup_records more have come, since the last wakeup asked for. Until the daemon
+ * has read, another wakeup would only cost this CPU an interrupt (a self-IPI, a VM exit in a
+ * guest) and tell the daemon nothing; but records it reads and cannot let out yet (the output
+ * waits at a realloc's entry for its return) keep the consumer where it is, and the records
+ * after them (that return among them) still wake it at every wakeup_records. A program that
+ * preempts another here may wake it twice or once for both; the daemon's own poll (100 ms)
+ * bounds what a lost wakeup could delay. */
+static __always_inline void ring_wake_if_due(const struct ring_slot *s)
+{
+	__u64 producer = s->n + 1;
+	__u64 consumer = *(volatile __u64 *)&s->pos->consumer;
+
+	if (producer - consumer < wakeup_records)
+		return;
+	if (s->pos->woken_consumer == consumer + 1 &&
+	    producer - s->pos->woken_producer < wakeup_records)
+		return;
+	s->pos->woken_consumer = consumer + 1;
+	s->pos->woken_producer = producer;
+	count_up(AT_COUNT_WAKEUPS);
+	__u64 cpu = bpf_get_smp_processor_id();
+	bpf_ringbuf_output(&ring_wake, &cpu, sizeof(cpu), BPF_RB_FORCE_WAKEUP);
+}
+
+/* Commits the record of s, written whole: its header, last (x86-64 keeps stores in order; the
+ * compiler is kept from moving the record's stores after it), then a wakeup if one is due. */
+static __always_inline void ring_commit(const struct ring_slot *s)
+{
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)s->slot = sizeof(struct at_record) | s->n << 32;
+	ring_wake_if_due(s);
+}
+
+_Static_assert(__builtin_offsetof(struct at_record, tid) ==
+			       __builtin_offsetof(struct at_record, pid) + 4 &&
+		       __builtin_offsetof(struct at_record, flags) ==
+			       __builtin_offsetof(struct at_record, func) + 4 &&
+		       sizeof(struct at_record) + AT_RING_RECORD_HEADER == AT_RING_STEP,
+	       "a record is written 8 bytes at a time");
+
+/* The record's fields of 8 bytes, in order (pid with tid, func with flags). */
+#define AT_REC_OFF(field) ((__u32)__builtin_offsetof(struct at_record, field))
+
+/* Reserves, fills and commits one record, taken at time (a realloc entered at time_entry);
+ * counts it lost when the ring is full. 0, or -1 when it was lost. */
 static __always_inline int emit(__u64 pid_tgid, __u64 time, __u64 time_entry, __u32 func,
 				 __u32 flags, __u64 a0, __u64 a1, __u64 result, __u64 stack)
 {
-	void *ring;
-	struct at_record *r = reserve_record(&ring);
+	struct ring_slot s;
 
-	if (!r) {
+	if (ring_reserve(&s) < 0) {
 		count_lost(AT_LOST_RECORDS);
 		if (at_probe_reallocates(func) && !(flags & AT_REC_NO_ENTRY))
 			count_lost(AT_LOST_REALLOCS);
 		return -1;
 	}
-	r->time = time;
-	r->time_entry = time_entry;
-	r->pid = pid_tgid >> 32;
-	r->tid = (__u32)pid_tgid;
-	r->arg[0] = a0;
-	r->arg[1] = a1;
-	r->result = result;
-	r->func = func;
-	r->flags = flags;
-	r->time_ns = times_on ? time : 0;
-	r->stack = stack;
-	bpf_ringbuf_submit(r, wakeup_flag(ring, time));
+	ring_put(&s, AT_REC_OFF(time), time);
+	ring_put(&s, AT_REC_OFF(time_entry), time_entry);
+	ring_put(&s, AT_REC_OFF(pid), pid_tgid >> 32 | pid_tgid << 32);
+	ring_put(&s, AT_REC_OFF(arg), a0);
+	ring_put(&s, AT_REC_OFF(arg) + 8, a1);
+	ring_put(&s, AT_REC_OFF(result), result);
+	ring_put(&s, AT_REC_OFF(func), func | (__u64)flags << 32);
+	ring_put(&s, AT_REC_OFF(time_ns), times_on ? time : 0);
+	ring_put(&s, AT_REC_OFF(stack), stack);
+	ring_commit(&s);
 	return 0;
 }
 
@@ -91,21 +124,23 @@ static __always_inline int emit(__u64 pid_tgid, __u64 time, __u64 time_entry, __
  * AT_LOST_REALLOC_ENTRIES: no event is lost). */
 static __always_inline int emit_mark(__u64 id, __u64 time, __u32 func)
 {
-	void *ring;
-	struct at_record *r = reserve_record(&ring);
+	struct ring_slot s;
 
-	if (!r) {
+	if (ring_reserve(&s) < 0) {
 		count_lost(func == AT_PROBE_THREAD_END ? AT_LOST_THREAD_ENDS
 						       : AT_LOST_REALLOC_ENTRIES);
 		return -1;
 	}
-	__builtin_memset(r, 0, sizeof(*r));
-	r->time = r->time_entry = time;
-	r->pid = id >> 32;
-	r->tid = (__u32)id;
-	r->func = func;
-	r->time_ns = times_on ? time : 0;
-	bpf_ringbuf_submit(r, wakeup_flag(ring, time));
+	ring_put(&s, AT_REC_OFF(time), time);
+	ring_put(&s, AT_REC_OFF(time_entry), time);
+	ring_put(&s, AT_REC_OFF(pid), id >> 32 | id << 32);
+	ring_put(&s, AT_REC_OFF(arg), 0);
+	ring_put(&s, AT_REC_OFF(arg) + 8, 0);
+	ring_put(&s, AT_REC_OFF(result), 0);
+	ring_put(&s, AT_REC_OFF(func), func);
+	ring_put(&s, AT_REC_OFF(time_ns), times_on ? time : 0);
+	ring_put(&s, AT_REC_OFF(stack), 0);
+	ring_commit(&s);
 	return 0;
 }
 

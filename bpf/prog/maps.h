@@ -11,11 +11,6 @@ const volatile __u32 self_tgid = 0;
 /* 1: every program returns at once (alloctapd --floor, for the benchmark's floor: the cost of
  * the traps alone at exactly the sites alloctapd uses; the verifier prunes the rest). */
 const volatile __u32 floor_only = 0;
-/* The daemon is woken only when this many bytes wait in a CPU's ring (an eighth of the ring,
- * 128 KiB at most; it also polls every 100 ms): a wakeup per record would cost the traced
- * program a context switch per call on a small machine. */
-const volatile __u64 wakeup_bytes = 0;
-#define AT_WAKEUP_CHECK 32
 /* 1: every allocation call carries the user stack taken at its entry (alloctapd --stacks).
  * 0: the walk is pruned by the verifier and costs nothing. */
 const volatile __u32 stacks_on = 0;
@@ -49,21 +44,40 @@ __u32 allocators_gen = 0;
 __u64 leaders_gone = 0;
 
 
-/* The event rings: one ring buffer per possible CPU, in the slot of its CPU number, so that the
- * producers of different CPUs share no lock. The daemon sizes the outer array to the possible
- * CPUs and the rings (the template's max_entries, which every inner ring must have) before
- * load, and puts the rings in after load. */
-struct event_ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 16); /* resized by the daemon */
-};
+/* The event rings (alloctap.h: AT_RING_STEP, struct at_ring_pos): the slots of CPU c are
+ * element c of event_data, ring_slots of them; its positions are element c of event_pos. The
+ * daemon sizes both to the possible CPUs and event_data's value to ring_slots slots before
+ * load, and maps them. Array maps, not the kernel's ring buffers: a record is reserved with one
+ * compare-and-swap on the CPU's own producer line, where a ring buffer takes a spinlock with
+ * interrupts off and swaps the header once more to commit. An array cannot be polled, so the
+ * wakeups go through the small ring buffer ring_wake. */
+const volatile __u64 ring_slots = 64; /* a power of two */
+/* The daemon is woken only when this many records wait in a CPU's ring (an eighth of the ring,
+ * 128 KiB of records at most; it also polls every 100 ms): a wakeup per record would cost the
+ * traced program a context switch per call on a small machine. */
+const volatile __u64 wakeup_records = 8;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* resized by the daemon: the possible CPUs */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 64 * AT_RING_STEP); /* resized by the daemon: ring_slots slots */
+} event_data SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1); /* resized by the daemon: the possible CPUs */
 	__type(key, __u32);
-	__array(values, struct event_ring);
-} events SEC(".maps");
+	__type(value, struct at_ring_pos);
+} event_pos SEC(".maps");
+
+/* A CPU whose ring holds wakeup_records puts its number here, and the daemon wakes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 10);
+} ring_wake SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -112,20 +126,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
-
-/* One slot per CPU: this CPU's ring's positions when a program here last woke the daemon for
- * it (prog/emit.h's wakeup_flag). */
-struct at_ring_woken {
-	__u64 consumer; /* plus 1 (0: never woken) */
-	__u64 producer;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct at_ring_woken);
-} ring_woken SEC(".maps");
 
 /* One slot: see AT_INFLIGHT_CALL in alloctap.h. */
 struct {

@@ -217,9 +217,9 @@ void at_reorder_free(struct at_reorder *r)
 	r->nrings = 0;
 }
 
-/* How far ahead of its reading a ring's lines are prefetched, in bytes (16 records: a line
- * another core wrote takes longer to come than 8 records take to read). */
-#define AT_REORDER_PREFETCH 1280
+/* How far ahead of its reading a ring's lines are prefetched, in records (a line another core
+ * wrote takes longer to come than 8 records take to read). */
+#define AT_REORDER_PREFETCH 16
 
 /* ---- reading a ring ---------------------------------------------------------------------- */
 
@@ -291,7 +291,7 @@ static void settle_head(struct at_reorder_ring *q)
 			*q->head_time = ((const struct at_record *)at_ring_record(&q->ring, q->head))->time;
 			return;
 		}
-		q->head += at_ring_step(header);
+		q->head++;
 	}
 	*q->head_time = UINT64_MAX;
 }
@@ -308,7 +308,7 @@ static void drained_to_last(struct at_reorder_ring *q, uint64_t now)
 		q->drained = last < now ? last : now;
 }
 
-/* Reads q to the producer's position as this drain found it, at most `bytes` of it; q is
+/* Reads q to the producer's position as this drain found it, at most `bytes` of records; q is
  * drained at now when nothing stopped the reading there (a record still being written, no
  * room to copy one out, or the bytes read). A reading stopped for want of room or at its bytes
  * counts q drained up to its last record read in order instead (drained_to_last), so that the
@@ -316,14 +316,14 @@ static void drained_to_last(struct at_reorder_ring *q, uint64_t now)
 static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t now,
 		      uint64_t bytes)
 {
-	uint64_t left = q->end > q->scan ? q->end - q->scan : 0;
-	uint64_t end = left > bytes ? q->scan + bytes : q->scan + left;
+	uint64_t left = q->end > q->scan ? q->end - q->scan : 0, most = bytes / AT_RING_STEP;
+	uint64_t end = left > most ? q->scan + most : q->scan + left;
 
 	q->stalled = 0;
 	q->cut = 0;
 	while (q->scan < end) {
 		/* the records were written on another CPU: their lines are asked for well ahead */
-		__builtin_prefetch(q->ring.data + ((q->scan + AT_REORDER_PREFETCH) & q->ring.mask));
+		__builtin_prefetch(at_ring_slot(&q->ring, q->scan + AT_REORDER_PREFETCH));
 		uint32_t header = at_ring_header(&q->ring, q->scan);
 
 		if (header & AT_RING_BUSY)
@@ -334,7 +334,7 @@ static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t 
 			q->stalled = 1;
 			break;
 		}
-		q->scan += at_ring_step(header);
+		q->scan++;
 	}
 	if (q->scan >= q->end) {
 		q->drained = now;
@@ -469,7 +469,7 @@ static int pass(struct at_reorder *r, struct at_reorder_ring *q, const struct at
 		emit_in_order(r, rec);
 	}
 	if (q) {
-		q->head += at_ring_step(at_ring_header(&q->ring, q->head));
+		q->head++;
 		settle_head(q);
 	} else {
 		late_pop(r);

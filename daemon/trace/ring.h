@@ -1,9 +1,10 @@
-/* ring.h: one BPF ring buffer read in place, as the kernel lays it out (kernel/bpf/ringbuf.c):
- * a consumer position the reader writes, a producer position the kernel writes, and the data
- * pages, mapped twice in a row so that a record that wraps reads as one piece. Each record is
- * an 8-byte header (its length, with a busy bit while its producer fills it and a discard bit)
- * then the record, the whole rounded up to 8 bytes. Positions only grow; a position's place in
- * the data is the position masked with the data's size less 1.
+/* ring.h: one event ring read in place (alloctap.h: AT_RING_STEP, struct at_ring_pos): a
+ * consumer position the reader writes, a producer position the programs write, and a power of
+ * two of slots of AT_RING_STEP bytes, one record each. A position is a record's number (0, 1,
+ * 2, ... as reserved); its slot is the number modulo the slots. A header is a length with the
+ * busy and discard bits of the kernel's ring buffers; a slot whose header does not carry its
+ * record's number (an older lap's, or the zeros of a ring never used) is a record reserved and
+ * not yet written, read as busy.
  *
  * daemon/bpf.c maps the real rings into this; a test builds an image of one in memory. */
 #ifndef ALLOCTAP_RING_H
@@ -11,34 +12,53 @@
 
 #include <stdint.h>
 
-#define AT_RING_HEADER 8u
+#include "alloctap.h"
+
+#define AT_RING_HEADER AT_RING_RECORD_HEADER
 #define AT_RING_BUSY (1u << 31)
 #define AT_RING_DISCARD (1u << 30)
 
 struct at_ring {
-	volatile uint64_t *consumer;       /* the reader's position (it frees the ring to there) */
-	const volatile uint64_t *producer; /* the kernel's: records below it are reserved */
-	const uint8_t *data;               /* 2 * (mask + 1) bytes: the data, mapped twice */
-	uint64_t mask;                     /* the data's size less 1 (a power of two less 1) */
+	volatile uint64_t *consumer;       /* records read: the reader's (it frees the slots) */
+	const volatile uint64_t *producer; /* records reserved: the programs' */
+	const uint8_t *data;               /* mask + 1 slots of AT_RING_STEP bytes */
+	uint64_t mask;                     /* the slots less 1 (a power of two less 1) */
 };
 
-/* The header at pos: its length and flags, read with acquire (the kernel clears the busy bit
- * with a release once the record is whole). */
+/* The slots of a ring given at most bytes: the largest power of two that fits (5/8 of a power
+ * of two of bytes); 0 when not one fits. */
+static inline uint64_t at_ring_slots_for(uint64_t bytes)
+{
+	uint64_t slots = 1;
+
+	if (bytes < AT_RING_STEP)
+		return 0;
+	while (slots * 2 * AT_RING_STEP <= bytes)
+		slots *= 2;
+	return slots;
+}
+
+/* The slot of the record at pos. */
+static inline const uint8_t *at_ring_slot(const struct at_ring *r, uint64_t pos)
+{
+	return r->data + (pos & r->mask) * AT_RING_STEP;
+}
+
+/* The header at pos: its length and flags, read with acquire (a producer writes it once the
+ * record is whole); AT_RING_BUSY while it does not carry the record's number. */
 static inline uint32_t at_ring_header(const struct at_ring *r, uint64_t pos)
 {
-	return __atomic_load_n((const uint32_t *)(r->data + (pos & r->mask)), __ATOMIC_ACQUIRE);
+	uint64_t h = __atomic_load_n((const uint64_t *)at_ring_slot(r, pos), __ATOMIC_ACQUIRE);
+
+	if ((uint32_t)(h >> 32) != (uint32_t)pos || !(uint32_t)h)
+		return AT_RING_BUSY;
+	return (uint32_t)h;
 }
 
 /* The record at pos (after its header). */
 static inline const void *at_ring_record(const struct at_ring *r, uint64_t pos)
 {
-	return r->data + (pos & r->mask) + AT_RING_HEADER;
-}
-
-/* How far a record with this header moves the position. */
-static inline uint64_t at_ring_step(uint32_t header)
-{
-	return ((header & ~(AT_RING_BUSY | AT_RING_DISCARD)) + AT_RING_HEADER + 7) & ~7ull;
+	return at_ring_slot(r, pos) + AT_RING_HEADER;
 }
 
 static inline uint64_t at_ring_producer(const struct at_ring *r)

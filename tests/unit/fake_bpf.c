@@ -27,12 +27,10 @@ void fake_bpf_reset(void)
 	fake_bpf.clock = FAKE_BPF_CLOCK;
 }
 
-void fake_bpf_push(const void *record, size_t size)
+void fake_bpf_push(const struct at_record *record)
 {
-	if (fake_bpf.nrecords == FAKE_BPF_MAX || size > FAKE_BPF_RECORD_BYTES)
-		return;
-	memcpy(fake_bpf.records[fake_bpf.nrecords], record, size);
-	fake_bpf.record_size[fake_bpf.nrecords++] = size;
+	if (fake_bpf.nrecords < FAKE_BPF_MAX)
+		fake_bpf.records[fake_bpf.nrecords++] = *record;
 }
 
 /* The index of pid in the targets, or -1. */
@@ -224,8 +222,7 @@ void at_bpf_ring_woken(struct at_bpf *b)
 	(void)b;
 	fake_bpf.consumes++;
 	for (unsigned i = 0; i < fake_bpf.nrecords && fake_bpf.ring_open; i++)
-		ring_image_put(&fake_bpf.rings[0], fake_bpf.records[i],
-			       (uint32_t)fake_bpf.record_size[i], 0);
+		ring_image_put(&fake_bpf.rings[0], &fake_bpf.records[i], 0);
 	fake_bpf.nrecords = 0;
 }
 

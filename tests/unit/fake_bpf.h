@@ -18,7 +18,6 @@
 
 #define FAKE_BPF_MAX 64         /* entries of each map, links, queued records */
 #define FAKE_BPF_IN_FLIGHT 16   /* in-flight sums read in turn */
-#define FAKE_BPF_RECORD_BYTES 128
 #define FAKE_BPF_RINGS 2
 #define FAKE_BPF_RING_BYTES (1u << 16)
 #define FAKE_BPF_CLOCK (1ull << 40) /* the clock after fake_bpf_reset */
@@ -49,8 +48,7 @@ struct fake_bpf {
 	int ring_open, ring_fd;
 	struct ring_image rings[FAKE_BPF_RINGS];
 	struct at_ring views[FAKE_BPF_RINGS];
-	uint8_t records[FAKE_BPF_MAX][FAKE_BPF_RECORD_BYTES];
-	size_t record_size[FAKE_BPF_MAX];
+	struct at_record records[FAKE_BPF_MAX];
 	unsigned nrecords;
 	unsigned consumes;                /* calls of at_bpf_ring_woken */
 
@@ -101,8 +99,8 @@ extern struct fake_bpf fake_bpf;
 
 /* Everything back to nothing (a ring fd or arrays of a program not closed are leaked). */
 void fake_bpf_reset(void);
-/* Queues a ring record of size bytes (at most FAKE_BPF_RECORD_BYTES) for the next consume. */
-void fake_bpf_push(const void *record, size_t size);
+/* Queues a record for the next consume. */
+void fake_bpf_push(const struct at_record *record);
 /* pid's allocators in the fake's targets (the map's value: AT_TARGET_IN of each family's), or
  * -1 when pid is no target. */
 int64_t fake_bpf_target(pid_t pid);

@@ -1,5 +1,5 @@
-/* ring_image.h: a BPF ring buffer's image in memory, laid out as the kernel lays out a real one
- * (daemon/trace/ring.h: positions, 8-byte headers, the data twice in a row), for unit drivers
+/* ring_image.h: an event ring's image in memory, laid out as alloctapd's rings are
+ * (daemon/trace/ring.h: positions in records, slots with numbered headers), for unit drivers
  * that feed daemon/trace/reorder.c without a kernel. Header-only: each driver has its own. */
 #ifndef ALLOCTAP_TESTS_RING_IMAGE_H
 #define ALLOCTAP_TESTS_RING_IMAGE_H
@@ -11,22 +11,23 @@
 #include "../../daemon/trace/ring.h"
 
 struct ring_image {
-	uint64_t consumer, producer;
-	uint8_t *data; /* 2 * size */
-	uint64_t size;
+	uint64_t consumer, producer; /* record numbers */
+	uint8_t *data;               /* slots * AT_RING_STEP bytes */
+	uint64_t slots;
 	struct at_ring view;
 };
 
-/* An empty ring of size bytes (a power of two). 0, or -1 out of memory. */
+/* An empty ring given size bytes (at_ring_slots_for: as alloctapd sizes its rings). 0, or -1
+ * out of memory. */
 static inline int ring_image_init(struct ring_image *ri, uint64_t size)
 {
 	memset(ri, 0, sizeof(*ri));
-	ri->data = calloc(2, size);
+	ri->slots = at_ring_slots_for(size);
+	ri->data = calloc(ri->slots, AT_RING_STEP);
 	if (!ri->data)
 		return -1;
-	ri->size = size;
 	ri->view = (struct at_ring){ .consumer = &ri->consumer, .producer = &ri->producer,
-				     .data = ri->data, .mask = size - 1 };
+				     .data = ri->data, .mask = ri->slots - 1 };
 	return 0;
 }
 
@@ -36,40 +37,35 @@ static inline void ring_image_free(struct ring_image *ri)
 	ri->data = NULL;
 }
 
-/* Writes n bytes at position pos, in both copies of the data. */
-static inline void ring_image_write(struct ring_image *ri, uint64_t pos, const void *p, size_t n)
+/* The slot of the record at position (number) pos. */
+static inline uint8_t *ring_image_slot(struct ring_image *ri, uint64_t pos)
 {
-	for (size_t k = 0; k < n; k++) {
-		uint64_t at = (pos + k) & (ri->size - 1);
-
-		ri->data[at] = ri->data[at + ri->size] = ((const uint8_t *)p)[k];
-	}
+	return ri->data + (pos & (ri->slots - 1)) * AT_RING_STEP;
 }
 
-/* Reserves len bytes as the kernel does, and writes rec there; the record is committed unless
- * busy (ring_image_commit then). Its position, or -1 when the ring has no room. */
-static inline int64_t ring_image_put(struct ring_image *ri, const void *rec, uint32_t len,
-				     int busy)
-{
-	uint64_t pos = ri->producer, step = at_ring_step(len);
-	uint32_t header[2] = { len | (busy ? AT_RING_BUSY : 0), 0 };
-
-	if (pos + step - ri->consumer > ri->size)
-		return -1;
-	ring_image_write(ri, pos, header, sizeof(header));
-	ring_image_write(ri, pos + AT_RING_HEADER, rec, len);
-	ri->producer = pos + step;
-	return (int64_t)pos;
-}
-
-/* Commits the busy record at pos. */
+/* Commits the record reserved at pos: writes its header (its length, 72, and its number), as a
+ * program does once the record is whole. */
 static inline void ring_image_commit(struct ring_image *ri, uint64_t pos)
 {
-	uint32_t header;
+	uint64_t header = sizeof(struct at_record) | pos << 32;
 
-	memcpy(&header, ri->data + (pos & (ri->size - 1)), sizeof(header));
-	header &= ~AT_RING_BUSY;
-	ring_image_write(ri, pos, &header, sizeof(header));
+	memcpy(ring_image_slot(ri, pos), &header, sizeof(header));
+}
+
+/* Reserves a slot as alloctapd's programs do and writes rec there; the record is committed
+ * unless busy (its header then left as it was: ring_image_commit writes it). Its position, or
+ * -1 when the ring has no room. */
+static inline int64_t ring_image_put(struct ring_image *ri, const struct at_record *rec, int busy)
+{
+	uint64_t n = ri->producer;
+
+	if (n + 1 - ri->consumer > ri->slots)
+		return -1;
+	ri->producer = n + 1;
+	memcpy(ring_image_slot(ri, n) + AT_RING_HEADER, rec, sizeof(*rec));
+	if (!busy)
+		ring_image_commit(ri, n);
+	return (int64_t)n;
 }
 
 #endif

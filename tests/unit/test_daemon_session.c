@@ -79,7 +79,7 @@ static void push_malloc(uint64_t n, uint32_t pid, uint64_t size)
 			       .arg = { size, 0 }, .result = 0x1000 + n * 0x10,
 			       .func = AT_PROBE_MALLOC, .time_ns = T(n) + 789 };
 
-	fake_bpf_push(&r, sizeof(r));
+	fake_bpf_push(&r);
 }
 
 /* The sizes of the mallocs in the trace, in order (at most n), and their times when times is
