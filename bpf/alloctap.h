@@ -15,7 +15,7 @@
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields;
  * all defined in prog/maps.h):
- *   rodata  trace_all, self_tgid, floor_only, wakeup_bytes, ring_bytes, stacks_on, times_on,
+ *   rodata  trace_all, self_tgid, floor_only, wakeup_records, ring_slots, stacks_on, times_on,
  *           probes_bound, thread_slot_mask, filter_on, min_size, sample_bytes (prog/filter.h):
  *           set before load
  *   bss     mappings_gen: bumped after each store in proc_mappings (struct
@@ -187,9 +187,9 @@ enum at_lost_counter {
 enum at_count {
 	AT_COUNT_STATE_SLOT = 0, /* threads that claimed their slot for their state (at_thread) */
 	AT_COUNT_STATE_STORAGE,  /* threads given task storage: another thread held their slot */
-	AT_COUNT_WAKEUPS,        /* wakeups of the daemon asked for: a ring held wakeup_bytes, and
-				  * its consumer had moved or as many bytes come since the last
-				  * (prog/emit.h) */
+	AT_COUNT_WAKEUPS,        /* wakeups of the daemon asked for: a ring held wakeup_records,
+				  * and its consumer had moved or as many records come since the
+				  * last (prog/emit.h) */
 	AT_COUNTS_COUNT
 };
 
