@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* alloctap.bpf.c: uprobes on the malloc family, one ring-buffer record per outermost call.
+/* alloctap.bpf.c: uprobes on the malloc family, one ring record per outermost call.
  *
- * Frees are recorded at entry, allocations at return. Every record takes its number from one
- * global counter; realloc takes one at entry and carries it to its return (doc/DESIGN.md,
- * decision 4). Per thread, a depth counts nested calls (glibc calls its own entry points); only
+ * Frees are recorded at entry, allocations at return, each in the ring of the CPU it runs on
+ * with the time it was taken; realloc also marks its entry with a record of its own and carries
+ * that time to its return (doc/DESIGN.md, decision 4). Per thread, a depth counts nested calls (glibc calls its own entry points); only
  * the outermost call is recorded (decision 3). The names the daemon uses are listed in
  * alloctap.h.
  *
@@ -12,7 +12,9 @@
  * recording on; it is then recorded at its return even if recording went off meanwhile. Depths
  * are kept whether or not recording is on, so a call entered before the window does not make
  * its inner calls look outermost. The per-CPU "inflight" counters let the daemon wait, after
- * turning recording off, until every call of the window has written its record.
+ * turning recording off, until every call of the window has reserved its record; it then reads
+ * the rings up to their producer positions. A free is recorded at its entry: it belongs to the
+ * window when recording is on before and after its record is reserved (prog/window.h).
  *
  * Calls the allocator makes to itself: a direct call from the allocator's own object into one of
  * its entry points (glibc's thread-exit tcache flush calls free so) is not the program's, and is
@@ -79,7 +81,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 func, __u64 a0, __u6
 		/* the daemon holds the output here until the return: the old block may go to
 		 * another thread before this call returns */
 		t->time_entry = bpf_ktime_get_ns();
-		if (emit_mark(t->id, t->time_entry, AT_PROBE_REALLOC_ENTRY) < 0)
+		if (emit_realloc_entry(t->id, t->time_entry) < 0)
 			t->flags |= AT_REC_NO_ENTRY;
 	}
 	t->stack = 0;
@@ -142,12 +144,17 @@ static __always_inline int free_call(struct pt_regs *ctx, __u64 ptr)
 	/* a filtered trace records the release of a recorded block alone */
 	if (filter_on && !block_forget(id >> 32, ptr))
 		return 0;
-	if (!window_admits(AT_INFLIGHT_CALL))
+	if (!*(volatile __u32 *)&recording)
 		return 0;
+	/* the clock before the reservation: a ring's records are in the order of their times */
 	__u64 time = bpf_ktime_get_ns();
+	struct ring_slot s;
+	int reserved = window_reserve(&s);
 
-	emit(id, time, time, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
-	inflight_add(-AT_INFLIGHT_CALL);
+	if (reserved > 0)
+		record_put(&s, id, time, time, AT_PROBE_FREE, 0, ptr, 0, 0, 0);
+	else if (reserved < 0)
+		record_lost(AT_PROBE_FREE, 0);
 	return 0;
 }
 
@@ -243,15 +250,22 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		if ((int)ret == 0)
 			bpf_probe_read_user(&result, sizeof(result), (void *)t->memptr);
 	}
-	if (!filter_on) {
-		emit(t->id, time, time_entry, t->func, t->flags, t->arg[0], t->arg[1], result,
-		     t->stack);
-	} else if (filter_return(t, result) &&
-		   emit(t->id, time, time_entry, t->func, t->flags & ~AT_REC_OLD_KNOWN, t->arg[0],
-			t->arg[1], result, t->stack) < 0) {
-		filter_unrecorded(t, result);
+	__u32 flags = t->flags;
+
+	if (filter_on) {
+		if (!filter_return(t, result)) {
+			inflight_add(-inflight_unit(t->func));
+			return 0;
+		}
+		flags &= ~AT_REC_OLD_KNOWN;
 	}
-	inflight_add(-inflight_unit(t->func));
+	struct ring_slot s;
+
+	if (return_reserve(&s, inflight_unit(t->func), t->func, flags) == 0)
+		record_put(&s, t->id, time, time_entry, t->func, flags, t->arg[0], t->arg[1], result,
+			   t->stack);
+	else if (filter_on)
+		filter_unrecorded(t, result);
 	return 0;
 }
 
@@ -357,10 +371,16 @@ static __always_inline void thread_end(__u64 id)
 
 	if (!is_target(id >> 32) || BPF_CORE_READ(task, signal, live.counter) <= 0 ||
 	    (BPF_CORE_READ(task, signal, flags) & AT_SIGNAL_GROUP_EXIT) ||
-	    !window_admits(AT_INFLIGHT_CALL))
+	    !*(volatile __u32 *)&recording)
 		return;
-	emit_mark(id, bpf_ktime_get_ns(), AT_PROBE_THREAD_END);
-	inflight_add(-AT_INFLIGHT_CALL);
+	__u64 time = bpf_ktime_get_ns();
+	struct ring_slot s;
+	int reserved = window_reserve(&s);
+
+	if (reserved > 0)
+		record_put(&s, id, time, time, AT_PROBE_THREAD_END, 0, 0, 0, 0, 0);
+	else if (reserved < 0)
+		count_lost(AT_LOST_THREAD_ENDS);
 }
 
 /* A thread that dies inside a call of the window: that call is no longer in flight (a

@@ -154,6 +154,10 @@ _Static_assert(sizeof(struct at_record) == 72, "struct at_record is 72 bytes on 
 #define AT_RING_RECORD_HEADER 8
 #define AT_RING_STEP (AT_RING_RECORD_HEADER + 72)
 
+/* A length with this bit is a record reserved and given up (a call recorded at its entry whose
+ * reservation found recording off): the reader passes over it. */
+#define AT_RING_RECORD_DISCARD (1u << 30)
+
 /* A ring's positions, in records (numbers): element c of the mmapable array event_pos, the
  * producers' line (written by the programs of CPU c only) apart from the daemon's. */
 struct at_ring_pos {
@@ -193,8 +197,9 @@ enum at_count {
 	AT_COUNTS_COUNT
 };
 
-/* The calls in flight, summed over the per-CPU "inflight" array: a recorded call counts from its
- * outermost entry to its return, a free while its record is written. A realloc (or
+/* The calls in flight, summed over the per-CPU "inflight" array: a call recorded at its return
+ * counts from its outermost entry until its record is reserved (a free, recorded at its entry,
+ * does not count: prog/emit.h, window_reserve). A realloc (or
  * reallocarray) adds AT_INFLIGHT_REALLOC, every other call AT_INFLIGHT_CALL, so the sum says
  * both how many calls and how many of them are reallocs (each per-CPU slot alone may wrap). */
 #define AT_INFLIGHT_CALL 1ull

@@ -1,8 +1,10 @@
 /* prog/emit.h: the ring writer of the BPF program: one struct at_record per event into the ring
  * of the CPU it runs on (event_data, event_pos: alloctap.h lays them out), waking the daemon
  * only when wakeup_records wait in that ring; a record the ring has no room for is counted
- * lost.
- * Included by alloctap.bpf.c only, after maps.h. */
+ * lost. A call recorded at once (a free) reserves its record before it reads recording again
+ * (window_reserve); a call recorded at its return leaves flight once its record is reserved
+ * (return_reserve).
+ * Included by alloctap.bpf.c only, after maps.h and window.h. */
 #ifndef ALLOCTAP_BPF_EMIT_H
 #define ALLOCTAP_BPF_EMIT_H
 
@@ -83,6 +85,13 @@ static __always_inline void ring_commit(const struct ring_slot *s)
 	ring_wake_if_due(s);
 }
 
+/* Gives up the record of s, reserved and not written: the daemon passes over it. */
+static __always_inline void ring_discard(const struct ring_slot *s)
+{
+	*(volatile __u64 *)s->slot =
+		(AT_RING_RECORD_DISCARD | sizeof(struct at_record)) | s->n << 32;
+}
+
 _Static_assert(__builtin_offsetof(struct at_record, tid) ==
 			       __builtin_offsetof(struct at_record, pid) + 4 &&
 		       __builtin_offsetof(struct at_record, flags) ==
@@ -93,54 +102,78 @@ _Static_assert(__builtin_offsetof(struct at_record, tid) ==
 /* The record's fields of 8 bytes, in order (pid with tid, func with flags). */
 #define AT_REC_OFF(field) ((__u32)__builtin_offsetof(struct at_record, field))
 
-/* Reserves, fills and commits one record, taken at time (a realloc entered at time_entry);
- * counts it lost when the ring is full. 0, or -1 when it was lost. */
-static __always_inline int emit(__u64 pid_tgid, __u64 time, __u64 time_entry, __u32 func,
-				 __u32 flags, __u64 a0, __u64 a1, __u64 result, __u64 stack)
+/* Fills and commits the record of s, reserved: thread id (tgid << 32 | tid), taken at time (a
+ * realloc entered at time_entry). A mark (AT_PROBE_THREAD_END, AT_PROBE_REALLOC_ENTRY) has
+ * zeros for the arguments, the result, the flags and the stack. */
+static __always_inline void record_put(const struct ring_slot *s, __u64 id, __u64 time,
+				       __u64 time_entry, __u32 func, __u32 flags, __u64 a0,
+				       __u64 a1, __u64 result, __u64 stack)
 {
-	struct ring_slot s;
+	ring_put(s, AT_REC_OFF(time), time);
+	ring_put(s, AT_REC_OFF(time_entry), time_entry);
+	ring_put(s, AT_REC_OFF(pid), id >> 32 | id << 32);
+	ring_put(s, AT_REC_OFF(arg), a0);
+	ring_put(s, AT_REC_OFF(arg) + 8, a1);
+	ring_put(s, AT_REC_OFF(result), result);
+	ring_put(s, AT_REC_OFF(func), func | (__u64)flags << 32);
+	ring_put(s, AT_REC_OFF(time_ns), times_on ? time : 0);
+	ring_put(s, AT_REC_OFF(stack), stack);
+	ring_commit(s);
+}
 
-	if (ring_reserve(&s) < 0) {
-		count_lost(AT_LOST_RECORDS);
-		if (at_probe_reallocates(func) && !(flags & AT_REC_NO_ENTRY))
-			count_lost(AT_LOST_REALLOCS);
+/* Counts lost the record of a call of function func (with its record's flags) that found no
+ * room. */
+static __always_inline void record_lost(__u32 func, __u32 flags)
+{
+	count_lost(AT_LOST_RECORDS);
+	if (at_probe_reallocates(func) && !(flags & AT_REC_NO_ENTRY))
+		count_lost(AT_LOST_REALLOCS);
+}
+
+/* Reserves a record for what is recorded at once (a free at its entry, a thread's end), whose
+ * first read of recording found it on: 1 when s is reserved for it, 0 when recording was off
+ * by then (nothing to write), -1 when the ring has no room. No in-flight count: the
+ * reservation's compare-and-swap is the full barrier before the second read of recording, and
+ * the daemon clears recording before it reads the producer positions, so either the daemon
+ * reads up to this record or this read sees recording off (the record is then given up). */
+static __always_inline int window_reserve(struct ring_slot *s)
+{
+	if (ring_reserve(s) < 0)
 		return -1;
-	}
-	ring_put(&s, AT_REC_OFF(time), time);
-	ring_put(&s, AT_REC_OFF(time_entry), time_entry);
-	ring_put(&s, AT_REC_OFF(pid), pid_tgid >> 32 | pid_tgid << 32);
-	ring_put(&s, AT_REC_OFF(arg), a0);
-	ring_put(&s, AT_REC_OFF(arg) + 8, a1);
-	ring_put(&s, AT_REC_OFF(result), result);
-	ring_put(&s, AT_REC_OFF(func), func | (__u64)flags << 32);
-	ring_put(&s, AT_REC_OFF(time_ns), times_on ? time : 0);
-	ring_put(&s, AT_REC_OFF(stack), stack);
-	ring_commit(&s);
+	if (*(volatile __u32 *)&recording)
+		return 1;
+	ring_discard(s);
 	return 0;
 }
 
-/* A record that is no call (func AT_PROBE_THREAD_END or AT_PROBE_REALLOC_ENTRY) of thread id
- * at time; 0, or -1 when the ring had no room (counted in AT_LOST_THREAD_ENDS or
- * AT_LOST_REALLOC_ENTRIES: no event is lost). */
-static __always_inline int emit_mark(__u64 id, __u64 time, __u32 func)
+/* Reserves the record of a call recorded at its return (admitted at its entry with unit in
+ * flight), taken at time, and takes the call out of flight: right after the reservation, not
+ * after the record's stores (a locked add there would wait for them). The daemon reads the
+ * producer positions once nothing is in flight, and waits at every record reserved below them
+ * until it is written. 0, or -1 (counted lost) when the ring has no room. */
+static __always_inline int return_reserve(struct ring_slot *s, __u64 unit, __u32 func,
+					  __u32 flags)
+{
+	int got = ring_reserve(s);
+
+	inflight_add(-unit);
+	if (got < 0)
+		record_lost(func, flags);
+	return got;
+}
+
+/* The mark of a realloc's entry (AT_PROBE_REALLOC_ENTRY; the call is in flight): thread id at
+ * time. 0, or -1 when the ring had no room (counted in AT_LOST_REALLOC_ENTRIES: no event is
+ * lost). */
+static __always_inline int emit_realloc_entry(__u64 id, __u64 time)
 {
 	struct ring_slot s;
 
 	if (ring_reserve(&s) < 0) {
-		count_lost(func == AT_PROBE_THREAD_END ? AT_LOST_THREAD_ENDS
-						       : AT_LOST_REALLOC_ENTRIES);
+		count_lost(AT_LOST_REALLOC_ENTRIES);
 		return -1;
 	}
-	ring_put(&s, AT_REC_OFF(time), time);
-	ring_put(&s, AT_REC_OFF(time_entry), time);
-	ring_put(&s, AT_REC_OFF(pid), id >> 32 | id << 32);
-	ring_put(&s, AT_REC_OFF(arg), 0);
-	ring_put(&s, AT_REC_OFF(arg) + 8, 0);
-	ring_put(&s, AT_REC_OFF(result), 0);
-	ring_put(&s, AT_REC_OFF(func), func);
-	ring_put(&s, AT_REC_OFF(time_ns), times_on ? time : 0);
-	ring_put(&s, AT_REC_OFF(stack), 0);
-	ring_commit(&s);
+	record_put(&s, id, time, time, AT_PROBE_REALLOC_ENTRY, 0, 0, 0, 0, 0);
 	return 0;
 }
 

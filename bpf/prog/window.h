@@ -1,7 +1,10 @@
-/* prog/window.h: the recording window of the BPF program. A call belongs to the trace when its
- * outermost entry saw `recording` on; it counts in the per-CPU inflight array until its record
- * is written, so that the daemon, after turning recording off, can wait for every call of the
- * window (AT_INFLIGHT_CALL in alloctap.h). Included by alloctap.bpf.c only, after maps.h. */
+/* prog/window.h: the recording window of the BPF program. A call recorded at its return belongs
+ * to the trace when its outermost entry saw `recording` on; it counts in the per-CPU inflight
+ * array until its record is reserved, so that the daemon, after turning recording off, can
+ * wait for every call of the window, then read the rings up to their producer positions
+ * (AT_INFLIGHT_CALL in alloctap.h). What is recorded at once (a free, a thread's end) belongs
+ * to the trace when recording is on before and after its record is reserved (prog/emit.h,
+ * window_reserve). Included by alloctap.bpf.c only, after maps.h. */
 #ifndef ALLOCTAP_BPF_WINDOW_H
 #define ALLOCTAP_BPF_WINDOW_H
 

@@ -612,6 +612,17 @@ uint64_t at_reorder_drain(struct at_reorder *r, uint64_t now)
 	return r->taken - before;
 }
 
+int at_reorder_unwritten(const struct at_reorder *r)
+{
+	for (unsigned i = 0; i < r->nrings; i++) {
+		const struct at_reorder_ring *q = &r->rings[i];
+
+		if (q->scan < q->end && (at_ring_header(&q->ring, q->scan) & AT_RING_BUSY))
+			return 1;
+	}
+	return 0;
+}
+
 uint64_t at_reorder_out_to(const struct at_reorder *r)
 {
 	const struct at_reorder_ring *q = first_ring(r);

@@ -101,6 +101,10 @@ void at_reorder_free(struct at_reorder *r);
  * record after it was reserved after that time). The records read. */
 uint64_t at_reorder_drain(struct at_reorder *r, uint64_t now);
 
+/* Whether the last drain stopped a ring's reading at a record reserved and not yet written,
+ * below that ring's producer position as the drain found it. */
+int at_reorder_unwritten(const struct at_reorder *r);
+
 /* Asks for a mark (r->mark is called) after every record before time `before` and before any
  * record from it on. A mark for a time already passed goes out at once. */
 void at_reorder_mark(struct at_reorder *r, uint64_t before);

@@ -1,10 +1,10 @@
 /* ring.h: one event ring read in place (alloctap.h: AT_RING_STEP, struct at_ring_pos): a
  * consumer position the reader writes, a producer position the programs write, and a power of
  * two of slots of AT_RING_STEP bytes, one record each. A position is a record's number (0, 1,
- * 2, ... as reserved); its slot is the number modulo the slots. A header is a length with the
- * busy and discard bits of the kernel's ring buffers; a slot whose header does not carry its
- * record's number (an older lap's, or the zeros of a ring never used) is a record reserved and
- * not yet written, read as busy.
+ * 2, ... as reserved); its slot is the number modulo the slots. A header is the record's length
+ * (with AT_RING_DISCARD for a record given up, which the reader passes over) and its number; a
+ * slot whose header does not carry its record's number (an older lap's, or the zeros of a ring
+ * never used) is a record reserved and not yet written, read as AT_RING_BUSY.
  *
  * daemon/bpf.c maps the real rings into this; a test builds an image of one in memory. */
 #ifndef ALLOCTAP_RING_H
@@ -15,8 +15,8 @@
 #include "alloctap.h"
 
 #define AT_RING_HEADER AT_RING_RECORD_HEADER
-#define AT_RING_BUSY (1u << 31)
-#define AT_RING_DISCARD (1u << 30)
+#define AT_RING_BUSY (1u << 31) /* the reader's: no program writes it */
+#define AT_RING_DISCARD AT_RING_RECORD_DISCARD
 
 struct at_ring {
 	volatile uint64_t *consumer;       /* records read: the reader's (it frees the slots) */

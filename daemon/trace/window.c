@@ -43,14 +43,18 @@ uint64_t at_window_close(struct at_bpf *bpf, struct at_reorder *merge, unsigned 
 	struct timespec start, pause = { 0, POLL_NS };
 	uint64_t calls = 0, reallocs;
 
-	/* ordered before the counters are read (the BPF side increments its count, then reads
-	 * recording again) */
+	/* ordered before the counters and the producer positions are read (the BPF side counts a
+	 * call up, or reserves a free's record, then reads recording again) */
 	at_bpf_set_recording(bpf, 0);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
+		int unreadable = at_window_in_flight(bpf, &calls, &reallocs) < 0;
+
+		/* nothing in flight: every record of the window is reserved below the producer
+		 * positions this drain reads; those still being written are waited for */
 		at_bpf_ring_woken(bpf);
 		at_reorder_drain(merge, at_bpf_clock(bpf));
-		if (at_window_in_flight(bpf, &calls, &reallocs) < 0 || calls == 0 ||
+		if (unreadable || (calls == 0 && !at_reorder_unwritten(merge)) ||
 		    elapsed_ms(&start) >= wait_ms)
 			return calls;
 		nanosleep(&pause, NULL);

@@ -29,8 +29,9 @@ struct at_reorder;
 void at_window_open(struct at_bpf *bpf, unsigned settle_ms);
 
 /* Turns recording off, then waits (draining the rings into merge meanwhile, so that the
- * returns find room) until no call of the window is in flight, at most wait_ms. Returns the calls still
- * in flight then: normally 0; a thread stopped inside the allocator keeps one. */
+ * returns find room) until no call of the window is in flight and merge has read every record
+ * reserved by then (a program may still be writing one), at most wait_ms. Returns the calls
+ * still in flight then: normally 0; a thread stopped inside the allocator keeps one. */
 uint64_t at_window_close(struct at_bpf *bpf, struct at_reorder *merge, unsigned wait_ms);
 
 /* Calls of the window in flight now, and how many of them are reallocs. 0, or -1 if the

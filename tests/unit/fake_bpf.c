@@ -221,6 +221,8 @@ void at_bpf_ring_woken(struct at_bpf *b)
 {
 	(void)b;
 	fake_bpf.consumes++;
+	if (fake_bpf.commit_at && fake_bpf.consumes == fake_bpf.commit_at && fake_bpf.ring_open)
+		ring_image_commit(&fake_bpf.rings[fake_bpf.commit_ring], fake_bpf.commit_pos);
 	for (unsigned i = 0; i < fake_bpf.nrecords && fake_bpf.ring_open; i++)
 		ring_image_put(&fake_bpf.rings[0], &fake_bpf.records[i], 0);
 	fake_bpf.nrecords = 0;

@@ -51,6 +51,11 @@ struct fake_bpf {
 	struct at_record records[FAKE_BPF_MAX];
 	unsigned nrecords;
 	unsigned consumes;                /* calls of at_bpf_ring_woken */
+	unsigned commit_at;               /* preset: at this consume (1, 2, ...; 0: none) the
+					   * record reserved at commit_pos in ring commit_ring is
+					   * written (its header committed) */
+	unsigned commit_ring;
+	uint64_t commit_pos;
 
 	/* the records' clock (at_bpf_clock; fake_bpf_reset sets it far past 0) and the window */
 	uint64_t clock;

@@ -52,6 +52,15 @@ static inline void ring_image_commit(struct ring_image *ri, uint64_t pos)
 	memcpy(ring_image_slot(ri, pos), &header, sizeof(header));
 }
 
+/* Gives up the record reserved at pos, as a program does whose free found recording off once
+ * its record was reserved: a header with its number and the discard bit. */
+static inline void ring_image_discard(struct ring_image *ri, uint64_t pos)
+{
+	uint64_t header = (AT_RING_RECORD_DISCARD | sizeof(struct at_record)) | pos << 32;
+
+	memcpy(ring_image_slot(ri, pos), &header, sizeof(header));
+}
+
 /* Reserves a slot as alloctapd's programs do and writes rec there; the record is committed
  * unless busy (its header then left as it was: ring_image_commit writes it). Its position, or
  * -1 when the ring has no room. */

@@ -208,6 +208,40 @@ static void test_busy_record(void **state)
 	assert_string_equal(out, "abc");
 }
 
+/* A record given up (a free whose reservation found recording off) is passed over, and its
+ * ring given back past it. A record reserved and not yet written below the producer position a
+ * drain found is told (at_reorder_unwritten: the window's close waits for it) until it is
+ * written; one reserved after that drain is not. */
+static void test_discarded_and_unwritten(void **state)
+{
+	(void)state;
+	static const struct item first[] = {
+		{ 'a', 0, 1, 0, MALLOC, 1, 8, 0x10 }, { 'g', 0, 2, 0, FREE, 1, 0x10, 0 },
+		{ 'b', 0, 3, 0, FREE, 1, 0x10, 0 }, { 'c', 1, 4, 0, MALLOC, 2, 8, 0x20 },
+	};
+	static const struct item later = { 'd', 1, 5, 0, FREE, 2, 0x20, 0 };
+	int64_t given_up = -1, busy = -1;
+
+	setup_merge(64);
+	assert_int_equal(at_reorder_unwritten(&merge), 0); /* nothing read yet */
+	put_items(first, 4, 'g', &given_up);
+	ring_image_discard(&rings[0], (uint64_t)given_up);
+	drain_at(100);
+	assert_string_equal(out, "abc");
+	assert_int_equal(rings[0].consumer, rings[0].producer);
+	assert_int_equal(at_reorder_unwritten(&merge), 0);
+
+	put_items(&later, 1, 'd', &busy);
+	assert_int_equal(at_reorder_unwritten(&merge), 0); /* reserved after the last drain */
+	drain_at(101);
+	assert_int_equal(at_reorder_unwritten(&merge), 1);
+	assert_string_equal(out, "abc");
+	ring_image_commit(&rings[1], (uint64_t)busy);
+	drain_at(102);
+	assert_int_equal(at_reorder_unwritten(&merge), 0);
+	assert_string_equal(out, "abcd");
+}
+
 /* A record reserved and not yet written, after laps of the ring: its slot still holds the
  * header of the record an older lap wrote there, whole, which reads as not yet written (its
  * number is another); it holds the output back until its own header comes. */
@@ -524,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_merge_cases),
 		cmocka_unit_test(test_busy_record),
 		cmocka_unit_test(test_reserved_after_laps),
+		cmocka_unit_test(test_discarded_and_unwritten),
 		cmocka_unit_test(test_realloc_given_up),
 		cmocka_unit_test(test_given_up_forgotten),
 		cmocka_unit_test(test_marks),

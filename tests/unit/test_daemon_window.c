@@ -1,7 +1,7 @@
 /* test_daemon_window.c: unit tests of daemon/trace/window.c over the fake BPF program
  * (tests/unit/fake_bpf.c): recording on at one instant, off at one instant before the calls in
- * flight are looked at, the wait for them (the ring buffer taken meanwhile), and the calls that
- * never finished. */
+ * flight are looked at, the wait for them and for the records reserved by then (the rings
+ * taken meanwhile), and the calls that never finished. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,10 +25,13 @@ static struct at_bpf *program(void)
 
 static struct at_reorder merge;
 
-static void emit_nothing(void *arg, const struct at_record *rec)
+static unsigned emitted;
+
+static void emit_count(void *arg, const struct at_record *rec)
 {
 	(void)arg;
 	(void)rec;
+	emitted++;
 }
 
 /* The program with its rings open, and a merge of them for at_window_close to drain. */
@@ -40,8 +43,9 @@ static struct at_bpf *program_with_rings(void)
 	at_reorder_free(&merge);
 	assert_int_equal(at_bpf_ring_open(b), 0);
 	const struct at_ring *rings = at_bpf_rings(b, &n);
-	assert_int_equal(at_reorder_init(&merge, rings, n, 16, emit_nothing, NULL), 0);
+	assert_int_equal(at_reorder_init(&merge, rings, n, 16, emit_count, NULL), 0);
 	fake_bpf.consumes = 0;
+	emitted = 0;
 	return b;
 }
 
@@ -142,6 +146,45 @@ static void test_close(void **state)
 	}
 }
 
+/* Nothing in flight, and a record (a free's, or a return's, which left flight once reserved)
+ * still being written below a producer position read after the count: the close waits until
+ * it is written and read. Written at the third look: three looks, the record out. Never
+ * written: the wait runs out, the record not read (the finish still reads it if it comes). */
+static void test_close_waits_unwritten(void **state)
+{
+	(void)state;
+	static const struct {
+		unsigned commit_at, wait_ms;
+		unsigned consumes; /* 0: at least 3, the wait ran out */
+		unsigned emitted;  /* the records out after the finish */
+	} cases[] = {
+		{ 3, 1000, 3, 1 },
+		{ 0, 5, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct at_bpf *b = program_with_rings();
+		struct at_record r = { .time = fake_bpf.clock - 1000, .pid = 1, .tid = 1,
+				       .func = AT_PROBE_FREE, .arg = { 0x10, 0 } };
+		int64_t pos = ring_image_put(&fake_bpf.rings[1], &r, 1);
+
+		assert_int_equal(pos, 0);
+		fake_bpf.commit_at = cases[i].commit_at;
+		fake_bpf.commit_ring = 1;
+		fake_bpf.commit_pos = (uint64_t)pos;
+		at_window_open(b, 0);
+		assert_int_equal(at_window_close(b, &merge, cases[i].wait_ms), 0);
+		if (cases[i].consumes)
+			assert_int_equal(fake_bpf.consumes, cases[i].consumes);
+		else
+			assert_true(fake_bpf.consumes >= 3);
+		assert_int_equal(fake_bpf.in_flight_reads, fake_bpf.consumes);
+		assert_int_equal(at_reorder_unwritten(&merge), !cases[i].commit_at);
+		at_reorder_finish(&merge);
+		assert_int_equal(emitted, cases[i].emitted);
+	}
+}
+
 /* A count that cannot be read ends the wait at once. */
 static void test_close_unreadable(void **state)
 {
@@ -187,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_open),
 		cmocka_unit_test(test_in_flight),
 		cmocka_unit_test(test_close),
+		cmocka_unit_test(test_close_waits_unwritten),
 		cmocka_unit_test(test_close_unreadable),
 		cmocka_unit_test(test_unfinished),
 	};
