@@ -92,7 +92,7 @@ static void sink_emit(void *arg, const struct at_record *r)
 	(void)arg;
 	if (r->func == AT_PROBE_THREAD_END)
 		return;
-	at_record_to_event(r, 4096, &ev);
+	at_record_to_event(r, 4096, 1, &ev);
 	at_sink_put(pipeline_sink, &ev);
 }
 
@@ -118,7 +118,7 @@ static double run(const struct at_record *recs, const unsigned *ring_of, uint64_
 	double process0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), thread0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	for (unsigned i = 0; i < nrings; i++) {
-		if (ring_image_init(&img[i], 1 << 23) < 0) /* 65,536 slots */
+		if (ring_image_init(&img[i], 1 << 22) < 0) /* 65,536 slots */
 			exit(1);
 		views[i] = img[i].view;
 	}

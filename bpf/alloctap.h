@@ -15,7 +15,7 @@
  *
  * Besides the record, the daemon relies on these names in the object (the skeleton's fields;
  * all defined in prog/maps.h):
- *   rodata  trace_all, self_tgid, floor_only, wakeup_records, ring_slots, stacks_on, times_on,
+ *   rodata  trace_all, self_tgid, floor_only, wakeup_records, ring_slots, stacks_on,
  *           probes_bound, thread_slot_mask, filter_on, min_size, sample_bytes (prog/filter.h):
  *           set before load
  *   bss     mappings_gen: bumped after each store in proc_mappings (struct
@@ -53,13 +53,14 @@
 /* The kinds of a stack's frames (enum at_frame_kind): AT_FRAME_KINDS of lib/frames.h. */
 #include "../lib/frames.h"
 
-/* The funcs of records that are no call. AT_PROBE_THREAD_END: a thread of a traced process
- * ended (not its last; the record carries only time, pid, tid and time_ns); the daemon writes an
- * END record for it. AT_PROBE_REALLOC_ENTRY: a recorded realloc (or reallocarray) entered at
- * time; its own record, at its return, carries the same time_entry. The daemon holds the
- * output at this record until that return arrives (decision 4 of doc/DESIGN.md). */
-#define AT_PROBE_THREAD_END 0x100u
-#define AT_PROBE_REALLOC_ENTRY 0x101u
+/* The funcs of records that are no call, above every function's code (a record's func is a
+ * byte). AT_PROBE_THREAD_END: a thread of a traced process ended (not its last; the record
+ * carries only time, pid and tid); the daemon writes an END record for it.
+ * AT_PROBE_REALLOC_ENTRY: a recorded realloc (or reallocarray) entered at time; its own record,
+ * at its return, carries the same time_entry. The daemon holds the output at this record until
+ * that return arrives (decision 4 of doc/DESIGN.md). */
+#define AT_PROBE_THREAD_END 0xf0u
+#define AT_PROBE_REALLOC_ENTRY 0xf1u
 
 /* The cookie of an alloc_entry site: the function's code (enum at_probe_func) in the low byte;
  * when the site lies past a copy of an argument to another register (the probe-site walk of
@@ -122,11 +123,17 @@ struct at_block_key {
 	__u64 addr;
 };
 
-/* One event in the ring buffer of its CPU: 72 bytes (80 with the ring's header).
+/* One event in the ring of its CPU: 64 bytes, one slot, one cache line.
  * time is bpf_ktime_get_ns() (CLOCK_MONOTONIC) read just before the record is reserved: frees
  * at entry, allocations at return. A realloc (and reallocarray) has time_entry, the time of its
  * entry (and of its AT_PROBE_REALLOC_ENTRY record); every other record has time_entry == time.
- * The daemon orders records by time (doc/DESIGN.md, decision 4). */
+ * The daemon orders records by time (doc/DESIGN.md, decision 4). The last 8 bytes (func,
+ * flags, state, number) are the record's commit word, which a program writes last, in one
+ * store: state says the record is written (AT_RECORD_WRITTEN) or given up
+ * (AT_RECORD_DISCARDED), number is the low 32 bits of the record's number in its ring. A slot
+ * whose commit word does not carry its record's number (an older lap's, or the zeros of a new
+ * ring) is a record reserved and not yet written. Only the programs write commit words, and
+ * only there: nothing a traced process passes (sizes, pointers) can be read as one. */
 struct at_record {
 	__u64 time;
 	__u64 time_entry;
@@ -134,29 +141,29 @@ struct at_record {
 	__u32 tid;
 	__u64 arg[2];   /* as the format prints them; for reallocarray arg[1] = n*m */
 	__u64 result;   /* returned pointer; posix_memalign: *memptr, or 0 on error */
-	__u32 func;     /* enum at_probe_func */
-	__u32 flags;
-	__u64 time_ns;  /* time when the trace carries times (times_on), else 0 */
 	__u64 stack;    /* hash of the stack taken at the call's entry (key of the stacks map);
 			 * 0: none (a free, --stacks off, or the stacks map was full) */
+	__u8 func;      /* enum at_probe_func */
+	__u8 flags;     /* AT_REC_* */
+	__u16 state;    /* AT_RECORD_WRITTEN, AT_RECORD_DISCARDED */
+	__u32 number;
 };
 
-_Static_assert(sizeof(struct at_record) == 72, "struct at_record is 72 bytes on both sides");
+_Static_assert(sizeof(struct at_record) == 64, "struct at_record is 64 bytes on both sides");
+_Static_assert(AT_PROBE_FUNC_COUNT < AT_PROBE_THREAD_END && AT_PROBE_REALLOC_ENTRY <= 0xff,
+	       "a record's func is a byte, its marks above every function");
+
+/* A record's state in its commit word. */
+#define AT_RECORD_WRITTEN 0x5757
+#define AT_RECORD_DISCARDED 0x4444 /* a call recorded at its entry whose reservation found
+				     * recording off (prog/emit.h): the reader passes over it */
 
 /* The event rings (prog/emit.h writes them, daemon/trace/ring.h reads them): one per possible
  * CPU, each a power of two of slots of AT_RING_STEP bytes, element c of the mmapable array
- * event_data for CPU c. A slot holds one record: an 8-byte header, then the struct at_record.
- * The header's low 4 bytes are the record's length (72), its high 4 bytes the low 32 bits of
- * the record's number in its ring (0, 1, 2, ... as reserved): a header left by an older lap
- * has another number, and a slot whose header does not have its record's number is a record
- * reserved and not yet written. Only the programs write headers, and only in header places:
- * nothing a traced process passes (sizes, pointers) can be read as one. */
-#define AT_RING_RECORD_HEADER 8
-#define AT_RING_STEP (AT_RING_RECORD_HEADER + 72)
+ * event_data for CPU c. A slot holds one struct at_record. */
+#define AT_RING_STEP 64
 
-/* A length with this bit is a record reserved and given up (a call recorded at its entry whose
- * reservation found recording off): the reader passes over it. */
-#define AT_RING_RECORD_DISCARD (1u << 30)
+_Static_assert(sizeof(struct at_record) == AT_RING_STEP, "a record is a slot");
 
 /* A ring's positions, in records (numbers): element c of the mmapable array event_pos, the
  * producers' line (written by the programs of CPU c only) apart from the daemon's. */

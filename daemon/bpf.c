@@ -4,7 +4,7 @@
  * in alloctap.h). The rings together take at most the bytes asked for
  * (at_bpf_options.ring_bytes): each CPU gets a share, a power of two of at least
  * AT_BPF_RING_MIN and at most AT_BPF_RING_MAX, so that a burst on one CPU has room, and its
- * ring the slots that fit in it (at_ring_slots_for: 5/8 of it). Only a machine with more
+ * ring the slots that fill it (at_ring_slots_for: 64 bytes a record). Only a machine with more
  * possible CPUs than the total has shares of AT_BPF_RING_MIN (the total is then exceeded: a
  * smaller ring would wake the daemon every few hundred records), and a total below
  * AT_BPF_RING_MIN (asked for to see loss) gives each CPU that total.
@@ -126,7 +126,6 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 	skel->rodata->self_tgid = o->self_tgid;
 	skel->rodata->floor_only = o->floor ? 1 : 0;
 	skel->rodata->probes_bound = o->bound ? 1 : 0;
-	skel->rodata->times_on = o->times ? 1 : 0;
 	skel->rodata->stacks_on = o->stacks ? 1 : 0;
 	b->ring_slots = at_ring_slots_for(b->ring_bytes);
 	skel->rodata->ring_slots = b->ring_slots;

@@ -25,7 +25,6 @@ struct at_bpf_options {
 	int all;               /* trace every process (no target map) */
 	int floor;             /* the probes record nothing (benchmark floor) */
 	int bound;             /* every probe is attached for one process */
-	int times;             /* events carry times */
 	int stacks;            /* events carry stacks */
 	uint32_t self_tgid;    /* the daemon itself: never traced */
 	uint32_t ring_bytes;   /* the event rings' total size (one ring per possible CPU, each a

@@ -67,7 +67,7 @@ static const char usage_text[] =
 	"                        first) that defines it)\n"
 	"  -d, --duration SECS   stop after this many seconds\n"
 	"      --ringbuf-size N  ring bytes, all CPUs' rings together: a power of two\n"
-	"                        >= 4096 (default 67108864; the rings use 5/8 of it)\n"
+	"                        >= 4096 (default 67108864: 64 bytes a record)\n"
 	"      --nice N          the priority of the daemon's loop and writing thread, from -20\n"
 	"                        to 19 (default -10): they must keep up with the traced\n"
 	"                        threads, or the rings fill and events are lost. A command it\n"

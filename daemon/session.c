@@ -56,7 +56,7 @@ static void write_record(void *arg, const struct at_record *rec)
 		write_thread_end(d, rec);
 		return;
 	}
-	at_record_to_event(rec, d->pagesize, &ev); /* its time: 0 unless times_wanted */
+	at_record_to_event(rec, d->pagesize, d->times, &ev);
 	if (d->time_grain > 1)
 		ev.time_ns -= ev.time_ns % d->time_grain;
 	at_proctable_forget(&d->table, rec->time); /* the processes ended before it leave */
@@ -297,7 +297,6 @@ static int load_bpf(struct at_session *d)
 
 	struct at_bpf_options o = {
 		.all = d->opt.all, .floor = d->opt.floor, .bound = at_targets_bound(&d->targets),
-		.times = times_wanted(d),
 		.stacks = d->opt.stacks, .self_tgid = (uint32_t)getpid(),
 		.ring_bytes = (uint32_t)d->opt.ringbuf_size, .max_targets = AT_MAX_TRACED,
 		.thread_slots = slots, .min_size = d->opt.min_size,
@@ -433,6 +432,7 @@ int at_session_open(struct at_session *d)
 	if (writing_wanted(&w) < 0) /* before anything is made: the output file too */
 		return -1;
 	d->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+	d->times = times_wanted(d);
 	d->time_grain = times_grain(d);
 	at_launch_raise_nofile(&d->targets.child);
 	set_priority(d);

@@ -38,6 +38,7 @@ struct at_session {
 	uint64_t unfinished;        /* calls of the window that never finished (lost) */
 	uint64_t detach_ns;         /* the end's detach took this long (-v) */
 	uint64_t pagesize;
+	int times;                  /* the events carry their times (times_wanted) */
 	uint64_t time_grain;        /* the events' times are multiples of this many ns (times_grain) */
 	volatile uint64_t *ring_pos[2]; /* consumer, producer positions (for -v) */
 	int news;                   /* the last round read news of Python stacks */

@@ -66,7 +66,7 @@ check "loops on CPUs $CPU_A and $CPU_B: daemon exit status 0, nothing lost" \
 	bash -c "[ $drc -eq 0 ] && [ '$(summary calm lost)' = 0 ] || { cat '$T/calm.err'; exit 1; }"
 # A ring wakes the daemon when it holds a wakeup's bytes, once for each position of its
 # consumer or each wakeup's bytes more: a daemon that keeps up is woken at most once for each
-# wakeup's bytes of records (a record is at_record's 72 bytes and the ring's 8-byte header),
+# wakeup's bytes of records (a record is at_record's 64 bytes, a slot),
 # and a ring's last bytes may wake it once more (a record with no event, a thread's end, takes
 # room too: one a ring).
 # (Woken again at every 32nd record until it had read, it was asked for several times that.)
@@ -76,7 +76,7 @@ nrings=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
 check "loops on CPUs $CPU_A and $CPU_B: at most a wakeup a ring's wakeup bytes ($wakeups; $nrings rings)" \
 	bash -c "set -- $wakeups; written=\$(sed -n 's/^alloctapd: \([0-9]*\) events written, .*/\1/p' '$T/calm.err');
 		[ -n \"\$2\" ] && [ \$1 -gt 0 ] &&
-		[ \$1 -le \$(( (written + 2 * $nrings) * 80 / \$2 + 2 * $nrings )) ] ||
+		[ \$1 -le \$(( (written + 2 * $nrings) * 64 / \$2 + 2 * $nrings )) ] ||
 		{ grep -E 'written|wakeups' '$T/calm.err'; exit 1; }"
 # each process (the shell, the two loops): its events causally valid; a loop's process starts
 # with the shell's heap (fork), whose blocks it may release once (log_checker --window)

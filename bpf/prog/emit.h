@@ -48,7 +48,7 @@ static __always_inline int ring_reserve(struct ring_slot *s)
 /* Writes the 8 bytes at offset off of the record. */
 static __always_inline void ring_put(const struct ring_slot *s, __u32 off, __u64 value)
 {
-	*(__u64 *)(s->slot + AT_RING_RECORD_HEADER + off) = value;
+	*(__u64 *)(s->slot + off) = value;
 }
 
 /* Asks the daemon to wake when wakeup_records wait in the ring of s, and its consumer has
@@ -76,31 +76,43 @@ static __always_inline void ring_wake_if_due(const struct ring_slot *s)
 	bpf_ringbuf_output(&ring_wake, &cpu, sizeof(cpu), BPF_RB_FORCE_WAKEUP);
 }
 
-/* Commits the record of s, written whole: its header, last (x86-64 keeps stores in order; the
- * compiler is kept from moving the record's stores after it), then a wakeup if one is due. */
-static __always_inline void ring_commit(const struct ring_slot *s)
+_Static_assert(__builtin_offsetof(struct at_record, tid) ==
+			       __builtin_offsetof(struct at_record, pid) + 4 &&
+		       __builtin_offsetof(struct at_record, flags) ==
+			       __builtin_offsetof(struct at_record, func) + 1 &&
+		       __builtin_offsetof(struct at_record, state) ==
+			       __builtin_offsetof(struct at_record, func) + 2 &&
+		       __builtin_offsetof(struct at_record, number) ==
+			       __builtin_offsetof(struct at_record, func) + 4 &&
+		       __builtin_offsetof(struct at_record, func) + 8 == AT_RING_STEP,
+	       "a record is written 8 bytes at a time, its commit word last in its slot");
+
+/* The record's fields of 8 bytes, in order (pid with tid; func with flags, state, number). */
+#define AT_REC_OFF(field) ((__u32)__builtin_offsetof(struct at_record, field))
+
+/* The commit word of the record numbered n (struct at_record: func, flags, state, number). */
+static __always_inline __u64 commit_word(__u64 n, __u32 func, __u32 flags, __u32 state)
+{
+	return (func & 0xff) | (__u64)(flags & 0xff) << 8 | (__u64)state << 16 | n << 32;
+}
+
+/* Commits the record of s, written whole, a call of func with flags: its commit word, last
+ * (x86-64 keeps stores in order; the compiler is kept from moving the record's stores after
+ * it), then a wakeup if one is due. */
+static __always_inline void ring_commit(const struct ring_slot *s, __u32 func, __u32 flags)
 {
 	asm volatile("" ::: "memory");
-	*(volatile __u64 *)s->slot = sizeof(struct at_record) | s->n << 32;
+	*(volatile __u64 *)(s->slot + AT_REC_OFF(func)) =
+		commit_word(s->n, func, flags, AT_RECORD_WRITTEN);
 	ring_wake_if_due(s);
 }
 
 /* Gives up the record of s, reserved and not written: the daemon passes over it. */
 static __always_inline void ring_discard(const struct ring_slot *s)
 {
-	*(volatile __u64 *)s->slot =
-		(AT_RING_RECORD_DISCARD | sizeof(struct at_record)) | s->n << 32;
+	*(volatile __u64 *)(s->slot + AT_REC_OFF(func)) =
+		commit_word(s->n, 0, 0, AT_RECORD_DISCARDED);
 }
-
-_Static_assert(__builtin_offsetof(struct at_record, tid) ==
-			       __builtin_offsetof(struct at_record, pid) + 4 &&
-		       __builtin_offsetof(struct at_record, flags) ==
-			       __builtin_offsetof(struct at_record, func) + 4 &&
-		       sizeof(struct at_record) + AT_RING_RECORD_HEADER == AT_RING_STEP,
-	       "a record is written 8 bytes at a time");
-
-/* The record's fields of 8 bytes, in order (pid with tid, func with flags). */
-#define AT_REC_OFF(field) ((__u32)__builtin_offsetof(struct at_record, field))
 
 /* Fills and commits the record of s, reserved: thread id (tgid << 32 | tid), taken at time (a
  * realloc entered at time_entry). A mark (AT_PROBE_THREAD_END, AT_PROBE_REALLOC_ENTRY) has
@@ -115,10 +127,8 @@ static __always_inline void record_put(const struct ring_slot *s, __u64 id, __u6
 	ring_put(s, AT_REC_OFF(arg), a0);
 	ring_put(s, AT_REC_OFF(arg) + 8, a1);
 	ring_put(s, AT_REC_OFF(result), result);
-	ring_put(s, AT_REC_OFF(func), func | (__u64)flags << 32);
-	ring_put(s, AT_REC_OFF(time_ns), times_on ? time : 0);
 	ring_put(s, AT_REC_OFF(stack), stack);
-	ring_commit(s);
+	ring_commit(s, func, flags);
 }
 
 /* Counts lost the record of a call of function func (with its record's flags) that found no

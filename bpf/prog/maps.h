@@ -14,8 +14,6 @@ const volatile __u32 floor_only = 0;
 /* 1: every allocation call carries the user stack taken at its entry (alloctapd --stacks).
  * 0: the walk is pruned by the verifier and costs nothing. */
 const volatile __u32 stacks_on = 0;
-/* 1: records carry a time (traces with stacks); reading the clock costs some 50 ns a call. */
-const volatile __u32 times_on = 0;
 /* 1: every probe is attached for one pid, which the kernel checks before the program runs: the
  * targets map need not be read. */
 const volatile __u32 probes_bound = 0;

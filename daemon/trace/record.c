@@ -1,7 +1,8 @@
-/* record.c: ring-buffer records to logalloc events. */
+/* record.c: ring records to logalloc events. */
 #include "record.h"
 
-void at_record_to_event(const struct at_record *rec, uint64_t pagesize, struct at_event *ev)
+void at_record_to_event(const struct at_record *rec, uint64_t pagesize, int times,
+			struct at_event *ev)
 {
 	ev->pid = rec->pid;
 	ev->tid = rec->tid;
@@ -9,7 +10,7 @@ void at_record_to_event(const struct at_record *rec, uint64_t pagesize, struct a
 	ev->arg[1] = rec->arg[1];
 	ev->result = rec->result;
 	ev->has_result = !at_probe_frees(rec->func);
-	ev->time_ns = rec->time_ns;
+	ev->time_ns = times ? rec->time : 0;
 	ev->stack = 0; /* the trace's id for rec->stack is the session's (daemon/stacks/stacks.c) */
 	switch (rec->func) {
 	case AT_PROBE_PVALLOC: {

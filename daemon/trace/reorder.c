@@ -267,17 +267,16 @@ static int take(struct at_reorder *r, struct at_reorder_ring *q, uint64_t pos,
 	return 0;
 }
 
-/* Whether the record at pos is one the merge passes over (copied out, discarded, or too short
- * to be a record); a skip it passes is forgotten. */
-static int passed_over(struct at_reorder_ring *q, uint64_t pos, uint32_t header)
+/* Whether the record at pos, read, is one the merge passes over (copied out, or given up); a
+ * skip it passes is forgotten. */
+static int passed_over(struct at_reorder_ring *q, uint64_t pos)
 {
 	if (q->nskips && q->skips[q->skip_first] == pos) {
 		q->skip_first = (q->skip_first + 1) % RING_SKIPS;
 		q->nskips--;
 		return 1;
 	}
-	return (header & AT_RING_DISCARD) ||
-	       (header & ~(AT_RING_BUSY | AT_RING_DISCARD)) < sizeof(struct at_record) ||
+	return at_ring_state(&q->ring, pos) == AT_RING_DISCARDED ||
 	       is_realloc_return(at_ring_record(&q->ring, pos));
 }
 
@@ -285,10 +284,8 @@ static int passed_over(struct at_reorder_ring *q, uint64_t pos, uint32_t header)
 static void settle_head(struct at_reorder_ring *q)
 {
 	while (q->head < q->scan) {
-		uint32_t header = at_ring_header(&q->ring, q->head);
-
-		if (!passed_over(q, q->head, header)) {
-			*q->head_time = ((const struct at_record *)at_ring_record(&q->ring, q->head))->time;
+		if (!passed_over(q, q->head)) {
+			*q->head_time = at_ring_record(&q->ring, q->head)->time;
 			return;
 		}
 		q->head++;
@@ -323,13 +320,12 @@ static void scan_ring(struct at_reorder *r, struct at_reorder_ring *q, uint64_t 
 	q->cut = 0;
 	while (q->scan < end) {
 		/* the records were written on another CPU: their lines are asked for well ahead */
-		__builtin_prefetch(at_ring_slot(&q->ring, q->scan + AT_REORDER_PREFETCH));
-		uint32_t header = at_ring_header(&q->ring, q->scan);
+		__builtin_prefetch(at_ring_record(&q->ring, q->scan + AT_REORDER_PREFETCH));
+		enum at_ring_state state = at_ring_state(&q->ring, q->scan);
 
-		if (header & AT_RING_BUSY)
+		if (state == AT_RING_UNWRITTEN)
 			break;
-		if (!(header & AT_RING_DISCARD) &&
-		    (header & ~AT_RING_DISCARD) >= sizeof(struct at_record) &&
+		if (state == AT_RING_WRITTEN &&
 		    take(r, q, q->scan, at_ring_record(&q->ring, q->scan)) < 0) {
 			q->stalled = 1;
 			break;
@@ -617,7 +613,7 @@ int at_reorder_unwritten(const struct at_reorder *r)
 	for (unsigned i = 0; i < r->nrings; i++) {
 		const struct at_reorder_ring *q = &r->rings[i];
 
-		if (q->scan < q->end && (at_ring_header(&q->ring, q->scan) & AT_RING_BUSY))
+		if (q->scan < q->end && at_ring_state(&q->ring, q->scan) == AT_RING_UNWRITTEN)
 			return 1;
 	}
 	return 0;

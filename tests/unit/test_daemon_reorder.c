@@ -243,8 +243,8 @@ static void test_discarded_and_unwritten(void **state)
 }
 
 /* A record reserved and not yet written, after laps of the ring: its slot still holds the
- * header of the record an older lap wrote there, whole, which reads as not yet written (its
- * number is another); it holds the output back until its own header comes. */
+ * commit word of the record an older lap wrote there, whole, which reads as not yet written
+ * (its number is another); it holds the output back until its own commit word comes. */
 static void test_reserved_after_laps(void **state)
 {
 	(void)state;
@@ -271,10 +271,11 @@ static void test_reserved_after_laps(void **state)
 	memset(out, 0, sizeof(out));
 	struct item items[] = { { 'b', 0, us + 200, 0, MALLOC, 7, 8, 0x20 },
 				{ 'c', 1, us + 201, 0, MALLOC, 8, 8, 0x30 } };
-	uint64_t n = rings[0].producer, old;
+	uint64_t n = rings[0].producer;
+	const struct at_record *old = ring_image_slot(&rings[0], n);
 
-	memcpy(&old, ring_image_slot(&rings[0], n), sizeof(old));
-	assert_int_equal(old, sizeof(struct at_record) | (n - slots) << 32); /* the last lap's */
+	assert_int_equal(old->state, AT_RECORD_WRITTEN); /* the last lap's record, whole */
+	assert_int_equal(old->number, (uint32_t)(n - slots));
 	put_items(items, 2, 'b', &busy_pos);
 	drain_at(us + 400);
 	assert_string_equal(out, "");

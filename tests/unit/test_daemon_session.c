@@ -71,13 +71,13 @@ static void close_session(void)
 	close(session.opt.dest.fd);
 }
 
-/* Queues a malloc(size) of pid at time T(n) in ring 0, its time_ns set as the program sets it
- * when told times_on (T(n) and 789 ns more, which a trace without stacks leaves out). */
+/* Queues a malloc(size) of pid at time T(n) and 789 ns more (which a trace without stacks
+ * leaves out: its times are to the microsecond) in ring 0. */
 static void push_malloc(uint64_t n, uint32_t pid, uint64_t size)
 {
-	struct at_record r = { .time = T(n), .time_entry = T(n), .pid = pid, .tid = pid,
-			       .arg = { size, 0 }, .result = 0x1000 + n * 0x10,
-			       .func = AT_PROBE_MALLOC, .time_ns = T(n) + 789 };
+	struct at_record r = { .time = T(n) + 789, .time_entry = T(n) + 789, .pid = pid,
+			       .tid = pid, .arg = { size, 0 }, .result = 0x1000 + n * 0x10,
+			       .func = AT_PROBE_MALLOC };
 
 	fake_bpf_push(&r);
 }
@@ -145,7 +145,7 @@ static void test_open(void **state)
 			assert_int_equal(fake_bpf.options.thread_slots, cases[i].thread_slots);
 			assert_int_equal(fake_bpf.options.ring_bytes, 1 << 16);
 			assert_int_equal(fake_bpf.options.stacks, cases[i].stacks);
-			assert_int_equal(fake_bpf.options.times, cases[i].times);
+			assert_int_equal(session.times, cases[i].times);
 			assert_int_equal(session.time_grain, cases[i].grain);
 			assert_int_equal(fake_bpf.options.bound, 1);
 			assert_true(fake_bpf.loaded && fake_bpf.thread_exit && fake_bpf.thread_exec);
