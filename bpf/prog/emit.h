@@ -20,8 +20,8 @@ struct ring_slot {
 #define AT_RING_TRIES 4
 
 /* Reserves one record in this CPU's ring: 0, or -1 when the ring has no room. The position
- * moves first and the header is written last: until then the slot's header has an older
- * number, and the daemon's reading waits there. */
+ * moves first and the commit word is written last: until then the slot's commit word has an
+ * older number, and the daemon's reading waits there. */
 static __always_inline int ring_reserve(struct ring_slot *s)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
