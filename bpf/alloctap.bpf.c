@@ -3,9 +3,9 @@
  *
  * Frees are recorded at entry, allocations at return, each in the ring of the CPU it runs on
  * with the time it was taken; realloc also marks its entry with a record of its own and carries
- * that time to its return (doc/DESIGN.md, decision 4). Per thread, a depth counts nested calls (glibc calls its own entry points); only
- * the outermost call is recorded (decision 3). The names the daemon uses are listed in
- * alloctap.h.
+ * that time to its return (doc/DESIGN.md, decision 4). Per thread, a depth counts nested calls
+ * (glibc calls its own entry points); only the outermost call is recorded (decision 3). The
+ * names the daemon uses are listed in alloctap.h.
  *
  * The window: every probe is attached with `recording` off; the daemon turns it on at one
  * instant and off at one instant. A call belongs to the trace when its outermost entry saw

@@ -153,7 +153,8 @@ _Static_assert(sizeof(struct at_record) == 64, "struct at_record is 64 bytes on 
 _Static_assert(AT_PROBE_FUNC_COUNT < AT_PROBE_THREAD_END && AT_PROBE_REALLOC_ENTRY <= 0xff,
 	       "a record's func is a byte, its marks above every function");
 
-/* A record's state in its commit word. */
+/* A record's state in its commit word: neither is 0, so the zeros of a new ring read as not
+ * written even where the number matches (record 0). */
 #define AT_RECORD_WRITTEN 0x5757
 #define AT_RECORD_DISCARDED 0x4444 /* a call recorded at its entry whose reservation found
 				     * recording off (prog/emit.h): the reader passes over it */

@@ -156,9 +156,9 @@ static __always_inline int window_reserve(struct ring_slot *s)
 	return 0;
 }
 
-/* Reserves the record of a call recorded at its return (admitted at its entry with unit in
- * flight), taken at time, and takes the call out of flight: right after the reservation, not
- * after the record's stores (a locked add there would wait for them). The daemon reads the
+/* Reserves the record of a call of func recorded at its return (admitted at its entry with unit
+ * in flight), and takes the call out of flight: right after the reservation, not after the
+ * record's stores (a locked add there would wait for them). The daemon reads the
  * producer positions once nothing is in flight, and waits at every record reserved below them
  * until it is written. 0, or -1 (counted lost) when the ring has no room. */
 static __always_inline int return_reserve(struct ring_slot *s, __u64 unit, __u32 func,
