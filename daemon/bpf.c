@@ -34,10 +34,6 @@
 #define AT_BPF_RING_MIN (64u << 10)
 /* The largest share: the verifier follows an offset into a map value up to 2^29 bytes. */
 #define AT_BPF_RING_MAX (256u << 20)
-/* A ring wakes the daemon when this many bytes wait in it, or an eighth of it if less. The
- * daemon reads every ring at each wakeup, then merges what it read: the merge reads the records
- * again, and finds them in the CPU's cache only when a drain is a few hundred kilobytes. */
-#define AT_BPF_WAKEUP_MAX (128u << 10)
 
 struct at_bpf {
 	struct alloctap *skel;
@@ -129,9 +125,7 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 	skel->rodata->stacks_on = o->stacks ? 1 : 0;
 	b->ring_slots = at_ring_slots_for(b->ring_bytes);
 	skel->rodata->ring_slots = b->ring_slots;
-	skel->rodata->wakeup_records = b->ring_slots / 8;
-	if (skel->rodata->wakeup_records > AT_BPF_WAKEUP_MAX / AT_RING_STEP)
-		skel->rodata->wakeup_records = AT_BPF_WAKEUP_MAX / AT_RING_STEP;
+	skel->rodata->wakeup_records = at_ring_wakeup_records(b->ring_slots, (uint64_t)ncpu);
 	bpf_map__set_max_entries(skel->maps.event_data, (uint32_t)ncpu);
 	bpf_map__set_value_size(skel->maps.event_data, (uint32_t)(b->ring_slots * AT_RING_STEP));
 	bpf_map__set_max_entries(skel->maps.event_pos, (uint32_t)ncpu);

@@ -50,8 +50,8 @@ __u64 leaders_gone = 0;
  * interrupts off and swaps the header once more to commit. An array cannot be polled, so the
  * wakeups go through the small ring buffer ring_wake. */
 const volatile __u64 ring_slots = 64; /* a power of two */
-/* The daemon is woken only when this many records wait in a CPU's ring (an eighth of the ring,
- * 128 KiB of records at most; it also polls every 100 ms): a wakeup per record would cost the
+/* The daemon is woken only when this many records wait in a CPU's ring (an eighth of the ring at
+ * most: at_ring_wakeup_records; it also polls every 100 ms): a wakeup per record would cost the
  * traced program a context switch per call on a small machine. */
 const volatile __u64 wakeup_records = 8;
 

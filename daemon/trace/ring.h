@@ -42,6 +42,29 @@ static inline uint64_t at_ring_slots_for(uint64_t bytes)
 	return slots;
 }
 
+/* A ring wakes the daemon when this many bytes wait in it: an eighth of the ring at most, and
+ * no more than AT_RING_WAKEUP_ALL bytes for all nrings rings together unless that leaves a ring
+ * less than AT_RING_WAKEUP_MIN. The daemon reads every ring at each wakeup, then merges what it
+ * read: the merge reads the records again, and finds them in the CPU's cache while a round's
+ * drains are some hundreds of kilobytes; smaller wakeups cost it a sleep and a wakeup for fewer
+ * records. */
+#define AT_RING_WAKEUP_MIN (128u << 10)
+#define AT_RING_WAKEUP_ALL (1u << 20)
+
+/* The records a ring of slots (at_ring_slots_for) holds when it wakes the daemon, one of
+ * nrings rings: 1 at least. */
+static inline uint64_t at_ring_wakeup_records(uint64_t slots, uint64_t nrings)
+{
+	uint64_t most = nrings ? AT_RING_WAKEUP_ALL / nrings : AT_RING_WAKEUP_ALL;
+	uint64_t records = slots / 8;
+
+	if (most < AT_RING_WAKEUP_MIN)
+		most = AT_RING_WAKEUP_MIN;
+	if (records > most / AT_RING_STEP)
+		records = most / AT_RING_STEP;
+	return records ? records : 1;
+}
+
 /* The record at pos (its slot). */
 static inline const struct at_record *at_ring_record(const struct at_ring *r, uint64_t pos)
 {

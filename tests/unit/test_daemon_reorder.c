@@ -544,6 +544,39 @@ static void test_round_keeps_entry(void **state)
 	assert_int_equal(ntimes, n + 1);
 }
 
+/* The records a ring holds when it wakes the daemon (ring.h): an eighth of the ring, no more
+ * than its share of 1 MiB of all the rings' and never less than 128 KiB for that share, 1 at
+ * least. */
+static void test_wakeup_records(void **state)
+{
+	static const struct {
+		uint64_t slots, nrings, want;
+	} cases[] = {
+		{ 1ull << 19, 2, 8192 },    /* 32 MiB rings on 2 CPUs: 512 KiB */
+		{ 1ull << 19, 1, 16384 },   /* one CPU: 1 MiB */
+		{ 1ull << 19, 0, 16384 },   /* no count: as for one */
+		{ 1ull << 16, 4, 4096 },    /* 4 MiB rings on 4 CPUs: 256 KiB */
+		{ 1ull << 16, 8, 2048 },    /* 8 CPUs: 128 KiB */
+		{ 1ull << 16, 16, 2048 },   /* 16: 128 KiB, not 64 */
+		{ 1ull << 16, 256, 2048 },  /* 256: 128 KiB, not 4 */
+		{ 1ull << 13, 2, 1024 },    /* a 512 KiB ring: its eighth, 64 KiB */
+		{ 1ull << 19, 3, 5461 },    /* 3 CPUs: a third of 1 MiB, 349,525 bytes, in records */
+		{ 64, 2, 8 },               /* the smallest ring */
+		{ 4, 2, 1 },                /* an eighth of less than 8 slots: 1 */
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t got = at_ring_wakeup_records(cases[i].slots, cases[i].nrings);
+
+		if (got != cases[i].want)
+			fail_msg("case %u: %llu slots, %llu rings: %llu records, want %llu", i,
+				 (unsigned long long)cases[i].slots,
+				 (unsigned long long)cases[i].nrings, (unsigned long long)got,
+				 (unsigned long long)cases[i].want);
+	}
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -567,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_returns_grow),
 		cmocka_unit_test(test_rounds),
 		cmocka_unit_test(test_round_keeps_entry),
+		cmocka_unit_test(test_wakeup_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, teardown);
