@@ -42,12 +42,11 @@ static inline uint64_t at_ring_slots_for(uint64_t bytes)
 	return slots;
 }
 
-/* A ring wakes the daemon when this many bytes wait in it: an eighth of the ring at most, and
- * no more than AT_RING_WAKEUP_ALL bytes for all nrings rings together unless that leaves a ring
- * less than AT_RING_WAKEUP_MIN. The daemon reads every ring at each wakeup, then merges what it
- * read: the merge reads the records again, and finds them in the CPU's cache while a round's
- * drains are some hundreds of kilobytes; smaller wakeups cost it a sleep and a wakeup for fewer
- * records. */
+/* A ring wakes the daemon when this many bytes wait in it: an eighth of the ring at most (the
+ * rest is room for a burst while the daemon wakes), and its share of AT_RING_WAKEUP_ALL among
+ * the rings, AT_RING_WAKEUP_MIN at least. The daemon reads every ring at each wakeup, in rounds
+ * that stay in the cache whatever the wakeup's size (reorder.c): a smaller wakeup costs it a
+ * sleep and a wakeup for fewer records, a larger one holds events back longer. */
 #define AT_RING_WAKEUP_MIN (128u << 10)
 #define AT_RING_WAKEUP_ALL (1u << 20)
 
