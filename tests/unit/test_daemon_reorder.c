@@ -544,6 +544,51 @@ static void test_round_keeps_entry(void **state)
 	assert_int_equal(ntimes, n + 1);
 }
 
+/* Nine rings, three records each, three rings at each time: the output is in time order, and
+ * among records of the same time, in the order of their rings (the merge takes the first ring
+ * whose head record is the earliest). */
+static void test_many_rings(void **state)
+{
+	enum { MANY = 9, EACH = 3 };
+	struct ring_image many[MANY];
+	struct at_ring many_views[MANY];
+	struct at_reorder m;
+	char want[MANY * EACH + 1], got[MANY * EACH + 1];
+	unsigned n = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < MANY; i++) {
+		assert_int_equal(ring_image_init(&many[i], 1 << 16), 0);
+		many_views[i] = many[i].view;
+		for (unsigned j = 0; j < EACH; j++) {
+			/* rings 0, 3 and 6 at 1, 5, 9 us; 1, 4, 7 at 2, 6, 10; ... */
+			struct item it = { (char)('A' + i * EACH + j), i, 1 + j * 4 + i % 3, 0,
+					   MALLOC, 1 + i, 8, 0x1000 + 16 * (i * EACH + j) };
+			struct at_record r = record_of(&it);
+
+			assert_true(ring_image_put(&many[i], &r, 0) >= 0);
+		}
+	}
+	for (unsigned us = 1; us <= 1 + (EACH - 1) * 4 + 2; us++) /* by time, then by ring */
+		for (unsigned i = 0; i < MANY; i++)
+			for (unsigned j = 0; j < EACH; j++)
+				if (1 + j * 4 + i % 3 == us)
+					want[n++] = (char)('A' + i * EACH + j);
+	want[n] = 0;
+	assert_int_equal(n, MANY * EACH);
+	assert_int_equal(at_reorder_init(&m, many_views, MANY, 16, collect, NULL), 0);
+	memset(out, 0, sizeof(out));
+	nout = 0;
+	at_reorder_drain(&m, T0 + 1000 * US);
+	memcpy(got, out, sizeof(got) - 1);
+	got[sizeof(got) - 1] = 0;
+	assert_string_equal(got, want);
+	assert_int_equal(m.emitted, MANY * EACH);
+	at_reorder_free(&m);
+	for (unsigned i = 0; i < MANY; i++)
+		ring_image_free(&many[i]);
+}
+
 /* The records a ring holds when it wakes the daemon (ring.h): an eighth of the ring, no more
  * than its share of 1 MiB of all the rings' and never less than 128 KiB for that share, 1 at
  * least. */
@@ -600,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_returns_grow),
 		cmocka_unit_test(test_rounds),
 		cmocka_unit_test(test_round_keeps_entry),
+		cmocka_unit_test(test_many_rings),
 		cmocka_unit_test(test_wakeup_records),
 	};
 
