@@ -104,12 +104,16 @@ for d in ${LOSSLESS_DAEMONS:-build/alloctapd}; do
 		[ $mode = text ] && args=""
 		encoders=${ALLOCTAP_ENCODERS:-}
 		[ $mode = binary-1 ] && encoders=1
+		# the daemon refuses an empty ALLOCTAP_ENCODERS: set only when there is a number
 		# shellcheck disable=SC2086
-		ALLOCTAP_ENCODERS=$encoders timeout $((lossless_end - SECONDS + 5)) "$d" $args \
+		env ${encoders:+ALLOCTAP_ENCODERS=$encoders} timeout $((lossless_end - SECONDS + 5)) "$d" $args \
 			-o "$dest" -- build/bench/pairloop \
 			"$lossless_pairs" "$threads" >"$OUT/lossless.out" 2>"$OUT/lossless.err"
-		echo "$d $mode status $?: $(cat "$OUT/lossless.out") $(grep 'events written' \
+		status=$?
+		echo "$d $mode status $status: $(cat "$OUT/lossless.out") $(grep 'events written' \
 			"$OUT/lossless.err")" >>"$OUT/lossless.txt"
+		# a run that failed says why
+		[ $status = 0 ] || tail -n 5 "$OUT/lossless.err" | sed 's/^/    /' >>"$OUT/lossless.txt"
 		rm -f "$OUT/lossless.atz"
 	done
 done
