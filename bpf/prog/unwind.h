@@ -210,14 +210,16 @@ static __noinline void hold_thread(struct pt_regs *ctx, __u32 tgid, __u64 hash, 
 
 /* The calling thread's address space's mm_lock_seq (changed by every mmap, munmap, mprotect,
  * brk...); on a kernel without it, a value that changes at every call, so that every mapping is
- * checked at every walk. */
+ * checked at every walk. Read with plain loads through the task's typed pointer, which the
+ * verifier makes loads that cannot fault, rather than BPF_CORE_READ's two calls of
+ * bpf_probe_read_kernel: the walk is made at every allocation. */
 static __always_inline __u32 address_space_seq(void)
 {
 	struct task_struct___mm *task = (void *)bpf_get_current_task_btf();
 
 	if (!bpf_core_field_exists(task->mm->mm_lock_seq))
 		return (__u32)bpf_ktime_get_ns() | 2;
-	return BPF_CORE_READ(task, mm, mm_lock_seq.sequence);
+	return task->mm->mm_lock_seq.sequence;
 }
 
 /* Takes the user stack of the call now entering and stores it in the stacks map under its
