@@ -4,8 +4,9 @@
 # bench/devlibs.sh, with --tools for perf and bpftool). Needs root. Writes to $OUT:
 #   machine.txt    the machine (date, kernel, cores, CPU model, memory, distribution);
 #   scaling.txt    bench/scaling_bench.sh: 16 threads down to 1 (up to the machine's cores),
-#                  5 modes, SCALING_ROUNDS rounds (default 9) of 50000 pairs per thread; stopped at
-#                  SCALING_S seconds (default 420) at the latest, the thread counts done kept;
+#                  6 modes (bare, floor, discard, binary, text, stacks), SCALING_ROUNDS rounds
+#                  (default 9) of 50000 pairs per thread; stopped at SCALING_S seconds
+#                  (default 420) at the latest, the thread counts done kept;
 #   profile.txt    bench/scaling_profile.sh at PROFILE_THREADS threads (default 16, or the
 #                  cores where fewer), within PROFILE_S seconds (default 120);
 #   profile/       its perf reports (by symbol and by caller) and BPF counters, when perf runs;

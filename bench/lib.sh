@@ -163,7 +163,8 @@ bpf_stats() { echo "$1" >/proc/sys/kernel/bpf_stats_enabled; }
 # memlock are read, the function named by $ON_RECORDING (if set) is called with the daemon's
 # pid, and the loop is let go. After the loop and the daemon end, $ON_END (if set) is called.
 # Writes PREFIX.res, one line: "ns N written W lost L cpu_ns C maxrss_kb R memlock M" (ns the
-# loop's ns per pair; cpu_ns the daemon's CPU time from the moment it recorded to its end);
+# loop's ns per pair; written the records discarded with --discard; cpu_ns the daemon's CPU
+# time from the moment it recorded to its end);
 # PREFIX.err holds the daemon's messages; AR_LOOP_PID and AR_DAEMON_PID keep the two pids (for
 # the hooks, and for a profile's reports after the run). Returns 1, the messages on stderr,
 # when the daemon did not start recording.
@@ -202,6 +203,7 @@ attach_run() {
 	[ -n "${ON_END:-}" ] && "$ON_END"
 	awk -v ns="$(ns_of <"$prefix".out)" -v cpu0="$cpu0" -v mem="$mem" '
 		/^alloctapd: [0-9]+ events written/ { w = $2; l = $5 }
+		/^alloctapd: [0-9]+ records discarded unread/ { w = $2; l = $6 }
 		/^user_us/ { cpu = ($2 + $4) * 1000; rss = $6 }
 		END { printf "ns %s written %d lost %d cpu_ns %.0f maxrss_kb %d memlock %d\n",
 			ns, w, l, cpu - cpu0, rss, mem }' "$prefix".err "$prefix".ru >"$prefix".res

@@ -3,6 +3,9 @@
 # 1, 2, 4, ... threads up to the machine's cores (and 16 where it has them), glibc, each way:
 #   bare      untraced;
 #   floor     alloctapd --floor: the same probes at the same sites, programs that return at once;
+#   discard   alloctapd --discard: the programs record every call into the rings, which the
+#             daemon gives back unread: what the programs and rings cost without the daemon's
+#             reading and writing (its events are the records discarded);
 #   binary    alloctapd -f binary, to a file;
 #   text      alloctapd writing text, to a file;
 #   stacks    alloctapd --stacks -f binary, to a file.
@@ -17,14 +20,14 @@
 # the probes and ending, over the events written).
 # Each thread count's rows print as soon as it is done.
 # Settings (environment): ROUNDS (default 5), PAIRS per thread (default 50000), THREADS (a list,
-# default "1 2 4 ... nproc", with 16 where nproc >= 16), MODES (default all five), BUDGET_S (stop
+# default "1 2 4 ... nproc", with 16 where nproc >= 16), MODES (default all six), BUDGET_S (stop
 # before a thread count that would likely end past this many seconds from the start).
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup scaling
 ROUNDS=${ROUNDS:-5}
 PAIRS=${PAIRS:-50000}
-MODES=${MODES:-bare floor binary text stacks}
+MODES=${MODES:-bare floor discard binary text stacks}
 need_built "scaling bench" "$PL" build/bench/rusage_of "$D"
 if [ -z "${THREADS:-}" ]; then
 	THREADS=""
@@ -46,6 +49,7 @@ trap 'exit 143' TERM INT
 mode_args() {
 	case $1 in
 	floor) echo "--floor -o /dev/null" ;;
+	discard) echo "--discard -o /dev/null" ;;
 	binary) echo "-f binary -o $T/trace.atz" ;;
 	text) echo "-o $T/trace.txt" ;;
 	stacks) echo "--stacks -f binary -o $T/trace.atz" ;;

@@ -78,6 +78,11 @@ static const char usage_text[] =
 	"                        chosen sites)\n"
 	"      --floor           attach the same probes at the same sites but record nothing:\n"
 	"                        the cost of the traps alone (for benchmarks)\n"
+	"      --discard         record every call into the rings as a trace does, and give\n"
+	"                        the records back unread: the cost of the probes' programs and\n"
+	"                        rings without the daemon's reading and writing (for\n"
+	"                        benchmarks). Nothing is written; the summary counts the\n"
+	"                        records discarded (events, realloc entries, thread ends)\n"
 	"      --stacks          every allocation call carries the user call stack taken at its\n"
 	"                        entry (up to 128 frames, unwound in BPF from the objects'\n"
 	"                        .eh_frame; frees none). Binary output only. An object mapped\n"
@@ -269,6 +274,19 @@ static int check_filter(const struct at_session_options *o)
 	return -1;
 }
 
+/* --discard: the rings' records go unread, so nothing that reads them goes with it. -1 to go
+ * on, else the exit status of a usage error. */
+static int check_discard(const struct at_session_options *o)
+{
+	const char *other = o->floor ? "--floor" : o->stacks ? "--stacks" : o->watch ? "--watch"
+			  : o->min_size ? "--min-size" : o->sample_bytes ? "--sample-bytes" : NULL;
+
+	if (o->discard && other)
+		return at_usage_error("--discard gives the records back unread: %s does not go "
+				      "with it", other);
+	return -1;
+}
+
 /* --format FMT. -1 to go on, else the exit status of a usage error. */
 static int take_format(const char *fmt, struct at_session_options *o)
 {
@@ -323,6 +341,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		{ "ringbuf-size", required_argument, NULL, 'r' },
 		{ "probe-at-entry", no_argument, NULL, 'E' },
 		{ "floor", no_argument, NULL, 'F' },
+		{ "discard", no_argument, NULL, 'X' },
 		{ "stacks", no_argument, NULL, 'S' },
 		{ "shared-probes", no_argument, NULL, 'P' },
 		{ "watch", no_argument, NULL, 'W' },
@@ -403,6 +422,9 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 			break;
 		case 'F':
 			o->floor = 1;
+			break;
+		case 'X':
+			o->discard = 1;
 			break;
 		case 'S':
 			o->stacks = 1;
@@ -489,7 +511,7 @@ static int parse_options(int argc, char **argv, struct at_session_options *o)
 		return rc;
 	if (o->no_python && !o->stacks)
 		return at_usage_error("--no-python is for --stacks: without, no stack is taken");
-	if ((rc = check_filter(o)) >= 0)
+	if ((rc = check_filter(o)) >= 0 || (rc = check_discard(o)) >= 0)
 		return rc;
 	o->follow = o->command ? !no_follow : follow;
 	if (o->shared_probes && !o->follow)

@@ -27,6 +27,8 @@ struct at_session_options {
 	int nice_given;             /* --nice was on the command line */
 	enum at_sink_format format;
 	int floor;                  /* --floor: probes that record nothing (benchmark floor) */
+	int discard;                /* --discard: records given back unread (benchmark: the
+				     * programs' and rings' cost without the daemon's) */
 	int stacks;                 /* --stacks: allocations carry their call stacks */
 	int no_python;              /* --no-python: no Python frames in them */
 	int follow;                 /* follow new processes: a command's unless --no-follow,

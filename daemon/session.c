@@ -112,19 +112,31 @@ static void map_ring_positions(struct at_session *d)
 	at_bpf_ring_positions(d->bpf, d->ring_pos);
 }
 
-static void print_progress(struct at_session *d, uint64_t events, uint64_t ms)
+/* What the trace has done so far: events taken by the sink, or records discarded. */
+static uint64_t progress_count(const struct at_session *d)
+{
+	return d->opt.discard ? d->reorder.discarded : d->sink.accepted;
+}
+
+/* -v's line every PROGRESS_MS: count (progress_count) more over the last ms. */
+static void print_progress(struct at_session *d, uint64_t count, uint64_t ms)
 {
 	struct at_sink_stats st;
 	unsigned fill = 0;
+	unsigned long long rate = ms ? count * 1000 / ms : 0;
 
 	at_sink_stats(&d->sink, &st);
 	if (d->ring_pos[0] && d->ring_pos[1])
 		fill = (unsigned)((*d->ring_pos[1] - *d->ring_pos[0]) * 100 / d->opt.ringbuf_size);
-	DISPLAYLEVEL(3, "%s: %llu events/s, %llu written, %llu lost so far, ring buffer %u%% full, "
-		     "%llu in the reorder window\n", at_program_name,
-		     (unsigned long long)(ms ? events * 1000 / ms : 0),
-		     (unsigned long long)st.written, (unsigned long long)events_lost(d), fill,
-		     (unsigned long long)at_reorder_backlog(&d->reorder));
+	if (d->opt.discard)
+		DISPLAYLEVEL(3, "%s: %llu records/s, %llu discarded unread, %llu lost so far\n",
+			     at_program_name, rate, (unsigned long long)d->reorder.discarded,
+			     (unsigned long long)events_lost(d));
+	else
+		DISPLAYLEVEL(3, "%s: %llu events/s, %llu written, %llu lost so far, ring buffer "
+			     "%u%% full, %llu in the reorder window\n", at_program_name, rate,
+			     (unsigned long long)st.written, (unsigned long long)events_lost(d),
+			     fill, (unsigned long long)at_reorder_backlog(&d->reorder));
 }
 
 uint64_t at_session_now(const struct at_session *d)
@@ -342,6 +354,7 @@ static int load_bpf(struct at_session *d)
 	}
 	map_ring_positions(d);
 	d->reorder.mark = write_stats_markers;
+	d->reorder.discard = d->opt.discard;
 	return 0;
 }
 
@@ -599,7 +612,7 @@ static int wait_and_drain(struct at_session *d)
 int at_session_run(struct at_session *d)
 {
 	uint64_t start = at_now_ms(), last_tick = start, last_progress = start;
-	uint64_t progress_events = 0;
+	uint64_t progress_done = 0;
 
 	while (!at_sig_stop) {
 		if (wait_and_drain(d) < 0)
@@ -614,8 +627,8 @@ int at_session_run(struct at_session *d)
 				break;
 		}
 		if (at_display_level >= 3 && now - last_progress >= PROGRESS_MS) {
-			print_progress(d, d->sink.accepted - progress_events, now - last_progress);
-			progress_events = d->sink.accepted;
+			print_progress(d, progress_count(d) - progress_done, now - last_progress);
+			progress_done = progress_count(d);
 			last_progress = now;
 		}
 		if (take_signals(d) < 0)
@@ -670,9 +683,14 @@ static void print_summary(struct at_session *d)
 
 	at_bpf_counts(d->bpf, counts);
 	at_sink_stats(&d->sink, &st);
-	DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %llu processes seen\n",
-		     at_program_name, (unsigned long long)st.written, (unsigned long long)lost,
-		     (unsigned long long)d->table.seen);
+	if (d->opt.discard)
+		DISPLAYLEVEL(2, "%s: %llu records discarded unread, %llu events lost\n",
+			     at_program_name, (unsigned long long)d->reorder.discarded,
+			     (unsigned long long)lost);
+	else
+		DISPLAYLEVEL(2, "%s: %llu events written, %llu events lost, %llu processes seen\n",
+			     at_program_name, (unsigned long long)st.written,
+			     (unsigned long long)lost, (unsigned long long)d->table.seen);
 	DISPLAYLEVEL(3, "%s: %llu reallocs given up, %llu late records, %llu ring reservations "
 		     "failed, %llu calls without per-thread state, %llu records out of order in "
 		     "their ring\n", at_program_name, (unsigned long long)d->reorder.given_up,

@@ -13,6 +13,12 @@ check_err_match "unknown option: usage error" 2 "unknown option '--bogus'" "$D" 
 check_err_match "bad pid list: usage error" 2 "bad pid list 'x1'" "$D" --pid x1
 check_err_match "ring size not a power of two: usage error" 2 "power of two" "$D" --ringbuf-size 5000 --all
 check_err_match "--nice out of range: usage error" 2 "--nice must be a whole number from -20 to 19, not '20'" "$D" --nice 20 -- /bin/true
+for other in --floor --stacks --watch "--min-size 64" "--sample-bytes 4096"; do
+	# shellcheck disable=SC2086 # the option and its value, two words
+	check_err_match "--discard with $other: usage error" 2 \
+		"--discard gives the records back unread: ${other%% *} does not go with it" \
+		"$D" --discard -f binary $other -o /dev/null -- /bin/true
+done
 # The loop and the writing thread run at --nice's priority (-10 by default); the command, and
 # the threads that close links, keep the priority the daemon was started with. Each line: the
 # command's nice, then each distinct name:nice of the daemon's threads, the closers' apart.

@@ -4,6 +4,8 @@
 # same with and without the move (no call goes unrecorded, not even free(NULL)), with glibc,
 # jemalloc, tcmalloc and mimalloc, and with statically linked allocators (glibc's and a
 # program's own); -v prints every site. --floor attaches the same sites and records nothing.
+# --discard records every call and reads none: the records it counts are, exactly, the events
+# of the same run's trace, its reallocs' entry records and its threads' ends.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -112,4 +114,23 @@ check "--floor: exit status 0" test $? -eq 0
 check "--floor: writes no event" test ! -s "$T/floor.log"
 check "--floor: summary says 0 events written" \
 	grep -qE '^alloctapd: 0 events written, 0 events lost' "$T/floor.err"
+
+# --discard, one thread and three: a trace of the same run has L lines, R of them reallocs (each
+# with an entry record of its own); each worker thread that ends before the process records
+# its end.
+for threads in 0 3; do
+	"$D" -o "$T/counted.$threads.log" -- "$FX/alloc_sequence" "$T/counted.exp" \
+		--threads $threads 2>"$T/counted.err"
+	check "--discard, $threads threads: the trace to count against exits 0" test $? -eq 0
+	lines=$(wc -l <"$T/counted.$threads.log")
+	reallocs=$(grep -c ' realloc(' "$T/counted.$threads.log")
+	"$D" --discard -o "$T/discard.log" -- "$FX/alloc_sequence" "$T/discard.exp" \
+		--threads $threads 2>"$T/discard.err"
+	check "--discard, $threads threads: exit status 0" test $? -eq 0
+	check "--discard, $threads threads: writes nothing" test ! -s "$T/discard.log"
+	check_eq "--discard, $threads threads: $lines events + $reallocs realloc entries + $threads thread ends discarded" \
+		"$(grep '^alloctapd: [0-9]* records discarded' "$T/discard.err")" \
+		"alloctapd: $((lines + reallocs + threads)) records discarded unread, 0 events lost"
+	rm -f "$T/discard.log"
+done
 finish

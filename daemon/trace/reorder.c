@@ -592,12 +592,33 @@ static int drain_round(struct at_reorder *r, uint64_t now)
 	return cut;
 }
 
+/* at_reorder_drain with r->discard: every ring given back up to its producer position, not
+ * one of its records' lines read. */
+static uint64_t discard_rings(struct at_reorder *r, uint64_t now)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < r->nrings; i++) {
+		struct at_reorder_ring *q = &r->rings[i];
+		uint64_t producer = at_ring_producer(&q->ring);
+
+		n += producer - q->scan;
+		q->head = q->scan = q->end = producer;
+		q->drained = now;
+		at_ring_release(&q->ring, producer);
+	}
+	r->discarded += n;
+	return n;
+}
+
 uint64_t at_reorder_drain(struct at_reorder *r, uint64_t now)
 {
 	uint64_t before = r->taken, moved;
 	int cut;
 
 	r->last_now = now;
+	if (r->discard)
+		return discard_rings(r, now);
 	for (unsigned i = 0; i < r->nrings; i++)
 		r->rings[i].end = at_ring_producer(&r->rings[i].ring);
 	do { /* again while a round stopped at its bytes, or a reading for want of room, and the

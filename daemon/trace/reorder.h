@@ -85,6 +85,9 @@ struct at_reorder {
 	int blocked;            /* the last output stopped at a realloc's entry, of this time: */
 	uint64_t blocked_at;
 	uint64_t marks_dropped; /* marks asked for while AT_REORDER_MARKS were waiting */
+	int discard;            /* set by the caller: every drain gives the rings back unread
+				 * (at_reorder_drain) */
+	uint64_t discarded;     /* records given back unread so */
 };
 
 /* Merges nrings rings (copied; r keeps its own reading state of each); max_returns: realloc
@@ -98,7 +101,10 @@ void at_reorder_free(struct at_reorder *r);
  * every record that is in order and giving the rings back up to there. It reads in rounds of
  * 128 KB, all rings together, each round's records let out before the next round: a ring read
  * to its last record read in order, not to its end, is drained up to that record's time (every
- * record after it was reserved after that time). The records read. */
+ * record after it was reserved after that time). The records read. With r->discard, it gives
+ * every ring back up to its producer position instead, reading none of its records (each
+ * counted in r->discarded, reserved and written or not), and emits nothing: the records
+ * discarded. */
 uint64_t at_reorder_drain(struct at_reorder *r, uint64_t now);
 
 /* Whether the last drain stopped a ring's reading at a record reserved and not yet written,

@@ -242,6 +242,38 @@ static void test_discarded_and_unwritten(void **state)
 	assert_string_equal(out, "abcd");
 }
 
+/* With discard set, a drain gives every ring back up to its producer position, records
+ * written, given up or still being written alike, emits none of them (nor a realloc held), and
+ * counts them; the window's close finds nothing unwritten, and the finish nothing to emit. */
+static void test_discard(void **state)
+{
+	(void)state;
+	static const struct item items[] = {
+		{ 'a', 0, 1, 0, MALLOC, 1, 8, 0x10 },    { 'g', 0, 2, 0, FREE, 1, 0x10, 0 },
+		{ 'e', 1, 3, 0, ENTRY, 2, 0x20, 0 },     { 'r', 1, 4, 3, RETURN, 2, 0x20, 0x30 },
+		{ 'b', 2, 5, 0, MALLOC, 3, 8, 0x40 },
+	};
+	static const struct item later = { 'c', 2, 6, 0, FREE, 3, 0x40, 0 };
+	int64_t given_up = -1, busy = -1;
+
+	setup_merge(64);
+	merge.discard = 1;
+	put_items(items, 5, 'g', &given_up);
+	ring_image_discard(&rings[0], (uint64_t)given_up);
+	assert_int_equal(at_reorder_drain(&merge, T0 + 100 * US), 5);
+	put_items(&later, 1, 'c', &busy); /* reserved, not yet written */
+	assert_int_equal(at_reorder_drain(&merge, T0 + 101 * US), 1);
+	assert_int_equal(at_reorder_unwritten(&merge), 0);
+	assert_int_equal(at_reorder_drain(&merge, T0 + 102 * US), 0);
+	at_reorder_finish(&merge);
+	assert_int_equal(merge.discarded, 6);
+	assert_int_equal(nout, 0);
+	assert_int_equal(merge.emitted + merge.taken + merge.given_up + merge.late_returns, 0);
+	for (unsigned i = 0; i < RINGS; i++)
+		assert_int_equal(rings[i].consumer, rings[i].producer);
+	assert_int_equal(rings[0].producer + rings[1].producer + rings[2].producer, 6);
+}
+
 /* A record reserved and not yet written, after laps of the ring: its slot still holds the
  * commit word of the record an older lap wrote there, whole, which reads as not yet written
  * (its number is another); it holds the output back until its own commit word comes. */
@@ -638,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_busy_record),
 		cmocka_unit_test(test_reserved_after_laps),
 		cmocka_unit_test(test_discarded_and_unwritten),
+		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_realloc_given_up),
 		cmocka_unit_test(test_given_up_forgotten),
 		cmocka_unit_test(test_marks),
