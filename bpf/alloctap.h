@@ -269,7 +269,7 @@ struct at_bpf_rule_cache {
 #define AT_BPF_WINDOW 4096
 struct at_bpf_window {
 	__u8 bytes[AT_BPF_WINDOW];
-};
+} __attribute__((aligned(8))); /* its words are read whole (stack_walk.h) */
 
 struct at_unwind_rule {
 	__u8 kind;          /* enum at_unwind_kind (unwind_rule.h) */

@@ -62,15 +62,17 @@ struct walk_state {
 
 /* Reads the 8 bytes of the stack at user address addr: from the page in the window, which is
  * read whole when the walk first needs it (one read costs about as much as eight bytes' read
- * alone, and holds all the frames on the page). A value that straddles pages, or a page that
- * cannot be read whole, is read alone. 0, or non-zero when it cannot be read. */
+ * alone, and holds all the frames on the page), as one aligned word (a copy of unknown
+ * alignment compiles to eight byte loads and their shifts). A value not aligned to 8 bytes
+ * (none that a compiler's frames save), or a page that cannot be read whole, is read alone.
+ * 0, or non-zero when it cannot be read. */
 static __always_inline long read_stack(struct walk_state *w, __u64 addr, __u64 *value)
 {
 	__u64 page = addr & ~(__u64)(AT_BPF_WINDOW - 1);
 	__u32 off = (__u32)(addr & (AT_BPF_WINDOW - 1));
 	struct at_bpf_window *win = w->win;
 
-	if (!win || off > AT_BPF_WINDOW - sizeof(*value))
+	if (!win || (off & (sizeof(*value) - 1)))
 		return AT_WALK_READ(w, value, sizeof(*value), addr);
 	if (page != w->win_page) {
 		if (AT_WALK_READ(w, win->bytes, sizeof(win->bytes), page)) {
@@ -79,7 +81,10 @@ static __always_inline long read_stack(struct walk_state *w, __u64 addr, __u64 *
 		}
 		w->win_page = page;
 	}
-	__builtin_memcpy(value, &win->bytes[off & (AT_BPF_WINDOW - 1)], sizeof(*value));
+	__builtin_memcpy(value,
+			 __builtin_assume_aligned(&win->bytes[off & (AT_BPF_WINDOW - sizeof(*value))],
+						  sizeof(*value)),
+			 sizeof(*value));
 	return 0;
 }
 
