@@ -125,18 +125,19 @@ static void print_progress(struct at_session *d, uint64_t count, uint64_t ms)
 	unsigned fill = 0;
 	unsigned long long rate = ms ? count * 1000 / ms : 0;
 
-	at_sink_stats(&d->sink, &st);
-	if (d->ring_pos[0] && d->ring_pos[1])
-		fill = (unsigned)((*d->ring_pos[1] - *d->ring_pos[0]) * 100 / d->opt.ringbuf_size);
-	if (d->opt.discard)
+	if (d->opt.discard) {
 		DISPLAYLEVEL(3, "%s: %llu records/s, %llu discarded unread, %llu lost so far\n",
 			     at_program_name, rate, (unsigned long long)d->reorder.discarded,
 			     (unsigned long long)events_lost(d));
-	else
-		DISPLAYLEVEL(3, "%s: %llu events/s, %llu written, %llu lost so far, ring buffer "
-			     "%u%% full, %llu in the reorder window\n", at_program_name, rate,
-			     (unsigned long long)st.written, (unsigned long long)events_lost(d),
-			     fill, (unsigned long long)at_reorder_backlog(&d->reorder));
+		return;
+	}
+	at_sink_stats(&d->sink, &st);
+	if (d->ring_pos[0] && d->ring_pos[1])
+		fill = (unsigned)((*d->ring_pos[1] - *d->ring_pos[0]) * 100 / d->opt.ringbuf_size);
+	DISPLAYLEVEL(3, "%s: %llu events/s, %llu written, %llu lost so far, ring buffer %u%% full, "
+		     "%llu in the reorder window\n", at_program_name, rate,
+		     (unsigned long long)st.written, (unsigned long long)events_lost(d), fill,
+		     (unsigned long long)at_reorder_backlog(&d->reorder));
 }
 
 uint64_t at_session_now(const struct at_session *d)
