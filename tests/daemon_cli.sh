@@ -171,6 +171,16 @@ check "-v: a progress line (events/s, lost so far, ring buffer fill) after 2 s" 
 kill $sl
 wait $sl 2>/dev/null
 
+# -v with --discard: the line counts records, and the records of the first 2 s are those before
+# the pause (the 100 mallocs after it come 3.5 s in, after the first line).
+"$D" -v --discard -o "$T/prog_d.log" -- "$FX/alloc_paced" malloc:100:32 sleep:3500 malloc:100:32 \
+	2>"$T/prog_d.err"
+check "-v --discard: exit status 0" test $? -eq 0
+total=$(sed -n 's/^alloctapd: \([0-9]*\) records discarded unread, 0 events lost$/\1/p' "$T/prog_d.err")
+check_eq "-v --discard: the first progress line counts every record but the last 100" \
+	"$(grep -E '^alloctapd: [0-9]+ records/s, ' "$T/prog_d.err" | head -1 | sed -E 's/^alloctapd: [0-9]+ records\/s, //')" \
+	"$((${total:-0} - 100)) discarded unread, 0 lost so far"
+
 # --duration ends the trace (by itself: the target lives on for minutes).
 sleep 300 &
 sl=$!
