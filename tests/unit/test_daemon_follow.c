@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,10 +109,14 @@ static pid_t start_held(int (*body)(void), int *go)
 	int fds[2];
 
 	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char c;
+		/* a test that fails before it ends the child (a body that forks forever) does
+		 * not leave it running, holding the test's output open */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(101);
 		close(fds[1]);
 		if (read(fds[0], &c, 1) != 1)
 			_exit(100);
@@ -371,6 +376,59 @@ static void test_execs_threads_do_not_stop(void **state)
 	at_follow_free(&f);
 }
 
+/* 100 rounds of 4 threads that end at once, then a process made by clone with no exit signal;
+ * exits 3 when each went as planned. */
+static int threads_clone_body(void)
+{
+	static char stack[65536];
+	int st;
+
+	for (int i = 0; i < 100; i++) {
+		pthread_t t[4];
+
+		for (int k = 0; k < 4; k++)
+			if (pthread_create(&t[k], NULL, idle_thread, NULL) != 0)
+				return 1;
+		for (int k = 0; k < 4; k++)
+			if (pthread_join(t[k], NULL) != 0)
+				return 1;
+	}
+	pid_t d = clone(clone_child, stack + sizeof(stack), 0, NULL);
+	if (d < 0 || waitpid(d, &st, __WCLONE) != d || !WIFEXITED(st) || WEXITSTATUS(st) != 9)
+		return 1;
+	return 3;
+}
+
+/* AT_FOLLOW_TREE: each thread is a tracee from its creation to its end and is no process,
+ * however its first stop and its creator's event come (a thread that ends at once may be gone
+ * before that event is read); a process made by clone with no exit signal (a clone event like
+ * a thread's) is one. Three wait statuses a thread or that process (the creator's event, the
+ * first stop, the end), and the child's end. */
+static void test_threads_and_clone(void **state)
+{
+	(void)state;
+	static struct seen s;
+	struct at_follow f;
+	int go;
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(at_follow_init(&f, AT_FOLLOW_TREE, &calls, &s), 0);
+	pid_t child = start_held(threads_clone_body, &go);
+	assert_int_equal(at_follow_seize(&f, child), 0);
+	release(go);
+	assert_true(reap_until_ended(&f, &s, child, 20000));
+	assert_int_equal(WEXITSTATUS(status_of(&s, child)), 3);
+	assert_int_equal(s.nstarted, 1);
+	assert_int_equal(s.parents[0], child);
+	assert_int_equal(count(s.ended, s.nended, s.started[0]), 1);
+	assert_int_equal(WEXITSTATUS(status_of(&s, s.started[0])), 9);
+	assert_int_equal(s.nended, 2);
+	assert_int_equal(f.stops, 400 * 3 + 3 + 1);
+	assert_int_equal(f.processes, 0);
+	assert_int_equal(f.threads, 0);
+	at_follow_free(&f);
+}
+
 static int loop_body(void)
 {
 	for (;;) {
@@ -418,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_group_stop),
 		cmocka_unit_test(test_thread_exec),
 		cmocka_unit_test(test_execs_threads_do_not_stop),
+		cmocka_unit_test(test_threads_and_clone),
 		cmocka_unit_test(test_detach_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
