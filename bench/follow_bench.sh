@@ -13,6 +13,10 @@
 #     process over untraced (whole: over the PROCS processes; net: the PROCS tree less the
 #     one-process tree, over the PROCS - 1 processes between them, which leaves the daemon's
 #     start and end out);
+#  2b. a process that creates SPAWN threads one batch of 32 after another, each making one
+#     malloc+free pair (build/bench/thread_spawn): us per thread untraced, followed (every
+#     thread of a followed process is a tracee whose creation stops until the daemon takes it
+#     in) and --no-follow (its threads are not tracees), and what each traced way adds;
 #  3. the end: how long alloctapd takes to exit after the last process of a PROCS-process tree
 #     exits (its last command writes a clock stamp; the script reads the clock when alloctapd
 #     returns), and after SIGINT sent once the same tree's loop is done (its last command then
@@ -24,7 +28,8 @@
 # Settings (environment): ROUNDS (bystander and end rounds, default 5), PAIRS per thread
 # (default 100000), THREADS (the bystander's thread counts, a list, default "1 nproc", with 16
 # between where nproc > 16), TREE_ROUNDS (default 9), PROCS (default 200), LINK_ROUNDS
-# (default 5), LIVE (the live processes of table 1b, default "0 100").
+# (default 5), LIVE (the live processes of table 1b, default "0 100"), SPAWN (table 2b's threads,
+# default 20000).
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup follow
@@ -33,7 +38,8 @@ TREE_ROUNDS=${TREE_ROUNDS:-9}
 PROCS=${PROCS:-200}
 LINK_ROUNDS=${LINK_ROUNDS:-5}
 LIVE=${LIVE:-0 100}
-need_built "follow bench" "$PL" build/bench/link_cost "$D"
+SPAWN=${SPAWN:-20000}
+need_built "follow bench" "$PL" build/bench/link_cost build/bench/thread_spawn "$D"
 if [ -z "${THREADS:-}" ]; then
 	cores=$(nproc)
 	[ "$cores" -gt 64 ] && cores=64 # pairloop's most
@@ -232,6 +238,39 @@ echo "(added/proc: the tree's wall time less the untraced one's, over $PROCS; ne
 echo " less the one-process tree's, over $((PROCS - 1)): the daemon's start and end left out;"
 echo " shared: followed with --shared-probes)"
 foreign_note tree trees
+
+# ---- 2b. threads created by a traced process ----
+# spawn_us WAY: thread_spawn's us per thread, run the way WAY.
+spawn_us() {
+	local out
+	sample spawn
+	case $1 in
+	untraced) out=$(build/bench/thread_spawn "$SPAWN") ;;
+	followed) out=$("$D" -q -o /dev/null -- build/bench/thread_spawn "$SPAWN") ;;
+	no-follow) out=$("$D" -q -o /dev/null --no-follow -- build/bench/thread_spawn "$SPAWN") ;;
+	esac
+	echo "${out#us_per_thread }"
+}
+
+echo
+echo "follow: a process creating $SPAWN threads (build/bench/thread_spawn, 32 at a time, each" \
+	"one malloc+free), us per thread, median of $TREE_ROUNDS rounds"
+rm -f "$T"/spawn.*
+for _ in $(seq "$TREE_ROUNDS"); do
+	for way in untraced followed no-follow; do spawn_us "$way" >>"$T/spawn.$way"; done
+done
+printf '%-10s %12s %12s
+' way "us/thread" "added"
+su=$(median <"$T/spawn.untraced")
+for way in untraced followed no-follow; do
+	w=$(median <"$T/spawn.$way")
+	awk -v way="$way" -v w="$w" -v u="$su" 'BEGIN {
+		if (w == "" || u == "") printf "%-10s %12s %12s\n", way, "-", "-"
+		else printf "%-10s %12.2f %12.2f\n", way, w, w - u }'
+done
+echo "(followed: every thread is a tracee, its creation two stops the daemon ends; no-follow:"
+echo " the threads are not tracees; both trace every call)"
+foreign_note spawn "thread runs"
 
 # ---- 3. the end ----
 echo
