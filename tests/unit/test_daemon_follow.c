@@ -133,6 +133,22 @@ static void release(int go)
 	close(go);
 }
 
+/* Clears s (refuse: its calls' answer to a new process), follows a child held until seized
+ * that then runs body, with f of scope, and lets it go. Returns the child. */
+static pid_t follow_child(struct at_follow *f, struct seen *s, enum at_follow_scope scope,
+			  int refuse, int (*body)(void))
+{
+	int go;
+
+	memset(s, 0, sizeof(*s));
+	s->refuse = refuse;
+	assert_int_equal(at_follow_init(f, scope, &calls, s), 0);
+	pid_t child = start_held(body, &go);
+	assert_int_equal(at_follow_seize(f, child), 0);
+	release(go);
+	return child;
+}
+
 static volatile sig_atomic_t got_usr1;
 static void on_usr1(int sig)
 {
@@ -189,15 +205,10 @@ static void test_tree(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_TREE, 0, tree_body);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_TREE, &calls, &s), 0);
-	pid_t child = start_held(tree_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
 	assert_int_equal(f.processes, 1);
 	assert_int_equal(at_proc_status_field(child, "TracerPid"), getpid());
-	release(go);
 	assert_true(reap_until_ended(&f, &s, child, 20000));
 	assert_int_equal(WEXITSTATUS(status_of(&s, child)), 3);
 	assert_int_equal(s.nstarted, 4);
@@ -230,13 +241,8 @@ static void test_execs_only(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_EXECS, 0, execs_body);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_EXECS, &calls, &s), 0);
-	pid_t child = start_held(execs_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
-	release(go);
 	assert_true(reap_until_ended(&f, &s, child, 20000));
 	assert_int_equal(WEXITSTATUS(status_of(&s, child)), 4);
 	assert_int_equal(s.nstarted, 0);
@@ -250,14 +256,8 @@ static void test_refused(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_TREE, 1, execs_body);
 
-	memset(&s, 0, sizeof(s));
-	s.refuse = 1;
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_TREE, &calls, &s), 0);
-	pid_t child = start_held(execs_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
-	release(go);
 	assert_true(reap_until_ended(&f, &s, child, 20000));
 	assert_int_equal(s.nstarted, 1);
 	assert_int_equal(count(s.ended, s.nended, s.started[0]), 0);
@@ -276,13 +276,8 @@ static void test_group_stop(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_TREE, 0, stop_body);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_TREE, &calls, &s), 0);
-	pid_t child = start_held(stop_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
-	release(go);
 	assert_false(reap_until_ended(&f, &s, child, 300));
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
@@ -323,13 +318,8 @@ static void test_thread_exec(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_THREADS, 0, thread_exec_body);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_THREADS, &calls, &s), 0);
-	pid_t child = start_held(thread_exec_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
-	release(go);
 	assert_true(reap_until_ended(&f, &s, child, 20000));
 	assert_int_equal(WEXITSTATUS(status_of(&s, child)), 8);
 	assert_true(count(s.executed, s.nexecuted, child) >= 1);
@@ -362,13 +352,8 @@ static void test_execs_threads_do_not_stop(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_EXECS, 0, threads_body);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_EXECS, &calls, &s), 0);
-	pid_t child = start_held(threads_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
-	release(go);
 	assert_true(reap_until_ended(&f, &s, child, 20000));
 	assert_int_equal(WEXITSTATUS(status_of(&s, child)), 3);
 	assert_int_equal(f.stops, 1);
@@ -409,13 +394,8 @@ static void test_threads_and_clone(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_TREE, 0, threads_clone_body);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_TREE, &calls, &s), 0);
-	pid_t child = start_held(threads_clone_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
-	release(go);
 	assert_true(reap_until_ended(&f, &s, child, 20000));
 	assert_int_equal(WEXITSTATUS(status_of(&s, child)), 3);
 	assert_int_equal(s.nstarted, 1);
@@ -447,13 +427,9 @@ static void test_detach_all(void **state)
 	(void)state;
 	static struct seen s;
 	struct at_follow f;
-	int go, status;
+	int status;
+	pid_t child = follow_child(&f, &s, AT_FOLLOW_TREE, 0, loop_body);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(at_follow_init(&f, AT_FOLLOW_TREE, &calls, &s), 0);
-	pid_t child = start_held(loop_body, &go);
-	assert_int_equal(at_follow_seize(&f, child), 0);
-	release(go);
 	assert_false(reap_until_ended(&f, &s, child, 200));
 	assert_true(s.nstarted > 0);
 	at_follow_detach_all(&f, 5000);
