@@ -169,14 +169,15 @@ static void resume(struct at_follow *f, pid_t tid, int sig)
  * take in or let go. */
 static void newcomer(struct at_follow *f, pid_t tid)
 {
-	long tgid = at_proc_status_field(tid, "Tgid");
+	long tgid, parent;
+
+	at_proc_ids(tid, &tgid, &parent);
 
 	if (tgid > 0 && tgid != tid) { /* a thread */
 		add(f, tid, (pid_t)tgid);
 		resume(f, tid, 0);
 		return;
 	}
-	long parent = at_proc_status_field(tid, "PPid");
 	if (tgid == tid && f->scope == AT_FOLLOW_TREE &&
 	    f->calls.started(f->arg, tid, parent > 0 ? (pid_t)parent : 0) == 0 &&
 	    add(f, tid, tid) == 0) {

@@ -64,26 +64,39 @@ const char *at_environ_get(const char *env, size_t len, const char *name)
 	return found;
 }
 
-/* The text after "FIELD:" in /proc/TID/status, read into buf (size bytes); NULL if it cannot
- * be read. */
-static const char *status_field(pid_t tid, const char *field, char *buf, size_t size)
+/* /proc/TID/status read into buf (size bytes), NUL-terminated: 0, or -1 if it cannot be read. */
+static int read_status(pid_t tid, char *buf, size_t size)
 {
 	char path[64];
-	size_t n = strlen(field);
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return NULL;
+		return -1;
 	ssize_t k = at_read_all(fd, buf, size - 1);
 	close(fd);
 	if (k <= 0)
-		return NULL;
+		return -1;
 	buf[k] = '\0';
-	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+	return 0;
+}
+
+/* The text after "FIELD:" in status text; NULL if it has none. */
+static const char *find_field(const char *status, const char *field)
+{
+	size_t n = strlen(field);
+
+	for (const char *p = status; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (strncmp(p, field, n) == 0 && p[n] == ':')
 			return p + n + 1;
 	return NULL;
+}
+
+/* The text after "FIELD:" in /proc/TID/status, read into buf (size bytes); NULL if it cannot
+ * be read. */
+static const char *status_field(pid_t tid, const char *field, char *buf, size_t size)
+{
+	return read_status(tid, buf, size) == 0 ? find_field(buf, field) : NULL;
 }
 
 long at_proc_status_field(pid_t tid, const char *field)
@@ -92,6 +105,19 @@ long at_proc_status_field(pid_t tid, const char *field)
 	const char *v = status_field(tid, field, buf, sizeof(buf));
 
 	return v ? strtol(v, NULL, 10) : -1;
+}
+
+void at_proc_ids(pid_t tid, long *tgid, long *ppid)
+{
+	char buf[2048];
+	const char *t = NULL, *p = NULL;
+
+	if (read_status(tid, buf, sizeof(buf)) == 0) {
+		t = find_field(buf, "Tgid");
+		p = find_field(buf, "PPid");
+	}
+	*tgid = t ? strtol(t, NULL, 10) : -1;
+	*ppid = p ? strtol(p, NULL, 10) : -1;
 }
 
 int at_proc_alive(pid_t tid)

@@ -19,6 +19,9 @@ const char *at_environ_get(const char *env, size_t len, const char *name);
 
 /* The number after "FIELD:" in /proc/TID/status (Tgid, PPid...); -1 if it cannot be read. */
 long at_proc_status_field(pid_t tid, const char *field);
+/* Task tid's process and parent (Tgid and PPid in /proc/TID/status), from one read; each -1
+ * if it cannot be read. */
+void at_proc_ids(pid_t tid, long *tgid, long *ppid);
 /* Whether task tid exists and has not exited (a zombie, waiting for its parent, has). */
 int at_proc_alive(pid_t tid);
 

@@ -1,5 +1,6 @@
 /* test_daemon_procfs.c: unit tests of daemon/procs/procfs.c: whole files of any length, environment
  * lookups, status fields, start times, same-file checks. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +76,51 @@ static void test_environ_get(void **state)
 	assert_null(at_environ_get(env, 0, "A"));
 }
 
+static int tid_pipe[2], hold_pipe[2];
+
+/* Writes its thread id to tid_pipe, then waits until hold_pipe is closed. */
+static void *report_tid(void *arg)
+{
+	pid_t tid = gettid();
+	char c;
+
+	if (write(tid_pipe[1], &tid, sizeof(tid)) != sizeof(tid))
+		return NULL;
+	while (read(hold_pipe[0], &c, 1) > 0)
+		;
+	return arg;
+}
+
+/* The process and parent of a task: this process's own, another thread's (its process, and
+ * the process's parent), none for a task that does not exist. */
+static void test_ids(void **state)
+{
+	(void)state;
+	long tgid, ppid;
+	pthread_t t;
+	pid_t tid = 0;
+
+	at_proc_ids(getpid(), &tgid, &ppid);
+	assert_int_equal(tgid, getpid());
+	assert_int_equal(ppid, getppid());
+	assert_int_equal(pipe(tid_pipe), 0);
+	assert_int_equal(pipe(hold_pipe), 0);
+	assert_int_equal(pthread_create(&t, NULL, report_tid, NULL), 0);
+	assert_int_equal(read(tid_pipe[0], &tid, sizeof(tid)), sizeof(tid));
+	assert_int_not_equal(tid, getpid());
+	at_proc_ids(tid, &tgid, &ppid);
+	assert_int_equal(tgid, getpid());
+	assert_int_equal(ppid, getppid());
+	close(hold_pipe[1]);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(hold_pipe[0]);
+	close(tid_pipe[0]);
+	close(tid_pipe[1]);
+	at_proc_ids(999999999, &tgid, &ppid);
+	assert_int_equal(tgid, -1);
+	assert_int_equal(ppid, -1);
+}
+
 static void test_status_and_start(void **state)
 {
 	(void)state;
@@ -125,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_read_whole),
 		cmocka_unit_test(test_environ_get),
 		cmocka_unit_test(test_status_and_start),
+		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_same_file),
 		cmocka_unit_test(test_alive),
 	};
