@@ -336,17 +336,10 @@ static __always_inline void forget_process(__u32 tgid)
 		__sync_fetch_and_add(&mappings_gen, 1);
 }
 
-/* Whether the exiting thread is its process's last (the kernel counts live threads down before
- * the exit tracepoint). */
-static __always_inline int last_thread(void)
-{
-	struct task_struct___live *task = (void *)bpf_get_current_task_btf();
-
-	return BPF_CORE_READ(task, signal, live.counter) == 0;
-}
-
-/* Just what thread_end reads of a task: whether its whole process is exiting, whether other
- * threads of it live on. */
+/* Just what the exit tracepoint reads of a task: whether its whole process is exiting, how many
+ * threads of it live on (the kernel counts the exiting thread out before the tracepoint). Read
+ * with plain loads through the task's typed pointer (loads that cannot fault), not calls:
+ * every thread on the host runs the tracepoint. */
 #define AT_SIGNAL_GROUP_EXIT 0x4 /* include/linux/sched/signal.h */
 struct signal_struct___at_exit {
 	struct {
@@ -365,13 +358,10 @@ struct task_struct___at_exit {
  * signal) or whose live count is down to 0 (its last thread: the kernel counts the thread out
  * before this tracepoint): the process's exit ends those. Nothing outside the window either.
  * A record the ring has no room for is counted in AT_LOST_THREAD_ENDS, not as a lost event. */
-static __always_inline void thread_end(__u64 id)
+static __always_inline void thread_end(__u64 id, const struct signal_struct___at_exit *signal)
 {
-	struct task_struct___at_exit *task = (void *)bpf_get_current_task_btf();
-
-	if (!is_target(id >> 32) || BPF_CORE_READ(task, signal, live.counter) <= 0 ||
-	    (BPF_CORE_READ(task, signal, flags) & AT_SIGNAL_GROUP_EXIT) ||
-	    !*(volatile __u32 *)&recording)
+	if (!*(volatile __u32 *)&recording || signal->live.counter <= 0 ||
+	    (signal->flags & AT_SIGNAL_GROUP_EXIT) || !is_target(id >> 32))
 		return;
 	__u64 time = bpf_ktime_get_ns();
 	struct ring_slot s;
@@ -406,24 +396,29 @@ static __always_inline void note_leader(__u64 id, int live)
 SEC("raw_tracepoint/sched_process_exit")
 int thread_exit(void *ctx)
 {
-	const void *regs = (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	struct at_thread *t = thread_state(regs);
+	struct task_struct___at_exit *task = (void *)bpf_get_current_task_btf();
+	const void *regs = (const void *)bpf_task_pt_regs((void *)task);
+	const struct signal_struct___at_exit *signal = task->signal;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct at_thread *s = held_slot(regs);
+	struct at_thread *t = s ? s : bpf_task_storage_get(&threads, (void *)task, 0, 0);
 
 	if (t && t->depth > 0 && t->recorded) {
 		inflight_add(-inflight_unit(t->func));
 		t->recorded = 0;
 	}
-	thread_slot_release(regs);
-	if ((stacks_on || filter_on) && last_thread()) {
+	if (s)
+		thread_slot_release(s);
+	int live = signal->live.counter;
+
+	if ((stacks_on || filter_on) && live == 0) {
 		if (stacks_on)
-			forget_process(bpf_get_current_pid_tgid() >> 32);
-		if (filter_on && is_target(bpf_get_current_pid_tgid() >> 32))
-			filter_forget_process(bpf_get_current_pid_tgid() >> 32);
+			forget_process(id >> 32);
+		if (filter_on && is_target(id >> 32))
+			filter_forget_process(id >> 32);
 	}
-	thread_end(bpf_get_current_pid_tgid());
-	note_leader(bpf_get_current_pid_tgid(),
-		    BPF_CORE_READ((struct task_struct___at_exit *)bpf_get_current_task_btf(), signal,
-				  live.counter));
+	thread_end(id, signal);
+	note_leader(id, live);
 	return 0;
 }
 

@@ -32,6 +32,7 @@
  *           (struct at_bpf_held), hold_after (per process, the holds' token bucket); with
  *           --min-size or --sample-bytes blocks (struct at_block_key: the recorded blocks)
  *   maps    thread_slots (struct at_thread, sized before load; read by the daemon at a hold),
+ *           slot_claims (who holds each slot, counted: sized with thread_slots),
  *           threads (task storage: the state of a thread whose slot another holds)
  *   progs   alloc_entry (any allocation function: the cookie says which), malloc_entry,
  *           calloc_entry, realloc_entry (not loaded with --stacks or a filter), free_entry,

@@ -131,6 +131,7 @@ static void configure(struct at_bpf *b, const struct at_bpf_options *o, int ncpu
 	bpf_map__set_max_entries(skel->maps.event_pos, (uint32_t)ncpu);
 	bpf_map__set_max_entries(skel->maps.targets, o->max_targets);
 	bpf_map__set_max_entries(skel->maps.thread_slots, o->thread_slots);
+	bpf_map__set_max_entries(skel->maps.slot_claims, (o->thread_slots + 3) / 4);
 	skel->rodata->thread_slot_mask = o->thread_slots - 1;
 	skel->rodata->filter_on = o->min_size || o->sample_bytes;
 	skel->rodata->min_size = o->min_size;
@@ -433,6 +434,22 @@ int at_bpf_lost_by_ring(struct at_bpf *b, enum at_lost_counter which, uint64_t *
 	for (unsigned c = 0; c < n; c++)
 		per[c] = c < (unsigned)ncpu ? values[c] : 0;
 	return 0;
+}
+
+uint64_t at_bpf_slots_held(struct at_bpf *b)
+{
+	int fd = bpf_map__fd(b->skel->maps.slot_claims);
+	uint32_t words = bpf_map__max_entries(b->skel->maps.slot_claims);
+	uint64_t held = 0;
+
+	for (uint32_t k = 0; k < words; k++) {
+		uint32_t v;
+
+		if (bpf_map_lookup_elem(fd, &k, &v) == 0)
+			for (unsigned shift = 0; shift < 32; shift += 8)
+				held += (v >> shift) & 0xff;
+	}
+	return held;
 }
 
 void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT])

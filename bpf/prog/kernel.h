@@ -5,8 +5,8 @@
 #define ALLOCTAP_BPF_KERNEL_H
 
 /* The parts of the kernel's structures the program reads (CO-RE: offsets from the running
- * kernel's BTF): a task's signal masks, its process's live threads, its address space's
- * sequence; a VMA's file and place. */
+ * kernel's BTF): a task's signal masks, its address space's sequence; a VMA's file and
+ * place. */
 struct at_sigset___at {
 	unsigned long sig[1];
 };
@@ -24,12 +24,6 @@ struct task_struct___at {
 struct at_atomic___at {
 	int counter;
 };
-struct signal_struct___live {
-	struct at_atomic___at live;
-} __attribute__((preserve_access_index));
-struct task_struct___live {
-	struct signal_struct___live *signal;
-} __attribute__((preserve_access_index));
 
 struct seqcount___at {
 	unsigned sequence;

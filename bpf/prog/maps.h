@@ -104,6 +104,19 @@ struct {
 	__type(value, struct at_thread);
 } thread_slots SEC(".maps");
 
+/* Who holds each slot of thread_slots, counted compactly: an 8-bit count a slot, four to a word
+ * (slot i: word i / 4, bits (i % 4) * 8), 1 from its claim to its release (and, for a moment
+ * on another CPU, 2: a release's decrement may follow the next claim's increment). Every thread
+ * on the host runs the exit tracepoint, and a slot read there, a random line of thread_slots,
+ * costs a miss; a count of 0 says the exiting thread holds no slot without that read. The
+ * daemon sizes it with thread_slots. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AT_THREAD_SLOTS / 4);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_claims SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -31,11 +31,27 @@ static __always_inline __u64 regs_key(const void *regs)
 	return (__u64)regs - (__u64)&mappings_gen;
 }
 
+/* The index of key's slot in thread_slots. */
+static __always_inline __u32 slot_index(__u64 key)
+{
+	return (__u32)((key * 0x9e3779b97f4a7c15ull) >> 32) & thread_slot_mask;
+}
+
 /* The slot for key (whoever holds it), its index in *index; NULL when there is none. */
 static __always_inline struct at_thread *key_slot(__u64 key, __u32 *index)
 {
-	*index = (__u32)((key * 0x9e3779b97f4a7c15ull) >> 32) & thread_slot_mask;
+	*index = slot_index(key);
 	return bpf_map_lookup_elem(&thread_slots, index);
+}
+
+/* The word of slot index's count in slot_claims (NULL if the map lacks it), the count's shift
+ * in it in *shift. */
+static __always_inline __u32 *claim_word(__u32 index, __u32 *shift)
+{
+	__u32 word = index / 4;
+
+	*shift = (index % 4) * 8;
+	return bpf_map_lookup_elem(&slot_claims, &word);
 }
 
 /* The state of the thread whose saved registers are at regs (the calling thread's); NULL when
@@ -61,6 +77,10 @@ static __always_inline struct at_thread *thread_state_new(const void *regs, __u6
 	struct at_thread *s = key_slot(key, &i);
 
 	if (s && s->owner == 0 && __sync_val_compare_and_swap(&s->owner, 0, key) == 0) {
+		__u32 shift, *claims = claim_word(i, &shift);
+
+		if (claims)
+			__sync_fetch_and_add(claims, 1u << shift);
 		s->id = id;
 		count_up(AT_COUNT_STATE_SLOT);
 		return s;
@@ -74,19 +94,32 @@ static __always_inline struct at_thread *thread_state_new(const void *regs, __u6
 	return t;
 }
 
-/* Gives back the slot of the thread whose registers are at regs, if it holds one: zeroed,
- * then free. */
-static __always_inline void thread_slot_release(const void *regs)
+/* The slot that the thread whose registers are at regs holds, or NULL: the slot is read only
+ * when slot_claims counts a holder of it (a thread's own claim precedes its own read). */
+static __always_inline struct at_thread *held_slot(const void *regs)
 {
 	__u64 key = regs_key(regs);
-	__u32 i;
+	__u32 i, shift;
+	__u32 *claims = claim_word(slot_index(key), &shift);
+
+	if (claims && !((*(volatile __u32 *)claims >> shift) & 0xff))
+		return NULL;
 	struct at_thread *s = key_slot(key, &i);
 
-	if (!s || s->owner != key)
-		return;
+	return s && s->owner == key ? s : NULL;
+}
+
+/* Gives back slot s (held_slot's, not NULL) of the exiting thread: zeroed, then free, then
+ * uncounted. */
+static __always_inline void thread_slot_release(struct at_thread *s)
+{
+	__u32 shift, *claims = claim_word(slot_index(s->owner), &shift);
+
 	__builtin_memset((char *)s + sizeof(s->owner), 0, sizeof(*s) - sizeof(s->owner));
 	asm volatile("" ::: "memory"); /* zeroed before it is free */
 	*(volatile __u64 *)&s->owner = 0;
+	if (claims)
+		__sync_fetch_and_add(claims, -(1u << shift));
 }
 
 /* The calling thread's state if its process is traced, else NULL (*untraced set). Only a

@@ -305,6 +305,12 @@ void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT])
 	memcpy(sums, fake_bpf.counts, sizeof(fake_bpf.counts));
 }
 
+uint64_t at_bpf_slots_held(struct at_bpf *b)
+{
+	(void)b;
+	return 0;
+}
+
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
 {
 	(void)b;
