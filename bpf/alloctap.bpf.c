@@ -401,7 +401,7 @@ int thread_exit(void *ctx)
 	const struct signal_struct___at_exit *signal = task->signal;
 	__u64 id = bpf_get_current_pid_tgid();
 	struct at_thread *s = held_slot(regs);
-	struct at_thread *t = s ? s : bpf_task_storage_get(&threads, (void *)task, 0, 0);
+	struct at_thread *t = s ? s : in_storage((void *)task);
 
 	if (t && t->depth > 0 && t->recorded) {
 		inflight_add(-inflight_unit(t->func));
@@ -409,6 +409,8 @@ int thread_exit(void *ctx)
 	}
 	if (s)
 		thread_slot_release(s);
+	else if (t)
+		__sync_fetch_and_add(&threads_in_storage, -1);
 	int live = signal->live.counter;
 
 	if ((stacks_on || filter_on) && live == 0) {

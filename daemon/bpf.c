@@ -436,20 +436,20 @@ int at_bpf_lost_by_ring(struct at_bpf *b, enum at_lost_counter which, uint64_t *
 	return 0;
 }
 
-uint64_t at_bpf_slots_held(struct at_bpf *b)
+void at_bpf_states_held(struct at_bpf *b, uint64_t *slots, uint64_t *storage)
 {
 	int fd = bpf_map__fd(b->skel->maps.slot_claims);
 	uint32_t words = bpf_map__max_entries(b->skel->maps.slot_claims);
-	uint64_t held = 0;
 
+	*slots = 0;
 	for (uint32_t k = 0; k < words; k++) {
 		uint32_t v;
 
 		if (bpf_map_lookup_elem(fd, &k, &v) == 0)
 			for (unsigned shift = 0; shift < 32; shift += 8)
-				held += (v >> shift) & 0xff;
+				*slots += (v >> shift) & 0xff;
 	}
-	return held;
+	*storage = __atomic_load_n(&b->skel->bss->threads_in_storage, __ATOMIC_RELAXED);
 }
 
 void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT])

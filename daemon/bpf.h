@@ -128,9 +128,10 @@ int at_bpf_lost_by_ring(struct at_bpf *b, enum at_lost_counter which, uint64_t *
 void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT]);
 /* The program's stack counters (enum at_stack_counter), summed over CPUs. */
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT]);
-/* The slots of per-thread state held now, as the program counts them (its slot_claims): 0 once
- * every thread that claimed one has exited. A count that cannot be read counts 0. */
-uint64_t at_bpf_slots_held(struct at_bpf *b);
+/* The per-thread states held now, as the program counts them: slots (its slot_claims) and task
+ * storage (threads_in_storage), both 0 once every thread that got one has exited. A count
+ * that cannot be read counts 0. */
+void at_bpf_states_held(struct at_bpf *b, uint64_t *slots, uint64_t *storage);
 
 /* ---- targets ----------------------------------------------------------------------------- */
 /* Marks pid a target whose allocators are allocators (AT_TARGET_IN of each family's

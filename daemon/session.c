@@ -701,11 +701,16 @@ static void print_summary(struct at_session *d)
 		     (unsigned long long)d->reorder.out_of_order);
 	if (d->lost.bpf[AT_LOST_RECORDS])
 		print_ring_losses(d);
-	DISPLAYLEVEL(3, "%s: per-thread state: %llu threads in their slots, %llu in task storage "
-		     "(their slot was held), %llu slots held now\n", at_program_name,
-		     (unsigned long long)counts[AT_COUNT_STATE_SLOT],
-		     (unsigned long long)counts[AT_COUNT_STATE_STORAGE],
-		     (unsigned long long)at_bpf_slots_held(d->bpf)); /* read at -vv only */
+	if (at_display_level >= 3) {
+		uint64_t slots, storage;
+
+		at_bpf_states_held(d->bpf, &slots, &storage);
+		DISPLAY("%s: per-thread state: %llu threads in their slots, %llu in task storage "
+			"(their slot was held); held now: %llu slots, %llu in storage\n",
+			at_program_name, (unsigned long long)counts[AT_COUNT_STATE_SLOT],
+			(unsigned long long)counts[AT_COUNT_STATE_STORAGE],
+			(unsigned long long)slots, (unsigned long long)storage);
+	}
 	DISPLAYLEVEL(3, "%s: %llu ring wakeups (a CPU's ring holding %u bytes)\n", at_program_name,
 		     (unsigned long long)counts[AT_COUNT_WAKEUPS], at_bpf_wakeup_bytes(d->bpf));
 	if (d->targets.late_processes || d->targets.events.overflows)

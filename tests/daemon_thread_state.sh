@@ -7,8 +7,9 @@
 # starts once the slot's holder has ended (the slot) and, after that thread execs, under its new
 # tid (the slot, its id updated). Every thread's calls must be in the log exactly, and the
 # summary must count two threads of each kind: a slot not released would send the last thread
-# to task storage. The program's count of held slots (which the exit tracepoint reads before a
-# slot) must be back at 0 once every thread has exited.
+# to task storage. The program's counts of held slots and of threads in task storage (which
+# say whether a slot or the storage need be looked up) must be back at 0 once every thread has
+# exited.
 source "$(dirname "$0")/lib.sh"
 D=$ROOT/build/alloctapd
 FX=$ROOT/build/fixtures
@@ -31,8 +32,8 @@ check "one slot: the exec'd thread's calls carry its new tid (the process's pid)
 	bash -c "grep -q '^${pids[0]} ${pids[0]} ' '$T/all.exp'"
 check "one slot: nothing lost, 2 processes seen" \
 	grep -qE '^alloctapd: [0-9]+ events written, 0 events lost, 2 processes seen$' "$T/tree.err"
-check "one slot: 2 threads in the slot (released at exit), 2 in task storage, none held at the end" \
-	bash -c "grep -qx 'alloctapd: per-thread state: 2 threads in their slots, 2 in task storage (their slot was held), 0 slots held now' \
+check "one slot: 2 threads in the slot (released at exit), 2 in task storage, none of either held at the end" \
+	bash -c "grep -qx 'alloctapd: per-thread state: 2 threads in their slots, 2 in task storage (their slot was held); held now: 0 slots, 0 in storage' \
 		'$T/tree.err' || { grep 'per-thread state' '$T/tree.err'; exit 1; }"
 
 # A thread that ends while its process lives on is ended in a binary trace: an END record after
@@ -55,8 +56,8 @@ check "thread ends, --pid: one END per ended thread, after its last event" \
 	bash -c "lz4 -q -d -c '$T/serial_pid.atz' | python3 '$ROOT/tests/atz_spec_reader.py' --ends |
 		python3 '$ROOT/tests/thread_ends.py' 2000 >/dev/null"
 "$D" -vv -o "$T/serial.log" -- "$FX/thread_serial" 2000 2>"$T/serial_text.err"
-check "thread ends: 2000 threads' slots all given back (0 held at the end)" \
-	bash -c "grep -qE '^alloctapd: per-thread state: [0-9]+ threads in their slots, [0-9]+ in task storage \(their slot was held\), 0 slots held now\$' '$T/serial_text.err' ||
+check "thread ends: 2000 threads' states all given back (0 slots, 0 in storage held at the end)" \
+	bash -c "grep -qE '^alloctapd: per-thread state: [0-9]+ threads in their slots, [0-9]+ in task storage \(their slot was held\); held now: 0 slots, 0 in storage\$' '$T/serial_text.err' ||
 		{ grep 'per-thread state' '$T/serial_text.err'; exit 1; }"
 check "thread ends: a text trace holds event lines only, 2000 threads' mallocs" \
 	bash -c "! grep -vqE '^[0-9]+ [0-9]+ [a-z_]+\([0-9a-fx,]*\)(=0x[0-9a-f]+)?\$' '$T/serial.log' &&

@@ -41,6 +41,11 @@ __u32 allocators_gen = 0;
  * the process's breakpoints out. The daemon closes no link while this is above 0. */
 __u64 leaders_gone = 0;
 
+/* The live threads whose state is in task storage (their slot was held): while it is 0, a
+ * thread without a slot has no state, and its storage is not looked up (a call). A thread that
+ * gets storage counts itself first, so its own look-ups see it; its exit uncounts it. */
+__u32 threads_in_storage = 0;
+
 
 /* The event rings (alloctap.h: AT_RING_STEP, struct at_ring_pos): the slots of CPU c are
  * element c of event_data, ring_slots of them; its positions are element c of event_pos. The

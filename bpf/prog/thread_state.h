@@ -54,6 +54,14 @@ static __always_inline __u32 *claim_word(__u32 index, __u32 *shift)
 	return bpf_map_lookup_elem(&slot_claims, &word);
 }
 
+/* The state in task storage of task (the calling thread), NULL when it has none there. */
+static __always_inline struct at_thread *in_storage(struct task_struct *task)
+{
+	if (!*(volatile __u32 *)&threads_in_storage)
+		return NULL;
+	return bpf_task_storage_get(&threads, task, 0, 0);
+}
+
 /* The state of the thread whose saved registers are at regs (the calling thread's); NULL when
  * it has none. */
 static __always_inline struct at_thread *thread_state(const void *regs)
@@ -64,7 +72,7 @@ static __always_inline struct at_thread *thread_state(const void *regs)
 
 	if (s && s->owner == key)
 		return s;
-	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
+	return in_storage(bpf_get_current_task_btf());
 }
 
 /* A state for the calling thread (id: tgid << 32 | tid, registers at regs), which has none: its
@@ -89,6 +97,7 @@ static __always_inline struct at_thread *thread_state_new(const void *regs, __u6
 						   BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (t) {
 		t->id = id;
+		__sync_fetch_and_add(&threads_in_storage, 1);
 		count_up(AT_COUNT_STATE_STORAGE);
 	}
 	return t;

@@ -305,10 +305,10 @@ void at_bpf_counts(struct at_bpf *b, uint64_t sums[AT_COUNTS_COUNT])
 	memcpy(sums, fake_bpf.counts, sizeof(fake_bpf.counts));
 }
 
-uint64_t at_bpf_slots_held(struct at_bpf *b)
+void at_bpf_states_held(struct at_bpf *b, uint64_t *slots, uint64_t *storage)
 {
 	(void)b;
-	return 0;
+	*slots = *storage = 0;
 }
 
 void at_bpf_stack_counts(struct at_bpf *b, uint64_t sums[AT_STACKS_COUNT])
