@@ -20,7 +20,9 @@
  *           set before load
  *   bss     mappings_gen: bumped after each store in proc_mappings (struct
  *           at_bpf_rule_cache). No global counter: every record carries its time, and the
- *           rings' records are merged by it (daemon/trace/reorder.h).
+ *           rings' records are merged by it (daemon/trace/reorder.h). recording,
+ *           allocator_check, allocators_gen (written by the daemon), leaders_gone (read before
+ *           a link is closed), threads_in_storage (read for -vv's summary)
  *   maps    event_data, event_pos (the event rings, one per possible CPU, sized before load:
  *           AT_RING_STEP, struct at_ring_pos), ring_wake (the wakeups), targets (traced tgids, when
  *           trace_all is 0), lost (per-CPU counters, enum at_lost_counter), counts (per-CPU
