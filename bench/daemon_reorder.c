@@ -9,8 +9,15 @@
  * CPU's records in its own ring, in time order but for swaps, one realloc in ten with its entry
  * record), then merged in drains of a few thousand records, as the daemon does.
  *
+ * A third table has the loop read rings that a thread on another CPU writes while it reads them
+ * (as the programs do on the traced program's CPUs), each ring at most a wakeup's records ahead
+ * of the loop: every record's line comes from the other CPU's cache, where the first two
+ * tables find it in the loop's own. It needs 2 CPUs.
+ *
  * Usage: daemon_reorder [EVENTS]
  * Includes daemon/trace/reorder.c itself (the bench build links only lib/). */
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +230,160 @@ static void pipeline(uint64_t n)
 	}
 }
 
+/* ---- the third table: rings written on another CPU while the loop reads them ------------- */
+
+/* Records a ring holds at most ahead of the loop's release (256 KiB: a wakeup's worth). */
+#define FEED_LEAD 4096
+/* The records' times are this many ns apart (16 million events a second), so that the merge's
+ * slack holds back a few hundred records, not tens of thousands. */
+#define FEED_SPACING 64
+
+struct feed {
+	const struct at_record *recs;
+	const unsigned *ring_of;
+	uint64_t n;
+	struct ring_image *img;
+	uint64_t written_time; /* the time of the last record committed (FEED_SPACING scale) */
+	int cpu;
+};
+
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* The producer: every record into its ring, as a program reserves, writes and commits it. */
+static void *feed_rings(void *arg)
+{
+	struct feed *f = arg;
+
+	if (pin_to(f->cpu) != 0)
+		exit(1);
+	for (uint64_t k = 0; k < f->n; k++) {
+		struct ring_image *ri = &f->img[f->ring_of[k]];
+		uint64_t pos = ri->producer;
+
+		while (pos + 1 - __atomic_load_n(&ri->consumer, __ATOMIC_ACQUIRE) > FEED_LEAD)
+			__builtin_ia32_pause();
+		__atomic_store_n(&ri->producer, pos + 1, __ATOMIC_RELEASE);
+		struct at_record *slot = ring_image_slot(ri, pos);
+		uint16_t state = slot->state;
+		uint32_t number = slot->number;
+
+		*slot = f->recs[k];
+		slot->time *= FEED_SPACING;
+		slot->time_entry *= FEED_SPACING;
+		slot->state = state;
+		slot->number = number;
+		ring_image_commit(ri, pos);
+		__atomic_store_n(&f->written_time, f->recs[k].time * FEED_SPACING, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* The loop's CPU ns per record merging rings of recs (written on CPU 1 as it reads them on CPU
+ * 0) to emit; its wall ns per record in *wall. */
+static double cross_run(const struct at_record *recs, const unsigned *ring_of, uint64_t n,
+			unsigned nrings, at_emit_fn emit, double *wall)
+{
+	struct ring_image img[16];
+	struct at_ring views[16];
+	struct at_reorder ro;
+	struct feed f = { recs, ring_of, n, img, 0, 1 };
+	pthread_t producer;
+
+	for (unsigned i = 0; i < nrings; i++) {
+		if (ring_image_init(&img[i], 1 << 22) < 0)
+			exit(1);
+		views[i] = img[i].view;
+	}
+	if (at_reorder_init(&ro, views, nrings, 1 << 16, emit, NULL) < 0 || pin_to(0) != 0)
+		exit(1);
+	double cpu0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), t0 = (double)at_now_ns();
+
+	if (pthread_create(&producer, NULL, feed_rings, &f) != 0)
+		exit(1);
+	while (__atomic_load_n(&f.written_time, __ATOMIC_ACQUIRE) < recs[n - 1].time * FEED_SPACING)
+		at_reorder_drain(&ro, __atomic_load_n(&f.written_time, __ATOMIC_ACQUIRE));
+	pthread_join(producer, NULL);
+	at_reorder_finish(&ro);
+	if (pipeline_sink)
+		at_sink_flush(pipeline_sink);
+	*wall = ((double)at_now_ns() - t0) / (double)n;
+	double cpu = (cpu_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / (double)n;
+
+	if (ro.emitted + ro.given_up == 0)
+		exit(1);
+	at_reorder_free(&ro);
+	for (unsigned i = 0; i < nrings; i++)
+		ring_image_free(&img[i]);
+	return cpu;
+}
+
+/* The third table: the merge alone, and the merge with events and a sink written by the loop,
+ * reading rings another CPU writes; the loop's CPU ns per record (best of 3). */
+static void cross_core(uint64_t n)
+{
+	static const struct {
+		const char *what;
+		int sink;
+		enum at_sink_format format;
+	} rows[] = { { "merge", 0, AT_SINK_TEXT },
+		     { "merge, binary", 1, AT_SINK_ATZ },
+		     { "merge, text", 1, AT_SINK_TEXT } };
+	static const unsigned rings[] = { 2, 16 };
+
+	printf("\nrings written on another CPU as the loop reads them (%llu records, 10%% realloc, "
+	       "each ring at most %u records ahead),\nthe loop's CPU ns per record and its wall ns "
+	       "per record (best of 3); the sink written by the loop, to /dev/null\n",
+	       (unsigned long long)n, FEED_LEAD);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("(not run: it needs 2 CPUs online)\n");
+		return;
+	}
+	printf("%-16s %-7s %14s %14s\n", "loop", "rings", "CPU ns/rec", "wall ns/rec");
+	for (unsigned r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		for (unsigned k = 0; k < 2; k++) {
+			unsigned *ring_of;
+			struct at_record *recs = make_records(n, 100, rings[k], 0, &ring_of);
+			double best = 1e30, best_wall = 1e30;
+
+			for (int rep = 0; rep < 3; rep++) {
+				struct at_sink s;
+				struct at_sink_options opt = {
+					.format = rows[r].format,
+					.atz = { .flags = AT_ATZ_FLAG_NO_STACKS } };
+				int fd = -1;
+				double wall;
+
+				if (rows[r].sink) {
+					fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+					if (fd < 0 || at_sink_open_fd(&s, fd, "/dev/null") < 0 ||
+					    at_sink_start(&s, &opt) < 0)
+						exit(1);
+					pipeline_sink = &s;
+				}
+				double cpu = cross_run(recs, ring_of, n, rings[k],
+						       rows[r].sink ? sink_emit : count_emit, &wall);
+				if (rows[r].sink) {
+					pipeline_sink = NULL;
+					at_sink_close(&s);
+					close(fd);
+				}
+				best = cpu < best ? cpu : best;
+				best_wall = wall < best_wall ? wall : best_wall;
+			}
+			printf("%-16s %-7u %14.1f %14.1f\n", rows[r].what, rings[k], best, best_wall);
+			at_unmap(recs, n * sizeof(*recs));
+			free(ring_of);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000;
@@ -264,5 +425,6 @@ int main(int argc, char **argv)
 		free(ring_of);
 	}
 	pipeline(n);
+	cross_core(n);
 	return emitted_sum == 0;
 }
