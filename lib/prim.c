@@ -167,7 +167,7 @@ static int open_failed(int fd, int err, const char *reason, const char **why)
 
 /* The file is looked at through an O_PATH descriptor first, which opens nothing (no device
  * driver's open, no FIFO wait, no read permission needed); only a regular file is then opened
- * for reading, through /proc/self/fd so that it is the very file looked at. Without /proc the
+ * for reading, through /proc/self/fd, which reopens the very file looked at. Without /proc the
  * path is opened again and must still name the same file. */
 int at_open_regular(const char *path, int flags, const char **why)
 {
@@ -183,13 +183,17 @@ int at_open_regular(const char *path, int flags, const char **why)
 		return open_failed(pfd, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, kind_of(st.st_mode),
 				   why);
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT)
+	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK), by_path = 0;
+	if (fd < 0 && errno == ENOENT) {
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+		by_path = 1;
+	}
 	int err = errno;
 	close(pfd);
 	if (fd < 0)
 		return open_failed(-1, err, NULL, why);
+	if (!by_path)
+		return fd;
 	if (fstat(fd, &again) < 0)
 		return open_failed(fd, errno, NULL, why);
 	if (again.st_dev != st.st_dev || again.st_ino != st.st_ino)

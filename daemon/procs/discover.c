@@ -79,56 +79,75 @@ static int read_answer(int fd, const char *path, enum file_question q, const cha
  * over, and every process of it maps the same libraries. */
 #define ANSWERS 256
 
+/* The answers remembered: a file's (device, inode, size, change time) and the question. */
+struct answer {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec ctime;
+	enum file_question q;
+	char name[64];
+	int answer;
+	uint64_t vaddr;
+};
+
+static struct answer answers[ANSWERS];
+static unsigned answers_next;
+
+/* The remembered answer to q about the file st describes, or NULL. */
+static const struct answer *remembered(const struct stat *st, enum file_question q,
+				       const char *name)
+{
+	for (unsigned i = 0; i < ANSWERS && i < answers_next; i++) {
+		const struct answer *a = &answers[i];
+
+		if (a->ino == st->st_ino && a->dev == st->st_dev && a->size == st->st_size &&
+		    a->ctime.tv_sec == st->st_ctim.tv_sec && a->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+		    a->q == q && strcmp(a->name, name) == 0)
+			return a;
+	}
+	return NULL;
+}
+
 /* The answer to q about the file at path (name: the symbol, or "" for the loader questions),
  * remembered per file (device, inode, size, change time) and question: at every exec and
- * every hold at the loader, each file the process maps is asked again. The file is opened
- * first (at_open_regular: no FIFO, no device) and known by what the descriptor names, so that
- * a path replaced between a look and a read cannot file one file's answer under another. */
+ * every hold at the loader, each file the process maps is asked again. A file is looked up by
+ * what stat(2) says of the path (which opens nothing); one not remembered is opened
+ * (at_open_regular: no FIFO, no device) and its answer filed by what the descriptor names, so
+ * that a path replaced between a look and a read cannot file one file's answer under another. */
 static int ask(const char *path, enum file_question q, const char *name, uint64_t *vaddr)
 {
-	static struct {
-		dev_t dev;
-		ino_t ino;
-		off_t size;
-		struct timespec ctime;
-		enum file_question q;
-		char name[64];
-		int answer;
-		uint64_t vaddr;
-	} answers[ANSWERS];
-	static unsigned next;
+	const struct answer *known;
 	const char *why;
 	struct stat st;
 	uint64_t where = 0;
+
+	if (strlen(name) < sizeof(answers[0].name) && stat(path, &st) == 0 &&
+	    (known = remembered(&st, q, name)) != NULL) {
+		if (vaddr)
+			*vaddr = known->vaddr;
+		return known->answer;
+	}
 	int fd = at_open_regular(path, 0, &why);
 
 	if (fd < 0)
 		return q == ASK_NEEDS_LOADER; /* as elfsym.h says of a file that cannot be read */
 	if (fstat(fd, &st) < 0 || strlen(name) >= sizeof(answers[0].name))
 		return read_answer(fd, path, q, name, vaddr ? vaddr : &where);
-	for (unsigned i = 0; i < ANSWERS && i < next; i++)
-		if (answers[i].ino == st.st_ino && answers[i].dev == st.st_dev &&
-		    answers[i].size == st.st_size && answers[i].ctime.tv_sec == st.st_ctim.tv_sec &&
-		    answers[i].ctime.tv_nsec == st.st_ctim.tv_nsec && answers[i].q == q &&
-		    strcmp(answers[i].name, name) == 0) {
-			close(fd);
-			if (vaddr)
-				*vaddr = answers[i].vaddr;
-			return answers[i].answer;
-		}
+	if ((known = remembered(&st, q, name)) != NULL) { /* the path's look missed it */
+		close(fd);
+		if (vaddr)
+			*vaddr = known->vaddr;
+		return known->answer;
+	}
 	int answer = read_answer(fd, path, q, name, &where);
-	unsigned i = next++ % ANSWERS;
+	struct answer *a = &answers[answers_next++ % ANSWERS];
 
-	if (next == 2 * ANSWERS)
-		next = ANSWERS;
-	answers[i].dev = st.st_dev;
-	answers[i].ino = st.st_ino;
-	answers[i].size = st.st_size;
-	answers[i].ctime = st.st_ctim;
-	answers[i].q = q;
-	strcpy(answers[i].name, name);
-	answers[i].answer = answer;
-	answers[i].vaddr = where;
+	if (answers_next == 2 * ANSWERS)
+		answers_next = ANSWERS;
+	*a = (struct answer){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
+			      .ctime = st.st_ctim, .q = q, .answer = answer, .vaddr = where };
+	strcpy(a->name, name);
 	if (vaddr)
 		*vaddr = where;
 	return answer;
@@ -448,6 +467,64 @@ static void exe_path(pid_t pid, char *out, size_t outlen)
 /* The dynamic loader a process maps, found by the loader's _r_debug: the first mapped object
  * (at file offset 0, other than the executable unless the executable is the loader, run as
  * `ld.so PROGRAM`) whose symbols define it. */
+/* The file-backed entries of a process's maps file, copied at one read: the passes of
+ * choose_by_link_map all see one state of the process (stopped), and the kernel writes out
+ * the whole maps file however little of it a pass looks at. */
+struct mapped_files {
+	struct at_procmaps_entry *v; /* each path its own allocation */
+	size_t n, cap;
+	int out_of_memory;
+};
+
+/* at_procmaps_for_each_file's callback: copies e. */
+static int copy_entry(const struct at_procmaps_entry *e, void *arg)
+{
+	struct mapped_files *m = arg;
+	char *path = strdup(e->path);
+
+	if (!path || at_grow((void **)&m->v, &m->cap, m->n, sizeof(*m->v)) < 0) {
+		free(path);
+		m->out_of_memory = 1;
+		return -1;
+	}
+	m->v[m->n] = *e;
+	m->v[m->n++].path = path;
+	return 0;
+}
+
+static void free_mapped_files(struct mapped_files *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free((char *)m->v[i].path);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Reads the file-backed entries of maps into m (as at_procmaps_for_each_file passes them). 0,
+ * or -1 when the file cannot be read, has a malformed line or memory runs out (m is empty). */
+static int read_mapped_files(struct mapped_files *m, const char *maps)
+{
+	memset(m, 0, sizeof(*m));
+	if (at_procmaps_for_each_file(maps, copy_entry, m, NULL) == 0)
+		return 0;
+	free_mapped_files(m);
+	return -1;
+}
+
+/* Calls fn for each entry of m in order, until it returns non-zero (that value is returned);
+ * 0 at the end. */
+static int each_mapped_file(const struct mapped_files *m,
+			    int (*fn)(const struct at_procmaps_entry *e, void *arg), void *arg)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		int stop = fn(&m->v[i], arg);
+
+		if (stop)
+			return stop;
+	}
+	return 0;
+}
+
 struct loader_debug {
 	pid_t pid;
 	uint64_t exe_dev, exe_inode;
@@ -611,6 +688,7 @@ static int choose_by_link_map(pid_t pid, const char *exe, const char *first, cha
 {
 	struct loader_debug d = { .pid = pid };
 	struct link_objects l = { .pid = pid };
+	struct mapped_files files;
 	char maps[64];
 	struct stat st;
 	uint64_t map, next;
@@ -622,26 +700,29 @@ static int choose_by_link_map(pid_t pid, const char *exe, const char *first, cha
 	d.exe_dev = st.st_dev;
 	d.exe_inode = st.st_ino;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
+	if (read_mapped_files(&files, maps) < 0)
 		return -1;
-	if (!d.r_debug && !defines(exe, first) && (d.exe_is_loader = is_loader(exe)) &&
-	    at_procmaps_for_each_file(maps, note_loader_debug, &d, NULL) < 0)
-		return -1;
+	each_mapped_file(&files, note_loader_debug, &d);
+	if (!d.r_debug && !defines(exe, first) && (d.exe_is_loader = is_loader(exe)))
+		each_mapped_file(&files, note_loader_debug, &d);
+	int rc = -1;
 	if (!d.r_debug)
-		return -1;
+		goto out;
 	if (loader)
 		snprintf(loader, loaderlen, "%s", d.path);
+	rc = 1;
 	if (read_remote(pid, d.r_debug + AT_R_DEBUG_MAP, &map, sizeof(map)) < 0 || !map ||
 	    read_remote(pid, map + AT_LINK_MAP_NEXT, &next, sizeof(next)) < 0 ||
 	    read_remote(pid, d.r_debug + AT_R_DEBUG_STATE, &state, sizeof(state)) < 0 ||
 	    state != AT_RT_CONSISTENT)
-		return 1;
-	if (defines(exe, first))
-		return copy_path(out, outlen, exe);
-	int rc = read_link_map(&l, d.exe_is_loader ? map : next) < 0 ||
-			 at_procmaps_for_each_file(maps, name_listed_object, &l, NULL) < 0
-		 ? -1
-		 : 2;
+		goto out;
+	if (defines(exe, first)) {
+		rc = copy_path(out, outlen, exe);
+		goto out;
+	}
+	rc = read_link_map(&l, d.exe_is_loader ? map : next) < 0 ? -1 : 2;
+	if (rc == 2)
+		each_mapped_file(&files, name_listed_object, &l);
 	for (size_t i = 0; rc == 2 && i < l.n; i++)
 		if (l.objects[i].path && defines(l.objects[i].path, first))
 			rc = copy_path(out, outlen, l.objects[i].path) == 0 ? 0 : -1;
@@ -650,6 +731,8 @@ static int choose_by_link_map(pid_t pid, const char *exe, const char *first, cha
 	for (size_t i = 0; i < l.n; i++)
 		free(l.objects[i].path);
 	free(l.objects);
+out:
+	free_mapped_files(&files);
 	return rc;
 }
 
