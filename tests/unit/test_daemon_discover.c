@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +74,41 @@ static void replace_with(const char *from, const char *to)
 	close(in);
 	close(out);
 	assert_int_equal(rename(tmp, to), 0);
+}
+
+/* A remembered answer is found by a look at the path and the file is not opened again: a child
+ * that may not read the file (mode 0, its capabilities to pass over permissions dropped) is
+ * still told what the file defines, from the answer its parent read. */
+static void test_defines_remembered_unopened(void **state)
+{
+	(void)state;
+	char pie[512], at[512];
+
+	path_of(pie, sizeof(pie), "pie");
+	path_of(at, sizeof(at), "unreadable");
+	replace_with(pie, at);
+	assert_int_equal(chmod(at, 0), 0);
+	assert_int_equal(at_discover_defines(at, C_FIRST), 1); /* read: root passes over mode 0 */
+	pid_t child = fork();
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct none[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+
+		if (syscall(SYS_capset, &head, none) != 0)
+			_exit(2);
+		int fd = open(at, O_RDONLY);
+		if (fd >= 0)
+			_exit(3); /* the file can still be opened: the test proves nothing */
+		_exit(at_discover_defines(at, C_FIRST) == 1 ? 0 : 1);
+	}
+	int status;
+
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(unlink(at), 0);
 }
 
 /* What a file defines is remembered by the file the path names when it is opened: the same
@@ -424,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_choose_allocator),
 		cmocka_unit_test(test_defines_per_file),
+		cmocka_unit_test(test_defines_remembered_unopened),
 		cmocka_unit_test(test_choose_for_a_family),
 		cmocka_unit_test(test_discover_a_family),
 		cmocka_unit_test(test_discover_launch),
