@@ -464,16 +464,12 @@ static void exe_path(pid_t pid, char *out, size_t outlen)
 	snprintf(out, outlen, "%s", link);
 }
 
-/* The dynamic loader a process maps, found by the loader's _r_debug: the first mapped object
- * (at file offset 0, other than the executable unless the executable is the loader, run as
- * `ld.so PROGRAM`) whose symbols define it. */
 /* The file-backed entries of a process's maps file, copied at one read: the passes of
  * choose_by_link_map all see one state of the process (stopped), and the kernel writes out
  * the whole maps file however little of it a pass looks at. */
 struct mapped_files {
 	struct at_procmaps_entry *v; /* each path its own allocation */
 	size_t n, cap;
-	int out_of_memory;
 };
 
 /* at_procmaps_for_each_file's callback: copies e. */
@@ -484,7 +480,6 @@ static int copy_entry(const struct at_procmaps_entry *e, void *arg)
 
 	if (!path || at_grow((void **)&m->v, &m->cap, m->n, sizeof(*m->v)) < 0) {
 		free(path);
-		m->out_of_memory = 1;
 		return -1;
 	}
 	m->v[m->n] = *e;
@@ -525,6 +520,9 @@ static int each_mapped_file(const struct mapped_files *m,
 	return 0;
 }
 
+/* The dynamic loader a process maps, found by the loader's _r_debug: the first mapped object
+ * (at file offset 0, other than the executable unless the executable is the loader, run as
+ * `ld.so PROGRAM`) whose symbols define it. */
 struct loader_debug {
 	pid_t pid;
 	uint64_t exe_dev, exe_inode;
