@@ -29,7 +29,9 @@
 # (default 100000), THREADS (the bystander's thread counts, a list, default "1 nproc", with 16
 # between where nproc > 16), TREE_ROUNDS (default 9), PROCS (default 200), LINK_ROUNDS
 # (default 5), LIVE (the live processes of table 1b, default "0 100"), SPAWN (table 2b's threads,
-# default 20000).
+# default 20000), BASELINE (another alloctapd: table 2 then has a way "baseline", that daemon
+# following the same tree in turn with the others in each round, so that two builds compare in
+# one run).
 set -u
 . "$(dirname "$0")/lib.sh"
 pairloop_setup follow
@@ -40,6 +42,11 @@ LINK_ROUNDS=${LINK_ROUNDS:-5}
 LIVE=${LIVE:-0 100}
 SPAWN=${SPAWN:-20000}
 need_built "follow bench" "$PL" build/bench/link_cost build/bench/thread_spawn "$D"
+TREE_WAYS="untraced followed shared no-follow"
+if [ -n "${BASELINE:-}" ]; then
+	need_built "follow bench" "$BASELINE"
+	TREE_WAYS="untraced baseline followed shared no-follow"
+fi
 if [ -z "${THREADS:-}" ]; then
 	cores=$(nproc)
 	[ "$cores" -gt 64 ] && cores=64 # pairloop's most
@@ -208,6 +215,7 @@ tree_ms() {
 	case $1 in
 	untraced) sh -c "$(tree_cmd "$2")" ;;
 	followed) "$D" -q -o /dev/null -- sh -c "$(tree_cmd "$2")" ;;
+	baseline) "$BASELINE" -q -o /dev/null -- sh -c "$(tree_cmd "$2")" ;;
 	no-follow) "$D" -q -o /dev/null --no-follow -- sh -c "$(tree_cmd "$2")" ;;
 	shared) "$D" -q -o /dev/null --shared-probes -- sh -c "$(tree_cmd "$2")" ;;
 	esac
@@ -220,14 +228,14 @@ echo "follow: a tree of $PROCS processes (sh -c 'for i in \$(seq $PROCS); do /bi
 	"and of 1, wall ms, median of $TREE_ROUNDS rounds"
 rm -f "$T"/tree.*
 for _ in $(seq "$TREE_ROUNDS"); do
-	for way in untraced followed shared no-follow; do
+	for way in $TREE_WAYS; do
 		for n in 1 "$PROCS"; do tree_ms "$way" "$n" >>"$T/tree.$way.$n"; done
 	done
 done
 printf '%-10s %10s %10s %14s %14s\n' way "1 proc" "$PROCS procs" "added/proc" "net/proc"
 u1=$(median <"$T/tree.untraced.1")
 un=$(median <"$T/tree.untraced.$PROCS")
-for way in untraced followed shared no-follow; do
+for way in $TREE_WAYS; do
 	w1=$(median <"$T/tree.$way.1")
 	wn=$(median <"$T/tree.$way.$PROCS")
 	awk -v way="$way" -v w1="$w1" -v wn="$wn" -v u1="$u1" -v un="$un" -v p="$PROCS" 'BEGIN {
@@ -236,7 +244,7 @@ for way in untraced followed shared no-follow; do
 done
 echo "(added/proc: the tree's wall time less the untraced one's, over $PROCS; net/proc: the same"
 echo " less the one-process tree's, over $((PROCS - 1)): the daemon's start and end left out;"
-echo " shared: followed with --shared-probes)"
+echo " shared: followed with --shared-probes${BASELINE:+; baseline: followed by $BASELINE})"
 foreign_note tree trees
 
 # ---- 2b. threads created by a traced process ----
