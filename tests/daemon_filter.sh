@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # daemon_filter.sh: alloctapd --min-size and --sample-bytes (doc/DESIGN.md, "Filtered traces").
-# --min-size: the LD_PRELOAD oracle (tests/oracle/preload_tracer.c) and alloctapd record the same
-# run; the oracle's log filtered by the documented rule (tests/oracle/filter_log.py) and
+# --min-size: the LD_PRELOAD oracle (tests/oracle/preload_tracer.c, its lines numbered in the
+# order the calls ran: ORACLE_SEQ) and alloctapd record the same run; the oracle's log filtered
+# by the documented rule (tests/oracle/filter_log.py) and
 # alloctapd's trace must hold the same calls, thread by thread, in the same order
 # (tests/oracle/compare_threads.py). The trace's header says min-size N; text output, and
 # alloctap-munge and alloctap-replay on such a trace, are refused.
@@ -45,7 +46,7 @@ check_err "--block-map of a word is refused" 2 \
 filtered_run() {
 	local name=$1 min=$2 log=$T/${1// /_} rc
 	shift 2
-	"$D" -q --lib "$LIBC" -f binary --min-size "$min" -o "$log.atz" -- "$O/preload_exec" \
+	ORACLE_SEQ=1 "$D" -q --lib "$LIBC" -f binary --min-size "$min" -o "$log.atz" -- "$O/preload_exec" \
 		"$O/preload_tracer.so" "$log.oracle" "$@" >"$log.out" 2>"$log.err" </dev/null
 	rc=$?
 	check "$name: alloctapd and the program exit 0" \
@@ -64,6 +65,17 @@ filtered_run() {
 		head -n 60 "$log.cmp" | sed 's/^/#   /'
 	fi
 }
+
+# The oracle's lines reach its file in each thread's buffers: the rule follows its numbers
+# (ORACLE_SEQ), not the file's order. Here thread 2's buffer came first, though thread 1 freed
+# the block before thread 2 was given it; in the file's order thread 1's free would be of a
+# block no longer known.
+printf '%s\n' "1 1 1 1 realloc(0x0,600)=0x1000" "3 3 1 2 malloc(600)=0x1000" \
+	"4 4 1 2 free(0x1000)" "2 2 1 1 free(0x1000)" >"$T/numbered.log"
+check_eq "the oracle's log filtered in the order of its numbers" \
+	"$(python3 "$FILTER" --min-size 512 "$T/numbered.log" 2>&1)" \
+	"$(printf '%s\n' "1 1 realloc(0x0,600)=0x1000" "1 2 malloc(600)=0x1000" "1 2 free(0x1000)" \
+		"1 1 free(0x1000)")"
 
 cd "$T" || exit 1
 filtered_run "family_calls --min-size 100" 100 "$O/family_calls"

@@ -14,11 +14,20 @@ tests/daemon_filter.sh can compare alloctapd's filtered trace with it call for c
   call failed (q is 0 and n is not), and q, when not 0, is known.
 
 Blocks are known per process (pid): a child made by fork does not know its parent's blocks.
+
+Whether a block is known depends on the other threads' calls before, in the order the calls
+ran. The oracle writes each thread's lines in buffers, so the file is in that order thread by
+thread only; with ORACLE_SEQ=1 its lines carry the numbers that give it back ("ENTRY EFFECT PID
+TID ..."), and the rule is applied in their order, each part of a call at the moment alloctapd's
+program applies it: a free's block ends at its entry, an allocation's block is known at its
+return, a realloc's old block ends at its entry (and is known again at its return when the
+call failed) and its new one is known at its return. A log without the numbers is taken in file
+order. The lines are written without the numbers, in file order.
 """
 import re
 import sys
 
-LINE = re.compile(r"^(\d+) (\d+) ([a-z_]+)\(([^)]*)\)(?:=(0x[0-9a-f]+))?$")
+LINE = re.compile(r"^(?:(\d+) (\d+) )?((\d+) (\d+) ([a-z_]+)\(([^)]*)\)(?:=(0x[0-9a-f]+))?)$")
 ALLOCS = {"malloc", "calloc", "memalign", "posix_memalign", "aligned_alloc", "valloc"}
 U64 = (1 << 64) - 1
 
@@ -30,37 +39,51 @@ def size_of(func, args):
     return args[-1]
 
 
-def keep(line, min_size, known):
-    """Whether alloctapd --min-size min_size records this line; updates known."""
-    m = LINE.match(line)
-    if not m:
-        raise ValueError("not a raw logalloc line: %r" % line[:80])
-    pid, func = int(m.group(1)), m.group(3)
-    args = [int(a, 0) for a in m.group(4).split(",") if a]
-    result = int(m.group(5), 16) if m.group(5) else 0
-    blocks = known.setdefault(pid, set())
-    if func in ALLOCS:
-        if size_of(func, args) < min_size:
-            return False
-        if result:
-            blocks.add(result)
-        return True
-    if func == "free":
-        if args[0] in blocks:
-            blocks.discard(args[0])
-            return True
-        return False
-    if func == "realloc":
-        old, size = args
-        old_known = old != 0 and old in blocks
-        if not old_known and size < min_size:
-            return False
-        if old_known and (result or not size):
-            blocks.discard(old)
-        if result:
-            blocks.add(result)
-        return True
-    return False  # a marker (jemalloc_stats) is no call
+class Call:
+    """One line: its call's parts, and whether the filter keeps it."""
+
+    def __init__(self, line):
+        m = LINE.match(line)
+        if not m:
+            raise ValueError("not a raw logalloc line: %r" % line[:80])
+        self.text = m.group(3)
+        self.pid, self.func = int(m.group(4)), m.group(6)
+        self.args = [int(a, 0) for a in m.group(7).split(",") if a]
+        self.result = int(m.group(8), 16) if m.group(8) else 0
+        self.numbered = m.group(1) is not None
+        self.entry = int(m.group(1)) if self.numbered else 0
+        self.effect = int(m.group(2)) if self.numbered else 0
+        self.kept = False
+        self.old_known = False
+
+
+def at_entry(call, min_size, known):
+    """The part of call alloctapd's program applies at its entry: the decision for a free or a
+    realloc, and the end of the old block."""
+    blocks = known.setdefault(call.pid, set())
+    if call.func == "free":
+        call.kept = call.args[0] in blocks
+        blocks.discard(call.args[0])
+    elif call.func == "realloc":
+        old, size = call.args
+        call.old_known = old != 0 and old in blocks
+        call.kept = call.old_known or size >= min_size
+        blocks.discard(old)
+
+
+def at_return(call, min_size, known):
+    """The part applied at its return: the decision for an allocation, the new block known."""
+    blocks = known.setdefault(call.pid, set())
+    if call.func in ALLOCS:
+        call.kept = size_of(call.func, call.args) >= min_size
+        if call.kept and call.result:
+            blocks.add(call.result)
+    elif call.func == "realloc" and call.kept:
+        old, size = call.args
+        if call.result:
+            blocks.add(call.result)
+        elif call.old_known and size:
+            blocks.add(old)  # it failed: the old block stays
 
 
 def main(argv):
@@ -69,10 +92,23 @@ def main(argv):
         return 2
     min_size, known = int(argv[2]), {}
     with open(argv[3], encoding="ascii") as f:
-        for raw in f:
-            line = raw.rstrip("\n")
-            if keep(line, min_size, known):
-                sys.stdout.write(line + "\n")
+        calls = [Call(raw.rstrip("\n")) for raw in f]
+    if any(c.numbered != calls[0].numbered for c in calls):
+        sys.stderr.write("filter_log.py: %s: some lines numbered, some not\n" % argv[3])
+        return 1
+    steps = []
+    for i, c in enumerate(calls):
+        steps.append((c.entry, 0, i, at_entry))
+        steps.append((c.effect, 1, i, at_return))
+    if not calls or not calls[0].numbered:
+        steps.sort(key=lambda s: (s[2], s[1]))  # file order: each call's entry, then return
+    else:
+        steps.sort(key=lambda s: (s[0], s[1]))
+    for _, _, i, part in steps:
+        part(calls[i], min_size, known)
+    for c in calls:
+        if c.kept:
+            sys.stdout.write(c.text + "\n")
     return 0
 
 

@@ -24,6 +24,14 @@
  * while it is in its own code are counted and reported on stderr at exit ("own calls"), since
  * alloctapd would see them and the oracle would not.
  *
+ * With ORACLE_SEQ=1 each line starts with two numbers of one sequence shared by all threads,
+ * "ENTRY EFFECT PID TID ...": EFFECT taken when the line is written (a free's before its call,
+ * an allocation's after it), ENTRY before a realloc's call (EFFECT for the others). The lines
+ * of several threads reach the file in buffers, out of the order the calls ran in; the numbers
+ * give a block's story back in that order (tests/oracle/filter_log.py): a free is numbered
+ * before another thread can be given its block, an allocation after it has it, a realloc's
+ * old block leaves before its call and the new one comes after it.
+ *
  * What it cannot see, by construction: calls the C library makes to its own entry points without
  * the PLT or GOT (glibc's tcache_thread_shutdown frees at thread exit). */
 #define _GNU_SOURCE
@@ -45,7 +53,7 @@
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
 #define LOG_BYTES 8192     /* per-thread buffer */
-#define LINE_MAX_BYTES 128 /* "PID TID posix_memalign(A,N)=0xP\n" fits */
+#define LINE_MAX_BYTES 192 /* "ENTRY EFFECT PID TID posix_memalign(A,N)=0xP\n" fits */
 #define MAX_LOGS 4096      /* threads whose buffers exit can flush */
 #define ARENA_BYTES 65536  /* dlsym's own allocations during start-up */
 
@@ -115,6 +123,8 @@ static atomic_uint fork_generation = 1;
 static atomic_int exiting;      /* past the exit destructor: write every line at once */
 static atomic_ulong own_calls;  /* calls that reached the tracer from its own code */
 static atomic_ulong failed_flushes; /* flushes whose lines write(2) refused */
+static int seq_on;                  /* ORACLE_SEQ: lines numbered (see above) */
+static atomic_ulong seq_last;       /* the last number taken */
 
 /* --- per-thread logs ------------------------------------------------------------------------- */
 
@@ -311,6 +321,7 @@ static void resolve(void)
 	aligned_is_memalign = next.aligned_alloc && (void *)next.aligned_alloc == (void *)next.memalign;
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	set_log_path();
+	seq_on = getenv("ORACLE_SEQ") && strcmp(getenv("ORACLE_SEQ"), "1") == 0;
 	key_usable = pthread_key_create(&thread_end_key, thread_end) == 0 &&
 		     thread_end_key < 32; /* glibc's first block of keys: no allocation */
 	pthread_atfork(NULL, NULL, after_fork_child);
@@ -363,11 +374,27 @@ static char *put_ptr(char *d, uint64_t v)
 	return d;
 }
 
-/* Formats one line: arguments a0 (a pointer for free and realloc) and, for two-argument
- * functions, a1; the result unless the function is free. */
-static size_t format_line(char *line, enum func f, uint64_t a0, uint64_t a1, uint64_t result)
+/* The next number of the lines' sequence (0 when lines are not numbered). */
+static uint64_t take_seq(void)
 {
-	char *d = put_dec(line, (uint64_t)self.pid);
+	return seq_on ? atomic_fetch_add(&seq_last, 1) + 1 : 0;
+}
+
+/* Formats one line: arguments a0 (a pointer for free and realloc) and, for two-argument
+ * functions, a1; the result unless the function is free; numbered entry and effect when they
+ * are not 0. */
+static size_t format_line(char *line, enum func f, uint64_t a0, uint64_t a1, uint64_t result,
+			  uint64_t entry, uint64_t effect)
+{
+	char *d = line;
+
+	if (effect) {
+		d = put_dec(d, entry ? entry : effect);
+		*d++ = ' ';
+		d = put_dec(d, effect);
+		*d++ = ' ';
+	}
+	d = put_dec(d, (uint64_t)self.pid);
 
 	*d++ = ' ';
 	d = put_dec(d, (uint64_t)self.tid);
@@ -389,7 +416,8 @@ static size_t format_line(char *line, enum func f, uint64_t a0, uint64_t a1, uin
 	return (size_t)(d - line);
 }
 
-static void write_line(enum func f, uint64_t a0, uint64_t a1, uint64_t result)
+/* Writes one line; entry: the number a realloc took before its call (0: none). */
+static void write_entered(enum func f, uint64_t a0, uint64_t a1, uint64_t result, uint64_t entry)
 {
 	char line[LINE_MAX_BYTES];
 
@@ -398,7 +426,7 @@ static void write_line(enum func f, uint64_t a0, uint64_t a1, uint64_t result)
 	self.in_tracer++;
 	if (self.generation != atomic_load_explicit(&fork_generation, memory_order_relaxed))
 		adopt();
-	size_t n = format_line(line, f, a0, a1, result);
+	size_t n = format_line(line, f, a0, a1, result, entry, take_seq());
 
 	lock(&self);
 	if (self.len + n > sizeof(self.buf))
@@ -409,6 +437,11 @@ static void write_line(enum func f, uint64_t a0, uint64_t a1, uint64_t result)
 		flush(&self);
 	unlock(&self);
 	self.in_tracer--;
+}
+
+static void write_line(enum func f, uint64_t a0, uint64_t a1, uint64_t result)
+{
+	write_entered(f, a0, a1, result, 0);
 }
 
 /* Entering an interposed call: whether it is outermost, i.e. to be written. */
@@ -474,10 +507,11 @@ EXPORT void *realloc(void *old, size_t n)
 		return old ? arena_realloc(old, n) : arena_alloc(n);
 	ready();
 	int outer = enter();
+	uint64_t entry = outer && enabled ? take_seq() : 0;
 	void *p = next.realloc(old, n);
 
 	if (outer)
-		write_line(F_REALLOC, (uintptr_t)old, n, (uintptr_t)p);
+		write_entered(F_REALLOC, (uintptr_t)old, n, (uintptr_t)p, entry);
 	leave();
 	return p;
 }
@@ -577,13 +611,14 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 		return NULL;
 	ready();
 	int outer = enter();
+	uint64_t entry = outer && enabled ? take_seq() : 0;
 	void *p = next.reallocarray(old, n, size);
 	size_t total;
 
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
 	if (outer)
-		write_line(F_REALLOC, (uintptr_t)old, total, (uintptr_t)p);
+		write_entered(F_REALLOC, (uintptr_t)old, total, (uintptr_t)p, entry);
 	leave();
 	return p;
 }
