@@ -30,7 +30,10 @@
  * of several threads reach the file in buffers, out of the order the calls ran in; the numbers
  * give a block's story back in that order (tests/oracle/filter_log.py): a free is numbered
  * before another thread can be given its block, an allocation after it has it, a realloc's
- * old block leaves before its call and the new one comes after it.
+ * old block leaves before its call and the new one comes after it. The sequence starts at the
+ * monotonic clock's nanoseconds when the tracer starts, so that the numbers of a process's image
+ * that an exec started come after those of the image before (a call takes more than a
+ * nanosecond); a forked child goes on from its parent's, in a sequence of its own.
  *
  * What it cannot see, by construction: calls the C library makes to its own entry points without
  * the PLT or GOT (glibc's tcache_thread_shutdown frees at thread exit). */
@@ -46,6 +49,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -322,6 +326,12 @@ static void resolve(void)
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	set_log_path();
 	seq_on = getenv("ORACLE_SEQ") && strcmp(getenv("ORACLE_SEQ"), "1") == 0;
+	if (seq_on) { /* from the clock: an image an exec starts numbers on past the last one's */
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		atomic_store(&seq_last, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+	}
 	key_usable = pthread_key_create(&thread_end_key, thread_end) == 0 &&
 		     thread_end_key < 32; /* glibc's first block of keys: no allocation */
 	pthread_atfork(NULL, NULL, after_fork_child);
